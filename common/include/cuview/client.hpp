@@ -1,0 +1,110 @@
+// The client library: attach to a running cuview-compute daemon, import its frame ring,
+// receive verified frames zero-copy, steer it, detach. One API over both backends.
+//
+// Thread-safety: a Client may be used from any number of threads at once (control calls are
+// serialised on its socket; frame waits take no lock). A Frame is used by one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "cuview/protocol.hpp"
+#include "cuview/ring.hpp"
+
+namespace cuview {
+
+struct AttachOptions {
+  std::string name = "default";  ///< instance name of the daemon
+  std::string client = "cuview client";
+  std::chrono::milliseconds timeout{3000};  ///< for each control request
+};
+
+namespace detail {
+struct Imports;
+}
+
+/// One frame held by this client: the daemon will not overwrite its slot until the Frame is
+/// destroyed (or the client process dies). Move-only; a moved-from Frame releases nothing.
+class Frame {
+ public:
+  Frame(Frame&& other) noexcept;
+  Frame& operator=(Frame&& other) noexcept;
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+  ~Frame();  // releases the slot; never throws
+
+  [[nodiscard]] const FrameInfo& info() const noexcept { return info_; }
+  /// Host backend: the field's data in shared memory (row-major, `description().fields`).
+  /// CUDA backend: nullptr (use device_slot()).
+  [[nodiscard]] const float* host_field(std::size_t field) const noexcept;
+  /// CUDA backend: the slot's device pointer in this process (fields at their offsets); the data
+  /// is complete once work on a stream made to wait with wait_on() runs. Host backend: nullptr.
+  [[nodiscard]] const void* device_slot() const noexcept;
+  /// CUDA backend: makes `stream` (a cudaStream_t) wait for the daemon's interprocess event of
+  /// this frame, without blocking the host. Host backend: nothing to wait for.
+  void wait_on(void* stream) const;
+  /// Copies the whole slot (fields and trailer) to `dst`, which must hold slot_bytes. On CUDA it
+  /// waits for the frame's interprocess event first. Throws Error(cuda | bad_value).
+  void copy_to_host(std::span<std::byte> dst) const;
+  /// Checks the frame is intact: trailer sequence and step match, the checksum over every field
+  /// matches the daemon's, every value is finite and within [-0.5, 1.5]. Empty when good,
+  /// otherwise a sentence saying what is wrong.
+  [[nodiscard]] std::optional<std::string> verify() const;
+
+ private:
+  friend class Client;
+  Frame(std::shared_ptr<const detail::Imports> imports, const FrameInfo& info) noexcept;
+  std::shared_ptr<const detail::Imports> imports_;
+  FrameInfo info_;
+};
+
+/// An attachment to one daemon session. Move-only. Destroying it detaches (best effort).
+class Client {
+ public:
+  /// Connects, says hello, describes and imports the ring. Throws Error: no_daemon (nothing runs
+  /// under that name), version_mismatch, timeout, access, cuda, ...
+  static Client attach(const AttachOptions& options);
+
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  ~Client();
+
+  [[nodiscard]] const proto::HelloResult& hello() const noexcept;
+  [[nodiscard]] const proto::DescribeResult& description() const noexcept;
+  [[nodiscard]] const std::string& name() const noexcept;
+
+  /// Waits for a frame newer than the last one returned. Empty on timeout. Throws
+  /// Error(daemon_gone) within ~100 ms of the daemon exiting, shutting down or restarting.
+  [[nodiscard]] std::optional<Frame> next_frame(std::chrono::milliseconds timeout);
+  /// True while the daemon of this session runs and has not shut down.
+  [[nodiscard]] bool daemon_alive() const noexcept;
+  /// Seconds since the daemon's last loop turn (large when it is frozen).
+  [[nodiscard]] double daemon_silence_s() const noexcept;
+
+  // Control. Each throws Error with the daemon's code and message when it refuses.
+  [[nodiscard]] proto::Stats stats();
+  void pause();
+  void resume();
+  void step(std::uint64_t n);
+  void set(const std::map<std::string, double>& params, const std::optional<std::string>& preset = {});
+  void reset();
+  void shutdown();
+  /// Tells the daemon this client is leaving; later frame waits throw. Called by the destructor.
+  void detach() noexcept;
+
+ private:
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Whether a daemon is running under `name` right now (its lock is held).
+bool daemon_running(const std::string& name);
+
+}  // namespace cuview

@@ -1,0 +1,282 @@
+// cuview's wire protocol, version 1: every message, its fields and their types, in one place.
+// docs/protocol.md is the prose form of this header. Encoding is MessagePack (msgpack-cxx):
+// each message is one map; decoding is strict (unknown keys, missing keys and wrong types are
+// errors naming the field).
+#pragma once
+
+#include <msgpack.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cuview/error.hpp"
+
+namespace cuview::proto {
+
+/// Bumped on any incompatible change. The envelopes (`v`, `id`, `ok`, `error`) never change,
+/// so a daemon can always tell a client of another version which versions both speak.
+inline constexpr std::uint32_t kVersion = 1;
+/// Requests larger than this are answered with bad_message; larger than kMaxWireBytes the
+/// connection is dropped by ZeroMQ before the daemon allocates it.
+inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+inline constexpr std::int64_t kMaxWireBytes = 1024 * 1024;
+
+// ---- request arguments (client → daemon) ----
+
+/// For ops that take no arguments: an empty map (or no `args` at all).
+struct NoArgs {
+  template <class Packer>
+  void msgpack_pack(Packer& pk) const { pk.pack_map(0); }
+  void msgpack_unpack(const msgpack::object&) {}
+};
+
+struct HelloArgs {
+  std::string client;    ///< free text shown in logs, e.g. "cuview-ctl attach"
+  std::int32_t pid = 0;  ///< the client's pid: its exit releases everything it held
+  MSGPACK_DEFINE_MAP(client, pid);
+};
+
+struct StepArgs {
+  std::uint64_t n = 0;  ///< steps to advance while paused, 1..1000000
+  MSGPACK_DEFINE_MAP(n);
+};
+
+struct SetArgs {
+  std::optional<std::map<std::string, double>> params;  ///< name → value, each checked against its range
+  std::optional<std::string> preset;                     ///< applied before `params`
+  MSGPACK_DEFINE_MAP(params, preset);
+};
+
+// ---- results (daemon → client) ----
+
+struct HelloResult {
+  std::string session;         ///< changes on every daemon start
+  std::uint32_t protocol = 0;  ///< = kVersion
+  std::string daemon_version;
+  std::string name;
+  std::int32_t daemon_pid = 0;
+  std::string backend;  ///< "cuda" | "host"
+  MSGPACK_DEFINE_MAP(session, protocol, daemon_version, name, daemon_pid, backend);
+};
+
+struct FieldDesc {
+  std::string name;
+  std::string dtype;                   ///< "float32"
+  std::vector<std::uint32_t> shape;    ///< {height, width}
+  std::vector<std::uint64_t> strides;  ///< bytes, {row, element}
+  std::uint64_t offset = 0;            ///< bytes from the start of a slot
+  std::string help;
+  MSGPACK_DEFINE_MAP(name, dtype, shape, strides, offset, help);
+};
+
+struct ParamDesc {
+  std::string name;
+  double value = 0, min = 0, max = 0;
+  bool integer = false;
+  std::string help;
+  MSGPACK_DEFINE_MAP(name, value, min, max, integer, help);
+};
+
+struct PresetDesc {
+  std::string name;
+  std::map<std::string, double> values;
+  MSGPACK_DEFINE_MAP(name, values);
+};
+
+struct DescribeResult {
+  std::string session, backend, device, sim;
+  std::uint32_t width = 0, height = 0, slots = 0;
+  std::uint64_t slot_bytes = 0, trailer_offset = 0;
+  std::vector<FieldDesc> fields;
+  std::vector<ParamDesc> params;
+  std::vector<PresetDesc> presets;
+  MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, slots, slot_bytes, trailer_offset, fields, params,
+                     presets);
+};
+
+/// One ring slot. On CUDA: `memory` is a cudaIpcMemHandle_t of the slot's allocation and
+/// `event` a cudaIpcEventHandle_t, 64 bytes each; data starts `offset` bytes into the
+/// allocation. On host both handles are empty and the slot is at `offset` in `data_shm`.
+struct SlotHandle {
+  std::vector<char> memory;
+  std::vector<char> event;
+  std::uint64_t offset = 0;
+  MSGPACK_DEFINE_MAP(memory, event, offset);
+};
+
+struct HandlesResult {
+  std::string backend;
+  std::string control_shm;  ///< POSIX shm name of the ring's control block (both backends)
+  std::uint32_t lease = 0;  ///< this client's row in the control block's lease table
+  std::string data_shm;     ///< host backend: the slots' segment; empty on CUDA
+  std::string device_pci;   ///< CUDA backend: PCI bus id of the daemon's GPU; empty on host
+  std::vector<SlotHandle> slots;
+  MSGPACK_DEFINE_MAP(backend, control_shm, lease, data_shm, device_pci, slots);
+};
+
+struct Stats {
+  std::string session, name, backend, device, sim;
+  std::uint32_t width = 0, height = 0, slots = 0;
+  bool paused = false;
+  std::uint64_t step = 0;
+  double sim_time = 0;
+  std::uint64_t frames_published = 0, frames_skipped = 0;
+  std::uint32_t clients = 0, readers = 0, held_slots = 0;
+  double steps_per_second = 0, frames_per_second = 0;
+  std::uint64_t rss_kib = 0;
+  double uptime_s = 0;
+  std::map<std::string, double> params;
+  MSGPACK_DEFINE_MAP(session, name, backend, device, sim, width, height, slots, paused, step, sim_time,
+                     frames_published, frames_skipped, clients, readers, held_slots, steps_per_second,
+                     frames_per_second, rss_kib, uptime_s, params);
+};
+
+struct ErrorBody {
+  std::string code;  ///< to_string(Errc)
+  std::string message;
+  MSGPACK_DEFINE_MAP(code, message);
+};
+
+// ---- notices on the PUB socket: two parts, [topic, map] ----
+
+struct FrameNotice {
+  std::string session;
+  std::uint64_t seq = 0;
+  std::uint32_t slot = 0;
+  std::uint64_t step = 0;
+  double sim_time = 0;
+  std::int64_t stamp_ns = 0;  ///< CLOCK_REALTIME at publish
+  MSGPACK_DEFINE_MAP(session, seq, slot, step, sim_time, stamp_ns);
+};
+
+struct ByeNotice {
+  std::string session;
+  std::string reason;
+  MSGPACK_DEFINE_MAP(session, reason);
+};
+
+inline constexpr std::string_view kFrameTopic = "frame";
+inline constexpr std::string_view kByeTopic = "bye";
+
+// ---- envelopes ----
+
+/// Every op the daemon knows; `hello` is the only one allowed before attaching.
+inline constexpr std::string_view kOps[] = {"hello", "describe", "handles", "pause", "resume", "step",
+                                             "set",   "reset",    "stats",   "detach", "shutdown"};
+
+/// A decoded request. `args` points into `handle`'s zone.
+struct Request {
+  std::uint32_t v = 0;
+  std::string op;
+  std::uint64_t id = 0;
+  std::optional<std::string> session;
+  msgpack::object args;  ///< nil when absent
+  msgpack::object_handle handle;
+};
+
+/// Decodes a request's envelope. Throws Error: bad_message (not msgpack, truncated, not a map,
+/// wrong types), version_mismatch (naming both versions), unknown_field, missing_field,
+/// unknown_op. `id` is filled in as early as it can be read, for the error reply.
+Request decode_request(std::string_view bytes, std::uint64_t& id_out);
+
+/// A decoded reply: `result` (nil on error) points into `handle`'s zone.
+struct Reply {
+  std::uint64_t id = 0;
+  bool ok = false;
+  ErrorBody error;
+  msgpack::object result;
+  msgpack::object_handle handle;
+};
+Reply decode_reply(std::string_view bytes);
+
+std::string encode_error(std::uint64_t id, Errc code, const std::string& message);
+
+template <class Result>
+std::string encode_result(std::uint64_t id, const Result& result) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4);
+  pk.pack("v"), pk.pack(kVersion);
+  pk.pack("id"), pk.pack(id);
+  pk.pack("ok"), pk.pack(true);
+  pk.pack("result"), pk.pack(result);
+  return {buf.data(), buf.size()};
+}
+
+template <class Args>
+std::string encode_request(std::string_view op, std::uint64_t id, const std::string& session, const Args& args,
+                           std::uint32_t version = kVersion) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(session.empty() ? 4 : 5);
+  pk.pack("v"), pk.pack(version);
+  pk.pack("op"), pk.pack(op);
+  pk.pack("id"), pk.pack(id);
+  if (!session.empty()) pk.pack("session"), pk.pack(session);
+  pk.pack("args"), pk.pack(args);
+  return {buf.data(), buf.size()};
+}
+
+template <class T>
+std::string encode(const T& value) {
+  msgpack::sbuffer buf;
+  msgpack::pack(buf, value);
+  return {buf.data(), buf.size()};
+}
+
+namespace detail {
+struct FieldSpec {
+  std::string name;
+  bool required;
+  msgpack::type::object_type type;  ///< of the default value, for error messages
+};
+std::vector<FieldSpec> spec_from_default(const std::string& packed_default);
+/// Checks `o` is a map whose keys are all in `spec` and holds every required key.
+void check_map(const msgpack::object& o, const std::vector<FieldSpec>& spec, std::string_view what);
+/// After a failed convert: finds the first field that does not convert and throws naming it.
+[[noreturn]] void throw_field_type(const msgpack::object& o, const std::vector<FieldSpec>& spec,
+                                   std::string_view what, const std::function<void(const msgpack::object&)>& try_one);
+}  // namespace detail
+
+/// Strictly decodes one message map into T. `what` names it in errors ("'set' arguments").
+/// Throws Error(bad_message | unknown_field | missing_field).
+template <class T>
+T decode_as(const msgpack::object& o, std::string_view what) {
+  static const std::vector<detail::FieldSpec> spec = detail::spec_from_default(encode(T{}));
+  msgpack::object map = o;
+  if (map.type == msgpack::type::NIL) {  // an absent `args` is an empty map
+    map.type = msgpack::type::MAP;
+    map.via.map.size = 0;
+    map.via.map.ptr = nullptr;
+  }
+  detail::check_map(map, spec, what);
+  T value{};
+  try {
+    map.convert(value);
+  } catch (const std::exception&) {
+    detail::throw_field_type(map, spec, what, [](const msgpack::object& single) {
+      T scratch{};
+      single.convert(scratch);
+    });
+  }
+  return value;
+}
+
+/// Unpacks bytes that must hold exactly one msgpack value of type T (notices, tests).
+template <class T>
+T decode_bytes(std::string_view bytes, std::string_view what) {
+  msgpack::object_handle h;
+  try {
+    h = msgpack::unpack(bytes.data(), bytes.size());
+  } catch (const std::exception& e) {
+    throw Error(Errc::bad_message, std::string(what) + " is not valid MessagePack: " + e.what());
+  }
+  return decode_as<T>(h.get(), what);
+}
+
+}  // namespace cuview::proto

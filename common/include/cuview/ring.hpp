@@ -1,0 +1,125 @@
+// The frame ring's shared control block: which slot holds which frame, who is reading what,
+// and whether the daemon is alive. It lives in a POSIX shared-memory segment on both backends
+// (on CUDA only the slots' data is on the GPU). See docs/architecture.md, "Slot reuse".
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cuview/posix.hpp"
+
+namespace cuview {
+
+inline constexpr std::uint32_t kMaxSlots = 16;
+inline constexpr std::uint32_t kMaxLeases = 64;
+inline constexpr std::uint64_t kControlMagic = 0x31424b4c43574556ull;  // "VEWCLKB1"
+inline constexpr std::uint32_t kControlLayout = 1;
+
+enum class DaemonState : std::uint32_t { starting = 0, running = 1, shut_down = 2 };
+
+/// Per-slot state word: (seq << 1) | writing. Unique per frame, so no ABA.
+struct SlotMeta {
+  std::atomic<std::uint64_t> state;
+  std::uint64_t step;
+  double sim_time;
+  std::int64_t stamp_ns;  ///< CLOCK_REALTIME when the frame was published
+};
+
+/// One reader's row. The daemon assigns `pid` and `generation`; the reader only counts holds.
+struct Lease {
+  std::atomic<std::int32_t> pid;  ///< 0 = free
+  std::atomic<std::uint32_t> generation;
+  std::atomic<std::uint32_t> holds[kMaxSlots];
+};
+
+struct ControlBlock {
+  std::uint64_t magic;
+  std::uint32_t layout;
+  std::uint32_t slot_count;
+  char session[48];
+  std::int32_t daemon_pid;
+  std::atomic<std::uint32_t> state;          ///< DaemonState
+  std::atomic<std::int64_t> heartbeat_ns;    ///< monotonic_ns() of the daemon's last loop turn
+  std::atomic<std::uint64_t> latest;         ///< (seq << 8) | slot of the newest frame; seq 0 = none yet
+  std::atomic<std::uint32_t> notify;         ///< futex word: bumped on every publish and on shutdown
+  std::atomic<std::uint64_t> frames_skipped; ///< frames not published because every slot was held
+  SlotMeta slots[kMaxSlots];
+  Lease leases[kMaxLeases];
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the ring needs lock-free 64-bit atomics");
+static_assert(std::atomic<std::int64_t>::is_always_lock_free);
+
+/// Metadata of a published frame, as the reader sees it.
+struct FrameInfo {
+  std::uint64_t seq = 0;
+  std::uint32_t slot = 0;
+  std::uint64_t step = 0;
+  double sim_time = 0;
+  std::int64_t stamp_ns = 0;
+};
+
+/// The daemon's side of the ring: owns the control-block segment. Single-threaded use.
+class RingWriter {
+ public:
+  /// Creates the control block (shared memory, 0600). Throws Error(system).
+  RingWriter(std::uint32_t slot_count, const std::string& session);
+  [[nodiscard]] const std::string& shm_name() const noexcept { return shm_.name(); }
+  [[nodiscard]] ControlBlock& block() const noexcept { return *static_cast<ControlBlock*>(shm_.data()); }
+
+  /// Picks a slot nobody holds (never the newest frame's, when there is a choice) and marks it
+  /// being written. Empty when every slot is held: the daemon skips this frame and never waits.
+  [[nodiscard]] std::optional<std::uint32_t> begin_write();
+  /// Publishes the slot begun by begin_write as frame `seq`, wakes every waiting reader.
+  void end_write(std::uint32_t slot, const FrameInfo& info);
+  [[nodiscard]] std::uint64_t last_seq() const noexcept { return last_seq_; }
+
+  /// Assigns a free lease row to reader `pid`; empty when all kMaxLeases rows are in use.
+  [[nodiscard]] std::optional<std::uint32_t> open_lease(std::int32_t pid);
+  /// Frees a lease and drops every hold it had (the reader detached or died).
+  void close_lease(std::uint32_t lease);
+  /// Number of slots some lease holds now.
+  [[nodiscard]] std::uint32_t held_slots() const;
+
+  void heartbeat() noexcept;
+  void set_state(DaemonState s) noexcept;
+
+ private:
+  [[nodiscard]] bool held(std::uint32_t slot) const;
+  SharedMemory shm_;
+  std::uint32_t slot_count_;
+  std::uint64_t last_seq_ = 0;
+};
+
+/// A reader's view of a control block it mapped. Thread-safe: every operation is atomic.
+class RingReader {
+ public:
+  RingReader() = default;
+  /// Maps the segment and checks magic, layout and session. Throws Error(stale_session) when
+  /// the block belongs to another daemon run, Error(no_daemon) when it is gone.
+  RingReader(const std::string& shm_name, const std::string& session, std::uint32_t lease);
+
+  /// Newest frame after `after_seq`, held for this lease until release(); empty when no newer
+  /// frame is published (or it was overwritten while being acquired, then call again).
+  [[nodiscard]] std::optional<FrameInfo> acquire_newer(std::uint64_t after_seq) const;
+  void release(std::uint32_t slot) const noexcept;
+  /// Blocks until the ring's notify word moves past `seen` or `timeout` passes.
+  void wait_notify(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept;
+  [[nodiscard]] std::uint32_t notify_value() const noexcept;
+  [[nodiscard]] DaemonState state() const noexcept;
+  [[nodiscard]] std::int64_t heartbeat_ns() const noexcept;
+  [[nodiscard]] std::uint64_t latest_seq() const noexcept;
+  [[nodiscard]] const ControlBlock& block() const noexcept { return *static_cast<const ControlBlock*>(shm_.data()); }
+
+ private:
+  [[nodiscard]] ControlBlock& mut() const noexcept { return *static_cast<ControlBlock*>(shm_.data()); }
+  SharedMemory shm_;
+  std::uint32_t lease_ = 0;
+  std::uint32_t generation_ = 0;  ///< of our lease row: holds are only dropped while it is still ours
+};
+
+inline std::uint64_t latest_seq_of(std::uint64_t latest) { return latest >> 8; }
+inline std::uint32_t latest_slot_of(std::uint64_t latest) { return static_cast<std::uint32_t>(latest & 0xff); }
+
+}  // namespace cuview

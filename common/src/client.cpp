@@ -1,0 +1,330 @@
+#include "cuview/client.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <vector>
+#include <zmq.hpp>
+
+#include "cuview/frame_layout.hpp"
+#include "cuview/runtime_dir.hpp"
+#include "cuview/zmq_util.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda_ipc.hpp"
+#endif
+
+namespace cuview {
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace detail {
+/// Everything a frame needs to stay readable: shared by the Client and its Frames, so that a
+/// Frame outliving its Client keeps the mappings valid.
+struct Imports {
+  std::string backend;
+  SlotLayout layout;
+  RingReader ring;
+  SharedMemory data;  // host backend
+  std::vector<const std::byte*> host_slots;
+#ifdef CUVIEW_HAVE_CUDA
+  int device = -1;
+  cuda::Stream stream;
+  std::vector<cuda::IpcMemory> cuda_slots;
+  std::vector<cuda::Event> events;
+#endif
+  [[nodiscard]] bool is_cuda() const { return backend == "cuda"; }
+};
+}  // namespace detail
+
+// ---------------------------------------------------------------- Frame
+
+Frame::Frame(std::shared_ptr<const detail::Imports> imports, const FrameInfo& info) noexcept
+    : imports_(std::move(imports)), info_(info) {}
+
+Frame::Frame(Frame&& other) noexcept : imports_(std::move(other.imports_)), info_(other.info_) {}
+
+Frame& Frame::operator=(Frame&& other) noexcept {
+  if (this != &other) {
+    if (imports_) imports_->ring.release(info_.slot);
+    imports_ = std::move(other.imports_);
+    info_ = other.info_;
+  }
+  return *this;
+}
+
+Frame::~Frame() {
+  if (imports_) imports_->ring.release(info_.slot);
+}
+
+const float* Frame::host_field(std::size_t field) const noexcept {
+  if (!imports_ || imports_->is_cuda() || field >= imports_->layout.field_count) return nullptr;
+  return reinterpret_cast<const float*>(imports_->host_slots[info_.slot] + field * imports_->layout.field_stride);
+}
+
+const void* Frame::device_slot() const noexcept {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) return imports_->cuda_slots[info_.slot].get();
+#endif
+  return nullptr;
+}
+
+void Frame::wait_on([[maybe_unused]] void* stream) const {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) {
+    cuda::check(cudaSetDevice(imports_->device), "cudaSetDevice");
+    cuda::check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), imports_->events[info_.slot].get(), 0),
+                "cudaStreamWaitEvent on the interprocess event of frame " + std::to_string(info_.seq));
+  }
+#endif
+}
+
+void Frame::copy_to_host(std::span<std::byte> dst) const {
+  if (!imports_) throw Error(Errc::bad_value, "copy_to_host on a moved-from Frame");
+  const auto bytes = imports_->layout.slot_bytes;
+  if (dst.size() < bytes)
+    throw Error(Errc::bad_value, "copy_to_host needs " + std::to_string(bytes) + " bytes, got " +
+                                     std::to_string(dst.size()));
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_->is_cuda()) {
+    const std::string what = " for frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
+    auto s = imports_->stream.get();
+    cuda::check(cudaSetDevice(imports_->device), "cudaSetDevice");
+    cuda::check(cudaStreamWaitEvent(s, imports_->events[info_.slot].get(), 0), "cudaStreamWaitEvent" + what);
+    cuda::check(cudaMemcpyAsync(dst.data(), imports_->cuda_slots[info_.slot].get(), bytes, cudaMemcpyDeviceToHost, s),
+                "cudaMemcpyAsync device to host" + what);
+    cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize" + what);
+    return;
+  }
+#endif
+  std::memcpy(dst.data(), imports_->host_slots[info_.slot], bytes);
+}
+
+std::optional<std::string> Frame::verify() const {
+  const auto& l = imports_->layout;
+  std::vector<std::byte> buf(l.slot_bytes);
+  copy_to_host(buf);
+  SlotTrailer t{};
+  std::memcpy(&t, buf.data() + l.trailer_offset, sizeof t);
+  const std::string frame = "frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
+  if (t.seq != info_.seq)
+    return frame + ": the slot's trailer says frame " + std::to_string(t.seq) + ", so the data was overwritten";
+  if (t.step != info_.step)
+    return frame + ": the slot's trailer says step " + std::to_string(t.step) + ", the ring said " +
+           std::to_string(info_.step);
+  std::uint64_t sum = 0;
+  for (std::size_t f = 0; f < l.field_count; ++f) {
+    const std::byte* base = buf.data() + f * l.field_stride;
+    for (std::size_t i = 0; i < l.cells; ++i) {
+      std::uint32_t bits;
+      std::memcpy(&bits, base + i * sizeof(float), sizeof bits);
+      sum += checksum_term(bits, f * l.cells + i);
+      float x;
+      std::memcpy(&x, &bits, sizeof x);
+      if (!std::isfinite(x) || x < -0.5f || x > 1.5f)
+        return frame + ": field " + std::to_string(f) + " cell " + std::to_string(i) + " holds " + std::to_string(x) +
+               ", outside [-0.5, 1.5]: the simulation diverged";
+    }
+  }
+  if (sum != t.checksum) return frame + ": checksum mismatch: the data is torn or corrupt";
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- Client
+
+struct Client::Impl {
+  AttachOptions opts;
+  InstancePaths paths;
+  zmq::context_t ctx{1};
+  zmq::socket_t sock{ctx, zmq::socket_type::dealer};
+  std::mutex mu;  // guards sock and next_id
+  std::uint64_t next_id = 1;
+  proto::HelloResult hello;
+  proto::DescribeResult desc;
+  std::shared_ptr<detail::Imports> imports;
+  ProcessHandle daemon;
+  std::atomic<std::uint64_t> last_seq{0};
+  std::atomic<bool> detached{false};
+
+  explicit Impl(const AttachOptions& o) : opts(o), paths(o.name) {}
+  ~Impl() { detach(); }
+
+  [[nodiscard]] std::string who() const {
+    return "daemon '" + opts.name + "'" + (hello.daemon_pid ? " (pid " + std::to_string(hello.daemon_pid) + ")" : "");
+  }
+
+  [[nodiscard]] bool gone() const noexcept {
+    return (daemon && daemon.exited()) || (imports && imports->ring.state() == DaemonState::shut_down);
+  }
+
+  [[noreturn]] void throw_gone() const {
+    const bool shut = imports && imports->ring.state() == DaemonState::shut_down;
+    throw Error(Errc::daemon_gone, who() + (shut ? " shut down" : " exited") + "; its session " + hello.session +
+                                       " is over. Attach again once a daemon named '" + opts.name + "' runs");
+  }
+
+  template <class Result, class Args>
+  Result call(std::string_view op, const Args& args, std::chrono::milliseconds timeout) {
+    std::lock_guard lock(mu);
+    const std::uint64_t id = next_id++;
+    const std::string bytes = proto::encode_request(op, id, hello.session, args);
+    if (!sock.send(zmq::buffer(bytes), zmq::send_flags::dontwait))
+      throw Error(Errc::timeout, "cannot send '" + std::string(op) + "' to " + who() + " at " +
+                                     paths.control_endpoint() + ": its queue is full; is the daemon frozen?");
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+      if (gone()) throw_gone();
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left <= 0ms)
+        throw Error(Errc::timeout, who() + " did not answer '" + std::string(op) + "' within " +
+                                       std::to_string(timeout.count()) + " ms at " + paths.control_endpoint() +
+                                       "; is it frozen (SIGSTOP) or overloaded?");
+      zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::min<std::chrono::milliseconds>(left, 100ms));
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      zmq::message_t msg;
+      if (!sock.recv(msg, zmq::recv_flags::dontwait)) continue;
+      auto reply = proto::decode_reply(msg.to_string_view());
+      if (reply.id != id) continue;  // the late answer to a request that timed out
+      if (!reply.ok) throw Error(errc_from_string(reply.error.code), reply.error.message);
+      return proto::decode_as<Result>(reply.result, "'" + std::string(op) + "' result");
+    }
+  }
+
+  void detach() noexcept {
+    if (detached.exchange(true) || hello.session.empty() || gone()) return;
+    try {
+      (void)call<proto::NoArgs>("detach", proto::NoArgs{}, 300ms);
+    } catch (...) {
+      // best effort: the daemon also notices our exit through our pid
+    }
+  }
+
+  void import_ring(const proto::HandlesResult& h) {
+    auto imp = std::make_shared<detail::Imports>();
+    imp->backend = h.backend;
+    imp->layout = SlotLayout::make(desc.width, desc.height, desc.fields.size());
+    if (imp->layout.slot_bytes != desc.slot_bytes || imp->layout.trailer_offset != desc.trailer_offset)
+      throw Error(Errc::bad_message, who() + " describes slots of " + std::to_string(desc.slot_bytes) +
+                                         " bytes, this client computes " + std::to_string(imp->layout.slot_bytes) +
+                                         "; client and daemon are from different cuview releases");
+    if (h.slots.size() != desc.slots)
+      throw Error(Errc::bad_message, who() + " sent " + std::to_string(h.slots.size()) + " slot handles for " +
+                                         std::to_string(desc.slots) + " slots");
+    imp->ring = RingReader(h.control_shm, hello.session, h.lease);
+    if (h.backend == "host") {
+      imp->data = SharedMemory::open(h.data_shm, desc.slot_bytes * desc.slots, Access::read_only);
+      for (const auto& s : h.slots) {
+        if (s.offset + desc.slot_bytes > imp->data.size())
+          throw Error(Errc::bad_message, "slot offset " + std::to_string(s.offset) + " lies outside segment " +
+                                             h.data_shm);
+        imp->host_slots.push_back(static_cast<const std::byte*>(imp->data.data()) + s.offset);
+      }
+    } else if (h.backend == "cuda") {
+#ifdef CUVIEW_HAVE_CUDA
+      cuda::check(cudaDeviceGetByPCIBusId(&imp->device, h.device_pci.c_str()),
+                  "finding the daemon's GPU " + h.device_pci + " in this process (cudaDeviceGetByPCIBusId)");
+      cuda::check(cudaSetDevice(imp->device), "cudaSetDevice(" + std::to_string(imp->device) + ")");
+      imp->stream = cuda::Stream::create();
+      for (const auto& s : h.slots) {
+        if (s.offset != 0) throw Error(Errc::bad_message, "CUDA slot handles must have offset 0 in protocol 1");
+        imp->cuda_slots.emplace_back(cuda::mem_handle_from(s.memory));
+        imp->events.push_back(cuda::Event::from_ipc_handle(cuda::event_handle_from(s.event)));
+      }
+#else
+      throw Error(Errc::cuda, "this cuview client was built without CUDA, so it cannot import the CUDA ring of " +
+                                  who() + "; rebuild with the CUDA toolkit, or start the daemon with --backend host");
+#endif
+    } else {
+      throw Error(Errc::bad_message, who() + " reports unknown backend '" + h.backend + "'");
+    }
+    imports = std::move(imp);
+  }
+};
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+Client::~Client() = default;
+
+bool daemon_running(const std::string& name) { return InstanceLock::is_held(InstancePaths(name)); }
+
+Client Client::attach(const AttachOptions& options) {
+  auto impl = std::make_unique<Impl>(options);
+  const auto& paths = impl->paths;
+  if (!InstanceLock::is_held(paths)) {
+    std::string others;
+    for (const auto& n : list_running_instances()) others += (others.empty() ? "" : ", ") + n;
+    throw Error(Errc::no_daemon, "no cuview-compute daemon named '" + options.name + "' is running (nothing holds " +
+                                     paths.lock.string() + "); start one with `cuview-compute --name " +
+                                     options.name + "`" +
+                                     (others.empty() ? std::string() : "; running now: " + others));
+  }
+  ensure_private_dir(paths.dir.parent_path());
+  ensure_private_dir(paths.dir);
+  configure_client_socket(impl->sock);
+  impl->sock.connect(paths.control_endpoint());
+
+  proto::HelloArgs hello{options.client, static_cast<std::int32_t>(::getpid())};
+  impl->hello = impl->call<proto::HelloResult>("hello", hello, options.timeout);
+  try {
+    impl->daemon = ProcessHandle(impl->hello.daemon_pid);
+  } catch (const Error&) {
+    throw Error(Errc::daemon_gone, impl->who() + " exited during attach; try again");
+  }
+  impl->desc = impl->call<proto::DescribeResult>("describe", proto::NoArgs{}, options.timeout);
+  impl->import_ring(impl->call<proto::HandlesResult>("handles", proto::NoArgs{}, options.timeout));
+  return Client(std::move(impl));
+}
+
+const proto::HelloResult& Client::hello() const noexcept { return impl_->hello; }
+const proto::DescribeResult& Client::description() const noexcept { return impl_->desc; }
+const std::string& Client::name() const noexcept { return impl_->opts.name; }
+
+std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
+  auto& im = *impl_;
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (im.detached) throw Error(Errc::not_attached, "next_frame after detach from " + im.who());
+    if (im.gone()) im.throw_gone();
+    const std::uint32_t seen = im.imports->ring.notify_value();
+    if (auto info = im.imports->ring.acquire_newer(im.last_seq.load())) {
+      im.last_seq.store(info->seq);
+      return Frame(im.imports, *info);
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) return std::nullopt;
+    // Short slices so that a daemon that dies without waking us is noticed quickly.
+    im.imports->ring.wait_notify(seen, std::min<Clock::duration>(deadline - now, 100ms));
+  }
+}
+
+bool Client::daemon_alive() const noexcept { return !impl_->gone(); }
+
+double Client::daemon_silence_s() const noexcept {
+  return static_cast<double>(monotonic_ns() - impl_->imports->ring.heartbeat_ns()) * 1e-9;
+}
+
+proto::Stats Client::stats() { return impl_->call<proto::Stats>("stats", proto::NoArgs{}, impl_->opts.timeout); }
+void Client::pause() { (void)impl_->call<proto::NoArgs>("pause", proto::NoArgs{}, impl_->opts.timeout); }
+void Client::resume() { (void)impl_->call<proto::NoArgs>("resume", proto::NoArgs{}, impl_->opts.timeout); }
+void Client::step(std::uint64_t n) {
+  (void)impl_->call<proto::NoArgs>("step", proto::StepArgs{n}, impl_->opts.timeout);
+}
+void Client::set(const std::map<std::string, double>& params, const std::optional<std::string>& preset) {
+  proto::SetArgs a;
+  if (!params.empty()) a.params = params;
+  a.preset = preset;
+  (void)impl_->call<proto::NoArgs>("set", a, impl_->opts.timeout);
+}
+void Client::reset() { (void)impl_->call<proto::NoArgs>("reset", proto::NoArgs{}, impl_->opts.timeout); }
+void Client::shutdown() {
+  (void)impl_->call<proto::NoArgs>("shutdown", proto::NoArgs{}, impl_->opts.timeout);
+  impl_->detached = true;  // the daemon forgets every client as it exits
+}
+void Client::detach() noexcept { impl_->detach(); }
+
+}  // namespace cuview

@@ -1,0 +1,143 @@
+#include "cuview/cuda_ipc.hpp"
+
+#include <cstring>
+
+#include "cuview/error.hpp"
+
+namespace cuview::cuda {
+
+void check(cudaError_t rc, const std::string& what) {
+  if (rc == cudaSuccess) return;
+  (void)cudaGetLastError();  // clear the sticky-free error so later calls are not blamed
+  throw Error(Errc::cuda, what + ": " + cudaGetErrorString(rc) + " (" + cudaGetErrorName(rc) + ")");
+}
+
+Probe probe() noexcept {
+  Probe p;
+  cudaDriverGetVersion(&p.driver_version);
+  cudaRuntimeGetVersion(&p.runtime_version);
+  int count = 0;
+  cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) {
+    p.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(rc) + " (" + cudaGetErrorName(rc) +
+               ")";
+    (void)cudaGetLastError();
+    return p;
+  }
+  if (count == 0) {
+    p.reason = "no CUDA device is visible (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
+    return p;
+  }
+  int dev = 0;
+  cudaDeviceProp prop{};
+  if ((rc = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess) {
+    p.reason = std::string("cudaGetDeviceProperties failed: ") + cudaGetErrorString(rc);
+    (void)cudaGetLastError();
+    return p;
+  }
+  char pci[32] = {};
+  cudaDeviceGetPCIBusId(pci, sizeof pci, dev);
+  p.device = dev;
+  p.name = prop.name;
+  p.pci_bus_id = pci;
+  p.usable = true;
+  return p;
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  check(cudaMalloc(&ptr_, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes");
+}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) cudaFree(ptr_);  // errors ignored: a destructor cannot report them
+}
+cudaIpcMemHandle_t DeviceBuffer::ipc_handle() const {
+  cudaIpcMemHandle_t h{};
+  check(cudaIpcGetMemHandle(&h, ptr_), "cudaIpcGetMemHandle on allocation " + std::to_string(bytes_) + " bytes");
+  return h;
+}
+
+Event::Event(EventKind kind) {
+  const unsigned flags = kind == EventKind::interprocess ? (cudaEventDisableTiming | cudaEventInterprocess)
+                                                         : (cudaEventDisableTiming | cudaEventBlockingSync);
+  check(cudaEventCreateWithFlags(&ev_, flags), "cudaEventCreateWithFlags");
+}
+Event Event::from_ipc_handle(const cudaIpcEventHandle_t& handle) {
+  Event e;
+  check(cudaIpcOpenEventHandle(&e.ev_, handle), "cudaIpcOpenEventHandle (the daemon's frame event)");
+  return e;
+}
+Event& Event::operator=(Event&& o) noexcept {
+  if (this != &o) {
+    if (ev_) cudaEventDestroy(ev_);
+    ev_ = std::exchange(o.ev_, nullptr);
+  }
+  return *this;
+}
+Event::~Event() {
+  if (ev_) cudaEventDestroy(ev_);
+}
+cudaIpcEventHandle_t Event::ipc_handle() const {
+  cudaIpcEventHandle_t h{};
+  check(cudaIpcGetEventHandle(&h, ev_), "cudaIpcGetEventHandle");
+  return h;
+}
+
+Stream Stream::create() {
+  Stream s;
+  check(cudaStreamCreateWithFlags(&s.s_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  return s;
+}
+Stream& Stream::operator=(Stream&& o) noexcept {
+  if (this != &o) {
+    if (s_) cudaStreamDestroy(s_);
+    s_ = std::exchange(o.s_, nullptr);
+  }
+  return *this;
+}
+Stream::~Stream() {
+  if (s_) cudaStreamDestroy(s_);
+}
+
+IpcMemory::IpcMemory(const cudaIpcMemHandle_t& handle) {
+  check(cudaIpcOpenMemHandle(&ptr_, handle, cudaIpcMemLazyEnablePeerAccess),
+        "cudaIpcOpenMemHandle (a ring slot of the daemon)");
+}
+IpcMemory& IpcMemory::operator=(IpcMemory&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) cudaIpcCloseMemHandle(ptr_);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+  }
+  return *this;
+}
+IpcMemory::~IpcMemory() {
+  if (ptr_) cudaIpcCloseMemHandle(ptr_);
+}
+
+std::vector<char> to_bytes(const cudaIpcMemHandle_t& h) { return {h.reserved, h.reserved + sizeof h.reserved}; }
+std::vector<char> to_bytes(const cudaIpcEventHandle_t& h) { return {h.reserved, h.reserved + sizeof h.reserved}; }
+cudaIpcMemHandle_t mem_handle_from(const std::vector<char>& bytes) {
+  cudaIpcMemHandle_t h{};
+  if (bytes.size() != sizeof h.reserved)
+    throw Error(Errc::bad_message, "CUDA IPC memory handle has " + std::to_string(bytes.size()) + " bytes, expected " +
+                                       std::to_string(sizeof h.reserved));
+  std::memcpy(h.reserved, bytes.data(), bytes.size());
+  return h;
+}
+cudaIpcEventHandle_t event_handle_from(const std::vector<char>& bytes) {
+  cudaIpcEventHandle_t h{};
+  if (bytes.size() != sizeof h.reserved)
+    throw Error(Errc::bad_message, "CUDA IPC event handle has " + std::to_string(bytes.size()) + " bytes, expected " +
+                                       std::to_string(sizeof h.reserved));
+  std::memcpy(h.reserved, bytes.data(), bytes.size());
+  return h;
+}
+
+}  // namespace cuview::cuda

@@ -1,0 +1,217 @@
+#include "cuview/protocol.hpp"
+
+#include <algorithm>
+
+namespace cuview::proto {
+namespace detail {
+
+static std::string type_name(msgpack::type::object_type t) {
+  switch (t) {
+    case msgpack::type::NIL: return "nil";
+    case msgpack::type::BOOLEAN: return "a boolean";
+    case msgpack::type::POSITIVE_INTEGER: return "an unsigned integer";
+    case msgpack::type::NEGATIVE_INTEGER: return "an integer";
+    case msgpack::type::FLOAT32:
+    case msgpack::type::FLOAT64: return "a number";
+    case msgpack::type::STR: return "a string";
+    case msgpack::type::BIN: return "binary data";
+    case msgpack::type::ARRAY: return "an array";
+    case msgpack::type::MAP: return "a map";
+    case msgpack::type::EXT: return "an extension value";
+  }
+  return "an unknown type";
+}
+
+std::vector<FieldSpec> spec_from_default(const std::string& packed_default) {
+  auto h = msgpack::unpack(packed_default.data(), packed_default.size());
+  std::vector<FieldSpec> spec;
+  const auto& m = h.get().via.map;
+  for (std::uint32_t i = 0; i < m.size; ++i) {
+    const auto& kv = m.ptr[i];
+    spec.push_back({kv.key.as<std::string>(), kv.val.type != msgpack::type::NIL, kv.val.type});
+  }
+  return spec;
+}
+
+static std::string known_list(const std::vector<FieldSpec>& spec) {
+  if (spec.empty()) return "it takes none";
+  std::string s = "known fields: ";
+  for (std::size_t i = 0; i < spec.size(); ++i) s += (i ? ", " : "") + spec[i].name;
+  return s;
+}
+
+void check_map(const msgpack::object& o, const std::vector<FieldSpec>& spec, std::string_view what) {
+  if (o.type != msgpack::type::MAP)
+    throw Error(Errc::bad_message, std::string(what) + " must be a map, got " + type_name(o.type));
+  const auto& m = o.via.map;
+  for (std::uint32_t i = 0; i < m.size; ++i) {
+    const auto& key = m.ptr[i].key;
+    if (key.type != msgpack::type::STR)
+      throw Error(Errc::bad_message, std::string(what) + " has a key that is " + type_name(key.type) +
+                                         "; every key must be a string");
+    const std::string_view k(key.via.str.ptr, key.via.str.size);
+    for (std::uint32_t j = 0; j < i; ++j) {
+      const auto& other = m.ptr[j].key;
+      if (std::string_view(other.via.str.ptr, other.via.str.size) == k)
+        throw Error(Errc::bad_message, std::string(what) + " holds the field '" + std::string(k) + "' twice");
+    }
+    if (std::none_of(spec.begin(), spec.end(), [&](const FieldSpec& f) { return f.name == k; }))
+      throw Error(Errc::unknown_field,
+                  "unknown field '" + std::string(k) + "' in " + std::string(what) + "; " + known_list(spec));
+  }
+  for (const auto& f : spec) {
+    if (!f.required) continue;
+    bool present = false;
+    for (std::uint32_t i = 0; i < m.size && !present; ++i)
+      present = std::string_view(m.ptr[i].key.via.str.ptr, m.ptr[i].key.via.str.size) == f.name;
+    if (!present) throw Error(Errc::missing_field, std::string(what) + " lacks the required field '" + f.name + "'");
+  }
+}
+
+void throw_field_type(const msgpack::object& o, const std::vector<FieldSpec>& spec, std::string_view what,
+                      const std::function<void(const msgpack::object&)>& try_one) {
+  const auto& m = o.via.map;
+  for (std::uint32_t i = 0; i < m.size; ++i) {
+    msgpack::object_kv kv = m.ptr[i];
+    msgpack::object single;
+    single.type = msgpack::type::MAP;
+    single.via.map.size = 1;
+    single.via.map.ptr = &kv;
+    try {
+      try_one(single);
+    } catch (const std::exception&) {
+      const std::string k = kv.key.as<std::string>();
+      auto it = std::find_if(spec.begin(), spec.end(), [&](const FieldSpec& f) { return f.name == k; });
+      std::string expected = it == spec.end() ? "another type" : type_name(it->type);
+      if (it != spec.end() && it->type == msgpack::type::NIL) expected = "another type";
+      if (it != spec.end() && it->type == msgpack::type::POSITIVE_INTEGER)
+        expected = "a non-negative integer in range";
+      throw Error(Errc::bad_message, "field '" + k + "' of " + std::string(what) + " must be " + expected + ", got " +
+                                         type_name(kv.val.type));
+    }
+  }
+  throw Error(Errc::bad_message, std::string(what) + " could not be decoded");
+}
+
+}  // namespace detail
+
+namespace {
+msgpack::object_handle unpack_map(std::string_view bytes, std::string_view what) {
+  msgpack::object_handle h;
+  try {
+    std::size_t offset = 0;
+    h = msgpack::unpack(bytes.data(), bytes.size(), offset);
+    if (offset != bytes.size())
+      throw Error(Errc::bad_message, std::string(what) + " has " + std::to_string(bytes.size() - offset) +
+                                         " trailing bytes after the message");
+  } catch (const Error&) {
+    throw;
+  } catch (const msgpack::insufficient_bytes&) {
+    throw Error(Errc::bad_message, std::string(what) + " is truncated (" + std::to_string(bytes.size()) +
+                                       " bytes): send the whole MessagePack map");
+  } catch (const std::exception& e) {
+    throw Error(Errc::bad_message, std::string(what) + " is not valid MessagePack (" + e.what() + ")");
+  }
+  if (h.get().type != msgpack::type::MAP)
+    throw Error(Errc::bad_message, std::string(what) + " must be a MessagePack map, got " +
+                                       detail::type_name(h.get().type));
+  return h;
+}
+
+const msgpack::object* find_key(const msgpack::object& map, std::string_view key) {
+  for (std::uint32_t i = 0; i < map.via.map.size; ++i) {
+    const auto& kv = map.via.map.ptr[i];
+    if (kv.key.type == msgpack::type::STR && std::string_view(kv.key.via.str.ptr, kv.key.via.str.size) == key)
+      return &kv.val;
+  }
+  return nullptr;
+}
+
+struct RequestEnvelope {
+  std::uint32_t v = 0;
+  std::string op;
+  std::uint64_t id = 0;
+  std::optional<std::string> session;
+  msgpack::object args;
+  MSGPACK_DEFINE_MAP(v, op, id, session, args);
+};
+
+struct ReplyEnvelope {
+  std::uint32_t v = 0;
+  std::uint64_t id = 0;
+  bool ok = false;
+  msgpack::object result;
+  std::optional<ErrorBody> error;
+  MSGPACK_DEFINE_MAP(v, id, ok, result, error);
+};
+}  // namespace
+
+Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
+  id_out = 0;
+  if (bytes.size() > kMaxRequestBytes)
+    throw Error(Errc::bad_message, "request of " + std::to_string(bytes.size()) + " bytes is larger than the " +
+                                       std::to_string(kMaxRequestBytes) + "-byte limit");
+  auto h = unpack_map(bytes, "request");
+  const auto& root = h.get();
+  if (const auto* id = find_key(root, "id"); id && id->type == msgpack::type::POSITIVE_INTEGER) id_out = id->via.u64;
+  // The version is checked before anything else, so that a client of another version hears
+  // about versions rather than about fields it may legitimately have added.
+  const auto* v = find_key(root, "v");
+  if (v == nullptr) throw Error(Errc::missing_field, "request lacks the protocol version field 'v'");
+  if (v->type != msgpack::type::POSITIVE_INTEGER)
+    throw Error(Errc::bad_message, "field 'v' of request must be an unsigned integer");
+  if (v->via.u64 != kVersion)
+    throw Error(Errc::version_mismatch, "client speaks cuview protocol " + std::to_string(v->via.u64) +
+                                            ", this daemon speaks protocol " + std::to_string(kVersion) +
+                                            "; use a cuview-ctl/cuview-gui from the same cuview release as the daemon");
+  auto env = decode_as<RequestEnvelope>(root, "request");
+  if (std::find(std::begin(kOps), std::end(kOps), env.op) == std::end(kOps)) {
+    std::string known;
+    for (auto op : kOps) known += (known.empty() ? "" : ", ") + std::string(op);
+    throw Error(Errc::unknown_op, "unknown op '" + env.op + "'; known ops: " + known);
+  }
+  Request r;
+  r.v = env.v;
+  r.op = std::move(env.op);
+  r.id = env.id;
+  r.session = std::move(env.session);
+  r.args = env.args;
+  r.handle = std::move(h);
+  return r;
+}
+
+Reply decode_reply(std::string_view bytes) {
+  auto h = unpack_map(bytes, "reply");
+  const auto* v = find_key(h.get(), "v");
+  if (v != nullptr && v->type == msgpack::type::POSITIVE_INTEGER && v->via.u64 != kVersion) {
+    // Only the envelope is shared across versions: report the error if there is one.
+    if (const auto* err = find_key(h.get(), "error"); err && err->type == msgpack::type::MAP) {
+      auto body = decode_as<ErrorBody>(*err, "error");
+      throw Error(errc_from_string(body.code), body.message);
+    }
+    throw Error(Errc::version_mismatch, "daemon speaks cuview protocol " + std::to_string(v->via.u64) +
+                                            ", this client speaks protocol " + std::to_string(kVersion) +
+                                            "; use a client from the same cuview release as the daemon");
+  }
+  auto env = decode_as<ReplyEnvelope>(h.get(), "reply");
+  Reply r;
+  r.id = env.id;
+  r.ok = env.ok;
+  if (env.error) r.error = *env.error;
+  r.result = env.result;
+  r.handle = std::move(h);
+  return r;
+}
+
+std::string encode_error(std::uint64_t id, Errc code, const std::string& message) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4);
+  pk.pack("v"), pk.pack(kVersion);
+  pk.pack("id"), pk.pack(id);
+  pk.pack("ok"), pk.pack(false);
+  pk.pack("error"), pk.pack(ErrorBody{std::string(to_string(code)), message});
+  return {buf.data(), buf.size()};
+}
+
+}  // namespace cuview::proto

@@ -1,0 +1,165 @@
+#include "cuview/ring.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "cuview/error.hpp"
+
+namespace cuview {
+
+// Slot reuse is a Dekker-style handshake, with every access sequentially consistent:
+//   writer: state[s] |= writing;  then read every lease's holds[s]
+//   reader: holds[s] += 1;        then read state[s]
+// At least one side sees the other's store. If the reader sees `writing` (or another seq) it
+// drops its hold and retries on a newer frame; if the writer sees a hold it puts the state back
+// and tries another slot. So a held slot is never written, and the writer never waits.
+
+RingWriter::RingWriter(std::uint32_t slot_count, const std::string& session)
+    : shm_(SharedMemory::create(sizeof(ControlBlock))), slot_count_(slot_count) {
+  if (slot_count == 0 || slot_count > kMaxSlots)
+    throw Error(Errc::out_of_range, "--slots " + std::to_string(slot_count) + " is out of range: use 1 to " +
+                                        std::to_string(kMaxSlots));
+  auto* cb = new (shm_.data()) ControlBlock{};
+  cb->magic = kControlMagic;
+  cb->layout = kControlLayout;
+  cb->slot_count = slot_count;
+  std::strncpy(cb->session, session.c_str(), sizeof cb->session - 1);
+  cb->daemon_pid = static_cast<std::int32_t>(::getpid());
+  cb->heartbeat_ns.store(monotonic_ns());
+}
+
+bool RingWriter::held(std::uint32_t slot) const {
+  for (const auto& lease : block().leases) {
+    if (lease.holds[slot].load() != 0) return true;
+  }
+  return false;
+}
+
+std::optional<std::uint32_t> RingWriter::begin_write() {
+  auto& cb = block();
+  const std::uint32_t newest = latest_slot_of(cb.latest.load());
+  // Oldest first, so that a reader that just acquired the newest frame keeps it longest.
+  std::uint32_t order[kMaxSlots];
+  std::uint32_t n = 0;
+  for (std::uint32_t s = 0; s < slot_count_; ++s) {
+    if (s != newest || last_seq_ == 0) order[n++] = s;
+  }
+  std::sort(order, order + n, [&](std::uint32_t a, std::uint32_t b) {
+    return cb.slots[a].state.load(std::memory_order_relaxed) < cb.slots[b].state.load(std::memory_order_relaxed);
+  });
+  if (n < slot_count_) order[n++] = newest;  // the newest slot only as the last resort
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t s = order[i];
+    const std::uint64_t before = cb.slots[s].state.load();
+    cb.slots[s].state.store(before | 1u);
+    if (!held(s)) return s;
+    cb.slots[s].state.store(before);
+  }
+  cb.frames_skipped.fetch_add(1);
+  return std::nullopt;
+}
+
+void RingWriter::end_write(std::uint32_t slot, const FrameInfo& info) {
+  auto& cb = block();
+  auto& meta = cb.slots[slot];
+  meta.step = info.step;
+  meta.sim_time = info.sim_time;
+  meta.stamp_ns = info.stamp_ns;
+  meta.state.store(info.seq << 1);
+  cb.latest.store((info.seq << 8) | slot);
+  last_seq_ = info.seq;
+  cb.notify.fetch_add(1);
+  futex_wake_all(&cb.notify);
+}
+
+std::optional<std::uint32_t> RingWriter::open_lease(std::int32_t pid) {
+  auto& cb = block();
+  for (std::uint32_t i = 0; i < kMaxLeases; ++i) {
+    auto& lease = cb.leases[i];
+    if (lease.pid.load() != 0) continue;
+    for (auto& h : lease.holds) h.store(0);
+    lease.generation.fetch_add(1);
+    lease.pid.store(pid);
+    return i;
+  }
+  return std::nullopt;
+}
+
+void RingWriter::close_lease(std::uint32_t i) {
+  if (i >= kMaxLeases) return;
+  auto& lease = block().leases[i];
+  for (auto& h : lease.holds) h.store(0);
+  lease.pid.store(0);
+}
+
+std::uint32_t RingWriter::held_slots() const {
+  std::uint32_t n = 0;
+  for (std::uint32_t s = 0; s < slot_count_; ++s) n += held(s) ? 1 : 0;
+  return n;
+}
+
+void RingWriter::heartbeat() noexcept { block().heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed); }
+
+void RingWriter::set_state(DaemonState s) noexcept {
+  auto& cb = block();
+  cb.state.store(static_cast<std::uint32_t>(s));
+  cb.notify.fetch_add(1);
+  futex_wake_all(&cb.notify);
+}
+
+RingReader::RingReader(const std::string& shm_name, const std::string& session, std::uint32_t lease)
+    : shm_(SharedMemory::open(shm_name, sizeof(ControlBlock), Access::read_write)), lease_(lease) {
+  const auto& cb = block();
+  if (cb.magic != kControlMagic || cb.layout != kControlLayout)
+    throw Error(Errc::bad_message, "shared-memory segment " + shm_name +
+                                       " is not a cuview control block of layout " + std::to_string(kControlLayout) +
+                                       "; the daemon and this client are from different cuview versions");
+  if (session != cb.session)
+    throw Error(Errc::stale_session, "control block " + shm_name + " belongs to daemon session " + cb.session +
+                                         ", not " + session + "; the daemon restarted: attach again");
+  if (lease >= kMaxLeases) throw Error(Errc::bad_value, "lease " + std::to_string(lease) + " is out of range");
+  generation_ = cb.leases[lease].generation.load();
+}
+
+std::optional<FrameInfo> RingReader::acquire_newer(std::uint64_t after_seq) const {
+  auto& cb = mut();
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const std::uint64_t latest = cb.latest.load();
+    const std::uint64_t seq = latest_seq_of(latest);
+    const std::uint32_t slot = latest_slot_of(latest);
+    if (seq == 0 || seq <= after_seq || slot >= cb.slot_count) return std::nullopt;
+    auto& hold = cb.leases[lease_].holds[slot];
+    hold.fetch_add(1);
+    if (cb.slots[slot].state.load() == (seq << 1)) {
+      const auto& meta = cb.slots[slot];
+      return FrameInfo{seq, slot, meta.step, meta.sim_time, meta.stamp_ns};
+    }
+    hold.fetch_sub(1);  // overwritten meanwhile: a newer frame exists, take that one
+  }
+  return std::nullopt;
+}
+
+void RingReader::release(std::uint32_t slot) const noexcept {
+  if (slot >= kMaxSlots) return;
+  auto& lease = mut().leases[lease_];
+  // After a detach the daemon may have given our row to another reader: leave its holds alone.
+  if (lease.generation.load() != generation_) return;
+  auto& hold = lease.holds[slot];
+  // The daemon zeroes holds when it reclaims a lease; never wrap below zero.
+  std::uint32_t v = hold.load();
+  while (v != 0 && !hold.compare_exchange_weak(v, v - 1)) {
+  }
+}
+
+void RingReader::wait_notify(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept {
+  futex_wait(&block().notify, seen, timeout);
+}
+std::uint32_t RingReader::notify_value() const noexcept { return block().notify.load(); }
+DaemonState RingReader::state() const noexcept { return static_cast<DaemonState>(block().state.load()); }
+std::int64_t RingReader::heartbeat_ns() const noexcept { return block().heartbeat_ns.load(); }
+std::uint64_t RingReader::latest_seq() const noexcept { return latest_seq_of(block().latest.load()); }
+
+}  // namespace cuview

@@ -1,0 +1,27 @@
+#include "cuview/zmq_util.hpp"
+
+#include "cuview/protocol.hpp"
+
+namespace cuview {
+
+static void common_options(zmq::socket_t& s) {
+  s.set(zmq::sockopt::linger, 0);
+  s.set(zmq::sockopt::heartbeat_ivl, 250);
+  s.set(zmq::sockopt::heartbeat_timeout, 1000);
+  s.set(zmq::sockopt::heartbeat_ttl, 1000);
+}
+
+void configure_client_socket(zmq::socket_t& s) {
+  common_options(s);
+  s.set(zmq::sockopt::reconnect_ivl, 100);
+  s.set(zmq::sockopt::sndhwm, 64);
+}
+
+void configure_server_socket(zmq::socket_t& s) {
+  common_options(s);
+  s.set(zmq::sockopt::maxmsgsize, proto::kMaxWireBytes);
+  s.set(zmq::sockopt::sndhwm, 1000);
+  s.set(zmq::sockopt::rcvhwm, 1000);
+}
+
+}  // namespace cuview

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs cuview's build and test dependencies from Debian's packages (Debian 12 or newer).
+# Safe to run again: it installs only what is missing. Needs root or sudo.
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ pkg-config
+  libzmq3-dev cppzmq-dev          # control and frame-notice sockets
+  libmsgpack-cxx-dev              # wire format of every protocol message
+  libspdlog-dev libfmt-dev        # levelled log lines on stderr
+  libcli11-dev                    # daemon and ctl command lines
+  nlohmann-json3-dev              # `cuview-ctl status --json`
+  catch2                          # unit and integration tests
+  qt6-base-dev libgl-dev xvfb     # the viewer and its offscreen tests
+  procps                          # ps/pgrep used by the scripts
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
