@@ -21,6 +21,8 @@ Probe probe() noexcept {
   if (rc != cudaSuccess) {
     p.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(rc) + " (" + cudaGetErrorName(rc) +
                ")";
+    if (rc == cudaErrorInsufficientDriver && p.driver_version == 0)
+      p.reason += "; no NVIDIA driver is installed on this machine";
     (void)cudaGetLastError();
     return p;
   }

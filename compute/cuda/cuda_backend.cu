@@ -1,0 +1,153 @@
+// The CUDA backend: state double-buffered on the GPU, one cudaMalloc per ring slot exported
+// with cudaIpcGetMemHandle, one interprocess event per slot recorded after each frame's copy.
+#include <algorithm>
+#include <vector>
+
+#include "backend.hpp"
+#include "cuview/cuda_ipc.hpp"
+#include "cuview/error.hpp"
+#include "sim/params.hpp"
+
+namespace cuview {
+namespace {
+
+__global__ void grayscott_step_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
+                                      float* __restrict__ vo, int width, int height, sim::GrayScottParams p) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < width && y < height) sim::grayscott_cell(u, v, uo, vo, x, y, width, height, p);
+}
+
+/// Copies both fields into a slot and sums the frame checksum in the same pass, so the
+/// checksum costs no extra trip through memory. The trailer's checksum word is zeroed first.
+__global__ void publish_kernel(const float* __restrict__ u, const float* __restrict__ v, unsigned char* slot,
+                               std::size_t cells, std::size_t field_stride, std::size_t trailer_offset,
+                               std::uint64_t seq, std::uint64_t step) {
+  const auto* su = reinterpret_cast<const std::uint32_t*>(u);
+  const auto* sv = reinterpret_cast<const std::uint32_t*>(v);
+  auto* du = reinterpret_cast<std::uint32_t*>(slot);
+  auto* dv = reinterpret_cast<std::uint32_t*>(slot + field_stride);
+  std::uint64_t sum = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < cells;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::uint32_t a = su[i];
+    const std::uint32_t b = sv[i];
+    du[i] = a;
+    dv[i] = b;
+    sum += checksum_term(a, i) + checksum_term(b, cells + i);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  auto* trailer = reinterpret_cast<SlotTrailer*>(slot + trailer_offset);
+  if ((threadIdx.x & 31) == 0) atomicAdd(reinterpret_cast<unsigned long long*>(&trailer->checksum), sum);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    trailer->seq = seq;
+    trailer->step = step;
+  }
+}
+
+class CudaBackend final : public SimBackend {
+ public:
+  explicit CudaBackend(const BackendConfig& cfg)
+      : w_(static_cast<int>(cfg.width)), h_(static_cast<int>(cfg.height)) {
+    probe_ = cuda::probe();
+    if (!probe_.usable) throw Error(Errc::cuda, "the CUDA backend cannot start: " + probe_.reason);
+    cuda::check(cudaSetDevice(probe_.device), "cudaSetDevice(" + std::to_string(probe_.device) + ")");
+    cudaDeviceProp prop{};
+    cuda::check(cudaGetDeviceProperties(&prop, probe_.device), "cudaGetDeviceProperties");
+    sms_ = prop.multiProcessorCount;
+    layout_ = SlotLayout::make(cfg.width, cfg.height, sim::kFieldCount);
+    const std::size_t bytes = layout_.cells * sizeof(float);
+    for (int i = 0; i < 2; ++i) {
+      u_[i] = cuda::DeviceBuffer(bytes);
+      v_[i] = cuda::DeviceBuffer(bytes);
+    }
+    stream_ = cuda::Stream::create();
+    for (std::uint32_t s = 0; s < cfg.slots; ++s) {
+      slots_.emplace_back(layout_.slot_bytes);
+      cuda::check(cudaMemset(slots_.back().get(), 0, layout_.slot_bytes), "cudaMemset of ring slot");
+      events_.emplace_back(cuda::EventKind::interprocess);
+      // Record once so that a client waiting on a never-written slot's event does not block.
+      cuda::check(cudaEventRecord(events_.back().get(), stream_.get()), "cudaEventRecord (initial)");
+    }
+    for (auto& e : batch_done_) e = cuda::Event(cuda::EventKind::blocking_sync);
+    cuda::check(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize after allocating the ring");
+  }
+
+  ~CudaBackend() override { cudaStreamSynchronize(stream_.get()); }
+
+  std::string kind() const override { return "cuda"; }
+  std::string device() const override { return probe_.name + " (PCI " + probe_.pci_bus_id + ")"; }
+
+  void reset(std::uint64_t seed) override {
+    std::vector<float> u(layout_.cells), v(layout_.cells);
+    sim::initial_state(w_, h_, seed, u.data(), v.data());
+    cur_ = 0;
+    const std::size_t bytes = layout_.cells * sizeof(float);
+    cuda::check(cudaMemcpyAsync(u_[0].get(), u.data(), bytes, cudaMemcpyHostToDevice, stream_.get()),
+                "uploading the initial u");
+    cuda::check(cudaMemcpyAsync(v_[0].get(), v.data(), bytes, cudaMemcpyHostToDevice, stream_.get()),
+                "uploading the initial v");
+    cuda::check(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize after reset");
+  }
+
+  void advance(std::uint32_t steps, const sim::GrayScottParams& p) override {
+    const dim3 block(32, 8);
+    const dim3 grid((w_ + block.x - 1) / block.x, (h_ + block.y - 1) / block.y);
+    for (std::uint32_t s = 0; s < steps; ++s) {
+      grayscott_step_kernel<<<grid, block, 0, stream_.get()>>>(
+          static_cast<const float*>(u_[cur_].get()), static_cast<const float*>(v_[cur_].get()),
+          static_cast<float*>(u_[1 - cur_].get()), static_cast<float*>(v_[1 - cur_].get()), w_, h_, p);
+      cur_ = 1 - cur_;
+    }
+    cuda::check(cudaGetLastError(), "launching grayscott_step_kernel");
+    // Keep at most two batches queued, so the loop stays responsive and never runs far ahead.
+    auto& done = batch_done_[batch_ & 1];
+    cuda::check(cudaEventRecord(done.get(), stream_.get()), "cudaEventRecord (batch)");
+    ++batch_;
+    if (batch_ >= 2)
+      cuda::check(cudaEventSynchronize(batch_done_[batch_ & 1].get()), "waiting for the previous batch of steps");
+  }
+
+  void publish(std::uint32_t slot, std::uint64_t seq, std::uint64_t step) override {
+    auto* base = static_cast<unsigned char*>(slots_[slot].get());
+    auto* trailer = reinterpret_cast<SlotTrailer*>(base + layout_.trailer_offset);
+    cuda::check(cudaMemsetAsync(&trailer->checksum, 0, sizeof trailer->checksum, stream_.get()),
+                "clearing the checksum of slot " + std::to_string(slot));
+    const int threads = 256;
+    const int blocks = static_cast<int>(
+        std::min<std::size_t>((layout_.cells + threads - 1) / threads, static_cast<std::size_t>(sms_) * 8));
+    publish_kernel<<<blocks, threads, 0, stream_.get()>>>(
+        static_cast<const float*>(u_[cur_].get()), static_cast<const float*>(v_[cur_].get()), base, layout_.cells,
+        layout_.field_stride, layout_.trailer_offset, seq, step);
+    cuda::check(cudaGetLastError(), "launching publish_kernel for slot " + std::to_string(slot));
+    cuda::check(cudaEventRecord(events_[slot].get(), stream_.get()),
+                "recording the interprocess event of slot " + std::to_string(slot));
+  }
+
+  void finish() override { cuda::check(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize at exit"); }
+
+  void fill_handles(proto::HandlesResult& h) const override {
+    h.device_pci = probe_.pci_bus_id;
+    h.slots.clear();
+    for (std::size_t s = 0; s < slots_.size(); ++s)
+      h.slots.push_back({cuda::to_bytes(slots_[s].ipc_handle()), cuda::to_bytes(events_[s].ipc_handle()), 0});
+  }
+
+ private:
+  int w_, h_;
+  int sms_ = 1;
+  cuda::Probe probe_;
+  cuda::DeviceBuffer u_[2], v_[2];
+  int cur_ = 0;
+  cuda::Stream stream_;
+  std::vector<cuda::DeviceBuffer> slots_;
+  std::vector<cuda::Event> events_;
+  cuda::Event batch_done_[2];
+  std::uint64_t batch_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SimBackend> make_cuda_backend(const BackendConfig& cfg) { return std::make_unique<CudaBackend>(cfg); }
+
+}  // namespace cuview

@@ -1,0 +1,418 @@
+#include "daemon.hpp"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "cuview/error.hpp"
+#include "cuview/zmq_util.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda_ipc.hpp"
+#endif
+
+namespace cuview {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr std::size_t kMaxPeers = 64;
+constexpr std::uint64_t kMaxStepRequest = 1'000'000;
+
+sigset_t shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+std::unique_ptr<SimBackend> choose_backend(const DaemonOptions& o) {
+  const BackendConfig cfg{o.width, o.height, o.slots};
+  if (o.backend == "host") {
+    spdlog::info("backend: host (asked for with --backend host)");
+    return make_host_backend(cfg);
+  }
+#ifdef CUVIEW_HAVE_CUDA
+  if (o.backend == "cuda") return make_cuda_backend(cfg);
+  const auto probe = cuda::probe();
+  if (probe.usable) {
+    spdlog::info("backend: cuda on {} (auto: a CUDA device is usable)", probe.name);
+    return make_cuda_backend(cfg);
+  }
+  spdlog::info("backend: host (auto: CUDA is not usable here: {})", probe.reason);
+#else
+  if (o.backend == "cuda")
+    throw Error(Errc::cuda, "--backend cuda: this cuview-compute was built without the CUDA toolkit; rebuild with "
+                            "nvcc on PATH or use --backend host");
+  spdlog::info("backend: host (auto: this build has no CUDA backend)");
+#endif
+  return make_host_backend(cfg);
+}
+}  // namespace
+
+void block_shutdown_signals() {
+  const sigset_t set = shutdown_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
+  if (opts.sim != "grayscott")
+    throw Error(Errc::bad_value, "--sim " + opts.sim + " is not a known simulation; known: grayscott");
+  if (opts.width < 8 || opts.height < 8 || opts.width > 32768 || opts.height > 32768)
+    throw Error(Errc::out_of_range, "--size " + std::to_string(opts.width) + "x" + std::to_string(opts.height) +
+                                        " is out of range: each side must be 8 to 32768 cells");
+  if (opts.slots < 1 || opts.slots > kMaxSlots)
+    throw Error(Errc::out_of_range,
+                "--slots " + std::to_string(opts.slots) + " is out of range: use 1 to " + std::to_string(kMaxSlots));
+  params_ = sim::apply(params_, opts.preset, {});
+
+  ensure_private_dir(paths_.dir.parent_path());
+  ensure_private_dir(paths_.dir);
+  lock_ = std::make_unique<InstanceLock>(paths_);
+  clean_leftovers();
+
+  session_ = random_hex(16);
+  backend_ = choose_backend(opts);
+  backend_->reset(opts.seed);
+  ring_ = std::make_unique<RingWriter>(opts.slots, session_);
+  write_segments_file();
+
+  const sigset_t set = shutdown_signals();
+  signals_ = UniqueFd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!signals_) throw_errno("signalfd for SIGINT/SIGTERM", errno);
+
+  configure_server_socket(router_);
+  router_.set(zmq::sockopt::router_mandatory, false);
+  configure_server_socket(pub_);
+  router_.bind(paths_.control_endpoint());
+  pub_.bind(paths_.frames_endpoint());
+  paused_ = opts.start_paused;
+  started_ns_ = rate_t0_ = monotonic_ns();
+  spdlog::info("daemon '{}' session {}: {} {}x{} on {} ({}), {} slots of {} bytes, control {}", opts.name, session_,
+               opts.sim, opts.width, opts.height, backend_->kind(), backend_->device(), opts.slots,
+               backend_->layout().slot_bytes, paths_.control_endpoint());
+}
+
+Daemon::~Daemon() {
+  // Sockets close (linger 0) before the files go; the lock is released last, by lock_.
+  router_.close();
+  pub_.close();
+  std::error_code ec;
+  fs::remove(paths_.control, ec);
+  fs::remove(paths_.frames, ec);
+  fs::remove(paths_.segments, ec);
+}
+
+void Daemon::clean_leftovers() {
+  // We hold the lock, so whatever is here belongs to a daemon that died without cleaning up.
+  std::error_code ec;
+  fs::remove(paths_.control, ec);
+  fs::remove(paths_.frames, ec);
+  std::ifstream in(paths_.segments);
+  const std::string ours = "/cuview-" + std::to_string(::getuid()) + "-";
+  int removed = 0;
+  for (std::string name; std::getline(in, name);) {
+    if (name.rfind(ours, 0) == 0 && ::shm_unlink(name.c_str()) == 0) ++removed;
+  }
+  if (removed > 0) spdlog::warn("removed {} shared-memory segment(s) left by a daemon '{}' that crashed", removed, opts_.name);
+}
+
+void Daemon::write_segments_file() const {
+  std::ofstream out(paths_.segments, std::ios::trunc);
+  out << ring_->shm_name() << '\n';
+  for (const auto& s : backend_->segments()) out << s << '\n';
+  if (!out) throw_errno("writing " + paths_.segments.string(), errno);
+}
+
+int Daemon::run() {
+  ring_->set_state(DaemonState::running);
+  publish_now_ = true;
+  publish_frame();
+  if (opts_.ready_fd >= 0) {
+    (void)!::write(opts_.ready_fd, "ready\n", 6);
+    ::close(opts_.ready_fd);
+  }
+  spdlog::info("ready: attach with `cuview-ctl --name {} attach` or `cuview-gui --name {}`", opts_.name, opts_.name);
+
+  std::vector<zmq::pollitem_t> items;
+  std::vector<std::string> item_peers;
+  while (!stop_) {
+    items.assign({{router_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, signals_.get(), ZMQ_POLLIN, 0}});
+    item_peers.clear();
+    for (const auto& [id, peer] : peers_) {
+      items.push_back({nullptr, peer.process.fd(), ZMQ_POLLIN, 0});
+      item_peers.push_back(id);
+    }
+    const bool busy = !paused_ || pending_steps_ > 0;
+    zmq::poll(items.data(), items.size(), busy ? std::chrono::milliseconds(0) : std::chrono::milliseconds(50));
+
+    if (items[1].revents & ZMQ_POLLIN) {
+      signalfd_siginfo si{};
+      if (::read(signals_.get(), &si, sizeof si) == sizeof si) {
+        spdlog::info("received {}: shutting down", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+        stop_ = true;
+      }
+    }
+    for (std::size_t i = 2; i < items.size(); ++i) {
+      if (items[i].revents & ZMQ_POLLIN) drop_peer(item_peers[i - 2], "exited");
+    }
+    if (items[0].revents & ZMQ_POLLIN) serve_control();
+    if (stop_) break;
+    if (busy) simulate();
+    ring_->heartbeat();
+    update_rates();
+  }
+
+  ring_->set_state(DaemonState::shut_down);
+  pub_.send(zmq::buffer(proto::kByeTopic), zmq::send_flags::sndmore);
+  pub_.send(zmq::buffer(proto::encode(proto::ByeNotice{session_, "shutdown"})), zmq::send_flags::dontwait);
+  backend_->finish();
+  spdlog::info("daemon '{}' stopped at step {} after {} frames", opts_.name, step_, frames_published_);
+  return 0;
+}
+
+void Daemon::simulate() {
+  std::uint32_t n = params_.steps_per_frame;
+  if (paused_) n = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, pending_steps_));
+  backend_->advance(n, params_.gs);
+  step_ += n;
+  sim_time_ += static_cast<double>(n) * params_.gs.dt;
+  if (paused_) {
+    pending_steps_ -= n;
+    if (pending_steps_ == 0) publish_now_ = true;  // show where a `step` request ended
+  }
+  publish_frame();
+}
+
+void Daemon::publish_frame() {
+  const std::int64_t now = monotonic_ns();
+  const bool due = opts_.max_fps <= 0 || static_cast<double>(now - last_publish_ns_) >= 1e9 / opts_.max_fps;
+  if (!due && !publish_now_) return;
+  auto slot = ring_->begin_write();
+  if (!slot) return;  // every slot is held by some reader: skip this frame, never wait
+  publish_now_ = false;
+  last_publish_ns_ = now;
+  const std::uint64_t seq = ring_->last_seq() + 1;
+  backend_->publish(*slot, seq, step_);
+  const FrameInfo info{seq, *slot, step_, sim_time_, realtime_ns()};
+  ring_->end_write(*slot, info);
+  ++frames_published_;
+  const proto::FrameNotice notice{session_, seq, *slot, step_, sim_time_, info.stamp_ns};
+  pub_.send(zmq::buffer(proto::kFrameTopic), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  pub_.send(zmq::buffer(proto::encode(notice)), zmq::send_flags::dontwait);
+}
+
+void Daemon::update_rates() {
+  const std::int64_t now = monotonic_ns();
+  const double dt = static_cast<double>(now - rate_t0_) * 1e-9;
+  if (dt < 0.5) return;
+  steps_per_s_ = static_cast<double>(step_ - rate_step0_) / dt;
+  frames_per_s_ = static_cast<double>(frames_published_ - rate_frames0_) / dt;
+  rate_t0_ = now;
+  rate_step0_ = step_;
+  rate_frames0_ = frames_published_;
+}
+
+void Daemon::serve_control() {
+  // Drain: the ZMQ_FD edge has fired, so read until nothing is left.
+  for (int budget = 0; budget < 256; ++budget) {
+    std::vector<zmq::message_t> parts;
+    zmq::message_t part;
+    if (!router_.recv(part, zmq::recv_flags::dontwait)) return;
+    parts.push_back(std::move(part));
+    while (parts.back().more()) {
+      zmq::message_t more;
+      (void)router_.recv(more, zmq::recv_flags::none);
+      parts.push_back(std::move(more));
+    }
+    const std::string peer = parts[0].to_string();
+    // DEALER sends [payload]; REQ sends ["", payload]. Answer in the same shape.
+    const bool req_style = parts.size() == 3 && parts[1].size() == 0;
+    std::string reply;
+    if (parts.size() == 2 || req_style) {
+      reply = handle(peer, parts.back().to_string_view());
+    } else {
+      reply = proto::encode_error(0, Errc::bad_message,
+                                  "a request is one message part holding a MessagePack map; got " +
+                                      std::to_string(parts.size() - 1) + " parts");
+      spdlog::warn("rejected a request of {} parts", parts.size() - 1);
+    }
+    router_.send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    if (req_style) router_.send(zmq::message_t(), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    router_.send(zmq::buffer(reply), zmq::send_flags::dontwait);
+  }
+}
+
+void Daemon::drop_peer(const std::string& peer, const char* why) {
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) return;
+  if (it->second.lease) ring_->close_lease(*it->second.lease);
+  spdlog::info("client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.process.pid(), why,
+               peers_.size() - 1);
+  peers_.erase(it);
+}
+
+proto::DescribeResult Daemon::describe() const {
+  proto::DescribeResult d;
+  d.session = session_;
+  d.backend = backend_->kind();
+  d.device = backend_->device();
+  d.sim = opts_.sim;
+  d.width = opts_.width;
+  d.height = opts_.height;
+  d.slots = opts_.slots;
+  const auto& l = backend_->layout();
+  d.slot_bytes = l.slot_bytes;
+  d.trailer_offset = l.trailer_offset;
+  const char* help[] = {"activator concentration", "inhibitor concentration"};
+  for (std::size_t f = 0; f < sim::kFieldCount; ++f) {
+    d.fields.push_back({sim::kFieldNames[f], "float32", {opts_.height, opts_.width},
+                        {std::uint64_t{opts_.width} * sizeof(float), sizeof(float)}, f * l.field_stride, help[f]});
+  }
+  d.params = sim::describe(params_);
+  d.presets = sim::presets();
+  return d;
+}
+
+proto::Stats Daemon::stats() const {
+  proto::Stats s;
+  s.session = session_;
+  s.name = opts_.name;
+  s.backend = backend_->kind();
+  s.device = backend_->device();
+  s.sim = opts_.sim;
+  s.width = opts_.width;
+  s.height = opts_.height;
+  s.slots = opts_.slots;
+  s.paused = paused_;
+  s.step = step_;
+  s.sim_time = sim_time_;
+  s.frames_published = frames_published_;
+  s.frames_skipped = ring_->block().frames_skipped.load();
+  s.clients = static_cast<std::uint32_t>(peers_.size());
+  for (const auto& [id, p] : peers_) s.readers += p.lease ? 1 : 0;
+  s.held_slots = ring_->held_slots();
+  s.steps_per_second = steps_per_s_;
+  s.frames_per_second = frames_per_s_;
+  s.rss_kib = resident_kib();
+  s.uptime_s = static_cast<double>(monotonic_ns() - started_ns_) * 1e-9;
+  s.params = sim::values(params_);
+  return s;
+}
+
+std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
+  std::uint64_t id = 0;
+  std::string op = "request";
+  try {
+    proto::Request req = proto::decode_request(bytes, id);
+    op = req.op;
+    const std::string what = "'" + op + "' arguments";
+    if (op == "hello") {
+      auto a = proto::decode_as<proto::HelloArgs>(req.args, what);
+      auto existing = peers_.find(peer);
+      if (existing == peers_.end() && peers_.size() >= kMaxPeers)
+        throw Error(Errc::too_many_clients, "daemon '" + opts_.name + "' already serves " +
+                                                std::to_string(kMaxPeers) + " clients; detach one and try again");
+      ProcessHandle process(a.pid);
+      if (existing != peers_.end()) drop_peer(peer, "said hello again");
+      peers_.emplace(peer, Peer{a.client, std::move(process), std::nullopt});
+      spdlog::info("client '{}' (pid {}) attached; {} client(s)", a.client, a.pid, peers_.size());
+      return proto::encode_result(id, proto::HelloResult{session_, proto::kVersion, CUVIEW_VERSION, opts_.name,
+                                                         static_cast<std::int32_t>(::getpid()), backend_->kind()});
+    }
+    if (!req.session)
+      throw Error(Errc::missing_field, "'" + op + "' lacks the 'session' field; say 'hello' first to get one");
+    if (*req.session != session_)
+      throw Error(Errc::stale_session, "session " + *req.session + " is from an earlier run of daemon '" +
+                                           opts_.name + "' (this run is session " + session_ +
+                                           "); attach again before using any handle");
+    auto it = peers_.find(peer);
+    if (it == peers_.end())
+      throw Error(Errc::not_attached, "'" + op + "' needs a 'hello' first on this connection");
+    Peer& p = it->second;
+    if (op == "describe") {
+      (void)proto::decode_as<proto::NoArgs>(req.args, what);
+      return proto::encode_result(id, describe());
+    }
+    if (op == "handles") {
+      (void)proto::decode_as<proto::NoArgs>(req.args, what);
+      if (!p.lease) {
+        p.lease = ring_->open_lease(p.process.pid());
+        if (!p.lease)
+          throw Error(Errc::too_many_clients, "all " + std::to_string(kMaxLeases) + " reader leases of daemon '" +
+                                                  opts_.name + "' are in use; detach a viewer and try again");
+      }
+      proto::HandlesResult h;
+      h.backend = backend_->kind();
+      h.control_shm = ring_->shm_name();
+      h.lease = *p.lease;
+      backend_->fill_handles(h);
+      return proto::encode_result(id, h);
+    }
+    if (op == "pause" || op == "resume") {
+      (void)proto::decode_as<proto::NoArgs>(req.args, what);
+      paused_ = op == "pause";
+      pending_steps_ = 0;
+      spdlog::info("{} by '{}' at step {}", paused_ ? "paused" : "resumed", p.client, step_);
+      return proto::encode_result(id, proto::NoArgs{});
+    }
+    if (op == "step") {
+      auto a = proto::decode_as<proto::StepArgs>(req.args, what);
+      if (a.n < 1 || a.n > kMaxStepRequest)
+        throw Error(Errc::out_of_range,
+                    "step " + std::to_string(a.n) + " is out of range: use 1 to " + std::to_string(kMaxStepRequest));
+      paused_ = true;  // stepping means the simulation holds still in between
+      pending_steps_ += a.n;
+      return proto::encode_result(id, proto::NoArgs{});
+    }
+    if (op == "set") {
+      auto a = proto::decode_as<proto::SetArgs>(req.args, what);
+      if (!a.preset && (!a.params || a.params->empty()))
+        throw Error(Errc::missing_field, "'set' needs 'params' (name → value) or a 'preset'");
+      params_ = sim::apply(params_, a.preset, a.params.value_or(std::map<std::string, double>{}));
+      spdlog::info("parameters set by '{}'{}", p.client, a.preset ? " (preset " + *a.preset + ")" : "");
+      return proto::encode_result(id, proto::NoArgs{});
+    }
+    if (op == "reset") {
+      (void)proto::decode_as<proto::NoArgs>(req.args, what);
+      backend_->reset(opts_.seed);
+      step_ = 0;
+      sim_time_ = 0;
+      pending_steps_ = 0;
+      publish_now_ = true;
+      publish_frame();
+      spdlog::info("reset by '{}'", p.client);
+      return proto::encode_result(id, proto::NoArgs{});
+    }
+    if (op == "stats") {
+      (void)proto::decode_as<proto::NoArgs>(req.args, what);
+      return proto::encode_result(id, stats());
+    }
+    if (op == "detach") {
+      (void)proto::decode_as<proto::NoArgs>(req.args, what);
+      drop_peer(peer, "detached");
+      return proto::encode_result(id, proto::NoArgs{});
+    }
+    if (op == "shutdown") {
+      (void)proto::decode_as<proto::NoArgs>(req.args, what);
+      spdlog::info("shutdown requested by '{}' (pid {})", p.client, p.process.pid());
+      stop_ = true;
+      return proto::encode_result(id, proto::NoArgs{});
+    }
+    throw Error(Errc::internal, "op '" + op + "' is listed but not handled; please report this bug");
+  } catch (const Error& e) {
+    spdlog::warn("refused {}: {} ({})", op, e.what(), to_string(e.code()));
+    return proto::encode_error(id, e.code(), e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("internal error on {}: {}", op, e.what());
+    return proto::encode_error(id, Errc::internal, std::string("internal error: ") + e.what() + "; please report it");
+  }
+}
+
+}  // namespace cuview

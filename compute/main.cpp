@@ -1,0 +1,84 @@
+// cuview-compute: the headless simulation daemon. main() only parses the command line,
+// sets up logging and decides the exit code.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <regex>
+
+#include "cuview/error.hpp"
+#include "daemon.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda_ipc.hpp"
+#endif
+
+int main(int argc, char** argv) {
+  cuview::block_shutdown_signals();  // before any thread exists, so SIGTERM reaches the signalfd
+  ::umask(077);                      // sockets and files: this user only
+
+  cuview::DaemonOptions o;
+  std::string size = "512x512", log_level = "info";
+  bool check_cuda = false;
+  CLI::App app{"cuview-compute: runs a simulation on the GPU (or CPU) and publishes its frames to cuview viewers.\n"
+               "Runs in the foreground until SIGTERM/SIGINT or `cuview-ctl shutdown`."};
+  app.set_version_flag("--version", "cuview-compute " CUVIEW_VERSION);
+  app.add_option("--name", o.name, "instance name; endpoints live in $XDG_RUNTIME_DIR/cuview/NAME")->capture_default_str();
+  app.add_option("--backend", o.backend, "where the simulation runs")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}))
+      ->capture_default_str();
+  app.add_option("--sim", o.sim, "simulation")->check(CLI::IsMember({"grayscott"}))->capture_default_str();
+  app.add_option("--size", size, "grid size WxH")->capture_default_str();
+  app.add_option("--slots", o.slots, "ring slots per field (1-16)")->capture_default_str();
+  app.add_option("--fps", o.max_fps, "frames published per second at most (0: after every batch)")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the initial state")->capture_default_str();
+  app.add_option("--preset", o.preset, "parameter preset: coral, mitosis, maze, spots, waves")->capture_default_str();
+  app.add_flag("--paused", o.start_paused, "start paused");
+  app.add_option("--ready-fd", o.ready_fd, "write \"ready\" to this inherited descriptor once clients can attach");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.add_flag("--check-cuda", check_cuda, "say whether the CUDA backend can run here, and exit (0 = yes)");
+  CLI11_PARSE(app, argc, argv);
+
+  auto logger = spdlog::stderr_color_st("cuview-compute");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ cuview-compute[%P] %v");
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  if (check_cuda) {
+#ifdef CUVIEW_HAVE_CUDA
+    const auto p = cuview::cuda::probe();
+    if (p.usable) {
+      std::printf("cuda: usable: %s (PCI %s), driver %d, runtime %d\n", p.name.c_str(), p.pci_bus_id.c_str(),
+                  p.driver_version, p.runtime_version);
+      return 0;
+    }
+    std::printf("cuda: not usable: %s\n", p.reason.c_str());
+#else
+    std::printf("cuda: not usable: this build has no CUDA backend\n");
+#endif
+    return 1;
+  }
+
+  std::smatch m;
+  static const std::regex kSize(R"((\d{1,6})x(\d{1,6}))");
+  if (!std::regex_match(size, m, kSize)) {
+    spdlog::error("--size {} is not WxH (for example 512x512)", size);
+    return 2;
+  }
+  o.width = static_cast<std::uint32_t>(std::stoul(m[1]));
+  o.height = static_cast<std::uint32_t>(std::stoul(m[2]));
+
+  try {
+    cuview::Daemon daemon(o);
+    return daemon.run();
+  } catch (const cuview::Error& e) {
+    spdlog::error("{}", e.what());
+    return e.code() == cuview::Errc::already_running ? 3 : 1;
+  } catch (const std::exception& e) {
+    spdlog::error("unexpected error: {}", e.what());
+    return 1;
+  }
+}
