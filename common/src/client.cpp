@@ -276,7 +276,8 @@ Client Client::attach(const AttachOptions& options) {
     throw Error(Errc::daemon_gone, impl->who() + " exited during attach; try again");
   }
   impl->desc = impl->call<proto::DescribeResult>("describe", proto::NoArgs{}, options.timeout);
-  impl->import_ring(impl->call<proto::HandlesResult>("handles", proto::NoArgs{}, options.timeout));
+  if (options.import == Import::frames)
+    impl->import_ring(impl->call<proto::HandlesResult>("handles", proto::NoArgs{}, options.timeout));
   return Client(std::move(impl));
 }
 
@@ -289,6 +290,9 @@ std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     if (im.detached) throw Error(Errc::not_attached, "next_frame after detach from " + im.who());
+    if (!im.imports)
+      throw Error(Errc::not_attached, "next_frame on a control-only attachment to " + im.who() +
+                                          "; attach with Import::frames to receive frames");
     if (im.gone()) im.throw_gone();
     const std::uint32_t seen = im.imports->ring.notify_value();
     if (auto info = im.imports->ring.acquire_newer(im.last_seq.load())) {
@@ -305,6 +309,7 @@ std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
 bool Client::daemon_alive() const noexcept { return !impl_->gone(); }
 
 double Client::daemon_silence_s() const noexcept {
+  if (!impl_->imports) return 0;
   return static_cast<double>(monotonic_ns() - impl_->imports->ring.heartbeat_ns()) * 1e-9;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "cuview/error.hpp"
@@ -38,6 +39,12 @@ const std::vector<proto::PresetDesc>& presets() {
       {"waves", {{"F", 0.014}, {"k", 0.045}}},
   };
   return list;
+}
+
+static std::string fmt_float(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.7g", x);
+  return buf;
 }
 
 static std::string fmt(double x) {
@@ -79,15 +86,19 @@ SimParams apply(const SimParams& current, const std::optional<std::string>& pres
   return next;
 }
 
+// Parameters are stored as float for the kernels; report the decimal a user typed (0.16, not
+// 0.1599999964), which float's 7 significant digits round-trip exactly.
+static double reported(const ParamSpec& s, const SimParams& p) { return std::stod(fmt_float(s.get(p))); }
+
 std::vector<proto::ParamDesc> describe(const SimParams& p) {
   std::vector<proto::ParamDesc> out;
-  for (const auto& s : param_specs()) out.push_back({s.name, s.get(p), s.min, s.max, s.integer, s.help});
+  for (const auto& s : param_specs()) out.push_back({s.name, reported(s, p), s.min, s.max, s.integer, s.help});
   return out;
 }
 
 std::map<std::string, double> values(const SimParams& p) {
   std::map<std::string, double> out;
-  for (const auto& s : param_specs()) out[s.name] = s.get(p);
+  for (const auto& s : param_specs()) out[s.name] = reported(s, p);
   return out;
 }
 

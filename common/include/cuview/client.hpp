@@ -19,9 +19,13 @@
 
 namespace cuview {
 
+/// Whether attach imports the frame ring (a reader) or only opens the control channel.
+enum class Import { frames, control_only };
+
 struct AttachOptions {
   std::string name = "default";  ///< instance name of the daemon
   std::string client = "cuview client";
+  Import import = Import::frames;
   std::chrono::milliseconds timeout{3000};  ///< for each control request
 };
 

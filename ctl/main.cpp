@@ -1,0 +1,253 @@
+// cuview-ctl: the command-line client. Status, attach (with frame verification) and control.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cuview/client.hpp"
+#include "cuview/runtime_dir.hpp"
+
+namespace {
+using namespace std::chrono_literals;
+using cuview::Client;
+
+nlohmann::json to_json(const cuview::proto::Stats& s) {
+  return {{"name", s.name},
+          {"session", s.session},
+          {"backend", s.backend},
+          {"device", s.device},
+          {"sim", s.sim},
+          {"width", s.width},
+          {"height", s.height},
+          {"slots", s.slots},
+          {"paused", s.paused},
+          {"step", s.step},
+          {"sim_time", s.sim_time},
+          {"frames_published", s.frames_published},
+          {"frames_skipped", s.frames_skipped},
+          {"clients", s.clients},
+          {"readers", s.readers},
+          {"held_slots", s.held_slots},
+          {"steps_per_second", s.steps_per_second},
+          {"frames_per_second", s.frames_per_second},
+          {"rss_kib", s.rss_kib},
+          {"uptime_s", s.uptime_s},
+          {"params", s.params}};
+}
+
+void print_status(const cuview::proto::Stats& s) {
+  std::printf("%s: %s %ux%u on %s (%s), %s\n", s.name.c_str(), s.sim.c_str(), s.width, s.height, s.backend.c_str(),
+              s.device.c_str(), s.paused ? "paused" : "running");
+  std::printf("  step %llu (t = %.1f), %.0f steps/s\n", static_cast<unsigned long long>(s.step), s.sim_time,
+              s.steps_per_second);
+  std::printf("  frames %llu published (%.1f/s), %llu skipped; %u slots, %u held\n",
+              static_cast<unsigned long long>(s.frames_published), s.frames_per_second,
+              static_cast<unsigned long long>(s.frames_skipped), s.slots, s.held_slots);
+  std::printf("  clients %u (%u reading), memory %llu KiB, up %.0f s, session %s\n", s.clients, s.readers,
+              static_cast<unsigned long long>(s.rss_kib), s.uptime_s, s.session.c_str());
+  std::printf("  params:");
+  for (const auto& [k, v] : s.params) std::printf(" %s=%g", k.c_str(), v);
+  std::printf("\n");
+}
+
+struct AttachArgs {
+  std::uint64_t frames = 10;
+  bool verify = false;
+  int hold_ms = 0;
+  bool reattach = false;
+  double timeout_s = 10;
+};
+
+/// Waits for frames; returns the process exit code.
+int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
+  auto opts = base;
+  opts.client = "cuview-ctl attach";
+  std::uint64_t received = 0, verified = 0, sessions = 0, first_seq = 0, last_seq = 0, gaps = 0;
+  const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
+  while (received < a.frames) {
+    auto client = Client::attach(opts);
+    ++sessions;
+    const auto& d = client.description();
+    std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots\n", opts.name.c_str(),
+                client.hello().session.c_str(), d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(),
+                d.slots);
+    std::fflush(stdout);
+    try {
+      std::uint64_t prev = 0;
+      while (received < a.frames) {
+        auto frame = client.next_frame(frame_timeout);
+        if (!frame)
+          throw cuview::Error(cuview::Errc::timeout, "no frame from '" + opts.name + "' within " +
+                                                         std::to_string(a.timeout_s) +
+                                                         " s; is it paused? (`cuview-ctl resume`)");
+        const auto& info = frame->info();
+        if (received == 0) first_seq = info.seq;
+        if (prev != 0 && info.seq != prev + 1) ++gaps;
+        prev = last_seq = info.seq;
+        ++received;
+        if (a.verify) {
+          if (auto problem = frame->verify()) {
+            std::fprintf(stderr, "cuview-ctl: verification failed: %s\n", problem->c_str());
+            return 1;
+          }
+          ++verified;
+        }
+        if (a.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.hold_ms));
+      }
+    } catch (const cuview::Error& e) {
+      if (e.code() != cuview::Errc::daemon_gone || !a.reattach) throw;
+      std::printf("daemon gone (%s); waiting to re-attach\n", e.what());
+      std::fflush(stdout);
+      const auto deadline = std::chrono::steady_clock::now() + frame_timeout;
+      while (!cuview::daemon_running(opts.name)) {
+        if (std::chrono::steady_clock::now() > deadline)
+          throw cuview::Error(cuview::Errc::no_daemon, "daemon '" + opts.name + "' did not come back within " +
+                                                           std::to_string(a.timeout_s) + " s");
+        std::this_thread::sleep_for(50ms);
+      }
+    }
+  }
+  std::printf("received %llu frames (seq %llu..%llu, %llu gaps where frames were skipped) from %llu session(s)",
+              static_cast<unsigned long long>(received), static_cast<unsigned long long>(first_seq),
+              static_cast<unsigned long long>(last_seq), static_cast<unsigned long long>(gaps),
+              static_cast<unsigned long long>(sessions));
+  if (a.verify) std::printf(", %llu verified intact", static_cast<unsigned long long>(verified));
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cuview::AttachOptions opts;
+  opts.client = "cuview-ctl";
+  double timeout_s = 3;
+  CLI::App app{"cuview-ctl: inspect and steer a running cuview-compute daemon."};
+  app.set_version_flag("--version", "cuview-ctl " CUVIEW_VERSION);
+  app.add_option("--name", opts.name, "instance name of the daemon")->capture_default_str();
+  app.add_option("--timeout", timeout_s, "seconds to wait for each answer")->capture_default_str();
+  app.require_subcommand(1);
+
+  bool json = false;
+  auto* status = app.add_subcommand("status", "show the daemon's state");
+  status->add_flag("--json", json, "print JSON");
+  auto* list = app.add_subcommand("list", "list the daemons running for this user");
+  list->add_flag("--json", json, "print JSON");
+  auto* describe = app.add_subcommand("describe", "show fields, parameters and presets");
+  AttachArgs aa;
+  auto* att = app.add_subcommand("attach", "import the frame ring and receive frames");
+  att->add_option("--frames", aa.frames, "frames to receive")->capture_default_str();
+  att->add_flag("--verify", aa.verify, "check every frame's checksum and values");
+  att->add_option("--hold-ms", aa.hold_ms, "hold each frame this long (a slow viewer)");
+  att->add_flag("--reattach", aa.reattach, "when the daemon restarts, attach to the new one and go on");
+  att->add_option("--frame-timeout", aa.timeout_s, "seconds to wait for each frame")->capture_default_str();
+  app.add_subcommand("pause", "pause the simulation");
+  app.add_subcommand("resume", "resume the simulation");
+  std::uint64_t steps = 1;
+  app.add_subcommand("step", "advance N steps and stay paused")->add_option("N", steps)->required();
+  std::vector<std::string> assignments;
+  std::string preset;
+  auto* set = app.add_subcommand("set", "set parameters: set F=0.03 k=0.06, or set --preset maze");
+  set->add_option("KEY=VALUE", assignments);
+  set->add_option("--preset", preset, "apply a named preset first");
+  app.add_subcommand("reset", "restart the simulation from its initial state");
+  app.add_subcommand("shutdown", "stop the daemon gracefully");
+  CLI11_PARSE(app, argc, argv);
+  opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+
+  try {
+    if (*list) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& n : cuview::list_running_instances()) {
+        auto o = opts;
+        o.name = n;
+        o.import = cuview::Import::control_only;
+        try {
+          auto s = Client::attach(o).stats();
+          if (json)
+            out.push_back(to_json(s));
+          else
+            std::printf("%-16s %s %ux%u on %s, %s, step %llu\n", n.c_str(), s.sim.c_str(), s.width, s.height,
+                        s.backend.c_str(), s.paused ? "paused" : "running", static_cast<unsigned long long>(s.step));
+        } catch (const cuview::Error& e) {
+          if (json)
+            out.push_back({{"name", n}, {"error", e.what()}});
+          else
+            std::printf("%-16s (not answering: %s)\n", n.c_str(), e.what());
+        }
+      }
+      if (json) std::cout << out.dump(2) << "\n";
+      return 0;
+    }
+    if (*att) return attach(opts, aa);
+    opts.client = "cuview-ctl " + app.get_subcommands().front()->get_name();
+    opts.import = cuview::Import::control_only;
+    auto client = Client::attach(opts);
+    if (*status) {
+      auto s = client.stats();
+      if (json)
+        std::cout << to_json(s).dump(2) << "\n";
+      else
+        print_status(s);
+    } else if (*describe) {
+      const auto& d = client.description();
+      std::printf("%s %ux%u on %s (%s), session %s, %u slots of %llu bytes\n", d.sim.c_str(), d.width, d.height,
+                  d.backend.c_str(), d.device.c_str(), d.session.c_str(), d.slots,
+                  static_cast<unsigned long long>(d.slot_bytes));
+      for (const auto& f : d.fields)
+        std::printf("  field %-3s %s [%u, %u] at offset %llu: %s\n", f.name.c_str(), f.dtype.c_str(), f.shape[0],
+                    f.shape[1], static_cast<unsigned long long>(f.offset), f.help.c_str());
+      for (const auto& p : d.params)
+        std::printf("  param %-16s = %-8g in [%g, %g]%s: %s\n", p.name.c_str(), p.value, p.min, p.max,
+                    p.integer ? " (integer)" : "", p.help.c_str());
+      for (const auto& p : d.presets) {
+        std::printf("  preset %-8s", p.name.c_str());
+        for (const auto& [k, v] : p.values) std::printf(" %s=%g", k.c_str(), v);
+        std::printf("\n");
+      }
+    } else if (app.got_subcommand("pause")) {
+      client.pause();
+    } else if (app.got_subcommand("resume")) {
+      client.resume();
+    } else if (app.got_subcommand("step")) {
+      client.step(steps);
+    } else if (*set) {
+      std::map<std::string, double> values;
+      for (const auto& kv : assignments) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          std::fprintf(stderr, "cuview-ctl: '%s' is not KEY=VALUE (for example F=0.03)\n", kv.c_str());
+          return 2;
+        }
+        try {
+          std::size_t used = 0;
+          values[kv.substr(0, eq)] = std::stod(kv.substr(eq + 1), &used);
+          if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing text");
+        } catch (const std::exception&) {
+          std::fprintf(stderr, "cuview-ctl: the value in '%s' is not a number\n", kv.c_str());
+          return 2;
+        }
+      }
+      if (values.empty() && preset.empty()) {
+        std::fprintf(stderr, "cuview-ctl: set needs KEY=VALUE arguments or --preset NAME\n");
+        return 2;
+      }
+      client.set(values, preset.empty() ? std::nullopt : std::optional<std::string>(preset));
+    } else if (app.got_subcommand("reset")) {
+      client.reset();
+    } else if (app.got_subcommand("shutdown")) {
+      client.shutdown();
+    }
+    return 0;
+  } catch (const cuview::Error& e) {
+    std::fprintf(stderr, "cuview-ctl: %s [%s]\n", e.what(), std::string(cuview::to_string(e.code())).c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuview-ctl: unexpected error: %s\n", e.what());
+    return 1;
+  }
+}
