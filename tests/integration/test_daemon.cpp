@@ -1,0 +1,398 @@
+// End-to-end behaviour of cuview-compute and its clients, with real processes.
+#include <signal.h>
+#include <sys/mman.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <zmq.hpp>
+
+#include "backend_test.hpp"
+#include "cuview/client.hpp"
+#include "cuview/runtime_dir.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace cuview::test {
+void require_backend(Backend b) {
+  std::string reason;
+  if (b == Backend::cuda && !cuda_usable(&reason))
+    FAIL("this [gpu] test needs a usable CUDA device (" << reason
+                                                         << "); run it on a GPU machine or exclude it with ~[gpu]");
+}
+}  // namespace cuview::test
+
+namespace {
+Client attach(const std::string& name) {
+  AttachOptions o;
+  o.name = name;
+  o.client = "integration test";
+  return Client::attach(o);
+}
+
+std::vector<std::string> segments_of(const std::string& name) {
+  std::ifstream in(InstancePaths(name).segments);
+  std::vector<std::string> out;
+  for (std::string s; std::getline(in, s);) out.push_back(s);
+  return out;
+}
+
+bool shm_exists(const std::string& name) {
+  const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd >= 0) ::close(fd);
+  return fd >= 0;
+}
+
+struct Unknown {  // `step` arguments with a field no version of the protocol has
+  std::uint64_t n = 1;
+  int colour = 3;
+  MSGPACK_DEFINE_MAP(n, colour);
+};
+
+/// A raw DEALER on the daemon's control socket: sends whatever bytes a test wants.
+struct RawPeer {
+  zmq::context_t ctx;
+  zmq::socket_t sock{ctx, zmq::socket_type::dealer};
+  explicit RawPeer(const std::string& name) {
+    sock.set(zmq::sockopt::linger, 0);
+    sock.set(zmq::sockopt::rcvtimeo, 10000);
+    sock.connect(InstancePaths(name).control_endpoint());
+  }
+  proto::Reply send(const std::vector<std::string>& parts) {
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      sock.send(zmq::buffer(parts[i]), i + 1 < parts.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    zmq::message_t m;
+    REQUIRE(sock.recv(m));
+    return proto::decode_reply(m.to_string_view());
+  }
+  proto::Reply send(const std::string& bytes) { return send(std::vector<std::string>{bytes}); }
+};
+}  // namespace
+
+BACKEND_TEST("a client attaches and receives verified frames", "[integration][attach]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  auto r = ctl("t", {"attach", "--frames", "30", "--verify"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("received 30 frames") && Catch::Contains("30 verified intact"));
+  CHECK_THAT(r.out, Catch::Contains(std::string("on ") + to_string(backend)));
+}
+
+BACKEND_TEST("status --json reports the running simulation", "[integration][ctl]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  (void)wait_stats("t", [](const StatsView& s) { return s.step > 0; });
+  auto r = ctl("t", {"status", "--json"});
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("backend") == to_string(backend));
+  CHECK(j.at("sim") == "grayscott");
+  CHECK(j.at("step").get<std::uint64_t>() > 0);
+  CHECK(j.at("paused") == false);
+  CHECK(j.at("clients").get<int>() == 1);  // cuview-ctl itself
+  CHECK(j.at("frames_published").get<std::uint64_t>() > 0);
+  CHECK(j.at("width") == 128);
+}
+
+BACKEND_TEST("50 attach/detach cycles leave no client, lease or held slot behind", "[integration][attach]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  for (int i = 0; i < 50; ++i) {
+    auto c = attach("t");
+    auto f = c.next_frame(10s);
+    REQUIRE(f);
+    REQUIRE_FALSE(f->verify());
+  }
+  auto s = stats("t");
+  CHECK(s.clients == 1);  // the stats query itself
+  CHECK(s.readers == 0);
+  CHECK(s.held_slots == 0);
+  CHECK(ctl("t", {"attach", "--frames", "5", "--verify"}).code == 0);
+}
+
+BACKEND_TEST("a client SIGKILLed mid-frame 20 times leaves the daemon stepping with flat memory",
+             "[integration][faults]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  std::uint64_t last_step = 0, rss_after_warmup = 0;
+  for (int i = 0; i < 20; ++i) {
+    ChildProcess viewer({bin("cuview-ctl"), "--name", "t", "attach", "--frames", "1000000", "--verify", "--hold-ms",
+                         "30"});
+    // Mid-frame: the viewer holds a slot when it dies.
+    (void)wait_stats("t", [](const StatsView& s) { return s.readers == 1 && s.held_slots == 1; });
+    viewer.signal(SIGKILL);
+    REQUIRE(viewer.wait_for(10s) == 128 + SIGKILL);
+    auto s = wait_stats("t", [](const StatsView& v) { return v.readers == 0 && v.held_slots == 0; });
+    CHECK(s.step > last_step);
+    last_step = s.step;
+    if (i == 4) rss_after_warmup = s.rss_kib;
+  }
+  auto end = stats("t");
+  INFO("daemon RSS after 5 kills: " << rss_after_warmup << " KiB, after 20: " << end.rss_kib << " KiB");
+  CHECK(end.rss_kib <= rss_after_warmup + 2048);
+  CHECK(daemon.running());
+  CHECK(ctl("t", {"attach", "--frames", "5", "--verify"}).code == 0);
+}
+
+BACKEND_TEST("a SIGSTOPped client holding a frame does not stop the daemon or other clients",
+             "[integration][faults]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  ChildProcess frozen({bin("cuview-ctl"), "--name", "t", "attach", "--frames", "2", "--hold-ms", "600000"});
+  (void)wait_stats("t", [](const StatsView& s) { return s.held_slots == 1; });
+  frozen.signal(SIGSTOP);
+  const auto before = stats("t");
+  auto c = attach("t");
+  std::uint64_t prev = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto f = c.next_frame(10s);
+    REQUIRE(f);
+    CHECK(f->info().seq > prev);
+    prev = f->info().seq;
+    REQUIRE_FALSE(f->verify());
+  }
+  const auto after = stats("t");
+  CHECK(after.step > before.step);
+  CHECK(after.frames_published >= before.frames_published + 20);
+  CHECK(after.held_slots <= 2);  // the frozen viewer's slot, and possibly ours
+  frozen.signal(SIGCONT);
+}
+
+BACKEND_TEST("a killed daemon is noticed, stale sessions are refused, and clients re-attach",
+             "[integration][restart]") {
+  RuntimeDir rt;
+  auto daemon = std::make_unique<ChildProcess>(start_daemon("t", backend));
+  auto c = attach("t");
+  const std::string old_session = c.hello().session;
+  {
+    auto f = c.next_frame(10s);
+    REQUIRE(f);
+  }
+  daemon->signal(SIGKILL);
+  REQUIRE(daemon->wait_for(10s));
+  // Noticed within a second: the wait below must end with daemon_gone, not with its timeout.
+  try {
+    (void)c.next_frame(1000ms);
+    FAIL("next_frame returned although the daemon was killed");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::daemon_gone);
+  }
+  CHECK_FALSE(c.daemon_alive());
+  CHECK_THROWS_AS(c.stats(), Error);
+
+  daemon = std::make_unique<ChildProcess>(start_daemon("t", backend));
+  RawPeer raw("t");
+  auto reply = raw.send(proto::encode_request("handles", 1, old_session, proto::NoArgs{}));
+  CHECK_FALSE(reply.ok);
+  CHECK(reply.error.code == "stale_session");
+  CHECK_THAT(reply.error.message, Catch::Contains(old_session) && Catch::Contains("attach again"));
+
+  auto fresh = attach("t");
+  CHECK(fresh.hello().session != old_session);
+  auto f = fresh.next_frame(10s);
+  REQUIRE(f);
+  CHECK_FALSE(f->verify());
+}
+
+BACKEND_TEST("cuview-ctl attach --reattach follows a restarted daemon", "[integration][restart]") {
+  RuntimeDir rt;
+  auto daemon = std::make_unique<ChildProcess>(start_daemon("t", backend, {"--fps", "20"}));
+  ChildProcess viewer({bin("cuview-ctl"), "--name", "t", "attach", "--frames", "60", "--verify", "--reattach"});
+  (void)wait_stats("t", [](const StatsView& s) { return s.readers == 1; });
+  daemon->signal(SIGKILL);
+  REQUIRE(daemon->wait_for(10s));
+  daemon = std::make_unique<ChildProcess>(start_daemon("t", backend, {"--fps", "20"}));
+  auto code = viewer.wait_for(60s);
+  INFO(viewer.out() << viewer.err());
+  REQUIRE(code);
+  CHECK(*code == 0);
+  CHECK_THAT(viewer.out(), Catch::Contains("from 2 session(s)") && Catch::Contains("60 verified intact"));
+}
+
+BACKEND_TEST("a second daemon with the same name is refused and the first keeps running",
+             "[integration][lock]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  const auto s = stats("t");
+  ChildProcess second({bin("cuview-compute"), "--name", "t", "--backend", "host", "--size", "64x64"});
+  auto code = second.wait_for(30s);
+  REQUIRE(code);
+  CHECK(*code == 3);
+  CHECK_THAT(second.err(), Catch::Contains("already running") && Catch::Contains("--name"));
+  CHECK(stats("t").session == s.session);
+  CHECK(ctl("t", {"attach", "--frames", "3", "--verify"}).code == 0);
+}
+
+BACKEND_TEST("bad requests get specific errors and the daemon keeps its state", "[integration][bad-input]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  const auto before = stats("t");
+  RawPeer raw("t");
+  struct Case {
+    std::string bytes;
+    const char* code;
+    const char* says;
+  };
+  const std::string hello = proto::encode_request("hello", 1, "", proto::HelloArgs{"raw", ::getpid()});
+  const std::vector<Case> cases{
+      {"\xc1 not msgpack", "bad_message", "MessagePack"},
+      {hello.substr(0, hello.size() / 2), "bad_message", "truncated"},
+      {proto::encode(std::vector<int>{1, 2}), "bad_message", "map"},
+      {proto::encode_request("stats", 2, before.session, proto::NoArgs{}, 99), "version_mismatch", "protocol 99"},
+      {proto::encode_request("fly", 3, before.session, proto::NoArgs{}), "unknown_op", "'fly'"},
+      {proto::encode_request("handles", 4, before.session, proto::NoArgs{}), "not_attached", "hello"},
+      {proto::encode_request("stats", 5, "", proto::NoArgs{}), "missing_field", "session"},
+      {proto::encode_request("hello", 6, "", proto::HelloArgs{"raw", 999999999}), "bad_value", "999999999"},
+  };
+  for (const auto& c : cases) {
+    auto r = raw.send(c.bytes);
+    INFO("expected " << c.code << ", got " << r.error.code << ": " << r.error.message);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.code == c.code);
+    CHECK_THAT(r.error.message, Catch::Contains(c.says));
+  }
+  REQUIRE(raw.send(hello).ok);
+  const std::vector<Case> attached{
+      {proto::encode_request("step", 7, before.session, Unknown{}), "unknown_field", "'colour'"},
+      {proto::encode_request("step", 8, before.session, proto::StepArgs{0}), "out_of_range", "step 0"},
+      {proto::encode_request("set", 9, before.session, proto::SetArgs{std::map<std::string, double>{{"F", 7.0}}, {}}),
+       "out_of_range", "F=7"},
+      {proto::encode_request("set", 10, before.session,
+                             proto::SetArgs{std::map<std::string, double>{{"F", 0.01}, {"warp", 9.0}}, {}}),
+       "bad_value", "'warp'"},
+      {proto::encode_request("stats", 11, "0123456789abcdef0123456789abcdef", proto::NoArgs{}), "stale_session",
+       "earlier run"},
+  };
+  for (const auto& c : attached) {
+    auto r = raw.send(c.bytes);
+    INFO("expected " << c.code << ", got " << r.error.code << ": " << r.error.message);
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.code == c.code);
+    CHECK_THAT(r.error.message, Catch::Contains(c.says));
+  }
+  auto parts = raw.send(std::vector<std::string>{"a", "b", "c"});
+  CHECK(parts.error.code == "bad_message");
+  CHECK_THAT(parts.error.message, Catch::Contains("3 parts"));
+
+  // State intact: same session, F untouched by the refused `set`s, still stepping and serving.
+  const auto after = wait_stats("t", [&](const StatsView& s) { return s.step > before.step; });
+  CHECK(after.session == before.session);
+  CHECK(after.F == before.F);
+  CHECK(daemon.running());
+  CHECK(ctl("t", {"attach", "--frames", "3", "--verify"}).code == 0);
+}
+
+BACKEND_TEST("pause, step, set and reset from a client take effect", "[integration][ctl]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  REQUIRE(ctl("t", {"pause"}).code == 0);
+  const auto paused = stats("t");
+  CHECK(paused.paused);
+  CHECK(stats("t").step == paused.step);
+  REQUIRE(ctl("t", {"step", "5"}).code == 0);
+  (void)wait_stats("t", [&](const StatsView& s) { return s.step == paused.step + 5; });
+  REQUIRE(ctl("t", {"set", "F=0.03"}).code == 0);
+  CHECK(stats("t").F == 0.03);
+  auto bad = ctl("t", {"set", "F=2"});
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("out of range"));
+  REQUIRE(ctl("t", {"reset"}).code == 0);
+  CHECK(stats("t").step == 0);
+  REQUIRE(ctl("t", {"resume"}).code == 0);
+  (void)wait_stats("t", [](const StatsView& s) { return !s.paused && s.step > 0; });
+}
+
+BACKEND_TEST("SIGTERM shuts down gracefully: clients are told, files and segments are removed",
+             "[integration][lifecycle]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  auto segments = segments_of("t");
+  REQUIRE_FALSE(segments.empty());
+  auto c = attach("t");
+  daemon.signal(SIGTERM);
+  REQUIRE(daemon.wait_for(30s) == 0);
+  try {
+    (void)c.next_frame(1000ms);
+    FAIL("next_frame returned after shutdown");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::daemon_gone);
+  }
+  for (const auto& s : segments) CHECK_FALSE(shm_exists(s));
+  CHECK_FALSE(fs::exists(InstancePaths("t").control));
+  CHECK_FALSE(daemon_running("t"));
+  auto r = ctl("t", {"status"});
+  CHECK(r.code != 0);
+  CHECK_THAT(r.err, Catch::Contains("no cuview-compute daemon named 't'"));
+}
+
+BACKEND_TEST("a crashed daemon's leftovers are removed by the next start", "[integration][lifecycle]") {
+  RuntimeDir rt;
+  auto daemon = std::make_unique<ChildProcess>(start_daemon("t", backend));
+  auto segments = segments_of("t");
+  daemon->signal(SIGKILL);
+  REQUIRE(daemon->wait_for(10s));
+  for (const auto& s : segments) CHECK(shm_exists(s));
+  daemon = std::make_unique<ChildProcess>(start_daemon("t", backend));
+  for (const auto& s : segments) CHECK_FALSE(shm_exists(s));
+  CHECK(ctl("t", {"attach", "--frames", "3", "--verify"}).code == 0);
+}
+
+TEST_CASE("a runtime directory open to other users makes the daemon refuse to start", "[integration][access]") {
+  RuntimeDir rt;
+  const auto dir = rt.path() / "cuview" / "t";
+  fs::create_directories(dir);
+  fs::permissions(rt.path() / "cuview", fs::perms::owner_all);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec);
+  ChildProcess d({bin("cuview-compute"), "--name", "t", "--backend", "host"});
+  auto code = d.wait_for(30s);
+  REQUIRE(code);
+  CHECK(*code == 1);
+  CHECK_THAT(d.err(), Catch::Contains("0755") && Catch::Contains("chmod 700"));
+}
+
+TEST_CASE("attaching to a daemon that does not exist names it and what to do", "[integration][ctl]") {
+  RuntimeDir rt;
+  auto r = ctl("nobody", {"attach", "--frames", "1"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("'nobody'") && Catch::Contains("cuview-compute --name nobody"));
+}
+
+TEST_CASE("the CUDA backend computes what the host backend computes", "[integration][gpu]") {
+  require_backend(Backend::cuda);
+  RuntimeDir rt;
+  auto host = start_daemon("h", Backend::host, {"--paused", "--seed", "9"});
+  auto gpu = start_daemon("g", Backend::cuda, {"--paused", "--seed", "9"});
+  REQUIRE(ctl("h", {"step", "200"}).code == 0);
+  REQUIRE(ctl("g", {"step", "200"}).code == 0);
+  (void)wait_stats("h", [](const StatsView& s) { return s.step == 200 && s.frames_published >= 2; });
+  (void)wait_stats("g", [](const StatsView& s) { return s.step == 200 && s.frames_published >= 2; });
+  auto ch = attach("h");
+  auto cg = attach("g");
+  auto fh = ch.next_frame(10s);
+  auto fg = cg.next_frame(10s);
+  REQUIRE(fh);
+  REQUIRE(fg);
+  REQUIRE(fh->info().step == 200);
+  REQUIRE(fg->info().step == 200);
+  const auto bytes = ch.description().slot_bytes;
+  std::vector<std::byte> a(bytes), b(bytes);
+  fh->copy_to_host(a);
+  fg->copy_to_host(b);
+  const auto* x = reinterpret_cast<const float*>(a.data());
+  const auto* y = reinterpret_cast<const float*>(b.data());
+  const std::size_t stride = ch.description().fields.at(1).offset / sizeof(float);
+  double worst = 0;
+  for (std::size_t f = 0; f < 2; ++f)
+    for (std::size_t i = 0; i < 128 * 128; ++i) worst = std::max(worst, double(std::abs(x[f * stride + i] - y[f * stride + i])));
+  INFO("largest host/CUDA difference after 200 steps: " << worst);
+  CHECK(worst < 1e-4);  // only floating-point contraction differs
+}

@@ -1,0 +1,191 @@
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cuview/client.hpp"
+#include "cuview/posix.hpp"
+
+extern char** environ;
+
+namespace cuview::test {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const char* to_string(Backend b) { return b == Backend::cuda ? "cuda" : "host"; }
+
+std::string bin(const std::string& program) { return std::string(CUVIEW_BIN_DIR) + "/" + program; }
+
+static std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+static fs::path scratch(const std::string& stem) {
+  static int counter = 0;
+  return fs::temp_directory_path() /
+         ("cuview-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" + stem);
+}
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, int pass_fd) {
+  out_ = scratch("out");
+  err_ = scratch("err");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (pass_fd >= 0) posix_spawn_file_actions_adddup2(&fa, pass_fd, pass_fd);  // clears FD_CLOEXEC (glibc ≥ 2.29)
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const int rc = ::posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) FAIL("posix_spawn " << argv[0] << ": " << std::strerror(rc));
+}
+
+ChildProcess::ChildProcess(ChildProcess&& o) noexcept
+    : pid_(std::exchange(o.pid_, -1)), status_(o.status_), out_(std::move(o.out_)), err_(std::move(o.err_)) {}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0 && !status_) {
+    ::kill(pid_, SIGCONT);
+    ::kill(pid_, SIGKILL);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+  }
+  std::error_code ec;
+  if (!out_.empty()) fs::remove(out_, ec);
+  if (!err_.empty()) fs::remove(err_, ec);
+}
+
+void ChildProcess::signal(int sig) const {
+  if (pid_ > 0 && !status_) ::kill(pid_, sig);
+}
+
+std::optional<int> ChildProcess::wait_for(std::chrono::milliseconds timeout) {
+  if (status_) return status_;
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  if (pidfd >= 0) {
+    pollfd p{pidfd, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(timeout.count()));
+    ::close(pidfd);
+  }
+  int st = 0;
+  if (::waitpid(pid_, &st, WNOHANG) != pid_) return std::nullopt;
+  status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return status_;
+}
+
+bool ChildProcess::running() { return !wait_for(0ms).has_value(); }
+std::string ChildProcess::out() const { return read_file(out_); }
+std::string ChildProcess::err() const { return read_file(err_); }
+
+RuntimeDir::RuntimeDir() {
+  path_ = scratch("xdg");
+  fs::create_directories(path_);
+  ::chmod(path_.c_str(), 0700);
+  ::setenv("XDG_RUNTIME_DIR", path_.c_str(), 1);
+}
+
+RuntimeDir::~RuntimeDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<std::string> extra) {
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  std::vector<std::string> argv{bin("cuview-compute"), "--name", name, "--backend", to_string(backend),
+                                "--size", "128x128", "--ready-fd", std::to_string(fds[1])};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  ChildProcess daemon(argv, fds[1]);
+  ::close(fds[1]);
+  std::string got;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (got.find("ready") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[64];
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;  // the daemon exited (or closed the pipe) without saying ready
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  if (got.find("ready") == std::string::npos) {
+    (void)daemon.wait_for(2s);
+    FAIL("cuview-compute " << name << " (" << to_string(backend) << ") did not become ready:\n" << daemon.err());
+  }
+  return daemon;
+}
+
+Result ctl(const std::string& name, const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv{bin("cuview-ctl"), "--name", name};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildProcess p(argv);
+  auto code = p.wait_for(timeout);
+  if (!code) FAIL("cuview-ctl did not finish within " << timeout.count() << " ms:\n" << p.out() << p.err());
+  return {*code, p.out(), p.err()};
+}
+
+StatsView stats(const std::string& name) {
+  AttachOptions o;
+  o.name = name;
+  o.client = "test stats";
+  o.import = Import::control_only;
+  auto s = Client::attach(o).stats();
+  StatsView v;
+  v.step = s.step;
+  v.frames_published = s.frames_published;
+  v.frames_skipped = s.frames_skipped;
+  v.rss_kib = s.rss_kib;
+  v.clients = s.clients;
+  v.readers = s.readers;
+  v.held_slots = s.held_slots;
+  v.paused = s.paused;
+  v.session = s.session;
+  v.backend = s.backend;
+  v.F = s.params.at("F");
+  return v;
+}
+
+StatsView wait_stats(const std::string& name, const std::function<bool(const StatsView&)>& pred,
+                     std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  StatsView v = stats(name);
+  while (!pred(v)) {
+    if (std::chrono::steady_clock::now() > deadline)
+      FAIL("daemon " << name << " did not reach the expected state within " << timeout.count()
+                     << " ms: step " << v.step << ", clients " << v.clients << ", readers " << v.readers
+                     << ", held slots " << v.held_slots << ", frames " << v.frames_published);
+    std::this_thread::sleep_for(20ms);  // polling an observable state, not waiting for time to pass
+    v = stats(name);
+  }
+  return v;
+}
+
+bool cuda_usable(std::string* reason) {
+  static std::optional<std::pair<bool, std::string>> cached;
+  if (!cached) {
+    ChildProcess p({bin("cuview-compute"), "--check-cuda"});
+    auto code = p.wait_for(60s);
+    cached = {code && *code == 0, p.out()};
+  }
+  if (reason) *reason = cached->second;
+  return cached->first;
+}
+
+}  // namespace cuview::test

@@ -1,0 +1,87 @@
+// Test support: real child processes (posix_spawn, never fork after CUDA init), a private
+// runtime directory per test, and helpers to start a daemon and run cuview-ctl.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuview::test {
+
+enum class Backend { host, cuda };
+const char* to_string(Backend b);
+
+/// One child process. Its stdout and stderr go to files; the destructor SIGKILLs and reaps it
+/// if it still runs.
+class ChildProcess {
+ public:
+  /// `pass_fd` is inherited by the child under the same number (e.g. a --ready-fd pipe).
+  explicit ChildProcess(const std::vector<std::string>& argv, int pass_fd = -1);
+  ChildProcess(ChildProcess&& o) noexcept;
+  ChildProcess& operator=(ChildProcess&&) = delete;
+  ChildProcess(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  void signal(int sig) const;
+  /// Exit code (128 + signal when killed), or empty if still running after `timeout`.
+  std::optional<int> wait_for(std::chrono::milliseconds timeout);
+  [[nodiscard]] bool running();
+  [[nodiscard]] std::string out() const;
+  [[nodiscard]] std::string err() const;
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  std::filesystem::path out_, err_;
+};
+
+/// Creates a fresh 0700 directory and points XDG_RUNTIME_DIR at it for this process and its
+/// children; removes it on destruction.
+class RuntimeDir {
+ public:
+  RuntimeDir();
+  ~RuntimeDir();
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string bin(const std::string& program);
+
+/// Starts cuview-compute and returns once it wrote "ready" on its --ready-fd (fails the test,
+/// with the daemon's log, if it exits first or takes longer than 60 s).
+ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<std::string> extra = {});
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+/// Runs cuview-ctl --name NAME ARGS... to completion (at most `timeout`).
+Result ctl(const std::string& name, const std::vector<std::string>& args,
+           std::chrono::milliseconds timeout = std::chrono::seconds(120));
+
+/// Polls `cuview-ctl status --json` through the client library until `pred` holds; the last
+/// stats are returned. Fails the test after `timeout`.
+struct StatsView {
+  std::uint64_t step = 0, frames_published = 0, rss_kib = 0, frames_skipped = 0;
+  std::uint32_t clients = 0, readers = 0, held_slots = 0;
+  bool paused = false;
+  std::string session, backend;
+  double F = 0;
+};
+StatsView stats(const std::string& name);
+StatsView wait_stats(const std::string& name, const std::function<bool(const StatsView&)>& pred,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+/// Whether `cuview-compute --check-cuda` says the CUDA backend can run here; `reason` gets its words.
+bool cuda_usable(std::string* reason = nullptr);
+
+}  // namespace cuview::test

@@ -1,0 +1,215 @@
+// The protocol decoder accepts what clients send and rejects every kind of bad input with an
+// error that names what was wrong.
+#include <catch2/catch.hpp>
+
+#include "cuview/protocol.hpp"
+
+using namespace cuview;
+using namespace cuview::proto;
+
+namespace {
+// Messages a well-behaved client never sends.
+struct Extra {
+  std::string client = "x";
+  std::int32_t pid = 1;
+  int shoe_size = 44;
+  MSGPACK_DEFINE_MAP(client, pid, shoe_size);
+};
+struct OnlyClient {
+  std::string client = "x";
+  MSGPACK_DEFINE_MAP(client);
+};
+struct PidAsText {
+  std::string client = "x";
+  std::string pid = "twelve";
+  MSGPACK_DEFINE_MAP(client, pid);
+};
+struct NegativeSteps {
+  std::int64_t n = -5;
+  MSGPACK_DEFINE_MAP(n);
+};
+struct ParamsAsList {
+  std::vector<int> params{1, 2};
+  MSGPACK_DEFINE_MAP(params);
+};
+
+struct Raw {  // build arbitrary maps the real encoder would never produce
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk{buf};
+  std::string str() const { return {buf.data(), buf.size()}; }
+};
+
+Errc code_of(const std::string& bytes, std::string* message = nullptr) {
+  std::uint64_t id = 0;
+  try {
+    auto r = decode_request(bytes, id);
+    if (r.op == "hello") (void)decode_as<HelloArgs>(r.args, "'hello' arguments");
+    if (r.op == "step") (void)decode_as<StepArgs>(r.args, "'step' arguments");
+    if (r.op == "set") (void)decode_as<SetArgs>(r.args, "'set' arguments");
+    if (r.op == "stats") (void)decode_as<NoArgs>(r.args, "'stats' arguments");
+  } catch (const Error& e) {
+    if (message) *message = e.what();
+    return e.code();
+  }
+  FAIL("decoding succeeded but an error was expected");
+  return Errc::internal;
+}
+}  // namespace
+
+TEST_CASE("a request round-trips through encode and decode", "[protocol]") {
+  const auto bytes = encode_request("hello", 42, "", HelloArgs{"tester", 1234});
+  std::uint64_t id = 0;
+  auto r = decode_request(bytes, id);
+  CHECK(id == 42);
+  CHECK(r.v == kVersion);
+  CHECK(r.op == "hello");
+  CHECK_FALSE(r.session.has_value());
+  auto a = decode_as<HelloArgs>(r.args, "'hello' arguments");
+  CHECK(a.client == "tester");
+  CHECK(a.pid == 1234);
+}
+
+TEST_CASE("results and errors round-trip through the reply envelope", "[protocol]") {
+  DescribeResult d;
+  d.session = "abc";
+  d.width = 7;
+  d.fields.push_back({"u", "float32", {7, 9}, {36, 4}, 256, "help"});
+  d.params.push_back({"F", 0.05, 0, 0.1, false, "feed"});
+  d.presets.push_back({"coral", {{"F", 0.0545}}});
+  auto reply = decode_reply(encode_result(9, d));
+  REQUIRE(reply.ok);
+  CHECK(reply.id == 9);
+  auto back = decode_as<DescribeResult>(reply.result, "describe result");
+  CHECK(back.session == "abc");
+  CHECK(back.fields.at(0).strides == std::vector<std::uint64_t>{36, 4});
+  CHECK(back.presets.at(0).values.at("F") == Approx(0.0545));
+
+  HandlesResult h;
+  h.slots.push_back({std::vector<char>(64, '\x7f'), std::vector<char>(64, '\x01'), 0});
+  auto hr = decode_as<HandlesResult>(decode_reply(encode_result(1, h)).result, "handles");
+  CHECK(hr.slots.at(0).memory == std::vector<char>(64, '\x7f'));
+
+  auto err = decode_reply(encode_error(5, Errc::stale_session, "old session"));
+  CHECK_FALSE(err.ok);
+  CHECK(err.id == 5);
+  CHECK(err.error.code == "stale_session");
+  CHECK(err.error.message == "old session");
+}
+
+TEST_CASE("notices round-trip", "[protocol]") {
+  FrameNotice n{"s", 3, 1, 48, 48.0, 123};
+  auto back = decode_bytes<FrameNotice>(encode(n), "frame notice");
+  CHECK(back.seq == 3);
+  CHECK(back.stamp_ns == 123);
+}
+
+TEST_CASE("bytes that are not MessagePack are rejected as bad_message", "[protocol][bad-input]") {
+  std::string msg;
+  CHECK(code_of(std::string("\xc1\xc1\xc1", 3), &msg) == Errc::bad_message);
+  CHECK(code_of("hello daemon", &msg) == Errc::bad_message);
+  CHECK(code_of("", &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("truncated"));
+}
+
+TEST_CASE("a truncated request is rejected and says so", "[protocol][bad-input]") {
+  const auto full = encode_request("stats", 1, "s", NoArgs{});
+  for (std::size_t cut = 1; cut < full.size(); ++cut) {
+    std::string msg;
+    CHECK(code_of(full.substr(0, cut), &msg) == Errc::bad_message);
+    CHECK_THAT(msg, Catch::Contains("truncated"));
+  }
+}
+
+TEST_CASE("a request that is not a map, or has trailing bytes, is rejected", "[protocol][bad-input]") {
+  Raw r;
+  r.pk.pack_array(2), r.pk.pack(1), r.pk.pack(2);
+  std::string msg;
+  CHECK(code_of(r.str(), &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("must be a MessagePack map"));
+  CHECK(code_of(encode_request("stats", 1, "s", NoArgs{}) + "x", &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("trailing"));
+}
+
+TEST_CASE("a wrong protocol version names both versions", "[protocol][bad-input]") {
+  std::string msg;
+  CHECK(code_of(encode_request("stats", 1, "s", NoArgs{}, kVersion + 1), &msg) == Errc::version_mismatch);
+  CHECK_THAT(msg, Catch::Contains("protocol " + std::to_string(kVersion + 1)) &&
+                      Catch::Contains("protocol " + std::to_string(kVersion)));
+  Raw r;
+  r.pk.pack_map(1), r.pk.pack("op"), r.pk.pack("stats");
+  CHECK(code_of(r.str(), &msg) == Errc::missing_field);
+  CHECK_THAT(msg, Catch::Contains("'v'"));
+}
+
+TEST_CASE("an unknown op is rejected with the list of ops", "[protocol][bad-input]") {
+  std::string msg;
+  CHECK(code_of(encode_request("explode", 1, "s", NoArgs{}), &msg) == Errc::unknown_op);
+  CHECK_THAT(msg, Catch::Contains("'explode'") && Catch::Contains("describe"));
+}
+
+TEST_CASE("unknown fields are rejected by name, in the envelope and in arguments", "[protocol][bad-input]") {
+  Raw r;
+  r.pk.pack_map(4), r.pk.pack("v"), r.pk.pack(kVersion), r.pk.pack("op"), r.pk.pack("stats");
+  r.pk.pack("id"), r.pk.pack(1), r.pk.pack("colour"), r.pk.pack("blue");
+  std::string msg;
+  CHECK(code_of(r.str(), &msg) == Errc::unknown_field);
+  CHECK_THAT(msg, Catch::Contains("'colour'"));
+
+  CHECK(code_of(encode_request("hello", 1, "", Extra{}), &msg) == Errc::unknown_field);
+  CHECK_THAT(msg, Catch::Contains("'shoe_size'") && Catch::Contains("client, pid"));
+  CHECK(code_of(encode_request("stats", 1, "s", Extra{}), &msg) == Errc::unknown_field);
+}
+
+TEST_CASE("missing and mistyped fields are rejected by name", "[protocol][bad-input]") {
+  std::string msg;
+  CHECK(code_of(encode_request("hello", 1, "", OnlyClient{}), &msg) == Errc::missing_field);
+  CHECK_THAT(msg, Catch::Contains("'pid'"));
+
+  CHECK(code_of(encode_request("hello", 1, "", PidAsText{}), &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("field 'pid'") && Catch::Contains("string"));
+
+  CHECK(code_of(encode_request("step", 1, "s", NegativeSteps{}), &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("field 'n'"));
+
+  CHECK(code_of(encode_request("set", 1, "s", ParamsAsList{}), &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("field 'params'"));
+}
+
+TEST_CASE("a key given twice or a non-string key is rejected", "[protocol][bad-input]") {
+  Raw r;
+  r.pk.pack_map(4), r.pk.pack("v"), r.pk.pack(kVersion), r.pk.pack("op"), r.pk.pack("stats");
+  r.pk.pack("op"), r.pk.pack("stats"), r.pk.pack("id"), r.pk.pack(1);
+  std::string msg;
+  CHECK(code_of(r.str(), &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("twice"));
+  Raw k;
+  k.pk.pack_map(2), k.pk.pack("v"), k.pk.pack(kVersion), k.pk.pack(7), k.pk.pack("stats");
+  CHECK(code_of(k.str(), &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("key"));
+}
+
+TEST_CASE("an oversized request is rejected before decoding", "[protocol][bad-input]") {
+  std::string msg;
+  CHECK(code_of(std::string(kMaxRequestBytes + 1, '\x90'), &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("limit"));
+}
+
+TEST_CASE("a reply from a daemon of another version is reported as a version mismatch", "[protocol][bad-input]") {
+  Raw r;
+  r.pk.pack_map(3), r.pk.pack("v"), r.pk.pack(kVersion + 1), r.pk.pack("id"), r.pk.pack(1);
+  r.pk.pack("ok"), r.pk.pack(true);
+  try {
+    (void)decode_reply(r.str());
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::version_mismatch);
+  }
+}
+
+TEST_CASE("error codes keep their wire names", "[protocol]") {
+  for (auto c : {Errc::bad_message, Errc::stale_session, Errc::version_mismatch, Errc::too_many_clients,
+                 Errc::already_running, Errc::internal}) {
+    CHECK(errc_from_string(to_string(c)) == c);
+  }
+  CHECK(to_string(Errc::stale_session) == "stale_session");
+}

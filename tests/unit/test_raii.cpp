@@ -1,0 +1,126 @@
+// Every OS resource has one owner; a moved-from owner releases nothing.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "cuview/error.hpp"
+#include "cuview/posix.hpp"
+#include "cuview/runtime_dir.hpp"
+#include "process.hpp"
+
+using namespace cuview;
+namespace fs = std::filesystem;
+
+static bool fd_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
+static bool shm_exists(const std::string& name) {
+  const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd >= 0) ::close(fd);
+  return fd >= 0;
+}
+
+TEST_CASE("a moved-from UniqueFd closes nothing; the owner closes once", "[raii]") {
+  int raw = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  {
+    UniqueFd owner;
+    {
+      UniqueFd first(raw);
+      owner = std::move(first);
+      CHECK_FALSE(first);
+    }
+    CHECK(fd_open(raw));
+  }
+  CHECK_FALSE(fd_open(raw));
+}
+
+TEST_CASE("a moved-from SharedMemory neither unmaps nor unlinks; the creator unlinks", "[raii]") {
+  std::string name;
+  {
+    SharedMemory owner;
+    {
+      auto created = SharedMemory::create(4096);
+      name = created.name();
+      static_cast<char*>(created.data())[0] = 'x';
+      owner = std::move(created);
+      CHECK_FALSE(created);
+    }
+    CHECK(shm_exists(name));
+    CHECK(static_cast<char*>(owner.data())[0] == 'x');
+    auto opened = SharedMemory::open(name, 4096, Access::read_only);
+    CHECK(static_cast<const char*>(opened.data())[0] == 'x');
+    auto moved = std::move(opened);
+  }
+  CHECK_FALSE(shm_exists(name));
+}
+
+TEST_CASE("shared-memory segments are private to their user and unguessable", "[raii][access]") {
+  auto a = SharedMemory::create(64);
+  auto b = SharedMemory::create(64);
+  CHECK(a.name() != b.name());
+  CHECK(a.name().size() > 32);
+  struct stat st{};
+  const int fd = ::shm_open(a.name().c_str(), O_RDONLY, 0);
+  REQUIRE(fd >= 0);
+  ::fstat(fd, &st);
+  ::close(fd);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK_THROWS_AS(SharedMemory::open("/cuview-no-such-segment", 64, Access::read_only), Error);
+  CHECK_THROWS_WITH(SharedMemory::open(a.name(), 1 << 20, Access::read_only), Catch::Contains("holds 64 bytes"));
+}
+
+TEST_CASE("an instance lock refuses a second holder and is free once released", "[raii][lock]") {
+  test::RuntimeDir rt;
+  InstancePaths paths("locktest");
+  ensure_private_dir(paths.dir.parent_path());
+  ensure_private_dir(paths.dir);
+  CHECK_FALSE(InstanceLock::is_held(paths));
+  {
+    auto lock = std::make_unique<InstanceLock>(paths);
+    CHECK(InstanceLock::is_held(paths));
+    try {
+      InstanceLock second(paths);
+      FAIL("a second lock was granted");
+    } catch (const Error& e) {
+      CHECK(e.code() == Errc::already_running);
+      CHECK_THAT(e.what(), Catch::Contains("already running"));
+    }
+    auto moved = std::move(lock);  // moving the owner keeps the lock
+    CHECK(InstanceLock::is_held(paths));
+  }
+  CHECK_FALSE(InstanceLock::is_held(paths));
+  InstanceLock again(paths);
+  CHECK(list_running_instances() == std::vector<std::string>{"locktest"});
+}
+
+TEST_CASE("a runtime directory that others can enter is refused", "[raii][access]") {
+  test::RuntimeDir rt;
+  const auto dir = rt.path() / "cuview";
+  ensure_private_dir(dir);
+  ::chmod(dir.c_str(), 0755);
+  CHECK_THROWS_WITH(ensure_private_dir(dir), Catch::Contains("0755") && Catch::Contains("chmod 700"));
+  ::chmod(dir.c_str(), 0700);
+  CHECK_NOTHROW(ensure_private_dir(dir));
+}
+
+TEST_CASE("instance names that could escape the runtime directory are refused", "[raii][bad-input]") {
+  for (const char* bad : {"", "..", "../x", "a/b", ".hidden", "name with space", "x\n"}) {
+    CHECK_THROWS_AS(validate_instance_name(bad), Error);
+  }
+  CHECK_NOTHROW(validate_instance_name("sim-01.run_2"));
+}
+
+TEST_CASE("a process handle notices its process exiting and ignores a moved-from copy", "[raii]") {
+  test::ChildProcess child({"/bin/sleep", "30"});
+  ProcessHandle h(child.pid());
+  CHECK_FALSE(h.exited());
+  ProcessHandle moved = std::move(h);
+  CHECK_FALSE(moved.exited());
+  child.signal(SIGKILL);
+  REQUIRE(child.wait_for(std::chrono::seconds(10)));
+  CHECK(moved.exited());
+  CHECK_THROWS_WITH(ProcessHandle(-5), Catch::Contains("not a valid process id"));
+}
