@@ -26,7 +26,11 @@ using namespace std::chrono_literals;
 
 const char* to_string(Backend b) { return b == Backend::cuda ? "cuda" : "host"; }
 
-std::string bin(const std::string& program) { return std::string(CUVIEW_BIN_DIR) + "/" + program; }
+std::string bin(const std::string& program) {
+  // The build's own folder, unless the binaries were moved (the GPU host runs a bundle).
+  const char* dir = std::getenv("CUVIEW_BIN_DIR");
+  return std::string(dir != nullptr && *dir != '\0' ? dir : CUVIEW_BIN_DIR) + "/" + program;
+}
 
 static std::string read_file(const fs::path& p) {
   std::ifstream in(p);

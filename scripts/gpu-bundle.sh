@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds a Release tree for Hopper (build-gpu/) and bundles its programs and test binaries with
+# the libraries a GPU host lacks into .device/runtime.txz (../shared/device/bundle-runtime.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON "-DCMAKE_CUDA_ARCHITECTURES=90" >/dev/null
+cmake --build build-gpu --parallel "$(nproc)"
+strip build-gpu/bin/* 2>/dev/null || true
+../shared/device/bundle-runtime.sh build-gpu/bin
