@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "cuview/client.hpp"
@@ -62,24 +63,46 @@ struct AttachArgs {
   double timeout_s = 10;
 };
 
-/// Waits for frames; returns the process exit code.
+bool retryable(const cuview::Error& e) {
+  return e.code() == cuview::Errc::daemon_gone || e.code() == cuview::Errc::no_daemon ||
+         e.code() == cuview::Errc::timeout;
+}
+
+/// Waits for frames; returns the process exit code. With `reattach`, a daemon that goes away is
+/// waited for (up to the frame timeout) and its successor attached.
 int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
   auto opts = base;
   opts.client = "cuview-ctl attach";
   std::uint64_t received = 0, verified = 0, sessions = 0, first_seq = 0, last_seq = 0, gaps = 0;
   const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
+  std::string last_session;
+  auto deadline = std::chrono::steady_clock::time_point::max();  // set while waiting for a successor
   while (received < a.frames) {
-    auto client = Client::attach(opts);
+    std::optional<Client> client;
+    try {
+      client.emplace(Client::attach(opts));
+      if (client->hello().session == last_session)  // the old daemon, still shutting down
+        throw cuview::Error(cuview::Errc::daemon_gone, "daemon '" + opts.name + "' is shutting down");
+    } catch (const cuview::Error& e) {
+      if (sessions == 0 || !retryable(e)) throw;
+      if (std::chrono::steady_clock::now() > deadline)
+        throw cuview::Error(cuview::Errc::no_daemon, "daemon '" + opts.name + "' did not come back within " +
+                                                         std::to_string(a.timeout_s) + " s (" + e.what() + ")");
+      std::this_thread::sleep_for(50ms);  // between attempts to attach to a successor
+      continue;
+    }
     ++sessions;
-    const auto& d = client.description();
+    last_session = client->hello().session;
+    deadline = std::chrono::steady_clock::time_point::max();
+    opts.timeout = base.timeout;
+    const auto& d = client->description();
     std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots\n", opts.name.c_str(),
-                client.hello().session.c_str(), d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(),
-                d.slots);
+                last_session.c_str(), d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(), d.slots);
     std::fflush(stdout);
     try {
       std::uint64_t prev = 0;
       while (received < a.frames) {
-        auto frame = client.next_frame(frame_timeout);
+        auto frame = client->next_frame(frame_timeout);
         if (!frame)
           throw cuview::Error(cuview::Errc::timeout, "no frame from '" + opts.name + "' within " +
                                                          std::to_string(a.timeout_s) +
@@ -102,13 +125,9 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
       if (e.code() != cuview::Errc::daemon_gone || !a.reattach) throw;
       std::printf("daemon gone (%s); waiting to re-attach\n", e.what());
       std::fflush(stdout);
-      const auto deadline = std::chrono::steady_clock::now() + frame_timeout;
-      while (!cuview::daemon_running(opts.name)) {
-        if (std::chrono::steady_clock::now() > deadline)
-          throw cuview::Error(cuview::Errc::no_daemon, "daemon '" + opts.name + "' did not come back within " +
-                                                           std::to_string(a.timeout_s) + " s");
-        std::this_thread::sleep_for(50ms);
-      }
+      deadline = std::chrono::steady_clock::now() + frame_timeout;
+      // A daemon that is still shutting down swallows requests: keep each attempt short.
+      opts.timeout = std::min<std::chrono::milliseconds>(base.timeout, 1000ms);
     }
   }
   std::printf("received %llu frames (seq %llu..%llu, %llu gaps where frames were skipped) from %llu session(s)",

@@ -276,8 +276,19 @@ Client Client::attach(const AttachOptions& options) {
     throw Error(Errc::daemon_gone, impl->who() + " exited during attach; try again");
   }
   impl->desc = impl->call<proto::DescribeResult>("describe", proto::NoArgs{}, options.timeout);
-  if (options.import == Import::frames)
-    impl->import_ring(impl->call<proto::HandlesResult>("handles", proto::NoArgs{}, options.timeout));
+  if (options.import == Import::frames) {
+    auto handles = impl->call<proto::HandlesResult>("handles", proto::NoArgs{}, options.timeout);
+    try {
+      impl->import_ring(handles);
+    } catch (const Error& e) {
+      // Handles of a daemon that died meanwhile fail to open (on CUDA: "invalid resource
+      // handle"). That is the daemon going away, which callers may retry, not a broken import.
+      if (impl->daemon.exited())
+        throw Error(Errc::daemon_gone, impl->who() + " exited while its ring was being imported (" + e.what() +
+                                           "); attach again once a daemon named '" + options.name + "' runs");
+      throw;
+    }
+  }
   return Client(std::move(impl));
 }
 

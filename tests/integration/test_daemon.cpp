@@ -161,7 +161,8 @@ BACKEND_TEST("a SIGSTOPped client holding a frame does not stop the daemon or ot
   }
   const auto after = stats("t");
   CHECK(after.step > before.step);
-  CHECK(after.frames_published >= before.frames_published + 20);
+  // The first of our 20 frames may predate `before`; the other 19 were published since.
+  CHECK(after.frames_published >= before.frames_published + 19);
   CHECK(after.held_slots <= 2);  // the frozen viewer's slot, and possibly ours
   frozen.signal(SIGCONT);
 }
@@ -202,12 +203,16 @@ BACKEND_TEST("a killed daemon is noticed, stale sessions are refused, and client
   CHECK_FALSE(f->verify());
 }
 
-BACKEND_TEST("cuview-ctl attach --reattach follows a restarted daemon", "[integration][restart]") {
+BACKEND_TEST("cuview-ctl attach --reattach follows a daemon killed or stopped mid-attach", "[integration][restart]") {
+  const int sig = GENERATE(SIGKILL, SIGTERM);
+  INFO("daemon ended with signal " << sig);
   RuntimeDir rt;
   auto daemon = std::make_unique<ChildProcess>(start_daemon("t", backend, {"--fps", "20"}));
   ChildProcess viewer({bin("cuview-ctl"), "--name", "t", "attach", "--frames", "60", "--verify", "--reattach"});
+  // `readers` counts a client once it has asked for the handles, before it opened them: the
+  // daemon goes while the viewer is still importing its ring.
   (void)wait_stats("t", [](const StatsView& s) { return s.readers == 1; });
-  daemon->signal(SIGKILL);
+  daemon->signal(sig);
   REQUIRE(daemon->wait_for(10s));
   daemon = std::make_unique<ChildProcess>(start_daemon("t", backend, {"--fps", "20"}));
   auto code = viewer.wait_for(60s);
