@@ -77,6 +77,7 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
   const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
   std::string last_session;
   auto deadline = std::chrono::steady_clock::time_point::max();  // set while waiting for a successor
+  bool first_attempt = true;
   while (received < a.frames) {
     std::optional<Client> client;
     try {
@@ -84,13 +85,19 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
       if (client->hello().session == last_session)  // the old daemon, still shutting down
         throw cuview::Error(cuview::Errc::daemon_gone, "daemon '" + opts.name + "' is shutting down");
     } catch (const cuview::Error& e) {
-      if (sessions == 0 || !retryable(e)) throw;
+      // A name with no daemon at all fails at once; a daemon that went away is waited for.
+      const bool give_up = !a.reattach || !retryable(e) || (first_attempt && e.code() == cuview::Errc::no_daemon);
+      first_attempt = false;
+      if (give_up) throw;
+      if (deadline == std::chrono::steady_clock::time_point::max())
+        deadline = std::chrono::steady_clock::now() + frame_timeout;
       if (std::chrono::steady_clock::now() > deadline)
         throw cuview::Error(cuview::Errc::no_daemon, "daemon '" + opts.name + "' did not come back within " +
                                                          std::to_string(a.timeout_s) + " s (" + e.what() + ")");
       std::this_thread::sleep_for(50ms);  // between attempts to attach to a successor
       continue;
     }
+    first_attempt = false;
     ++sessions;
     last_session = client->hello().session;
     deadline = std::chrono::steady_clock::time_point::max();
