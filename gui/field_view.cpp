@@ -1,0 +1,163 @@
+#include "field_view.hpp"
+
+#include <QDateTime>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+namespace cuview::gui {
+
+FieldView::FieldView(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setMinimumSize(160, 160);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+}
+
+void FieldView::show_frame(const RenderedFrame& frame) {
+  frame_ = frame;
+  fresh_ = true;
+  update();
+}
+
+void FieldView::reset_view() {
+  zoom_ = 1;
+  cx_ = cy_ = -1;
+  Q_EMIT view_changed();
+}
+
+void FieldView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), QColor(0x20, 0x20, 0x20));
+  if (!frame_.image.isNull()) p.drawImage(QPoint(0, 0), frame_.image);
+  if (fresh_) {
+    fresh_ = false;
+    Q_EMIT painted(frame_);
+  }
+}
+
+void FieldView::resizeEvent(QResizeEvent*) { Q_EMIT view_changed(); }
+
+void FieldView::pin_center() {
+  if (cx_ < 0 && has_frame()) {
+    cx_ = frame_.center_x;
+    cy_ = frame_.center_y;
+  }
+}
+
+void FieldView::wheelEvent(QWheelEvent* e) {
+  if (!has_frame()) return;
+  pin_center();
+  const double steps = e->angleDelta().y() / 120.0;
+  const double factor = std::pow(1.25, steps);
+  const double new_zoom = std::clamp(zoom_ * factor, 0.1, 512.0);
+  // Keep the cell under the cursor where it is.
+  const QPointF pos = e->position();
+  const double ppc = frame_.pixels_per_cell;
+  const double fx = cx_ + (pos.x() - width() / 2.0) / ppc;
+  const double fy = cy_ + (pos.y() - height() / 2.0) / ppc;
+  const double new_ppc = ppc * new_zoom / zoom_;
+  cx_ = fx - (pos.x() - width() / 2.0) / new_ppc;
+  cy_ = fy - (pos.y() - height() / 2.0) / new_ppc;
+  zoom_ = new_zoom;
+  Q_EMIT view_changed();
+}
+
+void FieldView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
+  dragging_ = true;
+  drag_from_ = e->pos();
+  pin_center();
+}
+
+void FieldView::mouseMoveEvent(QMouseEvent* e) {
+  if (dragging_ && has_frame()) {
+    const QPoint d = e->pos() - drag_from_;
+    drag_from_ = e->pos();
+    cx_ -= d.x() / frame_.pixels_per_cell;
+    cy_ -= d.y() / frame_.pixels_per_cell;
+    Q_EMIT view_changed();
+  }
+  Q_EMIT hovered(readout(e->pos()));
+}
+
+void FieldView::mouseReleaseEvent(QMouseEvent*) { dragging_ = false; }
+void FieldView::leaveEvent(QEvent*) { Q_EMIT hovered(QString()); }
+
+QString FieldView::readout(QPoint p) const {
+  if (!has_frame() || !frame_.values || p.x() < 0 || p.y() < 0 || p.x() >= frame_.image.width() ||
+      p.y() >= frame_.image.height())
+    return {};
+  const float v = (*frame_.values)[static_cast<std::size_t>(p.y()) * frame_.image.width() + p.x()];
+  if (std::isnan(v)) return {};
+  const int cx = static_cast<int>(frame_.center_x + (p.x() + 0.5 - frame_.image.width() / 2.0) / frame_.pixels_per_cell);
+  const int cy = static_cast<int>(frame_.center_y + (p.y() + 0.5 - frame_.image.height() / 2.0) / frame_.pixels_per_cell);
+  return QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
+}
+
+ColorBar::ColorBar(QWidget* parent) : QWidget(parent) { setMinimumWidth(60); }
+
+void ColorBar::set(Colormap map, float lo, float hi) {
+  lut_ = make_lut(map);
+  lo_ = lo;
+  hi_ = hi;
+  update();
+}
+
+void ColorBar::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  const int top = 10, bottom = height() - 10, bar_w = 18;
+  const int h = std::max(1, bottom - top);
+  for (int y = 0; y < h; ++y) {
+    const int i = std::clamp(static_cast<int>(std::lround((1.0 - double(y) / (h - 1)) * 255)), 0, 255);
+    p.setPen(QColor::fromRgb(lut_[static_cast<std::size_t>(i)]));
+    p.drawLine(4, top + y, 4 + bar_w, top + y);
+  }
+  p.setPen(palette().color(QPalette::WindowText));
+  const int n = 5;
+  for (int k = 0; k < n; ++k) {
+    const double t = double(k) / (n - 1);
+    const int y = bottom - static_cast<int>(t * (h - 1));
+    p.drawLine(4 + bar_w, y, 8 + bar_w, y);
+    p.drawText(QRect(13 + bar_w, y - 8, width() - bar_w - 14, 16), Qt::AlignLeft | Qt::AlignVCenter,
+               QString::number(lo_ + t * (hi_ - lo_), 'g', 3));
+  }
+}
+
+RatePlot::RatePlot(QWidget* parent) : QWidget(parent) { setMinimumHeight(70); }
+
+void RatePlot::add(double steps_per_s, double latency_ms) {
+  const qint64 now = QDateTime::currentMSecsSinceEpoch();
+  samples_.push_back({now, steps_per_s, latency_ms});
+  while (!samples_.empty() && samples_.front().t_ms < now - 60'000) samples_.erase(samples_.begin());
+  update();
+}
+
+void RatePlot::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().color(QPalette::Base));
+  if (samples_.empty()) return;
+  const qint64 now = samples_.back().t_ms;
+  double max_steps = 1, max_lat = 1;
+  for (const auto& s : samples_) max_steps = std::max(max_steps, s.steps), max_lat = std::max(max_lat, s.latency);
+  auto draw = [&](QColor c, auto value, double max) {
+    p.setPen(QPen(c, 1.5));
+    QPointF prev;
+    bool first = true;
+    for (const auto& s : samples_) {
+      const QPointF pt(width() * (1.0 - double(now - s.t_ms) / 60'000.0), height() - 4 - (height() - 18) * value(s) / max);
+      if (!first) p.drawLine(prev, pt);
+      prev = pt;
+      first = false;
+    }
+  };
+  draw(QColor(0x2a, 0x9d, 0x8f), [](const Sample& s) { return s.steps; }, max_steps);
+  draw(QColor(0xe7, 0x6f, 0x51), [](const Sample& s) { return s.latency; }, max_lat);
+  p.setPen(palette().color(QPalette::Text));
+  p.drawText(4, 12, QString("steps/s ≤ %1   latency ≤ %2 ms   (last minute)")
+                        .arg(max_steps, 0, 'g', 3)
+                        .arg(max_lat, 0, 'g', 3));
+}
+
+}  // namespace cuview::gui

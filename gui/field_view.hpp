@@ -1,0 +1,84 @@
+// Shows the worker's rendered frames; zoom (wheel), pan (drag), value readout (hover).
+// paintEvent only draws.
+#pragma once
+
+#include <QWidget>
+
+#include "viewer_worker.hpp"
+
+namespace cuview::gui {
+
+class FieldView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit FieldView(QWidget* parent = nullptr);
+  void show_frame(const RenderedFrame& frame);
+  [[nodiscard]] const RenderedFrame& last_frame() const { return frame_; }
+  [[nodiscard]] bool has_frame() const { return !frame_.image.isNull(); }
+  [[nodiscard]] double zoom() const { return zoom_; }
+  [[nodiscard]] double center_x() const { return cx_; }
+  [[nodiscard]] double center_y() const { return cy_; }
+  void reset_view();
+  /// Value and cell under widget pixel p, as text ("" outside the field).
+  [[nodiscard]] QString readout(QPoint p) const;
+  [[nodiscard]] QSize sizeHint() const override { return {640, 640}; }
+
+ Q_SIGNALS:
+  void view_changed();
+  void painted(const cuview::gui::RenderedFrame& frame);
+  void hovered(const QString& text);
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void resizeEvent(QResizeEvent*) override;
+  void wheelEvent(QWheelEvent*) override;
+  void mousePressEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+  void leaveEvent(QEvent*) override;
+
+ private:
+  void pin_center();
+  RenderedFrame frame_;
+  bool fresh_ = false;
+  double zoom_ = 1, cx_ = -1, cy_ = -1;  // centre < 0: the field's centre
+  QPoint drag_from_;
+  bool dragging_ = false;
+};
+
+/// The colour bar beside the view: the colormap from lo (bottom) to hi (top) with labels.
+class ColorBar : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ColorBar(QWidget* parent = nullptr);
+  void set(Colormap map, float lo, float hi);
+  [[nodiscard]] QSize sizeHint() const override { return {70, 300}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+
+ private:
+  Lut lut_ = make_lut(Colormap::viridis);
+  float lo_ = 0, hi_ = 1;
+};
+
+/// Steps per second and frame latency over the last minute.
+class RatePlot : public QWidget {
+  Q_OBJECT
+ public:
+  explicit RatePlot(QWidget* parent = nullptr);
+  void add(double steps_per_s, double latency_ms);
+  [[nodiscard]] QSize sizeHint() const override { return {260, 90}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+
+ private:
+  struct Sample {
+    qint64 t_ms;
+    double steps, latency;
+  };
+  std::vector<Sample> samples_;
+};
+
+}  // namespace cuview::gui

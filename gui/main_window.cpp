@@ -1,0 +1,444 @@
+#include "main_window.hpp"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDir>
+#include <QDockWidget>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <cstdio>
+
+#include "cuview/posix.hpp"
+
+namespace cuview::gui {
+
+namespace {
+Colormap colormap_from(const QString& name, Colormap fallback) {
+  for (std::size_t i = 0; i < kColormapNames.size(); ++i)
+    if (name == QString::fromLatin1(kColormapNames[i].data(), static_cast<int>(kColormapNames[i].size())))
+      return static_cast<Colormap>(i);
+  return fallback;
+}
+}  // namespace
+
+MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWindow(parent), opts_(options) {
+  setWindowTitle("cuview");
+  build_ui();
+  QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  colormap_->setCurrentIndex(static_cast<int>(colormap_from(
+      opts_.colormap.isEmpty() ? settings.value("view/colormap", "viridis").toString() : opts_.colormap,
+      Colormap::viridis)));
+  range_mode_->setCurrentIndex(settings.value("view/range_mode", 0).toInt());
+  range_lo_->setValue(settings.value("view/range_lo", 0.0).toDouble());
+  range_hi_->setValue(settings.value("view/range_hi", 1.0).toDouble());
+
+  connect(&worker_, &ViewerWorker::frame_ready, this, &MainWindow::on_frame);
+  connect(&worker_, &ViewerWorker::connection_changed, this, &MainWindow::on_connection);
+  connect(&worker_, &ViewerWorker::described, this, &MainWindow::on_described);
+  connect(&worker_, &ViewerWorker::stats_updated, this, &MainWindow::on_stats);
+  connect(&worker_, &ViewerWorker::error, this, &MainWindow::on_error);
+  connect(&worker_, &ViewerWorker::daemons_listed, this, [this](const QList<DaemonEntry>& list) {
+    const QString selected = daemons_->currentItem() ? daemons_->currentItem()->data(Qt::UserRole).toString() : "";
+    daemons_->clear();
+    for (const auto& d : list) {
+      auto* item = new QListWidgetItem(d.name + "\n  " + d.summary, daemons_);
+      item->setData(Qt::UserRole, d.name);
+      if (d.name == selected || (selected.isEmpty() && d.name == target_)) daemons_->setCurrentItem(item);
+    }
+  });
+  connect(view_, &FieldView::view_changed, this, &MainWindow::push_view);
+  // Queued: on_painted may grab the view for a screenshot, which must not happen inside paintEvent.
+  connect(view_, &FieldView::painted, this, &MainWindow::on_painted, Qt::QueuedConnection);
+  connect(view_, &FieldView::hovered, readout_label_, &QLabel::setText);
+  fps_clock_.start();
+  headless_clock_.start();
+  worker_.start();
+  push_view();
+  if (!opts_.name.isEmpty()) attach_to(opts_.name);
+  if (!opts_.screenshot.isEmpty()) {
+    auto* watchdog = new QTimer(this);
+    connect(watchdog, &QTimer::timeout, this, [this] {
+      if (!headless_done_ && headless_clock_.elapsed() > opts_.timeout_s * 1000LL)
+        fail_headless(QString("no %1 frame(s) from daemon '%2' within %3 s (%4)")
+                          .arg(opts_.frames)
+                          .arg(opts_.name)
+                          .arg(opts_.timeout_s)
+                          .arg(connection_text()));
+    });
+    watchdog->start(200);
+  }
+}
+
+MainWindow::~MainWindow() { save_settings(); }
+
+void MainWindow::build_ui() {
+  view_ = new FieldView;
+  colorbar_ = new ColorBar;
+  auto* central = new QWidget;
+  auto* row = new QHBoxLayout(central);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(view_, 1);
+  row->addWidget(colorbar_);
+  setCentralWidget(central);
+
+  // Daemons
+  auto* daemons_box = new QWidget;
+  auto* dl = new QVBoxLayout(daemons_box);
+  daemons_ = new QListWidget;
+  dl->addWidget(daemons_);
+  auto* attach = new QPushButton("Attach");
+  auto* detach_btn = new QPushButton("Detach");
+  auto* brow = new QHBoxLayout;
+  brow->addWidget(attach);
+  brow->addWidget(detach_btn);
+  dl->addLayout(brow);
+  connect(attach, &QPushButton::clicked, this, [this] {
+    if (auto* item = daemons_->currentItem()) attach_to(item->data(Qt::UserRole).toString());
+  });
+  connect(daemons_, &QListWidget::itemDoubleClicked, this,
+          [this](QListWidgetItem* item) { attach_to(item->data(Qt::UserRole).toString()); });
+  connect(detach_btn, &QPushButton::clicked, this, &MainWindow::detach);
+  auto* dock = new QDockWidget("Daemons", this);
+  dock->setObjectName("daemons");
+  dock->setWidget(daemons_box);
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+  // Display
+  auto* display = new QWidget;
+  auto* df = new QFormLayout(display);
+  field_ = new QComboBox;
+  colormap_ = new QComboBox;
+  for (auto n : kColormapNames) colormap_->addItem(QString::fromLatin1(n.data(), static_cast<int>(n.size())));
+  range_mode_ = new QComboBox;
+  range_mode_->addItems({"auto", "fixed"});
+  range_lo_ = new QDoubleSpinBox;
+  range_hi_ = new QDoubleSpinBox;
+  for (auto* s : {range_lo_, range_hi_}) {
+    s->setRange(-1e6, 1e6);
+    s->setDecimals(4);
+    s->setSingleStep(0.05);
+    s->setKeyboardTracking(false);
+  }
+  auto* reset_view = new QPushButton("Reset zoom");
+  df->addRow("Field", field_);
+  df->addRow("Colormap", colormap_);
+  df->addRow("Range", range_mode_);
+  df->addRow("Min", range_lo_);
+  df->addRow("Max", range_hi_);
+  df->addRow(reset_view);
+  connect(field_, &QComboBox::currentIndexChanged, this, [this] {
+    if (field_->currentIndex() >= 0) field_name_ = field_->currentText();
+    push_view();
+  });
+  connect(colormap_, &QComboBox::currentIndexChanged, this, &MainWindow::push_view);
+  connect(range_mode_, &QComboBox::currentIndexChanged, this, &MainWindow::push_view);
+  connect(range_lo_, &QDoubleSpinBox::valueChanged, this, &MainWindow::push_view);
+  connect(range_hi_, &QDoubleSpinBox::valueChanged, this, &MainWindow::push_view);
+  connect(reset_view, &QPushButton::clicked, view_, &FieldView::reset_view);
+  dock = new QDockWidget("Display", this);
+  dock->setObjectName("display");
+  dock->setWidget(display);
+  addDockWidget(Qt::RightDockWidgetArea, dock);
+
+  // Simulation
+  params_box_ = new QWidget;
+  auto* sl = new QVBoxLayout(params_box_);
+  auto* buttons = new QHBoxLayout;
+  pause_ = new QPushButton("Pause");
+  auto* step = new QPushButton("Step");
+  auto* reset = new QPushButton("Reset");
+  buttons->addWidget(pause_);
+  buttons->addWidget(step);
+  buttons->addWidget(reset);
+  sl->addLayout(buttons);
+  connect(pause_, &QPushButton::clicked, this, [this] {
+    const bool pause = !paused_;
+    worker_.post(pause ? "pause" : "resume", [pause](Client& c) { pause ? c.pause() : c.resume(); });
+  });
+  connect(step, &QPushButton::clicked, this, [this] { worker_.post("step", [](Client& c) { c.step(1); }); });
+  connect(reset, &QPushButton::clicked, this, [this] { worker_.post("reset", [](Client& c) { c.reset(); }); });
+  auto* preset_row = new QHBoxLayout;
+  presets_ = new QComboBox;
+  auto* apply = new QPushButton("Apply preset");
+  preset_row->addWidget(presets_, 1);
+  preset_row->addWidget(apply);
+  sl->addLayout(preset_row);
+  connect(apply, &QPushButton::clicked, this, [this] {
+    const std::string preset = presets_->currentText().toStdString();
+    if (!preset.empty()) worker_.post("preset " + presets_->currentText(), [preset](Client& c) { c.set({}, preset); });
+  });
+  params_form_ = new QFormLayout;
+  sl->addLayout(params_form_);
+  sl->addStretch(1);
+  dock = new QDockWidget("Simulation", this);
+  dock->setObjectName("simulation");
+  dock->setWidget(params_box_);
+  addDockWidget(Qt::RightDockWidgetArea, dock);
+
+  plot_ = new RatePlot;
+  dock = new QDockWidget("Rates", this);
+  dock->setObjectName("rates");
+  dock->setWidget(plot_);
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+  // Status bar
+  conn_label_ = new QLabel("detached");
+  fps_label_ = new QLabel;
+  latency_label_ = new QLabel;
+  steps_label_ = new QLabel;
+  skipped_label_ = new QLabel;
+  backend_label_ = new QLabel;
+  readout_label_ = new QLabel;
+  for (auto* l : {conn_label_, fps_label_, latency_label_, steps_label_, skipped_label_, backend_label_})
+    statusBar()->addWidget(l);
+  statusBar()->addPermanentWidget(readout_label_);
+
+  // Menus
+  auto* file = menuBar()->addMenu("&File");
+  file->addAction("Save &screenshot…", QKeySequence::Save, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, "Save screenshot", "cuview.png", "PNG images (*.png)");
+    if (path.isEmpty()) return;
+    const QString err = save_screenshot(path);
+    statusBar()->showMessage(err.isEmpty() ? "saved " + path : err, 8000);
+    if (!err.isEmpty()) on_error(err);
+  });
+  record_ = file->addAction("&Record PNG sequence…");
+  record_->setCheckable(true);
+  connect(record_, &QAction::toggled, this, &MainWindow::toggle_recording);
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+  auto* daemon = menuBar()->addMenu("&Daemon");
+  daemon->addAction("&Attach to selected", this, [this] {
+    if (auto* item = daemons_->currentItem()) attach_to(item->data(Qt::UserRole).toString());
+  });
+  daemon->addAction("&Detach", this, &MainWindow::detach);
+}
+
+void MainWindow::attach_to(const QString& name) {
+  target_ = name;
+  QSettings().setValue("daemon/name", name);
+  worker_.set_target(name);
+}
+
+void MainWindow::detach() {
+  target_.clear();
+  worker_.set_target({});
+}
+
+void MainWindow::set_colormap(Colormap map) { colormap_->setCurrentIndex(static_cast<int>(map)); }
+
+void MainWindow::set_fixed_range(float lo, float hi) {
+  range_mode_->setCurrentIndex(1);
+  range_lo_->setValue(lo);
+  range_hi_->setValue(hi);
+}
+
+void MainWindow::set_field(const QString& name) {
+  field_name_ = name;
+  const int i = field_->findText(name);
+  if (i >= 0) field_->setCurrentIndex(i);
+}
+
+void MainWindow::set_parameter(const QString& name, double value) {
+  const std::string key = name.toStdString();
+  worker_.post("set " + name, [key, value](Client& c) { c.set({{key, value}}); });
+}
+
+QString MainWindow::connection_text() const { return conn_label_->text(); }
+
+QStringList MainWindow::daemon_names() const {
+  QStringList out;
+  for (int i = 0; i < daemons_->count(); ++i) out << daemons_->item(i)->data(Qt::UserRole).toString();
+  return out;
+}
+
+void MainWindow::push_view() {
+  ViewRequest v;
+  v.width = view_->width();
+  v.height = view_->height();
+  v.field = std::max(0, field_->currentIndex());
+  v.colormap = static_cast<Colormap>(std::max(0, colormap_->currentIndex()));
+  v.auto_range = range_mode_->currentIndex() == 0;
+  v.lo = static_cast<float>(range_lo_->value());
+  v.hi = static_cast<float>(range_hi_->value());
+  range_lo_->setEnabled(!v.auto_range);
+  range_hi_->setEnabled(!v.auto_range);
+  v.zoom = view_->zoom();
+  v.center_x = view_->center_x();
+  v.center_y = view_->center_y();
+  worker_.set_view(v);
+}
+
+void MainWindow::on_frame(const RenderedFrame& f) {
+  skipped_total_ += f.skipped;
+  view_->show_frame(f);
+  colorbar_->set(static_cast<Colormap>(std::max(0, colormap_->currentIndex())), f.lo, f.hi);
+  if (!view_->isVisible()) worker_.frame_shown();  // nothing will paint it: do not stall the worker
+}
+
+void MainWindow::on_painted(const RenderedFrame& f) {
+  worker_.frame_shown();
+  ++frames_displayed_;
+  ++fps_frames_;
+  last_latency_ms_ = static_cast<double>(realtime_ns() - f.info.stamp_ns) * 1e-6;
+  latency_label_->setText(QString("latency %1 ms").arg(last_latency_ms_, 0, 'f', 1));
+  skipped_label_->setText(QString("skipped %1").arg(skipped_total_));
+  if (fps_clock_.elapsed() >= 1000) {
+    fps_label_->setText(QString("%1 fps").arg(fps_frames_ * 1000.0 / fps_clock_.elapsed(), 0, 'f', 1));
+    fps_frames_ = 0;
+    fps_clock_.restart();
+  }
+  if (!record_dir_.isEmpty()) {
+    const QString path = QDir(record_dir_).filePath(QString("frame_%1.png").arg(++record_index_, 6, 10, QChar('0')));
+    if (const QString err = save_screenshot(path); !err.isEmpty()) {
+      record_->setChecked(false);
+      on_error(err);
+    }
+  }
+  if (!opts_.screenshot.isEmpty() && !headless_done_ && frames_displayed_ >= static_cast<quint64>(opts_.frames)) {
+    headless_done_ = true;
+    if (const QString err = save_screenshot(opts_.screenshot); !err.isEmpty()) {
+      fail_headless(err);
+      return;
+    }
+    std::fprintf(stderr, "cuview-gui: saved %s after %llu frame(s) (step %llu)\n", qPrintable(opts_.screenshot),
+                 static_cast<unsigned long long>(frames_displayed_), static_cast<unsigned long long>(f.info.step));
+    Q_EMIT finished(0);
+  }
+}
+
+void MainWindow::on_connection(Connection state, const QString& text) {
+  state_ = state;
+  conn_label_->setText(text);
+  if (state != Connection::connected) {
+    backend_label_->clear();
+  }
+  if (state == Connection::failed) {
+    on_error(text);
+    if (!opts_.screenshot.isEmpty()) fail_headless(text);
+  }
+}
+
+void MainWindow::on_described(const proto::DescribeResult& d) {
+  session_ = QString::fromStdString(d.session);
+  backend_label_->setText(QString("%1 · %2").arg(QString::fromStdString(d.backend), QString::fromStdString(d.device)));
+  setWindowTitle(QString("cuview — %1 (%2 %3×%4)").arg(target_, QString::fromStdString(d.sim)).arg(d.width).arg(d.height));
+  // Fields: keep the selected one by name; say so if it no longer exists.
+  const QString wanted = field_name_;
+  field_->blockSignals(true);
+  field_->clear();
+  for (const auto& f : d.fields) field_->addItem(QString::fromStdString(f.name));
+  int index = field_->findText(wanted);
+  if (index < 0 && !wanted.isEmpty() && field_->count() > 0)
+    on_error(QString("field '%1' does not exist in this simulation; showing '%2'").arg(wanted, field_->itemText(0)));
+  field_->setCurrentIndex(std::max(0, index));
+  field_name_ = field_->currentText();
+  field_->blockSignals(false);
+  // Parameters and presets, generated from the description.
+  while (params_form_->rowCount() > 0) params_form_->removeRow(0);
+  params_.clear();
+  for (const auto& p : d.params) {
+    auto* box = new QDoubleSpinBox;
+    box->setRange(p.min, p.max);
+    box->setDecimals(p.integer ? 0 : 4);
+    box->setSingleStep(p.integer ? 1 : (p.max - p.min) / 100);
+    box->setValue(p.value);
+    box->setKeyboardTracking(false);
+    box->setToolTip(QString::fromStdString(p.help));
+    const QString name = QString::fromStdString(p.name);
+    connect(box, &QDoubleSpinBox::valueChanged, this, [this, name](double v) {
+      if (auto* b = params_.value(name); b && !b->property("updating").toBool()) set_parameter(name, v);
+    });
+    params_form_->addRow(name, box);
+    params_.insert(name, box);
+  }
+  presets_->clear();
+  for (const auto& p : d.presets) presets_->addItem(QString::fromStdString(p.name));
+  push_view();
+}
+
+void MainWindow::on_stats(const proto::Stats& s) {
+  paused_ = s.paused;
+  pause_->setText(s.paused ? "Resume" : "Pause");
+  steps_label_->setText(QString("%1 steps/s · step %2").arg(s.steps_per_second, 0, 'f', 0).arg(s.step));
+  plot_->add(s.steps_per_second, last_latency_ms_);
+  // Show changes made by other viewers, but never fight the user's editing.
+  for (const auto& [name, value] : s.params) {
+    auto* box = params_.value(QString::fromStdString(name));
+    if (box == nullptr || box->hasFocus() || box->value() == value) continue;
+    box->setProperty("updating", true);
+    box->setValue(value);
+    box->setProperty("updating", false);
+  }
+}
+
+void MainWindow::on_error(const QString& message) {
+  last_error_ = message;
+  statusBar()->showMessage(message, 15000);
+  if (!opts_.screenshot.isEmpty()) std::fprintf(stderr, "cuview-gui: %s\n", qPrintable(message));
+}
+
+void MainWindow::fail_headless(const QString& message) {
+  if (headless_done_ && message.isEmpty()) return;
+  headless_done_ = true;
+  std::fprintf(stderr, "cuview-gui: %s\n", qPrintable(message));
+  Q_EMIT finished(1);
+}
+
+QString MainWindow::save_screenshot(const QString& path) {
+  const QFileInfo info(path);
+  const QFileInfo dir(info.absolutePath());
+  if (!dir.exists() || !dir.isDir()) return QString("cannot save %1: folder %2 does not exist").arg(path, dir.filePath());
+  if (!dir.isWritable()) return QString("cannot save %1: folder %2 is not writable").arg(path, dir.filePath());
+  QWidget* what = opts_.whole_window ? static_cast<QWidget*>(this) : centralWidget();
+  if (!what->grab().save(path, "PNG"))
+    return QString("cannot save %1: writing the PNG failed (disk full or not writable?)").arg(path);
+  return {};
+}
+
+void MainWindow::toggle_recording(bool on) {
+  if (!on) {
+    if (!record_dir_.isEmpty()) statusBar()->showMessage(QString("recorded %1 frames").arg(record_index_), 8000);
+    record_dir_.clear();
+    return;
+  }
+  const QString dir = QFileDialog::getExistingDirectory(this, "Record frames into folder");
+  if (dir.isEmpty() || !QFileInfo(dir).isWritable()) {
+    if (!dir.isEmpty()) on_error("cannot record into " + dir + ": not writable");
+    record_->setChecked(false);
+    return;
+  }
+  record_dir_ = dir;
+  record_index_ = 0;
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  save_settings();
+  e->accept();
+}
+
+void MainWindow::save_settings() {
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("view/colormap", colormap_->currentText());
+  settings.setValue("view/range_mode", range_mode_->currentIndex());
+  settings.setValue("view/range_lo", range_lo_->value());
+  settings.setValue("view/range_hi", range_hi_->value());
+  if (!target_.isEmpty()) settings.setValue("daemon/name", target_);
+}
+
+}  // namespace cuview::gui

@@ -1,0 +1,115 @@
+// The viewer's window: daemon list, field view with colour bar, display and simulation
+// controls generated from the daemon's description, status bar and rate plot.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QMainWindow>
+#include <QMap>
+
+#include "field_view.hpp"
+#include "viewer_worker.hpp"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QAction;
+
+namespace cuview::gui {
+
+struct ViewerOptions {
+  QString name;        ///< attach to this daemon at start (empty: none)
+  QString screenshot;  ///< headless: save a PNG here after `frames` frames, then quit
+  int frames = 1;
+  int timeout_s = 30;  ///< headless: give up after this long without enough frames
+  QString colormap;    ///< overrides the remembered one
+  bool whole_window = false;  ///< screenshots show the whole window, not only the view
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(const ViewerOptions& options, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // For tests and scripting.
+  void attach_to(const QString& name);
+  void detach();
+  void set_colormap(Colormap map);
+  void set_fixed_range(float lo, float hi);
+  void set_field(const QString& name);
+  void set_parameter(const QString& name, double value);
+  [[nodiscard]] FieldView* view() const { return view_; }
+  [[nodiscard]] Connection connection() const { return state_; }
+  [[nodiscard]] QString connection_text() const;
+  [[nodiscard]] QString last_error() const { return last_error_; }
+  [[nodiscard]] quint64 frames_displayed() const { return frames_displayed_; }
+  [[nodiscard]] QString session() const { return session_; }
+  [[nodiscard]] QStringList daemon_names() const;
+  /// Saves the view and colour bar as PNG. Returns an error sentence, or empty on success.
+  QString save_screenshot(const QString& path);
+
+ Q_SIGNALS:
+  /// Headless runs end through this: 0 on success, otherwise after a message on stderr.
+  void finished(int exit_code);
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+
+ private:
+  void build_ui();
+  void save_settings();
+  void push_view();
+  void on_frame(const RenderedFrame& f);
+  void on_painted(const RenderedFrame& f);
+  void on_connection(Connection state, const QString& text);
+  void on_described(const proto::DescribeResult& d);
+  void on_stats(const proto::Stats& s);
+  void on_error(const QString& message);
+  void fail_headless(const QString& message);
+  void toggle_recording(bool on);
+
+  ViewerOptions opts_;
+  ViewerWorker worker_;
+  FieldView* view_ = nullptr;
+  ColorBar* colorbar_ = nullptr;
+  RatePlot* plot_ = nullptr;
+  QListWidget* daemons_ = nullptr;
+  QComboBox* field_ = nullptr;
+  QComboBox* colormap_ = nullptr;
+  QComboBox* range_mode_ = nullptr;
+  QDoubleSpinBox* range_lo_ = nullptr;
+  QDoubleSpinBox* range_hi_ = nullptr;
+  QComboBox* presets_ = nullptr;
+  QFormLayout* params_form_ = nullptr;
+  QWidget* params_box_ = nullptr;
+  QMap<QString, QDoubleSpinBox*> params_;
+  QPushButton* pause_ = nullptr;
+  QLabel* conn_label_ = nullptr;
+  QLabel* fps_label_ = nullptr;
+  QLabel* latency_label_ = nullptr;
+  QLabel* steps_label_ = nullptr;
+  QLabel* skipped_label_ = nullptr;
+  QLabel* backend_label_ = nullptr;
+  QLabel* readout_label_ = nullptr;
+  QAction* record_ = nullptr;
+
+  Connection state_ = Connection::detached;
+  QString target_;
+  QString session_;
+  QString field_name_;
+  QString last_error_;
+  bool paused_ = false;
+  quint64 frames_displayed_ = 0, skipped_total_ = 0;
+  double last_latency_ms_ = 0;
+  QElapsedTimer fps_clock_;
+  quint64 fps_frames_ = 0;
+  QString record_dir_;
+  quint64 record_index_ = 0;
+  QElapsedTimer headless_clock_;
+  bool headless_done_ = false;
+};
+
+}  // namespace cuview::gui

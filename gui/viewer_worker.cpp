@@ -1,0 +1,267 @@
+#include "viewer_worker.hpp"
+
+#include <QMutexLocker>
+#include <chrono>
+#include <cmath>
+
+#include "cuview/runtime_dir.hpp"
+#include "render/render.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "render/render_cuda.hpp"
+#endif
+
+namespace cuview::gui {
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+struct ViewerWorker::CudaPath {
+#ifdef CUVIEW_HAVE_CUDA
+  CudaRenderer renderer;
+#endif
+};
+
+ViewerWorker::ViewerWorker(QObject* parent) : QThread(parent) {
+  qRegisterMetaType<RenderedFrame>();
+  qRegisterMetaType<Connection>();
+  qRegisterMetaType<proto::DescribeResult>();
+  qRegisterMetaType<proto::Stats>();
+  qRegisterMetaType<QList<DaemonEntry>>();
+}
+
+ViewerWorker::~ViewerWorker() {
+  {
+    QMutexLocker lock(&mu_);
+    stop_ = true;
+    wake_.wakeAll();
+  }
+  wait();
+}
+
+void ViewerWorker::set_target(const QString& name) {
+  QMutexLocker lock(&mu_);
+  target_ = name;
+  wake_.wakeAll();
+}
+
+void ViewerWorker::set_view(const ViewRequest& v) {
+  QMutexLocker lock(&mu_);
+  view_ = v;
+  view_changed_ = true;
+  wake_.wakeAll();
+}
+
+void ViewerWorker::frame_shown() {
+  QMutexLocker lock(&mu_);
+  shown_ = true;
+  wake_.wakeAll();
+}
+
+void ViewerWorker::post(const QString& what, std::function<void(Client&)> command) {
+  QMutexLocker lock(&mu_);
+  commands_.emplace_back(what, std::move(command));
+  wake_.wakeAll();
+}
+
+void ViewerWorker::set_state(Connection s, const QString& text) {
+  if (s == state_ && text == state_text_) return;
+  state_ = s;
+  state_text_ = text;
+  Q_EMIT connection_changed(s, text);
+}
+
+void ViewerWorker::try_attach(const QString& name) {
+  AttachOptions o;
+  o.name = name.toStdString();
+  o.client = "cuview-gui";
+  o.timeout = 1500ms;
+  const bool was_attached = state_ == Connection::connected || state_ == Connection::waiting;
+  if (state_ != Connection::waiting) set_state(Connection::connecting, "connecting to " + name + "…");
+  try {
+    client_.emplace(Client::attach(o));
+    last_seq_ = 0;
+    auto_lo_hi_valid_ = false;
+    const auto& d = client_->description();
+    Q_EMIT described(d);
+    set_state(Connection::connected, QString("connected to %1 (%2 on %3)")
+                                         .arg(name, QString::fromStdString(d.backend),
+                                              QString::fromStdString(d.device)));
+  } catch (const Error& e) {
+    client_.reset();
+    // A daemon that is not (yet, or no longer) there is waited for; anything else is shown.
+    if (e.code() == Errc::no_daemon || e.code() == Errc::daemon_gone || e.code() == Errc::timeout) {
+      set_state(Connection::waiting, "disconnected — waiting for " + name);
+    } else {
+      set_state(Connection::failed, QString("cannot attach to %1: %2").arg(name, e.what()));
+    }
+    (void)was_attached;
+  }
+}
+
+void ViewerWorker::drop_client() {
+  current_.reset();  // release the held slot before detaching
+  client_.reset();
+}
+
+void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
+  const auto& d = client_->description();
+  if (view.width <= 0 || view.height <= 0 || d.fields.empty()) return;
+  const int field = std::clamp(view.field, 0, static_cast<int>(d.fields.size()) - 1);
+  const double cx = view.center_x < 0 ? d.width / 2.0 : view.center_x;
+  const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
+  auto t = ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height,
+                              view.zoom, cx, cy);
+  if (view.auto_range) {
+    t.lo = auto_lo_hi_valid_ ? auto_lo_ : 0.0f;
+    t.hi = auto_lo_hi_valid_ ? auto_hi_ : 1.0f;
+  } else {
+    t.lo = view.lo;
+    t.hi = view.hi;
+  }
+  const auto lut = make_lut(view.colormap);
+  QImage image(view.width, view.height, QImage::Format_ARGB32);
+  auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height);
+  auto* rgba = reinterpret_cast<std::uint32_t*>(image.bits());
+  if (const float* host = frame.host_field(static_cast<std::size_t>(field))) {
+    render_cpu(host, lut.data(), t, rgba, values->data());
+  } else {
+#ifdef CUVIEW_HAVE_CUDA
+    if (!cuda_) cuda_ = std::make_unique<CudaPath>();
+    frame.wait_on(cuda_->renderer.stream());
+    const auto* slot = static_cast<const unsigned char*>(frame.device_slot());
+    cuda_->renderer.render(reinterpret_cast<const float*>(slot + d.fields[static_cast<std::size_t>(field)].offset),
+                           lut.data(), t, rgba, values->data());
+#endif
+  }
+  // Auto range follows the visible values, applied from the next frame on (no second pass).
+  float lo = INFINITY, hi = -INFINITY;
+  for (float v : *values) {
+    if (std::isnan(v)) continue;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (lo <= hi) {
+    if (hi - lo < 1e-6f) hi = lo + 1e-6f;
+    auto_lo_ = lo, auto_hi_ = hi, auto_lo_hi_valid_ = true;
+  }
+  RenderedFrame out;
+  out.image = std::move(image);
+  out.values = std::move(values);
+  out.info = frame.info();
+  out.lo = t.lo, out.hi = t.hi;
+  out.field = field;
+  out.center_x = t.center_x, out.center_y = t.center_y, out.pixels_per_cell = t.pixels_per_cell;
+  out.field_w = t.field_w, out.field_h = t.field_h;
+  out.skipped = last_seq_ != 0 && frame.info().seq > last_seq_ + 1 ? frame.info().seq - last_seq_ - 1 : 0;
+  last_seq_ = frame.info().seq;
+  Q_EMIT frame_ready(out);
+}
+
+void ViewerWorker::list_daemons() {
+  QList<DaemonEntry> out;
+  for (const auto& n : list_running_instances()) {
+    DaemonEntry e{QString::fromStdString(n), {}};
+    try {
+      AttachOptions o;
+      o.name = n;
+      o.client = "cuview-gui (list)";
+      o.import = Import::control_only;
+      o.timeout = 500ms;
+      const auto s = Client::attach(o).stats();
+      e.summary = QString("%1 %2×%3, %4, %5, step %6")
+                      .arg(QString::fromStdString(s.sim))
+                      .arg(s.width)
+                      .arg(s.height)
+                      .arg(QString::fromStdString(s.backend))
+                      .arg(s.paused ? "paused" : "running")
+                      .arg(s.step);
+    } catch (const Error& err) {
+      e.summary = QString("not answering: %1").arg(err.what());
+    }
+    out.push_back(e);
+  }
+  Q_EMIT daemons_listed(out);
+}
+
+void ViewerWorker::run() {
+  auto next_stats = Clock::now();
+  auto next_list = Clock::now();
+  auto next_attach = Clock::now();
+  for (;;) {
+    QString target;
+    ViewRequest view;
+    bool may_render = false, view_changed = false;
+    std::deque<std::pair<QString, std::function<void(Client&)>>> commands;
+    {
+      QMutexLocker lock(&mu_);
+      if (stop_) break;
+      target = target_;
+      view = view_;
+      may_render = shown_;
+      view_changed = view_changed_;
+      commands.swap(commands_);
+    }
+    const auto now = Clock::now();
+    if (now >= next_list) {
+      list_daemons();
+      next_list = now + 2s;
+    }
+    if (client_ && (target.isEmpty() || QString::fromStdString(client_->name()) != target)) {
+      drop_client();  // detaches
+      set_state(Connection::detached, "detached");
+    }
+    if (!client_ && !target.isEmpty() && now >= next_attach) {
+      try_attach(target);
+      next_attach = now + 250ms;
+    }
+    for (auto& [what, command] : commands) {
+      if (!client_) {
+        Q_EMIT error(what + ": not attached to a daemon");
+        continue;
+      }
+      try {
+        command(*client_);
+      } catch (const Error& e) {
+        Q_EMIT error(what + ": " + e.what());
+      }
+    }
+    if (!client_) {
+      QMutexLocker lock(&mu_);
+      if (!stop_ && commands_.empty()) wake_.wait(&mu_, 100);
+      continue;
+    }
+    try {
+      if (Clock::now() >= next_stats) {
+        Q_EMIT stats_updated(client_->stats());
+        next_stats = Clock::now() + 500ms;
+      }
+      if (may_render) {
+        auto frame = client_->next_frame(20ms);
+        if (frame) current_ = std::move(frame);  // releases the previous frame's slot
+        if (current_ && (frame || view_changed)) {
+          {
+            QMutexLocker lock(&mu_);
+            shown_ = false;
+            view_changed_ = false;
+          }
+          render(*current_, view);
+        }
+      } else {
+        QMutexLocker lock(&mu_);
+        if (!stop_ && !shown_ && commands_.empty()) wake_.wait(&mu_, 20);
+      }
+    } catch (const Error& e) {
+      if (e.code() == Errc::daemon_gone || e.code() == Errc::timeout) {
+        drop_client();
+        set_state(Connection::waiting, "disconnected — waiting for " + target);
+        next_attach = Clock::now() + 100ms;
+      } else {
+        Q_EMIT error(QString("frame from %1: %2").arg(target, e.what()));
+        QMutexLocker lock(&mu_);
+        wake_.wait(&mu_, 200);
+      }
+    }
+  }
+  drop_client();
+}
+
+}  // namespace cuview::gui
