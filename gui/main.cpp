@@ -7,17 +7,8 @@
 
 #include "main_window.hpp"
 
-namespace {
-QtMessageHandler default_handler = nullptr;
-void filter_messages(QtMsgType type, const QMessageLogContext& context, const QString& message) {
-  // The offscreen platform warns about every window resize; that says nothing to a user.
-  if (message.contains("does not support propagateSizeHints")) return;
-  default_handler(type, context, message);
-}
-}  // namespace
-
 int main(int argc, char** argv) {
-  default_handler = qInstallMessageHandler(filter_messages);
+  cuview::gui::quiet_platform_noise();
   // Headless screenshots need no display: fall back to the offscreen platform when none is set.
   bool headless = false;
   for (int i = 1; i < argc; ++i) headless |= std::string(argv[i]).rfind("--screenshot", 0) == 0;

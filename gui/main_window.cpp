@@ -26,6 +26,12 @@
 namespace cuview::gui {
 
 namespace {
+QtMessageHandler g_default_handler = nullptr;
+void filter_messages(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+  if (message.contains("does not support propagateSizeHints")) return;
+  g_default_handler(type, context, message);
+}
+
 Colormap colormap_from(const QString& name, Colormap fallback) {
   for (std::size_t i = 0; i < kColormapNames.size(); ++i)
     if (name == QString::fromLatin1(kColormapNames[i].data(), static_cast<int>(kColormapNames[i].size())))
@@ -33,6 +39,8 @@ Colormap colormap_from(const QString& name, Colormap fallback) {
   return fallback;
 }
 }  // namespace
+
+void quiet_platform_noise() { g_default_handler = qInstallMessageHandler(filter_messages); }
 
 MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWindow(parent), opts_(options) {
   setWindowTitle("cuview");

@@ -19,6 +19,9 @@ class QAction;
 
 namespace cuview::gui {
 
+/// Drops the offscreen platform's warning about every window resize, which says nothing to a user.
+void quiet_platform_noise();
+
 struct ViewerOptions {
   QString name;        ///< attach to this daemon at start (empty: none)
   QString screenshot;  ///< headless: save a PNG here after `frames` frames, then quit

@@ -3,6 +3,7 @@
 #include <QMutexLocker>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "cuview/runtime_dir.hpp"
 #include "render/render.hpp"
@@ -149,6 +150,7 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   out.info = frame.info();
   out.lo = t.lo, out.hi = t.hi;
   out.field = field;
+  out.colormap = view.colormap;
   out.center_x = t.center_x, out.center_y = t.center_y, out.pixels_per_cell = t.pixels_per_cell;
   out.field_w = t.field_w, out.field_h = t.field_h;
   out.skipped = last_seq_ != 0 && frame.info().seq > last_seq_ + 1 ? frame.info().seq - last_seq_ - 1 : 0;
@@ -197,7 +199,10 @@ void ViewerWorker::run() {
       target = target_;
       view = view_;
       may_render = shown_;
-      view_changed = view_changed_;
+      if (may_render) {
+        // Consumed together with the view it describes, so no change made meanwhile is lost.
+        view_changed = std::exchange(view_changed_, false);
+      }
       commands.swap(commands_);
     }
     const auto now = Clock::now();
@@ -241,7 +246,6 @@ void ViewerWorker::run() {
           {
             QMutexLocker lock(&mu_);
             shown_ = false;
-            view_changed_ = false;
           }
           render(*current_, view);
         }

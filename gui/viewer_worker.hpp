@@ -38,6 +38,7 @@ struct RenderedFrame {
   FrameInfo info;
   float lo = 0, hi = 1;
   int field = 0;
+  Colormap colormap = Colormap::viridis;
   double center_x = 0, center_y = 0, pixels_per_cell = 1;
   int field_w = 0, field_h = 0;
   std::uint64_t skipped = 0;  ///< frames published since the previous one that this viewer skipped

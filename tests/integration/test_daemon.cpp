@@ -20,15 +20,6 @@ using namespace cuview::test;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-namespace cuview::test {
-void require_backend(Backend b) {
-  std::string reason;
-  if (b == Backend::cuda && !cuda_usable(&reason))
-    FAIL("this [gpu] test needs a usable CUDA device (" << reason
-                                                         << "); run it on a GPU machine or exclude it with ~[gpu]");
-}
-}  // namespace cuview::test
-
 namespace {
 Client attach(const std::string& name) {
   AttachOptions o;

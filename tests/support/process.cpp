@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -190,6 +191,25 @@ bool cuda_usable(std::string* reason) {
   }
   if (reason) *reason = cached->second;
   return cached->first;
+}
+
+void require_backend(Backend b) {
+  std::string reason;
+  if (b == Backend::cuda && !cuda_usable(&reason))
+    FAIL("this [gpu] test needs a usable CUDA device (" << reason
+                                                         << "); run it on a GPU machine or exclude it with ~[gpu]");
+}
+
+std::optional<int> skip_without_gpu(int argc, char** argv) {
+  bool wants_gpu = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.find("[gpu]") != std::string::npos && a.find("~[gpu]") == std::string::npos) wants_gpu = true;
+  }
+  std::string reason;
+  if (!wants_gpu || cuda_usable(&reason)) return std::nullopt;
+  std::printf("SKIPPED: the [gpu] tests need a usable CUDA device: %s", reason.c_str());
+  return 77;
 }
 
 }  // namespace cuview::test

@@ -81,6 +81,13 @@ StatsView stats(const std::string& name);
 StatsView wait_stats(const std::string& name, const std::function<bool(const StatsView&)>& pred,
                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+/// For a test runner's main(): 77 (CTest's "skipped") when the selection asks for [gpu] tests and
+/// no CUDA device is usable here, after saying why; empty otherwise.
+std::optional<int> skip_without_gpu(int argc, char** argv);
+
+/// Fails (never passes silently) when a [gpu] test runs where CUDA cannot.
+void require_backend(Backend b);
+
 /// Whether `cuview-compute --check-cuda` says the CUDA backend can run here; `reason` gets its words.
 bool cuda_usable(std::string* reason = nullptr);
 

@@ -5,11 +5,6 @@
 
 #include "process.hpp"
 
-namespace cuview::test {
-/// Fails (never passes silently) when a [gpu] test runs where CUDA cannot.
-void require_backend(Backend b);
-}  // namespace cuview::test
-
 #define CUVIEW_BACKEND_TEST_IMPL(fn, name, tags)                                           \
   static void fn(cuview::test::Backend backend);                                           \
   TEST_CASE(name " (host)", tags "[host]") { fn(cuview::test::Backend::host); }            \

@@ -1,0 +1,235 @@
+// The viewer, driven through its real widgets against real daemons.
+#include <signal.h>
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QImage>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "backend_test.hpp"
+#include "cuview/client.hpp"
+#include "main_window.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace cuview::gui;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+/// Runs the Qt event loop until `pred` holds; false after `ms`.
+bool wait_for(const std::function<bool()>& pred, int ms = 20000) {
+  QElapsedTimer t;
+  t.start();
+  while (!pred()) {
+    if (t.elapsed() > ms) return false;
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+  }
+  return true;
+}
+
+std::unique_ptr<MainWindow> open_viewer(const QString& name) {
+  ViewerOptions o;
+  o.name = name;
+  auto w = std::make_unique<MainWindow>(o);
+  w->resize(900, 600);
+  w->show();
+  return w;
+}
+
+bool shows_frames(MainWindow& w, quint64 after = 0) {
+  return wait_for([&] { return w.connection() == Connection::connected && w.frames_displayed() > after; });
+}
+
+int channel(QRgb c, int shift) { return (c >> shift) & 0xff; }
+}  // namespace
+
+TEST_CASE("the viewer draws a known field with the colormap's colours", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host, {"--paused"});  // step 0: a known, still field
+  auto w = open_viewer("t");
+  REQUIRE(shows_frames(*w));
+  w->set_field("v");
+  w->set_colormap(Colormap::grayscale);
+  w->set_fixed_range(0, 1);
+  REQUIRE(wait_for([&] {
+    const auto& f = w->view()->last_frame();
+    return f.field == 1 && f.colormap == Colormap::grayscale && f.lo == 0 && f.hi == 1;
+  }));
+
+  AttachOptions o;
+  o.name = "t";
+  auto reader = Client::attach(o);
+  auto frame = reader.next_frame(5s);
+  REQUIRE(frame);
+  const auto& shown = w->view()->last_frame();
+  REQUIRE(shown.info.seq == frame->info().seq);
+  const float* v = frame->host_field(1);
+  const QImage& img = shown.image;
+  // At zoom 1 the 128×128 field is centred and scaled to fit the view.
+  const double ppc = std::min(img.width(), img.height()) / 128.0;
+  const double x0 = img.width() / 2.0 - 64 * ppc, y0 = img.height() / 2.0 - 64 * ppc;
+  int checked = 0, nonzero = 0;
+  for (int cy = 1; cy < 128; cy += 3) {
+    for (int cx = 2; cx < 128; cx += 3) {
+      const int px = static_cast<int>(x0 + (cx + 0.5) * ppc), py = static_cast<int>(y0 + (cy + 0.5) * ppc);
+      const float value = v[cy * 128 + cx];
+      const int gray = static_cast<int>(std::clamp(value, 0.0f, 1.0f) * 255.0f + 0.5f);
+      const QRgb c = img.pixel(px, py);
+      INFO("cell (" << cx << ", " << cy << ") = " << value << " at pixel (" << px << ", " << py << ")");
+      REQUIRE(std::abs(channel(c, 16) - gray) <= 1);
+      REQUIRE(std::abs(channel(c, 8) - gray) <= 1);
+      REQUIRE(std::abs(channel(c, 0) - gray) <= 1);
+      ++checked;
+      nonzero += gray > 0;
+    }
+  }
+  CHECK(checked > 1500);
+  CHECK(nonzero > 0);  // the seeds of v are in the sample, not only its zero background
+
+  // viridis: u = 1 (background) is matplotlib's #fde725; the seeds (u ≈ 0.5) are #21918c. The
+  // map is a polynomial fit of matplotlib's table, within 6/255 per channel.
+  w->set_field("u");
+  w->set_colormap(Colormap::viridis);
+  REQUIRE(wait_for([&] { return w->view()->last_frame().field == 0 && w->view()->last_frame().colormap == Colormap::viridis; }));
+  const QImage& vi = w->view()->last_frame().image;
+  const float* u = frame->host_field(0);
+  auto near = [](QRgb c, QRgb want) {
+    return std::abs(channel(c, 16) - channel(want, 16)) <= 6 && std::abs(channel(c, 8) - channel(want, 8)) <= 6 &&
+           std::abs(channel(c, 0) - channel(want, 0)) <= 6;
+  };
+  int ones = 0, halves = 0, wrong = 0;
+  QString first_wrong;
+  for (int cy = 0; cy < 128; ++cy) {
+    for (int cx = 0; cx < 128; ++cx) {
+      const float value = u[cy * 128 + cx];
+      const QRgb c = vi.pixel(static_cast<int>(x0 + (cx + 0.5) * ppc), static_cast<int>(y0 + (cy + 0.5) * ppc));
+      QRgb want = 0;
+      if (value == 1.0f) {
+        want = 0xfde725, ++ones;
+      } else if (std::abs(value - 0.5f) < 0.002f) {
+        want = 0x21918c, ++halves;
+      } else {
+        continue;
+      }
+      if (!near(c, want) && wrong++ == 0)
+        first_wrong = QString("cell (%1, %2) = %3 drawn #%4, expected #%5")
+                          .arg(cx).arg(cy).arg(value).arg(c & 0xffffff, 6, 16, QChar('0')).arg(want, 6, 16, QChar('0'));
+    }
+  }
+  INFO(first_wrong.toStdString());
+  CHECK(wrong == 0);
+  CHECK(ones > 1000);
+  CHECK(halves > 0);
+}
+
+TEST_CASE("the viewer detaches and re-attaches 20 times, leaving nothing behind", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host);
+  auto w = open_viewer("t");
+  for (int i = 0; i < 20; ++i) {
+    REQUIRE(shows_frames(*w, w->frames_displayed()));
+    w->detach();
+    REQUIRE(wait_for([&] { return w->connection() == Connection::detached; }));
+    w->attach_to("t");
+  }
+  REQUIRE(shows_frames(*w, w->frames_displayed()));
+  w->detach();
+  REQUIRE(wait_for([&] { return w->connection() == Connection::detached; }));
+  auto s = wait_stats("t", [](const StatsView& v) { return v.readers == 0; });
+  CHECK(s.clients == 1);  // only this query
+  CHECK(s.held_slots == 0);
+}
+
+TEST_CASE("a killed daemon shows as disconnected and a restarted one is re-attached by itself", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = std::make_unique<ChildProcess>(start_daemon("t", Backend::host));
+  auto w = open_viewer("t");
+  REQUIRE(shows_frames(*w));
+  const QString old_session = w->session();
+  daemon->signal(SIGKILL);
+  REQUIRE(daemon->wait_for(10s));
+  REQUIRE(wait_for([&] { return w->connection() == Connection::waiting; }, 5000));
+  CHECK(w->connection_text() == "disconnected — waiting for t");
+  CHECK(w->view()->has_frame());  // the window stays up with the last picture
+
+  daemon = std::make_unique<ChildProcess>(start_daemon("t", Backend::host));
+  const quint64 before = w->frames_displayed();
+  REQUIRE(shows_frames(*w, before));
+  CHECK(w->session() != old_session);
+  CHECK(w->session().toStdString() == stats("t").session);
+}
+
+TEST_CASE("a restarted viewer finds the simulation further on, nothing lost", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host);
+  std::uint64_t first_step = 0;
+  {
+    auto w = open_viewer("t");
+    REQUIRE(shows_frames(*w));
+    first_step = w->view()->last_frame().info.step;
+  }
+  const auto between = stats("t").step;
+  CHECK(between >= first_step);
+  auto w = open_viewer("t");
+  REQUIRE(shows_frames(*w));
+  CHECK(w->view()->last_frame().info.step > first_step);
+  CHECK(w->view()->last_frame().info.step >= between);
+}
+
+TEST_CASE("a parameter changed in the viewer is seen by cuview-ctl status", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host);
+  auto w = open_viewer("t");
+  REQUIRE(shows_frames(*w));
+  w->set_parameter("F", 0.031);
+  REQUIRE(wait_for([&] { return stats("t").F == 0.031; }, 10000));
+  auto r = ctl("t", {"status", "--json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("params").at("F") == 0.031);
+  w->set_parameter("F", 0.5);  // out of range: refused, shown, nothing changes
+  REQUIRE(wait_for([&] { return w->last_error().contains("out of range"); }, 10000));
+  CHECK(stats("t").F == 0.031);
+}
+
+BACKEND_TEST("cuview-gui --screenshot attaches, waits for frames and saves a PNG", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  const char* keep = std::getenv("CUVIEW_SCREENSHOT_DIR");
+  const fs::path dir = keep != nullptr ? fs::path(keep) : rt.path();
+  const fs::path png = dir / (std::string("screenshot-") + to_string(backend) + ".png");
+  ChildProcess gui({bin("cuview-gui"), "--name", "t", "--screenshot", png.string(), "--frames", "20",
+                    "--screenshot-window"});
+  auto code = gui.wait_for(60s);
+  INFO(gui.err());
+  REQUIRE(code);
+  CHECK(*code == 0);
+  QImage img(QString::fromStdString(png.string()));
+  REQUIRE_FALSE(img.isNull());
+  CHECK(img.width() > 300);
+  QSet<QRgb> colours;
+  for (int y = 0; y < img.height(); y += 7)
+    for (int x = 0; x < img.width(); x += 7) colours.insert(img.pixel(x, y));
+  CHECK(colours.size() > 50);  // a field, not a blank window
+}
+
+TEST_CASE("headless mistakes end with a message and a non-zero exit", "[gui][bad-input]") {
+  RuntimeDir rt;
+  ChildProcess nobody({bin("cuview-gui"), "--name", "nobody", "--screenshot", (rt.path() / "x.png").string(),
+                       "--timeout", "2"});
+  REQUIRE(nobody.wait_for(30s) == 1);
+  CHECK_THAT(nobody.err(), Catch::Contains("'nobody'") && Catch::Contains("waiting for nobody"));
+
+  auto daemon = start_daemon("t", Backend::host);
+  ChildProcess unwritable({bin("cuview-gui"), "--name", "t", "--screenshot", "/nonexistent-dir/x.png"});
+  REQUIRE(unwritable.wait_for(30s) == 1);
+  CHECK_THAT(unwritable.err(), Catch::Contains("/nonexistent-dir") && Catch::Contains("does not exist"));
+  ChildProcess frames({bin("cuview-gui"), "--name", "t", "--screenshot", "x.png", "--frames", "zero"});
+  REQUIRE(frames.wait_for(30s) == 2);
+  CHECK_THAT(frames.err(), Catch::Contains("--frames zero"));
+}
