@@ -24,6 +24,8 @@ run() {  # name, command...: log to $out/name.log, remember the Catch2 totals li
 run unit cuview-unit-tests
 run integration-gpu cuview-integration-tests "[gpu]" --durations yes
 run integration-host cuview-integration-tests "~[gpu]" --durations yes
+CUVIEW_SCREENSHOT_DIR=$out run gui-gpu cuview-gui-tests "[gpu]" --durations yes
+run gui-host cuview-gui-tests "~[gpu]" --durations yes
 
 # First throughput reading of the daemon itself (benchmarks proper: issue 5).
 for size in 2048 4096; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds cuview, starts the simulation daemon headless and shows a client receiving verified
-# frames from it, then opens the viewer where one can be shown.
+# Builds cuview, starts the simulation daemon headless, shows a client receiving verified frames
+# from it, then opens the viewer on it (without a display: renders it headless to a PNG).
 #   ./scripts/run.sh [--name NAME] [--size WxH] [--backend auto|cuda|host]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,14 +31,21 @@ else
 fi
 "$bin/cuview-ctl" --name "$name" status
 "$bin/cuview-ctl" --name "$name" attach --frames 120 --verify
-if [[ -x $bin/cuview-gui ]] && [[ -n ${DISPLAY:-}${WAYLAND_DISPLAY:-} ]]; then
-  echo "run.sh: opening the viewer; close it whenever you like, the simulation goes on"
-  "$bin/cuview-gui" --name "$name" --attach || true
+if [[ -x $bin/cuview-gui ]]; then
+  if [[ -n ${DISPLAY:-}${WAYLAND_DISPLAY:-} ]]; then
+    echo "run.sh: opening the viewer; close it whenever you like, the simulation goes on"
+    "$bin/cuview-gui" --name "$name" || true
+  else
+    shot=$PWD/build/cuview-$name.png
+    echo "run.sh: no display here; the viewer renders headless instead, to $shot"
+    "$bin/cuview-gui" --name "$name" --screenshot "$shot" --frames 60 --screenshot-window
+  fi
 fi
 cat <<EOT
 
 The simulation keeps running headless. Next:
   $bin/cuview-ctl --name $name status          # where it is
   $bin/cuview-ctl --name $name attach --verify # watch frames arrive
+  $bin/cuview-gui --name $name                 # open the viewer (again)
   $bin/cuview-ctl --name $name shutdown        # stop it
 EOT
