@@ -300,6 +300,12 @@ proto::Stats Daemon::stats() const {
   s.held_slots = ring_->held_slots();
   s.steps_per_second = steps_per_s_;
   s.frames_per_second = frames_per_s_;
+  if (const double window = static_cast<double>(monotonic_ns() - rate_t0_) * 1e-9;
+      started_ns_ == rate_t0_ && window > 0.05) {
+    // The first half-second window is not closed yet: report what it has measured so far.
+    s.steps_per_second = static_cast<double>(step_ - rate_step0_) / window;
+    s.frames_per_second = static_cast<double>(frames_published_ - rate_frames0_) / window;
+  }
   s.rss_kib = resident_kib();
   s.uptime_s = static_cast<double>(monotonic_ns() - started_ns_) * 1e-9;
   s.params = sim::values(params_);

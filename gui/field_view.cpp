@@ -139,6 +139,8 @@ void RatePlot::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), palette().color(QPalette::Base));
   if (samples_.empty()) return;
   const qint64 now = samples_.back().t_ms;
+  // Until a minute is filled, the plot spans the samples there are (at least 5 s).
+  const double span = std::clamp(static_cast<double>(now - samples_.front().t_ms), 5'000.0, 60'000.0);
   double max_steps = 1, max_lat = 1;
   for (const auto& s : samples_) max_steps = std::max(max_steps, s.steps), max_lat = std::max(max_lat, s.latency);
   auto draw = [&](QColor c, auto value, double max) {
@@ -146,7 +148,7 @@ void RatePlot::paintEvent(QPaintEvent*) {
     QPointF prev;
     bool first = true;
     for (const auto& s : samples_) {
-      const QPointF pt(width() * (1.0 - double(now - s.t_ms) / 60'000.0), height() - 4 - (height() - 18) * value(s) / max);
+      const QPointF pt(width() * (1.0 - double(now - s.t_ms) / span), height() - 4 - (height() - 18) * value(s) / max);
       if (!first) p.drawLine(prev, pt);
       prev = pt;
       first = false;
@@ -155,7 +157,7 @@ void RatePlot::paintEvent(QPaintEvent*) {
   draw(QColor(0x2a, 0x9d, 0x8f), [](const Sample& s) { return s.steps; }, max_steps);
   draw(QColor(0xe7, 0x6f, 0x51), [](const Sample& s) { return s.latency; }, max_lat);
   p.setPen(palette().color(QPalette::Text));
-  p.drawText(4, 12, QString("steps/s ≤ %1   latency ≤ %2 ms   (last minute)")
+  p.drawText(4, 12, QString("steps/s ≤ %1 (green)   latency ≤ %2 ms (red)")
                         .arg(max_steps, 0, 'g', 3)
                         .arg(max_lat, 0, 'g', 3));
 }
