@@ -258,22 +258,27 @@ void Daemon::drop_peer(const std::string& peer, const char* why) {
   peers_.erase(it);
 }
 
+template <class Reply>
+void Daemon::fill_identity(Reply& r) const {
+  r.session = session_;
+  r.backend = backend_->kind();
+  r.device = backend_->device();
+  r.sim = opts_.sim;
+  r.width = opts_.width;
+  r.height = opts_.height;
+  r.slots = opts_.slots;
+}
+
 proto::DescribeResult Daemon::describe() const {
   proto::DescribeResult d;
-  d.session = session_;
-  d.backend = backend_->kind();
-  d.device = backend_->device();
-  d.sim = opts_.sim;
-  d.width = opts_.width;
-  d.height = opts_.height;
-  d.slots = opts_.slots;
+  fill_identity(d);
   const auto& l = backend_->layout();
   d.slot_bytes = l.slot_bytes;
   d.trailer_offset = l.trailer_offset;
-  const char* help[] = {"activator concentration", "inhibitor concentration"};
   for (std::size_t f = 0; f < sim::kFieldCount; ++f) {
     d.fields.push_back({sim::kFieldNames[f], "float32", {opts_.height, opts_.width},
-                        {std::uint64_t{opts_.width} * sizeof(float), sizeof(float)}, f * l.field_stride, help[f]});
+                        {std::uint64_t{opts_.width} * sizeof(float), sizeof(float)}, f * l.field_stride,
+                        sim::kFieldHelp[f]});
   }
   d.params = sim::describe(params_);
   d.presets = sim::presets();
@@ -282,14 +287,8 @@ proto::DescribeResult Daemon::describe() const {
 
 proto::Stats Daemon::stats() const {
   proto::Stats s;
-  s.session = session_;
+  fill_identity(s);
   s.name = opts_.name;
-  s.backend = backend_->kind();
-  s.device = backend_->device();
-  s.sim = opts_.sim;
-  s.width = opts_.width;
-  s.height = opts_.height;
-  s.slots = opts_.slots;
   s.paused = paused_;
   s.step = step_;
   s.sim_time = sim_time_;

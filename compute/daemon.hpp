@@ -61,6 +61,9 @@ class Daemon {
   void publish_frame();
   void update_rates();
   proto::Stats stats() const;
+  /// The fields `describe` and `stats` share: session, backend, device, sim, size, slots.
+  template <class Reply>
+  void fill_identity(Reply& r) const;
   proto::DescribeResult describe() const;
   void clean_leftovers();
   void write_segments_file() const;

@@ -75,7 +75,9 @@ void ViewerWorker::try_attach(const QString& name) {
   o.name = name.toStdString();
   o.client = "cuview-gui";
   o.timeout = 1500ms;
-  const bool was_attached = state_ == Connection::connected || state_ == Connection::waiting;
+  // Waiting after a disconnect keeps its short text; waiting from the start keeps the long one.
+  const bool was_attached = state_ == Connection::connected ||
+                            (state_ == Connection::waiting && state_text_.startsWith("disconnected"));
   if (state_ != Connection::waiting) set_state(Connection::connecting, "connecting to " + name + "…");
   try {
     client_.emplace(Client::attach(o));
@@ -90,11 +92,13 @@ void ViewerWorker::try_attach(const QString& name) {
     client_.reset();
     // A daemon that is not (yet, or no longer) there is waited for; anything else is shown.
     if (e.code() == Errc::no_daemon || e.code() == Errc::daemon_gone || e.code() == Errc::timeout) {
-      set_state(Connection::waiting, "disconnected — waiting for " + name);
+      // After a disconnect the short form says it all; before the first connection, say why and
+      // what to do ("no cuview-compute daemon named 'x' is running ...; start one with ...").
+      set_state(Connection::waiting, was_attached ? "disconnected — waiting for " + name
+                                                  : QString("waiting for %1: %2").arg(name, e.what()));
     } else {
       set_state(Connection::failed, QString("cannot attach to %1: %2").arg(name, e.what()));
     }
-    (void)was_attached;
   }
 }
 

@@ -42,6 +42,7 @@ CUVIEW_HD inline void grayscott_cell(const float* __restrict__ u, const float* _
 }
 
 inline constexpr const char* kFieldNames[] = {"u", "v"};
+inline constexpr const char* kFieldHelp[] = {"activator concentration", "inhibitor concentration"};
 inline constexpr std::size_t kFieldCount = 2;
 
 }  // namespace cuview::sim

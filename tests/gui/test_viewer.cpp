@@ -62,9 +62,7 @@ TEST_CASE("the viewer draws a known field with the colormap's colours", "[gui]")
     return f.field == 1 && f.colormap == Colormap::grayscale && f.lo == 0 && f.hi == 1;
   }));
 
-  AttachOptions o;
-  o.name = "t";
-  auto reader = Client::attach(o);
+  auto reader = Client::attach(AttachOptions{.name = "t", .client = "test reader"});
   auto frame = reader.next_frame(5s);
   REQUIRE(frame);
   const auto& shown = w->view()->last_frame();
@@ -223,7 +221,7 @@ TEST_CASE("headless mistakes end with a message and a non-zero exit", "[gui][bad
   ChildProcess nobody({bin("cuview-gui"), "--name", "nobody", "--screenshot", (rt.path() / "x.png").string(),
                        "--timeout", "2"});
   REQUIRE(nobody.wait_for(30s) == 1);
-  CHECK_THAT(nobody.err(), Catch::Contains("'nobody'") && Catch::Contains("waiting for nobody"));
+  CHECK_THAT(nobody.err(), Catch::Contains("'nobody'") && Catch::Contains("cuview-compute --name nobody"));
 
   auto daemon = start_daemon("t", Backend::host);
   ChildProcess unwritable({bin("cuview-gui"), "--name", "t", "--screenshot", "/nonexistent-dir/x.png"});
