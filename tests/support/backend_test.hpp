@@ -5,6 +5,16 @@
 
 #include "process.hpp"
 
+namespace cuview::test {
+/// Fails (never passes silently) when a [gpu] test runs where CUDA cannot.
+inline void require_backend(Backend b) {
+  std::string reason;
+  if (b == Backend::cuda && !cuda_usable(&reason))
+    FAIL("this [gpu] test needs a usable CUDA device (" << reason
+                                                         << "); run it on a GPU machine or exclude it with ~[gpu]");
+}
+}  // namespace cuview::test
+
 #define CUVIEW_BACKEND_TEST_IMPL(fn, name, tags)                                           \
   static void fn(cuview::test::Backend backend);                                           \
   TEST_CASE(name " (host)", tags "[host]") { fn(cuview::test::Backend::host); }            \

@@ -9,9 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -24,6 +25,8 @@ extern char** environ;
 namespace cuview::test {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+
+void fail(const std::string& what) { throw std::runtime_error(what); }
 
 const char* to_string(Backend b) { return b == Backend::cuda ? "cuda" : "host"; }
 
@@ -59,7 +62,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, int pass_fd) {
   args.push_back(nullptr);
   const int rc = ::posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) FAIL("posix_spawn " << argv[0] << ": " << std::strerror(rc));
+  if (rc != 0) fail("posix_spawn " + argv[0] + ": " + std::strerror(rc));
 }
 
 ChildProcess::ChildProcess(ChildProcess&& o) noexcept
@@ -113,7 +116,7 @@ RuntimeDir::~RuntimeDir() {
 
 ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<std::string> extra) {
   int fds[2];
-  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  if (::pipe2(fds, O_CLOEXEC) != 0) fail("pipe2 for --ready-fd: " + std::string(std::strerror(errno)));
   std::vector<std::string> argv{bin("cuview-compute"), "--name", name, "--backend", to_string(backend),
                                 "--size", "128x128", "--ready-fd", std::to_string(fds[1])};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -132,7 +135,7 @@ ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<
   ::close(fds[0]);
   if (got.find("ready") == std::string::npos) {
     (void)daemon.wait_for(2s);
-    FAIL("cuview-compute " << name << " (" << to_string(backend) << ") did not become ready:\n" << daemon.err());
+    fail("cuview-compute " + name + " (" + to_string(backend) + ") did not become ready:\n" + daemon.err());
   }
   return daemon;
 }
@@ -142,7 +145,7 @@ Result ctl(const std::string& name, const std::vector<std::string>& args, std::c
   argv.insert(argv.end(), args.begin(), args.end());
   ChildProcess p(argv);
   auto code = p.wait_for(timeout);
-  if (!code) FAIL("cuview-ctl did not finish within " << timeout.count() << " ms:\n" << p.out() << p.err());
+  if (!code) fail("cuview-ctl did not finish within " + std::to_string(timeout.count()) + " ms:\n" + p.out() + p.err());
   return {*code, p.out(), p.err()};
 }
 
@@ -173,9 +176,10 @@ StatsView wait_stats(const std::string& name, const std::function<bool(const Sta
   StatsView v = stats(name);
   while (!pred(v)) {
     if (std::chrono::steady_clock::now() > deadline)
-      FAIL("daemon " << name << " did not reach the expected state within " << timeout.count()
-                     << " ms: step " << v.step << ", clients " << v.clients << ", readers " << v.readers
-                     << ", held slots " << v.held_slots << ", frames " << v.frames_published);
+      fail("daemon " + name + " did not reach the expected state within " + std::to_string(timeout.count()) +
+           " ms: step " + std::to_string(v.step) + ", clients " + std::to_string(v.clients) + ", readers " +
+           std::to_string(v.readers) + ", held slots " + std::to_string(v.held_slots) + ", frames " +
+           std::to_string(v.frames_published));
     std::this_thread::sleep_for(20ms);  // polling an observable state, not waiting for time to pass
     v = stats(name);
   }
@@ -191,13 +195,6 @@ bool cuda_usable(std::string* reason) {
   }
   if (reason) *reason = cached->second;
   return cached->first;
-}
-
-void require_backend(Backend b) {
-  std::string reason;
-  if (b == Backend::cuda && !cuda_usable(&reason))
-    FAIL("this [gpu] test needs a usable CUDA device (" << reason
-                                                         << "); run it on a GPU machine or exclude it with ~[gpu]");
 }
 
 std::optional<int> skip_without_gpu(int argc, char** argv) {

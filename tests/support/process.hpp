@@ -1,4 +1,5 @@
-// Test support: real child processes (posix_spawn, never fork after CUDA init), a private
+// Test support, shared by the Catch2 suites and the fault campaign (no Catch2 in here: failures
+// throw std::runtime_error with the whole story). Real child processes (posix_spawn, never fork after CUDA init), a private
 // runtime directory per test, and helpers to start a daemon and run cuview-ctl.
 #pragma once
 
@@ -15,6 +16,8 @@
 namespace cuview::test {
 
 enum class Backend { host, cuda };
+/// Throws std::runtime_error(what).
+[[noreturn]] void fail(const std::string& what);
 const char* to_string(Backend b);
 
 /// One child process. Its stdout and stderr go to files; the destructor SIGKILLs and reaps it
@@ -84,9 +87,6 @@ StatsView wait_stats(const std::string& name, const std::function<bool(const Sta
 /// For a test runner's main(): 77 (CTest's "skipped") when the selection asks for [gpu] tests and
 /// no CUDA device is usable here, after saying why; empty otherwise.
 std::optional<int> skip_without_gpu(int argc, char** argv);
-
-/// Fails (never passes silently) when a [gpu] test runs where CUDA cannot.
-void require_backend(Backend b);
 
 /// Whether `cuview-compute --check-cuda` says the CUDA backend can run here; `reason` gets its words.
 bool cuda_usable(std::string* reason = nullptr);
