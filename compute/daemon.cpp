@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,6 +24,13 @@ namespace fs = std::filesystem;
 namespace {
 constexpr std::size_t kMaxPeers = 64;
 constexpr std::uint64_t kMaxStepRequest = 1'000'000;
+
+/// Owner of /proc/PID (the process's effective uid); -1 when it cannot be read.
+uid_t process_uid(pid_t pid) {
+  struct stat st{};
+  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) return static_cast<uid_t>(-1);
+  return st.st_uid;
+}
 
 sigset_t shutdown_signals() {
   sigset_t set;
@@ -87,9 +95,9 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
   signals_ = UniqueFd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!signals_) throw_errno("signalfd for SIGINT/SIGTERM", errno);
 
-  configure_server_socket(router_);
-  router_.set(zmq::sockopt::router_mandatory, false);
-  configure_server_socket(pub_);
+  if (!configure_server_socket(router_) || !configure_server_socket(pub_))
+    spdlog::warn("this libzmq cannot filter ipc:// peers by uid; only the 0700 runtime directory keeps other "
+                 "users out");
   router_.bind(paths_.control_endpoint());
   pub_.bind(paths_.frames_endpoint());
   paused_ = opts.start_paused;
@@ -325,6 +333,9 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
         throw Error(Errc::too_many_clients, "daemon '" + opts_.name + "' already serves " +
                                                 std::to_string(kMaxPeers) + " clients; detach one and try again");
       ProcessHandle process(a.pid);
+      if (const auto uid = process_uid(a.pid); uid != ::getuid())
+        throw Error(Errc::access, "process " + std::to_string(a.pid) + " runs as uid " + std::to_string(uid) +
+                                      "; this daemon serves only its own user (uid " + std::to_string(::getuid()) + ")");
       if (existing != peers_.end()) drop_peer(peer, "said hello again");
       peers_.emplace(peer, Peer{a.client, std::move(process), std::nullopt});
       spdlog::info("client '{}' (pid {}) attached; {} client(s)", a.client, a.pid, peers_.size());

@@ -255,7 +255,9 @@ bool daemon_running(const std::string& name) { return InstanceLock::is_held(Inst
 Client Client::attach(const AttachOptions& options) {
   auto impl = std::make_unique<Impl>(options);
   const auto& paths = impl->paths;
-  if (!InstanceLock::is_held(paths)) {
+  // Ownership first: a directory of another user is refused before anything in it is touched.
+  const bool exists = check_private_dir(paths.dir.parent_path()) && check_private_dir(paths.dir);
+  if (!exists || !InstanceLock::is_held(paths)) {
     std::string others;
     for (const auto& n : list_running_instances()) others += (others.empty() ? "" : ", ") + n;
     throw Error(Errc::no_daemon, "no cuview-compute daemon named '" + options.name + "' is running (nothing holds " +
@@ -263,8 +265,6 @@ Client Client::attach(const AttachOptions& options) {
                                      options.name + "`" +
                                      (others.empty() ? std::string() : "; running now: " + others));
   }
-  ensure_private_dir(paths.dir.parent_path());
-  ensure_private_dir(paths.dir);
   configure_client_socket(impl->sock);
   impl->sock.connect(paths.control_endpoint());
 

@@ -41,22 +41,49 @@ InstancePaths::InstancePaths(const std::string& n) : name(n) {
   frames = dir / "frames";
 }
 
-void ensure_private_dir(const fs::path& dir) {
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("creating directory " + dir.string(), errno);
-  struct stat st{};
-  if (::lstat(dir.c_str(), &st) != 0) throw_errno("checking directory " + dir.string(), errno);
+namespace {
+std::string mode_string(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+void check_stat(const fs::path& dir, const struct stat& st) {
   if (!S_ISDIR(st.st_mode))
     throw Error(Errc::access, dir.string() + " is not a directory; remove it so that cuview can create its own");
   if (st.st_uid != ::getuid())
     throw Error(Errc::access, dir.string() + " belongs to uid " + std::to_string(st.st_uid) + ", not to you (uid " +
                                   std::to_string(::getuid()) +
-                                  "); cuview refuses to share it. Set XDG_RUNTIME_DIR to a directory of your own");
-  if ((st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    throw Error(Errc::access, dir.string() + " has mode " + mode +
+                                  "); cuview only uses its own user's directories and attaches only to its own "
+                                  "user's daemons. Set XDG_RUNTIME_DIR to a directory of your own");
+  if ((st.st_mode & 077) != 0)
+    throw Error(Errc::access, dir.string() + " has mode " + mode_string(st.st_mode) +
                                   ", which lets other users in; run `chmod 700 " + dir.string() + "` and start again");
+}
+}  // namespace
+
+void ensure_private_dir(const fs::path& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (errno == EACCES)
+      throw Error(Errc::access, "cannot create " + dir.string() + ": permission denied; its parent belongs to "
+                                "another user. Set XDG_RUNTIME_DIR to a directory of your own");
+    throw_errno("creating directory " + dir.string(), errno);
   }
+  if (!check_private_dir(dir)) throw_errno("checking directory " + dir.string(), ENOENT);
+}
+
+bool check_private_dir(const fs::path& dir) {
+  struct stat st{};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;
+    if (errno == EACCES)
+      throw Error(Errc::access, "cannot enter " + dir.string() +
+                                    ": permission denied; it belongs to another user, and cuview attaches only to "
+                                    "its own user's daemons");
+    throw_errno("checking directory " + dir.string(), errno);
+  }
+  check_stat(dir, st);
+  return true;
 }
 
 InstanceLock::InstanceLock(const InstancePaths& paths) {

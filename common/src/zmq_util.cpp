@@ -1,5 +1,7 @@
 #include "cuview/zmq_util.hpp"
 
+#include <unistd.h>
+
 #include "cuview/protocol.hpp"
 
 namespace cuview {
@@ -17,11 +19,14 @@ void configure_client_socket(zmq::socket_t& s) {
   s.set(zmq::sockopt::sndhwm, 64);
 }
 
-void configure_server_socket(zmq::socket_t& s) {
+bool configure_server_socket(zmq::socket_t& s) {
   common_options(s);
   s.set(zmq::sockopt::maxmsgsize, proto::kMaxWireBytes);
   s.set(zmq::sockopt::sndhwm, 1000);
   s.set(zmq::sockopt::rcvhwm, 1000);
+  // Besides the 0700 directory: the kernel's SO_PEERCRED check drops connections of other uids.
+  const int uid = static_cast<int>(::getuid());
+  return zmq_setsockopt(s.handle(), ZMQ_IPC_FILTER_UID, &uid, sizeof uid) == 0;
 }
 
 }  // namespace cuview

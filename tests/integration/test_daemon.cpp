@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -366,6 +367,29 @@ TEST_CASE("attaching to a daemon that does not exist names it and what to do", "
   auto r = ctl("nobody", {"attach", "--frames", "1"});
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Catch::Contains("'nobody'") && Catch::Contains("cuview-compute --name nobody"));
+}
+
+TEST_CASE("host frames hold no subnormal values, which would slow the CPU several times", "[integration][host]") {
+  // Regression: a fresh field diffuses ever tinier v into its zero background; without
+  // flush-to-zero the host backend spent most of its time on subnormal arithmetic.
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host, {"--paused"});
+  REQUIRE(ctl("t", {"step", "400"}).code == 0);
+  (void)wait_stats("t", [](const StatsView& s) { return s.step == 400 && s.frames_published >= 2; });
+  auto c = Client::attach(AttachOptions{.name = "t", .client = "subnormal check"});
+  auto f = c.next_frame(10s);
+  REQUIRE(f);
+  REQUIRE(f->info().step == 400);
+  std::size_t subnormal = 0, tiny_but_nonzero = 0;
+  for (std::size_t field = 0; field < 2; ++field) {
+    const float* x = f->host_field(field);
+    for (std::size_t i = 0; i < 128 * 128; ++i) {
+      subnormal += std::fpclassify(x[i]) == FP_SUBNORMAL;
+      tiny_but_nonzero += x[i] != 0 && std::abs(x[i]) < 1e-30f;
+    }
+  }
+  CHECK(subnormal == 0);
+  CHECK(tiny_but_nonzero < 128 * 128);  // the diffusion front exists but is flushed, not denormal
 }
 
 TEST_CASE("the CUDA backend computes what the host backend computes", "[integration][gpu]") {

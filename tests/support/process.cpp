@@ -114,11 +114,12 @@ RuntimeDir::~RuntimeDir() {
   fs::remove_all(path_, ec);
 }
 
-ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<std::string> extra) {
+ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<std::string> extra,
+                          const std::string& size) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) fail("pipe2 for --ready-fd: " + std::string(std::strerror(errno)));
   std::vector<std::string> argv{bin("cuview-compute"), "--name", name, "--backend", to_string(backend),
-                                "--size", "128x128", "--ready-fd", std::to_string(fds[1])};
+                                "--size", size, "--ready-fd", std::to_string(fds[1])};
   argv.insert(argv.end(), extra.begin(), extra.end());
   ChildProcess daemon(argv, fds[1]);
   ::close(fds[1]);

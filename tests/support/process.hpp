@@ -61,7 +61,8 @@ std::string bin(const std::string& program);
 
 /// Starts cuview-compute and returns once it wrote "ready" on its --ready-fd (fails the test,
 /// with the daemon's log, if it exits first or takes longer than 60 s).
-ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<std::string> extra = {});
+ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<std::string> extra = {},
+                          const std::string& size = "128x128");
 
 struct Result {
   int code = -1;

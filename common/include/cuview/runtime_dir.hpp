@@ -33,6 +33,11 @@ struct InstancePaths {
 /// mode, and the command that fixes it.
 void ensure_private_dir(const std::filesystem::path& dir);
 
+/// The client's check, which creates nothing: false when `dir` does not exist; true when it is a
+/// private directory of this user; otherwise throws Error(access) — for a directory another user
+/// owns or that this user cannot enter, saying that cuview only attaches to one's own daemons.
+bool check_private_dir(const std::filesystem::path& dir);
+
 /// Exclusive lock on an instance's lock file (flock, released by the kernel when the holder dies,
 /// so a crashed daemon's lock is never stale and a live daemon's lock is never stolen).
 class InstanceLock {
