@@ -7,4 +7,9 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON "-DCMAKE_CUDA_ARCHITECTURES=90" >/dev/null
 cmake --build build-gpu --parallel "$(nproc)"
 strip build-gpu/bin/* 2>/dev/null || true
+# GPU hosts have no clang: carry the fault campaign's fuzzer prebuilt (ASan and UBSan are static).
+flags=(-std=c++20 -O1 -g -DMSGPACK_NO_BOOST -Icommon/include common/src/protocol.cpp common/src/error.cpp)
+clang++ "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  tests/fuzz/fuzz_protocol.cpp -o build-gpu/bin/cuview-fuzz-protocol
+clang++ "${flags[@]}" tests/fuzz/make_seeds.cpp -o build-gpu/bin/cuview-fuzz-seeds
 ../shared/device/bundle-runtime.sh build-gpu/bin

@@ -11,7 +11,8 @@ packages=(
   nlohmann-json3-dev              # `cuview-ctl status --json`
   catch2                          # unit and integration tests
   qt6-base-dev libgl-dev xvfb     # the viewer and its offscreen tests
-  procps                          # ps/pgrep used by the scripts
+  clang libclang-rt-dev           # libFuzzer, ASan and UBSan for the fault campaign's fuzzer
+  procps util-linux passwd        # pgrep; setpriv and useradd for the campaign's second user
 )
 missing=()
 for p in "${packages[@]}"; do

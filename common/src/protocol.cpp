@@ -95,23 +95,31 @@ void throw_field_type(const msgpack::object& o, const std::vector<FieldSpec>& sp
 
 }  // namespace detail
 
-namespace {
-msgpack::object_handle unpack_map(std::string_view bytes, std::string_view what) {
-  msgpack::object_handle h;
+msgpack::object_handle detail::unpack_bounded(std::string_view bytes, std::string_view what, std::size_t& offset) {
+  const msgpack::unpack_limit limit(kMaxContainerEntries, kMaxContainerEntries, kMaxRequestBytes, kMaxRequestBytes,
+                                    kMaxRequestBytes, kMaxNesting);
   try {
-    std::size_t offset = 0;
-    h = msgpack::unpack(bytes.data(), bytes.size(), offset);
-    if (offset != bytes.size())
-      throw Error(Errc::bad_message, std::string(what) + " has " + std::to_string(bytes.size() - offset) +
-                                         " trailing bytes after the message");
-  } catch (const Error&) {
-    throw;
+    offset = 0;
+    return msgpack::unpack(bytes.data(), bytes.size(), offset, nullptr, nullptr, limit);
   } catch (const msgpack::insufficient_bytes&) {
     throw Error(Errc::bad_message, std::string(what) + " is truncated (" + std::to_string(bytes.size()) +
                                        " bytes): send the whole MessagePack map");
+  } catch (const msgpack::size_overflow& e) {
+    throw Error(Errc::bad_message, std::string(what) + " exceeds the decoder's bounds (" + e.what() +
+                                       "): maps and arrays hold at most " + std::to_string(kMaxContainerEntries) +
+                                       " entries, nested at most " + std::to_string(kMaxNesting) + " deep");
   } catch (const std::exception& e) {
     throw Error(Errc::bad_message, std::string(what) + " is not valid MessagePack (" + e.what() + ")");
   }
+}
+
+namespace {
+msgpack::object_handle unpack_map(std::string_view bytes, std::string_view what) {
+  std::size_t offset = 0;
+  msgpack::object_handle h = detail::unpack_bounded(bytes, what, offset);
+  if (offset != bytes.size())
+    throw Error(Errc::bad_message, std::string(what) + " has " + std::to_string(bytes.size() - offset) +
+                                       " trailing bytes after the message");
   if (h.get().type != msgpack::type::MAP)
     throw Error(Errc::bad_message, std::string(what) + " must be a MessagePack map, got " +
                                        detail::type_name(h.get().type));

@@ -194,6 +194,18 @@ TEST_CASE("an oversized request is rejected before decoding", "[protocol][bad-in
   CHECK_THAT(msg, Catch::Contains("limit"));
 }
 
+TEST_CASE("a header claiming billions of entries is refused without allocating them", "[protocol][bad-input]") {
+  // Found by the fuzzer: msgpack reserves a map's entries from its header before reading them.
+  std::string msg;
+  CHECK(code_of(std::string("\xdf\xff\xff\xff\xff", 5), &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("at most 4096 entries"));
+  CHECK(code_of(std::string("\xdd\x7f\xff\xff\xff", 5), &msg) == Errc::bad_message);  // array32
+  std::string deep(40, '\x91');  // 40 nested one-element arrays
+  deep += '\x01';
+  CHECK(code_of(deep, &msg) == Errc::bad_message);
+  CHECK_THAT(msg, Catch::Contains("deep"));
+}
+
 TEST_CASE("a reply from a daemon of another version is reported as a version mismatch", "[protocol][bad-input]") {
   Raw r;
   r.pk.pack_map(3), r.pk.pack("v"), r.pk.pack(kVersion + 1), r.pk.pack("id"), r.pk.pack(1);

@@ -229,7 +229,15 @@ std::string encode(const T& value) {
   return {buf.data(), buf.size()};
 }
 
+/// Bounds on what the decoder will build, checked before it allocates: a hostile header claiming
+/// four billion map entries is refused, not reserved.
+inline constexpr std::size_t kMaxContainerEntries = 4096;
+inline constexpr std::size_t kMaxNesting = 16;
+
 namespace detail {
+/// msgpack::unpack within the bounds above. Throws Error(bad_message) naming `what`.
+msgpack::object_handle unpack_bounded(std::string_view bytes, std::string_view what, std::size_t& offset);
+
 struct FieldSpec {
   std::string name;
   bool required;
@@ -270,12 +278,8 @@ T decode_as(const msgpack::object& o, std::string_view what) {
 /// Unpacks bytes that must hold exactly one msgpack value of type T (notices, tests).
 template <class T>
 T decode_bytes(std::string_view bytes, std::string_view what) {
-  msgpack::object_handle h;
-  try {
-    h = msgpack::unpack(bytes.data(), bytes.size());
-  } catch (const std::exception& e) {
-    throw Error(Errc::bad_message, std::string(what) + " is not valid MessagePack: " + e.what());
-  }
+  std::size_t offset = 0;
+  const auto h = detail::unpack_bounded(bytes, what, offset);
   return decode_as<T>(h.get(), what);
 }
 
