@@ -35,6 +35,8 @@ struct Imports;
 
 /// One frame held by this client: the daemon will not overwrite its slot until the Frame is
 /// destroyed (or the client process dies). Move-only; a moved-from Frame releases nothing.
+/// On CUDA, destroy it only after the GPU work that reads device_slot() has completed
+/// (synchronize that stream first): releasing the slot lets the daemon write it again.
 class Frame {
  public:
   Frame(Frame&& other) noexcept;
