@@ -27,17 +27,6 @@ run integration-host cuview-integration-tests "~[gpu]" --durations yes
 CUVIEW_SCREENSHOT_DIR=$out run gui-gpu cuview-gui-tests "[gpu]" --durations yes
 run gui-host cuview-gui-tests "~[gpu]" --durations yes
 
-# First throughput reading of the daemon itself (benchmarks proper: issue 5).
-for size in 2048 4096; do
-  export XDG_RUNTIME_DIR=/tmp/xdg-bench && mkdir -p $XDG_RUNTIME_DIR && chmod 700 $XDG_RUNTIME_DIR
-  cuview-compute --name bench --backend cuda --size ${size}x${size} --log-level warn &
-  pid=$!
-  for _ in $(seq 100); do cuview-ctl --name bench status >/dev/null 2>&1 && break; sleep 0.1; done
-  sleep 3
-  cuview-ctl --name bench status --json >"$out/bench-$size.json"
-  cuview-ctl --name bench attach --frames 200 --verify >>"$out/bench-$size.json" 2>&1
-  kill -TERM $pid; wait $pid
-  sps=$(grep -o '"steps_per_second": [0-9.e+]*' "$out/bench-$size.json" | awk '{print $2}')
-  echo "cuda ${size}x${size}: ${sps} steps/s = $(awk -v s="$sps" -v n=$((size*size)) 'BEGIN{printf "%.3g", s*n}') cell updates/s" | tee -a "$out/summary.txt"
-done
+# Throughput: kernel efficiency against the measured copy bandwidth (docs/benchmarks.md).
+cuview-bench --out "$out/bench.md" >"$out/bench.log" 2>&1 && cat "$out/bench.md" | tee -a "$out/summary.txt"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)" | tee -a "$out/summary.txt"

@@ -20,6 +20,15 @@ struct GrayScottParams {
   float dt = 1.0f;    ///< time step
 };
 
+/// The reaction–diffusion update of one cell from its values and their 5-point Laplacians.
+/// The only copy of the equations: every loop and kernel ends here.
+CUVIEW_HD inline void grayscott_update(float uc, float vc, float lap_u, float lap_v, const GrayScottParams& p,
+                                       float& u_out, float& v_out) {
+  const float uvv = uc * vc * vc;
+  u_out = uc + p.dt * (p.Du * lap_u - uvv + p.F * (1.0f - uc));
+  v_out = vc + p.dt * (p.Dv * lap_v + uvv - (p.F + p.k) * vc);
+}
+
 /// One Euler step of cell (x, y): reads u, v around it (periodic), writes u_out, v_out at it.
 CUVIEW_HD inline void grayscott_cell(const float* __restrict__ u, const float* __restrict__ v,
                                      float* __restrict__ u_out, float* __restrict__ v_out, int x, int y, int width,
@@ -36,9 +45,7 @@ CUVIEW_HD inline void grayscott_cell(const float* __restrict__ u, const float* _
   const float vc = v[i];
   const float lap_u = u[row + xl] + u[row + xr] + u[up + x] + u[down + x] - 4.0f * uc;
   const float lap_v = v[row + xl] + v[row + xr] + v[up + x] + v[down + x] - 4.0f * vc;
-  const float uvv = uc * vc * vc;
-  u_out[i] = uc + p.dt * (p.Du * lap_u - uvv + p.F * (1.0f - uc));
-  v_out[i] = vc + p.dt * (p.Dv * lap_v + uvv - (p.F + p.k) * vc);
+  grayscott_update(uc, vc, lap_u, lap_v, p, u_out[i], v_out[i]);
 }
 
 inline constexpr const char* kFieldNames[] = {"u", "v"};
