@@ -260,9 +260,12 @@ void Daemon::serve_control() {
 void Daemon::drop_peer(const std::string& peer, const char* why) {
   auto it = peers_.find(peer);
   if (it == peers_.end()) return;
+  // Readers are worth an operator's attention; control-only clients (status queries, viewers
+  // listing daemons every few seconds) would flood the log at info level.
+  const auto level = it->second.lease ? spdlog::level::info : spdlog::level::debug;
   if (it->second.lease) ring_->close_lease(*it->second.lease);
-  spdlog::info("client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.process.pid(), why,
-               peers_.size() - 1);
+  spdlog::log(level, "client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.process.pid(),
+              why, peers_.size() - 1);
   peers_.erase(it);
 }
 
@@ -338,7 +341,7 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
                                       "; this daemon serves only its own user (uid " + std::to_string(::getuid()) + ")");
       if (existing != peers_.end()) drop_peer(peer, "said hello again");
       peers_.emplace(peer, Peer{a.client, std::move(process), std::nullopt});
-      spdlog::info("client '{}' (pid {}) attached; {} client(s)", a.client, a.pid, peers_.size());
+      spdlog::debug("client '{}' (pid {}) said hello; {} client(s)", a.client, a.pid, peers_.size());
       return proto::encode_result(id, proto::HelloResult{session_, proto::kVersion, CUVIEW_VERSION, opts_.name,
                                                          static_cast<std::int32_t>(::getpid()), backend_->kind()});
     }
@@ -363,6 +366,7 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
         if (!p.lease)
           throw Error(Errc::too_many_clients, "all " + std::to_string(kMaxLeases) + " reader leases of daemon '" +
                                                   opts_.name + "' are in use; detach a viewer and try again");
+        spdlog::info("client '{}' (pid {}) is reading frames (lease {})", p.client, p.process.pid(), *p.lease);
       }
       proto::HandlesResult h;
       h.backend = backend_->kind();
