@@ -99,19 +99,6 @@ double device_used_mib(const Config& c) {
   return -1;
 }
 
-bool shm_exists(const std::string& name) {
-  const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
-  if (fd >= 0) ::close(fd);
-  return fd >= 0;
-}
-
-std::vector<std::string> segments_of(const std::string& name) {
-  std::ifstream in(InstancePaths(name).segments);
-  std::vector<std::string> out;
-  for (std::string s; std::getline(in, s);) out.push_back(s);
-  return out;
-}
-
 // ------------------------------------------------------------------ viewer death
 
 std::vector<Row> viewer_death(const Config& c) {

@@ -29,19 +29,6 @@ Client attach(const std::string& name) {
   return Client::attach(o);
 }
 
-std::vector<std::string> segments_of(const std::string& name) {
-  std::ifstream in(InstancePaths(name).segments);
-  std::vector<std::string> out;
-  for (std::string s; std::getline(in, s);) out.push_back(s);
-  return out;
-}
-
-bool shm_exists(const std::string& name) {
-  const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
-  if (fd >= 0) ::close(fd);
-  return fd >= 0;
-}
-
 struct Unknown {  // `step` arguments with a field no version of the protocol has
   std::uint64_t n = 1;
   int colour = 3;

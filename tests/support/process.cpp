@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 
 #include "cuview/client.hpp"
 #include "cuview/posix.hpp"
+#include "cuview/runtime_dir.hpp"
 
 extern char** environ;
 
@@ -196,6 +198,19 @@ bool cuda_usable(std::string* reason) {
   }
   if (reason) *reason = cached->second;
   return cached->first;
+}
+
+bool shm_exists(const std::string& name) {
+  const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd >= 0) ::close(fd);
+  return fd >= 0;
+}
+
+std::vector<std::string> segments_of(const std::string& name) {
+  std::ifstream in(InstancePaths(name).segments);
+  std::vector<std::string> out;
+  for (std::string s; std::getline(in, s);) out.push_back(s);
+  return out;
 }
 
 std::optional<int> skip_without_gpu(int argc, char** argv) {

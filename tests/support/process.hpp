@@ -85,6 +85,11 @@ StatsView stats(const std::string& name);
 StatsView wait_stats(const std::string& name, const std::function<bool(const StatsView&)>& pred,
                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+/// Whether a POSIX shared-memory segment of that name exists (and this user may open it).
+bool shm_exists(const std::string& name);
+/// The shared-memory segments the running daemon `name` listed in its runtime directory.
+std::vector<std::string> segments_of(const std::string& name);
+
 /// For a test runner's main(): 77 (CTest's "skipped") when the selection asks for [gpu] tests and
 /// no CUDA device is usable here, after saying why; empty otherwise.
 std::optional<int> skip_without_gpu(int argc, char** argv);

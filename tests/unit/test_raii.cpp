@@ -14,14 +14,10 @@
 #include "process.hpp"
 
 using namespace cuview;
+using cuview::test::shm_exists;
 namespace fs = std::filesystem;
 
 static bool fd_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
-static bool shm_exists(const std::string& name) {
-  const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
-  if (fd >= 0) ::close(fd);
-  return fd >= 0;
-}
 
 TEST_CASE("a moved-from UniqueFd closes nothing; the owner closes once", "[raii]") {
   int raw = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
