@@ -1,142 +1,108 @@
-// cuview-bench: throughput figures on this machine. Prints Markdown tables; --out appends them to
-// a file. Benchmarks print numbers; they never judge them (no timed tests).
-//   cuview-bench [--sizes 2048,4096,8192] [--reps 15] [--out FILE]
-// Sections so far: device-to-device copy bandwidth; Gray–Scott cell updates per second against
-// the bound that bandwidth sets (16 bytes per update: u and v read once, written once); the host
-// backend's step rate.
-#include <CLI/CLI.hpp>
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <ctime>
-#include <fstream>
-#include <sstream>
-#include <vector>
+// cuview-bench: the performance figures of cuview on this machine, as Markdown tables
+// (docs/benchmarks.md holds the GPU host's). Benchmarks print numbers; they never judge them.
+//   cuview-bench [--sizes 2048,4096,8192] [--host-sizes 256,512] [--sections kernel,handoff,cost,copy,attach]
+//                [--reps 15] [--window 1] [--samples 40] [--out FILE]
+// The subcommands `viewer` and `copy-producer` are the helper processes the suite starts.
+#include <sys/utsname.h>
 
-#include "backend.hpp"
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "bench.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda_ipc.hpp"
 #endif
 
 using namespace cuview;
-using Clock = std::chrono::steady_clock;
-
-namespace {
-struct Summary {
-  double median = 0, p99 = 0;  // of the per-repetition rates; p99 = the slow tail (1st percentile of rates)
-};
-Summary summarize(std::vector<double> rates) {
-  std::sort(rates.begin(), rates.end());
-  Summary s;
-  s.median = rates[rates.size() / 2];
-  s.p99 = rates[static_cast<std::size_t>(0.01 * static_cast<double>(rates.size() - 1))];
-  return s;
-}
-
-/// Rate of `steps` steps per repetition, after one warm-up repetition.
-Summary step_rates(SimBackend& b, std::uint32_t steps, int reps) {
-  sim::GrayScottParams p;
-  b.advance(steps, p);
-  b.finish();
-  std::vector<double> rates;
-  for (int r = 0; r < reps; ++r) {
-    const auto t = Clock::now();
-    b.advance(steps, p);
-    b.finish();
-    rates.push_back(steps / std::chrono::duration<double>(Clock::now() - t).count());
-  }
-  return summarize(rates);
-}
-
-#ifdef CUVIEW_HAVE_CUDA
-/// Device-to-device copy, counting bytes read plus bytes written, GB/s.
-Summary copy_bandwidth(int reps) {
-  const std::size_t bytes = std::size_t{1} << 30;
-  cuda::DeviceBuffer a(bytes), b(bytes);
-  cudaEvent_t e0, e1;
-  cuda::check(cudaEventCreate(&e0), "cudaEventCreate");
-  cuda::check(cudaEventCreate(&e1), "cudaEventCreate");
-  cuda::check(cudaMemcpy(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice), "warm-up copy");
-  std::vector<double> rates;
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(e0);
-    cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(e1);
-    cuda::check(cudaEventSynchronize(e1), "timing a copy");
-    float ms = 0;
-    cudaEventElapsedTime(&ms, e0, e1);
-    rates.push_back(2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return summarize(rates);
-}
-#endif
-
-std::string fmt(double v, const char* f = "%.3g") {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-}  // namespace
+using namespace cuview::bench;
 
 int main(int argc, char** argv) {
-  CLI::App app{"cuview-bench: throughput figures of cuview's kernels on this machine"};
-  std::vector<int> sizes{2048, 4096, 8192};
-  std::vector<int> host_sizes{256, 512};
-  int reps = 15;
+  CLI::App app{"cuview-bench: kernel efficiency, frame handoff latency, cost of viewers to the simulation, "
+               "zero-copy against copying through the host, attach time"};
+  Options o;
   std::string out;
-  app.add_option("--sizes", sizes, "CUDA grid sides")->delimiter(',');
-  app.add_option("--host-sizes", host_sizes, "host grid sides")->delimiter(',');
-  app.add_option("--reps", reps, "timed repetitions per figure (after a warm-up)");
-  app.add_option("--out", out, "append the tables to this Markdown file");
+  app.add_option("--sizes", o.sizes, "CUDA grid sides")->delimiter(',')->capture_default_str();
+  app.add_option("--host-sizes", o.host_sizes, "host-backend grid sides")->delimiter(',')->capture_default_str();
+  app.add_option("--sections", o.sections, "which sections to run")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach"}))
+      ->capture_default_str();
+  app.add_option("--reps", o.reps, "timed repetitions per kernel figure (after a warm-up)")->capture_default_str();
+  app.add_option("--window", o.window_s, "seconds per step-rate window (three per figure)")->capture_default_str();
+  app.add_option("--samples", o.samples, "frames per handoff figure")->capture_default_str();
+  app.add_option("--out", out, "also append the tables to this Markdown file");
+
+  ViewerArgs viewer;
+  auto* vcmd = app.add_subcommand("viewer", "(helper) a viewer process that renders frames like cuview-gui");
+  vcmd->add_option("--name", viewer.name)->required();
+  vcmd->add_option("--hz", viewer.hz, "frames per second to render (0: as fast as it can)");
+  vcmd->add_option("--seconds", viewer.seconds, "how long (0: stop after the first verified frame)");
+  ProducerArgs producer;
+  auto* pcmd = app.add_subcommand("copy-producer", "(helper) the copy-through-the-host alternative's producer");
+  pcmd->add_option("--size", producer.size)->required();
+  pcmd->add_option("--seconds", producer.seconds);
+  pcmd->add_option("--endpoint", producer.endpoint)->required();
   CLI11_PARSE(app, argc, argv);
 
-  std::ostringstream md;
+  if (*vcmd) return run_viewer(viewer);
+  if (*pcmd) return run_copy_producer(producer);
+
+  // Helper processes and daemons are this program's siblings unless CUVIEW_BIN_DIR says otherwise.
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) ::setenv("CUVIEW_BIN_DIR", self.parent_path().c_str(), 0);
+
   const auto now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  try {
+  std::string cmdline;
+  for (int i = 0; i < argc; ++i) cmdline += (i ? " " : "") + std::string(i == 0 ? "cuview-bench" : argv[i]);
+  utsname u{};
+  ::uname(&u);
+
+  bool cuda = false;
+  std::ostringstream head;
+  head << "\n## " << date << " — `" << cmdline << "`\n\n";
 #ifdef CUVIEW_HAVE_CUDA
-    const auto probe = cuda::probe();
-    if (probe.usable) {
-      const auto bw = copy_bandwidth(reps);
-      const double bound = bw.median * 1e9 / 16.0;  // cell updates/s at 16 bytes each
-      md << "\n### CUDA: " << probe.name << ", driver " << probe.driver_version << ", " << date << "\n\n";
-      md << "Device-to-device copy (1 GiB, read + written): median " << fmt(bw.median / 1000, "%.3f")
-         << " TB/s, slowest 1 % " << fmt(bw.p99 / 1000, "%.3f") << " TB/s. One-step bound: "
-         << fmt(bound) << " cell updates/s (16 bytes each).\n\n";
-      md << "| grid | steps/s (median) | cell updates/s (median) | slowest 1 % | of the one-step bound |\n";
-      md << "| --- | --- | --- | --- | --- |\n";
-      for (int n : sizes) {
-        auto b = make_cuda_backend({static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n), 1});
-        b->reset(1);
-        const double cells = static_cast<double>(n) * n;
-        const auto steps = static_cast<std::uint32_t>(std::max(20.0, 4e10 / cells / 100));  // ~0.1 s per rep
-        const auto r = step_rates(*b, steps, reps);
-        md << "| " << n << "² | " << fmt(r.median, "%.0f") << " | " << fmt(r.median * cells) << " | "
-           << fmt(r.p99 * cells) << " | " << fmt(100 * r.median * cells / bound, "%.1f") << " % |\n";
-      }
-    } else {
-      md << "\n(CUDA section skipped: " << probe.reason << ")\n";
-    }
+  const auto probe = cuda::probe();
+  cuda = probe.usable;
+  if (cuda)
+    head << "GPU: " << probe.name << ", driver " << probe.driver_version / 1000 << "." << (probe.driver_version % 1000) / 10
+         << " (CUDA runtime " << probe.runtime_version / 1000 << "." << (probe.runtime_version % 1000) / 10 << "). ";
+  else
+    head << "No usable GPU (" << probe.reason << "): host backend only. ";
+#else
+  head << "Built without CUDA: host backend only. ";
 #endif
-    md << "\n### Host backend (one CPU thread), " << date << "\n\n";
-    md << "| grid | steps/s (median) | cell updates/s (median) | slowest 1 % |\n| --- | --- | --- | --- |\n";
-    for (int n : host_sizes) {
-      auto b = make_host_backend({static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n), 1});
-      b->reset(1);
-      const double cells = static_cast<double>(n) * n;
-      const auto steps = static_cast<std::uint32_t>(std::max(5.0, 2e7 / cells));
-      const auto r = step_rates(*b, steps, std::max(5, reps / 3));
-      md << "| " << n << "² | " << fmt(r.median, "%.0f") << " | " << fmt(r.median * cells) << " | "
-         << fmt(r.p99 * cells) << " |\n";
+  head << "Host: " << u.nodename << ", " << u.machine << ", " << std::thread::hardware_concurrency() << " CPUs.\n";
+  std::fputs(head.str().c_str(), stdout);
+  std::fflush(stdout);
+  std::string md = head.str();
+  const auto emit = [&](const std::string& part) {
+    std::fputs(part.c_str(), stdout);
+    std::fflush(stdout);
+    md += part;
+  };
+  int rc = 0;
+  const auto guarded = [&](const char* what, auto&& fn) {
+    try {
+      emit(fn());
+    } catch (const std::exception& e) {
+      emit(std::string("\n(") + what + " failed: " + e.what() + ")\n");
+      rc = 1;
     }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cuview-bench: %s\n", e.what());
-    return 1;
-  }
-  std::fputs(md.str().c_str(), stdout);
-  if (!out.empty()) std::ofstream(out, std::ios::app) << md.str();
-  return 0;
+  };
+  if (cuda && o.wants("kernel")) guarded("kernel section", [&] { return kernel_section(o); });
+  if (cuda && (o.wants("handoff") || o.wants("cost") || o.wants("copy") || o.wants("attach")))
+    guarded("CUDA system sections", [&] { return system_sections(o, "cuda"); });
+  if (o.wants("kernel")) guarded("host kernel section", [&] { return host_kernel_section(o); });
+  if (o.wants("handoff") || o.wants("cost") || o.wants("attach"))
+    guarded("host-backend system sections", [&] { return system_sections(o, "host"); });
+  if (!out.empty()) std::ofstream(out, std::ios::app) << md;
+  return rc;
 }

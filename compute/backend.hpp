@@ -14,8 +14,13 @@
 
 namespace cuview {
 
+inline constexpr std::uint32_t kDefaultStepsPerLaunch = 4;
+
 struct BackendConfig {
   std::uint32_t width = 512, height = 512, slots = 3;
+  /// CUDA: simulation steps per kernel launch (1 to 4; temporal blocking above 1). The results
+  /// are the same bits either way; docs/benchmarks.md says which is fastest.
+  std::uint32_t steps_per_launch = kDefaultStepsPerLaunch;
 };
 
 class SimBackend {
@@ -34,6 +39,14 @@ class SimBackend {
   virtual void finish() = 0;
   /// Fills the backend-specific part of a `handles` reply.
   virtual void fill_handles(proto::HandlesResult& h) const = 0;
+  /// CUDA: a slot's device address and the stream (cudaStream_t) its writes are queued on, for
+  /// tools that move frames by other means (cuview-bench's copy-through-the-host comparison).
+  /// Host backend: both null.
+  struct DeviceSlot {
+    void* data = nullptr;
+    void* stream = nullptr;
+  };
+  [[nodiscard]] virtual DeviceSlot device_slot(std::uint32_t /*slot*/) const { return {}; }
   /// Shared-memory segments this backend created (for clean-up after a crash).
   [[nodiscard]] virtual std::vector<std::string> segments() const { return {}; }
   [[nodiscard]] const SlotLayout& layout() const noexcept { return layout_; }

@@ -41,7 +41,7 @@ sigset_t shutdown_signals() {
 }
 
 std::unique_ptr<SimBackend> choose_backend(const DaemonOptions& o) {
-  const BackendConfig cfg{o.width, o.height, o.slots};
+  const BackendConfig cfg{o.width, o.height, o.slots, o.steps_per_launch};
   if (o.backend == "host") {
     spdlog::info("backend: host (asked for with --backend host)");
     return make_host_backend(cfg);

@@ -29,6 +29,7 @@ struct DaemonOptions {
   std::string preset = "coral";
   bool start_paused = false;
   int ready_fd = -1;  ///< written "ready\n" and closed once clients can attach
+  std::uint32_t steps_per_launch = kDefaultStepsPerLaunch;  ///< CUDA kernel temporal blocking (1-4)
 };
 
 /// Blocks SIGINT and SIGTERM in the calling thread (and threads it starts later), so that the

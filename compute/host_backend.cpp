@@ -62,7 +62,7 @@ class HostBackend final : public SimBackend {
         sum += checksum_term(src[i], f * layout_.cells + i);
       }
     }
-    const SlotTrailer t{seq, step, sum, 0};
+    const SlotTrailer t{seq, step, sum, static_cast<std::uint64_t>(realtime_ns())};
     std::memcpy(base + layout_.trailer_offset, &t, sizeof t);
   }
 

@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of the initial state")->capture_default_str();
   app.add_option("--preset", o.preset, "parameter preset: coral, mitosis, maze, spots, waves")->capture_default_str();
   app.add_flag("--paused", o.start_paused, "start paused");
+  app.add_option("--steps-per-launch", o.steps_per_launch,
+                 "CUDA: simulation steps per kernel launch (temporal blocking; same results, see docs/benchmarks.md)")
+      ->check(CLI::Range(1, 4))
+      ->capture_default_str();
   app.add_option("--ready-fd", o.ready_fd, "write \"ready\" to this inherited descriptor once clients can attach");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))

@@ -82,6 +82,33 @@ void Frame::wait_on([[maybe_unused]] void* stream) const {
 #endif
 }
 
+void Frame::wait() const {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) {
+    cuda::check(cudaSetDevice(imports_->device), "cudaSetDevice");
+    cuda::check(cudaEventSynchronize(imports_->events[info_.slot].get()),
+                "cudaEventSynchronize on the interprocess event of frame " + std::to_string(info_.seq));
+  }
+#endif
+}
+
+SlotTrailer Frame::trailer() const {
+  if (!imports_) throw Error(Errc::bad_value, "trailer() on a moved-from Frame");
+  SlotTrailer t{};
+  const auto offset = imports_->layout.trailer_offset;
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_->is_cuda()) {
+    wait();
+    const auto* src = static_cast<const std::byte*>(imports_->cuda_slots[info_.slot].get()) + offset;
+    cuda::check(cudaMemcpy(&t, src, sizeof t, cudaMemcpyDeviceToHost),
+                "copying the trailer of frame " + std::to_string(info_.seq) + " to the host");
+    return t;
+  }
+#endif
+  std::memcpy(&t, imports_->host_slots[info_.slot] + offset, sizeof t);
+  return t;
+}
+
 void Frame::copy_to_host(std::span<std::byte> dst) const {
   if (!imports_) throw Error(Errc::bad_value, "copy_to_host on a moved-from Frame");
   const auto bytes = imports_->layout.slot_bytes;

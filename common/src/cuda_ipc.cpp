@@ -67,8 +67,9 @@ cudaIpcMemHandle_t DeviceBuffer::ipc_handle() const {
 }
 
 Event::Event(EventKind kind) {
-  const unsigned flags = kind == EventKind::interprocess ? (cudaEventDisableTiming | cudaEventInterprocess)
-                                                         : (cudaEventDisableTiming | cudaEventBlockingSync);
+  const unsigned flags = kind == EventKind::interprocess    ? (cudaEventDisableTiming | cudaEventInterprocess)
+                         : kind == EventKind::blocking_sync ? (cudaEventDisableTiming | cudaEventBlockingSync)
+                                                            : cudaEventDefault;
   check(cudaEventCreateWithFlags(&ev_, flags), "cudaEventCreateWithFlags");
 }
 Event Event::from_ipc_handle(const cudaIpcEventHandle_t& handle) {

@@ -11,9 +11,10 @@
 namespace cuview {
 namespace {
 
-// Each thread owns one column of kRows cells and marches down it, keeping the rows above, at and
-// below in registers: per cell it loads one new row of u and v plus the left and right
-// neighbours (which its warp has just loaded: L1 hits). Periodic wrap is resolved once per column.
+// One step per launch. Each thread owns one column of kRows cells and marches down it, keeping
+// the rows above, at and below in registers: per cell it loads one new row of u and v plus the
+// left and right neighbours (which its warp has just loaded: L1 hits). Periodic wrap is resolved
+// once per column.
 constexpr int kBlockX = 32, kBlockY = 8, kRows = 16;
 
 __global__ void __launch_bounds__(kBlockX * kBlockY)
@@ -34,13 +35,75 @@ __global__ void __launch_bounds__(kBlockX * kBlockY)
     const int y = y0 + r;
     const std::size_t down = static_cast<std::size_t>(y == height - 1 ? 0 : y + 1) * w;
     const float u_down = __ldg(u + down + x), v_down = __ldg(v + down + x);
-    const float lap_u = __ldg(u + row + xl) + __ldg(u + row + xr) + u_up + u_down - 4.0f * uc;
-    const float lap_v = __ldg(v + row + xl) + __ldg(v + row + xr) + v_up + v_down - 4.0f * vc;
+    const float lap_u = sim::laplacian5(__ldg(u + row + xl), __ldg(u + row + xr), u_up, u_down, uc);
+    const float lap_v = sim::laplacian5(__ldg(v + row + xl), __ldg(v + row + xr), v_up, v_down, vc);
     sim::grayscott_update(uc, vc, lap_u, lap_v, p, uo[row + x], vo[row + x]);
     u_up = uc, v_up = vc;
     uc = u_down, vc = v_down;
     row = down;
   }
+}
+
+// K steps per launch (temporal blocking): a block loads a tile of kTileX x kTileY cells plus a
+// halo of K cells into shared memory, runs K-1 steps there (each shrinking the valid region by
+// one cell per side) and writes the K-th step's tile. Memory traffic per step drops by ~K at
+// the price of recomputing the halo. The arithmetic is grayscott_update on laplacian5, as in
+// the one-step kernel, so both give the same bits.
+constexpr int kTileX = 64, kTileY = 32, kTileThreads = 256;
+constexpr int kMaxFused = 4;  // 2 x 2 fields x (64+8) x (32+8) floats = 46 KB of shared memory
+
+__device__ __forceinline__ int wrap(int i, int n) { return ((i % n) + n) % n; }
+
+template <int K>
+__global__ void __launch_bounds__(kTileThreads)
+    grayscott_fused_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
+                           float* __restrict__ vo, int width, int height, sim::GrayScottParams p) {
+  static_assert(K >= 2 && K <= kMaxFused);
+  constexpr int SW = kTileX + 2 * K, SH = kTileY + 2 * K;
+  __shared__ float su[2][SH][SW], sv[2][SH][SW];
+  const int x0 = blockIdx.x * kTileX - K, y0 = blockIdx.y * kTileY - K;  // global cell of su[.][0][0]
+  const bool inside = x0 >= 0 && y0 >= 0 && x0 + SW <= width && y0 + SH <= height;
+  for (int i = threadIdx.x; i < SW * SH; i += kTileThreads) {
+    const int ly = i / SW, lx = i - ly * SW;
+    const int gx = inside ? x0 + lx : wrap(x0 + lx, width);
+    const int gy = inside ? y0 + ly : wrap(y0 + ly, height);
+    const std::size_t g = static_cast<std::size_t>(gy) * width + gx;
+    su[0][ly][lx] = __ldg(u + g);
+    sv[0][ly][lx] = __ldg(v + g);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 1; s < K; ++s) {
+    const int a = (s - 1) & 1, b = s & 1;
+    const int rw = SW - 2 * s, rh = SH - 2 * s;
+    for (int i = threadIdx.x; i < rw * rh; i += kTileThreads) {
+      const int ly = s + i / rw, lx = s + i % rw;
+      const float uc = su[a][ly][lx], vc = sv[a][ly][lx];
+      const float lap_u = sim::laplacian5(su[a][ly][lx - 1], su[a][ly][lx + 1], su[a][ly - 1][lx], su[a][ly + 1][lx], uc);
+      const float lap_v = sim::laplacian5(sv[a][ly][lx - 1], sv[a][ly][lx + 1], sv[a][ly - 1][lx], sv[a][ly + 1][lx], vc);
+      sim::grayscott_update(uc, vc, lap_u, lap_v, p, su[b][ly][lx], sv[b][ly][lx]);
+    }
+    __syncthreads();
+  }
+  constexpr int a = (K - 1) & 1;
+  for (int i = threadIdx.x; i < kTileX * kTileY; i += kTileThreads) {
+    const int ly = K + i / kTileX, lx = K + i % kTileX;
+    const int gx = x0 + lx, gy = y0 + ly;
+    if (gx >= width || gy >= height) continue;
+    const float uc = su[a][ly][lx], vc = sv[a][ly][lx];
+    const float lap_u = sim::laplacian5(su[a][ly][lx - 1], su[a][ly][lx + 1], su[a][ly - 1][lx], su[a][ly + 1][lx], uc);
+    const float lap_v = sim::laplacian5(sv[a][ly][lx - 1], sv[a][ly][lx + 1], sv[a][ly - 1][lx], sv[a][ly + 1][lx], vc);
+    const std::size_t g = static_cast<std::size_t>(gy) * width + gx;
+    sim::grayscott_update(uc, vc, lap_u, lap_v, p, uo[g], vo[g]);
+  }
+}
+
+/// Writes the GPU's global timer into the trailer once the frame's copy is done (it runs after
+/// publish_kernel on the same stream): the moment the frame was complete, for latency figures.
+__global__ void stamp_kernel(SlotTrailer* trailer) {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  trailer->done_ns = t;
 }
 
 /// Copies both fields into a slot and sums the frame checksum in the same pass, so the
@@ -73,7 +136,10 @@ __global__ void publish_kernel(const float* __restrict__ u, const float* __restr
 class CudaBackend final : public SimBackend {
  public:
   explicit CudaBackend(const BackendConfig& cfg)
-      : w_(static_cast<int>(cfg.width)), h_(static_cast<int>(cfg.height)) {
+      : w_(static_cast<int>(cfg.width)), h_(static_cast<int>(cfg.height)), fused_(cfg.steps_per_launch) {
+    if (fused_ < 1 || fused_ > kMaxFused)
+      throw Error(Errc::out_of_range, "steps per launch must be 1 to " + std::to_string(kMaxFused) + ", not " +
+                                          std::to_string(fused_));
     probe_ = cuda::probe();
     if (!probe_.usable) throw Error(Errc::cuda, "the CUDA backend cannot start: " + probe_.reason);
     cuda::check(cudaSetDevice(probe_.device), "cudaSetDevice(" + std::to_string(probe_.device) + ")");
@@ -116,16 +182,32 @@ class CudaBackend final : public SimBackend {
   }
 
   void advance(std::uint32_t steps, const sim::GrayScottParams& p) override {
+    std::uint32_t s = 0;
+    if (fused_ >= 2) {
+      const dim3 grid((w_ + kTileX - 1) / kTileX, (h_ + kTileY - 1) / kTileY);
+      for (; s + fused_ <= steps; s += fused_) {
+        const auto* u = static_cast<const float*>(u_[cur_].get());
+        const auto* v = static_cast<const float*>(v_[cur_].get());
+        auto* uo = static_cast<float*>(u_[1 - cur_].get());
+        auto* vo = static_cast<float*>(v_[1 - cur_].get());
+        switch (fused_) {
+          case 2: grayscott_fused_kernel<2><<<grid, kTileThreads, 0, stream_.get()>>>(u, v, uo, vo, w_, h_, p); break;
+          case 3: grayscott_fused_kernel<3><<<grid, kTileThreads, 0, stream_.get()>>>(u, v, uo, vo, w_, h_, p); break;
+          default: grayscott_fused_kernel<4><<<grid, kTileThreads, 0, stream_.get()>>>(u, v, uo, vo, w_, h_, p); break;
+        }
+        cur_ = 1 - cur_;
+      }
+    }
     const dim3 block(kBlockX, kBlockY);
     const int rows_per_block = kBlockY * kRows;
     const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + rows_per_block - 1) / rows_per_block);
-    for (std::uint32_t s = 0; s < steps; ++s) {
+    for (; s < steps; ++s) {  // what fused launches leave over, one step at a time
       grayscott_step_kernel<<<grid, block, 0, stream_.get()>>>(
           static_cast<const float*>(u_[cur_].get()), static_cast<const float*>(v_[cur_].get()),
           static_cast<float*>(u_[1 - cur_].get()), static_cast<float*>(v_[1 - cur_].get()), w_, h_, p);
       cur_ = 1 - cur_;
     }
-    cuda::check(cudaGetLastError(), "launching grayscott_step_kernel");
+    cuda::check(cudaGetLastError(), "launching the Gray–Scott step kernels");
     // Keep at most two batches queued, so the loop stays responsive and never runs far ahead.
     auto& done = batch_done_[batch_ & 1];
     cuda::check(cudaEventRecord(done.get(), stream_.get()), "cudaEventRecord (batch)");
@@ -146,11 +228,15 @@ class CudaBackend final : public SimBackend {
         static_cast<const float*>(u_[cur_].get()), static_cast<const float*>(v_[cur_].get()), base, layout_.cells,
         layout_.field_stride, layout_.trailer_offset, seq, step);
     cuda::check(cudaGetLastError(), "launching publish_kernel for slot " + std::to_string(slot));
+    stamp_kernel<<<1, 1, 0, stream_.get()>>>(trailer);
+    cuda::check(cudaGetLastError(), "launching stamp_kernel for slot " + std::to_string(slot));
     cuda::check(cudaEventRecord(events_[slot].get(), stream_.get()),
                 "recording the interprocess event of slot " + std::to_string(slot));
   }
 
   void finish() override { cuda::check(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize at exit"); }
+
+  DeviceSlot device_slot(std::uint32_t slot) const override { return {slots_.at(slot).get(), stream_.get()}; }
 
   void fill_handles(proto::HandlesResult& h) const override {
     h.device_pci = probe_.pci_bus_id;
@@ -161,6 +247,7 @@ class CudaBackend final : public SimBackend {
 
  private:
   int w_, h_;
+  std::uint32_t fused_;  // steps per launch of the fused kernel; 1 = the one-step kernel only
   int sms_ = 1;
   cuda::Probe probe_;
   cuda::DeviceBuffer u_[2], v_[2];

@@ -20,6 +20,12 @@ struct GrayScottParams {
   float dt = 1.0f;    ///< time step
 };
 
+/// The 5-point Laplacian (grid spacing 1), summed in one fixed order so that every kernel and
+/// loop that calls it rounds alike.
+CUVIEW_HD inline float laplacian5(float left, float right, float up, float down, float centre) {
+  return left + right + up + down - 4.0f * centre;
+}
+
 /// The reaction–diffusion update of one cell from its values and their 5-point Laplacians.
 /// The only copy of the equations: every loop and kernel ends here.
 CUVIEW_HD inline void grayscott_update(float uc, float vc, float lap_u, float lap_v, const GrayScottParams& p,
@@ -43,8 +49,8 @@ CUVIEW_HD inline void grayscott_cell(const float* __restrict__ u, const float* _
   const std::size_t i = row + x;
   const float uc = u[i];
   const float vc = v[i];
-  const float lap_u = u[row + xl] + u[row + xr] + u[up + x] + u[down + x] - 4.0f * uc;
-  const float lap_v = v[row + xl] + v[row + xr] + v[up + x] + v[down + x] - 4.0f * vc;
+  const float lap_u = laplacian5(u[row + xl], u[row + xr], u[up + x], u[down + x], uc);
+  const float lap_v = laplacian5(v[row + xl], v[row + xr], v[up + x], v[down + x], vc);
   grayscott_update(uc, vc, lap_u, lap_v, p, u_out[i], v_out[i]);
 }
 

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "cuview/frame_layout.hpp"
 #include "cuview/protocol.hpp"
 #include "cuview/ring.hpp"
 
@@ -55,6 +56,12 @@ class Frame {
   /// CUDA backend: makes `stream` (a cudaStream_t) wait for the daemon's interprocess event of
   /// this frame, without blocking the host. Host backend: nothing to wait for.
   void wait_on(void* stream) const;
+  /// Blocks the calling thread until the frame's data is complete (CUDA: waits on the daemon's
+  /// interprocess event from the host, no GPU work in this process). Host backend: returns at once.
+  void wait() const;
+  /// The slot's trailer (seq, step, checksum, done_ns), after wait(). On CUDA this copies 32
+  /// bytes from the device.
+  [[nodiscard]] SlotTrailer trailer() const;
   /// Copies the whole slot (fields and trailer) to `dst`, which must hold slot_bytes. On CUDA it
   /// waits for the frame's interprocess event first. Throws Error(cuda | bad_value).
   void copy_to_host(std::span<std::byte> dst) const;

@@ -47,7 +47,8 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-enum class EventKind { interprocess, blocking_sync };
+/// interprocess and blocking_sync events have timing disabled; timing events can be timed.
+enum class EventKind { interprocess, blocking_sync, timing };
 
 /// A CUDA event; interprocess events are created with timing disabled, as IPC requires.
 class Event {

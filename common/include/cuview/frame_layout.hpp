@@ -16,7 +16,9 @@ struct SlotTrailer {
   std::uint64_t seq;       ///< frame sequence number
   std::uint64_t step;      ///< simulation step of the data
   std::uint64_t checksum;  ///< frame_checksum over all fields
-  std::uint64_t reserved;
+  /// When the frame was complete: the GPU's global timer (ns) on CUDA, written by the GPU after
+  /// the copy; CLOCK_REALTIME on the host backend. For latency measurements (cuview-bench).
+  std::uint64_t done_ns;
 };
 
 inline constexpr std::size_t kFieldAlign = 256;

@@ -1,0 +1,93 @@
+// cuview-bench's parts: statistics, table output, and the measurements of each section.
+// Benchmarks print numbers; they never judge them (no timed tests, never a CI failure on speed).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace cuview::bench {
+
+/// Median and the tail: for latencies the slowest 1 % (99th percentile), for rates the slowest
+/// 1 % too (1st percentile of the rates).
+struct Dist {
+  double median = 0, p99 = 0;
+  std::size_t n = 0;
+};
+Dist latency_dist(std::vector<double> v);  ///< p99 = 99th percentile
+Dist rate_dist(std::vector<double> v);     ///< p99 = 1st percentile (the slow tail of a rate)
+
+std::string fmt(double v, const char* f = "%.3g");
+/// "1.23 × 10¹¹" style, for Markdown.
+std::string sci(double v);
+
+/// A Markdown table, printed as soon as it is complete.
+struct Table {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> rows;
+  [[nodiscard]] std::string markdown() const;
+};
+
+struct Options {
+  std::vector<int> sizes{2048, 4096, 8192};
+  std::vector<int> host_sizes{256, 512};
+  int reps = 15;
+  double window_s = 1.0;  ///< one step-rate window; three are taken, the median is reported
+  int samples = 40;       ///< handoff samples per case
+  std::vector<std::string> sections{"kernel", "handoff", "cost", "copy", "attach"};
+  [[nodiscard]] bool wants(const std::string& s) const;
+};
+
+/// "key=value key=value" lines, as the helper processes print their results.
+std::map<std::string, double> parse_fields(const std::string& text, const std::string& prefix);
+
+// ---- GPU helpers (bench/gpu.cu; stubs without CUDA) ----
+struct Clocks {
+  double offset_ns = 0;  ///< GPU global timer minus CLOCK_REALTIME
+  double error_ns = 0;   ///< half the shortest round trip that measured it
+};
+/// Offset between the GPU's %globaltimer and CLOCK_REALTIME, from the tightest of many kernel
+/// round trips. Empty without a usable GPU.
+std::optional<Clocks> calibrate_gpu_clock();
+/// Device-to-device copy bandwidth (bytes read + written), GB/s per repetition.
+std::vector<double> copy_bandwidth(int reps);
+
+// ---- sections ----
+/// Section 1: copy bandwidth and cell updates per second on CUDA (needs a usable device).
+std::string kernel_section(const Options& o);
+/// Section 6's first table: the host backend's cell updates per second.
+std::string host_kernel_section(const Options& o);
+/// Sections 2, 3, 4 (CUDA only) and 5 for one backend ("cuda" or "host").
+std::string system_sections(const Options& o, const std::string& backend);
+
+// ---- helper processes (subcommands of cuview-bench, started by the sections) ----
+struct ViewerArgs {
+  std::string name;
+  double hz = 60;          ///< 0: as fast as it can
+  double seconds = 3;      ///< how long to read frames (0: stop after the first, verified, frame)
+  int view_w = 1280, view_h = 720;
+};
+/// A viewer as cuview-gui renders: takes the newest frame, renders it (GPU colormap + resample
+/// + copy of screen-sized pixels on CUDA, the CPU loop on the host), at `hz`. Prints one line
+/// "viewer frames=… seconds=… latency_p50_ms=… latency_p99_ms=… attach_ms=… verified_ms=…".
+int run_viewer(const ViewerArgs& a);
+
+struct ProducerArgs {
+  int size = 2048;
+  double hz = 60;
+  double seconds = 3;  ///< per phase: first without copying, then copying frames out
+  std::string endpoint;
+  std::uint32_t steps_per_frame = 16;
+};
+/// The alternative to cuview: a simulation that copies each frame device → pinned host and
+/// sends it as a ZeroMQ message. Prints "producer alone_steps_per_s=… copying_steps_per_s=…
+/// frames_sent=… frames_dropped=…".
+int run_copy_producer(const ProducerArgs& a);
+/// The consumer side: receives messages for `seconds`, copies each to the device, returns the
+/// latencies (frame timestamp → data on this process's GPU) in ms.
+std::vector<double> consume_copied_frames(const std::string& endpoint, double seconds, std::size_t* bytes);
+
+}  // namespace cuview::bench

@@ -1,0 +1,7 @@
+// Without the CUDA toolkit the bench measures the host backend only.
+#include "bench.hpp"
+
+namespace cuview::bench {
+std::optional<Clocks> calibrate_gpu_clock() { return std::nullopt; }
+std::vector<double> copy_bandwidth(int) { return {}; }
+}  // namespace cuview::bench

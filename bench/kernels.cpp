@@ -1,0 +1,85 @@
+// Sections 1 and 6: how close the Gray–Scott kernels come to the memory bound, and the host
+// backend's rate. Measured through the daemon's own backends (advance + finish, wall clock), so
+// launch overhead and the two-batches-in-flight throttle count.
+#include <algorithm>
+#include <chrono>
+
+#include "backend.hpp"
+#include "bench.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda_ipc.hpp"
+#endif
+
+namespace cuview::bench {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+/// Steps per second of `steps` steps per repetition, after one warm-up repetition.
+Dist step_rates(SimBackend& b, std::uint32_t steps, int reps) {
+  sim::GrayScottParams p;
+  b.advance(steps, p);
+  b.finish();
+  std::vector<double> rates;
+  for (int r = 0; r < reps; ++r) {
+    const auto t = Clock::now();
+    b.advance(steps, p);
+    b.finish();
+    rates.push_back(steps / std::chrono::duration<double>(Clock::now() - t).count());
+  }
+  return rate_dist(rates);
+}
+}  // namespace
+
+std::string kernel_section(const Options& o) {
+  std::ostringstream md;
+#ifdef CUVIEW_HAVE_CUDA
+  {
+    const auto bw = rate_dist(copy_bandwidth(o.reps));
+    const double bound = bw.median * 1e9 / 16.0;  // cell updates/s at 16 bytes each
+    md << "\n### 1. Kernel efficiency\n\nDevice-to-device copy (1 GiB, read + written): median "
+       << fmt(bw.median / 1000, "%.3f") << " TB/s, slowest 1 % " << fmt(bw.p99 / 1000, "%.3f")
+       << " TB/s. One-step bound: " << sci(bound)
+       << " cell updates/s (16 bytes each: u and v read once, written once). Temporal blocking (K steps per "
+          "launch) moves those bytes once per K steps, so it may pass 100 %.\n\n";
+    Table t{{"grid", "steps per launch", "steps/s (median)", "cell updates/s (median)", "slowest 1 %",
+             "of the one-step bound"},
+            {}};
+    for (int n : o.sizes) {
+      const double cells = static_cast<double>(n) * n;
+      for (std::uint32_t k = 1; k <= 4; ++k) {
+        BackendConfig cfg{static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n), 1, k};
+        auto b = make_cuda_backend(cfg);
+        b->reset(1);
+        // ~0.1 s per repetition, a multiple of every K.
+        const auto steps = static_cast<std::uint32_t>(std::max(24.0, 4e10 / cells / 100)) / 12 * 12;
+        const auto r = step_rates(*b, steps, o.reps);
+        t.rows.push_back({std::to_string(n) + "²", std::to_string(k) + (k == kDefaultStepsPerLaunch ? " (default)" : ""),
+                          fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells),
+                          fmt(100 * r.median * cells / bound, "%.1f") + " %"});
+      }
+    }
+    md << t.markdown();
+  }
+#else
+  (void)o;
+#endif
+  return md.str();
+}
+
+std::string host_kernel_section(const Options& o) {
+  std::ostringstream md;
+  md << "\n### 6. Host backend: cell updates (one CPU thread)\n\n";
+  Table h{{"grid", "steps/s (median)", "cell updates/s (median)", "slowest 1 %"}, {}};
+  for (int n : o.host_sizes) {
+    auto b = make_host_backend({static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n), 1});
+    b->reset(1);
+    const double cells = static_cast<double>(n) * n;
+    const auto steps = static_cast<std::uint32_t>(std::max(5.0, 2e7 / cells));
+    const auto r = step_rates(*b, steps, std::max(5, o.reps / 3));
+    h.rows.push_back({std::to_string(n) + "²", fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells)});
+  }
+  md << h.markdown();
+  return md.str();
+}
+
+}  // namespace cuview::bench
