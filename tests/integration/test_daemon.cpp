@@ -421,7 +421,7 @@ TEST_CASE("every steps-per-launch setting gives the same bits, on any grid size"
   RuntimeDir rt;
   std::vector<std::vector<float>> results;
   for (int k = 1; k <= 4; ++k) {
-    const std::string name = "k" + std::to_string(k);
+    const std::string name = std::string("k").append(std::to_string(k));
     auto d = start_daemon(name, Backend::cuda, {"--paused", "--seed", "5", "--steps-per-launch", std::to_string(k)}, size);
     REQUIRE(ctl(name, {"step", "203"}).code == 0);
     (void)wait_stats(name, [](const StatsView& s) { return s.step == 203; });
