@@ -35,7 +35,7 @@ struct Options {
   std::vector<int> sizes{2048, 4096, 8192};
   std::vector<int> host_sizes{256, 512};
   int reps = 15;
-  double window_s = 1.0;  ///< one step-rate window; three are taken, the median is reported
+  double window_s = 0.6;  ///< one step-rate window; five are taken, the median is reported
   int samples = 40;       ///< handoff samples per case
   std::vector<std::string> sections{"kernel", "handoff", "cost", "copy", "attach"};
   [[nodiscard]] bool wants(const std::string& s) const;

@@ -33,9 +33,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach"}))
       ->capture_default_str();
   app.add_option("--reps", o.reps, "timed repetitions per kernel figure (after a warm-up)")->capture_default_str();
-  app.add_option("--window", o.window_s, "seconds per step-rate window (three per figure)")->capture_default_str();
+  app.add_option("--window", o.window_s, "seconds per step-rate window (five per figure)")->capture_default_str();
   app.add_option("--samples", o.samples, "frames per handoff figure")->capture_default_str();
   app.add_option("--out", out, "also append the tables to this Markdown file");
+  std::string label;
+  app.add_option("--label", label, "a note for the heading, e.g. \"under MPS\"");
 
   ViewerArgs viewer;
   auto* vcmd = app.add_subcommand("viewer", "(helper) a viewer process that renders frames like cuview-gui");
@@ -68,7 +70,7 @@ int main(int argc, char** argv) {
 
   bool cuda = false;
   std::ostringstream head;
-  head << "\n## " << date << " — `" << cmdline << "`\n\n";
+  head << "\n## " << date << (label.empty() ? "" : ", " + label) << " — `" << cmdline << "`\n\n";
 #ifdef CUVIEW_HAVE_CUDA
   const auto probe = cuda::probe();
   cuda = probe.usable;
