@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -31,6 +32,11 @@ int main(int argc, char** argv) {
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
       ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach"}))
+      ->capture_default_str();
+  std::vector<std::string> backends{"cuda", "host"};
+  app.add_option("--backends", backends, "which backends to measure")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"cuda", "host"}))
       ->capture_default_str();
   app.add_option("--reps", o.reps, "timed repetitions per kernel figure (after a warm-up)")->capture_default_str();
   app.add_option("--window", o.window_s, "seconds per step-rate window (five per figure)")->capture_default_str();
@@ -100,11 +106,14 @@ int main(int argc, char** argv) {
       rc = 1;
     }
   };
+  const auto want_backend = [&](const char* b) { return std::find(backends.begin(), backends.end(), b) != backends.end(); };
+  cuda = cuda && want_backend("cuda");
+  const bool host = want_backend("host");
   if (cuda && o.wants("kernel")) guarded("kernel section", [&] { return kernel_section(o); });
   if (cuda && (o.wants("handoff") || o.wants("cost") || o.wants("copy") || o.wants("attach")))
     guarded("CUDA system sections", [&] { return system_sections(o, "cuda"); });
-  if (o.wants("kernel")) guarded("host kernel section", [&] { return host_kernel_section(o); });
-  if (o.wants("handoff") || o.wants("cost") || o.wants("attach"))
+  if (host && o.wants("kernel")) guarded("host kernel section", [&] { return host_kernel_section(o); });
+  if (host && (o.wants("handoff") || o.wants("cost") || o.wants("attach")))
     guarded("host-backend system sections", [&] { return system_sections(o, "host"); });
   if (!out.empty()) std::ofstream(out, std::ios::app) << md;
   return rc;

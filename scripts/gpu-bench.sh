@@ -17,7 +17,7 @@ if command -v nvidia-cuda-mps-control >/dev/null; then
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/cuview-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/cuview-mps/log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if nvidia-cuda-mps-control -d; then
-    cuview-bench --sections cost,handoff --host-sizes 256 --label "under MPS (nvidia-cuda-mps-control -d)" "$@" \
+    cuview-bench --sections cost,handoff --backends cuda --label "under MPS (nvidia-cuda-mps-control -d)" "$@" \
       --out "$out/bench.md" >"$out/bench-mps.log" 2>&1
     echo "bench under MPS: rc=$?"
     echo quit | nvidia-cuda-mps-control
