@@ -47,12 +47,60 @@ __global__ void __launch_bounds__(kBlockX * kBlockY)
 // K steps per launch (temporal blocking): a block loads a tile of kTileX x kTileY cells plus a
 // halo of K cells into shared memory, runs K-1 steps there (each shrinking the valid region by
 // one cell per side) and writes the K-th step's tile. Memory traffic per step drops by ~K at
-// the price of recomputing the halo. The arithmetic is grayscott_update on laplacian5, as in
-// the one-step kernel, so both give the same bits.
+// the price of recomputing the halo. Within a step each thread marches down one column segment
+// with the rows above, at and below in registers (6 shared-memory loads per cell, not 10). The
+// arithmetic is grayscott_update on laplacian5, as in the one-step kernel: the same bits.
 constexpr int kTileX = 64, kTileY = 32, kTileThreads = 256;
 constexpr int kMaxFused = 4;  // 2 x 2 fields x (64+8) x (32+8) floats = 46 KB of shared memory
 
 __device__ __forceinline__ int wrap(int i, int n) { return ((i % n) + n) % n; }
+
+/// One step over the region [S, SW-S) x [S, SH-S) of a tile of row stride SW, from (iu, iv) into
+/// shared (ou, ov) with the same layout, or, on the last step, into the global grid.
+template <int SW, int SH, int S, bool Last>
+__device__ __forceinline__ void tile_step(const float* iu, const float* iv, float* ou, float* ov, int x0, int y0,
+                                          int width, int height, const sim::GrayScottParams& p) {
+  constexpr int w = SW - 2 * S, h = SH - 2 * S;
+  constexpr int segments = kTileThreads / w > 0 ? kTileThreads / w : 1;  // column segments per column
+  constexpr int len = (h + segments - 1) / segments;
+  for (int item = threadIdx.x; item < w * segments; item += kTileThreads) {
+    const int col = S + item % w;
+    const int r0 = S + (item / w) * len;
+    const int r1 = min(r0 + len, SH - S);
+    if (r0 >= r1) continue;
+    float u_up = iu[(r0 - 1) * SW + col], v_up = iv[(r0 - 1) * SW + col];
+    float uc = iu[r0 * SW + col], vc = iv[r0 * SW + col];
+    for (int r = r0; r < r1; ++r) {
+      const float u_down = iu[(r + 1) * SW + col], v_down = iv[(r + 1) * SW + col];
+      const float lap_u = sim::laplacian5(iu[r * SW + col - 1], iu[r * SW + col + 1], u_up, u_down, uc);
+      const float lap_v = sim::laplacian5(iv[r * SW + col - 1], iv[r * SW + col + 1], v_up, v_down, vc);
+      if constexpr (Last) {
+        const int gx = x0 + col, gy = y0 + r;
+        if (gx < width && gy < height) {
+          const std::size_t g = static_cast<std::size_t>(gy) * width + gx;
+          sim::grayscott_update(uc, vc, lap_u, lap_v, p, ou[g], ov[g]);
+        }
+      } else {
+        sim::grayscott_update(uc, vc, lap_u, lap_v, p, ou[r * SW + col], ov[r * SW + col]);
+      }
+      u_up = uc, v_up = vc;
+      uc = u_down, vc = v_down;
+    }
+  }
+}
+
+template <int SW, int SH, int K, int S>
+__device__ __forceinline__ void tile_steps(float (*su)[SH * SW], float (*sv)[SH * SW], float* uo, float* vo, int x0,
+                                           int y0, int width, int height, const sim::GrayScottParams& p) {
+  constexpr int a = (S - 1) & 1, b = S & 1;
+  if constexpr (S == K) {
+    tile_step<SW, SH, S, true>(su[a], sv[a], uo, vo, x0, y0, width, height, p);
+  } else {
+    tile_step<SW, SH, S, false>(su[a], sv[a], su[b], sv[b], x0, y0, width, height, p);
+    __syncthreads();
+    tile_steps<SW, SH, K, S + 1>(su, sv, uo, vo, x0, y0, width, height, p);
+  }
+}
 
 template <int K>
 __global__ void __launch_bounds__(kTileThreads)
@@ -60,42 +108,19 @@ __global__ void __launch_bounds__(kTileThreads)
                            float* __restrict__ vo, int width, int height, sim::GrayScottParams p) {
   static_assert(K >= 2 && K <= kMaxFused);
   constexpr int SW = kTileX + 2 * K, SH = kTileY + 2 * K;
-  __shared__ float su[2][SH][SW], sv[2][SH][SW];
-  const int x0 = blockIdx.x * kTileX - K, y0 = blockIdx.y * kTileY - K;  // global cell of su[.][0][0]
+  __shared__ float su[2][SH * SW], sv[2][SH * SW];
+  const int x0 = blockIdx.x * kTileX - K, y0 = blockIdx.y * kTileY - K;  // global cell of tile cell 0
   const bool inside = x0 >= 0 && y0 >= 0 && x0 + SW <= width && y0 + SH <= height;
   for (int i = threadIdx.x; i < SW * SH; i += kTileThreads) {
     const int ly = i / SW, lx = i - ly * SW;
     const int gx = inside ? x0 + lx : wrap(x0 + lx, width);
     const int gy = inside ? y0 + ly : wrap(y0 + ly, height);
     const std::size_t g = static_cast<std::size_t>(gy) * width + gx;
-    su[0][ly][lx] = __ldg(u + g);
-    sv[0][ly][lx] = __ldg(v + g);
+    su[0][i] = __ldg(u + g);
+    sv[0][i] = __ldg(v + g);
   }
   __syncthreads();
-#pragma unroll
-  for (int s = 1; s < K; ++s) {
-    const int a = (s - 1) & 1, b = s & 1;
-    const int rw = SW - 2 * s, rh = SH - 2 * s;
-    for (int i = threadIdx.x; i < rw * rh; i += kTileThreads) {
-      const int ly = s + i / rw, lx = s + i % rw;
-      const float uc = su[a][ly][lx], vc = sv[a][ly][lx];
-      const float lap_u = sim::laplacian5(su[a][ly][lx - 1], su[a][ly][lx + 1], su[a][ly - 1][lx], su[a][ly + 1][lx], uc);
-      const float lap_v = sim::laplacian5(sv[a][ly][lx - 1], sv[a][ly][lx + 1], sv[a][ly - 1][lx], sv[a][ly + 1][lx], vc);
-      sim::grayscott_update(uc, vc, lap_u, lap_v, p, su[b][ly][lx], sv[b][ly][lx]);
-    }
-    __syncthreads();
-  }
-  constexpr int a = (K - 1) & 1;
-  for (int i = threadIdx.x; i < kTileX * kTileY; i += kTileThreads) {
-    const int ly = K + i / kTileX, lx = K + i % kTileX;
-    const int gx = x0 + lx, gy = y0 + ly;
-    if (gx >= width || gy >= height) continue;
-    const float uc = su[a][ly][lx], vc = sv[a][ly][lx];
-    const float lap_u = sim::laplacian5(su[a][ly][lx - 1], su[a][ly][lx + 1], su[a][ly - 1][lx], su[a][ly + 1][lx], uc);
-    const float lap_v = sim::laplacian5(sv[a][ly][lx - 1], sv[a][ly][lx + 1], sv[a][ly - 1][lx], sv[a][ly + 1][lx], vc);
-    const std::size_t g = static_cast<std::size_t>(gy) * width + gx;
-    sim::grayscott_update(uc, vc, lap_u, lap_v, p, uo[g], vo[g]);
-  }
+  tile_steps<SW, SH, K, 1>(su, sv, uo, vo, x0, y0, width, height, p);
 }
 
 /// Writes the GPU's global timer into the trailer once the frame's copy is done (it runs after
