@@ -99,7 +99,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
     if (mps_running())
       spdlog::info("MPS is running: viewers share the GPU with the simulation without context switches");
     else
-      spdlog::info("viewers that render on this GPU cost the simulation ~0.4 ms per frame in context switches "
+      spdlog::info("viewers that render on this GPU cost the simulation ~0.35 ms per frame in context switches "
                    "(~2 % at 60 Hz); start MPS first (nvidia-cuda-mps-control -d) to remove that, see README");
   }
   backend_->reset(opts.seed);
