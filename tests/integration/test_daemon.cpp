@@ -15,6 +15,7 @@
 
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
+#include "cuview/posix.hpp"
 #include "cuview/runtime_dir.hpp"
 
 using namespace cuview;
@@ -64,6 +65,24 @@ BACKEND_TEST("a client attaches and receives verified frames", "[integration][at
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("received 30 frames") && Catch::Contains("30 verified intact"));
   CHECK_THAT(r.out, Catch::Contains(std::string("on ") + to_string(backend)));
+}
+
+BACKEND_TEST("a frame's trailer names the frame and when it was complete", "[integration][attach]") {
+  RuntimeDir rt;
+  auto d = start_daemon("t", backend);
+  auto c = attach("t");
+  auto f = c.next_frame(10s);
+  REQUIRE(f);
+  f->wait();
+  const auto t = f->trailer();
+  CHECK(t.seq == f->info().seq);
+  CHECK(t.step == f->info().step);
+  CHECK(t.done_ns != 0);
+  if (backend == Backend::host) {  // the copy ends just before the frame is stamped and published
+    const auto done = static_cast<std::int64_t>(t.done_ns);
+    CHECK(done <= f->info().stamp_ns);
+    CHECK(f->info().stamp_ns - done < 1'000'000'000);
+  }  // on CUDA done_ns is the GPU's own timer (cuview-bench calibrates it against CLOCK_REALTIME)
 }
 
 BACKEND_TEST("status --json reports the running simulation", "[integration][ctl]") {
