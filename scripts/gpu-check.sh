@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole GPU check in one invocation, on a GPU host that has the driver but no Qt, ZeroMQ or
 # Catch2 (../shared/device/README.md): unpack the bundle built by scripts/gpu-bundle.sh, run the
-# unit tests, the [gpu] end-to-end tests and the host ones, and take a first throughput reading.
-# Logs go to $OUT (or /tmp/cuview-gpu). Prints one result line at the end.
+# unit tests, the [gpu] end-to-end tests and the host ones, then the benchmark suite
+# (scripts/gpu-bench.sh). SKIP_BENCH=1: tests only; BENCH_ONLY=1: benchmarks only. Logs go to
+# $OUT (or /tmp/cuview-gpu); one result line per suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/cuview-gpu}
