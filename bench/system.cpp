@@ -156,7 +156,11 @@ Handoff measure_handoff(Client& c, bool idle, int samples, bool cuda) {
   }  // drop frames published before the pause
   // The GPU's timer drifts from CLOCK_REALTIME by microseconds per second: calibrate for each
   // row, while the daemon is paused (a busy GPU would stretch the probe's round trips).
-  if (cuda) h.clocks = calibrate_gpu_clock().value_or(Clocks{});
+  if (cuda) {
+    const auto clocks = calibrate_gpu_clock();
+    if (!clocks) test::fail("cannot calibrate the GPU clock: no usable CUDA device");
+    h.clocks = *clocks;
+  }
   if (!idle) {
     c.resume();
     (void)c.next_frame(5s);  // the first frame may be the one the pause ended on
@@ -225,7 +229,6 @@ std::string system_sections(const Options& o, const std::string& backend) {
   const auto& sizes = cuda ? o.sizes : o.host_sizes;
   const auto tb = cuda ? test::Backend::cuda : test::Backend::host;
   test::RuntimeDir rt;  // daemons and helpers of this run only
-  if (cuda && !calibrate_gpu_clock()) return "\n(CUDA system sections skipped: no usable CUDA device)\n";
   double clock_error_ns = 0;
   const double w = o.window_s;
   const auto viewer_secs = kWindows * w + 2.5;  // covers the rate windows after the viewer attached
