@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QMouseEvent>
+#include <QFontMetrics>
 #include <QPainter>
 #include <QWheelEvent>
 #include <algorithm>
@@ -21,6 +22,12 @@ void FieldView::show_frame(const RenderedFrame& frame) {
   update();
 }
 
+void FieldView::set_message(const QString& message) {
+  if (message == message_) return;
+  message_ = message;
+  update();
+}
+
 void FieldView::reset_view() {
   zoom_ = 1;
   cx_ = cy_ = -1;
@@ -31,6 +38,15 @@ void FieldView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), QColor(0x20, 0x20, 0x20));
   if (!frame_.image.isNull()) p.drawImage(QPoint(0, 0), frame_.image);
+  if (!message_.isEmpty()) {
+    // A panel across the middle, over the last picture if there is one.
+    const QRect box = rect().adjusted(width() / 10, 0, -width() / 10, 0);
+    const QRect text = p.fontMetrics().boundingRect(box.adjusted(12, 0, -12, 0), Qt::TextWordWrap | Qt::AlignCenter, message_);
+    const QRect panel(box.left(), height() / 2 - text.height() / 2 - 12, box.width(), text.height() + 24);
+    p.fillRect(panel, QColor(0, 0, 0, 170));
+    p.setPen(Qt::white);
+    p.drawText(panel.adjusted(12, 12, -12, -12), Qt::TextWordWrap | Qt::AlignCenter, message_);
+  }
   if (fresh_) {
     fresh_ = false;
     Q_EMIT painted(frame_);
@@ -125,7 +141,31 @@ void ColorBar::paintEvent(QPaintEvent*) {
   }
 }
 
-RatePlot::RatePlot(QWidget* parent) : QWidget(parent) { setMinimumHeight(70); }
+RatePlot::RatePlot(QWidget* parent) : QWidget(parent) {}
+
+namespace {
+// The two series, their colours and the legend's worst case (for the minimum size).
+const QColor kStepsColour(0x2a, 0x9d, 0x8f), kLatencyColour(0xe7, 0x6f, 0x51);
+constexpr int kLegendMargin = 4;
+QString steps_legend(double max) { return QString("steps/s ≤ %1").arg(max, 0, 'g', 3); }
+QString latency_legend(double max) { return QString("latency ≤ %1 ms").arg(max, 0, 'g', 3); }
+}  // namespace
+
+QStringList RatePlot::legend() const {
+  double max_steps = 1, max_lat = 1;
+  for (const auto& s : samples_) max_steps = std::max(max_steps, s.steps), max_lat = std::max(max_lat, s.latency);
+  return {steps_legend(max_steps), latency_legend(max_lat)};
+}
+
+QSize RatePlot::minimumSizeHint() const {
+  // Widest values the legend can show: 3 significant digits with an exponent.
+  const QFontMetrics fm(font());
+  const int swatch = fm.height();
+  const int text = std::max(fm.horizontalAdvance(steps_legend(-1.23e+100)), fm.horizontalAdvance(latency_legend(-1.23e+100)));
+  return {text + swatch + 3 * kLegendMargin, 2 * fm.lineSpacing() + 40};
+}
+
+QSize RatePlot::sizeHint() const { return minimumSizeHint().expandedTo({260, 110}); }
 
 void RatePlot::add(double steps_per_s, double latency_ms) {
   const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -143,23 +183,32 @@ void RatePlot::paintEvent(QPaintEvent*) {
   const double span = std::clamp(static_cast<double>(now - samples_.front().t_ms), 5'000.0, 60'000.0);
   double max_steps = 1, max_lat = 1;
   for (const auto& s : samples_) max_steps = std::max(max_steps, s.steps), max_lat = std::max(max_lat, s.latency);
+  const QFontMetrics fm(font());
+  const int top = 2 * fm.lineSpacing() + 2 * kLegendMargin;  // the curves stay below the legend
   auto draw = [&](QColor c, auto value, double max) {
     p.setPen(QPen(c, 1.5));
     QPointF prev;
     bool first = true;
     for (const auto& s : samples_) {
-      const QPointF pt(width() * (1.0 - double(now - s.t_ms) / span), height() - 4 - (height() - 18) * value(s) / max);
+      const QPointF pt(width() * (1.0 - double(now - s.t_ms) / span), height() - 4 - (height() - top - 4) * value(s) / max);
       if (!first) p.drawLine(prev, pt);
       prev = pt;
       first = false;
     }
   };
-  draw(QColor(0x2a, 0x9d, 0x8f), [](const Sample& s) { return s.steps; }, max_steps);
-  draw(QColor(0xe7, 0x6f, 0x51), [](const Sample& s) { return s.latency; }, max_lat);
-  p.setPen(palette().color(QPalette::Text));
-  p.drawText(4, 12, QString("steps/s ≤ %1 (green)   latency ≤ %2 ms (red)")
-                        .arg(max_steps, 0, 'g', 3)
-                        .arg(max_lat, 0, 'g', 3));
+  draw(kStepsColour, [](const Sample& s) { return s.steps; }, max_steps);
+  draw(kLatencyColour, [](const Sample& s) { return s.latency; }, max_lat);
+  // One line per series, each after a swatch of its colour.
+  const QStringList lines = legend();
+  const QColor colours[] = {kStepsColour, kLatencyColour};
+  for (int i = 0; i < 2; ++i) {
+    const int y = kLegendMargin + i * fm.lineSpacing();
+    const int swatch = fm.height() - 4;
+    p.fillRect(kLegendMargin, y + 2, swatch, swatch, colours[i]);
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(QRect(2 * kLegendMargin + fm.height(), y, width(), fm.lineSpacing()), Qt::AlignLeft | Qt::AlignVCenter,
+               lines[i]);
+  }
 }
 
 }  // namespace cuview::gui

@@ -19,6 +19,9 @@ class FieldView : public QWidget {
   [[nodiscard]] double center_x() const { return cx_; }
   [[nodiscard]] double center_y() const { return cy_; }
   void reset_view();
+  /// A sentence shown across the view (e.g. why no frames come); empty hides it.
+  void set_message(const QString& message);
+  [[nodiscard]] QString message() const { return message_; }
   /// Value and cell under widget pixel p, as text ("" outside the field).
   [[nodiscard]] QString readout(QPoint p) const;
   [[nodiscard]] QSize sizeHint() const override { return {640, 640}; }
@@ -40,6 +43,7 @@ class FieldView : public QWidget {
  private:
   void pin_center();
   RenderedFrame frame_;
+  QString message_;
   bool fresh_ = false;
   double zoom_ = 1, cx_ = -1, cy_ = -1;  // centre < 0: the field's centre
   QPoint drag_from_;
@@ -68,7 +72,11 @@ class RatePlot : public QWidget {
  public:
   explicit RatePlot(QWidget* parent = nullptr);
   void add(double steps_per_s, double latency_ms);
-  [[nodiscard]] QSize sizeHint() const override { return {260, 90}; }
+  /// The legend's two lines as drawn now ("steps/s ≤ …", "latency ≤ … ms").
+  [[nodiscard]] QStringList legend() const;
+  [[nodiscard]] QSize sizeHint() const override;
+  /// Wide and tall enough for the legend at its longest, so it is never cut off.
+  [[nodiscard]] QSize minimumSizeHint() const override;
 
  protected:
   void paintEvent(QPaintEvent*) override;

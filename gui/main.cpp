@@ -1,63 +1,91 @@
 // cuview-gui: main() only parses the command line and shows the window.
+//
+// The command line is parsed (CLI11, like cuview-compute and cuview-ctl) before QApplication
+// exists, for two reasons: `--help` and `--version` must work with no display, and Qt's own
+// argument parsing must never see our options. QGuiApplication treats `--name` as its X11
+// option `-name` (the WM_CLASS resource name) and removes it, with its value, from argv on the
+// xcb platform: that is why `cuview-gui --name run1` once opened detached in a real window and
+// attached only offscreen. Qt gets argv[0] and only the arguments we do not know
+// (`-platform offscreen`, `-style fusion`, ...).
 #include <QApplication>
-#include <QCommandLineParser>
+#include <QIcon>
 #include <QSettings>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "main_window.hpp"
 
 int main(int argc, char** argv) {
-  cuview::gui::quiet_platform_noise();
+  cuview::gui::ViewerOptions o;
+  std::string name, screenshot, colormap;
+  bool attach_last = false, whole_window = false;
+  CLI::App cli{"cuview-gui: watch a running cuview-compute simulation live; attach, detach and steer it.\n"
+               "Without --name or --attach it opens with the list of running daemons: pick one, click Attach.\n"
+               "Arguments it does not know go to Qt (e.g. -platform offscreen)."};
+  cli.set_version_flag("--version", "cuview-gui " CUVIEW_VERSION);
+  cli.allow_extras();
+  cli.add_option("-n,--name", name, "attach to the daemon NAME at start");
+  cli.add_flag("--attach", attach_last, "attach to the daemon used last (or 'default')");
+  cli.add_option("--screenshot", screenshot,
+                 "headless: save a PNG of the view to PATH after --frames frames, then exit (0 = saved)");
+  cli.add_option("--frames", o.frames, "frames to wait for before --screenshot")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  cli.add_option("--timeout", o.timeout_s, "headless: seconds to wait for the frames")
+      ->check(CLI::Range(1, 86'400))
+      ->capture_default_str();
+  cli.add_option("--colormap", colormap, "viridis, magma, grayscale or diverging")
+      ->check(CLI::IsMember({"viridis", "magma", "grayscale", "diverging"}));
+  cli.add_flag("--screenshot-window", whole_window, "screenshots show the whole window, not only the view");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end here with 0; a mistake on the command line with 2, as usual.
+    return cli.exit(e) == 0 ? 0 : 2;
+  }
+
   // Headless screenshots need no display: fall back to the offscreen platform when none is set.
-  bool headless = false;
-  for (int i = 1; i < argc; ++i) headless |= std::string(argv[i]).rfind("--screenshot", 0) == 0;
-  if (headless && !std::getenv("QT_QPA_PLATFORM") && !std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY"))
+  if (!screenshot.empty() && !std::getenv("QT_QPA_PLATFORM") && !std::getenv("DISPLAY") &&
+      !std::getenv("WAYLAND_DISPLAY"))
     setenv("QT_QPA_PLATFORM", "offscreen", 1);
 
-  QApplication app(argc, argv);
+  std::vector<std::string> qt_args{argv[0]};
+  for (const auto& extra : cli.remaining()) {
+    if (extra.rfind("--", 0) == 0) {
+      std::fprintf(stderr,
+                   "cuview-gui: unknown option %s (see cuview-gui --help; Qt's own options take one dash, "
+                   "e.g. -platform offscreen)\n",
+                   extra.c_str());
+      return 2;
+    }
+    qt_args.push_back(extra);
+  }
+  std::vector<char*> qt_argv;
+  for (auto& a : qt_args) qt_argv.push_back(a.data());
+  qt_argv.push_back(nullptr);
+  int qt_argc = static_cast<int>(qt_args.size());
+
+  cuview::gui::quiet_platform_noise();
+  QApplication app(qt_argc, qt_argv.data());
   QApplication::setOrganizationName("cuview");
   QApplication::setApplicationName("cuview-gui");
   QApplication::setApplicationVersion(CUVIEW_VERSION);
+  QApplication::setDesktopFileName("cuview-gui");  // matches resources/cuview-gui.desktop
+  QApplication::setWindowIcon(cuview::gui::application_icon());
 
-  QCommandLineParser parser;
-  parser.setApplicationDescription(
-      "cuview-gui: watch a running cuview-compute simulation live; attach, detach and steer it.");
-  parser.addHelpOption();
-  parser.addVersionOption();
-  QCommandLineOption name({"n", "name"}, "Attach to the daemon NAME.", "NAME");
-  QCommandLineOption attach("attach", "Attach to the last daemon used (or 'default').");
-  QCommandLineOption screenshot("screenshot", "Headless: save a PNG of the view to PATH after --frames frames, then exit.",
-                                "PATH");
-  QCommandLineOption frames("frames", "Frames to wait for before --screenshot (default 1).", "N", "1");
-  QCommandLineOption timeout("timeout", "Headless: seconds to wait for the frames (default 30).", "S", "30");
-  QCommandLineOption colormap("colormap", "viridis, magma, grayscale or diverging.", "MAP");
-  QCommandLineOption whole("screenshot-window", "Screenshots show the whole window, not only the view.");
-  parser.addOptions({name, attach, screenshot, frames, timeout, colormap, whole});
-  parser.process(app);
-
-  cuview::gui::ViewerOptions o;
-  o.name = parser.value(name);
-  if (o.name.isEmpty() && (parser.isSet(attach) || parser.isSet(screenshot)))
+  o.name = QString::fromStdString(name);
+  if (o.name.isEmpty() && (attach_last || !screenshot.empty()))
     o.name = QSettings().value("daemon/name", "default").toString();
-  o.screenshot = parser.value(screenshot);
-  bool ok = false;
-  o.frames = parser.value(frames).toInt(&ok);
-  if (!ok || o.frames < 1) {
-    std::fprintf(stderr, "cuview-gui: --frames %s is not a positive number\n", qPrintable(parser.value(frames)));
-    return 2;
-  }
-  o.timeout_s = parser.value(timeout).toInt(&ok);
-  if (!ok || o.timeout_s < 1) {
-    std::fprintf(stderr, "cuview-gui: --timeout %s is not a positive number\n", qPrintable(parser.value(timeout)));
-    return 2;
-  }
-  o.colormap = parser.value(colormap);
-  o.whole_window = parser.isSet(whole);
+  o.screenshot = QString::fromStdString(screenshot);
+  o.colormap = QString::fromStdString(colormap);
+  o.whole_window = whole_window;
 
   cuview::gui::MainWindow window(o);
   QObject::connect(&window, &cuview::gui::MainWindow::finished, &app, &QApplication::exit, Qt::QueuedConnection);
-  window.resize(1100, 760);
   window.show();
   return QApplication::exec();
 }

@@ -1,5 +1,6 @@
 #include "main_window.hpp"
 
+#include <QAbstractItemView>
 #include <QAction>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -16,12 +17,20 @@
 #include <QMenuBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QSet>
+#include <QIcon>
+#include <QScreen>
+#include <QWindow>
+#include <QGuiApplication>
 #include <QStatusBar>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <cstdio>
 
 #include "cuview/posix.hpp"
+
+// Resources compiled into a static library need an explicit reference, or the linker drops them.
+static void init_resources() { Q_INIT_RESOURCE(cuview); }
 
 namespace cuview::gui {
 
@@ -30,6 +39,14 @@ QtMessageHandler g_default_handler = nullptr;
 void filter_messages(QtMsgType type, const QMessageLogContext& context, const QString& message) {
   if (message.contains("does not support propagateSizeHints")) return;
   g_default_handler(type, context, message);
+}
+
+const QString kDetachedHint = "Detached. Pick a running daemon in the Daemons list and click Attach (or double-click it).";
+
+/// Status bar labels are never narrower than their text: the window's minimum width grows instead.
+void show_status(QLabel* label, const QString& text) {
+  label->setText(text);
+  label->setMinimumWidth(label->fontMetrics().horizontalAdvance(text) + 2 * label->margin());
 }
 
 Colormap colormap_from(const QString& name, Colormap fallback) {
@@ -42,11 +59,19 @@ Colormap colormap_from(const QString& name, Colormap fallback) {
 
 void quiet_platform_noise() { g_default_handler = qInstallMessageHandler(filter_messages); }
 
+QIcon application_icon() {
+  init_resources();
+  QIcon icon;
+  for (int size : {16, 24, 32, 48, 64, 128, 256}) icon.addFile(QString(":/cuview/icons/cuview-%1.png").arg(size));
+  return icon;
+}
+
 MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWindow(parent), opts_(options) {
   setWindowTitle("cuview");
+  setWindowIcon(application_icon());
   build_ui();
   QSettings settings;
-  restoreGeometry(settings.value("window/geometry").toByteArray());
+  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(kDefaultWindowSize);
   colormap_->setCurrentIndex(static_cast<int>(colormap_from(
       opts_.colormap.isEmpty() ? settings.value("view/colormap", "viridis").toString() : opts_.colormap,
       Colormap::viridis)));
@@ -59,15 +84,7 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWin
   connect(&worker_, &ViewerWorker::described, this, &MainWindow::on_described);
   connect(&worker_, &ViewerWorker::stats_updated, this, &MainWindow::on_stats);
   connect(&worker_, &ViewerWorker::error, this, &MainWindow::on_error);
-  connect(&worker_, &ViewerWorker::daemons_listed, this, [this](const QList<DaemonEntry>& list) {
-    const QString selected = daemons_->currentItem() ? daemons_->currentItem()->data(Qt::UserRole).toString() : "";
-    daemons_->clear();
-    for (const auto& d : list) {
-      auto* item = new QListWidgetItem(d.name + "\n  " + d.summary, daemons_);
-      item->setData(Qt::UserRole, d.name);
-      if (d.name == selected || (selected.isEmpty() && d.name == target_)) daemons_->setCurrentItem(item);
-    }
-  });
+  connect(&worker_, &ViewerWorker::daemons_listed, this, &MainWindow::on_daemons_listed);
   connect(view_, &FieldView::view_changed, this, &MainWindow::push_view);
   // Queued: on_painted may grab the view for a screenshot, which must not happen inside paintEvent.
   connect(view_, &FieldView::painted, this, &MainWindow::on_painted, Qt::QueuedConnection);
@@ -76,7 +93,10 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWin
   headless_clock_.start();
   worker_.start();
   push_view();
-  if (!opts_.name.isEmpty()) attach_to(opts_.name);
+  if (!opts_.name.isEmpty())
+    attach_to(opts_.name);
+  else
+    view_->set_message(kDetachedHint);
   if (!opts_.screenshot.isEmpty()) {
     auto* watchdog = new QTimer(this);
     connect(watchdog, &QTimer::timeout, this, [this] {
@@ -85,7 +105,7 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWin
                           .arg(opts_.frames)
                           .arg(opts_.name)
                           .arg(opts_.timeout_s)
-                          .arg(connection_text()));
+                          .arg(connection_detail_));
     });
     watchdog->start(200);
   }
@@ -107,16 +127,27 @@ void MainWindow::build_ui() {
   auto* daemons_box = new QWidget;
   auto* dl = new QVBoxLayout(daemons_box);
   daemons_ = new QListWidget;
+  daemons_->setObjectName("daemons");
+  // Entries wrap to the dock's width (long ones are elided, the whole text is the tooltip):
+  // never a horizontal scroll bar hiding a daemon's state.
+  daemons_->setWordWrap(true);
+  daemons_->setTextElideMode(Qt::ElideRight);
+  daemons_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  daemons_->setResizeMode(QListView::Adjust);
+  daemons_->setSpacing(2);
   dl->addWidget(daemons_);
   auto* attach = new QPushButton("Attach");
+  attach->setObjectName("attach");
+  attach->setToolTip("Attach to the selected daemon (or the only one running)");
   auto* detach_btn = new QPushButton("Detach");
+  detach_btn->setObjectName("detach");
+  detach_btn->setToolTip("Stop reading frames; the simulation goes on");
   auto* brow = new QHBoxLayout;
   brow->addWidget(attach);
   brow->addWidget(detach_btn);
   dl->addLayout(brow);
-  connect(attach, &QPushButton::clicked, this, [this] {
-    if (auto* item = daemons_->currentItem()) attach_to(item->data(Qt::UserRole).toString());
-  });
+  connect(attach, &QPushButton::clicked, this, &MainWindow::attach_selected);
+  daemons_->setSelectionMode(QAbstractItemView::SingleSelection);
   connect(daemons_, &QListWidget::itemDoubleClicked, this,
           [this](QListWidgetItem* item) { attach_to(item->data(Qt::UserRole).toString()); });
   connect(detach_btn, &QPushButton::clicked, this, &MainWindow::detach);
@@ -230,9 +261,7 @@ void MainWindow::build_ui() {
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
   auto* daemon = menuBar()->addMenu("&Daemon");
-  daemon->addAction("&Attach to selected", this, [this] {
-    if (auto* item = daemons_->currentItem()) attach_to(item->data(Qt::UserRole).toString());
-  });
+  daemon->addAction("&Attach", this, &MainWindow::attach_selected);
   daemon->addAction("&Detach", this, &MainWindow::detach);
 }
 
@@ -240,6 +269,45 @@ void MainWindow::attach_to(const QString& name) {
   target_ = name;
   QSettings().setValue("daemon/name", name);
   worker_.set_target(name);
+}
+
+void MainWindow::attach_selected() {
+  // What is highlighted counts, not Qt's current item (which focus alone may set).
+  if (const auto selected = daemons_->selectedItems(); !selected.isEmpty())
+    return attach_to(selected.front()->data(Qt::UserRole).toString());
+  const QStringList names = daemon_names();
+  if (names.size() == 1) {
+    daemons_->setCurrentRow(0, QItemSelectionModel::ClearAndSelect);
+    return attach_to(names.front());
+  }
+  if (names.isEmpty())
+    on_error("no cuview-compute daemon is running for you; start one (cuview-compute --name NAME, or "
+             "scripts/run.sh) and it appears in the Daemons list");
+  else
+    on_error(QString("%1 daemons are running (%2): select one in the Daemons list, then Attach")
+                 .arg(names.size())
+                 .arg(names.join(", ")));
+}
+
+void MainWindow::on_daemons_listed(const QList<DaemonEntry>& list) {
+  // Updated in place, so that the selection, a hover or a double-click in progress survive.
+  QSet<QString> listed;
+  for (const auto& d : list) {
+    listed.insert(d.name);
+    const QString text = d.name + "\n" + d.summary;
+    QListWidgetItem* item = nullptr;
+    for (int i = 0; i < daemons_->count() && item == nullptr; ++i)
+      if (daemons_->item(i)->data(Qt::UserRole).toString() == d.name) item = daemons_->item(i);
+    if (item == nullptr) {
+      item = new QListWidgetItem(daemons_);
+      item->setData(Qt::UserRole, d.name);
+      if (daemons_->selectedItems().isEmpty() && d.name == target_) item->setSelected(true);
+    }
+    if (item->text() != text) item->setText(text);
+    item->setToolTip(d.name + ": " + d.summary);
+  }
+  for (int i = daemons_->count() - 1; i >= 0; --i)
+    if (!listed.contains(daemons_->item(i)->data(Qt::UserRole).toString())) delete daemons_->takeItem(i);
 }
 
 void MainWindow::detach() {
@@ -303,10 +371,10 @@ void MainWindow::on_painted(const RenderedFrame& f) {
   ++frames_displayed_;
   ++fps_frames_;
   last_latency_ms_ = static_cast<double>(realtime_ns() - f.info.stamp_ns) * 1e-6;
-  latency_label_->setText(QString("latency %1 ms").arg(last_latency_ms_, 0, 'f', 1));
-  skipped_label_->setText(QString("skipped %1").arg(skipped_total_));
+  show_status(latency_label_, QString("latency %1 ms").arg(last_latency_ms_, 0, 'f', 1));
+  show_status(skipped_label_, QString("skipped %1").arg(skipped_total_));
   if (fps_clock_.elapsed() >= 1000) {
-    fps_label_->setText(QString("%1 fps").arg(fps_frames_ * 1000.0 / fps_clock_.elapsed(), 0, 'f', 1));
+    show_status(fps_label_, QString("%1 fps").arg(fps_frames_ * 1000.0 / fps_clock_.elapsed(), 0, 'f', 1));
     fps_frames_ = 0;
     fps_clock_.restart();
   }
@@ -331,10 +399,25 @@ void MainWindow::on_painted(const RenderedFrame& f) {
 
 void MainWindow::on_connection(Connection state, const QString& text) {
   state_ = state;
-  conn_label_->setText(text);
-  if (state != Connection::connected) {
-    backend_label_->clear();
+  connection_detail_ = text;
+  // The status bar says the state in a few words; the whole sentence (why, and what to do) is
+  // shown across the view while no frames come, and as the label's tooltip.
+  QString label;
+  switch (state) {
+    case Connection::detached: label = "detached"; break;
+    case Connection::connecting: label = "connecting to " + target_ + "…"; break;
+    case Connection::connected: label = "connected to " + target_; break;
+    case Connection::waiting:
+      label = text.startsWith("disconnected") ? "disconnected — waiting for " + target_ : "waiting for " + target_;
+      break;
+    case Connection::failed: label = "cannot attach to " + target_; break;
   }
+  show_status(conn_label_, label);
+  conn_label_->setToolTip(text);
+  view_->set_message(state == Connection::connected ? QString()
+                     : state == Connection::detached ? kDetachedHint
+                                                     : text);
+  if (state != Connection::connected) show_status(backend_label_, {});
   if (state == Connection::failed) {
     on_error(text);
     if (!opts_.screenshot.isEmpty()) fail_headless(text);
@@ -343,8 +426,13 @@ void MainWindow::on_connection(Connection state, const QString& text) {
 
 void MainWindow::on_described(const proto::DescribeResult& d) {
   session_ = QString::fromStdString(d.session);
-  backend_label_->setText(QString("%1 · %2").arg(QString::fromStdString(d.backend), QString::fromStdString(d.device)));
-  setWindowTitle(QString("cuview — %1 (%2 %3×%4)").arg(target_, QString::fromStdString(d.sim)).arg(d.width).arg(d.height));
+  show_status(backend_label_, QString::fromStdString(d.backend));
+  backend_label_->setToolTip(QString::fromStdString(d.device));
+  setWindowTitle(QString("cuview — %1 (%2 %3×%4 on %5)")
+                     .arg(target_, QString::fromStdString(d.sim))
+                     .arg(d.width)
+                     .arg(d.height)
+                     .arg(QString::fromStdString(d.backend)));
   // Fields: keep the selected one by name; say so if it no longer exists.
   const QString wanted = field_name_;
   field_->blockSignals(true);
@@ -368,6 +456,7 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
     box->setKeyboardTracking(false);
     box->setToolTip(QString::fromStdString(p.help));
     const QString name = QString::fromStdString(p.name);
+    box->setObjectName("param:" + name);
     connect(box, &QDoubleSpinBox::valueChanged, this, [this, name](double v) {
       if (auto* b = params_.value(name); b && !b->property("updating").toBool()) set_parameter(name, v);
     });
@@ -382,7 +471,7 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
 void MainWindow::on_stats(const proto::Stats& s) {
   paused_ = s.paused;
   pause_->setText(s.paused ? "Resume" : "Pause");
-  steps_label_->setText(QString("%1 steps/s · step %2").arg(s.steps_per_second, 0, 'f', 0).arg(s.step));
+  show_status(steps_label_, QString("%1 steps/s · step %2").arg(s.steps_per_second, 0, 'f', 0).arg(s.step));
   plot_->add(s.steps_per_second, last_latency_ms_);
   // Show changes made by other viewers, but never fight the user's editing.
   for (const auto& [name, value] : s.params) {
@@ -407,13 +496,23 @@ void MainWindow::fail_headless(const QString& message) {
   Q_EMIT finished(1);
 }
 
+QImage grab_pixels(QWidget* widget) {
+  // On a real display, what the window system shows (the X server's pixels of this window);
+  // offscreen there is no such thing, and the widget renders itself.
+  QWindow* window = widget->window()->windowHandle();
+  if (QGuiApplication::platformName() == "offscreen" || window == nullptr || !window->isExposed())
+    return widget->grab().toImage();
+  const QPoint at = widget->mapTo(widget->window(), QPoint(0, 0));
+  return window->screen()->grabWindow(window->winId(), at.x(), at.y(), widget->width(), widget->height()).toImage();
+}
+
 QString MainWindow::save_screenshot(const QString& path) {
   const QFileInfo info(path);
   const QFileInfo dir(info.absolutePath());
   if (!dir.exists() || !dir.isDir()) return QString("cannot save %1: folder %2 does not exist").arg(path, dir.filePath());
   if (!dir.isWritable()) return QString("cannot save %1: folder %2 is not writable").arg(path, dir.filePath());
   QWidget* what = opts_.whole_window ? static_cast<QWidget*>(this) : centralWidget();
-  if (!what->grab().save(path, "PNG"))
+  if (!grab_pixels(what).save(path, "PNG"))
     return QString("cannot save %1: writing the PNG failed (disk full or not writable?)").arg(path);
   return {};
 }

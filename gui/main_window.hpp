@@ -5,6 +5,7 @@
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QMap>
+#include <QSize>
 
 #include "field_view.hpp"
 #include "viewer_worker.hpp"
@@ -16,11 +17,20 @@ class QLabel;
 class QListWidget;
 class QPushButton;
 class QAction;
+class QIcon;
+class QImage;
 
 namespace cuview::gui {
 
 /// Drops the offscreen platform's warning about every window resize, which says nothing to a user.
 void quiet_platform_noise();
+/// cuview's icon (resources/icons), at every size it is drawn in.
+QIcon application_icon();
+/// The pixels of `widget` as the user sees them: grabbed from the window system on a real display,
+/// rendered by the widget itself offscreen.
+QImage grab_pixels(QWidget* widget);
+/// The window's size when no geometry was saved.
+inline constexpr QSize kDefaultWindowSize{1100, 760};
 
 struct ViewerOptions {
   QString name;        ///< attach to this daemon at start (empty: none)
@@ -39,6 +49,9 @@ class MainWindow : public QMainWindow {
 
   // For tests and scripting.
   void attach_to(const QString& name);
+  /// What the Attach button and Daemon → Attach do: the selected daemon; with none selected,
+  /// the only one listed; otherwise a message saying what to pick.
+  void attach_selected();
   void detach();
   void set_colormap(Colormap map);
   void set_fixed_range(float lo, float hi);
@@ -46,7 +59,10 @@ class MainWindow : public QMainWindow {
   void set_parameter(const QString& name, double value);
   [[nodiscard]] FieldView* view() const { return view_; }
   [[nodiscard]] Connection connection() const { return state_; }
+  /// The connection's state as the status bar shows it ("connected to run1", "waiting for run1").
   [[nodiscard]] QString connection_text() const;
+  /// The whole sentence behind it: why, and what to do.
+  [[nodiscard]] QString connection_detail() const { return connection_detail_; }
   [[nodiscard]] QString last_error() const { return last_error_; }
   [[nodiscard]] quint64 frames_displayed() const { return frames_displayed_; }
   [[nodiscard]] QString session() const { return session_; }
@@ -71,6 +87,7 @@ class MainWindow : public QMainWindow {
   void on_described(const proto::DescribeResult& d);
   void on_stats(const proto::Stats& s);
   void on_error(const QString& message);
+  void on_daemons_listed(const QList<DaemonEntry>& list);
   void fail_headless(const QString& message);
   void toggle_recording(bool on);
 
@@ -104,6 +121,7 @@ class MainWindow : public QMainWindow {
   QString session_;
   QString field_name_;
   QString last_error_;
+  QString connection_detail_ = "detached";
   bool paused_ = false;
   quint64 frames_displayed_ = 0, skipped_total_ = 0;
   double last_latency_ms_ = 0;

@@ -10,7 +10,9 @@ packages=(
   libcli11-dev                    # daemon and ctl command lines
   nlohmann-json3-dev              # `cuview-ctl status --json`
   catch2                          # unit and integration tests
-  qt6-base-dev libgl-dev xvfb     # the viewer and its offscreen tests
+  qt6-base-dev libgl-dev          # the viewer
+  xvfb xauth xdotool              # its real-window tests: a private X server, real input through it
+  desktop-file-utils              # the install test validates the desktop entry
   clang libclang-rt-dev           # libFuzzer, ASan and UBSan for the fault campaign's fuzzer
   procps util-linux passwd        # pgrep; setpriv and useradd for the campaign's second user
 )

@@ -14,6 +14,7 @@
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
 #include "main_window.hpp"
+#include "viewer_test.hpp"
 
 using namespace cuview;
 using namespace cuview::test;
@@ -21,33 +22,6 @@ using namespace cuview::gui;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-namespace {
-/// Runs the Qt event loop until `pred` holds; false after `ms`.
-bool wait_for(const std::function<bool()>& pred, int ms = 20000) {
-  QElapsedTimer t;
-  t.start();
-  while (!pred()) {
-    if (t.elapsed() > ms) return false;
-    QApplication::processEvents(QEventLoop::AllEvents, 20);
-  }
-  return true;
-}
-
-std::unique_ptr<MainWindow> open_viewer(const QString& name) {
-  ViewerOptions o;
-  o.name = name;
-  auto w = std::make_unique<MainWindow>(o);
-  w->resize(900, 600);
-  w->show();
-  return w;
-}
-
-bool shows_frames(MainWindow& w, quint64 after = 0) {
-  return wait_for([&] { return w.connection() == Connection::connected && w.frames_displayed() > after; });
-}
-
-int channel(QRgb c, int shift) { return (c >> shift) & 0xff; }
-}  // namespace
 
 TEST_CASE("the viewer draws a known field with the colormap's colours", "[gui]") {
   RuntimeDir rt;
@@ -69,26 +43,11 @@ TEST_CASE("the viewer draws a known field with the colormap's colours", "[gui]")
   REQUIRE(shown.info.seq == frame->info().seq);
   const float* v = frame->host_field(1);
   const QImage& img = shown.image;
-  // At zoom 1 the 128×128 field is centred and scaled to fit the view.
-  const double ppc = std::min(img.width(), img.height()) / 128.0;
-  const double x0 = img.width() / 2.0 - 64 * ppc, y0 = img.height() / 2.0 - 64 * ppc;
-  int checked = 0, nonzero = 0;
-  for (int cy = 1; cy < 128; cy += 3) {
-    for (int cx = 2; cx < 128; cx += 3) {
-      const int px = static_cast<int>(x0 + (cx + 0.5) * ppc), py = static_cast<int>(y0 + (cy + 0.5) * ppc);
-      const float value = v[cy * 128 + cx];
-      const int gray = static_cast<int>(std::clamp(value, 0.0f, 1.0f) * 255.0f + 0.5f);
-      const QRgb c = img.pixel(px, py);
-      INFO("cell (" << cx << ", " << cy << ") = " << value << " at pixel (" << px << ", " << py << ")");
-      REQUIRE(std::abs(channel(c, 16) - gray) <= 1);
-      REQUIRE(std::abs(channel(c, 8) - gray) <= 1);
-      REQUIRE(std::abs(channel(c, 0) - gray) <= 1);
-      ++checked;
-      nonzero += gray > 0;
-    }
-  }
-  CHECK(checked > 1500);
-  CHECK(nonzero > 0);  // the seeds of v are in the sample, not only its zero background
+  const auto gray = check_grayscale(img, v);
+  INFO(gray.first_wrong);
+  CHECK(gray.wrong == 0);
+  CHECK(gray.checked > 1500);
+  CHECK(gray.nonzero > 0);  // the seeds of v are in the sample, not only its zero background
 
   // viridis: u = 1 (background) is matplotlib's #fde725; the seeds (u ≈ 0.5) are #21918c. The
   // map is a polynomial fit of matplotlib's table, within 6/255 per channel.
@@ -96,6 +55,8 @@ TEST_CASE("the viewer draws a known field with the colormap's colours", "[gui]")
   w->set_colormap(Colormap::viridis);
   REQUIRE(wait_for([&] { return w->view()->last_frame().field == 0 && w->view()->last_frame().colormap == Colormap::viridis; }));
   const QImage& vi = w->view()->last_frame().image;
+  const double ppc = std::min(vi.width(), vi.height()) / 128.0;
+  const double x0 = vi.width() / 2.0 - 64 * ppc, y0 = vi.height() / 2.0 - 64 * ppc;
   const float* u = frame->host_field(0);
   auto near = [](QRgb c, QRgb want) {
     return std::abs(channel(c, 16) - channel(want, 16)) <= 6 && std::abs(channel(c, 8) - channel(want, 8)) <= 6 &&
@@ -229,5 +190,25 @@ TEST_CASE("headless mistakes end with a message and a non-zero exit", "[gui][bad
   CHECK_THAT(unwritable.err(), Catch::Contains("/nonexistent-dir") && Catch::Contains("does not exist"));
   ChildProcess frames({bin("cuview-gui"), "--name", "t", "--screenshot", "x.png", "--frames", "zero"});
   REQUIRE(frames.wait_for(30s) == 2);
-  CHECK_THAT(frames.err(), Catch::Contains("--frames zero"));
+  CHECK_THAT(frames.err(), Catch::Contains("--frames") && Catch::Contains("zero"));
+  ChildProcess unknown({bin("cuview-gui"), "--nmae", "t"});
+  REQUIRE(unknown.wait_for(30s) == 2);
+  CHECK_THAT(unknown.err(), Catch::Contains("unknown option --nmae") && Catch::Contains("--help"));
+}
+
+TEST_CASE("cuview-gui --help and --version work with no display", "[gui]") {
+  const std::vector<std::string> no_display{"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "-u",
+                                            "QT_QPA_PLATFORM", bin("cuview-gui")};
+  auto run = [&](const std::string& option) {
+    auto argv = no_display;
+    argv.push_back(option);
+    ChildProcess p(argv);
+    const auto code = p.wait_for(30s);
+    INFO(option << ": " << p.err());
+    REQUIRE(code == 0);
+    return p.out();
+  };
+  const std::string help = run("--help");
+  CHECK_THAT(help, Catch::Contains("--name") && Catch::Contains("--attach") && Catch::Contains("--screenshot"));
+  CHECK(run("--version") == "cuview-gui " CUVIEW_VERSION "\n");
 }

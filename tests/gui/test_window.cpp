@@ -1,0 +1,292 @@
+// The viewer as a person uses it: real windows on an X server (Qt's xcb platform), real mouse and
+// keyboard input through that server, pixels read back from the server. The cuview-gui program
+// itself is started as a child process where the command line matters (--name, --attach, Ctrl+Q),
+// and a window in this process is driven where the test must look inside (the Attach button's
+// messages, the panel's spin boxes). Tagged [.window]: main() starts Xvfb for them, or reports them
+// skipped where it cannot.
+#include <signal.h>
+
+#include <QAbstractItemView>
+#include <QDoubleSpinBox>
+#include <QGuiApplication>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenu>
+#include <QPushButton>
+#include <QScreen>
+#include <QScrollBar>
+#include <QSet>
+#include <QSettings>
+#include <QStatusBar>
+#include <QWindow>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cuview/client.hpp"
+#include "field_view.hpp"
+#include "viewer_test.hpp"
+#include "window_system.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace cuview::gui;
+using namespace std::chrono_literals;
+
+namespace {
+/// cuview-gui started as from a terminal: the platform Qt picks from DISPLAY, nothing forced.
+ChildProcess start_viewer(std::vector<std::string> args) {
+  std::vector<std::string> argv{"/usr/bin/env", "-u", "QT_QPA_PLATFORM", bin("cuview-gui")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return ChildProcess(argv);
+}
+
+bool is_reading(const std::string& name, std::uint32_t readers = 1, std::chrono::milliseconds timeout = 10s) {
+  try {
+    wait_stats(name, [&](const StatsView& s) { return s.readers == readers; }, timeout);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+/// The X server's pixels of a window, by id (another process's too).
+QImage screen_pixels(unsigned long window) {
+  return QGuiApplication::primaryScreen()->grabWindow(static_cast<WId>(window)).toImage();
+}
+
+int distinct_colours(const QImage& img) {
+  QSet<QRgb> colours;
+  for (int y = 0; y < img.height(); y += 5)
+    for (int x = 0; x < img.width(); x += 5) colours.insert(img.pixel(x, y));
+  return static_cast<int>(colours.size());
+}
+
+QPoint centre_of(const QWidget* w) { return w->mapToGlobal(w->rect().center()); }
+
+QPoint centre_of(const QListWidget* list, const QString& daemon) {
+  for (int i = 0; i < list->count(); ++i)
+    if (list->item(i)->data(Qt::UserRole).toString() == daemon)
+      return list->viewport()->mapToGlobal(list->visualItemRect(list->item(i)).center());
+  FAIL("daemon " << daemon.toStdString() << " is not in the Daemons list");
+  return {};
+}
+
+/// A window of this process, shown and mapped by the X server, ready for input.
+void show_real(MainWindow& w) {
+  REQUIRE(QGuiApplication::platformName() == "xcb");
+  w.show();
+  REQUIRE(wait_for([&] { return w.windowHandle() != nullptr && w.windowHandle()->isExposed(); }, 10000));
+  x11::focus(w.winId());
+  REQUIRE(wait_for([&] { return w.isActiveWindow(); }, 5000));
+}
+
+void forget_window_geometry() { QSettings().remove("window/geometry"); }
+}  // namespace
+
+TEST_CASE("cuview-gui --name attaches in a real window; Ctrl+Q closes it; --attach finds the simulation again",
+          "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host);
+  auto gui = start_viewer({"--name", "t"});
+  INFO(gui.err());
+  REQUIRE(is_reading("t"));  // attached within seconds, as the README promises
+
+  const auto window = x11::window_of(gui.pid());
+  REQUIRE(window);
+  REQUIRE(wait_for([&] { return x11::window_name(*window).find("cuview — t (grayscott 128×128 on host)") == 0; }, 10000));
+  // What the X server shows in that window: a field with its colour bar, not a blank window.
+  REQUIRE(wait_for([&] { return distinct_colours(screen_pixels(*window)) > 50; }, 10000));
+
+  // Closing the window with the keyboard ends the viewer and leaves the simulation running.
+  const auto before = stats("t").step;
+  x11::focus(*window);
+  x11::key("ctrl+q");
+  REQUIRE(gui.wait_for(10s) == 0);
+  REQUIRE(is_reading("t", 0));
+  CHECK(daemon.running());
+  const auto after = wait_stats("t", [&](const StatsView& s) { return s.step > before; });
+  CHECK(after.held_slots == 0);
+
+  // Started again with --attach, it goes back to the daemon it used last, further on.
+  auto again = start_viewer({"--attach"});
+  INFO(again.err());
+  REQUIRE(is_reading("t"));
+  const auto window2 = x11::window_of(again.pid());
+  REQUIRE(window2);
+  REQUIRE(wait_for([&] { return x11::window_name(*window2).find("cuview — t") == 0; }, 10000));
+}
+
+TEST_CASE("in a real window the daemon killed and restarted under the viewer is re-attached by itself",
+          "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon = std::make_unique<ChildProcess>(start_daemon("t", Backend::host));
+  auto gui = start_viewer({"--name", "t"});
+  INFO(gui.err());
+  REQUIRE(is_reading("t"));
+  const auto old_session = stats("t").session;
+  daemon->signal(SIGKILL);
+  REQUIRE(daemon->wait_for(10s));
+  daemon = std::make_unique<ChildProcess>(start_daemon("t", Backend::host));
+  REQUIRE(is_reading("t"));
+  CHECK(stats("t").session != old_session);
+  CHECK(gui.running());
+}
+
+TEST_CASE("the Attach button, a double-click and the Daemon menu attach; Detach detaches", "[.window][window]") {
+  RuntimeDir rt;
+  auto t = start_daemon("t", Backend::host);
+  forget_window_geometry();
+  MainWindow w(attach_options());
+  show_real(w);
+  auto* list = w.findChild<QListWidget*>("daemons");
+  auto* attach = w.findChild<QPushButton*>("attach");
+  auto* detach = w.findChild<QPushButton*>("detach");
+  REQUIRE((list && attach && detach));
+  REQUIRE(wait_for([&] { return w.daemon_names() == QStringList{"t"}; }));
+  REQUIRE(list->selectedItems().isEmpty());
+
+  SECTION("Attach with nothing selected and one daemon listed attaches to it; Detach detaches") {
+    x11::click(centre_of(attach));
+    REQUIRE(shows_frames(w));
+    CHECK(is_reading("t"));
+    x11::click(centre_of(detach));
+    REQUIRE(wait_for([&] { return w.connection() == Connection::detached; }));
+    CHECK(is_reading("t", 0));
+  }
+
+  SECTION("with several daemons and none selected, Attach says which to pick; a double-click attaches") {
+    auto u = start_daemon("u", Backend::host);
+    REQUIRE(wait_for([&] { return w.daemon_names().size() == 2; }));
+    x11::click(centre_of(attach));
+    REQUIRE(wait_for([&] { return w.last_error().contains("2 daemons are running (t, u)"); }, 5000));
+    CHECK(w.last_error().contains("select one"));
+    CHECK(w.connection() == Connection::detached);
+
+    x11::click(centre_of(list, "u"), 2);
+    REQUIRE(shows_frames(w));
+    CHECK(is_reading("u"));
+    CHECK(w.windowTitle().startsWith("cuview — u"));
+
+    // Select t with a click, then Daemon → Attach from the keyboard (Alt+D, A): switches to t.
+    x11::click(centre_of(list, "t"));
+    REQUIRE(wait_for([&] { return list->selectedItems().size() == 1; }, 5000));
+    x11::key("alt+d");
+    REQUIRE(wait_for([] { return QApplication::activePopupWidget() != nullptr; }, 5000));
+    x11::key("a");
+    REQUIRE(wait_for([&] { return w.windowTitle().startsWith("cuview — t") && w.connection() == Connection::connected; }));
+    CHECK(is_reading("t"));
+    CHECK(is_reading("u", 0));
+
+    // The selected daemon with the Attach button, then Daemon → Detach.
+    x11::click(centre_of(list, "u"));
+    x11::click(centre_of(attach));
+    REQUIRE(wait_for([&] { return w.windowTitle().startsWith("cuview — u") && w.connection() == Connection::connected; }));
+    CHECK(is_reading("u"));
+    x11::key("alt+d");
+    REQUIRE(wait_for([] { return QApplication::activePopupWidget() != nullptr; }, 5000));
+    x11::key("d");
+    REQUIRE(wait_for([&] { return w.connection() == Connection::detached; }));
+    CHECK(is_reading("u", 0));
+    CHECK(is_reading("t", 0));
+  }
+}
+
+TEST_CASE("a parameter typed into the Simulation panel of a real window is seen by cuview-ctl status",
+          "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host);
+  forget_window_geometry();
+  MainWindow w(attach_options("t"));
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  QDoubleSpinBox* f = nullptr;
+  REQUIRE(wait_for([&] { return (f = w.findChild<QDoubleSpinBox*>("param:F")) != nullptr && f->isVisible(); }));
+  x11::click(centre_of(f));
+  REQUIRE(wait_for([&] { return f->hasFocus(); }, 5000));
+  x11::key("ctrl+a");
+  x11::type("0.031");
+  x11::key("Return");
+  REQUIRE(wait_for([&] { return stats("t").F == 0.031; }, 10000));
+  auto r = ctl("t", {"status", "--json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("params").at("F") == 0.031);
+}
+
+TEST_CASE("the X server's pixels of the view show a known field in the chosen colormap", "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host, {"--paused"});  // step 0: a known, still field
+  forget_window_geometry();
+  MainWindow w(attach_options("t"));
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  w.set_field("v");
+  w.set_colormap(Colormap::grayscale);
+  w.set_fixed_range(0, 1);
+  REQUIRE(wait_for([&] {
+    const auto& f = w.view()->last_frame();
+    return f.field == 1 && f.colormap == Colormap::grayscale && f.lo == 0 && f.hi == 1;
+  }));
+  auto reader = Client::attach(AttachOptions{.name = "t", .client = "test reader"});
+  auto frame = reader.next_frame(5s);
+  REQUIRE(frame);
+  REQUIRE(w.view()->last_frame().info.seq == frame->info().seq);
+
+  // Read back from the X server (not QWidget::grab): what reached the screen once it is painted.
+  GrayscaleCheck gray;
+  REQUIRE(wait_for([&] {
+    const QImage shown = grab_pixels(w.view());
+    if (shown.size() != w.view()->last_frame().image.size()) return false;
+    gray = check_grayscale(shown, frame->host_field(1));
+    return gray.wrong == 0;
+  }, 5000));
+  INFO(gray.first_wrong);
+  CHECK(gray.wrong == 0);
+  CHECK(gray.checked > 1500);
+  CHECK(gray.nonzero > 0);
+}
+
+TEST_CASE("the real window fits its text at its default size and resized", "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("a-daemon-with-a-long-name", Backend::host, {}, "1024x768");
+  forget_window_geometry();
+  MainWindow w(attach_options("a-daemon-with-a-long-name"));
+  show_real(w);
+  CHECK(w.size() == kDefaultWindowSize);
+  REQUIRE(shows_frames(w));
+  auto* list = w.findChild<QListWidget*>("daemons");
+  auto* plot = w.findChild<RatePlot*>();
+  REQUIRE((list && plot));
+  REQUIRE(wait_for([&] { return list->count() == 1 && list->item(0)->text().contains("step"); }));
+  REQUIRE(wait_for([&] { return plot->legend().front() != "steps/s ≤ 1"; }));  // rates have arrived
+
+  for (const QSize size : {kDefaultWindowSize, QSize(760, 520), QSize(1500, 950)}) {
+    w.resize(size);
+    REQUIRE(wait_for([&] { return w.windowHandle()->geometry().size() == w.size() && w.size() == w.size().expandedTo(w.minimumSizeHint()); }, 5000));
+    QApplication::processEvents();
+    INFO("window " << w.width() << "×" << w.height() << " (asked " << size.width() << "×" << size.height() << ")");
+
+    // The daemon's entry: as wide as the list's viewport at most, tall enough for its wrapped text.
+    const QRect item = list->visualItemRect(list->item(0));
+    const QFontMetrics fm(list->font());
+    const QRect text = fm.boundingRect(QRect(0, 0, item.width() - 8, 10000), Qt::TextWordWrap, list->item(0)->text());
+    INFO("entry '" << list->item(0)->text().toStdString() << "' in " << item.width() << "×" << item.height());
+    CHECK(item.right() <= list->viewport()->width());
+    CHECK(text.height() <= item.height());
+    CHECK_FALSE(list->horizontalScrollBar()->isVisible());
+
+    // The rate plot's legend: each line fits beside its colour swatch.
+    const QFontMetrics pm(plot->font());
+    for (const QString& line : plot->legend()) {
+      INFO("legend '" << line.toStdString() << "' in a plot " << plot->width() << " wide");
+      CHECK(pm.horizontalAdvance(line) + pm.height() + 12 <= plot->width());
+    }
+    CHECK(plot->width() >= plot->minimumSizeHint().width());
+
+    // The status bar: no label narrower than its text.
+    for (auto* label : w.statusBar()->findChildren<QLabel*>()) {
+      if (!label->isVisible() || label->text().isEmpty()) continue;
+      INFO("status '" << label->text().toStdString() << "' " << label->width() << " wide");
+      CHECK(label->width() >= QFontMetrics(label->font()).horizontalAdvance(label->text()));
+    }
+  }
+}
