@@ -173,7 +173,7 @@ void ViewerWorker::list_daemons() {
       o.import = Import::control_only;
       o.timeout = 500ms;
       const auto s = Client::attach(o).stats();
-      e.summary = QString("%1 %2×%3, %4, %5, step %6")
+      e.summary = QString("%1 %2×%3 on %4\n%5 · step %6")
                       .arg(QString::fromStdString(s.sim))
                       .arg(s.width)
                       .arg(s.height)

@@ -144,11 +144,13 @@ TEST_CASE("the Attach button, a double-click and the Daemon menu attach; Detach 
   REQUIRE((list && attach && detach));
   REQUIRE(wait_for([&] { return w.daemon_names() == QStringList{"t"}; }));
   REQUIRE(list->selectedItems().isEmpty());
+  CHECK(w.view()->message().contains("Pick a running daemon in the Daemons list"));  // what to do, in the view
 
   SECTION("Attach with nothing selected and one daemon listed attaches to it; Detach detaches") {
     x11::click(centre_of(attach));
     REQUIRE(shows_frames(w));
     CHECK(is_reading("t"));
+    CHECK(w.view()->message().isEmpty());
     x11::click(centre_of(detach));
     REQUIRE(wait_for([&] { return w.connection() == Connection::detached; }));
     CHECK(is_reading("t", 0));
