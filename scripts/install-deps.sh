@@ -11,7 +11,7 @@ packages=(
   nlohmann-json3-dev              # `cuview-ctl status --json`
   catch2                          # unit and integration tests
   qt6-base-dev libgl-dev          # the viewer
-  xvfb xauth xdotool              # its real-window tests: a private X server, real input through it
+  xvfb xauth xdotool x11-utils    # its real-window tests: a private X server, real input through it
   desktop-file-utils              # the install test validates the desktop entry
   clang libclang-rt-dev           # libFuzzer, ASan and UBSan for the fault campaign's fuzzer
   procps util-linux passwd        # pgrep; setpriv and useradd for the campaign's second user

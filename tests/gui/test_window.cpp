@@ -94,6 +94,13 @@ TEST_CASE("cuview-gui --name attaches in a real window; Ctrl+Q closes it; --atta
   const auto window = x11::window_of(gui.pid());
   REQUIRE(window);
   REQUIRE(wait_for([&] { return x11::window_name(*window).find("cuview — t (grayscott 128×128 on host)") == 0; }, 10000));
+  // The desktop knows it as the desktop entry's application, with cuview's icon at every size.
+  CHECK_THAT(x11::property(*window, "WM_CLASS"), Catch::Contains("\"cuview-gui\""));
+  const std::string icon = x11::property(*window, "_NET_WM_ICON");
+  for (const std::string size : {"Icon (16 x 16)", "Icon (32 x 32)", "Icon (48 x 48)", "Icon (128 x 128)"}) {
+    INFO("_NET_WM_ICON has " << size);  // (not the whole property: xprop draws every icon as text)
+    CHECK(icon.find(size) != std::string::npos);
+  }
   // What the X server shows in that window: a field with its colour bar, not a blank window.
   REQUIRE(wait_for([&] { return distinct_colours(screen_pixels(*window)) > 50; }, 10000));
 

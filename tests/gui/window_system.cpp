@@ -26,20 +26,23 @@ std::string find_program(const std::string& name) {
   return {};
 }
 
-std::string xdotool(const std::vector<std::string>& args) {
-  static const std::string program = find_program("xdotool");
-  if (program.empty()) fail("xdotool is not installed (scripts/install-deps.sh installs it)");
+/// Runs an X tool to completion; its output, or a failure naming the command and what it said.
+std::string run_tool(const std::string& tool, const std::vector<std::string>& args) {
+  const std::string program = find_program(tool);
+  if (program.empty()) fail(tool + " is not installed (scripts/install-deps.sh installs it)");
   std::vector<std::string> argv{program};
   argv.insert(argv.end(), args.begin(), args.end());
   ChildProcess p(argv);
   const auto code = p.wait_for(20s);
   if (code != 0) {
-    std::string command = "xdotool";
+    std::string command = tool;
     for (const auto& a : args) command += " " + a;
     fail(command + (code ? " failed (exit " + std::to_string(*code) + "): " : " did not finish in 20 s: ") + p.err());
   }
   return p.out();
 }
+
+std::string xdotool(const std::vector<std::string>& args) { return run_tool("xdotool", args); }
 }  // namespace
 
 std::unique_ptr<XServer> XServer::start(std::string* why) {
@@ -87,9 +90,9 @@ XServer::~XServer() {
 }
 
 bool have_window_tools(std::string* why) {
-  for (const char* tool : {"Xvfb", "xdotool"}) {
+  for (const char* tool : {"Xvfb", "xdotool", "xprop"}) {
     if (find_program(tool).empty()) {
-      *why = std::string(tool) + " is not installed (scripts/install-deps.sh installs xvfb and xdotool)";
+      *why = std::string(tool) + " is not installed (scripts/install-deps.sh installs xvfb, xdotool and x11-utils)";
       return false;
     }
   }
@@ -123,6 +126,9 @@ std::string window_name(unsigned long window) {
   std::string name = xdotool({"getwindowname", std::to_string(window)});
   while (!name.empty() && name.back() == '\n') name.pop_back();
   return name;
+}
+std::string property(unsigned long window, const std::string& name) {
+  return run_tool("xprop", {"-id", std::to_string(window), name});
 }
 }  // namespace x11
 

@@ -49,6 +49,8 @@ void type(const std::string& text);
 std::optional<unsigned long> window_of(pid_t pid, int timeout_ms = 20000);
 /// A window's title.
 std::string window_name(unsigned long window);
+/// A window property as xprop prints it ("WM_CLASS(STRING) = ...").
+std::string property(unsigned long window, const std::string& name);
 }  // namespace x11
 
 }  // namespace cuview::test
