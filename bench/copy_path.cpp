@@ -8,7 +8,8 @@
 #include <cstring>
 #include <zmq.hpp>
 
-#include "backend.hpp"
+#include "bench_simulation.hpp"
+#include "publisher/frame_writer.hpp"
 #include "bench.hpp"
 #include "cuview/posix.hpp"
 #ifdef CUVIEW_HAVE_CUDA
@@ -33,10 +34,11 @@ struct Header {
 int run_copy_producer(const ProducerArgs& a) {
   try {
     const auto n = static_cast<std::uint32_t>(a.size);
-    auto b = make_cuda_backend({n, n, 1, kDefaultStepsPerLaunch});
-    b->reset(1);
-    const auto bytes = b->layout().slot_bytes;
-    const auto slot = b->device_slot(0);
+    auto b = make_grayscott(Executor::Kind::cuda, n);
+    FrameWriter writer(*b.executor, *b.sim, n, n);  // frames exactly as the daemon writes them
+    const auto bytes = writer.layout().slot_bytes;
+    cuda::DeviceBuffer slot(bytes);
+    cuda::check(cudaMemset(slot.get(), 0, bytes), "cudaMemset of the slot");
     void* pinned = nullptr;
     cuda::check(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault), "cudaHostAlloc of the staging buffer");
     cuda::Stream copy_stream = cuda::Stream::create();
@@ -49,7 +51,6 @@ int run_copy_producer(const ProducerArgs& a) {
     push.connect(a.endpoint);
 
     std::atomic<bool> buffer_in_zmq{false};  // cleared by ZeroMQ's I/O thread once sent
-    sim::GrayScottParams p;
     std::uint64_t seq = 0, sent = 0, dropped = 0;
     std::int64_t stamp = 0;
 
@@ -61,19 +62,20 @@ int run_copy_producer(const ProducerArgs& a) {
       const auto end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.seconds));
       auto next = t0;
       while (Clock::now() < end) {
-        b->advance(a.steps_per_frame, p);
+        b.sim->step(a.steps_per_frame);
+        b.executor->end_batch();
         steps += a.steps_per_frame;
         if (Clock::now() >= next) {
           next += period;
           if (!copying) {
-            b->publish(0, ++seq, steps);  // the same frame copy the daemon makes, 60 times a second
+            writer.write(slot.get(), ++seq, steps);  // the same frame the daemon makes, 60 times a second
           } else if (!in_flight && !buffer_in_zmq.load()) {
-            b->publish(0, ++seq, steps);
-            auto s = static_cast<cudaStream_t>(slot.stream);
+            writer.write(slot.get(), ++seq, steps);
+            auto s = static_cast<cudaStream_t>(b.executor->stream());
             cuda::check(cudaEventRecord(published.get(), s), "cudaEventRecord after publish");
             stamp = realtime_ns();
             cuda::check(cudaStreamWaitEvent(copy_stream.get(), published.get(), 0), "cudaStreamWaitEvent");
-            cuda::check(cudaMemcpyAsync(pinned, slot.data, bytes, cudaMemcpyDeviceToHost, copy_stream.get()),
+            cuda::check(cudaMemcpyAsync(pinned, slot.get(), bytes, cudaMemcpyDeviceToHost, copy_stream.get()),
                         "copying a frame device to host");
             cuda::check(cudaEventRecord(copied.get(), copy_stream.get()), "cudaEventRecord after the copy");
             in_flight = true;
@@ -94,7 +96,7 @@ int run_copy_producer(const ProducerArgs& a) {
           }
         }
       }
-      b->finish();
+      b.executor->finish();
       if (in_flight) cuda::check(cudaEventSynchronize(copied.get()), "the last copy");
       return static_cast<double>(steps) / std::chrono::duration<double>(Clock::now() - t0).count();
     };

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "backend.hpp"
+#include "bench_simulation.hpp"
 #include "bench.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda_ipc.hpp"
@@ -15,15 +15,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// Steps per second of `steps` steps per repetition, after one warm-up repetition.
-Dist step_rates(SimBackend& b, std::uint32_t steps, int reps) {
-  sim::GrayScottParams p;
-  b.advance(steps, p);
-  b.finish();
+Dist step_rates(BenchSimulation& b, std::uint32_t steps, int reps) {
+  b.sim->step(steps);
+  b.executor->finish();
   std::vector<double> rates;
   for (int r = 0; r < reps; ++r) {
     const auto t = Clock::now();
-    b.advance(steps, p);
-    b.finish();
+    b.sim->step(steps);
+    b.executor->finish();
     rates.push_back(steps / std::chrono::duration<double>(Clock::now() - t).count());
   }
   return rate_dist(rates);
@@ -47,13 +46,12 @@ std::string kernel_section(const Options& o) {
     for (int n : o.sizes) {
       const double cells = static_cast<double>(n) * n;
       for (std::uint32_t k = 1; k <= 4; ++k) {
-        BackendConfig cfg{static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n), 1, k};
-        auto b = make_cuda_backend(cfg);
-        b->reset(1);
+        auto b = make_grayscott(Executor::Kind::cuda, static_cast<std::uint32_t>(n), k);
         // ~0.1 s per repetition, a multiple of every K.
         const auto steps = static_cast<std::uint32_t>(std::max(24.0, 4e10 / cells / 100)) / 12 * 12;
-        const auto r = step_rates(*b, steps, o.reps);
-        t.rows.push_back({std::to_string(n) + "²", std::to_string(k) + (k == kDefaultStepsPerLaunch ? " (default)" : ""),
+        const auto r = step_rates(b, steps, o.reps);
+        t.rows.push_back({std::to_string(n) + "²",
+                          std::to_string(k) + (k == sim::grayscott::kDefaultStepsPerLaunch ? " (default)" : ""),
                           fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells),
                           fmt(100 * r.median * cells / bound, "%.1f") + " %"});
       }
@@ -71,11 +69,10 @@ std::string host_kernel_section(const Options& o) {
   md << "\n### 6. Host backend: cell updates (one CPU thread)\n\n";
   Table h{{"grid", "steps/s (median)", "cell updates/s (median)", "slowest 1 %"}, {}};
   for (int n : o.host_sizes) {
-    auto b = make_host_backend({static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n), 1});
-    b->reset(1);
+    auto b = make_grayscott(Executor::Kind::host, static_cast<std::uint32_t>(n));
     const double cells = static_cast<double>(n) * n;
     const auto steps = static_cast<std::uint32_t>(std::max(5.0, 2e7 / cells));
-    const auto r = step_rates(*b, steps, std::max(5, o.reps / 3));
+    const auto r = step_rates(b, steps, std::max(5, o.reps / 3));
     h.rows.push_back({std::to_string(n) + "²", fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells)});
   }
   md << h.markdown();

@@ -48,18 +48,17 @@ bool mps_running() {
   return fs::exists(fs::path(dir != nullptr && *dir != '\0' ? dir : "/tmp/nvidia-mps") / "control", ec);
 }
 
-std::unique_ptr<SimBackend> choose_backend(const DaemonOptions& o) {
-  const BackendConfig cfg{o.width, o.height, o.slots, o.steps_per_launch};
+std::unique_ptr<Executor> choose_executor(const DaemonOptions& o) {
   if (o.backend == "host") {
     spdlog::info("backend: host (asked for with --backend host)");
-    return make_host_backend(cfg);
+    return make_host_executor();
   }
 #ifdef CUVIEW_HAVE_CUDA
-  if (o.backend == "cuda") return make_cuda_backend(cfg);
+  if (o.backend == "cuda") return make_cuda_executor();
   const auto probe = cuda::probe();
   if (probe.usable) {
     spdlog::info("backend: cuda on {} (auto: a CUDA device is usable)", probe.name);
-    return make_cuda_backend(cfg);
+    return make_cuda_executor();
   }
   spdlog::info("backend: host (auto: CUDA is not usable here: {})", probe.reason);
 #else
@@ -68,7 +67,17 @@ std::unique_ptr<SimBackend> choose_backend(const DaemonOptions& o) {
                             "nvcc on PATH or use --backend host");
   spdlog::info("backend: host (auto: this build has no CUDA backend)");
 #endif
-  return make_host_backend(cfg);
+  return make_host_executor();
+}
+
+const sim::SimulationFactory& find_simulation(const std::string& name) {
+  std::string names;
+  for (const auto& f : sim::builtin_simulations()) {
+    if (f.name == name) return f;
+    names += (names.empty() ? "" : ", ") + f.name;
+  }
+  throw Error(Errc::bad_value, "--sim " + name + " is not a known simulation; known: " + names +
+                                   " (cuview-ctl sims lists them with their fields and parameters)");
 }
 }  // namespace
 
@@ -78,15 +87,13 @@ void block_shutdown_signals() {
 }
 
 Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
-  if (opts.sim != "grayscott")
-    throw Error(Errc::bad_value, "--sim " + opts.sim + " is not a known simulation; known: grayscott");
+  const auto& factory = find_simulation(opts.sim);
   if (opts.width < 8 || opts.height < 8 || opts.width > 32768 || opts.height > 32768)
     throw Error(Errc::out_of_range, "--size " + std::to_string(opts.width) + "x" + std::to_string(opts.height) +
                                         " is out of range: each side must be 8 to 32768 cells");
   if (opts.slots < 1 || opts.slots > kMaxSlots)
     throw Error(Errc::out_of_range,
                 "--slots " + std::to_string(opts.slots) + " is out of range: use 1 to " + std::to_string(kMaxSlots));
-  params_ = sim::apply(params_, opts.preset, {});
 
   ensure_private_dir(paths_.dir.parent_path());
   ensure_private_dir(paths_.dir);
@@ -94,15 +101,26 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
   clean_leftovers();
 
   session_ = random_hex(16);
-  backend_ = choose_backend(opts);
-  if (backend_->kind() == "cuda") {
+  executor_ = choose_executor(opts);
+  sim_ = factory.make(*executor_, sim::SimulationConfig{opts.width, opts.height, opts.sim_options});
+  fields_ = sim_->fields();
+  if (fields_.empty()) throw Error(Errc::bad_value, "simulation " + opts.sim + " declares no fields: nothing to show");
+  params_ = std::make_unique<ParameterSet>(with_publisher_params(sim_->params()), sim_->presets());
+  apply_params(params_->apply(opts.preset.empty() ? std::nullopt : std::optional<std::string>(opts.preset), {}));
+  writer_ = std::make_unique<FrameWriter>(*executor_, *sim_, opts.width, opts.height);
+#ifdef CUVIEW_HAVE_CUDA
+  if (executor_->kind() == Executor::Kind::cuda)
+    slots_ = make_cuda_ipc_slots(*executor_, writer_->layout(), opts.slots);
+#endif
+  if (!slots_) slots_ = make_shared_memory_slots(writer_->layout(), opts.slots);
+  if (executor_->kind() == Executor::Kind::cuda) {
     if (mps_running())
       spdlog::info("MPS is running: viewers share the GPU with the simulation without context switches");
     else
       spdlog::info("viewers that render on this GPU cost the simulation ~0.35 ms per frame in context switches "
                    "(~2 % at 60 Hz); start MPS first (nvidia-cuda-mps-control -d) to remove that, see README");
   }
-  backend_->reset(opts.seed);
+  sim_->reset(opts.seed);
   ring_ = std::make_unique<RingWriter>(opts.slots, session_);
   write_segments_file();
 
@@ -118,8 +136,8 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
   paused_ = opts.start_paused;
   started_ns_ = rate_t0_ = monotonic_ns();
   spdlog::info("daemon '{}' session {}: {} {}x{} on {} ({}), {} slots of {} bytes, control {}", opts.name, session_,
-               opts.sim, opts.width, opts.height, backend_->kind(), backend_->device(), opts.slots,
-               backend_->layout().slot_bytes, paths_.control_endpoint());
+               opts.sim, opts.width, opts.height, executor_->name(), executor_->device(), opts.slots,
+               writer_->layout().slot_bytes, paths_.control_endpoint());
 }
 
 Daemon::~Daemon() {
@@ -149,7 +167,7 @@ void Daemon::clean_leftovers() {
 void Daemon::write_segments_file() const {
   std::ofstream out(paths_.segments, std::ios::trunc);
   out << ring_->shm_name() << '\n';
-  for (const auto& s : backend_->segments()) out << s << '\n';
+  for (const auto& s : slots_->segments()) out << s << '\n';
   if (!out) throw_errno("writing " + paths_.segments.string(), errno);
 }
 
@@ -195,17 +213,24 @@ int Daemon::run() {
   ring_->set_state(DaemonState::shut_down);
   pub_.send(zmq::buffer(proto::kByeTopic), zmq::send_flags::sndmore);
   pub_.send(zmq::buffer(proto::encode(proto::ByeNotice{session_, "shutdown"})), zmq::send_flags::dontwait);
-  backend_->finish();
+  executor_->finish();
   spdlog::info("daemon '{}' stopped at step {} after {} frames", opts_.name, step_, frames_published_);
   return 0;
 }
 
+void Daemon::apply_params(std::map<std::string, double> values) {
+  sim_->set_params(values);
+  steps_per_frame_ = static_cast<std::uint32_t>(values.at(kStepsPerFrame));
+  params_->assign(std::move(values));
+}
+
 void Daemon::simulate() {
-  std::uint32_t n = params_.steps_per_frame;
+  std::uint32_t n = steps_per_frame_;
   if (paused_) n = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, pending_steps_));
-  backend_->advance(n, params_.gs);
+  sim_->step(n);
+  executor_->end_batch();
   step_ += n;
-  sim_time_ += static_cast<double>(n) * params_.gs.dt;
+  sim_time_ += static_cast<double>(n) * sim_->time_per_step();
   if (paused_) {
     pending_steps_ -= n;
     if (pending_steps_ == 0) publish_now_ = true;  // show where a `step` request ended
@@ -222,7 +247,8 @@ void Daemon::publish_frame() {
   publish_now_ = false;
   last_publish_ns_ = now;
   const std::uint64_t seq = ring_->last_seq() + 1;
-  backend_->publish(*slot, seq, step_);
+  writer_->write(slots_->slot(*slot), seq, step_);
+  slots_->written(*slot);
   const FrameInfo info{seq, *slot, step_, sim_time_, realtime_ns()};
   ring_->end_write(*slot, info);
   ++frames_published_;
@@ -287,8 +313,8 @@ void Daemon::drop_peer(const std::string& peer, const char* why) {
 template <class Reply>
 void Daemon::fill_identity(Reply& r) const {
   r.session = session_;
-  r.backend = backend_->kind();
-  r.device = backend_->device();
+  r.backend = executor_->name();
+  r.device = executor_->device();
   r.sim = opts_.sim;
   r.width = opts_.width;
   r.height = opts_.height;
@@ -298,16 +324,22 @@ void Daemon::fill_identity(Reply& r) const {
 proto::DescribeResult Daemon::describe() const {
   proto::DescribeResult d;
   fill_identity(d);
-  const auto& l = backend_->layout();
+  const auto& l = writer_->layout();
   d.slot_bytes = l.slot_bytes;
   d.trailer_offset = l.trailer_offset;
-  for (std::size_t f = 0; f < sim::kFieldCount; ++f) {
-    d.fields.push_back({sim::kFieldNames[f], "float32", {opts_.height, opts_.width},
-                        {std::uint64_t{opts_.width} * sizeof(float), sizeof(float)}, f * l.field_stride,
-                        sim::kFieldHelp[f]});
+  for (std::size_t i = 0; i < fields_.size(); ++i) {
+    const auto& f = fields_[i];
+    const std::uint64_t value = sim::size_of(f.dtype), cell = value * f.components;
+    proto::FieldDesc fd{f.name, sim::to_string(f.dtype), f.components, {opts_.height, opts_.width},
+                        {opts_.width * cell, cell}, l.fields[i].offset, l.fields[i].bytes, f.help};
+    if (f.components > 1) {
+      fd.shape.push_back(f.components);
+      fd.strides.push_back(value);
+    }
+    d.fields.push_back(std::move(fd));
   }
-  d.params = sim::describe(params_);
-  d.presets = sim::presets();
+  d.params = params_->describe();
+  d.presets = params_->presets();
   return d;
 }
 
@@ -333,7 +365,7 @@ proto::Stats Daemon::stats() const {
   }
   s.rss_kib = resident_kib();
   s.uptime_s = static_cast<double>(monotonic_ns() - started_ns_) * 1e-9;
-  s.params = sim::values(params_);
+  s.params = params_->values();
   return s;
 }
 
@@ -358,7 +390,7 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
       peers_.emplace(peer, Peer{a.client, std::move(process), std::nullopt});
       spdlog::debug("client '{}' (pid {}) said hello; {} client(s)", a.client, a.pid, peers_.size());
       return proto::encode_result(id, proto::HelloResult{session_, proto::kVersion, CUVIEW_VERSION, opts_.name,
-                                                         static_cast<std::int32_t>(::getpid()), backend_->kind()});
+                                                         static_cast<std::int32_t>(::getpid()), executor_->name()});
     }
     if (!req.session)
       throw Error(Errc::missing_field, "'" + op + "' lacks the 'session' field; say 'hello' first to get one");
@@ -384,10 +416,10 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
         spdlog::info("client '{}' (pid {}) is reading frames (lease {})", p.client, p.process.pid(), *p.lease);
       }
       proto::HandlesResult h;
-      h.backend = backend_->kind();
+      h.backend = executor_->name();
       h.control_shm = ring_->shm_name();
       h.lease = *p.lease;
-      backend_->fill_handles(h);
+      slots_->fill_handles(h);
       return proto::encode_result(id, h);
     }
     if (op == "pause" || op == "resume") {
@@ -410,13 +442,13 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
       auto a = proto::decode_as<proto::SetArgs>(req.args, what);
       if (!a.preset && (!a.params || a.params->empty()))
         throw Error(Errc::missing_field, "'set' needs 'params' (name → value) or a 'preset'");
-      params_ = sim::apply(params_, a.preset, a.params.value_or(std::map<std::string, double>{}));
+      apply_params(params_->apply(a.preset, a.params.value_or(std::map<std::string, double>{})));
       spdlog::info("parameters set by '{}'{}", p.client, a.preset ? " (preset " + *a.preset + ")" : "");
       return proto::encode_result(id, proto::NoArgs{});
     }
     if (op == "reset") {
       (void)proto::decode_as<proto::NoArgs>(req.args, what);
-      backend_->reset(opts_.seed);
+      sim_->reset(opts_.seed);
       step_ = 0;
       sim_time_ = 0;
       pending_steps_ = 0;

@@ -10,26 +10,29 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "backend.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/protocol.hpp"
 #include "cuview/ring.hpp"
 #include "cuview/runtime_dir.hpp"
-#include "sim/params.hpp"
+#include "executor/executor.hpp"
+#include "publisher/frame_writer.hpp"
+#include "publisher/parameter_set.hpp"
+#include "share/slot_memory.hpp"
+#include "sims/simulation.hpp"
 
 namespace cuview {
 
 struct DaemonOptions {
   std::string name = "default";
   std::string backend = "auto";  ///< auto | cuda | host
-  std::string sim = "grayscott";
+  std::string sim = "grayscott";  ///< a built-in simulation (sim::builtin_simulations())
+  std::map<std::string, std::string> sim_options;  ///< passed to the simulation (e.g. steps_per_launch)
   std::uint32_t width = 512, height = 512, slots = 3;
   double max_fps = 60;  ///< frames published per second at most; 0 = after every batch
   std::uint64_t seed = 1;
-  std::string preset = "coral";
+  std::string preset;  ///< empty: the simulation's first preset
   bool start_paused = false;
   int ready_fd = -1;  ///< written "ready\n" and closed once clients can attach
-  std::uint32_t steps_per_launch = kDefaultStepsPerLaunch;  ///< CUDA kernel temporal blocking (1-4)
 };
 
 /// Blocks SIGINT and SIGTERM in the calling thread (and threads it starts later), so that the
@@ -59,6 +62,7 @@ class Daemon {
   void serve_control();
   void drop_peer(const std::string& peer, const char* why);
   void simulate();
+  void apply_params(std::map<std::string, double> values);
   void publish_frame();
   void update_rates();
   proto::Stats stats() const;
@@ -73,7 +77,12 @@ class Daemon {
   InstancePaths paths_;
   std::unique_ptr<InstanceLock> lock_;  // declared early: released last
   std::string session_;
-  std::unique_ptr<SimBackend> backend_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<sim::Simulation> sim_;
+  std::vector<sim::FieldSpec> fields_;
+  std::unique_ptr<FrameWriter> writer_;
+  std::unique_ptr<SlotMemory> slots_;
+  std::unique_ptr<ParameterSet> params_;
   std::unique_ptr<RingWriter> ring_;
   zmq::context_t ctx_{1};
   zmq::socket_t router_{ctx_, zmq::socket_type::router};
@@ -81,7 +90,7 @@ class Daemon {
   UniqueFd signals_;
   std::map<std::string, Peer> peers_;
 
-  sim::SimParams params_;
+  std::uint32_t steps_per_frame_ = 16;
   bool paused_ = false;
   bool stop_ = false;
   std::uint64_t pending_steps_ = 0;  // requested by `step` while paused

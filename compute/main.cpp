@@ -28,17 +28,21 @@ int main(int argc, char** argv) {
   app.add_option("--backend", o.backend, "where the simulation runs")
       ->check(CLI::IsMember({"auto", "cuda", "host"}))
       ->capture_default_str();
-  app.add_option("--sim", o.sim, "simulation")->check(CLI::IsMember({"grayscott"}))->capture_default_str();
+  std::vector<std::string> sims;
+  for (const auto& f : cuview::sim::builtin_simulations()) sims.push_back(f.name);
+  app.add_option("--sim", o.sim, "simulation (cuview-ctl sims lists them)")->check(CLI::IsMember(sims))->capture_default_str();
   app.add_option("--size", size, "grid size WxH")->capture_default_str();
   app.add_option("--slots", o.slots, "ring slots per field (1-16)")->capture_default_str();
   app.add_option("--fps", o.max_fps, "frames published per second at most (0: after every batch)")->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the initial state")->capture_default_str();
-  app.add_option("--preset", o.preset, "parameter preset: coral, mitosis, maze, spots, waves")->capture_default_str();
+  app.add_option("--preset", o.preset, "parameter preset (default: the simulation's first; grayscott: coral, mitosis, "
+                                       "maze, spots, waves)");
   app.add_flag("--paused", o.start_paused, "start paused");
-  app.add_option("--steps-per-launch", o.steps_per_launch,
-                 "CUDA: simulation steps per kernel launch (temporal blocking; same results, see docs/benchmarks.md)")
-      ->check(CLI::Range(1, 4))
-      ->capture_default_str();
+  std::uint32_t steps_per_launch = 0;
+  app.add_option("--steps-per-launch", steps_per_launch,
+                 "grayscott on CUDA: simulation steps per kernel launch (temporal blocking; same results, default 4, "
+                 "see docs/benchmarks.md)")
+      ->check(CLI::Range(1, 4));
   app.add_option("--ready-fd", o.ready_fd, "write \"ready\" to this inherited descriptor once clients can attach");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
@@ -65,6 +69,8 @@ int main(int argc, char** argv) {
 #endif
     return 1;
   }
+
+  if (steps_per_launch != 0) o.sim_options["steps_per_launch"] = std::to_string(steps_per_launch);
 
   std::smatch m;
   static const std::regex kSize(R"((\d{1,6})x(\d{1,6}))");

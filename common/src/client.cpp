@@ -61,8 +61,8 @@ Frame::~Frame() {
 }
 
 const float* Frame::host_field(std::size_t field) const noexcept {
-  if (!imports_ || imports_->is_cuda() || field >= imports_->layout.field_count) return nullptr;
-  return reinterpret_cast<const float*>(imports_->host_slots[info_.slot] + field * imports_->layout.field_stride);
+  if (!imports_ || imports_->is_cuda() || field >= imports_->layout.fields.size()) return nullptr;
+  return reinterpret_cast<const float*>(imports_->host_slots[info_.slot] + imports_->layout.fields[field].offset);
 }
 
 const void* Frame::device_slot() const noexcept {
@@ -142,18 +142,13 @@ std::optional<std::string> Frame::verify() const {
   if (t.step != info_.step)
     return frame + ": the slot's trailer says step " + std::to_string(t.step) + ", the ring said " +
            std::to_string(info_.step);
+  // The trailer and checksum only: what the values mean is the simulation's business.
   std::uint64_t sum = 0;
-  for (std::size_t f = 0; f < l.field_count; ++f) {
-    const std::byte* base = buf.data() + f * l.field_stride;
-    for (std::size_t i = 0; i < l.cells; ++i) {
+  for (const auto& f : l.fields) {
+    for (std::size_t i = 0; i < f.bytes / 4; ++i) {
       std::uint32_t bits;
-      std::memcpy(&bits, base + i * sizeof(float), sizeof bits);
-      sum += checksum_term(bits, f * l.cells + i);
-      float x;
-      std::memcpy(&x, &bits, sizeof x);
-      if (!std::isfinite(x) || x < -0.5f || x > 1.5f)
-        return frame + ": field " + std::to_string(f) + " cell " + std::to_string(i) + " holds " + std::to_string(x) +
-               ", outside [-0.5, 1.5]: the simulation diverged";
+      std::memcpy(&bits, buf.data() + f.offset + 4 * i, sizeof bits);
+      sum += checksum_term(bits, f.offset / 4 + i);
     }
   }
   if (sum != t.checksum) return frame + ": checksum mismatch: the data is torn or corrupt";
@@ -161,6 +156,29 @@ std::optional<std::string> Frame::verify() const {
 }
 
 // ---------------------------------------------------------------- Client
+
+namespace {
+/// The slot layout a description states, checked before anything is mapped: fields in order,
+/// aligned, whole words, inside the slot and before the trailer.
+SlotLayout layout_of(const proto::DescribeResult& d) {
+  SlotLayout l;
+  std::size_t end = 0;
+  for (const auto& f : d.fields) {
+    if (f.offset % kFieldAlign != 0 || f.bytes % 4 != 0 || f.offset < end || f.offset + f.bytes > d.trailer_offset)
+      throw Error(Errc::bad_message, "field '" + f.name + "' at offset " + std::to_string(f.offset) + " with " +
+                                         std::to_string(f.bytes) + " bytes does not fit a slot whose trailer is at " +
+                                         std::to_string(d.trailer_offset) + "; the daemon's description is corrupt");
+    l.fields.push_back({f.offset, f.bytes});
+    end = f.offset + f.bytes;
+  }
+  if (d.trailer_offset + sizeof(SlotTrailer) > d.slot_bytes)
+    throw Error(Errc::bad_message, "the trailer at " + std::to_string(d.trailer_offset) + " does not fit a slot of " +
+                                       std::to_string(d.slot_bytes) + " bytes; the daemon's description is corrupt");
+  l.trailer_offset = d.trailer_offset;
+  l.slot_bytes = d.slot_bytes;
+  return l;
+}
+}  // namespace
 
 struct Client::Impl {
   AttachOptions opts;
@@ -233,11 +251,7 @@ struct Client::Impl {
   void import_ring(const proto::HandlesResult& h) {
     auto imp = std::make_shared<detail::Imports>();
     imp->backend = h.backend;
-    imp->layout = SlotLayout::make(desc.width, desc.height, desc.fields.size());
-    if (imp->layout.slot_bytes != desc.slot_bytes || imp->layout.trailer_offset != desc.trailer_offset)
-      throw Error(Errc::bad_message, who() + " describes slots of " + std::to_string(desc.slot_bytes) +
-                                         " bytes, this client computes " + std::to_string(imp->layout.slot_bytes) +
-                                         "; client and daemon are from different cuview releases");
+    imp->layout = layout_of(desc);
     if (h.slots.size() != desc.slots)
       throw Error(Errc::bad_message, who() + " sent " + std::to_string(h.slots.size()) + " slot handles for " +
                                          std::to_string(desc.slots) + " slots");
@@ -257,7 +271,7 @@ struct Client::Impl {
       cuda::check(cudaSetDevice(imp->device), "cudaSetDevice(" + std::to_string(imp->device) + ")");
       imp->stream = cuda::Stream::create();
       for (const auto& s : h.slots) {
-        if (s.offset != 0) throw Error(Errc::bad_message, "CUDA slot handles must have offset 0 in protocol 1");
+        if (s.offset != 0) throw Error(Errc::bad_message, "CUDA slot handles must have offset 0 in protocol 2");
         imp->cuda_slots.emplace_back(cuda::mem_handle_from(s.memory));
         imp->events.push_back(cuda::Event::from_ipc_handle(cuda::event_handle_from(s.event)));
       }

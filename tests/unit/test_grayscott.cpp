@@ -4,11 +4,20 @@
 #include <vector>
 
 #include "cuview/error.hpp"
-#include "sim/grayscott.hpp"
-#include "sim/params.hpp"
+#include "publisher/parameter_set.hpp"
+#include "sims/grayscott/grayscott.hpp"
+#include "sims/grayscott/grayscott_setup.hpp"
 
 using namespace cuview;
 using namespace cuview::sim;
+using grayscott::initial_state;
+
+namespace {
+/// Gray–Scott's parameters as the daemon keeps them.
+ParameterSet grayscott_parameters() {
+  return ParameterSet(with_publisher_params(grayscott::params()), grayscott::presets());
+}
+}  // namespace
 
 namespace {
 /// An independent double-precision implementation, written from the equations.
@@ -87,34 +96,34 @@ TEST_CASE("the initial state depends only on the seed", "[sim]") {
 }
 
 TEST_CASE("parameters outside their range are refused and nothing changes", "[sim][bad-input]") {
-  SimParams p;
-  const auto before = values(p);
+  auto p = grayscott_parameters();
+  const auto before = p.values();
   try {
-    (void)apply(p, std::nullopt, {{"k", 0.05}, {"F", 0.5}});
+    (void)p.apply(std::nullopt, {{"k", 0.05}, {"F", 0.5}});
     FAIL("accepted F=0.5");
   } catch (const Error& e) {
     CHECK(e.code() == Errc::out_of_range);
     CHECK_THAT(e.what(), Catch::Contains("F=0.5") && Catch::Contains("[0, 0.1]"));
   }
-  CHECK(values(p) == before);
-  CHECK_THROWS_WITH(apply(p, std::nullopt, {{"gravity", 1}}), Catch::Contains("unknown parameter 'gravity'"));
-  CHECK_THROWS_WITH(apply(p, std::string("nope"), {}), Catch::Contains("unknown preset 'nope'"));
-  CHECK_THROWS_WITH(apply(p, std::nullopt, {{"steps_per_frame", 2.5}}), Catch::Contains("whole number"));
-  CHECK_THROWS_WITH(apply(p, std::nullopt, {{"dt", std::nan("")}}), Catch::Contains("out of range"));
+  CHECK(p.values() == before);
+  CHECK_THROWS_WITH(p.apply(std::nullopt, {{"gravity", 1}}), Catch::Contains("unknown parameter 'gravity'"));
+  CHECK_THROWS_WITH(p.apply(std::string("nope"), {}), Catch::Contains("unknown preset 'nope'"));
+  CHECK_THROWS_WITH(p.apply(std::nullopt, {{"steps_per_frame", 2.5}}), Catch::Contains("whole number"));
+  CHECK_THROWS_WITH(p.apply(std::nullopt, {{"dt", std::nan("")}}), Catch::Contains("out of range"));
 }
 
 TEST_CASE("a preset sets its values and explicit values override it", "[sim]") {
-  auto p = apply(SimParams{}, std::string("maze"), {{"k", 0.058}});
-  CHECK(values(p).at("F") == 0.029);
-  CHECK(values(p).at("k") == 0.058);
+  const auto p = grayscott_parameters().apply(std::string("maze"), {{"k", 0.058}});
+  CHECK(p.at("F") == 0.029);
+  CHECK(p.at("k") == 0.058);
 }
 
 TEST_CASE("the stability bound holds for every allowed parameter combination", "[sim]") {
   // forward Euler with the 5-point Laplacian needs 4·D·dt ≤ 1
   double max_d = 0, max_dt = 0;
-  for (const auto& s : param_specs()) {
-    if (std::string(s.name) == "Du" || std::string(s.name) == "Dv") max_d = std::max(max_d, s.max);
-    if (std::string(s.name) == "dt") max_dt = s.max;
+  for (const auto& s : grayscott::params()) {
+    if (s.name == "Du" || s.name == "Dv") max_d = std::max(max_d, s.max);
+    if (s.name == "dt") max_dt = s.max;
   }
   CHECK(4 * max_d * max_dt <= 1.0 + 1e-12);
 }

@@ -73,7 +73,7 @@ TEST_CASE("results and errors round-trip through the reply envelope", "[protocol
   DescribeResult d;
   d.session = "abc";
   d.width = 7;
-  d.fields.push_back({"u", "float32", {7, 9}, {36, 4}, 256, "help"});
+  d.fields.push_back({"u", "float32", 1, {7, 9}, {36, 4}, 256, 252, "help"});
   d.params.push_back({"F", 0.05, 0, 0.1, false, "feed"});
   d.presets.push_back({"coral", {{"F", 0.0545}}});
   auto reply = decode_reply(encode_result(9, d));

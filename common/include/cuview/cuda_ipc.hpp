@@ -27,6 +27,20 @@ struct Probe {
 /// Never throws: a machine without a driver is an answer, not an error.
 Probe probe() noexcept;
 
+/// Makes `device` current for its lifetime and restores the caller's current device after, so
+/// that library code never leaves a user's program on another GPU.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  ~DeviceGuard();
+
+ private:
+  int previous_ = -1;
+  bool changed_ = false;
+};
+
 /// A cudaMalloc allocation. The destructor calls cudaFree and ignores its error (it cannot throw).
 class DeviceBuffer {
  public:

@@ -1,9 +1,10 @@
-// Layout of one ring slot, identical on both backends: the fields one after another, each
-// aligned to 256 bytes, then a trailer the daemon writes together with the data.
+// Layout of one ring slot, identical on every executor: the fields one after another, each
+// aligned to 256 bytes, then a trailer the publisher writes after the data.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "cuview/hd.hpp"
 
@@ -24,27 +25,34 @@ struct SlotTrailer {
 inline constexpr std::size_t kFieldAlign = 256;
 inline constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
+/// Where each field lies in a slot. Every field starts at a multiple of kFieldAlign and covers
+/// whole 32-bit words (its padding is zero); the trailer follows the last field.
 struct SlotLayout {
-  std::size_t cells = 0;          ///< width * height
-  std::size_t field_stride = 0;   ///< bytes from one field to the next
-  std::size_t field_count = 0;
+  struct Field {
+    std::size_t offset = 0;  ///< bytes from the start of the slot
+    std::size_t bytes = 0;   ///< the field's bytes rounded up to a multiple of 4
+  };
+  std::vector<Field> fields;
   std::size_t trailer_offset = 0;
   std::size_t slot_bytes = 0;
 
-  static SlotLayout make(std::size_t width, std::size_t height, std::size_t fields) {
+  /// Fields of these sizes (bytes, any), one after another.
+  static SlotLayout make(const std::vector<std::size_t>& field_bytes) {
     SlotLayout l;
-    l.cells = width * height;
-    l.field_stride = align_up(l.cells * sizeof(float), kFieldAlign);
-    l.field_count = fields;
-    l.trailer_offset = l.field_stride * fields;
-    l.slot_bytes = l.trailer_offset + kFieldAlign;
+    std::size_t at = 0;
+    for (std::size_t b : field_bytes) {
+      l.fields.push_back({at, align_up(b, 4)});
+      at = align_up(at + b, kFieldAlign);
+    }
+    l.trailer_offset = at;
+    l.slot_bytes = at + kFieldAlign;
     return l;
   }
 };
 
-/// One term of the frame checksum: position-dependent (a value moved to another cell changes
-/// the sum) and order-independent (terms add modulo 2^64), so a GPU reduction and a CPU loop
-/// give the same result. `index` runs over all fields: field * cells + cell.
+/// One term of the frame checksum, for one 32-bit word of a field: position-dependent (a value
+/// moved elsewhere changes the sum) and order-independent (terms add modulo 2^64), so a GPU
+/// reduction and a CPU loop give the same result. `index` is the word's byte offset in the slot / 4.
 CUVIEW_HD inline std::uint64_t checksum_term(std::uint32_t bits, std::uint64_t index) {
   const std::uint64_t weight = (index * 0x9E3779B97F4A7C15ull) | 1ull;
   return (static_cast<std::uint64_t>(bits) ^ 0x5bd1e9955bd1e995ull) * weight;

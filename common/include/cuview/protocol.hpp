@@ -1,4 +1,4 @@
-// cuview's wire protocol, version 1: every message, its fields and their types, in one place.
+// cuview's wire protocol, version 2: every message, its fields and their types, in one place.
 // docs/protocol.md is the prose form of this header. Encoding is MessagePack (msgpack-cxx):
 // each message is one map; decoding is strict (unknown keys, missing keys and wrong types are
 // errors naming the field).
@@ -20,7 +20,7 @@ namespace cuview::proto {
 
 /// Bumped on any incompatible change. The envelopes (`v`, `id`, `ok`, `error`) never change,
 /// so a daemon can always tell a client of another version which versions both speak.
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;  // 2: fields carry dtype, components and bytes
 /// Requests larger than this are answered with bad_message; larger than kMaxWireBytes the
 /// connection is dropped by ZeroMQ before the daemon allocates it.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
@@ -64,14 +64,17 @@ struct HelloResult {
   MSGPACK_DEFINE_MAP(session, protocol, daemon_version, name, daemon_pid, backend);
 };
 
+/// One field in every slot, laid out like a C-contiguous NumPy array of `shape` and `dtype`.
 struct FieldDesc {
   std::string name;
-  std::string dtype;                   ///< "float32"
-  std::vector<std::uint32_t> shape;    ///< {height, width}
-  std::vector<std::uint64_t> strides;  ///< bytes, {row, element}
-  std::uint64_t offset = 0;            ///< bytes from the start of a slot
+  std::string dtype;                   ///< "float32", "float16", "int32" or "uint8"
+  std::uint32_t components = 1;        ///< values per cell: 1 (scalar), 2 or 3 (vector)
+  std::vector<std::uint32_t> shape;    ///< {height, width}, or {height, width, components} when > 1
+  std::vector<std::uint64_t> strides;  ///< bytes, one per dimension of `shape`
+  std::uint64_t offset = 0;            ///< bytes from the start of a slot (a multiple of 256)
+  std::uint64_t bytes = 0;             ///< bytes of data, rounded up to whole 32-bit words
   std::string help;
-  MSGPACK_DEFINE_MAP(name, dtype, shape, strides, offset, help);
+  MSGPACK_DEFINE_MAP(name, dtype, components, shape, strides, offset, bytes, help);
 };
 
 struct ParamDesc {

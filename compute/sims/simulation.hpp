@@ -1,0 +1,95 @@
+// What runs: the interface every simulation implements, built-in or plugin. A simulation declares
+// its fields, parameters and presets, advances its state on the executor it was made for, and
+// writes its current fields into a ring slot when the publisher asks. It never sees the ring,
+// the protocol or a viewer: the publisher decides when to step, when to publish and into which
+// slot, and checksums and announces the frame itself.
+//
+// Threading: every call comes from the publisher's loop thread, one at a time.
+// Errors: throw (cuview::Error or any std::exception); the publisher reports the simulation, the
+// call and the message, tells attached clients, and stops cleanly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/executor.hpp"
+
+namespace cuview::sim {
+
+enum class DType : std::uint8_t { float32, float16, int32, uint8 };
+[[nodiscard]] const char* to_string(DType t);
+[[nodiscard]] std::size_t size_of(DType t);
+
+/// One field on the grid: `components` values of `dtype` per cell (1 for a scalar, 2 or 3 for a
+/// vector), row-major, components innermost.
+struct FieldSpec {
+  std::string name;
+  DType dtype = DType::float32;
+  std::uint32_t components = 1;
+  std::string help;
+};
+
+/// One steerable parameter. `value` is its default.
+struct ParamSpec {
+  std::string name;
+  double value = 0, min = 0, max = 0;
+  bool integer = false;
+  std::string help;
+};
+
+struct Preset {
+  std::string name;
+  std::map<std::string, double> values;  ///< a subset of the parameters
+};
+
+/// What a simulation is made with.
+struct SimulationConfig {
+  std::uint32_t width = 512, height = 512;
+  /// Simulation-specific settings (e.g. Gray–Scott's "steps_per_launch"); unknown keys are refused.
+  std::map<std::string, std::string> options;
+};
+
+/// Where one field's current values go: host memory on the host executor, device memory on CUDA.
+/// `bytes` = width × height × components × size_of(dtype).
+struct FieldTarget {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+class Simulation {
+ public:
+  virtual ~Simulation() = default;
+  /// Fixed for the simulation's lifetime, in the order they are published.
+  [[nodiscard]] virtual std::vector<FieldSpec> fields() const = 0;
+  /// Fixed for the lifetime; the publisher validates every change against these ranges.
+  [[nodiscard]] virtual std::vector<ParamSpec> params() const = 0;
+  /// The first preset, if any, is the default.
+  [[nodiscard]] virtual std::vector<Preset> presets() const { return {}; }
+  /// Sets the initial state generated from `seed`: the same seed gives the same state everywhere.
+  virtual void reset(std::uint64_t seed) = 0;
+  /// Every parameter by name, each within its range. Takes effect from the next step().
+  virtual void set_params(const std::map<std::string, double>& values) = 0;
+  /// Advances `n` steps (queued on the executor's stream on CUDA; may return before they ran).
+  virtual void step(std::uint32_t n) = 0;
+  /// Simulated time one step advances (with the current parameters).
+  [[nodiscard]] virtual double time_per_step() const { return 1.0; }
+  /// Copies the current state of every field into `targets` (one per field, in fields() order),
+  /// queued on the executor's stream after the steps so far.
+  virtual void write_fields(const std::vector<FieldTarget>& targets) = 0;
+};
+
+/// A built-in simulation: its name for `--sim`, one line of help, and how to make it.
+struct SimulationFactory {
+  std::string name;
+  std::string help;
+  std::unique_ptr<Simulation> (*make)(Executor& executor, const SimulationConfig& config);
+};
+
+/// Every simulation cuview-compute can run without a plugin.
+[[nodiscard]] const std::vector<SimulationFactory>& builtin_simulations();
+
+}  // namespace cuview::sim
