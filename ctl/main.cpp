@@ -11,6 +11,9 @@
 
 #include "cuview/client.hpp"
 #include "cuview/runtime_dir.hpp"
+#include "executor/executor.hpp"
+#include "publisher/parameter_set.hpp"
+#include "sims/simulation.hpp"
 
 namespace {
 using namespace std::chrono_literals;
@@ -146,6 +149,51 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
   return 0;
 }
 
+/// `sims`: the built-in simulations, each made on the host at a small grid just to read what it
+/// declares (fields, parameters with ranges, presets).
+int list_simulations(bool json) {
+  nlohmann::json out = nlohmann::json::array();
+  auto host = cuview::make_host_executor();
+  for (const auto& f : cuview::sim::builtin_simulations()) {
+    const auto s = f.make(*host, cuview::sim::SimulationConfig{16, 16, {}});
+    const cuview::ParameterSet params(cuview::with_publisher_params(s->params()), s->presets());
+    nlohmann::json j{{"name", f.name}, {"help", f.help}};
+    for (const auto& field : s->fields())
+      j["fields"].push_back({{"name", field.name},
+                             {"dtype", cuview::sim::to_string(field.dtype)},
+                             {"components", field.components},
+                             {"help", field.help}});
+    for (const auto& p : params.describe())
+      j["params"].push_back(
+          {{"name", p.name}, {"default", p.value}, {"min", p.min}, {"max", p.max}, {"integer", p.integer}, {"help", p.help}});
+    for (const auto& p : params.presets()) j["presets"].push_back(p.name);
+    out.push_back(j);
+  }
+  if (json) {
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  for (const auto& j : out) {
+    std::printf("%s — %s\n  fields:\n", j["name"].get<std::string>().c_str(), j["help"].get<std::string>().c_str());
+    for (const auto& f : j["fields"]) {
+      const int c = f["components"].get<int>();
+      std::printf("    %-16s %s%s  %s\n", f["name"].get<std::string>().c_str(), f["dtype"].get<std::string>().c_str(),
+                  c > 1 ? ("×" + std::to_string(c)).c_str() : "", f["help"].get<std::string>().c_str());
+    }
+    std::printf("  parameters (default, range):\n");
+    for (const auto& p : j["params"])
+      std::printf("    %-16s %-8g [%g, %g]%s  %s\n", p["name"].get<std::string>().c_str(), p["default"].get<double>(),
+                  p["min"].get<double>(), p["max"].get<double>(), p["integer"].get<bool>() ? " whole" : "",
+                  p["help"].get<std::string>().c_str());
+    if (j.contains("presets")) {
+      std::string names;
+      for (const auto& p : j["presets"]) names += (names.empty() ? "" : ", ") + p.get<std::string>();
+      std::printf("  presets: %s\n", names.c_str());
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +212,8 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "list the daemons running for this user");
   list->add_flag("--json", json, "print JSON");
   auto* describe = app.add_subcommand("describe", "show fields, parameters and presets");
+  auto* sims = app.add_subcommand("sims", "list the simulations cuview-compute --sim can run, with their fields and parameters");
+  sims->add_flag("--json", json, "print JSON");
   AttachArgs aa;
   auto* att = app.add_subcommand("attach", "import the frame ring and receive frames");
   att->add_option("--frames", aa.frames, "frames to receive")->capture_default_str();
@@ -186,6 +236,7 @@ int main(int argc, char** argv) {
   opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
 
   try {
+    if (*sims) return list_simulations(json);
     if (*list) {
       nlohmann::json out = nlohmann::json::array();
       for (const auto& n : cuview::list_running_instances()) {

@@ -98,6 +98,7 @@ class ViewerWorker : public QThread {
   QString state_text_;
   std::uint64_t last_seq_ = 0;
   bool auto_lo_hi_valid_ = false;
+  std::string unshowable_;  ///< the field last refused as undrawable (said once)
   float auto_lo_ = 0, auto_hi_ = 1;
   struct CudaPath;
   std::unique_ptr<CudaPath> cuda_;

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   put(encode_request("set", 3, "0123456789abcdef", SetArgs{std::map<std::string, double>{{"F", 0.03}}, "maze"}));
   put(encode_request("stats", 4, "0123456789abcdef", NoArgs{}));
   DescribeResult d;
-  d.fields.push_back({"u", "float32", {4, 4}, {16, 4}, 0, "h"});
+  d.fields.push_back({"u", "float32", 1, {4, 4}, {16, 4}, 0, 64, "h"});
   d.params.push_back({"F", 0.05, 0, 0.1, false, "h"});
   put(encode_result(5, d));
   HandlesResult h;

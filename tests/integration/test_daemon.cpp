@@ -376,6 +376,44 @@ TEST_CASE("attaching to a daemon that does not exist names it and what to do", "
   CHECK_THAT(r.err, Catch::Contains("'nobody'") && Catch::Contains("cuview-compute --name nobody"));
 }
 
+TEST_CASE("cuview-ctl sims lists what --sim runs, with fields and parameters; describe agrees", "[integration][ctl]") {
+  RuntimeDir rt;
+  auto r = ctl("", {"sims", "--json"});
+  REQUIRE(r.code == 0);
+  const auto sims = nlohmann::json::parse(r.out);
+  REQUIRE(sims.is_array());
+  const auto gs = std::find_if(sims.begin(), sims.end(), [](const auto& s) { return s.at("name") == "grayscott"; });
+  REQUIRE(gs != sims.end());
+  CHECK((*gs)["fields"][0]["name"] == "u");
+  CHECK((*gs)["fields"][1]["name"] == "v");
+  CHECK((*gs)["fields"][0]["dtype"] == "float32");
+  bool has_f = false;
+  for (const auto& p : (*gs)["params"])
+    if (p["name"] == "F") has_f = p["min"] == 0.0 && p["max"] == 0.1 && p["default"] == 0.0545;
+  CHECK(has_f);
+  auto text = ctl("", {"sims"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("grayscott") && Catch::Contains("steps_per_frame") && Catch::Contains("coral"));
+
+  // A running daemon describes the same fields, each a C-contiguous float32 array in its slot.
+  auto daemon = start_daemon("t", Backend::host, {}, "40x24");
+  auto c = Client::attach(AttachOptions{.name = "t", .client = "test", .import = Import::control_only});
+  const auto& d = c.description();
+  REQUIRE(d.fields.size() == 2);
+  CHECK(d.fields[1].name == "v");
+  CHECK(d.fields[1].shape == std::vector<std::uint32_t>{24, 40});
+  CHECK(d.fields[1].strides == std::vector<std::uint64_t>{160, 4});
+  CHECK(d.fields[1].bytes == 40 * 24 * 4);
+  CHECK(d.fields[1].offset % 256 == 0);
+  CHECK(d.fields[1].offset >= d.fields[0].offset + d.fields[0].bytes);
+
+  auto unknown = ChildProcess({bin("cuview-compute"), "--name", "x", "--sim", "lattice"});
+  const auto code = unknown.wait_for(30s);
+  REQUIRE(code);
+  CHECK(*code != 0);
+  CHECK_THAT(unknown.err(), Catch::Contains("lattice") && Catch::Contains("grayscott"));
+}
+
 TEST_CASE("host frames hold no subnormal values, which would slow the CPU several times", "[integration][host]") {
   // Regression: a fresh field diffuses ever tinier v into its zero background; without
   // flush-to-zero the host backend spent most of its time on subnormal arithmetic.
