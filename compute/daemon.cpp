@@ -70,6 +70,15 @@ std::unique_ptr<Executor> choose_executor(const DaemonOptions& o) {
   return make_host_executor();
 }
 
+/// Anything the simulation throws, with its context: fatal to the run (its state is unknown).
+struct SimulationFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool is_plugin_path(const std::string& sim) {
+  return sim.find('/') != std::string::npos || (sim.size() > 3 && sim.compare(sim.size() - 3, 3, ".so") == 0);
+}
+
 const sim::SimulationFactory& find_simulation(const std::string& name) {
   std::string names;
   for (const auto& f : sim::builtin_simulations()) {
@@ -81,13 +90,32 @@ const sim::SimulationFactory& find_simulation(const std::string& name) {
 }
 }  // namespace
 
+template <class F>
+decltype(auto) Daemon::in_simulation(const char* call, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    throw SimulationFailed("simulation '" + sim_name_ + "'" + (plugin_ ? " (plugin " + plugin_->path() + ")" : "") +
+                           " failed in " + call + "(): " + e.what());
+  }
+}
+
 void block_shutdown_signals() {
   const sigset_t set = shutdown_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
 Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
-  const auto& factory = find_simulation(opts.sim);
+  const sim::SimulationFactory* factory = nullptr;
+  if (is_plugin_path(opts.sim)) {
+    plugin_ = sim::Plugin::load(opts.sim);
+    sim_name_ = plugin_->info().name;
+    spdlog::info("simulation '{}' from plugin {} (built with cuview {})", sim_name_, opts.sim,
+                 plugin_->info().cuview_version);
+  } else {
+    factory = &find_simulation(opts.sim);
+    sim_name_ = opts.sim;
+  }
   if (opts.width < 8 || opts.height < 8 || opts.width > 32768 || opts.height > 32768)
     throw Error(Errc::out_of_range, "--size " + std::to_string(opts.width) + "x" + std::to_string(opts.height) +
                                         " is out of range: each side must be 8 to 32768 cells");
@@ -102,11 +130,18 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
 
   session_ = random_hex(16);
   executor_ = choose_executor(opts);
-  sim_ = factory.make(*executor_, sim::SimulationConfig{opts.width, opts.height, opts.sim_options});
-  fields_ = sim_->fields();
-  if (fields_.empty()) throw Error(Errc::bad_value, "simulation " + opts.sim + " declares no fields: nothing to show");
-  params_ = std::make_unique<ParameterSet>(with_publisher_params(sim_->params()), sim_->presets());
-  apply_params(params_->apply(opts.preset.empty() ? std::nullopt : std::optional<std::string>(opts.preset), {}));
+  const sim::SimulationConfig config{opts.width, opts.height, opts.sim_options};
+  try {
+    sim_ = plugin_ ? plugin_->make(*executor_, config) : factory->make(*executor_, config);
+    fields_ = in_simulation("fields", [&] { return sim_->fields(); });
+    if (fields_.empty()) throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");
+    params_ = std::make_unique<ParameterSet>(
+        with_publisher_params(in_simulation("params", [&] { return sim_->params(); })),
+        in_simulation("presets", [&] { return sim_->presets(); }));
+    apply_params(params_->apply(opts.preset.empty() ? std::nullopt : std::optional<std::string>(opts.preset), {}));
+  } catch (const SimulationFailed& e) {
+    throw Error(Errc::bad_value, e.what());
+  }
   writer_ = std::make_unique<FrameWriter>(*executor_, *sim_, opts.width, opts.height);
 #ifdef CUVIEW_HAVE_CUDA
   if (executor_->kind() == Executor::Kind::cuda)
@@ -120,7 +155,11 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
       spdlog::info("viewers that render on this GPU cost the simulation ~0.35 ms per frame in context switches "
                    "(~2 % at 60 Hz); start MPS first (nvidia-cuda-mps-control -d) to remove that, see README");
   }
-  sim_->reset(opts.seed);
+  try {
+    in_simulation("reset", [&] { sim_->reset(opts.seed); });
+  } catch (const SimulationFailed& e) {
+    throw Error(Errc::bad_value, e.what());
+  }
   ring_ = std::make_unique<RingWriter>(opts.slots, session_);
   write_segments_file();
 
@@ -136,7 +175,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
   paused_ = opts.start_paused;
   started_ns_ = rate_t0_ = monotonic_ns();
   spdlog::info("daemon '{}' session {}: {} {}x{} on {} ({}), {} slots of {} bytes, control {}", opts.name, session_,
-               opts.sim, opts.width, opts.height, executor_->name(), executor_->device(), opts.slots,
+               sim_name_, opts.width, opts.height, executor_->name(), executor_->device(), opts.slots,
                writer_->layout().slot_bytes, paths_.control_endpoint());
 }
 
@@ -183,6 +222,8 @@ int Daemon::run() {
 
   std::vector<zmq::pollitem_t> items;
   std::vector<std::string> item_peers;
+  std::string failure;
+  try {
   while (!stop_) {
     items.assign({{router_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, signals_.get(), ZMQ_POLLIN, 0}});
     item_peers.clear();
@@ -209,17 +250,31 @@ int Daemon::run() {
     ring_->heartbeat();
     update_rates();
   }
+  } catch (const SimulationFailed& e) {
+    failure = e.what();
+  } catch (const Error& e) {
+    if (e.code() != Errc::cuda) throw;
+    failure = "the GPU work of simulation '" + sim_name_ + "' failed: " + e.what();  // e.g. a kernel's fault
+  }
+  if (!failure.empty()) spdlog::error("{}; stopping daemon '{}' at step {}", failure, opts_.name, step_);
 
+  // Clients learn it from the control block at once (and from the notice, for monitors).
   ring_->set_state(DaemonState::shut_down);
   pub_.send(zmq::buffer(proto::kByeTopic), zmq::send_flags::sndmore);
-  pub_.send(zmq::buffer(proto::encode(proto::ByeNotice{session_, "shutdown"})), zmq::send_flags::dontwait);
-  executor_->finish();
+  pub_.send(zmq::buffer(proto::encode(proto::ByeNotice{session_, failure.empty() ? "shutdown" : "simulation failed: " + failure})),
+            zmq::send_flags::dontwait);
+  try {
+    executor_->finish();
+  } catch (const Error& e) {
+    if (failure.empty()) throw;
+    spdlog::warn("finishing the queued GPU work after the failure: {}", e.what());
+  }
   spdlog::info("daemon '{}' stopped at step {} after {} frames", opts_.name, step_, frames_published_);
-  return 0;
+  return failure.empty() ? 0 : 1;
 }
 
 void Daemon::apply_params(std::map<std::string, double> values) {
-  sim_->set_params(values);
+  in_simulation("set_params", [&] { sim_->set_params(values); });
   steps_per_frame_ = static_cast<std::uint32_t>(values.at(kStepsPerFrame));
   params_->assign(std::move(values));
 }
@@ -227,10 +282,10 @@ void Daemon::apply_params(std::map<std::string, double> values) {
 void Daemon::simulate() {
   std::uint32_t n = steps_per_frame_;
   if (paused_) n = static_cast<std::uint32_t>(std::min<std::uint64_t>(n, pending_steps_));
-  sim_->step(n);
+  in_simulation("step", [&] { sim_->step(n); });
   executor_->end_batch();
   step_ += n;
-  sim_time_ += static_cast<double>(n) * sim_->time_per_step();
+  sim_time_ += static_cast<double>(n) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
   if (paused_) {
     pending_steps_ -= n;
     if (pending_steps_ == 0) publish_now_ = true;  // show where a `step` request ended
@@ -247,7 +302,7 @@ void Daemon::publish_frame() {
   publish_now_ = false;
   last_publish_ns_ = now;
   const std::uint64_t seq = ring_->last_seq() + 1;
-  writer_->write(slots_->slot(*slot), seq, step_);
+  in_simulation("write_fields", [&] { writer_->write(slots_->slot(*slot), seq, step_); });
   slots_->written(*slot);
   const FrameInfo info{seq, *slot, step_, sim_time_, realtime_ns()};
   ring_->end_write(*slot, info);
@@ -315,7 +370,7 @@ void Daemon::fill_identity(Reply& r) const {
   r.session = session_;
   r.backend = executor_->name();
   r.device = executor_->device();
-  r.sim = opts_.sim;
+  r.sim = sim_name_;
   r.width = opts_.width;
   r.height = opts_.height;
   r.slots = opts_.slots;
@@ -448,7 +503,7 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
     }
     if (op == "reset") {
       (void)proto::decode_as<proto::NoArgs>(req.args, what);
-      sim_->reset(opts_.seed);
+      in_simulation("reset", [&] { sim_->reset(opts_.seed); });
       step_ = 0;
       sim_time_ = 0;
       pending_steps_ = 0;
@@ -473,7 +528,10 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
       return proto::encode_result(id, proto::NoArgs{});
     }
     throw Error(Errc::internal, "op '" + op + "' is listed but not handled; please report this bug");
+  } catch (const SimulationFailed&) {
+    throw;  // fatal: the run loop stops the daemon
   } catch (const Error& e) {
+    if (e.code() == Errc::cuda) throw;  // the GPU failed under the simulation: as fatal
     spdlog::warn("refused {}: {} ({})", op, e.what(), to_string(e.code()));
     return proto::encode_error(id, e.code(), e.what());
   } catch (const std::exception& e) {

@@ -18,6 +18,7 @@
 #include "publisher/frame_writer.hpp"
 #include "publisher/parameter_set.hpp"
 #include "share/slot_memory.hpp"
+#include "sims/plugin.hpp"
 #include "sims/simulation.hpp"
 
 namespace cuview {
@@ -25,7 +26,9 @@ namespace cuview {
 struct DaemonOptions {
   std::string name = "default";
   std::string backend = "auto";  ///< auto | cuda | host
-  std::string sim = "grayscott";  ///< a built-in simulation (sim::builtin_simulations())
+  /// A built-in simulation (sim::builtin_simulations()), or the path of a plugin (a name with a
+  /// '/' or ending in ".so").
+  std::string sim = "grayscott";
   std::map<std::string, std::string> sim_options;  ///< passed to the simulation (e.g. steps_per_launch)
   std::uint32_t width = 512, height = 512, slots = 3;
   double max_fps = 60;  ///< frames published per second at most; 0 = after every batch
@@ -48,7 +51,9 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  /// Runs until SIGTERM/SIGINT or a `shutdown` request, then shuts down gracefully. Returns 0.
+  /// Runs until SIGTERM/SIGINT or a `shutdown` request, then shuts down gracefully: returns 0.
+  /// When the simulation fails (throws, or its GPU work fails) it says so, tells the clients and
+  /// shuts down the same way: returns 1.
   int run();
 
  private:
@@ -62,6 +67,10 @@ class Daemon {
   void serve_control();
   void drop_peer(const std::string& peer, const char* why);
   void simulate();
+  /// Runs one call into the simulation; whatever it throws becomes SimulationFailed naming the
+  /// simulation, the plugin file and the call.
+  template <class F>
+  decltype(auto) in_simulation(const char* call, F&& f);
   void apply_params(std::map<std::string, double> values);
   void publish_frame();
   void update_rates();
@@ -78,6 +87,8 @@ class Daemon {
   std::unique_ptr<InstanceLock> lock_;  // declared early: released last
   std::string session_;
   std::unique_ptr<Executor> executor_;
+  std::optional<sim::Plugin> plugin_;  // outlives the simulation it made
+  std::string sim_name_;               // the built-in's name, or the plugin's own
   std::unique_ptr<sim::Simulation> sim_;
   std::vector<sim::FieldSpec> fields_;
   std::unique_ptr<FrameWriter> writer_;

@@ -28,9 +28,9 @@ int main(int argc, char** argv) {
   app.add_option("--backend", o.backend, "where the simulation runs")
       ->check(CLI::IsMember({"auto", "cuda", "host"}))
       ->capture_default_str();
-  std::vector<std::string> sims;
-  for (const auto& f : cuview::sim::builtin_simulations()) sims.push_back(f.name);
-  app.add_option("--sim", o.sim, "simulation (cuview-ctl sims lists them)")->check(CLI::IsMember(sims))->capture_default_str();
+  app.add_option("--sim", o.sim,
+                 "a built-in simulation (cuview-ctl sims lists them) or the path of a plugin (docs/sdk.md)")
+      ->capture_default_str();
   app.add_option("--size", size, "grid size WxH")->capture_default_str();
   app.add_option("--slots", o.slots, "ring slots per field (1-16)")->capture_default_str();
   app.add_option("--fps", o.max_fps, "frames published per second at most (0: after every batch)")->capture_default_str();

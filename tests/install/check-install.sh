@@ -49,4 +49,33 @@ done
 "$prefix/bin/cuview-ctl" --name installed shutdown >/dev/null
 wait "$daemon"
 daemon=""
-echo "check-install: installed into $prefix and ran from there: ok"
+
+# A plugin built out of tree against the installed package (examples/plugin-heat), run by the
+# installed daemon, steered and verified by the installed client, drawn by the installed viewer.
+heat=$prefix/build-heat
+cmake -S "$prefix/share/doc/cuview/examples/plugin-heat" -B "$heat" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CUDA_ARCHITECTURES=90 >"$prefix/heat-configure.log" 2>&1 ||
+  { cat "$prefix/heat-configure.log" >&2; fail "configuring examples/plugin-heat against $prefix failed"; }
+cmake --build "$heat" >"$prefix/heat-build.log" 2>&1 ||
+  { cat "$prefix/heat-build.log" >&2; fail "building examples/plugin-heat against $prefix failed"; }
+[[ -f $heat/libheat.so ]] || fail "the heat example built no libheat.so"
+"$prefix/bin/cuview-compute" --name heat --backend host --size 96x64 --sim "$heat/libheat.so" --log-level warn &
+daemon=$!
+for _ in $(seq 100); do
+  "$prefix/bin/cuview-ctl" --name heat status >/dev/null 2>&1 && break
+  kill -0 "$daemon" 2>/dev/null || fail "cuview-compute --sim $heat/libheat.so exited"
+  sleep 0.1
+done
+"$prefix/bin/cuview-ctl" --name heat attach --frames 10 --verify || fail "attach --verify to the heat plugin failed"
+"$prefix/bin/cuview-ctl" --name heat set alpha=0.1 || fail "set alpha=0.1 on the heat plugin failed"
+"$prefix/bin/cuview-ctl" --name heat status --json | grep -q '"alpha": 0.1' || fail "status does not show alpha=0.1"
+if "$prefix/bin/cuview-ctl" --name heat set alpha=0.3 2>"$prefix/err"; then fail "alpha=0.3 (out of range) was accepted"; fi
+grep -q "alpha=0.3 is out of range \[0, 0.25\]" "$prefix/err" || fail "alpha=0.3 refused without its range: $(cat "$prefix/err")"
+if [[ -x $prefix/bin/cuview-gui ]]; then
+  QT_QPA_PLATFORM=offscreen "$prefix/bin/cuview-gui" --name heat --screenshot "$prefix/heat.png" --frames 5 ||
+    fail "cuview-gui could not show the heat plugin"
+fi
+"$prefix/bin/cuview-ctl" --name heat shutdown >/dev/null
+wait "$daemon"
+daemon=""
+echo "check-install: installed into $prefix, ran from there, and built, ran and viewed the heat plugin: ok"

@@ -1,0 +1,76 @@
+// The heat plugin's CUDA side: the state on the executor's device, one kernel per step, all on
+// the executor's stream (the publisher queues its frame copies on the same stream, after these).
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "heat.hpp"
+
+namespace heat {
+using namespace cuview;
+using namespace cuview::sim;
+
+namespace {
+__global__ void step_kernel(const float* t, float* out, int w, int h, float alpha) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < w && y < h) out[y * w + x] = step_cell(t, x, y, w, h, alpha);
+}
+
+void check(cudaError_t rc, const char* what) {
+  if (rc != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
+}
+
+class HeatCuda final : public Simulation {
+ public:
+  HeatCuda(Executor& executor, int w, int h)
+      : device_(executor.device_id()), stream_(static_cast<cudaStream_t>(executor.stream())), w_(w), h_(h) {
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    for (auto& b : t_) check(cudaMalloc(&b, bytes()), "cudaMalloc of the temperature");
+  }
+  ~HeatCuda() override {
+    for (auto* b : t_) cudaFree(b);
+  }
+  std::vector<FieldSpec> fields() const override { return {{"T", DType::float32, 1, "temperature"}}; }
+  std::vector<ParamSpec> params() const override {
+    return {{"alpha", 0.2, 0.0, 0.25, false, "diffusivity × time step (stable up to 0.25)"}};
+  }
+  std::vector<Preset> presets() const override { return {{"slow", {{"alpha", 0.05}}}, {"fast", {{"alpha", 0.25}}}}; }
+  void reset(std::uint64_t seed) override {
+    std::vector<float> t(static_cast<std::size_t>(w_) * h_);
+    initial_state(w_, h_, seed, t.data());
+    cur_ = 0;
+    check(cudaMemcpyAsync(t_[0], t.data(), bytes(), cudaMemcpyHostToDevice, stream_), "uploading the initial state");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after reset");
+  }
+  void set_params(const std::map<std::string, double>& v) override { alpha_ = static_cast<float>(v.at("alpha")); }
+  void step(std::uint32_t n) override {
+    const dim3 block(32, 8), grid((w_ + 31) / 32, (h_ + 7) / 8);
+    for (std::uint32_t s = 0; s < n; ++s) {
+      step_kernel<<<grid, block, 0, stream_>>>(t_[cur_], t_[1 - cur_], w_, h_, alpha_);
+      cur_ = 1 - cur_;
+    }
+    check(cudaGetLastError(), "launching the heat step kernel");
+  }
+  void write_fields(const std::vector<FieldTarget>& targets) override {
+    check(cudaMemcpyAsync(targets[0].data, t_[cur_], targets[0].bytes, cudaMemcpyDeviceToDevice, stream_),
+          "copying T into a ring slot");
+  }
+
+ private:
+  [[nodiscard]] std::size_t bytes() const { return sizeof(float) * static_cast<std::size_t>(w_) * h_; }
+  int device_;
+  cudaStream_t stream_;
+  int w_, h_;
+  float alpha_ = 0.2f;
+  float* t_[2] = {nullptr, nullptr};
+  int cur_ = 0;
+};
+}  // namespace
+
+std::unique_ptr<Simulation> make_cuda(Executor& executor, int w, int h) {
+  return std::make_unique<HeatCuda>(executor, w, h);
+}
+
+}  // namespace heat

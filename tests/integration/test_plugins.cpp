@@ -1,0 +1,111 @@
+// Simulations from plugins: a good one runs, is described, steered and verified like a built-in;
+// every broken kind is refused or stopped with the file, the call and the error, and clients are
+// told.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backend_test.hpp"
+#include "cuview/client.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace std::chrono_literals;
+
+namespace {
+std::string plugin(const std::string& kind) { return std::string(CUVIEW_TEST_PLUGIN_DIR) + "/libcuview-test-plugin-" + kind + ".so"; }
+
+/// Runs cuview-compute with `args` to its end (it must not start); its exit code and stderr.
+Result refused(std::vector<std::string> args) {
+  std::vector<std::string> argv{bin("cuview-compute"), "--name", "p", "--backend", "host"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildProcess d(argv);
+  const auto code = d.wait_for(30s);
+  if (!code) fail("cuview-compute " + args.back() + " did not exit within 30 s");
+  return {*code, d.out(), d.err()};
+}
+}  // namespace
+
+TEST_CASE("a plugin simulation runs, is described, steered and verified like a built-in", "[integration][plugin]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("p", Backend::host, {"--sim", plugin("good"), "--preset", "fast"}, "40x30");
+  auto c = Client::attach(AttachOptions{.name = "p", .client = "test"});
+  const auto& d = c.description();
+  CHECK(d.sim == "ramp");
+  REQUIRE(d.fields.size() == 2);
+  CHECK(d.fields[0].name == "ramp");
+  CHECK(d.fields[1].dtype == "int32");
+  REQUIRE(d.params.size() == 2);  // the plugin's rate, then the publisher's steps_per_frame
+  CHECK(d.params[0].name == "rate");
+  CHECK(d.params[0].value == 4);  // --preset fast
+  CHECK(ctl("p", {"attach", "--frames", "20", "--verify"}).code == 0);
+
+  c.set({{"rate", 2.5}});
+  auto r = ctl("p", {"status", "--json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("params").at("rate") == 2.5);
+  auto bad = ctl("p", {"set", "rate=11"});
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("rate=11") && Catch::Contains("[0, 10]"));
+
+  // The int32 field holds each cell's index, as written.
+  auto frame = c.next_frame(5s);
+  REQUIRE(frame);
+  const auto* cells = reinterpret_cast<const std::int32_t*>(frame->host_field(1));
+  CHECK(cells[0] == 0);
+  CHECK(cells[40 * 30 - 1] == 40 * 30 - 1);
+}
+
+TEST_CASE("broken plugins are refused at start with the file and what is wrong", "[integration][plugin][bad-input]") {
+  RuntimeDir rt;
+  auto missing = refused({"--sim", "/nonexistent/libmysim.so"});
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("/nonexistent/libmysim.so") && Catch::Contains("does not exist"));
+
+  const auto text = rt.path() / "libtext.so";
+  { std::ofstream(text) << "not an ELF file\n"; }
+  auto not_elf = refused({"--sim", text.string()});
+  CHECK(not_elf.code == 1);
+  CHECK_THAT(not_elf.err, Catch::Contains(text.string()) && Catch::Contains("cannot be loaded"));
+
+  auto no_entry = refused({"--sim", plugin("not-a-plugin")});
+  CHECK(no_entry.code == 1);
+  CHECK_THAT(no_entry.err, Catch::Contains("not a cuview simulation plugin") && Catch::Contains("cuview_simulation_v1"));
+
+  auto other_abi = refused({"--sim", plugin("other-abi")});
+  CHECK(other_abi.code == 1);
+  CHECK_THAT(other_abi.err, Catch::Contains("built for simulation ABI 2") && Catch::Contains("loads ABI 1") &&
+                                Catch::Contains("rebuild"));
+
+  auto make_throws = refused({"--sim", plugin("make-throws")});
+  CHECK(make_throws.code == 1);
+  CHECK_THAT(make_throws.err, Catch::Contains("failed to start") && Catch::Contains("cannot allocate the grid"));
+
+  auto reset_throws = refused({"--sim", plugin("reset-throws")});
+  CHECK(reset_throws.code == 1);
+  CHECK_THAT(reset_throws.err, Catch::Contains("reset") && Catch::Contains("needs a file that is not there"));
+  CHECK_FALSE(std::filesystem::exists(rt.path() / "cuview" / "p" / "control"));  // nothing half-started
+}
+
+TEST_CASE("a plugin that throws from step stops the daemon cleanly and tells its clients", "[integration][plugin]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("p", Backend::host, {"--sim", plugin("step-throws"), "--paused"});
+  auto c = Client::attach(AttachOptions{.name = "p", .client = "test"});
+  REQUIRE(c.next_frame(5s));
+  c.step(100);  // t passes 20 within these steps (rate 0.5, the first preset): the plugin throws
+  const auto code = daemon.wait_for(30s);
+  REQUIRE(code);
+  CHECK(*code == 1);
+  CHECK_THAT(daemon.err(), Catch::Contains("ramp") && Catch::Contains("step") &&
+                               Catch::Contains("the solver diverged after t = 20"));
+  try {
+    (void)c.next_frame(5s);
+    FAIL("a frame came from a daemon whose simulation failed");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::daemon_gone);
+  }
+  // Its files and segments are gone, so the name can be used again at once.
+  auto again = start_daemon("p", Backend::host);
+  CHECK(ctl("p", {"attach", "--frames", "3", "--verify"}).code == 0);
+}

@@ -1,0 +1,68 @@
+// Simulation plugins for the daemon's plugin tests, one shared library per behaviour, chosen at
+// build time by CUVIEW_TEST_PLUGIN: a good one ("ramp": a field that counts its steps, with one
+// steerable parameter) and the broken kinds a user might write. Host executor only.
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "sims/plugin.hpp"
+
+namespace {
+using namespace cuview;
+using namespace cuview::sim;
+
+enum class Fault { none, reset_throws, step_throws, make_throws };
+
+class Ramp final : public Simulation {
+ public:
+  Ramp(const SimulationConfig& c, Fault fault) : cells_(std::size_t{c.width} * c.height), fault_(fault) {}
+  std::vector<FieldSpec> fields() const override {
+    return {{"ramp", DType::float32, 1, "step × rate + cell index / cells"},
+            {"cell", DType::int32, 1, "the cell's index"}};
+  }
+  std::vector<ParamSpec> params() const override { return {{"rate", 1.0, 0.0, 10.0, false, "growth per step"}}; }
+  std::vector<Preset> presets() const override { return {{"slow", {{"rate", 0.5}}}, {"fast", {{"rate", 4}}}}; }
+  void reset(std::uint64_t) override {
+    if (fault_ == Fault::reset_throws) throw std::runtime_error("the initial state needs a file that is not there");
+    t_ = 0;
+  }
+  void set_params(const std::map<std::string, double>& values) override { rate_ = values.at("rate"); }
+  void step(std::uint32_t n) override {
+    if (fault_ == Fault::step_throws && t_ > 20) throw std::runtime_error("the solver diverged after t = 20");
+    t_ += n * rate_;
+  }
+  void write_fields(const std::vector<FieldTarget>& targets) override {
+    std::vector<float> ramp(cells_);
+    std::vector<std::int32_t> cell(cells_);
+    for (std::size_t i = 0; i < cells_; ++i) {
+      ramp[i] = static_cast<float>(t_ + static_cast<double>(i) / cells_);
+      cell[i] = static_cast<std::int32_t>(i);
+    }
+    std::memcpy(targets[0].data, ramp.data(), targets[0].bytes);
+    std::memcpy(targets[1].data, cell.data(), targets[1].bytes);
+  }
+
+ private:
+  std::size_t cells_;
+  Fault fault_;
+  double rate_ = 1, t_ = 0;
+};
+
+[[maybe_unused]] std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
+  if (executor.kind() != Executor::Kind::host)
+    throw std::runtime_error("this test plugin runs on the host executor only (--backend host)");
+  const Fault fault = CUVIEW_TEST_FAULT;
+  if (fault == Fault::make_throws) throw std::runtime_error("cannot allocate the grid");
+  return std::make_unique<Ramp>(config, fault);
+}
+}  // namespace
+
+#if CUVIEW_TEST_ABI == 1
+CUVIEW_SIMULATION_PLUGIN("ramp", "a field that grows by `rate` per step (test plugin)", make)
+#elif CUVIEW_TEST_ABI == 2
+// What a plugin built against a future cuview would export.
+extern "C" __attribute__((visibility("default"))) const void* cuview_simulation_v2() { return nullptr; }
+#else
+// No entry point at all: a shared library that is not a cuview plugin.
+extern "C" __attribute__((visibility("default"))) int not_a_plugin() { return 0; }
+#endif
