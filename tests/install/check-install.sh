@@ -12,6 +12,18 @@ daemon=""
 cleanup() { [[ -n $daemon ]] && kill "$daemon" 2>/dev/null; rm -rf "$prefix"; }
 trap cleanup EXIT
 fail() { echo "check-install: $*" >&2; exit 1; }
+# start NAME ARGS...: the installed daemon in the background, once it answers `status`.
+start() {
+  local name=$1; shift
+  "$prefix/bin/cuview-compute" --name "$name" --backend host --log-level warn "$@" &
+  daemon=$!
+  for _ in $(seq 100); do
+    "$prefix/bin/cuview-ctl" --name "$name" status >/dev/null 2>&1 && return 0
+    kill -0 "$daemon" 2>/dev/null || fail "the installed cuview-compute $* exited"
+    sleep 0.1
+  done
+  fail "the installed cuview-compute $* did not answer within 10 s"
+}
 
 cmake --install "$build" --prefix "$prefix" >/dev/null || fail "cmake --install $build --prefix $prefix failed"
 version=$(sed -n 's/^project(cuview VERSION \([0-9.]*\).*/\1/p' "$(dirname "$0")/../../CMakeLists.txt")
@@ -38,13 +50,7 @@ fi
   fail "docs are not in $prefix/share/doc/cuview"
 
 # The installed daemon and client work from the prefix alone.
-"$prefix/bin/cuview-compute" --name installed --backend host --size 64x64 --log-level warn &
-daemon=$!
-for _ in $(seq 100); do
-  "$prefix/bin/cuview-ctl" --name installed status >/dev/null 2>&1 && break
-  kill -0 "$daemon" 2>/dev/null || fail "the installed cuview-compute exited"
-  sleep 0.1
-done
+start installed --size 64x64
 "$prefix/bin/cuview-ctl" --name installed attach --frames 10 --verify || fail "installed cuview-ctl attach --verify failed"
 "$prefix/bin/cuview-ctl" --name installed shutdown >/dev/null
 wait "$daemon"
@@ -59,13 +65,7 @@ cmake -S "$prefix/share/doc/cuview/examples/plugin-heat" -B "$heat" -DCMAKE_PREF
 cmake --build "$heat" >"$prefix/heat-build.log" 2>&1 ||
   { cat "$prefix/heat-build.log" >&2; fail "building examples/plugin-heat against $prefix failed"; }
 [[ -f $heat/libheat.so ]] || fail "the heat example built no libheat.so"
-"$prefix/bin/cuview-compute" --name heat --backend host --size 96x64 --sim "$heat/libheat.so" --log-level warn &
-daemon=$!
-for _ in $(seq 100); do
-  "$prefix/bin/cuview-ctl" --name heat status >/dev/null 2>&1 && break
-  kill -0 "$daemon" 2>/dev/null || fail "cuview-compute --sim $heat/libheat.so exited"
-  sleep 0.1
-done
+start heat --size 96x64 --sim "$heat/libheat.so"
 "$prefix/bin/cuview-ctl" --name heat attach --frames 10 --verify || fail "attach --verify to the heat plugin failed"
 "$prefix/bin/cuview-ctl" --name heat set alpha=0.1 || fail "set alpha=0.1 on the heat plugin failed"
 "$prefix/bin/cuview-ctl" --name heat status --json | grep -q '"alpha": 0.1' || fail "status does not show alpha=0.1"

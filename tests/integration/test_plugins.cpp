@@ -109,3 +109,58 @@ TEST_CASE("a plugin that throws from step stops the daemon cleanly and tells its
   auto again = start_daemon("p", Backend::host);
   CHECK(ctl("p", {"attach", "--frames", "3", "--verify"}).code == 0);
 }
+
+TEST_CASE("the heat example plugin computes on the CUDA executor what its host loop computes", "[integration][gpu][plugin]") {
+  require_backend(Backend::cuda);
+  RuntimeDir rt;
+  auto host = start_daemon("h", Backend::host, {"--sim", plugin("heat"), "--paused", "--seed", "3"}, "96x64");
+  auto gpu = start_daemon("g", Backend::cuda, {"--sim", plugin("heat"), "--paused", "--seed", "3"}, "96x64");
+  for (const char* n : {"h", "g"}) {
+    REQUIRE(ctl(n, {"step", "300"}).code == 0);
+    (void)wait_stats(n, [](const StatsView& s) { return s.step == 300 && s.frames_published >= 2; });
+    CHECK(ctl(n, {"attach", "--frames", "2", "--verify"}).code == 0);
+  }
+  auto ch = Client::attach(AttachOptions{.name = "h", .client = "test"});
+  auto cg = Client::attach(AttachOptions{.name = "g", .client = "test"});
+  auto fh = ch.next_frame(10s);
+  auto fg = cg.next_frame(10s);
+  REQUIRE((fh && fg));
+  REQUIRE(fh->info().step == 300);
+  REQUIRE(fg->info().step == 300);
+  std::vector<std::byte> a(ch.description().slot_bytes), b(cg.description().slot_bytes);
+  fh->copy_to_host(a);
+  fg->copy_to_host(b);
+  const auto* x = reinterpret_cast<const float*>(a.data());
+  const auto* y = reinterpret_cast<const float*>(b.data());
+  double worst = 0, heat = 0;
+  for (std::size_t i = 0; i < 96 * 64; ++i) {
+    worst = std::max(worst, double(std::abs(x[i] - y[i])));
+    heat += x[i];
+  }
+  INFO("largest host/CUDA difference after 300 steps: " << worst);
+  CHECK(worst < 1e-4);  // only floating-point contraction differs
+  CHECK(heat > 1);      // the hot discs are there and spreading
+}
+
+TEST_CASE("a CUDA error in a plugin's kernel stops the daemon cleanly, naming the simulation and the error",
+          "[integration][gpu][plugin]") {
+  require_backend(Backend::cuda);
+  RuntimeDir rt;
+  auto daemon = start_daemon("f", Backend::cuda, {"--sim", plugin("cuda-fault"), "--paused"});
+  auto c = Client::attach(AttachOptions{.name = "f", .client = "test"});
+  REQUIRE(c.next_frame(10s));
+  c.step(500);  // past step 64 the kernel writes through a null pointer
+  const auto code = daemon.wait_for(30s);
+  REQUIRE(code);
+  CHECK(*code == 1);
+  CHECK_THAT(daemon.err(), Catch::Contains("cuda-fault") && Catch::Contains("illegal"));
+  try {
+    (void)c.next_frame(5s);
+    FAIL("a frame came from a daemon whose GPU work failed");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::daemon_gone);
+  }
+  // The GPU is usable again for the next daemon of that name.
+  auto again = start_daemon("f", Backend::cuda);
+  CHECK(ctl("f", {"attach", "--frames", "3", "--verify"}).code == 0);
+}
