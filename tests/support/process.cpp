@@ -169,7 +169,8 @@ StatsView stats(const std::string& name) {
   v.paused = s.paused;
   v.session = s.session;
   v.backend = s.backend;
-  v.F = s.params.at("F");
+  v.params = s.params;
+  if (auto f = s.params.find("F"); f != s.params.end()) v.F = f->second;
   return v;
 }
 

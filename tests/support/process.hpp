@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -79,7 +80,8 @@ struct StatsView {
   std::uint32_t clients = 0, readers = 0, held_slots = 0;
   bool paused = false;
   std::string session, backend;
-  double F = 0;
+  double F = 0;  ///< Gray–Scott's feed rate (0 for other simulations)
+  std::map<std::string, double> params;  ///< every parameter
 };
 StatsView stats(const std::string& name);
 StatsView wait_stats(const std::string& name, const std::function<bool(const StatsView&)>& pred,
