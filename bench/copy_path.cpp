@@ -8,10 +8,10 @@
 #include <cstring>
 #include <zmq.hpp>
 
-#include "bench_simulation.hpp"
-#include "publisher/frame_writer.hpp"
 #include "bench.hpp"
+#include "bench_simulation.hpp"
 #include "cuview/posix.hpp"
+#include "publisher/frame_writer.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda_ipc.hpp"
 #endif

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "bench_simulation.hpp"
 #include "bench.hpp"
+#include "bench_simulation.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda_ipc.hpp"
 #endif

@@ -28,7 +28,7 @@ constexpr std::uint64_t kMaxStepRequest = 1'000'000;
 
 /// Owner of /proc/PID (the process's effective uid); -1 when it cannot be read.
 uid_t process_uid(pid_t pid) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) return static_cast<uid_t>(-1);
   return st.st_uid;
 }
@@ -63,8 +63,9 @@ std::unique_ptr<Executor> choose_executor(const DaemonOptions& o) {
   spdlog::info("backend: host (auto: CUDA is not usable here: {})", probe.reason);
 #else
   if (o.backend == "cuda")
-    throw Error(Errc::cuda, "--backend cuda: this cuview-compute was built without the CUDA toolkit; rebuild with "
-                            "nvcc on PATH or use --backend host");
+    throw Error(Errc::cuda,
+                "--backend cuda: this cuview-compute was built without the CUDA toolkit; rebuild with "
+                "nvcc on PATH or use --backend host");
   spdlog::info("backend: host (auto: this build has no CUDA backend)");
 #endif
   return make_host_executor();
@@ -134,10 +135,11 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
   try {
     sim_ = plugin_ ? plugin_->make(*executor_, config) : factory->make(*executor_, config);
     fields_ = in_simulation("fields", [&] { return sim_->fields(); });
-    if (fields_.empty()) throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");
-    params_ = std::make_unique<ParameterSet>(
-        with_publisher_params(in_simulation("params", [&] { return sim_->params(); })),
-        in_simulation("presets", [&] { return sim_->presets(); }));
+    if (fields_.empty())
+      throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");
+    params_ =
+        std::make_unique<ParameterSet>(with_publisher_params(in_simulation("params", [&] { return sim_->params(); })),
+                                       in_simulation("presets", [&] { return sim_->presets(); }));
     apply_params(params_->apply(opts.preset.empty() ? std::nullopt : std::optional<std::string>(opts.preset), {}));
   } catch (const SimulationFailed& e) {
     throw Error(Errc::bad_value, e.what());
@@ -152,8 +154,9 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
     if (mps_running())
       spdlog::info("MPS is running: viewers share the GPU with the simulation without context switches");
     else
-      spdlog::info("viewers that render on this GPU cost the simulation ~0.35 ms per frame in context switches "
-                   "(~2 % at 60 Hz); start MPS first (nvidia-cuda-mps-control -d) to remove that, see README");
+      spdlog::info(
+          "viewers that render on this GPU cost the simulation ~0.35 ms per frame in context switches "
+          "(~2 % at 60 Hz); start MPS first (nvidia-cuda-mps-control -d) to remove that, see README");
   }
   try {
     in_simulation("reset", [&] { sim_->reset(opts.seed); });
@@ -168,8 +171,9 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
   if (!signals_) throw_errno("signalfd for SIGINT/SIGTERM", errno);
 
   if (!configure_server_socket(router_) || !configure_server_socket(pub_))
-    spdlog::warn("this libzmq cannot filter ipc:// peers by uid; only the 0700 runtime directory keeps other "
-                 "users out");
+    spdlog::warn(
+        "this libzmq cannot filter ipc:// peers by uid; only the 0700 runtime directory keeps other "
+        "users out");
   router_.bind(paths_.control_endpoint());
   pub_.bind(paths_.frames_endpoint());
   paused_ = opts.start_paused;
@@ -200,7 +204,8 @@ void Daemon::clean_leftovers() {
   for (std::string name; std::getline(in, name);) {
     if (name.rfind(ours, 0) == 0 && ::shm_unlink(name.c_str()) == 0) ++removed;
   }
-  if (removed > 0) spdlog::warn("removed {} shared-memory segment(s) left by a daemon '{}' that crashed", removed, opts_.name);
+  if (removed > 0)
+    spdlog::warn("removed {} shared-memory segment(s) left by a daemon '{}' that crashed", removed, opts_.name);
 }
 
 void Daemon::write_segments_file() const {
@@ -224,32 +229,32 @@ int Daemon::run() {
   std::vector<std::string> item_peers;
   std::string failure;
   try {
-  while (!stop_) {
-    items.assign({{router_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, signals_.get(), ZMQ_POLLIN, 0}});
-    item_peers.clear();
-    for (const auto& [id, peer] : peers_) {
-      items.push_back({nullptr, peer.process.fd(), ZMQ_POLLIN, 0});
-      item_peers.push_back(id);
-    }
-    const bool busy = !paused_ || pending_steps_ > 0;
-    zmq::poll(items.data(), items.size(), busy ? std::chrono::milliseconds(0) : std::chrono::milliseconds(50));
-
-    if (items[1].revents & ZMQ_POLLIN) {
-      signalfd_siginfo si{};
-      if (::read(signals_.get(), &si, sizeof si) == sizeof si) {
-        spdlog::info("received {}: shutting down", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
-        stop_ = true;
+    while (!stop_) {
+      items.assign({{router_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, signals_.get(), ZMQ_POLLIN, 0}});
+      item_peers.clear();
+      for (const auto& [id, peer] : peers_) {
+        items.push_back({nullptr, peer.process.fd(), ZMQ_POLLIN, 0});
+        item_peers.push_back(id);
       }
+      const bool busy = !paused_ || pending_steps_ > 0;
+      zmq::poll(items.data(), items.size(), busy ? std::chrono::milliseconds(0) : std::chrono::milliseconds(50));
+
+      if (items[1].revents & ZMQ_POLLIN) {
+        signalfd_siginfo si{};
+        if (::read(signals_.get(), &si, sizeof si) == sizeof si) {
+          spdlog::info("received {}: shutting down", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+          stop_ = true;
+        }
+      }
+      for (std::size_t i = 2; i < items.size(); ++i) {
+        if (items[i].revents & ZMQ_POLLIN) drop_peer(item_peers[i - 2], "exited");
+      }
+      if (items[0].revents & ZMQ_POLLIN) serve_control();
+      if (stop_) break;
+      if (busy) simulate();
+      ring_->heartbeat();
+      update_rates();
     }
-    for (std::size_t i = 2; i < items.size(); ++i) {
-      if (items[i].revents & ZMQ_POLLIN) drop_peer(item_peers[i - 2], "exited");
-    }
-    if (items[0].revents & ZMQ_POLLIN) serve_control();
-    if (stop_) break;
-    if (busy) simulate();
-    ring_->heartbeat();
-    update_rates();
-  }
   } catch (const SimulationFailed& e) {
     failure = e.what();
   } catch (const Error& e) {
@@ -261,7 +266,8 @@ int Daemon::run() {
   // Clients learn it from the control block at once (and from the notice, for monitors).
   ring_->set_state(DaemonState::shut_down);
   pub_.send(zmq::buffer(proto::kByeTopic), zmq::send_flags::sndmore);
-  pub_.send(zmq::buffer(proto::encode(proto::ByeNotice{session_, failure.empty() ? "shutdown" : "simulation failed: " + failure})),
+  pub_.send(zmq::buffer(proto::encode(
+                proto::ByeNotice{session_, failure.empty() ? "shutdown" : "simulation failed: " + failure})),
             zmq::send_flags::dontwait);
   try {
     executor_->finish();
@@ -360,8 +366,8 @@ void Daemon::drop_peer(const std::string& peer, const char* why) {
   // listing daemons every few seconds) would flood the log at info level.
   const auto level = it->second.lease ? spdlog::level::info : spdlog::level::debug;
   if (it->second.lease) ring_->close_lease(*it->second.lease);
-  spdlog::log(level, "client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.process.pid(),
-              why, peers_.size() - 1);
+  spdlog::log(level, "client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.process.pid(), why,
+              peers_.size() - 1);
   peers_.erase(it);
 }
 
@@ -385,8 +391,14 @@ proto::DescribeResult Daemon::describe() const {
   for (std::size_t i = 0; i < fields_.size(); ++i) {
     const auto& f = fields_[i];
     const std::uint64_t value = sim::size_of(f.dtype), cell = value * f.components;
-    proto::FieldDesc fd{f.name, sim::to_string(f.dtype), f.components, {opts_.height, opts_.width},
-                        {opts_.width * cell, cell}, l.fields[i].offset, l.fields[i].bytes, f.help};
+    proto::FieldDesc fd{f.name,
+                        sim::to_string(f.dtype),
+                        f.components,
+                        {opts_.height, opts_.width},
+                        {opts_.width * cell, cell},
+                        l.fields[i].offset,
+                        l.fields[i].bytes,
+                        f.help};
     if (f.components > 1) {
       fd.shape.push_back(f.components);
       fd.strides.push_back(value);
@@ -435,12 +447,13 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
       auto a = proto::decode_as<proto::HelloArgs>(req.args, what);
       auto existing = peers_.find(peer);
       if (existing == peers_.end() && peers_.size() >= kMaxPeers)
-        throw Error(Errc::too_many_clients, "daemon '" + opts_.name + "' already serves " +
-                                                std::to_string(kMaxPeers) + " clients; detach one and try again");
+        throw Error(Errc::too_many_clients, "daemon '" + opts_.name + "' already serves " + std::to_string(kMaxPeers) +
+                                                " clients; detach one and try again");
       ProcessHandle process(a.pid);
       if (const auto uid = process_uid(a.pid); uid != ::getuid())
         throw Error(Errc::access, "process " + std::to_string(a.pid) + " runs as uid " + std::to_string(uid) +
-                                      "; this daemon serves only its own user (uid " + std::to_string(::getuid()) + ")");
+                                      "; this daemon serves only its own user (uid " + std::to_string(::getuid()) +
+                                      ")");
       if (existing != peers_.end()) drop_peer(peer, "said hello again");
       peers_.emplace(peer, Peer{a.client, std::move(process), std::nullopt});
       spdlog::debug("client '{}' (pid {}) said hello; {} client(s)", a.client, a.pid, peers_.size());
@@ -450,12 +463,11 @@ std::string Daemon::handle(const std::string& peer, std::string_view bytes) {
     if (!req.session)
       throw Error(Errc::missing_field, "'" + op + "' lacks the 'session' field; say 'hello' first to get one");
     if (*req.session != session_)
-      throw Error(Errc::stale_session, "session " + *req.session + " is from an earlier run of daemon '" +
-                                           opts_.name + "' (this run is session " + session_ +
+      throw Error(Errc::stale_session, "session " + *req.session + " is from an earlier run of daemon '" + opts_.name +
+                                           "' (this run is session " + session_ +
                                            "); attach again before using any handle");
     auto it = peers_.find(peer);
-    if (it == peers_.end())
-      throw Error(Errc::not_attached, "'" + op + "' needs a 'hello' first on this connection");
+    if (it == peers_.end()) throw Error(Errc::not_attached, "'" + op + "' needs a 'hello' first on this connection");
     Peer& p = it->second;
     if (op == "describe") {
       (void)proto::decode_as<proto::NoArgs>(req.args, what);

@@ -21,10 +21,12 @@ int main(int argc, char** argv) {
   cuview::DaemonOptions o;
   std::string size = "512x512", log_level = "info";
   bool check_cuda = false;
-  CLI::App app{"cuview-compute: runs a simulation on the GPU (or CPU) and publishes its frames to cuview viewers.\n"
-               "Runs in the foreground until SIGTERM/SIGINT or `cuview-ctl shutdown`."};
+  CLI::App app{
+      "cuview-compute: runs a simulation on the GPU (or CPU) and publishes its frames to cuview viewers.\n"
+      "Runs in the foreground until SIGTERM/SIGINT or `cuview-ctl shutdown`."};
   app.set_version_flag("--version", "cuview-compute " CUVIEW_VERSION);
-  app.add_option("--name", o.name, "instance name; endpoints live in $XDG_RUNTIME_DIR/cuview/NAME")->capture_default_str();
+  app.add_option("--name", o.name, "instance name; endpoints live in $XDG_RUNTIME_DIR/cuview/NAME")
+      ->capture_default_str();
   app.add_option("--backend", o.backend, "where the simulation runs")
       ->check(CLI::IsMember({"auto", "cuda", "host"}))
       ->capture_default_str();
@@ -33,10 +35,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--size", size, "grid size WxH")->capture_default_str();
   app.add_option("--slots", o.slots, "ring slots per field (1-16)")->capture_default_str();
-  app.add_option("--fps", o.max_fps, "frames published per second at most (0: after every batch)")->capture_default_str();
+  app.add_option("--fps", o.max_fps, "frames published per second at most (0: after every batch)")
+      ->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the initial state")->capture_default_str();
-  app.add_option("--preset", o.preset, "parameter preset (default: the simulation's first; grayscott: coral, mitosis, "
-                                       "maze, spots, waves)");
+  app.add_option("--preset", o.preset,
+                 "parameter preset (default: the simulation's first; grayscott: coral, mitosis, "
+                 "maze, spots, waves)");
   app.add_flag("--paused", o.start_paused, "start paused");
   std::uint32_t steps_per_launch = 0;
   app.add_option("--steps-per-launch", steps_per_launch,

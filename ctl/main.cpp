@@ -106,8 +106,8 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
     deadline = std::chrono::steady_clock::time_point::max();
     opts.timeout = base.timeout;
     const auto& d = client->description();
-    std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots\n", opts.name.c_str(),
-                last_session.c_str(), d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(), d.slots);
+    std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots\n", opts.name.c_str(), last_session.c_str(),
+                d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(), d.slots);
     std::fflush(stdout);
     try {
       std::uint64_t prev = 0;
@@ -164,8 +164,12 @@ int list_simulations(bool json) {
                              {"components", field.components},
                              {"help", field.help}});
     for (const auto& p : params.describe())
-      j["params"].push_back(
-          {{"name", p.name}, {"default", p.value}, {"min", p.min}, {"max", p.max}, {"integer", p.integer}, {"help", p.help}});
+      j["params"].push_back({{"name", p.name},
+                             {"default", p.value},
+                             {"min", p.min},
+                             {"max", p.max},
+                             {"integer", p.integer},
+                             {"help", p.help}});
     for (const auto& p : params.presets()) j["presets"].push_back(p.name);
     out.push_back(j);
   }
@@ -212,7 +216,8 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "list the daemons running for this user");
   list->add_flag("--json", json, "print JSON");
   auto* describe = app.add_subcommand("describe", "show fields, parameters and presets");
-  auto* sims = app.add_subcommand("sims", "list the simulations cuview-compute --sim can run, with their fields and parameters");
+  auto* sims =
+      app.add_subcommand("sims", "list the simulations cuview-compute --sim can run, with their fields and parameters");
   sims->add_flag("--json", json, "print JSON");
   AttachArgs aa;
   auto* att = app.add_subcommand("attach", "import the frame ring and receive frames");

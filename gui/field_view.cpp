@@ -1,8 +1,8 @@
 #include "field_view.hpp"
 
 #include <QDateTime>
-#include <QMouseEvent>
 #include <QFontMetrics>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QWheelEvent>
 #include <algorithm>
@@ -41,7 +41,8 @@ void FieldView::paintEvent(QPaintEvent*) {
   if (!message_.isEmpty()) {
     // A panel across the middle, over the last picture if there is one.
     const QRect box = rect().adjusted(width() / 10, 0, -width() / 10, 0);
-    const QRect text = p.fontMetrics().boundingRect(box.adjusted(12, 0, -12, 0), Qt::TextWordWrap | Qt::AlignCenter, message_);
+    const QRect text =
+        p.fontMetrics().boundingRect(box.adjusted(12, 0, -12, 0), Qt::TextWordWrap | Qt::AlignCenter, message_);
     const QRect panel(box.left(), height() / 2 - text.height() / 2 - 12, box.width(), text.height() + 24);
     p.fillRect(panel, QColor(0, 0, 0, 170));
     p.setPen(Qt::white);
@@ -107,8 +108,10 @@ QString FieldView::readout(QPoint p) const {
     return {};
   const float v = (*frame_.values)[static_cast<std::size_t>(p.y()) * frame_.image.width() + p.x()];
   if (std::isnan(v)) return {};
-  const int cx = static_cast<int>(frame_.center_x + (p.x() + 0.5 - frame_.image.width() / 2.0) / frame_.pixels_per_cell);
-  const int cy = static_cast<int>(frame_.center_y + (p.y() + 0.5 - frame_.image.height() / 2.0) / frame_.pixels_per_cell);
+  const int cx =
+      static_cast<int>(frame_.center_x + (p.x() + 0.5 - frame_.image.width() / 2.0) / frame_.pixels_per_cell);
+  const int cy =
+      static_cast<int>(frame_.center_y + (p.y() + 0.5 - frame_.image.height() / 2.0) / frame_.pixels_per_cell);
   return QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
 }
 
@@ -161,7 +164,8 @@ QSize RatePlot::minimumSizeHint() const {
   // Widest values the legend can show: 3 significant digits with an exponent.
   const QFontMetrics fm(font());
   const int swatch = fm.height();
-  const int text = std::max(fm.horizontalAdvance(steps_legend(-1.23e+100)), fm.horizontalAdvance(latency_legend(-1.23e+100)));
+  const int text =
+      std::max(fm.horizontalAdvance(steps_legend(-1.23e+100)), fm.horizontalAdvance(latency_legend(-1.23e+100)));
   return {text + swatch + 3 * kLegendMargin, 2 * fm.lineSpacing() + 40};
 }
 
@@ -190,14 +194,17 @@ void RatePlot::paintEvent(QPaintEvent*) {
     QPointF prev;
     bool first = true;
     for (const auto& s : samples_) {
-      const QPointF pt(width() * (1.0 - double(now - s.t_ms) / span), height() - 4 - (height() - top - 4) * value(s) / max);
+      const QPointF pt(width() * (1.0 - double(now - s.t_ms) / span),
+                       height() - 4 - (height() - top - 4) * value(s) / max);
       if (!first) p.drawLine(prev, pt);
       prev = pt;
       first = false;
     }
   };
-  draw(kStepsColour, [](const Sample& s) { return s.steps; }, max_steps);
-  draw(kLatencyColour, [](const Sample& s) { return s.latency; }, max_lat);
+  draw(
+      kStepsColour, [](const Sample& s) { return s.steps; }, max_steps);
+  draw(
+      kLatencyColour, [](const Sample& s) { return s.latency; }, max_lat);
   // One line per series, each after a swatch of its colour.
   const QStringList lines = legend();
   const QColor colours[] = {kStepsColour, kLatencyColour};

@@ -7,11 +7,10 @@
 // xcb platform: that is why `cuview-gui --name run1` once opened detached in a real window and
 // attached only offscreen. Qt gets argv[0] and only the arguments we do not know
 // (`-platform offscreen`, `-style fusion`, ...).
+#include <CLI/CLI.hpp>
 #include <QApplication>
 #include <QIcon>
 #include <QSettings>
-
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -23,9 +22,10 @@ int main(int argc, char** argv) {
   cuview::gui::ViewerOptions o;
   std::string name, screenshot, colormap;
   bool attach_last = false, whole_window = false;
-  CLI::App cli{"cuview-gui: watch a running cuview-compute simulation live; attach, detach and steer it.\n"
-               "Without --name or --attach it opens with the list of running daemons: pick one, click Attach.\n"
-               "Arguments it does not know go to Qt (e.g. -platform offscreen)."};
+  CLI::App cli{
+      "cuview-gui: watch a running cuview-compute simulation live; attach, detach and steer it.\n"
+      "Without --name or --attach it opens with the list of running daemons: pick one, click Attach.\n"
+      "Arguments it does not know go to Qt (e.g. -platform offscreen)."};
   cli.set_version_flag("--version", "cuview-gui " CUVIEW_VERSION);
   cli.allow_extras();
   cli.add_option("-n,--name", name, "attach to the daemon NAME at start");

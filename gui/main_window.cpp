@@ -11,20 +11,20 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
+#include <QIcon>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QPushButton>
-#include <QSettings>
-#include <QSet>
-#include <QIcon>
 #include <QScreen>
-#include <QWindow>
-#include <QGuiApplication>
+#include <QSet>
+#include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <QWindow>
 #include <cstdio>
 
 #include "cuview/posix.hpp"
@@ -41,7 +41,8 @@ void filter_messages(QtMsgType type, const QMessageLogContext& context, const QS
   g_default_handler(type, context, message);
 }
 
-const QString kDetachedHint = "Detached. Pick a running daemon in the Daemons list and click Attach (or double-click it).";
+const QString kDetachedHint =
+    "Detached. Pick a running daemon in the Daemons list and click Attach (or double-click it).";
 
 /// Status bar labels are never narrower than their text: the window's minimum width grows instead.
 void show_status(QLabel* label, const QString& text) {
@@ -72,9 +73,9 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWin
   build_ui();
   QSettings settings;
   if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(kDefaultWindowSize);
-  colormap_->setCurrentIndex(static_cast<int>(colormap_from(
-      opts_.colormap.isEmpty() ? settings.value("view/colormap", "viridis").toString() : opts_.colormap,
-      Colormap::viridis)));
+  colormap_->setCurrentIndex(static_cast<int>(
+      colormap_from(opts_.colormap.isEmpty() ? settings.value("view/colormap", "viridis").toString() : opts_.colormap,
+                    Colormap::viridis)));
   range_mode_->setCurrentIndex(settings.value("view/range_mode", 0).toInt());
   range_lo_->setValue(settings.value("view/range_lo", 0.0).toDouble());
   range_hi_->setValue(settings.value("view/range_hi", 1.0).toDouble());
@@ -281,8 +282,9 @@ void MainWindow::attach_selected() {
     return attach_to(names.front());
   }
   if (names.isEmpty())
-    on_error("no cuview-compute daemon is running for you; start one (cuview-compute --name NAME, or "
-             "scripts/run.sh) and it appears in the Daemons list");
+    on_error(
+        "no cuview-compute daemon is running for you; start one (cuview-compute --name NAME, or "
+        "scripts/run.sh) and it appears in the Daemons list");
   else
     on_error(QString("%1 daemons are running (%2): select one in the Daemons list, then Attach")
                  .arg(names.size())
@@ -404,19 +406,25 @@ void MainWindow::on_connection(Connection state, const QString& text) {
   // shown across the view while no frames come, and as the label's tooltip.
   QString label;
   switch (state) {
-    case Connection::detached: label = "detached"; break;
-    case Connection::connecting: label = "connecting to " + target_ + "…"; break;
-    case Connection::connected: label = "connected to " + target_; break;
+    case Connection::detached:
+      label = "detached";
+      break;
+    case Connection::connecting:
+      label = "connecting to " + target_ + "…";
+      break;
+    case Connection::connected:
+      label = "connected to " + target_;
+      break;
     case Connection::waiting:
       label = text.startsWith("disconnected") ? "disconnected — waiting for " + target_ : "waiting for " + target_;
       break;
-    case Connection::failed: label = "cannot attach to " + target_; break;
+    case Connection::failed:
+      label = "cannot attach to " + target_;
+      break;
   }
   show_status(conn_label_, label);
   conn_label_->setToolTip(text);
-  view_->set_message(state == Connection::connected ? QString()
-                     : state == Connection::detached ? kDetachedHint
-                                                     : text);
+  view_->set_message(state == Connection::connected ? QString() : state == Connection::detached ? kDetachedHint : text);
   if (state != Connection::connected) show_status(backend_label_, {});
   if (state == Connection::failed) {
     on_error(text);
@@ -509,7 +517,8 @@ QImage grab_pixels(QWidget* widget) {
 QString MainWindow::save_screenshot(const QString& path) {
   const QFileInfo info(path);
   const QFileInfo dir(info.absolutePath());
-  if (!dir.exists() || !dir.isDir()) return QString("cannot save %1: folder %2 does not exist").arg(path, dir.filePath());
+  if (!dir.exists() || !dir.isDir())
+    return QString("cannot save %1: folder %2 does not exist").arg(path, dir.filePath());
   if (!dir.isWritable()) return QString("cannot save %1: folder %2 is not writable").arg(path, dir.filePath());
   QWidget* what = opts_.whole_window ? static_cast<QWidget*>(this) : centralWidget();
   if (!grab_pixels(what).save(path, "PNG"))

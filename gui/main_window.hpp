@@ -36,8 +36,8 @@ struct ViewerOptions {
   QString name;        ///< attach to this daemon at start (empty: none)
   QString screenshot;  ///< headless: save a PNG here after `frames` frames, then quit
   int frames = 1;
-  int timeout_s = 30;  ///< headless: give up after this long without enough frames
-  QString colormap;    ///< overrides the remembered one
+  int timeout_s = 30;         ///< headless: give up after this long without enough frames
+  QString colormap;           ///< overrides the remembered one
   bool whole_window = false;  ///< screenshots show the whole window, not only the view
 };
 

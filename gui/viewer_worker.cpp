@@ -76,8 +76,8 @@ void ViewerWorker::try_attach(const QString& name) {
   o.client = "cuview-gui";
   o.timeout = 1500ms;
   // Waiting after a disconnect keeps its short text; waiting from the start keeps the long one.
-  const bool was_attached = state_ == Connection::connected ||
-                            (state_ == Connection::waiting && state_text_.startsWith("disconnected"));
+  const bool was_attached =
+      state_ == Connection::connected || (state_ == Connection::waiting && state_text_.startsWith("disconnected"));
   if (state_ != Connection::waiting) set_state(Connection::connecting, "connecting to " + name + "…");
   try {
     client_.emplace(Client::attach(o));
@@ -85,9 +85,9 @@ void ViewerWorker::try_attach(const QString& name) {
     auto_lo_hi_valid_ = false;
     const auto& d = client_->description();
     Q_EMIT described(d);
-    set_state(Connection::connected, QString("connected to %1 (%2 on %3)")
-                                         .arg(name, QString::fromStdString(d.backend),
-                                              QString::fromStdString(d.device)));
+    set_state(Connection::connected,
+              QString("connected to %1 (%2 on %3)")
+                  .arg(name, QString::fromStdString(d.backend), QString::fromStdString(d.device)));
   } catch (const Error& e) {
     client_.reset();
     // A daemon that is not (yet, or no longer) there is waited for; anything else is shown.
@@ -127,8 +127,8 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   unshowable_.clear();
   const double cx = view.center_x < 0 ? d.width / 2.0 : view.center_x;
   const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
-  auto t = ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height,
-                              view.zoom, cx, cy);
+  auto t = ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height, view.zoom,
+                              cx, cy);
   if (view.auto_range) {
     t.lo = auto_lo_hi_valid_ ? auto_lo_ : 0.0f;
     t.hi = auto_lo_hi_valid_ ? auto_hi_ : 1.0f;

@@ -27,7 +27,7 @@ struct ViewRequest {
   int field = 0;
   Colormap colormap = Colormap::viridis;
   bool auto_range = true;
-  float lo = 0, hi = 1;  ///< used when !auto_range
+  float lo = 0, hi = 1;                           ///< used when !auto_range
   double zoom = 1, center_x = -1, center_y = -1;  ///< center < 0: the field's centre
 };
 

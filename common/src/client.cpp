@@ -113,8 +113,8 @@ void Frame::copy_to_host(std::span<std::byte> dst) const {
   if (!imports_) throw Error(Errc::bad_value, "copy_to_host on a moved-from Frame");
   const auto bytes = imports_->layout.slot_bytes;
   if (dst.size() < bytes)
-    throw Error(Errc::bad_value, "copy_to_host needs " + std::to_string(bytes) + " bytes, got " +
-                                     std::to_string(dst.size()));
+    throw Error(Errc::bad_value,
+                "copy_to_host needs " + std::to_string(bytes) + " bytes, got " + std::to_string(dst.size()));
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_->is_cuda()) {
     const std::string what = " for frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
@@ -260,8 +260,8 @@ struct Client::Impl {
       imp->data = SharedMemory::open(h.data_shm, desc.slot_bytes * desc.slots, Access::read_only);
       for (const auto& s : h.slots) {
         if (s.offset + desc.slot_bytes > imp->data.size())
-          throw Error(Errc::bad_message, "slot offset " + std::to_string(s.offset) + " lies outside segment " +
-                                             h.data_shm);
+          throw Error(Errc::bad_message,
+                      "slot offset " + std::to_string(s.offset) + " lies outside segment " + h.data_shm);
         imp->host_slots.push_back(static_cast<const std::byte*>(imp->data.data()) + s.offset);
       }
     } else if (h.backend == "cuda") {
@@ -302,9 +302,8 @@ Client Client::attach(const AttachOptions& options) {
     std::string others;
     for (const auto& n : list_running_instances()) others += (others.empty() ? "" : ", ") + n;
     throw Error(Errc::no_daemon, "no cuview-compute daemon named '" + options.name + "' is running (nothing holds " +
-                                     paths.lock.string() + "); start one with `cuview-compute --name " +
-                                     options.name + "`" +
-                                     (others.empty() ? std::string() : "; running now: " + others));
+                                     paths.lock.string() + "); start one with `cuview-compute --name " + options.name +
+                                     "`" + (others.empty() ? std::string() : "; running now: " + others));
   }
   configure_client_socket(impl->sock);
   impl->sock.connect(paths.control_endpoint());

@@ -19,8 +19,7 @@ Probe probe() noexcept {
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
-    p.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(rc) + " (" + cudaGetErrorName(rc) +
-               ")";
+    p.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(rc) + " (" + cudaGetErrorName(rc) + ")";
     if (rc == cudaErrorInsufficientDriver && p.driver_version == 0)
       p.reason += "; no NVIDIA driver is installed on this machine";
     (void)cudaGetLastError();

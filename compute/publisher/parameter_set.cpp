@@ -43,8 +43,7 @@ std::map<std::string, double> ParameterSet::apply(const std::optional<std::strin
     if (it == presets_.end()) {
       std::string names;
       for (const auto& p : presets_) names += (names.empty() ? "" : ", ") + p.name;
-      throw Error(Errc::bad_value,
-                  "unknown preset '" + *preset + "'; presets: " + (names.empty() ? "none" : names));
+      throw Error(Errc::bad_value, "unknown preset '" + *preset + "'; presets: " + (names.empty() ? "none" : names));
     }
     all = it->values;
   }

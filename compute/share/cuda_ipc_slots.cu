@@ -20,10 +20,12 @@ class CudaIpcSlots final : public SlotMemory {
     pci_ = pci;
     for (std::uint32_t s = 0; s < slots; ++s) {
       slots_.emplace_back(layout.slot_bytes);
-      cuda::check(cudaMemset(slots_.back().get(), 0, layout.slot_bytes), "cudaMemset of ring slot " + std::to_string(s));
+      cuda::check(cudaMemset(slots_.back().get(), 0, layout.slot_bytes),
+                  "cudaMemset of ring slot " + std::to_string(s));
       events_.emplace_back(cuda::EventKind::interprocess);
       // Recorded once, so that a client waiting on a never-written slot's event does not block.
-      cuda::check(cudaEventRecord(events_.back().get(), stream_), "cudaEventRecord (initial) of slot " + std::to_string(s));
+      cuda::check(cudaEventRecord(events_.back().get(), stream_),
+                  "cudaEventRecord (initial) of slot " + std::to_string(s));
     }
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after allocating the ring");
   }

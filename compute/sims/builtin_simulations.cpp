@@ -9,10 +9,14 @@ std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& con
 
 const char* to_string(DType t) {
   switch (t) {
-    case DType::float32: return "float32";
-    case DType::float16: return "float16";
-    case DType::int32: return "int32";
-    case DType::uint8: return "uint8";
+    case DType::float32:
+      return "float32";
+    case DType::float16:
+      return "float16";
+    case DType::int32:
+      return "int32";
+    case DType::uint8:
+      return "uint8";
   }
   return "?";
 }
@@ -20,9 +24,12 @@ const char* to_string(DType t) {
 std::size_t size_of(DType t) {
   switch (t) {
     case DType::float32:
-    case DType::int32: return 4;
-    case DType::float16: return 2;
-    case DType::uint8: return 1;
+    case DType::int32:
+      return 4;
+    case DType::float16:
+      return 2;
+    case DType::uint8:
+      return 1;
   }
   return 0;
 }

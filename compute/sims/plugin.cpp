@@ -16,10 +16,11 @@ constexpr const char* kEntry = "cuview_simulation_v1";
 
 Plugin Plugin::load(const std::string& path) {
   const std::string what = "plugin " + path;
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    throw Error(Errc::bad_value, what + " does not exist; give the path of a shared library built against cuview "
-                                        "(see docs/sdk.md), or a built-in name (cuview-ctl sims lists them)");
+    throw Error(Errc::bad_value, what +
+                                     " does not exist; give the path of a shared library built against cuview "
+                                     "(see docs/sdk.md), or a built-in name (cuview-ctl sims lists them)");
   // A relative name without a slash would be searched on the library path: always load the file named.
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -36,7 +37,8 @@ Plugin Plugin::load(const std::string& path) {
         ::dlclose(handle);
         throw Error(Errc::bad_value, what + " was built for simulation ABI " + std::to_string(v) +
                                          "; this cuview-compute (" CUVIEW_VERSION ") loads ABI " +
-                                         std::to_string(kPluginAbi) + ": rebuild the plugin against this cuview, or "
+                                         std::to_string(kPluginAbi) +
+                                         ": rebuild the plugin against this cuview, or "
                                          "run it with the cuview it was built for");
       }
     }
@@ -48,8 +50,10 @@ Plugin Plugin::load(const std::string& path) {
   if (info == nullptr || info->abi != kPluginAbi || info->make == nullptr || info->name == nullptr) {
     const std::string abi = info ? std::to_string(info->abi) : "none";
     ::dlclose(handle);
-    throw Error(Errc::bad_value, what + " reports simulation ABI " + abi + " (or no factory); this cuview-compute "
-                                        "loads ABI " + std::to_string(kPluginAbi) + ": rebuild the plugin against it");
+    throw Error(Errc::bad_value, what + " reports simulation ABI " + abi +
+                                     " (or no factory); this cuview-compute "
+                                     "loads ABI " +
+                                     std::to_string(kPluginAbi) + ": rebuild the plugin against it");
   }
   return Plugin(handle, info, path);
 }
@@ -76,7 +80,8 @@ std::unique_ptr<Simulation> Plugin::make(Executor& executor, const SimulationCon
   try {
     s = info_->make(executor, config);
   } catch (const std::exception& e) {
-    throw Error(Errc::bad_value, "plugin " + path_ + " (simulation '" + info_->name + "') failed to start: " + e.what());
+    throw Error(Errc::bad_value,
+                "plugin " + path_ + " (simulation '" + info_->name + "') failed to start: " + e.what());
   }
   if (!s) throw Error(Errc::bad_value, "plugin " + path_ + " (simulation '" + info_->name + "') made no simulation");
   return s;

@@ -49,7 +49,8 @@ class Plugin {
   [[nodiscard]] std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) const;
 
  private:
-  Plugin(void* handle, const PluginInfo* info, std::string path) : handle_(handle), info_(info), path_(std::move(path)) {}
+  Plugin(void* handle, const PluginInfo* info, std::string path)
+      : handle_(handle), info_(info), path_(std::move(path)) {}
   void* handle_ = nullptr;
   const PluginInfo* info_ = nullptr;
   std::string path_;
@@ -61,8 +62,8 @@ class Plugin {
 #define CUVIEW_VERSION "unknown"
 #endif
 /// Exports the plugin entry point. MAKE: std::unique_ptr<Simulation>(Executor&, const SimulationConfig&).
-#define CUVIEW_SIMULATION_PLUGIN(NAME, HELP, MAKE)                                                      \
+#define CUVIEW_SIMULATION_PLUGIN(NAME, HELP, MAKE)                                                            \
   extern "C" __attribute__((visibility("default"))) const ::cuview::sim::PluginInfo* cuview_simulation_v1() { \
     static const ::cuview::sim::PluginInfo info{::cuview::sim::kPluginAbi, NAME, HELP, CUVIEW_VERSION, MAKE}; \
-    return &info;                                                                                       \
+    return &info;                                                                                             \
   }

@@ -40,7 +40,8 @@ class HeatHost final : public Simulation {
   void step(std::uint32_t n) override {
     for (std::uint32_t s = 0; s < n; ++s) {
       for (int y = 0; y < h_; ++y)
-        for (int x = 0; x < w_; ++x) next_[static_cast<std::size_t>(y) * w_ + x] = step_cell(t_.data(), x, y, w_, h_, alpha_);
+        for (int x = 0; x < w_; ++x)
+          next_[static_cast<std::size_t>(y) * w_ + x] = step_cell(t_.data(), x, y, w_, h_, alpha_);
       t_.swap(next_);
     }
   }
@@ -61,8 +62,9 @@ std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& con
 #ifdef HEAT_HAVE_CUDA
     return make_cuda(executor, w, h);
 #else
-    throw std::runtime_error("this build of the heat plugin has no CUDA kernel: rebuild it with nvcc, or run "
-                             "cuview-compute --backend host");
+    throw std::runtime_error(
+        "this build of the heat plugin has no CUDA kernel: rebuild it with nvcc, or run "
+        "cuview-compute --backend host");
 #endif
   }
   return std::make_unique<HeatHost>(w, h);

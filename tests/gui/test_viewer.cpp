@@ -22,7 +22,6 @@ using namespace cuview::gui;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-
 TEST_CASE("the viewer draws a known field with the colormap's colours", "[gui]") {
   RuntimeDir rt;
   auto daemon = start_daemon("t", Backend::host, {"--paused"});  // step 0: a known, still field
@@ -53,7 +52,8 @@ TEST_CASE("the viewer draws a known field with the colormap's colours", "[gui]")
   // map is a polynomial fit of matplotlib's table, within 6/255 per channel.
   w->set_field("u");
   w->set_colormap(Colormap::viridis);
-  REQUIRE(wait_for([&] { return w->view()->last_frame().field == 0 && w->view()->last_frame().colormap == Colormap::viridis; }));
+  REQUIRE(wait_for(
+      [&] { return w->view()->last_frame().field == 0 && w->view()->last_frame().colormap == Colormap::viridis; }));
   const QImage& vi = w->view()->last_frame().image;
   const double ppc = std::min(vi.width(), vi.height()) / 128.0;
   const double x0 = vi.width() / 2.0 - 64 * ppc, y0 = vi.height() / 2.0 - 64 * ppc;
@@ -78,7 +78,11 @@ TEST_CASE("the viewer draws a known field with the colormap's colours", "[gui]")
       }
       if (!near(c, want) && wrong++ == 0)
         first_wrong = QString("cell (%1, %2) = %3 drawn #%4, expected #%5")
-                          .arg(cx).arg(cy).arg(value).arg(c & 0xffffff, 6, 16, QChar('0')).arg(want, 6, 16, QChar('0'));
+                          .arg(cx)
+                          .arg(cy)
+                          .arg(value)
+                          .arg(c & 0xffffff, 6, 16, QChar('0'))
+                          .arg(want, 6, 16, QChar('0'));
     }
   }
   INFO(first_wrong.toStdString());
@@ -162,8 +166,8 @@ BACKEND_TEST("cuview-gui --screenshot attaches, waits for frames and saves a PNG
   const char* keep = std::getenv("CUVIEW_SCREENSHOT_DIR");
   const fs::path dir = keep != nullptr ? fs::path(keep) : rt.path();
   const fs::path png = dir / (std::string("screenshot-") + to_string(backend) + ".png");
-  ChildProcess gui({bin("cuview-gui"), "--name", "t", "--screenshot", png.string(), "--frames", "20",
-                    "--screenshot-window"});
+  ChildProcess gui(
+      {bin("cuview-gui"), "--name", "t", "--screenshot", png.string(), "--frames", "20", "--screenshot-window"});
   auto code = gui.wait_for(60s);
   INFO(gui.err());
   REQUIRE(code);
@@ -179,8 +183,8 @@ BACKEND_TEST("cuview-gui --screenshot attaches, waits for frames and saves a PNG
 
 TEST_CASE("headless mistakes end with a message and a non-zero exit", "[gui][bad-input]") {
   RuntimeDir rt;
-  ChildProcess nobody({bin("cuview-gui"), "--name", "nobody", "--screenshot", (rt.path() / "x.png").string(),
-                       "--timeout", "2"});
+  ChildProcess nobody(
+      {bin("cuview-gui"), "--name", "nobody", "--screenshot", (rt.path() / "x.png").string(), "--timeout", "2"});
   REQUIRE(nobody.wait_for(30s) == 1);
   CHECK_THAT(nobody.err(), Catch::Contains("'nobody'") && Catch::Contains("cuview-compute --name nobody"));
 
@@ -197,8 +201,8 @@ TEST_CASE("headless mistakes end with a message and a non-zero exit", "[gui][bad
 }
 
 TEST_CASE("cuview-gui --help and --version work with no display", "[gui]") {
-  const std::vector<std::string> no_display{"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "-u",
-                                            "QT_QPA_PLATFORM", bin("cuview-gui")};
+  const std::vector<std::string> no_display{"/usr/bin/env",    "-u", "DISPLAY",         "-u",
+                                            "WAYLAND_DISPLAY", "-u", "QT_QPA_PLATFORM", bin("cuview-gui")};
   auto run = [&](const std::string& option) {
     auto argv = no_display;
     argv.push_back(option);

@@ -42,7 +42,8 @@ ChildProcess start_viewer(std::vector<std::string> args) {
 
 bool is_reading(const std::string& name, std::uint32_t readers = 1, std::chrono::milliseconds timeout = 10s) {
   try {
-    wait_stats(name, [&](const StatsView& s) { return s.readers == readers; }, timeout);
+    wait_stats(
+        name, [&](const StatsView& s) { return s.readers == readers; }, timeout);
     return true;
   } catch (const std::exception&) {
     return false;
@@ -93,7 +94,8 @@ TEST_CASE("cuview-gui --name attaches in a real window; Ctrl+Q closes it; --atta
 
   const auto window = x11::window_of(gui.pid());
   REQUIRE(window);
-  REQUIRE(wait_for([&] { return x11::window_name(*window).find("cuview — t (grayscott 128×128 on host)") == 0; }, 10000));
+  REQUIRE(
+      wait_for([&] { return x11::window_name(*window).find("cuview — t (grayscott 128×128 on host)") == 0; }, 10000));
   // The desktop knows it as the desktop entry's application, with cuview's icon at every size.
   CHECK_THAT(x11::property(*window, "WM_CLASS"), Catch::Contains("\"cuview-gui\""));
   const std::string icon = x11::property(*window, "_NET_WM_ICON");
@@ -182,14 +184,16 @@ TEST_CASE("the Attach button, a double-click and the Daemon menu attach; Detach 
     x11::key("alt+d");
     REQUIRE(wait_for([] { return QApplication::activePopupWidget() != nullptr; }, 5000));
     x11::key("a");
-    REQUIRE(wait_for([&] { return w.windowTitle().startsWith("cuview — t") && w.connection() == Connection::connected; }));
+    REQUIRE(
+        wait_for([&] { return w.windowTitle().startsWith("cuview — t") && w.connection() == Connection::connected; }));
     CHECK(is_reading("t"));
     CHECK(is_reading("u", 0));
 
     // The selected daemon with the Attach button, then Daemon → Detach.
     x11::click(centre_of(list, "u"));
     x11::click(centre_of(attach));
-    REQUIRE(wait_for([&] { return w.windowTitle().startsWith("cuview — u") && w.connection() == Connection::connected; }));
+    REQUIRE(
+        wait_for([&] { return w.windowTitle().startsWith("cuview — u") && w.connection() == Connection::connected; }));
     CHECK(is_reading("u"));
     x11::key("alt+d");
     REQUIRE(wait_for([] { return QApplication::activePopupWidget() != nullptr; }, 5000));
@@ -242,12 +246,14 @@ TEST_CASE("the X server's pixels of the view show a known field in the chosen co
 
   // Read back from the X server (not QWidget::grab): what reached the screen once it is painted.
   GrayscaleCheck gray;
-  REQUIRE(wait_for([&] {
-    const QImage shown = grab_pixels(w.view());
-    if (shown.size() != w.view()->last_frame().image.size()) return false;
-    gray = check_grayscale(shown, frame->host_field(1));
-    return gray.wrong == 0;
-  }, 5000));
+  REQUIRE(wait_for(
+      [&] {
+        const QImage shown = grab_pixels(w.view());
+        if (shown.size() != w.view()->last_frame().image.size()) return false;
+        gray = check_grayscale(shown, frame->host_field(1));
+        return gray.wrong == 0;
+      },
+      5000));
   INFO(gray.first_wrong);
   CHECK(gray.wrong == 0);
   CHECK(gray.checked > 1500);
@@ -270,7 +276,12 @@ TEST_CASE("the real window fits its text at its default size and resized", "[.wi
 
   for (const QSize size : {kDefaultWindowSize, QSize(760, 520), QSize(1500, 950)}) {
     w.resize(size);
-    REQUIRE(wait_for([&] { return w.windowHandle()->geometry().size() == w.size() && w.size() == w.size().expandedTo(w.minimumSizeHint()); }, 5000));
+    REQUIRE(wait_for(
+        [&] {
+          return w.windowHandle()->geometry().size() == w.size() &&
+                 w.size() == w.size().expandedTo(w.minimumSizeHint());
+        },
+        5000));
     QApplication::processEvents();
     INFO("window " << w.width() << "×" << w.height() << " (asked " << size.width() << "×" << size.height() << ")");
 

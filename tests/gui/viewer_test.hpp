@@ -4,12 +4,12 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QImage>
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <string>
-#include <QImage>
 #include <memory>
+#include <string>
 
 #include "main_window.hpp"
 

@@ -58,9 +58,9 @@ std::unique_ptr<XServer> XServer::start(std::string* why) {
   }
   // -displayfd: the server picks a free display number and writes it to the pipe once it accepts
   // clients, so parallel test runs never collide and no sleep is needed.
-  ChildProcess process({xvfb, "-displayfd", std::to_string(fds[1]), "-screen", "0", "1600x1000x24", "-nolisten",
-                        "tcp", "-noreset"},
-                       fds[1]);
+  ChildProcess process(
+      {xvfb, "-displayfd", std::to_string(fds[1]), "-screen", "0", "1600x1000x24", "-nolisten", "tcp", "-noreset"},
+      fds[1]);
   ::close(fds[1]);
   std::string number;
   pollfd p{fds[0], POLLIN, 0};

@@ -1,7 +1,7 @@
 // End-to-end behaviour of cuview-compute and its clients, with real processes.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -123,8 +123,8 @@ BACKEND_TEST("a client SIGKILLed mid-frame 20 times leaves the daemon stepping w
   auto daemon = start_daemon("t", backend);
   std::uint64_t last_step = 0, rss_after_warmup = 0;
   for (int i = 0; i < 20; ++i) {
-    ChildProcess viewer({bin("cuview-ctl"), "--name", "t", "attach", "--frames", "1000000", "--verify", "--hold-ms",
-                         "30"});
+    ChildProcess viewer(
+        {bin("cuview-ctl"), "--name", "t", "attach", "--frames", "1000000", "--verify", "--hold-ms", "30"});
     // Mid-frame: the viewer holds a slot when it dies.
     (void)wait_stats("t", [](const StatsView& s) { return s.readers == 1 && s.held_slots == 1; });
     viewer.signal(SIGKILL);
@@ -141,8 +141,7 @@ BACKEND_TEST("a client SIGKILLed mid-frame 20 times leaves the daemon stepping w
   CHECK(ctl("t", {"attach", "--frames", "5", "--verify"}).code == 0);
 }
 
-BACKEND_TEST("a SIGSTOPped client holding a frame does not stop the daemon or other clients",
-             "[integration][faults]") {
+BACKEND_TEST("a SIGSTOPped client holding a frame does not stop the daemon or other clients", "[integration][faults]") {
   RuntimeDir rt;
   auto daemon = start_daemon("t", backend);
   ChildProcess frozen({bin("cuview-ctl"), "--name", "t", "attach", "--frames", "2", "--hold-ms", "600000"});
@@ -227,8 +226,7 @@ BACKEND_TEST("cuview-ctl attach --reattach follows a daemon killed or stopped mi
   CHECK(out.substr(at + attached.size(), 32) == stats("t").session);
 }
 
-BACKEND_TEST("a second daemon with the same name is refused and the first keeps running",
-             "[integration][lock]") {
+BACKEND_TEST("a second daemon with the same name is refused and the first keeps running", "[integration][lock]") {
   RuntimeDir rt;
   auto daemon = start_daemon("t", backend);
   const auto s = stats("t");
@@ -360,8 +358,8 @@ TEST_CASE("a runtime directory open to other users makes the daemon refuse to st
   const auto dir = rt.path() / "cuview" / "t";
   fs::create_directories(dir);
   fs::permissions(rt.path() / "cuview", fs::perms::owner_all);
-  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                           fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec);
   ChildProcess d({bin("cuview-compute"), "--name", "t", "--backend", "host"});
   auto code = d.wait_for(30s);
   REQUIRE(code);
@@ -463,7 +461,8 @@ TEST_CASE("the CUDA backend computes what the host backend computes", "[integrat
   const std::size_t stride = ch.description().fields.at(1).offset / sizeof(float);
   double worst = 0;
   for (std::size_t f = 0; f < 2; ++f)
-    for (std::size_t i = 0; i < 128 * 128; ++i) worst = std::max(worst, double(std::abs(x[f * stride + i] - y[f * stride + i])));
+    for (std::size_t i = 0; i < 128 * 128; ++i)
+      worst = std::max(worst, double(std::abs(x[f * stride + i] - y[f * stride + i])));
   INFO("largest host/CUDA difference after 200 steps: " << worst);
   CHECK(worst < 1e-4);  // only floating-point contraction differs
 }
@@ -472,14 +471,15 @@ TEST_CASE("every steps-per-launch setting gives the same bits, on any grid size"
   require_backend(Backend::cuda);
   // 100x37 is no multiple of the fused kernel's 64x32 tile; 8x8 is smaller than its halo-padded
   // tile, so the periodic wrap is taken more than once. 203 steps leave a remainder for every K.
-  const auto [size, cells] = GENERATE(std::pair<std::string, std::size_t>{"100x37", 100 * 37},
-                                      std::pair<std::string, std::size_t>{"8x8", 64},
-                                      std::pair<std::string, std::size_t>{"256x256", 256 * 256});
+  const auto [size, cells] =
+      GENERATE(std::pair<std::string, std::size_t>{"100x37", 100 * 37}, std::pair<std::string, std::size_t>{"8x8", 64},
+               std::pair<std::string, std::size_t>{"256x256", 256 * 256});
   RuntimeDir rt;
   std::vector<std::vector<float>> results;
   for (int k = 1; k <= 4; ++k) {
     const std::string name = std::string("k").append(std::to_string(k));
-    auto d = start_daemon(name, Backend::cuda, {"--paused", "--seed", "5", "--steps-per-launch", std::to_string(k)}, size);
+    auto d =
+        start_daemon(name, Backend::cuda, {"--paused", "--seed", "5", "--steps-per-launch", std::to_string(k)}, size);
     REQUIRE(ctl(name, {"step", "203"}).code == 0);
     (void)wait_stats(name, [](const StatsView& s) { return s.step == 203; });
     auto c = attach(name);

@@ -14,7 +14,9 @@ using namespace cuview::test;
 using namespace std::chrono_literals;
 
 namespace {
-std::string plugin(const std::string& kind) { return std::string(CUVIEW_TEST_PLUGIN_DIR) + "/libcuview-test-plugin-" + kind + ".so"; }
+std::string plugin(const std::string& kind) {
+  return std::string(CUVIEW_TEST_PLUGIN_DIR) + "/libcuview-test-plugin-" + kind + ".so";
+}
 
 /// Runs cuview-compute with `args` to its end (it must not start); its exit code and stderr.
 Result refused(std::vector<std::string> args) {
@@ -71,7 +73,8 @@ TEST_CASE("broken plugins are refused at start with the file and what is wrong",
 
   auto no_entry = refused({"--sim", plugin("not-a-plugin")});
   CHECK(no_entry.code == 1);
-  CHECK_THAT(no_entry.err, Catch::Contains("not a cuview simulation plugin") && Catch::Contains("cuview_simulation_v1"));
+  CHECK_THAT(no_entry.err,
+             Catch::Contains("not a cuview simulation plugin") && Catch::Contains("cuview_simulation_v1"));
 
   auto other_abi = refused({"--sim", plugin("other-abi")});
   CHECK(other_abi.code == 1);
@@ -97,8 +100,8 @@ TEST_CASE("a plugin that throws from step stops the daemon cleanly and tells its
   const auto code = daemon.wait_for(30s);
   REQUIRE(code);
   CHECK(*code == 1);
-  CHECK_THAT(daemon.err(), Catch::Contains("ramp") && Catch::Contains("step") &&
-                               Catch::Contains("the solver diverged after t = 20"));
+  CHECK_THAT(daemon.err(),
+             Catch::Contains("ramp") && Catch::Contains("step") && Catch::Contains("the solver diverged after t = 20"));
   try {
     (void)c.next_frame(5s);
     FAIL("a frame came from a daemon whose simulation failed");
@@ -110,7 +113,8 @@ TEST_CASE("a plugin that throws from step stops the daemon cleanly and tells its
   CHECK(ctl("p", {"attach", "--frames", "3", "--verify"}).code == 0);
 }
 
-TEST_CASE("the heat example plugin computes on the CUDA executor what its host loop computes", "[integration][gpu][plugin]") {
+TEST_CASE("the heat example plugin computes on the CUDA executor what its host loop computes",
+          "[integration][gpu][plugin]") {
   require_backend(Backend::cuda);
   RuntimeDir rt;
   auto host = start_daemon("h", Backend::host, {"--sim", plugin("heat"), "--paused", "--seed", "3"}, "96x64");

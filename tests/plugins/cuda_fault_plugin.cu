@@ -32,7 +32,7 @@ class Fault final : public Simulation {
     steps_ += n;
     // A plugin bug: after 64 steps it launches on a null pointer. The launch itself succeeds.
     bad_kernel<<<static_cast<unsigned>((cells_ + 255) / 256), 256, 0, stream_>>>(steps_ > 64 ? nullptr : data_,
-                                                                                  static_cast<int>(cells_));
+                                                                                 static_cast<int>(cells_));
   }
   void write_fields(const std::vector<FieldTarget>& t) override {
     if (cudaMemcpyAsync(t[0].data, data_, t[0].bytes, cudaMemcpyDeviceToDevice, stream_) != cudaSuccess)

@@ -13,9 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <stdexcept>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "cuview/client.hpp"
@@ -120,8 +120,9 @@ ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<
                           const std::string& size) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) fail("pipe2 for --ready-fd: " + std::string(std::strerror(errno)));
-  std::vector<std::string> argv{bin("cuview-compute"), "--name", name, "--backend", to_string(backend),
-                                "--size", size, "--ready-fd", std::to_string(fds[1])};
+  std::vector<std::string> argv{bin("cuview-compute"), "--name", name, "--backend",
+                                to_string(backend),    "--size", size, "--ready-fd",
+                                std::to_string(fds[1])};
   argv.insert(argv.end(), extra.begin(), extra.end());
   ChildProcess daemon(argv, fds[1]);
   ::close(fds[1]);

@@ -1,15 +1,15 @@
 // Test support, shared by the Catch2 suites and the fault campaign (no Catch2 in here: failures
-// throw std::runtime_error with the whole story). Real child processes (posix_spawn, never fork after CUDA init), a private
-// runtime directory per test, and helpers to start a daemon and run cuview-ctl.
+// throw std::runtime_error with the whole story). Real child processes (posix_spawn, never fork after CUDA init), a
+// private runtime directory per test, and helpers to start a daemon and run cuview-ctl.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,7 +80,7 @@ struct StatsView {
   std::uint32_t clients = 0, readers = 0, held_slots = 0;
   bool paused = false;
   std::string session, backend;
-  double F = 0;  ///< Gray–Scott's feed rate (0 for other simulations)
+  double F = 0;                          ///< Gray–Scott's feed rate (0 for other simulations)
   std::map<std::string, double> params;  ///< every parameter
 };
 StatsView stats(const std::string& name);

@@ -78,8 +78,8 @@ TEST_CASE("boundaries are periodic: a spike at a corner spreads to the opposite 
   v[0] = 1.0f;
   GrayScottParams p;
   float_steps(u, v, w, h, p, 1);
-  CHECK(v[w - 1] > 0.0f);          // left neighbour wraps to the right edge
-  CHECK(v[(h - 1) * w] > 0.0f);    // upper neighbour wraps to the bottom edge
+  CHECK(v[w - 1] > 0.0f);           // left neighbour wraps to the right edge
+  CHECK(v[(h - 1) * w] > 0.0f);     // upper neighbour wraps to the bottom edge
   CHECK(v[w - 1] == Approx(v[1]));  // and symmetrically
   CHECK(v[(h - 1) * w] == Approx(v[w]));
   CHECK(v[3 * w + 4] == 0.0f);  // far cells untouched after one step

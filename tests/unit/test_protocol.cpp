@@ -200,7 +200,7 @@ TEST_CASE("a header claiming billions of entries is refused without allocating t
   CHECK(code_of(std::string("\xdf\xff\xff\xff\xff", 5), &msg) == Errc::bad_message);
   CHECK_THAT(msg, Catch::Contains("at most 4096 entries"));
   CHECK(code_of(std::string("\xdd\x7f\xff\xff\xff", 5), &msg) == Errc::bad_message);  // array32
-  std::string deep(40, '\x91');  // 40 nested one-element arrays
+  std::string deep(40, '\x91');                                                       // 40 nested one-element arrays
   deep += '\x01';
   CHECK(code_of(deep, &msg) == Errc::bad_message);
   CHECK_THAT(msg, Catch::Contains("deep"));

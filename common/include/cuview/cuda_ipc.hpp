@@ -20,7 +20,7 @@ struct Probe {
   bool usable = false;
   std::string reason;  ///< when not usable: a sentence naming the failing call
   int device = -1;
-  std::string name;    ///< e.g. "NVIDIA H100 80GB HBM3"
+  std::string name;  ///< e.g. "NVIDIA H100 80GB HBM3"
   std::string pci_bus_id;
   int driver_version = 0, runtime_version = 0;
 };

@@ -4,11 +4,10 @@
 // errors naming the field).
 #pragma once
 
-#include <msgpack.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <msgpack.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,7 +30,9 @@ inline constexpr std::int64_t kMaxWireBytes = 1024 * 1024;
 /// For ops that take no arguments: an empty map (or no `args` at all).
 struct NoArgs {
   template <class Packer>
-  void msgpack_pack(Packer& pk) const { pk.pack_map(0); }
+  void msgpack_pack(Packer& pk) const {
+    pk.pack_map(0);
+  }
   void msgpack_unpack(const msgpack::object&) {}
 };
 
@@ -48,7 +49,7 @@ struct StepArgs {
 
 struct SetArgs {
   std::optional<std::map<std::string, double>> params;  ///< name → value, each checked against its range
-  std::optional<std::string> preset;                     ///< applied before `params`
+  std::optional<std::string> preset;                    ///< applied before `params`
   MSGPACK_DEFINE_MAP(params, preset);
 };
 
@@ -169,8 +170,8 @@ inline constexpr std::string_view kByeTopic = "bye";
 // ---- envelopes ----
 
 /// Every op the daemon knows; `hello` is the only one allowed before attaching.
-inline constexpr std::string_view kOps[] = {"hello", "describe", "handles", "pause", "resume", "step",
-                                             "set",   "reset",    "stats",   "detach", "shutdown"};
+inline constexpr std::string_view kOps[] = {"hello", "describe", "handles", "pause",  "resume",  "step",
+                                            "set",   "reset",    "stats",   "detach", "shutdown"};
 
 /// A decoded request. `args` points into `handle`'s zone.
 struct Request {
@@ -250,8 +251,8 @@ std::vector<FieldSpec> spec_from_default(const std::string& packed_default);
 /// Checks `o` is a map whose keys are all in `spec` and holds every required key.
 void check_map(const msgpack::object& o, const std::vector<FieldSpec>& spec, std::string_view what);
 /// After a failed convert: finds the first field that does not convert and throws naming it.
-[[noreturn]] void throw_field_type(const msgpack::object& o, const std::vector<FieldSpec>& spec,
-                                   std::string_view what, const std::function<void(const msgpack::object&)>& try_one);
+[[noreturn]] void throw_field_type(const msgpack::object& o, const std::vector<FieldSpec>& spec, std::string_view what,
+                                   const std::function<void(const msgpack::object&)>& try_one);
 }  // namespace detail
 
 /// Strictly decodes one message map into T. `what` names it in errors ("'set' arguments").

@@ -18,7 +18,7 @@ using cuview::sim::GrayScottParams;
 // once per column.
 constexpr int kBlockX = 32, kBlockY = 8, kRows = 16;
 
-__global__ void __launch_bounds__(kBlockX * kBlockY)
+__global__ void __launch_bounds__(kBlockX* kBlockY)
     grayscott_step_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
                           float* __restrict__ vo, int width, int height, GrayScottParams p) {
   const int x = blockIdx.x * kBlockX + threadIdx.x;
@@ -151,8 +151,10 @@ class GrayScottCuda final : public Simulation {
     initial_state(w_, h_, seed, u.data(), v.data());
     cur_ = 0;
     const std::size_t bytes = cells() * sizeof(float);
-    cuda::check(cudaMemcpyAsync(u_[0].get(), u.data(), bytes, cudaMemcpyHostToDevice, stream_), "uploading the initial u");
-    cuda::check(cudaMemcpyAsync(v_[0].get(), v.data(), bytes, cudaMemcpyHostToDevice, stream_), "uploading the initial v");
+    cuda::check(cudaMemcpyAsync(u_[0].get(), u.data(), bytes, cudaMemcpyHostToDevice, stream_),
+                "uploading the initial u");
+    cuda::check(cudaMemcpyAsync(v_[0].get(), v.data(), bytes, cudaMemcpyHostToDevice, stream_),
+                "uploading the initial v");
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after reset");
   }
 
@@ -167,9 +169,15 @@ class GrayScottCuda final : public Simulation {
         auto* uo = static_cast<float*>(u_[1 - cur_].get());
         auto* vo = static_cast<float*>(v_[1 - cur_].get());
         switch (fused_) {
-          case 2: grayscott_fused_kernel<2><<<grid, kTileThreads, 0, stream_>>>(u, v, uo, vo, w_, h_, p_); break;
-          case 3: grayscott_fused_kernel<3><<<grid, kTileThreads, 0, stream_>>>(u, v, uo, vo, w_, h_, p_); break;
-          default: grayscott_fused_kernel<4><<<grid, kTileThreads, 0, stream_>>>(u, v, uo, vo, w_, h_, p_); break;
+          case 2:
+            grayscott_fused_kernel<2><<<grid, kTileThreads, 0, stream_>>>(u, v, uo, vo, w_, h_, p_);
+            break;
+          case 3:
+            grayscott_fused_kernel<3><<<grid, kTileThreads, 0, stream_>>>(u, v, uo, vo, w_, h_, p_);
+            break;
+          default:
+            grayscott_fused_kernel<4><<<grid, kTileThreads, 0, stream_>>>(u, v, uo, vo, w_, h_, p_);
+            break;
         }
         cur_ = 1 - cur_;
       }

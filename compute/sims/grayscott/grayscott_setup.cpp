@@ -11,18 +11,16 @@ std::vector<FieldSpec> fields() {
 std::vector<ParamSpec> params() {
   // The defaults are GrayScottParams' own, written as the decimals a user would type.
   return {
-      {"F", 0.0545, 0.0, 0.1, false, "feed rate of u"},
-      {"k", 0.062, 0.0, 0.1, false, "kill rate of v"},
-      {"Du", 0.16, 0.0, 0.2, false, "diffusion rate of u"},
-      {"Dv", 0.08, 0.0, 0.2, false, "diffusion rate of v"},
+      {"F", 0.0545, 0.0, 0.1, false, "feed rate of u"},     {"k", 0.062, 0.0, 0.1, false, "kill rate of v"},
+      {"Du", 0.16, 0.0, 0.2, false, "diffusion rate of u"}, {"Dv", 0.08, 0.0, 0.2, false, "diffusion rate of v"},
       {"dt", 1.0, 0.01, 1.25, false, "time step"},
   };
 }
 
 std::vector<Preset> presets() {
   return {
-      {"coral", {{"F", 0.0545}, {"k", 0.062}}},  {"mitosis", {{"F", 0.0367}, {"k", 0.0649}}},
-      {"maze", {{"F", 0.029}, {"k", 0.057}}},    {"spots", {{"F", 0.025}, {"k", 0.06}}},
+      {"coral", {{"F", 0.0545}, {"k", 0.062}}}, {"mitosis", {{"F", 0.0367}, {"k", 0.0649}}},
+      {"maze", {{"F", 0.029}, {"k", 0.057}}},   {"spots", {{"F", 0.025}, {"k", 0.06}}},
       {"waves", {{"F", 0.014}, {"k", 0.045}}},
   };
 }
