@@ -135,6 +135,13 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts), paths_(opts.name) {
   try {
     sim_ = plugin_ ? plugin_->make(*executor_, config) : factory->make(*executor_, config);
     fields_ = in_simulation("fields", [&] { return sim_->fields(); });
+    particles_ = in_simulation("particle_sets", [&] { return sim_->particle_sets(); });
+    for (const auto& set : particles_)
+      if (set.count < 1 || set.count > (1ull << 31) || set.attributes.empty())
+        throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares particle set '" + set.name + "' with " +
+                                         std::to_string(set.count) + " particles and " +
+                                         std::to_string(set.attributes.size()) +
+                                         " attributes; a set needs 1 to 2^31 particles and at least one attribute");
     if (fields_.empty())
       throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");
     params_ =
@@ -388,22 +395,29 @@ proto::DescribeResult Daemon::describe() const {
   const auto& l = writer_->layout();
   d.slot_bytes = l.slot_bytes;
   d.trailer_offset = l.trailer_offset;
-  for (std::size_t i = 0; i < fields_.size(); ++i) {
-    const auto& f = fields_[i];
+  // A block of `rows` × (row_cells) cells, each `components` values, as a C-contiguous array.
+  auto block = [&](const sim::FieldSpec& f, std::vector<std::uint32_t> shape, std::size_t index) {
     const std::uint64_t value = sim::size_of(f.dtype), cell = value * f.components;
-    proto::FieldDesc fd{f.name,
-                        sim::to_string(f.dtype),
-                        f.components,
-                        {opts_.height, opts_.width},
-                        {opts_.width * cell, cell},
-                        l.fields[i].offset,
-                        l.fields[i].bytes,
-                        f.help};
-    if (f.components > 1) {
-      fd.shape.push_back(f.components);
-      fd.strides.push_back(value);
-    }
-    d.fields.push_back(std::move(fd));
+    std::vector<std::uint64_t> strides(shape.size());
+    std::uint64_t stride = cell;
+    for (std::size_t k = shape.size(); k-- > 0;) strides[k] = stride, stride *= shape[k];
+    if (f.components > 1) shape.push_back(f.components), strides.push_back(value);
+    return proto::FieldDesc{f.name,
+                            sim::to_string(f.dtype),
+                            f.components,
+                            std::move(shape),
+                            std::move(strides),
+                            l.fields[index].offset,
+                            l.fields[index].bytes,
+                            f.help};
+  };
+  std::size_t index = 0;
+  for (const auto& f : fields_) d.fields.push_back(block(f, {opts_.height, opts_.width}, index++));
+  for (const auto& set : particles_) {
+    proto::ParticleSetDesc pd{set.name, set.count, {}, set.help};
+    for (const auto& a : set.attributes)
+      pd.attributes.push_back(block(a, {static_cast<std::uint32_t>(set.count)}, index++));
+    d.particles.push_back(std::move(pd));
   }
   d.params = params_->describe();
   d.presets = params_->presets();

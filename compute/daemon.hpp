@@ -91,6 +91,7 @@ class Daemon {
   std::string sim_name_;               // the built-in's name, or the plugin's own
   std::unique_ptr<sim::Simulation> sim_;
   std::vector<sim::FieldSpec> fields_;
+  std::vector<sim::ParticleSetSpec> particles_;
   std::unique_ptr<FrameWriter> writer_;
   std::unique_ptr<SlotMemory> slots_;
   std::unique_ptr<ParameterSet> params_;

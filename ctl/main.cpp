@@ -280,9 +280,21 @@ int main(int argc, char** argv) {
       std::printf("%s %ux%u on %s (%s), session %s, %u slots of %llu bytes\n", d.sim.c_str(), d.width, d.height,
                   d.backend.c_str(), d.device.c_str(), d.session.c_str(), d.slots,
                   static_cast<unsigned long long>(d.slot_bytes));
+      auto shape = [](const cuview::proto::FieldDesc& f) {
+        std::string s;
+        for (auto n : f.shape) s += (s.empty() ? "" : ", ") + std::to_string(n);
+        return "[" + s + "]";
+      };
       for (const auto& f : d.fields)
-        std::printf("  field %-3s %s [%u, %u] at offset %llu: %s\n", f.name.c_str(), f.dtype.c_str(), f.shape[0],
-                    f.shape[1], static_cast<unsigned long long>(f.offset), f.help.c_str());
+        std::printf("  field %-3s %s %s at offset %llu: %s\n", f.name.c_str(), f.dtype.c_str(), shape(f).c_str(),
+                    static_cast<unsigned long long>(f.offset), f.help.c_str());
+      for (const auto& set : d.particles) {
+        std::printf("  particles %s: %llu, %s\n", set.name.c_str(), static_cast<unsigned long long>(set.count),
+                    set.help.c_str());
+        for (const auto& a : set.attributes)
+          std::printf("    %-10s %s %s at offset %llu: %s\n", a.name.c_str(), a.dtype.c_str(), shape(a).c_str(),
+                      static_cast<unsigned long long>(a.offset), a.help.c_str());
+      }
       for (const auto& p : d.params)
         std::printf("  param %-16s = %-8g in [%g, %g]%s: %s\n", p.name.c_str(), p.value, p.min, p.max,
                     p.integer ? " (integer)" : "", p.help.c_str());

@@ -163,14 +163,18 @@ namespace {
 SlotLayout layout_of(const proto::DescribeResult& d) {
   SlotLayout l;
   std::size_t end = 0;
-  for (const auto& f : d.fields) {
+  auto add = [&](const proto::FieldDesc& f, const std::string& what) {
     if (f.offset % kFieldAlign != 0 || f.bytes % 4 != 0 || f.offset < end || f.offset + f.bytes > d.trailer_offset)
-      throw Error(Errc::bad_message, "field '" + f.name + "' at offset " + std::to_string(f.offset) + " with " +
+      throw Error(Errc::bad_message, what + " '" + f.name + "' at offset " + std::to_string(f.offset) + " with " +
                                          std::to_string(f.bytes) + " bytes does not fit a slot whose trailer is at " +
                                          std::to_string(d.trailer_offset) + "; the daemon's description is corrupt");
     l.fields.push_back({f.offset, f.bytes});
     end = f.offset + f.bytes;
-  }
+  };
+  // The slot holds the fields, then each particle set's attributes, in that order.
+  for (const auto& f : d.fields) add(f, "field");
+  for (const auto& set : d.particles)
+    for (const auto& a : set.attributes) add(a, "particle attribute " + set.name + ".");
   if (d.trailer_offset + sizeof(SlotTrailer) > d.slot_bytes)
     throw Error(Errc::bad_message, "the trailer at " + std::to_string(d.trailer_offset) + " does not fit a slot of " +
                                        std::to_string(d.slot_bytes) + " bytes; the daemon's description is corrupt");

@@ -2,22 +2,21 @@
 
 namespace cuview {
 
-std::size_t field_bytes(const sim::FieldSpec& field, std::uint32_t width, std::uint32_t height) {
-  return std::size_t{width} * height * field.components * sim::size_of(field.dtype);
-}
-
-SlotLayout layout_for(const std::vector<sim::FieldSpec>& fields, std::uint32_t width, std::uint32_t height) {
+std::vector<std::size_t> block_bytes(const std::vector<sim::FieldSpec>& fields,
+                                     const std::vector<sim::ParticleSetSpec>& particles, std::uint32_t width,
+                                     std::uint32_t height) {
   std::vector<std::size_t> bytes;
-  for (const auto& f : fields) bytes.push_back(field_bytes(f, width, height));
-  return SlotLayout::make(bytes);
+  for (const auto& f : fields) bytes.push_back(std::size_t{width} * height * f.components * sim::size_of(f.dtype));
+  for (const auto& set : particles)
+    for (const auto& a : set.attributes) bytes.push_back(set.count * a.components * sim::size_of(a.dtype));
+  return bytes;
 }
 
 FrameWriter::FrameWriter(Executor& executor, sim::Simulation& simulation, std::uint32_t width, std::uint32_t height)
     : executor_(executor), simulation_(simulation) {
-  const auto fields = simulation.fields();
-  layout_ = layout_for(fields, width, height);
-  for (const auto& f : fields) bytes_.push_back(field_bytes(f, width, height));
-  targets_.resize(fields.size());
+  bytes_ = block_bytes(simulation.fields(), simulation.particle_sets(), width, height);
+  layout_ = SlotLayout::make(bytes_);
+  targets_.resize(bytes_.size());
 }
 
 void FrameWriter::write(void* slot, std::uint64_t seq, std::uint64_t step) {

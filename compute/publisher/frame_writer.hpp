@@ -12,13 +12,11 @@
 
 namespace cuview {
 
-/// The slot layout of these fields on a width × height grid: each field's bytes rounded up to
-/// whole 32-bit words (the checksum's unit) and aligned to 256 bytes, then the trailer.
-[[nodiscard]] SlotLayout layout_for(const std::vector<sim::FieldSpec>& fields, std::uint32_t width,
-                                    std::uint32_t height);
-
-/// Bytes of one field's values on the grid (before rounding up to words).
-[[nodiscard]] std::size_t field_bytes(const sim::FieldSpec& field, std::uint32_t width, std::uint32_t height);
+/// Bytes of every block a frame holds, in slot order: each field on the width × height grid, then
+/// each attribute of each particle set (before rounding up to words).
+[[nodiscard]] std::vector<std::size_t> block_bytes(const std::vector<sim::FieldSpec>& fields,
+                                                   const std::vector<sim::ParticleSetSpec>& particles,
+                                                   std::uint32_t width, std::uint32_t height);
 
 class FrameWriter {
  public:
@@ -31,7 +29,7 @@ class FrameWriter {
   Executor& executor_;
   sim::Simulation& simulation_;
   SlotLayout layout_;
-  std::vector<std::size_t> bytes_;  // each field's own bytes
+  std::vector<std::size_t> bytes_;  // each block's own bytes
   std::vector<sim::FieldTarget> targets_;
 };
 

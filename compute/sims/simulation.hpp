@@ -33,6 +33,15 @@ struct FieldSpec {
   std::string help;
 };
 
+/// A set of `count` particles (bodies, tracers, molecules): each attribute holds one value of
+/// `dtype` (or `components` of them: a position, a velocity) per particle.
+struct ParticleSetSpec {
+  std::string name;
+  std::uint64_t count = 0;
+  std::vector<FieldSpec> attributes;  ///< e.g. position (float32 × 2), velocity, mass
+  std::string help;
+};
+
 /// One steerable parameter. `value` is its default.
 struct ParamSpec {
   std::string name;
@@ -53,8 +62,8 @@ struct SimulationConfig {
   std::map<std::string, std::string> options;
 };
 
-/// Where one field's current values go: host memory on the host executor, device memory on CUDA.
-/// `bytes` = width × height × components × size_of(dtype).
+/// Where one field's (or particle attribute's) current values go: host memory on the host
+/// executor, device memory on CUDA. `bytes` = cells (or particles) × components × size_of(dtype).
 struct FieldTarget {
   void* data = nullptr;
   std::size_t bytes = 0;
@@ -65,6 +74,8 @@ class Simulation {
   virtual ~Simulation() = default;
   /// Fixed for the simulation's lifetime, in the order they are published.
   [[nodiscard]] virtual std::vector<FieldSpec> fields() const = 0;
+  /// Fixed for the simulation's lifetime, published after the fields. Default: none.
+  [[nodiscard]] virtual std::vector<ParticleSetSpec> particle_sets() const { return {}; }
   /// Fixed for the lifetime; the publisher validates every change against these ranges.
   [[nodiscard]] virtual std::vector<ParamSpec> params() const = 0;
   /// The first preset, if any, is the default.
@@ -77,8 +88,9 @@ class Simulation {
   virtual void step(std::uint32_t n) = 0;
   /// Simulated time one step advances (with the current parameters).
   [[nodiscard]] virtual double time_per_step() const { return 1.0; }
-  /// Copies the current state of every field into `targets` (one per field, in fields() order),
-  /// queued on the executor's stream after the steps so far.
+  /// Copies the current state into `targets`: one per field in fields() order, then one per
+  /// attribute of each particle set in particle_sets() order; queued on the executor's stream
+  /// after the steps so far.
   virtual void write_fields(const std::vector<FieldTarget>& targets) = 0;
 };
 

@@ -38,6 +38,17 @@ TEST_CASE("a plugin simulation runs, is described, steered and verified like a b
   REQUIRE(d.fields.size() == 2);
   CHECK(d.fields[0].name == "ramp");
   CHECK(d.fields[1].dtype == "int32");
+  // A particle set: 100 walkers, a float32 × 2 position and an int32 id each, after the fields.
+  REQUIRE(d.particles.size() == 1);
+  const auto& walkers = d.particles[0];
+  CHECK(walkers.name == "walkers");
+  CHECK(walkers.count == 100);
+  REQUIRE(walkers.attributes.size() == 2);
+  CHECK(walkers.attributes[0].shape == std::vector<std::uint32_t>{100, 2});
+  CHECK(walkers.attributes[0].strides == std::vector<std::uint64_t>{8, 4});
+  CHECK(walkers.attributes[1].dtype == "int32");
+  CHECK(walkers.attributes[0].offset >= d.fields[1].offset + d.fields[1].bytes);
+  CHECK(walkers.attributes[1].offset + walkers.attributes[1].bytes <= d.trailer_offset);
   REQUIRE(d.params.size() == 2);  // the plugin's rate, then the publisher's steps_per_frame
   CHECK(d.params[0].name == "rate");
   CHECK(d.params[0].value == 4);  // --preset fast
@@ -57,6 +68,13 @@ TEST_CASE("a plugin simulation runs, is described, steered and verified like a b
   const auto* cells = reinterpret_cast<const std::int32_t*>(frame->host_field(1));
   CHECK(cells[0] == 0);
   CHECK(cells[40 * 30 - 1] == 40 * 30 - 1);
+  CHECK(frame->verify() == std::nullopt);  // the checksum covers the particles too
+  std::vector<std::byte> slot(d.slot_bytes);
+  frame->copy_to_host(slot);
+  const auto* ids = reinterpret_cast<const std::int32_t*>(slot.data() + walkers.attributes[1].offset);
+  CHECK(ids[99] == 99);
+  const auto* xy = reinterpret_cast<const float*>(slot.data() + walkers.attributes[0].offset);
+  CHECK(xy[2 * 7 + 1] == 7.0f);
 }
 
 TEST_CASE("broken plugins are refused at start with the file and what is wrong", "[integration][plugin][bad-input]") {

@@ -13,12 +13,20 @@ using namespace cuview::sim;
 
 enum class Fault { none, reset_throws, step_throws, make_throws };
 
+constexpr std::uint64_t kWalkers = 100;
+
 class Ramp final : public Simulation {
  public:
   Ramp(const SimulationConfig& c, Fault fault) : cells_(std::size_t{c.width} * c.height), fault_(fault) {}
   std::vector<FieldSpec> fields() const override {
     return {{"ramp", DType::float32, 1, "step × rate + cell index / cells"},
             {"cell", DType::int32, 1, "the cell's index"}};
+  }
+  std::vector<ParticleSetSpec> particle_sets() const override {
+    return {{"walkers",
+             kWalkers,
+             {{"position", DType::float32, 2, "x, y in cells"}, {"id", DType::int32, 1, "the walker's number"}},
+             "walkers moving right by `rate` per step"}};
   }
   std::vector<ParamSpec> params() const override { return {{"rate", 1.0, 0.0, 10.0, false, "growth per step"}}; }
   std::vector<Preset> presets() const override { return {{"slow", {{"rate", 0.5}}}, {"fast", {{"rate", 4}}}}; }
@@ -40,6 +48,14 @@ class Ramp final : public Simulation {
     }
     std::memcpy(targets[0].data, ramp.data(), targets[0].bytes);
     std::memcpy(targets[1].data, cell.data(), targets[1].bytes);
+    std::vector<float> position(2 * kWalkers);
+    std::vector<std::int32_t> id(kWalkers);
+    for (std::uint64_t w = 0; w < kWalkers; ++w) {
+      position[2 * w] = static_cast<float>(t_), position[2 * w + 1] = static_cast<float>(w);
+      id[w] = static_cast<std::int32_t>(w);
+    }
+    std::memcpy(targets[2].data, position.data(), targets[2].bytes);
+    std::memcpy(targets[3].data, id.data(), targets[3].bytes);
   }
 
  private:

@@ -19,7 +19,7 @@ namespace cuview::proto {
 
 /// Bumped on any incompatible change. The envelopes (`v`, `id`, `ok`, `error`) never change,
 /// so a daemon can always tell a client of another version which versions both speak.
-inline constexpr std::uint32_t kVersion = 2;  // 2: fields carry dtype, components and bytes
+inline constexpr std::uint32_t kVersion = 2;  // 2: dtypes, vector components, particle sets
 /// Requests larger than this are answered with bad_message; larger than kMaxWireBytes the
 /// connection is dropped by ZeroMQ before the daemon allocates it.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
@@ -92,15 +92,26 @@ struct PresetDesc {
   MSGPACK_DEFINE_MAP(name, values);
 };
 
+/// A set of `count` particles: each attribute an array of `count` values (`shape` {count}) or
+/// vectors ({count, components}) in every slot, after the fields.
+struct ParticleSetDesc {
+  std::string name;
+  std::uint64_t count = 0;
+  std::vector<FieldDesc> attributes;
+  std::string help;
+  MSGPACK_DEFINE_MAP(name, count, attributes, help);
+};
+
 struct DescribeResult {
   std::string session, backend, device, sim;
   std::uint32_t width = 0, height = 0, slots = 0;
   std::uint64_t slot_bytes = 0, trailer_offset = 0;
   std::vector<FieldDesc> fields;
+  std::vector<ParticleSetDesc> particles;
   std::vector<ParamDesc> params;
   std::vector<PresetDesc> presets;
-  MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, slots, slot_bytes, trailer_offset, fields, params,
-                     presets);
+  MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, slots, slot_bytes, trailer_offset, fields, particles,
+                     params, presets);
 };
 
 /// One ring slot. On CUDA: `memory` is a cudaIpcMemHandle_t of the slot's allocation and
