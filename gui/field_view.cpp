@@ -154,9 +154,14 @@ QString steps_legend(double max) { return QString("steps/s ≤ %1").arg(max, 0, 
 QString latency_legend(double max) { return QString("latency ≤ %1 ms").arg(max, 0, 'g', 3); }
 }  // namespace
 
-QStringList RatePlot::legend() const {
+std::pair<double, double> RatePlot::maxima() const {
   double max_steps = 1, max_lat = 1;
   for (const auto& s : samples_) max_steps = std::max(max_steps, s.steps), max_lat = std::max(max_lat, s.latency);
+  return {max_steps, max_lat};
+}
+
+QStringList RatePlot::legend() const {
+  const auto [max_steps, max_lat] = maxima();
   return {steps_legend(max_steps), latency_legend(max_lat)};
 }
 
@@ -185,8 +190,7 @@ void RatePlot::paintEvent(QPaintEvent*) {
   const qint64 now = samples_.back().t_ms;
   // Until a minute is filled, the plot spans the samples there are (at least 5 s).
   const double span = std::clamp(static_cast<double>(now - samples_.front().t_ms), 5'000.0, 60'000.0);
-  double max_steps = 1, max_lat = 1;
-  for (const auto& s : samples_) max_steps = std::max(max_steps, s.steps), max_lat = std::max(max_lat, s.latency);
+  const auto [max_steps, max_lat] = maxima();
   const QFontMetrics fm(font());
   const int top = 2 * fm.lineSpacing() + 2 * kLegendMargin;  // the curves stay below the legend
   auto draw = [&](QColor c, auto value, double max) {

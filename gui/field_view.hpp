@@ -86,6 +86,8 @@ class RatePlot : public QWidget {
     qint64 t_ms;
     double steps, latency;
   };
+  /// The largest steps/s and latency in the window (at least 1 each): the plot's scales.
+  [[nodiscard]] std::pair<double, double> maxima() const;
   std::vector<Sample> samples_;
 };
 

@@ -143,14 +143,7 @@ std::optional<std::string> Frame::verify() const {
     return frame + ": the slot's trailer says step " + std::to_string(t.step) + ", the ring said " +
            std::to_string(info_.step);
   // The trailer and checksum only: what the values mean is the simulation's business.
-  std::uint64_t sum = 0;
-  for (const auto& f : l.fields) {
-    for (std::size_t i = 0; i < f.bytes / 4; ++i) {
-      std::uint32_t bits;
-      std::memcpy(&bits, buf.data() + f.offset + 4 * i, sizeof bits);
-      sum += checksum_term(bits, f.offset / 4 + i);
-    }
-  }
+  const std::uint64_t sum = slot_checksum(buf.data(), l);
   if (sum != t.checksum) return frame + ": checksum mismatch: the data is torn or corrupt";
   return std::nullopt;
 }

@@ -16,15 +16,7 @@ class HostExecutor final : public Executor {
   }
   void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step) override {
     auto* base = static_cast<std::byte*>(slot);
-    std::uint64_t sum = 0;
-    for (const auto& f : layout.fields) {
-      const std::size_t words = f.bytes / 4;
-      for (std::size_t i = 0; i < words; ++i) {
-        std::uint32_t bits;
-        std::memcpy(&bits, base + f.offset + 4 * i, sizeof bits);
-        sum += checksum_term(bits, f.offset / 4 + i);
-      }
-    }
+    const std::uint64_t sum = slot_checksum(slot, layout);
     const SlotTrailer t{seq, step, sum, static_cast<std::uint64_t>(realtime_ns())};
     std::memcpy(base + layout.trailer_offset, &t, sizeof t);
   }

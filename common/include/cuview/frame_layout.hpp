@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "cuview/hd.hpp"
@@ -56,6 +57,21 @@ struct SlotLayout {
 CUVIEW_HD inline std::uint64_t checksum_term(std::uint32_t bits, std::uint64_t index) {
   const std::uint64_t weight = (index * 0x9E3779B97F4A7C15ull) | 1ull;
   return (static_cast<std::uint64_t>(bits) ^ 0x5bd1e9955bd1e995ull) * weight;
+}
+
+/// The frame checksum of a slot in host memory: checksum_term over every 32-bit word of every
+/// block the layout lists. The host executor seals with it; clients verify with it.
+inline std::uint64_t slot_checksum(const void* slot, const SlotLayout& layout) {
+  const auto* base = static_cast<const unsigned char*>(slot);
+  std::uint64_t sum = 0;
+  for (const auto& f : layout.fields) {
+    for (std::size_t i = 0; i < f.bytes / 4; ++i) {
+      std::uint32_t bits;
+      std::memcpy(&bits, base + f.offset + 4 * i, sizeof bits);
+      sum += checksum_term(bits, f.offset / 4 + i);
+    }
+  }
+  return sum;
 }
 
 }  // namespace cuview
