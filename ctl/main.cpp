@@ -2,12 +2,16 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "cuview/client.hpp"
 #include "cuview/runtime_dir.hpp"
@@ -64,6 +68,7 @@ struct AttachArgs {
   int hold_ms = 0;
   bool reattach = false;
   double timeout_s = 10;
+  std::string save;  ///< write the last frame's slot here
 };
 
 bool retryable(const cuview::Error& e) {
@@ -73,6 +78,20 @@ bool retryable(const cuview::Error& e) {
 
 /// Waits for frames; returns the process exit code. With `reattach`, a daemon that goes away is
 /// waited for (up to the frame timeout) and its successor attached.
+/// Writes a frame's whole slot (fields at their `describe` offsets, then the trailer) to `path`.
+void save_slot(const cuview::Frame& frame, const cuview::proto::DescribeResult& d, const std::string& path) {
+  std::vector<std::byte> slot(d.slot_bytes);
+  frame.copy_to_host(slot);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(slot.data()), static_cast<std::streamsize>(slot.size()));
+  if (!out)
+    throw cuview::Error(cuview::Errc::system, "could not write frame " + std::to_string(frame.info().seq) + " to " +
+                                                  path + ": " + std::strerror(errno));
+  std::printf("saved frame %llu (step %llu, %zu bytes: fields at their describe offsets, then the trailer) to %s\n",
+              static_cast<unsigned long long>(frame.info().seq), static_cast<unsigned long long>(frame.info().step),
+              slot.size(), path.c_str());
+}
+
 int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
   auto opts = base;
   opts.client = "cuview-ctl attach";
@@ -130,6 +149,7 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
           ++verified;
         }
         if (a.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.hold_ms));
+        if (received == a.frames && !a.save.empty()) save_slot(*frame, d, a.save);
       }
     } catch (const cuview::Error& e) {
       if (e.code() != cuview::Errc::daemon_gone || !a.reattach) throw;
@@ -222,9 +242,10 @@ int main(int argc, char** argv) {
   AttachArgs aa;
   auto* att = app.add_subcommand("attach", "import the frame ring and receive frames");
   att->add_option("--frames", aa.frames, "frames to receive")->capture_default_str();
-  att->add_flag("--verify", aa.verify, "check every frame's checksum and values");
+  att->add_flag("--verify", aa.verify, "check every frame is intact (sequence, step and checksum)");
   att->add_option("--hold-ms", aa.hold_ms, "hold each frame this long (a slow viewer)");
   att->add_flag("--reattach", aa.reattach, "when the daemon restarts, attach to the new one and go on");
+  att->add_option("--save", aa.save, "write the last frame's slot (raw bytes, layout as in describe) to this file");
   att->add_option("--frame-timeout", aa.timeout_s, "seconds to wait for each frame")->capture_default_str();
   app.add_subcommand("pause", "pause the simulation");
   app.add_subcommand("resume", "resume the simulation");

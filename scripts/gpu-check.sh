@@ -29,6 +29,7 @@ run integration-host cuview-integration-tests "~[gpu]" --durations yes
 CUVIEW_SCREENSHOT_DIR=$out run gui-gpu cuview-gui-tests "[gpu]" --durations yes
 run gui-host cuview-gui-tests "~[gpu]~[window]" --durations yes
 run gui-window cuview-gui-tests "[window]" --durations yes  # exit 77 (skipped) where Xvfb/xdotool are missing
+run faults-embedded scripts/faults.sh --only embedded --backend cuda --bin "$CUVIEW_BIN_DIR"
 fi
 
 # The benchmark suite (docs/benchmarks.md), unless SKIP_BENCH is set.

@@ -263,6 +263,11 @@ struct Client::Impl {
       }
     } else if (h.backend == "cuda") {
 #ifdef CUVIEW_HAVE_CUDA
+      if (hello.daemon_pid == static_cast<std::int32_t>(::getpid()))
+        throw Error(Errc::cuda, "cannot import the CUDA ring of " + who() +
+                                    ": it is published by this same process, and CUDA IPC handles open only in "
+                                    "another process; attach from a separate program (cuview-gui, cuview-ctl), or "
+                                    "read your own buffers directly");
       cuda::check(cudaDeviceGetByPCIBusId(&imp->device, h.device_pci.c_str()),
                   "finding the daemon's GPU " + h.device_pci + " in this process (cudaDeviceGetByPCIBusId)");
       cuda::check(cudaSetDevice(imp->device), "cudaSetDevice(" + std::to_string(imp->device) + ")");

@@ -12,7 +12,7 @@ void check(cudaError_t rc, const std::string& what) {
   throw Error(Errc::cuda, what + ": " + cudaGetErrorString(rc) + " (" + cudaGetErrorName(rc) + ")");
 }
 
-Probe probe() noexcept {
+Probe probe(int device) noexcept {
   Probe p;
   cudaDriverGetVersion(&p.driver_version);
   cudaRuntimeGetVersion(&p.runtime_version);
@@ -29,7 +29,12 @@ Probe probe() noexcept {
     p.reason = "no CUDA device is visible (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
     return p;
   }
-  int dev = 0;
+  if (device < 0 || device >= count) {
+    p.reason = "there is no CUDA device " + std::to_string(device) + " (" + std::to_string(count) +
+               " visible; check CUDA_VISIBLE_DEVICES)";
+    return p;
+  }
+  const int dev = device;
   cudaDeviceProp prop{};
   if ((rc = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess) {
     p.reason = std::string("cudaGetDeviceProperties failed: ") + cudaGetErrorString(rc);

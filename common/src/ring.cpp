@@ -20,8 +20,8 @@ namespace cuview {
 RingWriter::RingWriter(std::uint32_t slot_count, const std::string& session)
     : shm_(SharedMemory::create(sizeof(ControlBlock))), slot_count_(slot_count) {
   if (slot_count == 0 || slot_count > kMaxSlots)
-    throw Error(Errc::out_of_range, "--slots " + std::to_string(slot_count) + " is out of range: use 1 to " +
-                                        std::to_string(kMaxSlots));
+    throw Error(Errc::out_of_range,
+                "--slots " + std::to_string(slot_count) + " is out of range: use 1 to " + std::to_string(kMaxSlots));
   auto* cb = new (shm_.data()) ControlBlock{};
   cb->magic = kControlMagic;
   cb->layout = kControlLayout;
@@ -75,6 +75,11 @@ void RingWriter::end_write(std::uint32_t slot, const FrameInfo& info) {
   futex_wake_all(&cb.notify);
 }
 
+void RingWriter::abort_write(std::uint32_t slot) noexcept {
+  auto& state = block().slots[slot].state;
+  state.store(state.load() & ~std::uint64_t{1});
+}
+
 std::optional<std::uint32_t> RingWriter::open_lease(std::int32_t pid) {
   auto& cb = block();
   for (std::uint32_t i = 0; i < kMaxLeases; ++i) {
@@ -114,8 +119,8 @@ RingReader::RingReader(const std::string& shm_name, const std::string& session, 
     : shm_(SharedMemory::open(shm_name, sizeof(ControlBlock), Access::read_write)), lease_(lease) {
   const auto& cb = block();
   if (cb.magic != kControlMagic || cb.layout != kControlLayout)
-    throw Error(Errc::bad_message, "shared-memory segment " + shm_name +
-                                       " is not a cuview control block of layout " + std::to_string(kControlLayout) +
+    throw Error(Errc::bad_message, "shared-memory segment " + shm_name + " is not a cuview control block of layout " +
+                                       std::to_string(kControlLayout) +
                                        "; the daemon and this client are from different cuview versions");
   if (session != cb.session)
     throw Error(Errc::stale_session, "control block " + shm_name + " belongs to daemon session " + cb.session +

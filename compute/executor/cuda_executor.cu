@@ -33,8 +33,8 @@ __global__ void trailer_kernel(SlotTrailer* trailer, std::uint64_t seq, std::uin
 
 class CudaExecutor final : public Executor {
  public:
-  CudaExecutor() {
-    probe_ = cuda::probe();
+  explicit CudaExecutor(int device) {
+    probe_ = cuda::probe(device);
     if (!probe_.usable) throw Error(Errc::cuda, "the CUDA executor cannot start: " + probe_.reason);
     cuda::DeviceGuard guard(probe_.device);
     cudaDeviceProp prop{};
@@ -62,22 +62,45 @@ class CudaExecutor final : public Executor {
       cuda::check(cudaEventSynchronize(batch_done_[batch_ & 1].get()), "waiting for the previous batch of steps");
   }
 
-  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step) override {
+  BufferLocation locate(const void* data) const override {
     cuda::DeviceGuard guard(probe_.device);
+    cudaPointerAttributes a{};
+    cuda::check(cudaPointerGetAttributes(&a, data), "cudaPointerGetAttributes");
+    switch (a.type) {
+      case cudaMemoryTypeDevice:
+        return {false, true, a.device};
+      case cudaMemoryTypeManaged:
+        return {true, true, a.device};
+      case cudaMemoryTypeHost:  // pinned: the GPU reads it too, through the mapping
+        return {true, a.devicePointer != nullptr, -1};
+      default:
+        return {true, false, -1};
+    }
+  }
+
+  void copy(void* dst, const void* src, std::size_t bytes, void* stream) override {
+    cuda::DeviceGuard guard(probe_.device);
+    cuda::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)),
+                "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes into a ring slot");
+  }
+
+  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step, void* stream_ptr) override {
+    cuda::DeviceGuard guard(probe_.device);
+    const auto stream = static_cast<cudaStream_t>(stream_ptr);
     auto* base = static_cast<unsigned char*>(slot);
     auto* trailer = reinterpret_cast<SlotTrailer*>(base + layout.trailer_offset);
     const std::string what = " of frame " + std::to_string(seq);
-    cuda::check(cudaMemsetAsync(&trailer->checksum, 0, sizeof trailer->checksum, stream_.get()),
+    cuda::check(cudaMemsetAsync(&trailer->checksum, 0, sizeof trailer->checksum, stream),
                 "clearing the checksum" + what);
     for (const auto& f : layout.fields) {
       const std::size_t words = f.bytes / 4;
       const int threads = 256;
       const int blocks = static_cast<int>(
           std::max<std::size_t>(1, std::min<std::size_t>((words + threads - 1) / threads, std::size_t(sms_) * 8)));
-      checksum_kernel<<<blocks, threads, 0, stream_.get()>>>(reinterpret_cast<const std::uint32_t*>(base + f.offset),
-                                                             words, f.offset / 4, trailer);
+      checksum_kernel<<<blocks, threads, 0, stream>>>(reinterpret_cast<const std::uint32_t*>(base + f.offset), words,
+                                                      f.offset / 4, trailer);
     }
-    trailer_kernel<<<1, 1, 0, stream_.get()>>>(trailer, seq, step);
+    trailer_kernel<<<1, 1, 0, stream>>>(trailer, seq, step);
     cuda::check(cudaGetLastError(), "launching the checksum and trailer kernels" + what);
   }
 
@@ -96,6 +119,12 @@ class CudaExecutor final : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> make_cuda_executor() { return std::make_unique<CudaExecutor>(); }
+std::unique_ptr<Executor> make_cuda_executor(int device) {
+  if (device < 0 && cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    device = 0;  // no driver: probe(0) says why
+  }
+  return std::make_unique<CudaExecutor>(device);
+}
 
 }  // namespace cuview

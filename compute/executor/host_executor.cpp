@@ -14,7 +14,9 @@ class HostExecutor final : public Executor {
   std::string device() const override {
     return "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
   }
-  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step) override {
+  BufferLocation locate(const void*) const override { return {}; }
+  void copy(void* dst, const void* src, std::size_t bytes, void*) override { std::memcpy(dst, src, bytes); }
+  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step, void*) override {
     auto* base = static_cast<std::byte*>(slot);
     const std::uint64_t sum = slot_checksum(slot, layout);
     const SlotTrailer t{seq, step, sum, static_cast<std::uint64_t>(realtime_ns())};

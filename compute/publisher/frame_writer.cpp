@@ -23,7 +23,7 @@ void FrameWriter::write(void* slot, std::uint64_t seq, std::uint64_t step) {
   auto* base = static_cast<std::byte*>(slot);
   for (std::size_t f = 0; f < targets_.size(); ++f) targets_[f] = {base + layout_.fields[f].offset, bytes_[f]};
   simulation_.write_fields(targets_);
-  executor_.seal(slot, layout_, seq, step);
+  executor_.seal(slot, layout_, seq, step, executor_.stream());
 }
 
 }  // namespace cuview

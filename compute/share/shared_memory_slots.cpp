@@ -12,7 +12,8 @@ class SharedMemorySlots final : public SlotMemory {
       : layout_(layout), count_(slots), data_(SharedMemory::create(layout.slot_bytes * slots)) {}
   std::uint32_t count() const override { return count_; }
   void* slot(std::uint32_t i) const override { return static_cast<std::byte*>(data_.data()) + i * layout_.slot_bytes; }
-  void written(std::uint32_t) override {}
+  void before_write(std::uint32_t, void*) override {}
+  void written(std::uint32_t, void*) override {}
   void fill_handles(proto::HandlesResult& h) const override {
     h.data_shm = data_.name();
     h.slots.clear();

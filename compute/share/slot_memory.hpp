@@ -22,8 +22,11 @@ class SlotMemory {
   /// Slot `i`'s first byte: host memory, or device memory on the executor's device. Zeroed at
   /// creation (field padding stays zero: the checksum reads it).
   [[nodiscard]] virtual void* slot(std::uint32_t i) const = 0;
-  /// After slot `i` was written and sealed: CUDA records its interprocess event on the stream.
-  virtual void written(std::uint32_t i) = 0;
+  /// Before slot `i` is written on `stream` (a cudaStream_t): CUDA orders the write after the
+  /// slot's previous one, which may have been queued on another stream. Never blocks the host.
+  virtual void before_write(std::uint32_t i, void* stream) = 0;
+  /// After slot `i` was written and sealed on `stream`: CUDA records its interprocess event there.
+  virtual void written(std::uint32_t i, void* stream) = 0;
   /// The mechanism's part of a `handles` reply.
   virtual void fill_handles(proto::HandlesResult& h) const = 0;
   /// Named shared-memory segments it created (cleaned up after a crash).

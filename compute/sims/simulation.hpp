@@ -16,13 +16,17 @@
 #include <string>
 #include <vector>
 
+#include "cuview/schema.hpp"
 #include "executor/executor.hpp"
 
 namespace cuview::sim {
 
-enum class DType : std::uint8_t { float32, float16, int32, uint8 };
-[[nodiscard]] const char* to_string(DType t);
-[[nodiscard]] std::size_t size_of(DType t);
+using cuview::DType;
+using cuview::FieldTarget;
+using cuview::ParamSpec;
+using cuview::Preset;
+using cuview::size_of;
+using cuview::to_string;
 
 /// One field on the grid: `components` values of `dtype` per cell (1 for a scalar, 2 or 3 for a
 /// vector), row-major, components innermost.
@@ -42,31 +46,11 @@ struct ParticleSetSpec {
   std::string help;
 };
 
-/// One steerable parameter. `value` is its default.
-struct ParamSpec {
-  std::string name;
-  double value = 0, min = 0, max = 0;
-  bool integer = false;
-  std::string help;
-};
-
-struct Preset {
-  std::string name;
-  std::map<std::string, double> values;  ///< a subset of the parameters
-};
-
 /// What a simulation is made with.
 struct SimulationConfig {
   std::uint32_t width = 512, height = 512;
   /// Simulation-specific settings (e.g. Gray–Scott's "steps_per_launch"); unknown keys are refused.
   std::map<std::string, std::string> options;
-};
-
-/// Where one field's (or particle attribute's) current values go: host memory on the host
-/// executor, device memory on CUDA. `bytes` = cells (or particles) × components × size_of(dtype).
-struct FieldTarget {
-  void* data = nullptr;
-  std::size_t bytes = 0;
 };
 
 class Simulation {

@@ -42,7 +42,7 @@ namespace {
 struct Config {
   Backend backend = Backend::host;
   std::string size = "256x256";
-  int ctl_kills = 40, gui_kills = 10, daemon_kills = 5, many_viewers = 16;
+  int ctl_kills = 40, gui_kills = 10, daemon_kills = 5, many_viewers = 16, embedded_kills = 20;
   std::chrono::seconds freeze{3}, slow{3}, hostile{5}, baseline{2};
   std::uint64_t seed = 1;
 };
@@ -101,25 +101,36 @@ double device_used_mib(const Config& c) {
 
 // ------------------------------------------------------------------ viewer death
 
-std::vector<Row> viewer_death(const Config& c) {
+/// Viewers killed at random moments against `publisher` (cuview-compute, or a program embedding
+/// the publisher): the publisher keeps its step rate and memory, and every lease comes back.
+std::vector<Row> viewer_death(const Config& c, const std::string& publisher, int ctl_kills, int gui_kills) {
   RuntimeDir rt;
-  auto daemon = daemon_for(c, "f");
+  const bool embedded = publisher == "embed-wave";
+  auto daemon = embedded ? start_embed_wave("f", c.backend, c.size) : daemon_for(c, "f");
   const double rate0 = step_rate("f", c.baseline);
   const auto s0 = stats("f");
   const double dev0 = device_used_mib(c);
   std::mt19937_64 rng(c.seed);
   std::vector<Row> rows;
   for (const bool gui : {false, true}) {
-    Row row{gui ? "viewer death: SIGKILL `cuview-gui --screenshot` at a random moment"
-                : "viewer death: SIGKILL `cuview-ctl attach --verify` at a random moment"};
-    const int n = gui ? c.gui_kills : c.ctl_kills;
+    Row row{std::string(gui ? "viewer death: SIGKILL `cuview-gui --screenshot` at a random moment"
+                            : "viewer death: SIGKILL `cuview-ctl attach --verify` at a random moment") +
+            (embedded ? ", against embed-wave (embedded publisher)" : "")};
+    const int n = gui ? gui_kills : ctl_kills;
     double worst_reclaim = 0;
     for (int i = 0; i < n; ++i) {
       std::vector<std::string> argv =
-          gui ? std::vector<std::string>{bin("cuview-gui"), "--name", "f", "--screenshot", (rt.path() / "x.png").string(),
-                                         "--frames", "1000000", "--timeout", "600"}
-              : std::vector<std::string>{bin("cuview-ctl"), "--name", "f", "attach", "--frames", "1000000", "--verify",
-                                         "--hold-ms", "3"};
+          gui ? std::vector<std::string>{bin("cuview-gui"),
+                                         "--name",
+                                         "f",
+                                         "--screenshot",
+                                         (rt.path() / "x.png").string(),
+                                         "--frames",
+                                         "1000000",
+                                         "--timeout",
+                                         "600"}
+              : std::vector<std::string>{bin("cuview-ctl"), "--name",   "f",         "attach", "--frames",
+                                         "1000000",         "--verify", "--hold-ms", "3"};
       ChildProcess viewer(argv);
       // Anywhere from before its hello to deep into its frames: mid-attach and mid-frame both.
       std::this_thread::sleep_for(std::chrono::milliseconds(rng() % (gui ? 1500 : 400)));
@@ -128,14 +139,14 @@ std::vector<Row> viewer_death(const Config& c) {
       ++row.trials;
       const auto t = Clock::now();
       try {
-        (void)wait_stats("f", [](const StatsView& v) { return v.readers == 0 && v.held_slots == 0 && v.clients <= 1; },
-                         5s);
+        (void)wait_stats(
+            "f", [](const StatsView& v) { return v.readers == 0 && v.held_slots == 0 && v.clients <= 1; }, 5s);
         worst_reclaim = std::max(worst_reclaim, ms_since(t));
       } catch (const std::exception& e) {
         row.fail(std::string("after kill ") + std::to_string(i + 1) + ": " + e.what());
       }
       if (!daemon.running()) {
-        row.fail("the daemon exited: " + daemon.err());
+        row.fail("the " + publisher + " exited: " + daemon.err());
         break;
       }
     }
@@ -146,11 +157,16 @@ std::vector<Row> viewer_death(const Config& c) {
       auto r = ctl("f", {"attach", "--frames", "5", "--verify"}, 60s);
       if (r.code != 0) row.fail("a later attach failed: " + r.err);
     }
-    row.worst = "lease reclaimed ≤ " + fmt(worst_reclaim, 0) + " ms after the kill; daemon RSS " +
+    row.worst = "lease reclaimed ≤ " + fmt(worst_reclaim, 0) + " ms after the kill; " + publisher + " RSS " +
                 std::to_string(static_cast<long long>(s1.rss_kib) - static_cast<long long>(s0.rss_kib)) +
                 " KiB vs before; step rate " + fmt(rate1 / rate0, 2) + "× before";
     if (dev0 >= 0) row.worst += "; device memory " + fmt(dev1 - dev0, 1) + " MiB vs before";
     if (s1.held_slots != 0) row.fail(std::to_string(s1.held_slots) + " slot(s) still held");
+    // Flat: generous bounds (a 2-core CI machine is noisy), far inside what a leak per kill or a
+    // publisher slowed by its dead viewers would show.
+    if (s1.rss_kib > s0.rss_kib + 16 * 1024)
+      row.fail(publisher + " grew by " + std::to_string(s1.rss_kib - s0.rss_kib) + " KiB over the kills");
+    if (rate1 < 0.5 * rate0) row.fail(publisher + " steps at " + fmt(rate1 / rate0, 2) + "× its rate before the kills");
     rows.push_back(row);
   }
   return rows;
@@ -184,7 +200,8 @@ std::vector<Row> frozen_and_slow(const Config& c) {
   }
   {
     Row row{"slow viewer: reads one frame per second"};
-    ChildProcess v({bin("cuview-ctl"), "--name", "f", "attach", "--frames", "1000000", "--verify", "--hold-ms", "1000"});
+    ChildProcess v(
+        {bin("cuview-ctl"), "--name", "f", "attach", "--frames", "1000000", "--verify", "--hold-ms", "1000"});
     (void)wait_stats("f", [](const StatsView& s) { return s.readers == 1; });
     const auto a = stats("f");
     const double rate = step_rate("f", c.slow);
@@ -196,10 +213,11 @@ std::vector<Row> frozen_and_slow(const Config& c) {
     Row row{std::to_string(c.many_viewers) + " viewers at once, each verifying every frame"};
     std::vector<ChildProcess> viewers;
     for (int i = 0; i < c.many_viewers; ++i)
-      viewers.emplace_back(std::vector<std::string>{bin("cuview-ctl"), "--name", "f", "attach", "--frames", "1000000",
-                                                    "--verify"});
+      viewers.emplace_back(
+          std::vector<std::string>{bin("cuview-ctl"), "--name", "f", "attach", "--frames", "1000000", "--verify"});
     const int n = c.many_viewers;
-    (void)wait_stats("f", [n](const StatsView& s) { return static_cast<int>(s.readers) == n; }, 60s);
+    (void)wait_stats(
+        "f", [n](const StatsView& s) { return static_cast<int>(s.readers) == n; }, 60s);
     const auto a = stats("f");
     const double rate = step_rate("f", c.slow);
     judge(row, a, stats("f"), rate);
@@ -298,7 +316,8 @@ std::vector<Row> daemon_death(const Config& c) {
     ++lock_row.trials;
     ChildProcess second({bin("cuview-compute"), "--name", "f", "--backend", "host", "--size", "16x16"});
     const auto code = second.wait_for(30s);
-    if (!code || *code != 3) lock_row.fail("a second daemon was not refused (exit " + (code ? std::to_string(*code) : "none") + ")");
+    if (!code || *code != 3)
+      lock_row.fail("a second daemon was not refused (exit " + (code ? std::to_string(*code) : "none") + ")");
     if (stats("f").session == old_session) lock_row.fail("the old session answered");
     daemon->signal(SIGTERM);
     (void)daemon->wait_for(30s);
@@ -363,7 +382,8 @@ std::vector<Row> hostile(const Config& c) {
         break;
       }
       case 1: {  // a valid request cut short
-        const auto full = proto::encode_request("set", rng(), session, proto::SetArgs{std::map<std::string, double>{{"F", 0.03}}, {}});
+        const auto full = proto::encode_request("set", rng(), session,
+                                                proto::SetArgs{std::map<std::string, double>{{"F", 0.03}}, {}});
         parts = {full.substr(0, 1 + rng() % (full.size() - 1))};
         break;
       }
@@ -423,8 +443,8 @@ std::vector<Row> hostile(const Config& c) {
   row.worst = std::to_string(answered) + " answered with structured errors, " + std::to_string(dropped_by_design) +
               " oversized connections dropped by the 1 MiB limit; daemon still stepping (step " +
               std::to_string(after.step) + ")";
-  good.worst = std::to_string(good_frames.load()) + " frames verified; slowest stats call " + fmt(worst_stats_ms, 1) +
-               " ms";
+  good.worst =
+      std::to_string(good_frames.load()) + " frames verified; slowest stats call " + fmt(worst_stats_ms, 1) + " ms";
   return {row, good};
 }
 
@@ -463,7 +483,7 @@ std::vector<Row> access(const Config& c, const std::string& self) {
   // The other user must reach the binaries and the runtime root itself (not what is inside).
   ::chmod(rt.path().c_str(), 0755);
   for (fs::path p = fs::path(bin("cuview-ctl")).parent_path(); p != p.root_path(); p = p.parent_path()) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(p.c_str(), &st) == 0) ::chmod(p.c_str(), st.st_mode | 0055);
   }
   auto daemon = daemon_for(c, "f");
@@ -508,7 +528,7 @@ std::vector<Row> access(const Config& c, const std::string& self) {
   {  // modes
     auto check_mode = [&](const fs::path& p, const char* what) {
       ++files.trials;
-      struct stat st{};
+      struct stat st {};
       if (::stat(p.c_str(), &st) != 0) return files.fail(std::string("cannot stat ") + what);
       if ((st.st_mode & 077) != 0) files.fail(std::string(what) + " is open to others");
     };
@@ -608,7 +628,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> only, extra;
   app.add_option("--config", config, "short (CI) or long (GPU host)")->check(CLI::IsMember({"short", "long"}));
   app.add_option("--backend", backend, "daemon backend")->check(CLI::IsMember({"host", "cuda"}));
-  app.add_option("--only", only, "run only these scenarios: viewers, frozen, daemon, hostile, access, versions");
+  app.add_option("--only", only,
+                 "run only these scenarios: viewers, embedded, frozen, daemon, hostile, access, versions");
   app.add_option("--out", out, "append the table to this Markdown file");
   app.add_option("--extra-row", extra, "a row measured elsewhere: 'scenario|trials|failures|worst'");
   app.add_option("--probe-socket", probe_sock)->group("");
@@ -620,7 +641,7 @@ int main(int argc, char** argv) {
   Config c;
   c.backend = backend == "cuda" ? Backend::cuda : Backend::host;
   if (config == "long") {
-    c.ctl_kills = 200, c.gui_kills = 200, c.daemon_kills = 20;
+    c.ctl_kills = 200, c.gui_kills = 200, c.daemon_kills = 20, c.embedded_kills = 200;
     c.freeze = 10s, c.slow = 10s, c.hostile = 60s, c.baseline = 5s;
     c.size = c.backend == Backend::cuda ? "2048x2048" : "256x256";
   }
@@ -628,9 +649,13 @@ int main(int argc, char** argv) {
   const std::string self = fs::canonical("/proc/self/exe").string();
   auto wanted = [&](const std::string& n) { return only.empty() || std::count(only.begin(), only.end(), n) > 0; };
   std::vector<std::pair<std::string, std::function<std::vector<Row>()>>> scenarios{
-      {"viewers", [&] { return viewer_death(c); }},  {"frozen", [&] { return frozen_and_slow(c); }},
-      {"daemon", [&] { return daemon_death(c); }},   {"hostile", [&] { return hostile(c); }},
-      {"access", [&] { return access(c, self); }},   {"versions", [&] { return versions(c); }},
+      {"viewers", [&] { return viewer_death(c, "cuview-compute", c.ctl_kills, c.gui_kills); }},
+      {"embedded", [&] { return viewer_death(c, "embed-wave", c.embedded_kills, c.gui_kills / 2); }},
+      {"frozen", [&] { return frozen_and_slow(c); }},
+      {"daemon", [&] { return daemon_death(c); }},
+      {"hostile", [&] { return hostile(c); }},
+      {"access", [&] { return access(c, self); }},
+      {"versions", [&] { return versions(c); }},
   };
   std::vector<Row> rows;
   for (auto& [name, run] : scenarios) {

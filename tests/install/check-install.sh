@@ -25,6 +25,14 @@ start() {
   fail "the installed cuview-compute $* did not answer within 10 s"
 }
 
+# build_example NAME DIR: configures and builds the installed examples/NAME out of tree in DIR.
+build_example() {
+  cmake -S "$prefix/share/doc/cuview/examples/$1" -B "$2" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 >"$2.configure.log" 2>&1 ||
+    { cat "$2.configure.log" >&2; fail "configuring examples/$1 against $prefix failed"; }
+  cmake --build "$2" >"$2.build.log" 2>&1 || { cat "$2.build.log" >&2; fail "building examples/$1 against $prefix failed"; }
+}
+
 cmake --install "$build" --prefix "$prefix" >/dev/null || fail "cmake --install $build --prefix $prefix failed"
 version=$(sed -n 's/^project(cuview VERSION \([0-9.]*\).*/\1/p' "$(dirname "$0")/../../CMakeLists.txt")
 for p in cuview-compute cuview-ctl; do
@@ -59,11 +67,7 @@ daemon=""
 # A plugin built out of tree against the installed package (examples/plugin-heat), run by the
 # installed daemon, steered and verified by the installed client, drawn by the installed viewer.
 heat=$prefix/build-heat
-cmake -S "$prefix/share/doc/cuview/examples/plugin-heat" -B "$heat" -DCMAKE_PREFIX_PATH="$prefix" \
-  -DCMAKE_CUDA_ARCHITECTURES=90 >"$prefix/heat-configure.log" 2>&1 ||
-  { cat "$prefix/heat-configure.log" >&2; fail "configuring examples/plugin-heat against $prefix failed"; }
-cmake --build "$heat" >"$prefix/heat-build.log" 2>&1 ||
-  { cat "$prefix/heat-build.log" >&2; fail "building examples/plugin-heat against $prefix failed"; }
+build_example plugin-heat "$heat"
 [[ -f $heat/libheat.so ]] || fail "the heat example built no libheat.so"
 start heat --size 96x64 --sim "$heat/libheat.so"
 "$prefix/bin/cuview-ctl" --name heat attach --frames 10 --verify || fail "attach --verify to the heat plugin failed"
@@ -78,4 +82,26 @@ fi
 "$prefix/bin/cuview-ctl" --name heat shutdown >/dev/null
 wait "$daemon"
 daemon=""
-echo "check-install: installed into $prefix, ran from there, and built, ran and viewed the heat plugin: ok"
+# A program embedding the publisher (examples/embed-wave), built out of tree against the installed
+# package (cuview::publisher), attached, verified, steered and drawn by the installed tools.
+wave=$prefix/build-wave
+build_example embed-wave "$wave"
+[[ -x $wave/embed-wave ]] || fail "the embed-wave example built no embed-wave program"
+"$wave/embed-wave" --name wave --backend host --size 96x64 >"$prefix/wave.log" 2>&1 &
+daemon=$!
+for _ in $(seq 100); do
+  "$prefix/bin/cuview-ctl" --name wave status >/dev/null 2>&1 && break
+  kill -0 "$daemon" 2>/dev/null || { cat "$prefix/wave.log" >&2; fail "embed-wave exited"; }
+  sleep 0.1
+done
+"$prefix/bin/cuview-ctl" --name wave attach --frames 10 --verify || fail "attach --verify to embed-wave failed"
+"$prefix/bin/cuview-ctl" --name wave set c=0.25 || fail "set c=0.25 on embed-wave failed"
+"$prefix/bin/cuview-ctl" --name wave status --json | grep -q '"c": 0.25' || fail "status does not show c=0.25"
+if [[ -x $prefix/bin/cuview-gui ]]; then
+  QT_QPA_PLATFORM=offscreen "$prefix/bin/cuview-gui" --name wave --screenshot "$prefix/wave.png" --frames 5 ||
+    fail "cuview-gui could not show embed-wave"
+fi
+"$prefix/bin/cuview-ctl" --name wave shutdown >/dev/null
+wait "$daemon" || fail "embed-wave exited with $? after shutdown: $(cat "$prefix/wave.log")"
+daemon=""
+echo "check-install: installed into $prefix, ran from there, built and ran the heat plugin and embed-wave: ok"

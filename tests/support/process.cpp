@@ -144,6 +144,23 @@ ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<
   return daemon;
 }
 
+ChildProcess start_embed_wave(const std::string& name, Backend backend, const std::string& size) {
+  ChildProcess wave({bin("embed-wave"), "--name", name, "--backend", to_string(backend), "--size", size});
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    try {
+      if (stats(name).frames_published > 0) return wave;
+    } catch (const Error&) {
+      // not answering yet
+    }
+    if (!wave.running())
+      fail("embed-wave " + name + " (" + to_string(backend) + ") exited:\n" + wave.out() + wave.err());
+    if (std::chrono::steady_clock::now() > deadline)
+      fail("embed-wave " + name + " (" + to_string(backend) + ") did not publish within 60 s:\n" + wave.err());
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
 Result ctl(const std::string& name, const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
   std::vector<std::string> argv{bin("cuview-ctl"), "--name", name};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -65,6 +65,10 @@ std::string bin(const std::string& program);
 ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<std::string> extra = {},
                           const std::string& size = "128x128");
 
+/// Starts examples/embed-wave (a program embedding the publisher) and returns once it published
+/// a frame (fails the test, with its output, if it exits first or takes longer than 60 s).
+ChildProcess start_embed_wave(const std::string& name, Backend backend, const std::string& size = "128x96");
+
 struct Result {
   int code = -1;
   std::string out, err;

@@ -65,8 +65,8 @@ class Frame {
   /// Copies the whole slot (fields and trailer) to `dst`, which must hold slot_bytes. On CUDA it
   /// waits for the frame's interprocess event first. Throws Error(cuda | bad_value).
   void copy_to_host(std::span<std::byte> dst) const;
-  /// Checks the frame is intact: trailer sequence and step match, the checksum over every field
-  /// matches the daemon's, every value is finite and within [-0.5, 1.5]. Empty when good,
+  /// Checks the frame is intact: trailer sequence and step match, and the checksum over every
+  /// field matches the publisher's (no simulation's value range is assumed). Empty when good,
   /// otherwise a sentence saying what is wrong.
   [[nodiscard]] std::optional<std::string> verify() const;
 

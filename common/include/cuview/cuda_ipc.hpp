@@ -24,8 +24,9 @@ struct Probe {
   std::string pci_bus_id;
   int driver_version = 0, runtime_version = 0;
 };
-/// Never throws: a machine without a driver is an answer, not an error.
-Probe probe() noexcept;
+/// Whether `device` can run the CUDA backend. Never throws: a machine without a driver is an
+/// answer, not an error.
+Probe probe(int device = 0) noexcept;
 
 /// Makes `device` current for its lifetime and restores the caller's current device after, so
 /// that library code never leaves a user's program on another GPU.

@@ -60,7 +60,8 @@ struct FrameInfo {
   std::int64_t stamp_ns = 0;
 };
 
-/// The daemon's side of the ring: owns the control-block segment. Single-threaded use.
+/// The publisher's side of the ring: owns the control-block segment. begin_write, end_write and
+/// abort_write belong to one publishing thread; the lease calls may run on another thread.
 class RingWriter {
  public:
   /// Creates the control block (shared memory, 0600). Throws Error(system).
@@ -73,6 +74,8 @@ class RingWriter {
   [[nodiscard]] std::optional<std::uint32_t> begin_write();
   /// Publishes the slot begun by begin_write as frame `seq`, wakes every waiting reader.
   void end_write(std::uint32_t slot, const FrameInfo& info);
+  /// Gives back a slot begun by begin_write whose frame could not be written.
+  void abort_write(std::uint32_t slot) noexcept;
   [[nodiscard]] std::uint64_t last_seq() const noexcept { return last_seq_; }
 
   /// Assigns a free lease row to reader `pid`; empty when all kMaxLeases rows are in use.

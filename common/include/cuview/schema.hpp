@@ -1,0 +1,68 @@
+// What a publisher declares about the data it publishes, shared by simulations (plugins and
+// built-ins) and programs that embed the publisher: value types, steerable parameters, presets,
+// and where one block of a frame is written.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace cuview {
+
+/// The type of one value of a field. Wire names: "float32", "float16", "int32", "uint8".
+enum class DType : std::uint8_t { float32, float16, int32, uint8 };
+
+[[nodiscard]] constexpr const char* to_string(DType t) noexcept {
+  switch (t) {
+    case DType::float32:
+      return "float32";
+    case DType::float16:
+      return "float16";
+    case DType::int32:
+      return "int32";
+    case DType::uint8:
+      return "uint8";
+  }
+  return "?";
+}
+
+[[nodiscard]] constexpr std::size_t size_of(DType t) noexcept {
+  switch (t) {
+    case DType::float32:
+    case DType::int32:
+      return 4;
+    case DType::float16:
+      return 2;
+    case DType::uint8:
+      return 1;
+  }
+  return 0;
+}
+
+/// One steerable parameter. `value` is its default; every change is checked against [min, max]
+/// (and to be a whole number when `integer`) before the program sees it.
+struct ParamSpec {
+  std::string name;
+  double value = 0, min = 0, max = 0;
+  bool integer = false;
+  std::string help;
+};
+
+/// A named set of parameter values (a subset of the parameters).
+struct Preset {
+  std::string name;
+  std::map<std::string, double> values;
+};
+
+/// Where a program's buffer lives, as it declares it to the publisher.
+enum class Memory : std::uint8_t { host, device };
+
+/// Where one field's (or particle attribute's) values go in a ring slot: host memory on the host
+/// backend, device memory on CUDA. `bytes` = cells (or particles) × components × size_of(dtype).
+struct FieldTarget {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+}  // namespace cuview

@@ -1,0 +1,165 @@
+// The publisher: makes a program's data visible to cuview clients (cuview-gui, cuview-ctl, the
+// client library) while the program runs. cuview-compute is one program built on it; a user's
+// own simulation embeds it the same way (docs/sdk.md, examples/embed-wave/):
+//
+//   cuview::Publisher pub({.name = "wave"});
+//   pub.add_field({.name = "u", .data = d_u, .bytes = n * 4, .width = w, .height = h,
+//                  .memory = cuview::Memory::device});
+//   pub.add_param({.name = "c", .value = 0.5, .min = 0, .max = 1});
+//   for (step = 0;; ++step) {
+//     for (auto& [name, value] : pub.poll().params) ...;  // steering, applied where you choose
+//     advance(stream);
+//     pub.publish(step, t, stream);                        // never waits for a viewer
+//   }
+//
+// Threads: the constructor claims the name; the first publish() (or start()) creates the frame
+// ring and starts a background thread that answers clients (hello, describe, handles, stats, set,
+// pause…). publish(), poll() and the other calls are for the program's own thread (one at a
+// time); the background thread never touches the program's buffers and never calls back into it.
+// Errors: every misuse throws cuview::Error naming the publisher, the field or parameter and what
+// to do; nothing is published half-declared.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuview/error.hpp"
+#include "cuview/schema.hpp"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*; the header needs no CUDA
+
+namespace cuview {
+
+class Executor;
+
+struct PublisherOptions {
+  /// Instance name: clients attach with `--name NAME`. Two live publishers cannot share one.
+  std::string name = "default";
+  /// "auto" (CUDA where a device is usable, else the host), "cuda" or "host".
+  std::string backend = "auto";
+  /// CUDA device the buffers are on; -1 = the constructing thread's current device.
+  int device = -1;
+  /// What runs, shown by `cuview-ctl status` and the viewer (e.g. "wave").
+  std::string title = "embedded";
+  /// Ring slots: frames clients can hold at once, plus one being written (1-16).
+  std::uint32_t slots = 3;
+  /// Frames published per second at most; 0 = every publish() call.
+  double max_fps = 60;
+  /// Start paused, as after `cuview-ctl pause` (for programs that honour steps_allowed()).
+  bool start_paused = false;
+};
+
+/// A field on a 2D grid of width × height cells, row-major, `components` values of `dtype` per
+/// cell (1: a scalar; 2 or 3: a vector), contiguous. Every field of a publisher shares one grid.
+struct FieldDecl {
+  std::string name;
+  /// The program's buffer, read at every published frame. Null: the field is written by the
+  /// FieldWriter given to publish() instead.
+  const void* data = nullptr;
+  std::size_t bytes = 0;  ///< the buffer's size: must equal width × height × components × size
+  std::uint32_t width = 0, height = 0;
+  DType dtype = DType::float32;
+  std::uint32_t components = 1;
+  Memory memory = Memory::device;  ///< where `data` lives; checked against the pointer on CUDA
+  std::string help;
+};
+
+/// A set of `count` particles; each attribute is a FieldDecl whose width is ignored and whose
+/// bytes are count × components × size.
+struct ParticlesDecl {
+  std::string name;
+  std::uint64_t count = 0;
+  std::vector<FieldDecl> attributes;
+  std::string help;
+};
+
+/// What clients asked for since the last poll().
+struct Requests {
+  /// Every parameter's value when any changed since the last poll() (validated, in range);
+  /// empty when none did.
+  std::map<std::string, double> params;
+  bool reset = false;     ///< restart from the initial state (`cuview-ctl reset`)
+  bool shutdown = false;  ///< stop the program (`cuview-ctl shutdown`)
+};
+
+/// Writes every declared field into a slot: one target per field in declaration order, then one
+/// per particle attribute; queued on the stream given to publish().
+using FieldWriter = std::function<void(const std::vector<FieldTarget>&)>;
+
+class Publisher {
+ public:
+  /// Claims `options.name` (its runtime directory and lock) and chooses the backend. Throws
+  /// Error(already_running) when a publisher or daemon of that name is running, Error(access)
+  /// for a runtime directory of the wrong owner or mode, Error(cuda | bad_value) for the backend.
+  explicit Publisher(PublisherOptions options);
+  /// Tells attached clients the publisher is going, stops the background thread, waits for the
+  /// frames queued on the GPU and frees the ring. Never throws.
+  ~Publisher();
+  Publisher(Publisher&&) noexcept;
+  Publisher& operator=(Publisher&&) noexcept;
+  Publisher(const Publisher&) = delete;
+  Publisher& operator=(const Publisher&) = delete;
+
+  /// Declarations, before the first publish(). Each throws Error(bad_value | out_of_range)
+  /// naming the field or parameter: a duplicate name, a size that does not match the shape, a
+  /// grid other than the first field's, a host pointer declared as device memory (or the
+  /// reverse), device memory on another GPU or on the host backend, a range that excludes the
+  /// default, or a declaration after publishing began.
+  void add_field(FieldDecl field);
+  void add_particles(ParticlesDecl particles);
+  void add_param(ParamSpec param);
+  void add_preset(Preset preset);
+  /// Starts from preset `name` instead of the defaults (before start()).
+  void use_preset(const std::string& name);
+
+  /// Creates the ring and starts answering clients. publish() calls it the first time.
+  void start();
+
+  /// Publishes the declared buffers as frame `step` (simulated time `sim_time`) when a frame is
+  /// due (max_fps) and a slot is free: the copies into the slot, its checksum and its
+  /// interprocess event are queued on `stream` (a cudaStream_t, after the work that wrote the
+  /// buffers; nullptr is the default stream; ignored on the host, where the copy is done before it
+  /// returns). Never waits for a client. Returns whether a frame was published. Throws
+  /// Error(bad_value) when nothing is declared or a field has no buffer, Error(cuda) when the GPU
+  /// fails.
+  bool publish(std::uint64_t step, double sim_time = 0, CUstream_st* stream = nullptr);
+  /// The same, with `write` filling the slot instead of copying the declared buffers.
+  bool publish(std::uint64_t step, double sim_time, const FieldWriter& write, CUstream_st* stream = nullptr);
+  /// The next publish() ignores max_fps (after a reset, or where a `step` request ended).
+  void publish_next_now();
+
+  /// Clients' requests since the last call; parameter values become the ones in effect.
+  [[nodiscard]] Requests poll();
+  /// The parameters in effect: the defaults (or preset) until poll() returned changes.
+  [[nodiscard]] std::map<std::string, double> params() const;
+  /// How many of `wanted` steps the program may take now: all of them when running; while paused
+  /// (`cuview-ctl pause`), only what `step` requests allowed, often 0. Programs that honour pause
+  /// call it before each batch and wait_for_requests() when it returns 0.
+  [[nodiscard]] std::uint64_t steps_allowed(std::uint64_t wanted);
+  [[nodiscard]] bool paused() const;
+  /// Blocks until a client sends a request or `timeout` passes.
+  void wait_for_requests(std::chrono::milliseconds timeout);
+
+  /// Stops answering and tells attached clients why (shown by viewers and `cuview-ctl`):
+  /// "shutdown", or the failure that ended the program. The destructor says "shutdown".
+  void close(const std::string& reason = "shutdown") noexcept;
+
+  /// Where the data lives: "cuda" or "host", and the device in words.
+  [[nodiscard]] std::string backend() const;
+  [[nodiscard]] std::string device() const;
+  [[nodiscard]] const std::string& name() const;
+  /// The executor the publisher writes with; cuview-compute makes its Simulation on it.
+  [[nodiscard]] Executor& executor() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace cuview

@@ -1,0 +1,808 @@
+// The publisher: the frame ring, the slots and the control thread that answers clients. The
+// program's thread publishes (slot → copy → seal → event → ring) and polls requests; the control
+// thread answers every op from one table of handlers and hands steering over through `Shared`.
+#include "cuview/publisher.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <zmq.hpp>
+
+#include "cuview/posix.hpp"
+#include "cuview/protocol.hpp"
+#include "cuview/ring.hpp"
+#include "cuview/runtime_dir.hpp"
+#include "cuview/zmq_util.hpp"
+#include "executor/executor.hpp"
+#include "publisher/parameter_set.hpp"
+#include "share/slot_memory.hpp"
+
+namespace cuview {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr std::size_t kMaxPeers = 64;
+constexpr std::uint64_t kMaxStepRequest = 1'000'000;
+constexpr std::uint32_t kMaxSide = 32768;
+constexpr auto kControlTick = std::chrono::milliseconds(50);  // heartbeat period at most
+
+/// Owner of /proc/PID (the process's effective uid); -1 when it cannot be read.
+uid_t process_uid(pid_t pid) {
+  struct stat st {};
+  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) return static_cast<uid_t>(-1);
+  return st.st_uid;
+}
+
+std::string where(const std::string& name) { return "publisher '" + name + "'"; }
+}  // namespace
+
+struct Publisher::State {
+  // ---- fixed once start() ran ----
+  PublisherOptions opts;
+  InstancePaths paths;
+  std::unique_ptr<InstanceLock> lock;  // released last
+  std::string session = random_hex(16);
+  std::unique_ptr<Executor> executor;
+  std::vector<FieldDecl> fields;
+  std::vector<ParticlesDecl> particles;
+  std::vector<ParamSpec> param_specs;
+  std::vector<Preset> presets;
+  std::optional<std::string> preset;
+  std::uint32_t width = 0, height = 0;
+  bool started = false, closed = false;
+  SlotLayout layout;
+  std::unique_ptr<SlotMemory> slots;
+  std::unique_ptr<RingWriter> ring;
+  proto::DescribeResult description;  // without params (those change)
+  zmq::context_t ctx{1};
+  zmq::socket_t router{ctx, zmq::socket_type::router};
+  zmq::socket_t pub{ctx, zmq::socket_type::pub};
+  std::mutex pub_mutex;  // the PUB socket: frame notices from publish(), the goodbye from close()
+  UniqueFd wake;         // eventfd: stops the control thread
+  std::atomic<bool> stopping{false};
+  std::thread control;
+
+  // ---- the program's thread only ----
+  bool publish_now = true;
+  std::int64_t last_publish_ns = 0;
+  std::vector<FieldTarget> targets;
+  std::map<std::string, double> in_effect;
+
+  // ---- shared between the threads ----
+  struct Shared {
+    std::mutex m;
+    std::condition_variable changed;
+    std::unique_ptr<ParameterSet> params;  // the values clients asked for (stats shows them)
+    bool params_changed = false, reset = false, shutdown = false, paused = false;
+    std::uint64_t pending_steps = 0;
+    std::uint64_t requests = 0, requests_seen = 0;  // counts state-changing requests
+  } shared;
+  std::atomic<std::uint64_t> step{0}, frames_published{0};
+  std::atomic<double> sim_time{0};
+
+  // ---- the control thread only ----
+  struct Peer {
+    std::string client;
+    ProcessHandle process;
+    std::optional<std::uint32_t> lease;
+  };
+  std::map<std::string, Peer> peers;
+  std::int64_t started_ns = 0, rate_t0 = 0;
+  std::uint64_t rate_step0 = 0, rate_frames0 = 0;
+  std::atomic<double> steps_per_s{0}, frames_per_s{0};
+
+  explicit State(PublisherOptions o) : opts(std::move(o)), paths(opts.name) {}
+
+  void claim();
+  void check_declarable(const std::string& what) const;
+  void check_name(const std::string& name) const;
+  void check_buffer(const FieldDecl& f, const std::string& what) const;
+  void start();
+  bool publish(std::uint64_t step, double sim_time, const FieldWriter* write, CUstream_st* stream);
+  void close(const std::string& reason) noexcept;
+
+  // control thread
+  void run_control();
+  void serve_control();
+  std::string handle(const std::string& peer, std::string_view bytes);
+  void drop_peer(const std::string& peer, const char* why);
+  void update_rates();
+  template <class Reply>
+  void fill_identity(Reply& r) const;
+  void note_request(Shared& s) {
+    ++s.requests;
+    s.changed.notify_all();
+  }
+
+  using Handler = std::string (State::*)(Peer& peer, const std::string& id, const proto::Request& req,
+                                         const std::string& what);
+  std::string op_describe(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_handles(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_pause(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_step(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_set(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_reset(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_stats(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_detach(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_shutdown(Peer&, const std::string&, const proto::Request&, const std::string&);
+};
+
+// ---------------------------------------------------------------- declaring
+
+void Publisher::State::claim() {
+  ensure_private_dir(paths.dir.parent_path());
+  ensure_private_dir(paths.dir);
+  lock = std::make_unique<InstanceLock>(paths);
+  // We hold the lock, so whatever is here belongs to a publisher that died without cleaning up.
+  std::error_code ec;
+  fs::remove(paths.control, ec);
+  fs::remove(paths.frames, ec);
+  std::ifstream in(paths.segments);
+  const std::string ours = "/cuview-" + std::to_string(::getuid()) + "-";
+  int removed = 0;
+  for (std::string name; std::getline(in, name);) {
+    if (name.rfind(ours, 0) == 0 && ::shm_unlink(name.c_str()) == 0) ++removed;
+  }
+  if (removed > 0) spdlog::warn("removed {} shared-memory segment(s) left by a '{}' that crashed", removed, opts.name);
+}
+
+void Publisher::State::check_declarable(const std::string& what) const {
+  if (started)
+    throw Error(Errc::bad_value, where(opts.name) + ": cannot declare " + what +
+                                     " after publishing began; declare every field and parameter first");
+}
+
+void Publisher::State::check_name(const std::string& name) const {
+  if (name.empty() || name.size() > 64)
+    throw Error(Errc::bad_value, where(opts.name) + ": a field needs a name of 1 to 64 characters, got '" + name + "'");
+  for (const auto& f : fields)
+    if (f.name == name) throw Error(Errc::bad_value, where(opts.name) + ": field '" + name + "' is declared twice");
+  for (const auto& p : particles)
+    if (p.name == name)
+      throw Error(Errc::bad_value, where(opts.name) + ": '" + name + "' is already the name of a particle set");
+}
+
+void Publisher::State::check_buffer(const FieldDecl& f, const std::string& what) const {
+  if (f.components < 1 || f.components > 4)
+    throw Error(Errc::out_of_range, what + " has " + std::to_string(f.components) + " components; use 1 to 4");
+  if (f.data == nullptr) return;  // written by a FieldWriter
+  const bool on_host = executor->kind() == Executor::Kind::host;
+  if (f.memory == Memory::device && on_host)
+    throw Error(Errc::bad_value, what + " is declared as device memory, but " + where(opts.name) +
+                                     " runs on the host backend, which reads host memory only; pass a host buffer "
+                                     "(Memory::host) or use the cuda backend");
+  const BufferLocation at = executor->locate(f.data);
+  if (f.memory == Memory::device && !at.device_accessible)
+    throw Error(Errc::bad_value, what +
+                                     " is declared as device memory but its pointer is host memory; declare it "
+                                     "with Memory::host or pass the device buffer");
+  if (f.memory == Memory::device && at.device >= 0 && at.device != executor->device_id())
+    throw Error(Errc::bad_value, what + " is on GPU " + std::to_string(at.device) + " but " + where(opts.name) +
+                                     " runs on GPU " + std::to_string(executor->device_id()) +
+                                     "; set PublisherOptions::device to the GPU the buffers are on");
+  if (f.memory == Memory::host && !at.host_accessible)
+    throw Error(Errc::bad_value, what + " is declared as host memory but its pointer is device memory (GPU " +
+                                     std::to_string(at.device) + "); declare it with Memory::device");
+}
+
+Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(std::move(options))) {
+  auto& s = *state_;
+  if (s.opts.slots < 1 || s.opts.slots > kMaxSlots)
+    throw Error(Errc::out_of_range, where(s.opts.name) + ": " + std::to_string(s.opts.slots) +
+                                        " slots is out of range: use 1 to " + std::to_string(kMaxSlots));
+  if (!(s.opts.max_fps >= 0))
+    throw Error(Errc::out_of_range, where(s.opts.name) + ": max_fps must be 0 (every publish) or more");
+  s.claim();
+  s.executor = make_executor(s.opts.backend, s.opts.device);
+}
+
+Publisher::~Publisher() {
+  if (state_) state_->close("shutdown");
+}
+Publisher::Publisher(Publisher&&) noexcept = default;
+Publisher& Publisher::operator=(Publisher&& other) noexcept {
+  if (this != &other) {
+    if (state_) state_->close("shutdown");
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+void Publisher::add_field(FieldDecl f) {
+  auto& s = *state_;
+  const std::string what = where(s.opts.name) + ": field '" + f.name + "'";
+  s.check_declarable(what);
+  s.check_name(f.name);
+  if (f.width < 1 || f.height < 1 || f.width > kMaxSide || f.height > kMaxSide)
+    throw Error(Errc::out_of_range, what + " is " + std::to_string(f.width) + "x" + std::to_string(f.height) +
+                                        " cells; each side must be 1 to " + std::to_string(kMaxSide));
+  if (!s.fields.empty() && (f.width != s.width || f.height != s.height))
+    throw Error(Errc::bad_value, what + " is " + std::to_string(f.width) + "x" + std::to_string(f.height) +
+                                     " but field '" + s.fields.front().name + "' is " + std::to_string(s.width) + "x" +
+                                     std::to_string(s.height) + "; every field of a publisher shares one grid");
+  const std::size_t expected = std::size_t{f.width} * f.height * f.components * size_of(f.dtype);
+  if (f.bytes != expected)
+    throw Error(Errc::bad_value, what + " is declared with a buffer of " + std::to_string(f.bytes) + " bytes, but " +
+                                     std::to_string(f.width) + "x" + std::to_string(f.height) + " cells of " +
+                                     std::to_string(f.components) + " " + to_string(f.dtype) + " need " +
+                                     std::to_string(expected) + "; pass the buffer's real size and shape");
+  s.check_buffer(f, what);
+  s.width = f.width;
+  s.height = f.height;
+  s.fields.push_back(std::move(f));
+}
+
+void Publisher::add_particles(ParticlesDecl p) {
+  auto& s = *state_;
+  const std::string what = where(s.opts.name) + ": particle set '" + p.name + "'";
+  s.check_declarable(what);
+  s.check_name(p.name);
+  if (p.count < 1 || p.count > (1ull << 31) || p.attributes.empty())
+    throw Error(Errc::out_of_range, what + " has " + std::to_string(p.count) + " particles and " +
+                                        std::to_string(p.attributes.size()) +
+                                        " attributes; a set needs 1 to 2^31 particles and at least one attribute");
+  std::set<std::string> names;
+  for (const auto& a : p.attributes) {
+    const std::string attr = what + ", attribute '" + a.name + "'";
+    if (a.name.empty() || !names.insert(a.name).second)
+      throw Error(Errc::bad_value, attr + " is declared twice (or with no name)");
+    const std::size_t expected = p.count * a.components * size_of(a.dtype);
+    if (a.bytes != expected)
+      throw Error(Errc::bad_value, attr + " is declared with a buffer of " + std::to_string(a.bytes) + " bytes, but " +
+                                       std::to_string(p.count) + " particles of " + std::to_string(a.components) + " " +
+                                       to_string(a.dtype) + " need " + std::to_string(expected));
+    s.check_buffer(a, attr);
+  }
+  s.particles.push_back(std::move(p));
+}
+
+void Publisher::add_param(ParamSpec p) {
+  auto& s = *state_;
+  const std::string what = where(s.opts.name) + ": parameter '" + p.name + "'";
+  s.check_declarable(what);
+  for (const auto& q : s.param_specs)
+    if (q.name == p.name) throw Error(Errc::bad_value, what + " is declared twice");
+  if (p.name.empty()) throw Error(Errc::bad_value, where(s.opts.name) + ": a parameter needs a name");
+  if (!(p.min <= p.value && p.value <= p.max))
+    throw Error(Errc::bad_value, what + ": its default " + std::to_string(p.value) + " is outside its range [" +
+                                     std::to_string(p.min) + ", " + std::to_string(p.max) + "]");
+  s.param_specs.push_back(std::move(p));
+}
+
+void Publisher::add_preset(Preset p) {
+  state_->check_declarable(where(state_->opts.name) + ": preset '" + p.name + "'");
+  state_->presets.push_back(std::move(p));
+}
+
+void Publisher::use_preset(const std::string& name) {
+  state_->check_declarable(where(state_->opts.name) + ": the starting preset");
+  state_->preset = name;
+}
+
+// ---------------------------------------------------------------- starting
+
+void Publisher::State::start() {
+  if (started) return;
+  if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
+  if (fields.empty())
+    throw Error(Errc::bad_value, where(opts.name) +
+                                     ": nothing to publish: declare at least one field with "
+                                     "add_field() before publish()");
+  auto params = std::make_unique<ParameterSet>(param_specs, presets);
+  if (preset) params->assign(params->apply(preset, {}));
+
+  // The slot: fields, then each particle attribute, each its own aligned block.
+  std::vector<std::size_t> bytes;
+  for (const auto& f : fields) bytes.push_back(f.bytes);
+  for (const auto& p : particles)
+    for (const auto& a : p.attributes) bytes.push_back(a.bytes);
+  layout = SlotLayout::make(bytes);
+  targets.resize(bytes.size());
+#ifdef CUVIEW_HAVE_CUDA
+  if (executor->kind() == Executor::Kind::cuda) slots = make_cuda_ipc_slots(*executor, layout, opts.slots);
+#endif
+  if (!slots) slots = make_shared_memory_slots(layout, opts.slots);
+  ring = std::make_unique<RingWriter>(opts.slots, session);
+  {
+    std::ofstream out(paths.segments, std::ios::trunc);
+    out << ring->shm_name() << '\n';
+    for (const auto& seg : slots->segments()) out << seg << '\n';
+    if (!out) throw_errno("writing " + paths.segments.string(), errno);
+  }
+
+  // What `describe` says, fixed from here on.
+  fill_identity(description);
+  description.slot_bytes = layout.slot_bytes;
+  description.trailer_offset = layout.trailer_offset;
+  auto block = [&](const FieldDecl& f, std::vector<std::uint32_t> shape, std::size_t index) {
+    const std::uint64_t value = size_of(f.dtype), cell = value * f.components;
+    std::vector<std::uint64_t> strides(shape.size());
+    std::uint64_t stride = cell;
+    for (std::size_t k = shape.size(); k-- > 0;) strides[k] = stride, stride *= shape[k];
+    if (f.components > 1) shape.push_back(f.components), strides.push_back(value);
+    return proto::FieldDesc{f.name,
+                            to_string(f.dtype),
+                            f.components,
+                            std::move(shape),
+                            std::move(strides),
+                            layout.fields[index].offset,
+                            layout.fields[index].bytes,
+                            f.help};
+  };
+  std::size_t index = 0;
+  for (const auto& f : fields) description.fields.push_back(block(f, {height, width}, index++));
+  for (const auto& p : particles) {
+    proto::ParticleSetDesc pd{p.name, p.count, {}, p.help};
+    for (const auto& a : p.attributes)
+      pd.attributes.push_back(block(a, {static_cast<std::uint32_t>(p.count)}, index++));
+    description.particles.push_back(std::move(pd));
+  }
+  description.presets = params->presets();
+  in_effect = params->values();
+  shared.params = std::move(params);
+  shared.paused = opts.start_paused;
+
+  wake = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake) throw_errno("eventfd for " + where(opts.name) + "'s control thread", errno);
+  if (!configure_server_socket(router) || !configure_server_socket(pub))
+    spdlog::warn(
+        "this libzmq cannot filter ipc:// peers by uid; only the 0700 runtime directory keeps other users out");
+  router.bind(paths.control_endpoint());
+  pub.bind(paths.frames_endpoint());
+  started_ns = rate_t0 = monotonic_ns();
+  ring->set_state(DaemonState::running);
+  started = true;
+  control = std::thread([this] { run_control(); });
+  spdlog::info("{} session {}: {} {}x{} on {} ({}), {} slots of {} bytes, control {}", where(opts.name), session,
+               opts.title, width, height, executor->name(), executor->device(), opts.slots, layout.slot_bytes,
+               paths.control_endpoint());
+}
+
+void Publisher::start() { state_->start(); }
+
+// ---------------------------------------------------------------- publishing
+
+bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write, CUstream_st* stream) {
+  start();
+  if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
+  step.store(at_step, std::memory_order_relaxed);
+  sim_time.store(at_time, std::memory_order_relaxed);
+  const std::int64_t now = monotonic_ns();
+  const bool due = opts.max_fps <= 0 || static_cast<double>(now - last_publish_ns) >= 1e9 / opts.max_fps;
+  if (!due && !publish_now) return false;
+  if (write == nullptr) {
+    for (const auto& f : fields)
+      if (f.data == nullptr)
+        throw Error(Errc::bad_value, where(opts.name) + ": field '" + f.name +
+                                         "' was declared without a buffer; declare it with its data or publish "
+                                         "with a FieldWriter");
+    for (const auto& p : particles)
+      for (const auto& a : p.attributes)
+        if (a.data == nullptr)
+          throw Error(Errc::bad_value, where(opts.name) + ": attribute '" + a.name + "' of particle set '" + p.name +
+                                           "' was declared without a buffer");
+  }
+  auto slot = ring->begin_write();
+  if (!slot) return false;  // every slot is held by some reader: skip this frame, never wait
+  publish_now = false;
+  last_publish_ns = now;
+  const std::uint64_t seq = ring->last_seq() + 1;
+  try {
+    void* queue = stream;
+    slots->before_write(*slot, queue);
+    auto* base = static_cast<std::byte*>(slots->slot(*slot));
+    std::size_t i = 0;
+    for (; i < fields.size(); ++i) targets[i] = {base + layout.fields[i].offset, fields[i].bytes};
+    for (const auto& p : particles)
+      for (const auto& a : p.attributes) targets[i] = {base + layout.fields[i].offset, a.bytes}, ++i;
+    if (write != nullptr) {
+      (*write)(targets);
+    } else {
+      i = 0;
+      for (const auto& f : fields) executor->copy(targets[i++].data, f.data, f.bytes, queue);
+      for (const auto& p : particles)
+        for (const auto& a : p.attributes) executor->copy(targets[i++].data, a.data, a.bytes, queue);
+    }
+    executor->seal(base, layout, seq, at_step, queue);
+    slots->written(*slot, queue);
+  } catch (...) {
+    ring->abort_write(*slot);
+    throw;
+  }
+  const FrameInfo info{seq, *slot, at_step, at_time, realtime_ns()};
+  ring->end_write(*slot, info);
+  frames_published.fetch_add(1, std::memory_order_relaxed);
+  const proto::FrameNotice notice{session, seq, *slot, at_step, at_time, info.stamp_ns};
+  std::lock_guard lock(pub_mutex);
+  pub.send(zmq::buffer(proto::kFrameTopic), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  pub.send(zmq::buffer(proto::encode(notice)), zmq::send_flags::dontwait);
+  return true;
+}
+
+bool Publisher::publish(std::uint64_t step, double sim_time, CUstream_st* stream) {
+  return state_->publish(step, sim_time, nullptr, stream);
+}
+bool Publisher::publish(std::uint64_t step, double sim_time, const FieldWriter& write, CUstream_st* stream) {
+  return state_->publish(step, sim_time, &write, stream);
+}
+void Publisher::publish_next_now() { state_->publish_now = true; }
+
+// ---------------------------------------------------------------- steering, on the program's thread
+
+Requests Publisher::poll() {
+  auto& s = *state_;
+  Requests r;
+  if (!s.started) return r;
+  std::lock_guard lock(s.shared.m);
+  s.shared.requests_seen = s.shared.requests;
+  if (s.shared.params_changed) {
+    r.params = s.shared.params->values();
+    s.in_effect = r.params;
+    s.shared.params_changed = false;
+  }
+  r.reset = std::exchange(s.shared.reset, false);
+  if (r.reset) s.publish_now = true;
+  r.shutdown = s.shared.shutdown;
+  return r;
+}
+
+std::map<std::string, double> Publisher::params() const {
+  auto& s = *state_;
+  if (!s.started) return ParameterSet(s.param_specs, s.presets).values();
+  return s.in_effect;
+}
+
+std::uint64_t Publisher::steps_allowed(std::uint64_t wanted) {
+  auto& s = *state_;
+  if (!s.started) return wanted;
+  std::lock_guard lock(s.shared.m);
+  if (!s.shared.paused) return wanted;
+  const std::uint64_t n = std::min(wanted, s.shared.pending_steps);
+  s.shared.pending_steps -= n;
+  if (n > 0 && s.shared.pending_steps == 0) s.publish_now = true;  // show where a `step` request ended
+  return n;
+}
+
+bool Publisher::paused() const {
+  auto& s = *state_;
+  if (!s.started) return false;
+  std::lock_guard lock(s.shared.m);
+  return s.shared.paused;
+}
+
+void Publisher::wait_for_requests(std::chrono::milliseconds timeout) {
+  auto& s = *state_;
+  if (!s.started) {
+    std::this_thread::sleep_for(timeout);
+    return;
+  }
+  std::unique_lock lock(s.shared.m);
+  s.shared.changed.wait_for(lock, timeout, [&] { return s.shared.requests != s.shared.requests_seen; });
+}
+
+std::string Publisher::backend() const { return state_->executor->name(); }
+std::string Publisher::device() const { return state_->executor->device(); }
+const std::string& Publisher::name() const { return state_->opts.name; }
+Executor& Publisher::executor() const { return *state_->executor; }
+
+// ---------------------------------------------------------------- closing
+
+void Publisher::close(const std::string& reason) noexcept { state_->close(reason); }
+
+void Publisher::State::close(const std::string& reason) noexcept {
+  if (closed) return;
+  closed = true;
+  if (!started) return;
+  stopping.store(true);
+  const std::uint64_t one = 1;
+  (void)!::write(wake.get(), &one, sizeof one);
+  if (control.joinable()) control.join();
+  // Clients learn it from the control block at once (and from the notice, for monitors).
+  ring->set_state(DaemonState::shut_down);
+  try {
+    std::lock_guard lock(pub_mutex);
+    pub.send(zmq::buffer(proto::kByeTopic), zmq::send_flags::sndmore);
+    pub.send(zmq::buffer(proto::encode(proto::ByeNotice{session, reason})), zmq::send_flags::dontwait);
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: could not tell clients it is going: {}", where(opts.name), e.what());
+  }
+  try {
+    executor->finish();
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: finishing the GPU work queued at close: {}", where(opts.name), e.what());
+  }
+  router.close();
+  pub.close();
+  std::error_code ec;
+  fs::remove(paths.control, ec);
+  fs::remove(paths.frames, ec);
+  fs::remove(paths.segments, ec);
+  spdlog::info("{} stopped at step {} after {} frames ({})", where(opts.name), step.load(), frames_published.load(),
+               reason);
+}
+
+// ---------------------------------------------------------------- the control thread
+
+void Publisher::State::run_control() {
+  std::vector<zmq::pollitem_t> items;
+  std::vector<std::string> item_peers;
+  while (!stopping.load()) {
+    try {
+      items.assign({{router.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, wake.get(), ZMQ_POLLIN, 0}});
+      item_peers.clear();
+      for (const auto& [id, peer] : peers) {
+        items.push_back({nullptr, peer.process.fd(), ZMQ_POLLIN, 0});
+        item_peers.push_back(id);
+      }
+      zmq::poll(items.data(), items.size(), kControlTick);
+      if (stopping.load()) break;
+      for (std::size_t i = 2; i < items.size(); ++i)
+        if (items[i].revents & ZMQ_POLLIN) drop_peer(item_peers[i - 2], "exited");
+      if (items[0].revents & ZMQ_POLLIN) serve_control();
+      ring->heartbeat();
+      update_rates();
+    } catch (const std::exception& e) {
+      // Never let the thread die: the program goes on, and so must the answers to its viewers.
+      spdlog::error("{}: control thread: {}; going on", where(opts.name), e.what());
+      std::this_thread::sleep_for(kControlTick);
+    }
+  }
+}
+
+void Publisher::State::update_rates() {
+  const std::int64_t now = monotonic_ns();
+  const double dt = static_cast<double>(now - rate_t0) * 1e-9;
+  if (dt < 0.5) return;
+  const std::uint64_t st = step.load(), fr = frames_published.load();
+  steps_per_s.store(static_cast<double>(st - rate_step0) / dt);
+  frames_per_s.store(static_cast<double>(fr - rate_frames0) / dt);
+  rate_t0 = now;
+  rate_step0 = st;
+  rate_frames0 = fr;
+}
+
+void Publisher::State::serve_control() {
+  // Drain: the ZMQ_FD edge has fired, so read until nothing is left.
+  for (int budget = 0; budget < 256; ++budget) {
+    std::vector<zmq::message_t> parts;
+    zmq::message_t part;
+    if (!router.recv(part, zmq::recv_flags::dontwait)) return;
+    parts.push_back(std::move(part));
+    while (parts.back().more()) {
+      zmq::message_t more;
+      (void)router.recv(more, zmq::recv_flags::none);
+      parts.push_back(std::move(more));
+    }
+    const std::string peer = parts[0].to_string();
+    // DEALER sends [payload]; REQ sends ["", payload]. Answer in the same shape.
+    const bool req_style = parts.size() == 3 && parts[1].size() == 0;
+    std::string reply;
+    if (parts.size() == 2 || req_style) {
+      reply = handle(peer, parts.back().to_string_view());
+    } else {
+      reply = proto::encode_error(0, Errc::bad_message,
+                                  "a request is one message part holding a MessagePack map; got " +
+                                      std::to_string(parts.size() - 1) + " parts");
+      spdlog::warn("rejected a request of {} parts", parts.size() - 1);
+    }
+    router.send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    if (req_style) router.send(zmq::message_t(), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    router.send(zmq::buffer(reply), zmq::send_flags::dontwait);
+  }
+}
+
+void Publisher::State::drop_peer(const std::string& peer, const char* why) {
+  auto it = peers.find(peer);
+  if (it == peers.end()) return;
+  // Readers are worth an operator's attention; control-only clients (status queries, viewers
+  // listing daemons every few seconds) would flood the log at info level.
+  const auto level = it->second.lease ? spdlog::level::info : spdlog::level::debug;
+  if (it->second.lease) ring->close_lease(*it->second.lease);
+  spdlog::log(level, "client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.process.pid(), why,
+              peers.size() - 1);
+  peers.erase(it);
+}
+
+template <class Reply>
+void Publisher::State::fill_identity(Reply& r) const {
+  r.session = session;
+  r.backend = executor->name();
+  r.device = executor->device();
+  r.sim = opts.title;
+  r.width = width;
+  r.height = height;
+  r.slots = opts.slots;
+}
+
+std::string Publisher::State::handle(const std::string& peer, std::string_view bytes) {
+  // One handler per op; `hello` is the only one allowed before attaching.
+  static const std::map<std::string_view, Handler> kHandlers{
+      {"describe", &State::op_describe}, {"handles", &State::op_handles}, {"pause", &State::op_pause},
+      {"resume", &State::op_pause},      {"step", &State::op_step},       {"set", &State::op_set},
+      {"reset", &State::op_reset},       {"stats", &State::op_stats},     {"detach", &State::op_detach},
+      {"shutdown", &State::op_shutdown}};
+  std::uint64_t id = 0;
+  std::string op = "request";
+  try {
+    proto::Request req = proto::decode_request(bytes, id);
+    op = req.op;
+    const std::string what = "'" + op + "' arguments";
+    if (op == "hello") {
+      auto a = proto::decode_as<proto::HelloArgs>(req.args, what);
+      auto existing = peers.find(peer);
+      if (existing == peers.end() && peers.size() >= kMaxPeers)
+        throw Error(Errc::too_many_clients, "'" + opts.name + "' already serves " + std::to_string(kMaxPeers) +
+                                                " clients; detach one and try again");
+      ProcessHandle process(a.pid);
+      if (const auto uid = process_uid(a.pid); uid != ::getuid())
+        throw Error(Errc::access, "process " + std::to_string(a.pid) + " runs as uid " + std::to_string(uid) + "; '" +
+                                      opts.name + "' serves only its own user (uid " + std::to_string(::getuid()) +
+                                      ")");
+      if (existing != peers.end()) drop_peer(peer, "said hello again");
+      peers.emplace(peer, Peer{a.client, std::move(process), std::nullopt});
+      spdlog::debug("client '{}' (pid {}) said hello; {} client(s)", a.client, a.pid, peers.size());
+      return proto::encode_result(id, proto::HelloResult{session, proto::kVersion, CUVIEW_VERSION, opts.name,
+                                                         static_cast<std::int32_t>(::getpid()), executor->name()});
+    }
+    if (!req.session)
+      throw Error(Errc::missing_field, "'" + op + "' lacks the 'session' field; say 'hello' first to get one");
+    if (*req.session != session)
+      throw Error(Errc::stale_session, "session " + *req.session + " is from an earlier run of '" + opts.name +
+                                           "' (this run is session " + session +
+                                           "); attach again before using any handle");
+    auto it = peers.find(peer);
+    if (it == peers.end()) throw Error(Errc::not_attached, "'" + op + "' needs a 'hello' first on this connection");
+    const auto handler = kHandlers.find(op);
+    if (handler == kHandlers.end())
+      throw Error(Errc::internal, "op '" + op + "' is listed but not handled; please report this bug");
+    return (this->*(handler->second))(it->second, peer, req, what);
+  } catch (const Error& e) {
+    spdlog::warn("refused {}: {} ({})", op, e.what(), to_string(e.code()));
+    return proto::encode_error(id, e.code(), e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("internal error on {}: {}", op, e.what());
+    return proto::encode_error(id, Errc::internal, std::string("internal error: ") + e.what() + "; please report it");
+  }
+}
+
+std::string Publisher::State::op_describe(Peer&, const std::string&, const proto::Request& req,
+                                          const std::string& what) {
+  (void)proto::decode_as<proto::NoArgs>(req.args, what);
+  proto::DescribeResult d = description;
+  {
+    std::lock_guard lock(shared.m);
+    d.params = shared.params->describe();
+  }
+  return proto::encode_result(req.id, d);
+}
+
+std::string Publisher::State::op_handles(Peer& p, const std::string&, const proto::Request& req,
+                                         const std::string& what) {
+  (void)proto::decode_as<proto::NoArgs>(req.args, what);
+  if (!p.lease) {
+    p.lease = ring->open_lease(p.process.pid());
+    if (!p.lease)
+      throw Error(Errc::too_many_clients, "all " + std::to_string(kMaxLeases) + " reader leases of '" + opts.name +
+                                              "' are in use; detach a viewer and try again");
+    spdlog::info("client '{}' (pid {}) is reading frames (lease {})", p.client, p.process.pid(), *p.lease);
+  }
+  proto::HandlesResult h;
+  h.backend = executor->name();
+  h.control_shm = ring->shm_name();
+  h.lease = *p.lease;
+  slots->fill_handles(h);
+  return proto::encode_result(req.id, h);
+}
+
+std::string Publisher::State::op_pause(Peer& p, const std::string&, const proto::Request& req,
+                                       const std::string& what) {
+  (void)proto::decode_as<proto::NoArgs>(req.args, what);
+  {
+    std::lock_guard lock(shared.m);
+    shared.paused = req.op == "pause";
+    shared.pending_steps = 0;
+    note_request(shared);
+  }
+  spdlog::info("{} by '{}' at step {}", req.op == "pause" ? "paused" : "resumed", p.client, step.load());
+  return proto::encode_result(req.id, proto::NoArgs{});
+}
+
+std::string Publisher::State::op_step(Peer&, const std::string&, const proto::Request& req, const std::string& what) {
+  auto a = proto::decode_as<proto::StepArgs>(req.args, what);
+  if (a.n < 1 || a.n > kMaxStepRequest)
+    throw Error(Errc::out_of_range,
+                "step " + std::to_string(a.n) + " is out of range: use 1 to " + std::to_string(kMaxStepRequest));
+  std::lock_guard lock(shared.m);
+  shared.paused = true;  // stepping means the simulation holds still in between
+  shared.pending_steps += a.n;
+  note_request(shared);
+  return proto::encode_result(req.id, proto::NoArgs{});
+}
+
+std::string Publisher::State::op_set(Peer& p, const std::string&, const proto::Request& req, const std::string& what) {
+  auto a = proto::decode_as<proto::SetArgs>(req.args, what);
+  if (!a.preset && (!a.params || a.params->empty()))
+    throw Error(Errc::missing_field, "'set' needs 'params' (name → value) or a 'preset'");
+  {
+    std::lock_guard lock(shared.m);
+    shared.params->assign(shared.params->apply(a.preset, a.params.value_or(std::map<std::string, double>{})));
+    shared.params_changed = true;
+    note_request(shared);
+  }
+  spdlog::info("parameters set by '{}'{}", p.client, a.preset ? " (preset " + *a.preset + ")" : "");
+  return proto::encode_result(req.id, proto::NoArgs{});
+}
+
+std::string Publisher::State::op_reset(Peer& p, const std::string&, const proto::Request& req,
+                                       const std::string& what) {
+  (void)proto::decode_as<proto::NoArgs>(req.args, what);
+  {
+    std::lock_guard lock(shared.m);
+    shared.reset = true;
+    shared.pending_steps = 0;
+    note_request(shared);
+  }
+  spdlog::info("reset requested by '{}'", p.client);
+  return proto::encode_result(req.id, proto::NoArgs{});
+}
+
+std::string Publisher::State::op_stats(Peer&, const std::string&, const proto::Request& req, const std::string& what) {
+  (void)proto::decode_as<proto::NoArgs>(req.args, what);
+  proto::Stats s;
+  fill_identity(s);
+  s.name = opts.name;
+  s.step = step.load();
+  s.sim_time = sim_time.load();
+  s.frames_published = frames_published.load();
+  s.frames_skipped = ring->block().frames_skipped.load();
+  s.clients = static_cast<std::uint32_t>(peers.size());
+  for (const auto& [id, peer] : peers) s.readers += peer.lease ? 1 : 0;
+  s.held_slots = ring->held_slots();
+  s.steps_per_second = steps_per_s.load();
+  s.frames_per_second = frames_per_s.load();
+  if (const double window = static_cast<double>(monotonic_ns() - rate_t0) * 1e-9;
+      started_ns == rate_t0 && window > 0.05) {
+    // The first half-second window is not closed yet: report what it has measured so far.
+    s.steps_per_second = static_cast<double>(s.step - rate_step0) / window;
+    s.frames_per_second = static_cast<double>(s.frames_published - rate_frames0) / window;
+  }
+  s.rss_kib = resident_kib();
+  s.uptime_s = static_cast<double>(monotonic_ns() - started_ns) * 1e-9;
+  {
+    std::lock_guard lock(shared.m);
+    s.paused = shared.paused;
+    s.params = shared.params->values();
+  }
+  return proto::encode_result(req.id, s);
+}
+
+std::string Publisher::State::op_detach(Peer&, const std::string& peer, const proto::Request& req,
+                                        const std::string& what) {
+  (void)proto::decode_as<proto::NoArgs>(req.args, what);
+  drop_peer(peer, "detached");
+  return proto::encode_result(req.id, proto::NoArgs{});
+}
+
+std::string Publisher::State::op_shutdown(Peer& p, const std::string&, const proto::Request& req,
+                                          const std::string& what) {
+  (void)proto::decode_as<proto::NoArgs>(req.args, what);
+  spdlog::info("shutdown requested by '{}' (pid {})", p.client, p.process.pid());
+  std::lock_guard lock(shared.m);
+  shared.shutdown = true;
+  note_request(shared);
+  return proto::encode_result(req.id, proto::NoArgs{});
+}
+
+}  // namespace cuview

@@ -1,0 +1,219 @@
+// The embedded publisher: a program with its own loop (examples/embed-wave, or this test process
+// itself) is attached, verified and steered exactly like cuview-compute; steering reaches the
+// program only when it polls; every misuse is refused with a message naming what is wrong.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <thread>
+
+#include "backend_test.hpp"
+#include "cuview/client.hpp"
+#include "cuview/publisher.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+/// The message of the cuview::Error that `f` throws (fails the test when it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  FAIL("no cuview::Error was thrown");
+  return {};
+}
+
+FieldDecl host_field(const std::string& name, const std::vector<float>& data, std::uint32_t w, std::uint32_t h) {
+  return {name, data.data(), data.size() * sizeof(float), w, h, DType::float32, 1, Memory::host, "test data"};
+}
+}  // namespace
+
+BACKEND_TEST("a program embedding the publisher is attached, verified, steered, paused and stepped like the daemon",
+             "[integration][embedded]") {
+  RuntimeDir rt;
+  auto wave = start_embed_wave("w", backend);
+  CHECK(ctl("w", {"attach", "--frames", "10", "--verify"}).code == 0);
+  {
+    auto c = Client::attach(AttachOptions{.name = "w", .client = "test"});
+    const auto& d = c.description();
+    CHECK(d.sim == "wave");
+    CHECK(d.backend == to_string(backend));
+    REQUIRE(d.fields.size() == 2);
+    CHECK(d.fields[0].name == "u");
+    CHECK(d.fields[0].shape == std::vector<std::uint32_t>{96, 128});
+    CHECK(d.fields[1].name == "v");
+    auto f = c.next_frame(5s);
+    REQUIRE(f);
+    CHECK(f->verify() == std::nullopt);
+  }
+
+  REQUIRE(ctl("w", {"set", "c=0.3"}).code == 0);
+  CHECK(stats("w").params.at("c") == 0.3);
+  const auto refused = ctl("w", {"set", "c=0.9"});
+  CHECK(refused.code != 0);
+  CHECK_THAT(refused.err, Contains("c=0.9 is out of range [0.05, 0.7]"));
+  CHECK(stats("w").params.at("c") == 0.3);
+
+  // Paused, the program's loop holds still; `step 5` lets it take exactly five steps.
+  REQUIRE(ctl("w", {"pause"}).code == 0);
+  const auto held = wait_stats("w", [](const StatsView& v) { return v.paused; });
+  std::this_thread::sleep_for(300ms);
+  CHECK(stats("w").step == held.step);
+  REQUIRE(ctl("w", {"step", "5"}).code == 0);
+  (void)wait_stats("w", [&](const StatsView& v) { return v.step == held.step + 5; });
+  REQUIRE(ctl("w", {"reset"}).code == 0);
+  (void)wait_stats("w", [](const StatsView& v) { return v.step == 0; });
+  REQUIRE(ctl("w", {"resume"}).code == 0);
+  (void)wait_stats("w", [](const StatsView& v) { return !v.paused && v.step > 100; });
+
+  REQUIRE(ctl("w", {"shutdown"}).code == 0);
+  const auto code = wave.wait_for(10s);
+  REQUIRE(code);
+  CHECK(*code == 0);
+  CHECK_THAT(wave.out(), Contains("stopped at step"));
+  CHECK_FALSE(daemon_running("w"));
+}
+
+TEST_CASE("an embedded publisher publishes the program's buffers and hands steering over only when polled",
+          "[integration][embedded][host]") {
+  RuntimeDir rt;
+  Publisher pub({.name = "inproc", .backend = "host", .title = "ramp", .max_fps = 0});
+  std::vector<float> ramp(16 * 8);
+  std::iota(ramp.begin(), ramp.end(), 0.0f);
+  std::vector<std::int32_t> ids(10);
+  std::iota(ids.begin(), ids.end(), 100);
+  pub.add_field(host_field("ramp", ramp, 16, 8));
+  pub.add_particles({"dots", 10, {{"id", ids.data(), 40, 0, 0, DType::int32, 1, Memory::host, "id"}}, "dots"});
+  pub.add_param({"gain", 1, 0, 10, false, "gain"});
+  REQUIRE(pub.publish(7, 0.5));
+
+  auto c = Client::attach(AttachOptions{.name = "inproc", .client = "test"});
+  CHECK(c.description().sim == "ramp");
+  REQUIRE(c.description().particles.size() == 1);
+  ramp[3] = -1;  // the program changes its buffer: the next frame has it, the published one not
+  REQUIRE(pub.publish(8, 0.6));
+  auto f = c.next_frame(5s);
+  REQUIRE(f);
+  CHECK(f->info().step == 8);
+  CHECK(f->info().sim_time == 0.6);
+  CHECK(f->verify() == std::nullopt);
+  CHECK(std::memcmp(f->host_field(0), ramp.data(), ramp.size() * sizeof(float)) == 0);
+  const auto* published_ids = reinterpret_cast<const std::int32_t*>(f->host_field(1));
+  CHECK(std::vector<std::int32_t>(published_ids, published_ids + 10) == ids);
+
+  // A change is validated at once, but the program sees it only at poll().
+  c.set({{"gain", 2.5}});
+  CHECK(pub.params().at("gain") == 1);
+  CHECK(c.stats().params.at("gain") == 2.5);
+  const Requests r = pub.poll();
+  CHECK(r.params.at("gain") == 2.5);
+  CHECK(pub.params().at("gain") == 2.5);
+  CHECK(pub.poll().params.empty());
+  CHECK_THAT(error_of([&] { c.set({{"gain", 11}}); }), Contains("gain=11 is out of range [0, 10]"));
+  CHECK(pub.poll().params.empty());
+
+  // Pause and step reach the loop through steps_allowed(); reset and shutdown through poll().
+  CHECK(pub.steps_allowed(8) == 8);
+  c.pause();
+  CHECK(pub.paused());
+  CHECK(pub.steps_allowed(8) == 0);
+  c.step(3);
+  CHECK(pub.steps_allowed(8) == 3);
+  CHECK(pub.steps_allowed(8) == 0);
+  c.reset();
+  CHECK(pub.poll().reset);
+  c.shutdown();
+  CHECK(pub.poll().shutdown);
+
+  // Closing tells the attached client at once.
+  pub.close();
+  CHECK_THROWS_AS(c.next_frame(2s), Error);
+}
+
+TEST_CASE("misuse of the publisher is refused with a message naming what is wrong", "[integration][embedded][host]") {
+  RuntimeDir rt;
+  std::vector<float> a(64), b(32);
+  Publisher pub({.name = "misuse", .backend = "host"});
+  CHECK_THAT(error_of([&] { pub.publish(0); }), Contains("declare at least one field"));
+  auto wrong_size = host_field("u", a, 8, 8);
+  wrong_size.bytes = 100;
+  CHECK_THAT(error_of([&] { pub.add_field(wrong_size); }), Contains("buffer of 100 bytes") && Contains("need 256"));
+  CHECK_THAT(error_of([&] {
+               pub.add_field({"d", a.data(), 256, 8, 8, DType::float32, 1, Memory::device, ""});
+             }),
+             Contains("host backend") && Contains("Memory::host"));
+  pub.add_field(host_field("u", a, 8, 8));
+  CHECK_THAT(error_of([&] { pub.add_field(host_field("u", a, 8, 8)); }), Contains("field 'u' is declared twice"));
+  CHECK_THAT(error_of([&] { pub.add_field(host_field("w", b, 8, 4)); }), Contains("shares one grid"));
+  CHECK_THAT(error_of([&] { pub.add_param({"k", 5, 0, 1, false, ""}); }), Contains("outside its range"));
+  pub.add_field({"late", nullptr, 256, 8, 8, DType::float32, 1, Memory::host, "written by a FieldWriter"});
+  CHECK_THAT(error_of([&] { pub.publish(0); }), Contains("'late' was declared without a buffer"));
+  REQUIRE(pub.publish(0, 0, [&](const std::vector<FieldTarget>& t) {
+    std::memcpy(t[0].data, a.data(), t[0].bytes);
+    std::memcpy(t[1].data, a.data(), t[1].bytes);
+  }));
+  CHECK_THAT(error_of([&] { pub.add_field(host_field("x", a, 8, 8)); }), Contains("after publishing began"));
+  CHECK_THAT(error_of([&] { Publisher second({.name = "misuse", .backend = "host"}); }), Contains("misuse"));
+  try {
+    Publisher second({.name = "misuse", .backend = "host"});
+    FAIL("a second publisher of the same name started");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::already_running);
+  }
+  CHECK_THAT(error_of([] { Publisher bad({.name = "bad name!"}); }), Contains("bad name!"));
+}
+
+#ifdef CUVIEW_HAVE_CUDA
+TEST_CASE(
+    "an embedded publisher on CUDA copies device buffers into frames and refuses host pointers declared as device",
+    "[integration][embedded][gpu]") {
+  require_backend(Backend::cuda);
+  RuntimeDir rt;
+  Publisher pub({.name = "gpu", .backend = "cuda", .max_fps = 0});
+  std::vector<float> host(64 * 32);
+  std::iota(host.begin(), host.end(), 1.0f);
+  CHECK_THAT(error_of([&] {
+               pub.add_field({"h", host.data(), host.size() * 4, 64, 32, DType::float32, 1, Memory::device, ""});
+             }),
+             Contains("its pointer is host memory"));
+  void* device = nullptr;
+  REQUIRE(cudaMalloc(&device, host.size() * 4) == cudaSuccess);
+  REQUIRE(cudaMemcpy(device, host.data(), host.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  CHECK_THAT(error_of([&] {
+               pub.add_field({"d", device, host.size() * 4, 64, 32, DType::float32, 1, Memory::host, ""});
+             }),
+             Contains("declared as host memory but its pointer is device memory"));
+  pub.add_field({"d", device, host.size() * 4, 64, 32, DType::float32, 1, Memory::device, "device data"});
+  pub.add_field({"h", host.data(), host.size() * 4, 64, 32, DType::float32, 1, Memory::host, "host data"});
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  REQUIRE(pub.publish(5, 1.0, stream));
+
+  // CUDA IPC opens only in another process: this one is told so, cuview-ctl reads the frame.
+  CHECK_THAT(error_of([] { (void)Client::attach(AttachOptions{.name = "gpu", .client = "test"}); }),
+             Contains("published by this same process"));
+  auto control = Client::attach(AttachOptions{.name = "gpu", .client = "test", .import = Import::control_only});
+  const auto& d = control.description();
+  const auto saved = (rt.path() / "frame.bin").string();
+  const auto r = ctl("gpu", {"attach", "--frames", "1", "--verify", "--save", saved});
+  REQUIRE(r.code == 0);
+  std::ifstream in(saved, std::ios::binary);
+  std::vector<char> slot(d.slot_bytes);
+  REQUIRE(in.read(slot.data(), static_cast<std::streamsize>(slot.size())));
+  CHECK(std::memcmp(slot.data() + d.fields[0].offset, host.data(), host.size() * 4) == 0);  // from device memory
+  CHECK(std::memcmp(slot.data() + d.fields[1].offset, host.data(), host.size() * 4) == 0);  // from host memory
+  pub.close();
+  cudaStreamDestroy(stream);
+  cudaFree(device);
+}
+#endif
