@@ -69,10 +69,10 @@ struct ViewerArgs {
   double hz = 60;          ///< 0: as fast as it can
   double seconds = 3;      ///< how long to read frames (0: stop after the first, verified, frame)
   int view_w = 1280, view_h = 720;
-  std::string render = "gpu";  ///< gpu | copy | wait (bench/system.cpp, RenderMode)
+  std::string render = "view";  ///< view | kernel | wait (bench/system.cpp, RenderMode)
 };
-/// A viewer as cuview-gui renders: takes the newest frame, renders it (GPU colormap + resample
-/// + copy of screen-sized pixels on CUDA, the CPU loop on the host), at `hz`. Prints one line
+/// A viewer as cuview-gui renders: takes the newest frame, renders it (gui::FrameRenderer, or
+/// another RenderMode), at `hz`. Prints one line
 /// "viewer frames=… seconds=… latency_p50_ms=… latency_p99_ms=… attach_ms=… verified_ms=…".
 int run_viewer(const ViewerArgs& a);
 

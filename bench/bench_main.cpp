@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   vcmd->add_option("--name", viewer.name)->required();
   vcmd->add_option("--hz", viewer.hz, "frames per second to render (0: as fast as it can)");
   vcmd->add_option("--seconds", viewer.seconds, "how long (0: stop after the first verified frame)");
-  vcmd->add_option("--render", viewer.render, "gpu (as cuview-gui), copy (copy engine + CPU) or wait (no render)");
+  vcmd->add_option("--render", viewer.render, "view (as cuview-gui), kernel (the previous GPU render path) or wait (no render)");
   ProducerArgs producer;
   auto* pcmd = app.add_subcommand("copy-producer", "(helper) the copy-through-the-host alternative's producer");
   pcmd->add_option("--size", producer.size)->required();

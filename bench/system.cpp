@@ -13,10 +13,11 @@
 #include "cuview/posix.hpp"
 #include "process.hpp"
 #include "render/colormap.hpp"
+#include "render/frame_renderer.hpp"
 #include "render/render.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda_ipc.hpp"
-#include "render/render_cuda.hpp"
+#include "render_kernel.hpp"
 #endif
 
 namespace cuview::bench {
@@ -29,17 +30,15 @@ std::string self_exe() {
   return std::filesystem::read_symlink("/proc/self/exe", ec).string();
 }
 
-double ms_since(std::int64_t realtime_stamp) {
-  return static_cast<double>(realtime_ns() - realtime_stamp) * 1e-6;
-}
+double ms_since(std::int64_t realtime_stamp) { return static_cast<double>(realtime_ns() - realtime_stamp) * 1e-6; }
 
 /// How a bench viewer turns a frame into pixels.
-///   gpu:  as cuview-gui does: colormap + resample in this process's GPU context, only the view's
-///         pixels and values are copied back (on the host backend: the CPU loop);
-///   copy: no kernel in this process: the copy engine brings field u to pinned host memory and
-///         the CPU renders it (tells GPU time-slicing apart from memory traffic);
-///   wait: the frame's handoff only: wait for its event, render nothing.
-enum class RenderMode { gpu, copy, wait };
+///   view:   as cuview-gui does (gui::FrameRenderer): host wait on the frame's event, the view's
+///           sampled rows by the copy engine, colours on the CPU (host backend: read in place);
+///   kernel: the viewer's previous path, for comparison: its stream waits on the frame's event and
+///           a render kernel runs in its own context (bench/render_kernel.cu);
+///   wait:   the frame's handoff only: wait for its event on the host, render nothing.
+enum class RenderMode { view, kernel, wait };
 
 class ViewRenderer {
  public:
@@ -49,16 +48,8 @@ class ViewRenderer {
                                    d.height / 2.0)),
         lut_(gui::make_lut(gui::Colormap::viridis)),
         offset_(d.fields.at(0).offset),
-        field_bytes_(static_cast<std::size_t>(d.width) * d.height * sizeof(float)),
         rgba_(static_cast<std::size_t>(w) * h),
         values_(rgba_.size()) {}
-  ~ViewRenderer() {
-#ifdef CUVIEW_HAVE_CUDA
-    if (pinned_ != nullptr) cudaFreeHost(pinned_);
-#endif
-  }
-  ViewRenderer(const ViewRenderer&) = delete;
-  ViewRenderer& operator=(const ViewRenderer&) = delete;
 
   /// Returns once the view's pixels are in host memory (or, in wait mode, the frame is complete).
   void render(const Frame& f) {
@@ -66,47 +57,36 @@ class ViewRenderer {
       f.wait();
       return;
     }
-    if (const float* host = f.host_field(0)) {
-      gui::render_cpu(host, lut_.data(), t_, rgba_.data(), values_.data());
-      return;
-    }
 #ifdef CUVIEW_HAVE_CUDA
-    const auto* field = static_cast<const unsigned char*>(f.device_slot()) + offset_;
-    if (!stream_.get()) stream_ = cuda::Stream::create();
-    if (mode_ == RenderMode::copy) {
-      if (pinned_ == nullptr) cuda::check(cudaHostAlloc(&pinned_, field_bytes_, 0), "cudaHostAlloc for a field");
-      f.wait_on(stream_.get());
-      cuda::check(cudaMemcpyAsync(pinned_, field, field_bytes_, cudaMemcpyDeviceToHost, stream_.get()),
-                  "copying field u to the host");
-      cuda::check(cudaStreamSynchronize(stream_.get()), "waiting for the field copy");
-      gui::render_cpu(static_cast<const float*>(pinned_), lut_.data(), t_, rgba_.data(), values_.data());
+    if (mode_ == RenderMode::kernel && f.device_slot() != nullptr) {
+      if (!kernel_) kernel_ = std::make_unique<KernelRenderer>();
+      f.wait_on(kernel_->stream());
+      kernel_->render(reinterpret_cast<const float*>(static_cast<const unsigned char*>(f.device_slot()) + offset_),
+                      lut_.data(), t_, rgba_.data(), values_.data());
       return;
     }
-    if (!cuda_) cuda_ = std::make_unique<gui::CudaRenderer>();
-    f.wait_on(cuda_->stream());
-    cuda_->render(reinterpret_cast<const float*>(field), lut_.data(), t_, rgba_.data(), values_.data());
 #endif
+    view_.render(f, 0, offset_, t_, lut_.data(), rgba_.data(), values_.data());
   }
 
  private:
   RenderMode mode_;
   gui::ViewTransform t_;
   gui::Lut lut_;
-  std::size_t offset_, field_bytes_;
+  std::size_t offset_;
   std::vector<std::uint32_t> rgba_;
   std::vector<float> values_;
+  gui::FrameRenderer view_;
 #ifdef CUVIEW_HAVE_CUDA
-  std::unique_ptr<gui::CudaRenderer> cuda_;
-  cuda::Stream stream_;
-  void* pinned_ = nullptr;
+  std::unique_ptr<KernelRenderer> kernel_;
 #endif
 };
 
 RenderMode render_mode(const std::string& s) {
-  if (s == "gpu") return RenderMode::gpu;
-  if (s == "copy") return RenderMode::copy;
+  if (s == "view") return RenderMode::view;
+  if (s == "kernel") return RenderMode::kernel;
   if (s == "wait") return RenderMode::wait;
-  throw Error(Errc::bad_value, "--render " + s + ": expected gpu, copy or wait");
+  throw Error(Errc::bad_value, "--render " + s + ": expected view, kernel or wait");
 }
 
 Client attach_control(const std::string& name) {
@@ -128,12 +108,14 @@ double step_rate(Client& c, double window_s) {
   return rate_dist(rates).median;
 }
 
-test::ChildProcess spawn_viewer(const std::string& name, double hz, double seconds, const std::string& render = "gpu") {
+test::ChildProcess spawn_viewer(const std::string& name, double hz, double seconds,
+                                const std::string& render = "view") {
   return test::ChildProcess({self_exe(), "viewer", "--name", name, "--hz", fmt(hz, "%g"), "--seconds",
                              fmt(seconds, "%g"), "--render", render});
 }
 
-std::map<std::string, double> finish_helper(test::ChildProcess& p, const std::string& prefix, std::chrono::seconds limit) {
+std::map<std::string, double> finish_helper(test::ChildProcess& p, const std::string& prefix,
+                                            std::chrono::seconds limit) {
   const auto code = p.wait_for(limit);
   if (!code || *code != 0)
     test::fail(prefix + " helper failed (" + (code ? "exit " + std::to_string(*code) : std::string("timed out")) +
@@ -150,7 +132,7 @@ struct Handoff {
 /// has nothing else to do) or saturated (the simulation running flat out).
 Handoff measure_handoff(Client& c, bool idle, int samples, bool cuda) {
   Handoff h;
-  ViewRenderer view(c.description(), 1280, 720, RenderMode::gpu);
+  ViewRenderer view(c.description(), 1280, 720, RenderMode::view);
   c.pause();
   while (c.next_frame(200ms)) {
   }  // drop frames published before the pause
@@ -199,7 +181,8 @@ int run_viewer(const ViewerArgs& a) {
     std::vector<double> latency;
     const auto start = Clock::now();
     const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.seconds));
-    const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.hz > 0 ? 1 / a.hz : 0));
+    const auto period =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.hz > 0 ? 1 / a.hz : 0));
     auto next = start;
     while (Clock::now() < deadline) {
       auto f = c.next_frame(500ms);
@@ -215,8 +198,9 @@ int run_viewer(const ViewerArgs& a) {
     }
     const double secs = std::chrono::duration<double>(Clock::now() - start).count();
     const auto d = latency_dist(latency);
-    std::printf("viewer frames=%zu seconds=%.3f latency_p50_ms=%.4f latency_p99_ms=%.4f attach_ms=%.2f verified_ms=%.2f\n",
-                latency.size(), secs, d.median, d.p99, attach_ms, verified_ms);
+    std::printf(
+        "viewer frames=%zu seconds=%.3f latency_p50_ms=%.4f latency_p99_ms=%.4f attach_ms=%.2f verified_ms=%.2f\n",
+        latency.size(), secs, d.median, d.p99, attach_ms, verified_ms);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuview-bench viewer: %s\n", e.what());
@@ -241,10 +225,10 @@ std::string system_sections(const Options& o, const std::string& backend) {
               "viewer: frame timestamp → pixels (median / p99 ms)"},
              {}};
   Table attach{{"grid", "start → attached (ms)", "start → first verified frame (ms)", "process start → exit (ms)"}, {}};
-  Table copy{{"grid", "frame", "latency zero-copy (median / p99 ms)", "latency via host (median / p99 ms)",
-              "latency ratio", "sim. slowdown zero-copy (60 Hz, handoff only)", "sim. slowdown via host (60 Hz)",
-              "frames delivered via host"},
-             {}};
+  Table copy{
+      {"grid", "frame", "latency zero-copy (median / p99 ms)", "latency via host (median / p99 ms)", "latency ratio",
+       "sim. slowdown zero-copy (60 Hz, handoff only)", "sim. slowdown via host (60 Hz)", "frames delivered via host"},
+      {}};
   std::map<int, Dist> zero_copy_latency;
   std::map<int, double> zero_copy_slowdown;
 
@@ -261,14 +245,15 @@ std::string system_sections(const Options& o, const std::string& backend) {
           const char* render;
           const char* label;
         };
-        const Row rows[] = {{1, "wait", "1 at 60 Hz, handoff only (waits, renders nothing)"},
-                            {1, "gpu", "1 at 60 Hz, rendering as cuview-gui"},
-                            {1, "copy", "1 at 60 Hz, copy engine + CPU render"},
-                            {4, "gpu", "4 at 60 Hz, rendering as cuview-gui"}};
+        const Row rows[] = {{1, "wait", "1 at 60 Hz, handoff only (host wait, renders nothing)"},
+                            {1, "view", "1 at 60 Hz, as cuview-gui (host wait, rows by copy engine, CPU colours)"},
+                            {4, "view", "4 at 60 Hz, as cuview-gui"},
+                            {1, "kernel", "1 at 60 Hz, previous path (stream wait + render kernel)"},
+                            {4, "kernel", "4 at 60 Hz, previous path"}};
         double before = step_rate(ctl, w);
         cost.rows.push_back({grid, "60 frames/s", "none", fmt(before, "%.0f"), "1.000", "—", "—"});
         for (const auto& row : rows) {
-          if (!cuda && std::string(row.render) == "copy") continue;  // the host backend has no copy engine
+          if (!cuda && std::string(row.render) == "kernel") continue;  // the host backend has no kernels
           std::vector<test::ChildProcess> viewers;
           for (int i = 0; i < row.viewers; ++i) viewers.push_back(spawn_viewer(name, 60, viewer_secs, row.render));
           const auto k = static_cast<std::uint32_t>(row.viewers);
@@ -327,9 +312,8 @@ std::string system_sections(const Options& o, const std::string& backend) {
       const double rate = step_rate(ctl, w);
       const auto r = finish_helper(viewer, "viewer", limit);
       const double after = step_rate(ctl, w);
-      cost.rows.push_back({grid, "every batch", "1 as fast as it can, rendering as cuview-gui", fmt(rate, "%.0f"),
-                           fmt(rate / (0.5 * (none + after)), "%.3f"),
-                           fmt(r.at("frames") / r.at("seconds"), "%.1f"),
+      cost.rows.push_back({grid, "every batch", "1 as fast as it can, as cuview-gui", fmt(rate, "%.0f"),
+                           fmt(rate / (0.5 * (none + after)), "%.3f"), fmt(r.at("frames") / r.at("seconds"), "%.1f"),
                            fmt(r.at("latency_p50_ms"), "%.2f") + " / " + fmt(r.at("latency_p99_ms"), "%.2f")});
       ctl.shutdown();
       (void)daemon.wait_for(30s);

@@ -108,10 +108,12 @@ QString FieldView::readout(QPoint p) const {
     return {};
   const float v = (*frame_.values)[static_cast<std::size_t>(p.y()) * frame_.image.width() + p.x()];
   if (std::isnan(v)) return {};
-  const int cx =
-      static_cast<int>(frame_.center_x + (p.x() + 0.5 - frame_.image.width() / 2.0) / frame_.pixels_per_cell);
-  const int cy =
-      static_cast<int>(frame_.center_y + (p.y() + 0.5 - frame_.image.height() / 2.0) / frame_.pixels_per_cell);
+  ViewTransform t;  // the frame's own sampling: the cell is the one whose value was drawn there
+  t.field_w = frame_.field_w, t.field_h = frame_.field_h;
+  t.view_w = frame_.image.width(), t.view_h = frame_.image.height();
+  t.center_x = frame_.center_x, t.center_y = frame_.center_y, t.pixels_per_cell = frame_.pixels_per_cell;
+  int cx = 0, cy = 0;
+  if (!t.cell_at(p.x(), p.y(), cx, cy)) return {};
   return QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
 }
 

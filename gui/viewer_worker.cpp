@@ -7,19 +7,10 @@
 
 #include "cuview/runtime_dir.hpp"
 #include "render/render.hpp"
-#ifdef CUVIEW_HAVE_CUDA
-#include "render/render_cuda.hpp"
-#endif
 
 namespace cuview::gui {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-struct ViewerWorker::CudaPath {
-#ifdef CUVIEW_HAVE_CUDA
-  CudaRenderer renderer;
-#endif
-};
 
 ViewerWorker::ViewerWorker(QObject* parent) : QThread(parent) {
   qRegisterMetaType<RenderedFrame>();
@@ -140,17 +131,8 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   QImage image(view.width, view.height, QImage::Format_ARGB32);
   auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height);
   auto* rgba = reinterpret_cast<std::uint32_t*>(image.bits());
-  if (const float* host = frame.host_field(static_cast<std::size_t>(field))) {
-    render_cpu(host, lut.data(), t, rgba, values->data());
-  } else {
-#ifdef CUVIEW_HAVE_CUDA
-    if (!cuda_) cuda_ = std::make_unique<CudaPath>();
-    frame.wait_on(cuda_->renderer.stream());
-    const auto* slot = static_cast<const unsigned char*>(frame.device_slot());
-    cuda_->renderer.render(reinterpret_cast<const float*>(slot + d.fields[static_cast<std::size_t>(field)].offset),
-                           lut.data(), t, rgba, values->data());
-#endif
-  }
+  renderer_.render(frame, static_cast<std::size_t>(field), d.fields[static_cast<std::size_t>(field)].offset, t,
+                   lut.data(), rgba, values->data());
   // Auto range follows the visible values, applied from the next frame on (no second pass).
   float lo = INFINITY, hi = -INFINITY;
   for (float v : *values) {

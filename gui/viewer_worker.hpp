@@ -18,6 +18,7 @@
 
 #include "cuview/client.hpp"
 #include "render/colormap.hpp"
+#include "render/frame_renderer.hpp"
 
 namespace cuview::gui {
 
@@ -100,8 +101,7 @@ class ViewerWorker : public QThread {
   bool auto_lo_hi_valid_ = false;
   std::string unshowable_;  ///< the field last refused as undrawable (said once)
   float auto_lo_ = 0, auto_hi_ = 1;
-  struct CudaPath;
-  std::unique_ptr<CudaPath> cuda_;
+  FrameRenderer renderer_;  ///< owned by the worker thread: its pinned rows and copy stream
 };
 
 }  // namespace cuview::gui

@@ -119,8 +119,7 @@ void Frame::copy_to_host(std::span<std::byte> dst) const {
   if (imports_->is_cuda()) {
     const std::string what = " for frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
     auto s = imports_->stream.get();
-    cuda::check(cudaSetDevice(imports_->device), "cudaSetDevice");
-    cuda::check(cudaStreamWaitEvent(s, imports_->events[info_.slot].get(), 0), "cudaStreamWaitEvent" + what);
+    wait();  // on the host: a stream of ours waiting on the publisher's event would cost it a context switch
     cuda::check(cudaMemcpyAsync(dst.data(), imports_->cuda_slots[info_.slot].get(), bytes, cudaMemcpyDeviceToHost, s),
                 "cudaMemcpyAsync device to host" + what);
     cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize" + what);

@@ -54,10 +54,18 @@ Lut make_lut(Colormap map) {
   for (int i = 0; i < 256; ++i) {
     const double t = i / 255.0;
     switch (map) {
-      case Colormap::viridis: lut[i] = pack(poly(t, kViridis)); break;
-      case Colormap::magma: lut[i] = pack(poly(t, kMagma)); break;
-      case Colormap::grayscale: lut[i] = pack({t, t, t}); break;
-      case Colormap::diverging: lut[i] = pack(diverging(t)); break;
+      case Colormap::viridis:
+        lut[i] = pack(poly(t, kViridis));
+        break;
+      case Colormap::magma:
+        lut[i] = pack(poly(t, kMagma));
+        break;
+      case Colormap::grayscale:
+        lut[i] = pack({t, t, t});
+        break;
+      case Colormap::diverging:
+        lut[i] = pack(diverging(t));
+        break;
     }
   }
   return lut;

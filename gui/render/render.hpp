@@ -1,6 +1,7 @@
-// The viewer's render step: resample a field to the window's pixels (zoom, pan) and colour it.
-// render_pixel is the only copy of that math; the CPU loop and the CUDA kernel both call it,
-// so only screen-sized pixels ever cross from the GPU to the host.
+// The viewer's render step: which cell each pixel shows (zoom, pan: nearest cell) and its colour.
+// The sampling is separable — a pixel's cell row depends only on its pixel row, its column only on
+// its pixel column — so a view needs only the cells of its sampled rows and visible columns, which
+// is all that ever leaves the GPU (docs/architecture.md, "The viewer").
 #pragma once
 
 #include <cmath>
@@ -28,39 +29,63 @@ struct ViewTransform {
     t.pixels_per_cell = (sx < sy ? sx : sy) * zoom;
     return t;
   }
+  /// The cell column under pixel column `px`; -1 outside the field.
+  CUVIEW_HD int col_at(int px) const {
+    const double fx = center_x + (px + 0.5 - view_w * 0.5) / pixels_per_cell;
+    return fx < 0 || fx >= field_w ? -1 : static_cast<int>(fx);
+  }
+  /// The cell row under pixel row `py`; -1 outside the field.
+  CUVIEW_HD int row_at(int py) const {
+    const double fy = center_y + (py + 0.5 - view_h * 0.5) / pixels_per_cell;
+    return fy < 0 || fy >= field_h ? -1 : static_cast<int>(fy);
+  }
   /// The cell under pixel (px, py); false when it lies outside the field.
   CUVIEW_HD bool cell_at(int px, int py, int& cx, int& cy) const {
-    const double fx = center_x + (px + 0.5 - view_w * 0.5) / pixels_per_cell;
-    const double fy = center_y + (py + 0.5 - view_h * 0.5) / pixels_per_cell;
-    if (fx < 0 || fy < 0 || fx >= field_w || fy >= field_h) return false;
-    cx = static_cast<int>(fx);
-    cy = static_cast<int>(fy);
-    return true;
+    cx = col_at(px);
+    cy = row_at(py);
+    return cx >= 0 && cy >= 0;
   }
 };
 
 inline constexpr std::uint32_t kBackground = 0xff202020u;
 
-/// Colour (0xAARRGGBB) and value of one pixel: nearest cell, value mapped linearly from
-/// [lo, hi] onto the 256-entry `lut`. Outside the field: background and NaN.
-CUVIEW_HD inline void render_pixel(const float* field, const std::uint32_t* lut, const ViewTransform& t, int px,
-                                   int py, std::uint32_t& rgba, float& value) {
+/// The colour (0xAARRGGBB) of value `v`: mapped linearly from [lo, hi] onto the 256-entry `lut`.
+CUVIEW_HD inline std::uint32_t colour_of(float v, const std::uint32_t* lut, float lo, float hi) {
+  const float span = hi > lo ? hi - lo : 1.0f;
+  float u = (v - lo) / span;
+  u = u < 0 ? 0 : (u > 1 ? 1 : u);
+  return lut[static_cast<int>(u * 255.0f + 0.5f)];
+}
+
+/// Colour and value of one pixel read straight from a whole field. Outside the field: background
+/// and NaN. The reference the row renderer is tested against (and what a kernel would run).
+CUVIEW_HD inline void render_pixel(const float* field, const std::uint32_t* lut, const ViewTransform& t, int px, int py,
+                                   std::uint32_t& rgba, float& value) {
   int cx = 0, cy = 0;
   if (!t.cell_at(px, py, cx, cy)) {
     rgba = kBackground;
     value = NAN;
     return;
   }
-  const float v = field[static_cast<std::size_t>(cy) * t.field_w + cx];
-  const float span = t.hi > t.lo ? t.hi - t.lo : 1.0f;
-  float u = (v - t.lo) / span;
-  u = u < 0 ? 0 : (u > 1 ? 1 : u);
-  int i = static_cast<int>(u * 255.0f + 0.5f);
-  rgba = lut[i];
-  value = v;
+  value = field[static_cast<std::size_t>(cy) * t.field_w + cx];
+  rgba = colour_of(value, lut, t.lo, t.hi);
 }
 
-/// CPU path: fills `rgba` and `values` (view_w × view_h each).
+/// The cells a view samples: per pixel row its cell row, per pixel column its cell column (-1
+/// outside the field), the distinct rows in order, and the span of visible columns.
+struct ViewSampling {
+  std::vector<int> rows, cols;
+  std::vector<int> distinct_rows;  ///< increasing
+  int col_lo = 0, col_count = 0;   ///< visible columns [col_lo, col_lo + col_count)
+  static ViewSampling of(const ViewTransform& t);
+};
+
+/// Fills `rgba` and `values` (view_w × view_h each) from the sampled rows: `row_data[py]` points at
+/// the value of cell (col_lo, rows[py]), or is null where the row lies outside the field.
+void render_rows(const std::vector<const float*>& row_data, const ViewSampling& s, const ViewTransform& t,
+                 const std::uint32_t* lut, std::uint32_t* rgba, float* values);
+
+/// A field in this process's memory (host backend: shared memory, read in place).
 void render_cpu(const float* field, const std::uint32_t* lut, const ViewTransform& t, std::uint32_t* rgba,
                 float* values);
 

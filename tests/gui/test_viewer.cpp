@@ -4,16 +4,21 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QWheelEvent>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
 #include "main_window.hpp"
+#include "render/render.hpp"
 #include "viewer_test.hpp"
 
 using namespace cuview;
@@ -89,6 +94,84 @@ TEST_CASE("the viewer draws a known field with the colormap's colours", "[gui]")
   CHECK(wrong == 0);
   CHECK(ones > 1000);
   CHECK(halves > 0);
+}
+
+BACKEND_TEST("the viewer's picture and readout show the field's exact values at every zoom level", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("z", backend, {"--paused"}, "300x200");
+  REQUIRE(ctl("z", {"step", "300"}).code == 0);  // structure worth looking at, then still
+  auto w = open_viewer("z");
+  REQUIRE(shows_frames(*w));
+  // The field as another process reads it (on CUDA the copy engine brings the whole slot).
+  const auto saved = (rt.path() / "frame.bin").string();
+  std::uint64_t seq = 0;
+  REQUIRE(wait_for([&] {
+    const auto r = ctl("z", {"attach", "--frames", "1", "--save", saved});
+    std::smatch m;
+    static const std::regex kSaved("saved frame (\\d+) \\(step 300");
+    if (r.code != 0 || !std::regex_search(r.out, m, kSaved)) return false;
+    seq = std::stoull(m[1]);
+    return true;
+  }));
+  auto control = Client::attach(AttachOptions{.name = "z", .client = "test", .import = Import::control_only});
+  const auto& d = control.description();
+  std::vector<char> slot(d.slot_bytes);
+  std::ifstream(saved, std::ios::binary).read(slot.data(), static_cast<std::streamsize>(slot.size()));
+  std::vector<float> u(300 * 200);
+  std::memcpy(u.data(), slot.data() + d.fields[0].offset, u.size() * sizeof(float));
+
+  FieldView* view = w->view();
+  auto wheel = [&](QPoint at, int notches) {
+    QWheelEvent e(at, view->mapToGlobal(at), QPoint(), QPoint(0, 120 * notches), Qt::NoButton, Qt::NoModifier,
+                  Qt::NoScrollPhase, false);
+    QApplication::sendEvent(view, &e);
+  };
+  // Whole field, zoomed in around two points (rows and columns copied exactly), zoomed far out.
+  const std::vector<std::pair<QPoint, int>> steps{{{0, 0}, 0}, {{200, 150}, 3}, {{90, 400}, 9}, {{450, 300}, -17}};
+  for (const auto& [at, notches] : steps) {
+    const double before = view->last_frame().pixels_per_cell;
+    if (notches != 0) wheel(at, notches);
+    REQUIRE(wait_for([&] {
+      const auto& f = view->last_frame();
+      return f.info.seq == seq && f.field == 0 && (notches == 0 || f.pixels_per_cell != before);
+    }));
+    const auto& f = view->last_frame();
+    ViewTransform t;
+    t.field_w = f.field_w, t.field_h = f.field_h, t.view_w = f.image.width(), t.view_h = f.image.height();
+    t.center_x = f.center_x, t.center_y = f.center_y, t.pixels_per_cell = f.pixels_per_cell;
+    t.lo = f.lo, t.hi = f.hi;
+    const auto lut = make_lut(f.colormap);
+    int wrong = 0, inside = 0;
+    QString first_wrong;
+    for (int py = 0; py < t.view_h; ++py) {
+      for (int px = 0; px < t.view_w; ++px) {
+        std::uint32_t rgba = 0;
+        float value = 0;
+        render_pixel(u.data(), lut.data(), t, px, py, rgba, value);
+        const float shown = (*f.values)[static_cast<std::size_t>(py) * t.view_w + px];
+        const bool same_value = std::isnan(value) ? std::isnan(shown) : shown == value;
+        inside += std::isnan(value) ? 0 : 1;
+        if ((!same_value || f.image.pixel(px, py) != rgba) && wrong++ == 0)
+          first_wrong = QString("pixel (%1, %2): shows %3 #%4, the field has %5 #%6")
+                            .arg(px)
+                            .arg(py)
+                            .arg(shown)
+                            .arg(f.image.pixel(px, py), 8, 16, QChar('0'))
+                            .arg(value)
+                            .arg(rgba, 8, 16, QChar('0'));
+      }
+    }
+    INFO("zoom " << view->zoom() << ", " << t.pixels_per_cell << " pixels per cell: " << first_wrong.toStdString());
+    CHECK(wrong == 0);
+    CHECK(inside > 1000);
+    // The readout under a pixel names its cell and the cell's exact value.
+    const QPoint probe(t.view_w / 3, t.view_h / 2);
+    int cx = 0, cy = 0;
+    if (t.cell_at(probe.x(), probe.y(), cx, cy)) {
+      const double value = u[static_cast<std::size_t>(cy) * 300 + cx];
+      CHECK(view->readout(probe) == QString("(%1, %2) = %3").arg(cx).arg(cy).arg(value, 0, 'g', 6));
+    }
+  }
 }
 
 TEST_CASE("the viewer detaches and re-attaches 20 times, leaving nothing behind", "[gui]") {

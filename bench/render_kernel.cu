@@ -1,9 +1,11 @@
 #include <cuda_runtime.h>
 
 #include "cuview/cuda_ipc.hpp"
-#include "render/render_cuda.hpp"
+#include "render_kernel.hpp"
 
-namespace cuview::gui {
+namespace cuview::bench {
+using gui::render_pixel;
+using gui::ViewTransform;
 namespace {
 __global__ void render_kernel(const float* field, const std::uint32_t* lut, ViewTransform t, std::uint32_t* rgba,
                               float* values) {
@@ -15,20 +17,20 @@ __global__ void render_kernel(const float* field, const std::uint32_t* lut, View
 }
 }  // namespace
 
-struct CudaRenderer::Impl {
+struct KernelRenderer::Impl {
   cuda::Stream stream = cuda::Stream::create();
   cuda::DeviceBuffer lut{256 * sizeof(std::uint32_t)};
   cuda::DeviceBuffer pixels, values;
   std::size_t capacity = 0;
 };
 
-CudaRenderer::CudaRenderer() : impl_(std::make_unique<Impl>()) {}
-CudaRenderer::~CudaRenderer() = default;
+KernelRenderer::KernelRenderer() : impl_(std::make_unique<Impl>()) {}
+KernelRenderer::~KernelRenderer() = default;
 
-void* CudaRenderer::stream() const { return impl_->stream.get(); }
+void* KernelRenderer::stream() const { return impl_->stream.get(); }
 
-void CudaRenderer::render(const float* field, const std::uint32_t* lut, const ViewTransform& t, std::uint32_t* rgba,
-                          float* values) {
+void KernelRenderer::render(const float* field, const std::uint32_t* lut, const ViewTransform& t, std::uint32_t* rgba,
+                            float* values) {
   auto& im = *impl_;
   const std::size_t n = static_cast<std::size_t>(t.view_w) * t.view_h;
   if (n > im.capacity) {
@@ -42,8 +44,8 @@ void CudaRenderer::render(const float* field, const std::uint32_t* lut, const Vi
   const dim3 block(32, 8);
   const dim3 grid((t.view_w + 31) / 32, (t.view_h + 7) / 8);
   render_kernel<<<grid, block, 0, s>>>(field, static_cast<const std::uint32_t*>(im.lut.get()), t,
-                                        static_cast<std::uint32_t*>(im.pixels.get()),
-                                        static_cast<float*>(im.values.get()));
+                                       static_cast<std::uint32_t*>(im.pixels.get()),
+                                       static_cast<float*>(im.values.get()));
   cuda::check(cudaGetLastError(), "launching the viewer's render kernel");
   cuda::check(cudaMemcpyAsync(rgba, im.pixels.get(), n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s),
               "copying rendered pixels to the host");
@@ -52,4 +54,4 @@ void CudaRenderer::render(const float* field, const std::uint32_t* lut, const Vi
   cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize after rendering a frame");
 }
 
-}  // namespace cuview::gui
+}  // namespace cuview::bench
