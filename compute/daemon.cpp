@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <filesystem>
 
 #include "cuview/error.hpp"
 #include "cuview/ring.hpp"
@@ -15,7 +14,6 @@
 #include "publisher/parameter_set.hpp"
 
 namespace cuview {
-namespace fs = std::filesystem;
 
 namespace {
 sigset_t shutdown_signals() {
@@ -24,13 +22,6 @@ sigset_t shutdown_signals() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   return set;
-}
-
-/// Whether NVIDIA's Multi-Process Service control daemon runs for us (its control pipe exists).
-bool mps_running() {
-  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-  std::error_code ec;
-  return fs::exists(fs::path(dir != nullptr && *dir != '\0' ? dir : "/tmp/nvidia-mps") / "control", ec);
 }
 
 /// Anything the simulation throws, with its context: fatal to the run (its state is unknown).
@@ -127,14 +118,6 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
   write_fields_ = [this](const std::vector<FieldTarget>& targets) {
     in_simulation("write_fields", [&] { sim_->write_fields(targets); });
   };
-  if (executor.kind() == Executor::Kind::cuda) {
-    if (mps_running())
-      spdlog::info("MPS is running: viewers share the GPU with the simulation without context switches");
-    else
-      spdlog::info(
-          "viewers that render on this GPU cost the simulation ~0.35 ms per frame in context switches "
-          "(~2 % at 60 Hz); start MPS first (nvidia-cuda-mps-control -d) to remove that, see README");
-  }
   const sigset_t set = shutdown_signals();
   signals_ = UniqueFd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!signals_) throw_errno("signalfd for SIGINT/SIGTERM", errno);
