@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The benchmark suite on a GPU host, one invocation: every cuview-bench table, then the cost and
 # handoff tables again with the CUDA Multi-Process Service running (a private MPS server, stopped
-# afterwards), because MPS removes the GPU context switch each viewer frame costs without it
-# (docs/benchmarks.md). Writes $OUT/bench.md (or /tmp/cuview-gpu/bench.md). Never fails on speed.
+# afterwards): MPS removes the context switches that a viewer's kernels or cross-context stream
+# waits would cost (cuview's viewer has neither; the bench's previous-path rows do), so the two runs
+# side by side show it (docs/benchmarks.md). Writes $OUT/bench.md (or /tmp/cuview-gpu/bench.md).
+# Never fails on speed.
 #   scripts/gpu-bench.sh [extra cuview-bench options]
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -15,6 +15,7 @@ packages=(
   desktop-file-utils              # the install test validates the desktop entry
   clang libclang-rt-dev           # libFuzzer, ASan and UBSan for the fault campaign's fuzzer
   procps util-linux passwd        # pgrep; setpriv and useradd for the campaign's second user
+  python3-numpy                   # the Python package's tests (host backend)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -72,6 +72,19 @@ const void* Frame::device_slot() const noexcept {
   return nullptr;
 }
 
+int Frame::device() const noexcept {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) return imports_->device;
+#endif
+  return -1;
+}
+
+const void* Frame::slot_data() const noexcept {
+  if (!imports_) return nullptr;
+  if (const void* d = device_slot()) return d;
+  return imports_->host_slots[info_.slot];
+}
+
 void Frame::wait_on([[maybe_unused]] void* stream) const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_ && imports_->is_cuda()) {

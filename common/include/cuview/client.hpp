@@ -53,6 +53,10 @@ class Frame {
   /// CUDA backend: the slot's device pointer in this process (fields at their offsets); the data
   /// is complete once work on a stream made to wait with wait_on() runs. Host backend: nullptr.
   [[nodiscard]] const void* device_slot() const noexcept;
+  /// CUDA backend: the ordinal, in this process, of the GPU the frame is on. Host backend: -1.
+  [[nodiscard]] int device() const noexcept;
+  /// The slot's first byte in this process: device memory on CUDA, shared memory on the host.
+  [[nodiscard]] const void* slot_data() const noexcept;
   /// CUDA backend: makes `stream` (a cudaStream_t) wait for the daemon's interprocess event of
   /// this frame, without blocking the host. Host backend: nothing to wait for. Costly to the
   /// publisher: a stream of another context waiting on its event makes the GPU switch contexts

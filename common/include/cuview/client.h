@@ -1,0 +1,143 @@
+/* cuview's client library for C (C99) and language bindings (the Python package uses it through
+ * ctypes). It is the C++ client library underneath (cuview/client.hpp), on opaque handles.
+ *
+ *   cuview_client* c;
+ *   if (cuview_attach("default", "my tool", 0, 3000, &c) != CUVIEW_OK) {
+ *     fprintf(stderr, "%s\n", cuview_last_error());
+ *     return 1;
+ *   }
+ *   cuview_frame* f;
+ *   if (cuview_next_frame(c, 1000, &f) == CUVIEW_OK) {
+ *     cuview_block b;
+ *     cuview_block_info(c, 0, &b);                // field 0: name, dtype, shape, strides
+ *     const void* data = cuview_frame_data(f, 0); // device pointer on CUDA, host pointer on host
+ *     ...                                         // the frame is complete (waited for on the host)
+ *     cuview_frame_release(f);                    // the publisher may write the slot again
+ *   }
+ *   cuview_detach(c);
+ *
+ * Errors: every call that can fail returns a cuview_status; cuview_last_error() is the sentence
+ * (naming what failed and what to do) of the last failure on the calling thread.
+ * Threads: a client may be used from several threads; a frame by one thread at a time.
+ * Memory: strings returned by a call stay valid until the client (or frame) is freed, or until the
+ * same call is made again on it, whichever is first. */
+#ifndef CUVIEW_CLIENT_H
+#define CUVIEW_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CUVIEW_API __attribute__((visibility("default")))
+#else
+#define CUVIEW_API
+#endif
+
+/* One code per failure kind; the values are the wire's error names, in order (docs/protocol.md),
+ * plus one: never renumbered. */
+typedef enum cuview_status {
+  CUVIEW_OK = 0,
+  CUVIEW_BAD_MESSAGE = 1,
+  CUVIEW_UNKNOWN_OP = 2,
+  CUVIEW_VERSION_MISMATCH = 3,
+  CUVIEW_UNKNOWN_FIELD = 4,
+  CUVIEW_MISSING_FIELD = 5,
+  CUVIEW_BAD_VALUE = 6,
+  CUVIEW_OUT_OF_RANGE = 7,
+  CUVIEW_NOT_ATTACHED = 8,
+  CUVIEW_STALE_SESSION = 9,
+  CUVIEW_TOO_MANY_CLIENTS = 10,
+  CUVIEW_NO_DAEMON = 11,
+  CUVIEW_DAEMON_GONE = 12,
+  CUVIEW_TIMEOUT = 13,
+  CUVIEW_ACCESS = 14,
+  CUVIEW_ALREADY_RUNNING = 15,
+  CUVIEW_CUDA = 16,
+  CUVIEW_SYSTEM = 17,
+  CUVIEW_INTERNAL = 18,
+  CUVIEW_NO_FRAME = 100 /* no new frame within the timeout: not an error */
+} cuview_status;
+
+typedef struct cuview_client cuview_client;
+typedef struct cuview_frame cuview_frame;
+
+/* One block of a slot: a field (set == NULL) or one attribute of a particle set. Strings belong to
+ * the client. */
+typedef struct cuview_block {
+  const char* name;
+  const char* set;   /* the particle set's name, or NULL for a grid field */
+  const char* dtype; /* "float32", "float16", "int32", "uint8" */
+  uint32_t components;
+  uint32_t ndim;       /* 1 to 3 */
+  uint64_t shape[3];   /* {height, width[, components]} or {count[, components]} */
+  uint64_t strides[3]; /* bytes */
+  uint64_t offset;     /* bytes from the slot's start */
+  uint64_t bytes;
+} cuview_block;
+
+/* The wire name of a status ("bad_value", ...; "ok", "no_frame"). */
+CUVIEW_API const char* cuview_status_name(cuview_status status);
+/* The message of the last failure on this thread ("" when none). */
+CUVIEW_API const char* cuview_last_error(void);
+/* "0.1.0" */
+CUVIEW_API const char* cuview_version(void);
+
+/* Attaches to the publisher `name`. control_only != 0: no frames (status and steering only).
+ * timeout_ms bounds each control request. On success *out must be freed with cuview_detach. */
+CUVIEW_API cuview_status cuview_attach(const char* name, const char* client_name, int control_only, int timeout_ms,
+                                       cuview_client** out);
+/* Detaches and frees the client; frames still held stay valid until released. NULL is ignored. */
+CUVIEW_API void cuview_detach(cuview_client* client);
+
+/* The publisher: "cuda" or "host", and its `describe` reply as JSON (docs/protocol.md). */
+CUVIEW_API const char* cuview_backend(const cuview_client* client);
+CUVIEW_API const char* cuview_describe_json(const cuview_client* client);
+/* Blocks in slot order: every field, then every attribute of every particle set. */
+CUVIEW_API size_t cuview_block_count(const cuview_client* client);
+CUVIEW_API cuview_status cuview_block_info(const cuview_client* client, size_t index, cuview_block* out);
+/* Index of the field (or "set.attribute") named `name`, or -1. */
+CUVIEW_API long cuview_block_index(const cuview_client* client, const char* name);
+/* The `stats` reply as JSON, fresh from the publisher. */
+CUVIEW_API cuview_status cuview_stats_json(cuview_client* client, const char** json);
+
+/* Waits up to timeout_ms for a frame newer than the last one returned and holds its slot. On CUDA
+ * the frame's data is complete when this returns (waited for on the host: no stream of this
+ * process waits on the publisher, which would cost it a context switch). CUVIEW_NO_FRAME: none
+ * came; CUVIEW_DAEMON_GONE: the publisher exited or restarted (attach again). */
+CUVIEW_API cuview_status cuview_next_frame(cuview_client* client, int timeout_ms, cuview_frame** out);
+/* Releases the slot and frees the frame. On CUDA, first finish the GPU work that reads it
+ * (cuview_frame_synchronize). NULL is ignored. */
+CUVIEW_API void cuview_frame_release(cuview_frame* frame);
+CUVIEW_API uint64_t cuview_frame_seq(const cuview_frame* frame);
+CUVIEW_API uint64_t cuview_frame_step(const cuview_frame* frame);
+CUVIEW_API double cuview_frame_time(const cuview_frame* frame);
+/* Block `index`'s first byte: a device pointer on CUDA (on GPU cuview_frame_device), a read-only
+ * host pointer on the host backend; NULL for an index out of range. */
+CUVIEW_API const void* cuview_frame_data(const cuview_frame* frame, size_t index);
+/* The CUDA device ordinal of the frame's memory in this process; -1 on the host backend. */
+CUVIEW_API int cuview_frame_device(const cuview_frame* frame);
+/* Makes `stream` (a cudaStream_t) wait for the frame's event. Rarely needed: frames are complete
+ * when cuview_next_frame returns; and it costs the publisher a context switch without MPS. */
+CUVIEW_API cuview_status cuview_frame_wait_on(const cuview_frame* frame, void* stream);
+/* Blocks until all GPU work this process queued on the frame's device is done (before release). */
+CUVIEW_API cuview_status cuview_frame_synchronize(const cuview_frame* frame);
+/* Checks trailer and checksum: CUVIEW_OK, or CUVIEW_BAD_VALUE with the problem in cuview_last_error. */
+CUVIEW_API cuview_status cuview_frame_verify(const cuview_frame* frame);
+
+/* Steering; each returns the publisher's refusal, if any (e.g. CUVIEW_OUT_OF_RANGE). */
+CUVIEW_API cuview_status cuview_pause(cuview_client* client);
+CUVIEW_API cuview_status cuview_resume(cuview_client* client);
+CUVIEW_API cuview_status cuview_step(cuview_client* client, uint64_t n);
+CUVIEW_API cuview_status cuview_set(cuview_client* client, const char* param, double value);
+CUVIEW_API cuview_status cuview_set_preset(cuview_client* client, const char* preset);
+CUVIEW_API cuview_status cuview_reset(cuview_client* client);
+CUVIEW_API cuview_status cuview_shutdown(cuview_client* client);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CUVIEW_CLIENT_H */

@@ -1,0 +1,218 @@
+// The C API (cuview/client.h) on the C++ client library: each handle owns a C++ object, each call
+// catches what the C++ call throws and turns it into a status and a thread-local message.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cuview/client.h"
+#include "cuview/client.hpp"
+#include "cuview/error.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda_ipc.hpp"
+#endif
+
+struct cuview_client {
+  cuview::Client client;
+  std::string describe_json, stats_json;
+  std::vector<cuview_block> blocks;
+  std::vector<std::string> names;  // "set.attribute" for particle attributes, for cuview_block_index
+};
+
+struct cuview_frame {
+  cuview::Frame frame;
+  std::vector<const void*> data;
+};
+
+namespace {
+thread_local std::string g_error;
+
+cuview_status status_of(cuview::Errc code) { return static_cast<cuview_status>(static_cast<int>(code) + 1); }
+
+/// Runs `f`, turning what it throws into a status and the thread's last error.
+template <class F>
+cuview_status guarded(F&& f) {
+  try {
+    f();
+    g_error.clear();
+    return CUVIEW_OK;
+  } catch (const cuview::Error& e) {
+    g_error = e.what();
+    return status_of(e.code());
+  } catch (const std::exception& e) {
+    g_error = std::string("internal error: ") + e.what();
+    return CUVIEW_INTERNAL;
+  }
+}
+
+cuview_status null_argument(const char* call) {
+  g_error = std::string(call) + ": a required argument is NULL";
+  return CUVIEW_BAD_VALUE;
+}
+
+template <class T>
+std::string to_json(const T& value) {
+  return nlohmann::json::from_msgpack(cuview::proto::encode(value)).dump();
+}
+
+cuview_block block_of(const cuview::proto::FieldDesc& f, const char* set) {
+  cuview_block b{};
+  b.name = f.name.c_str();
+  b.set = set;
+  b.dtype = f.dtype.c_str();
+  b.components = f.components;
+  b.ndim = static_cast<uint32_t>(std::min<std::size_t>(f.shape.size(), 3));
+  for (uint32_t k = 0; k < b.ndim; ++k) b.shape[k] = f.shape[k], b.strides[k] = f.strides[k];
+  b.offset = f.offset;
+  b.bytes = f.bytes;
+  return b;
+}
+}  // namespace
+
+extern "C" {
+
+const char* cuview_status_name(cuview_status status) {
+  if (status == CUVIEW_OK) return "ok";
+  if (status == CUVIEW_NO_FRAME) return "no_frame";
+  if (status < CUVIEW_BAD_MESSAGE || status > CUVIEW_INTERNAL) return "unknown";
+  static thread_local std::string name;
+  name = std::string(cuview::to_string(static_cast<cuview::Errc>(status - 1)));
+  return name.c_str();
+}
+
+const char* cuview_last_error(void) { return g_error.c_str(); }
+const char* cuview_version(void) { return CUVIEW_VERSION; }
+
+cuview_status cuview_attach(const char* name, const char* client_name, int control_only, int timeout_ms,
+                            cuview_client** out) {
+  if (name == nullptr || out == nullptr) return null_argument("cuview_attach");
+  *out = nullptr;
+  return guarded([&] {
+    cuview::AttachOptions o;
+    o.name = name;
+    o.client = client_name != nullptr ? client_name : "cuview C client";
+    o.import = control_only != 0 ? cuview::Import::control_only : cuview::Import::frames;
+    if (timeout_ms > 0) o.timeout = std::chrono::milliseconds(timeout_ms);
+    auto* c = new cuview_client{cuview::Client::attach(o), {}, {}, {}, {}};
+    const auto& d = c->client.description();
+    c->describe_json = to_json(d);
+    for (const auto& f : d.fields) c->blocks.push_back(block_of(f, nullptr)), c->names.push_back(f.name);
+    for (const auto& p : d.particles)
+      for (const auto& a : p.attributes)
+        c->blocks.push_back(block_of(a, p.name.c_str())), c->names.push_back(p.name + "." + a.name);
+    *out = c;
+  });
+}
+
+void cuview_detach(cuview_client* client) { delete client; }
+
+const char* cuview_backend(const cuview_client* client) {
+  return client != nullptr ? client->client.hello().backend.c_str() : "";
+}
+const char* cuview_describe_json(const cuview_client* client) {
+  return client != nullptr ? client->describe_json.c_str() : "";
+}
+size_t cuview_block_count(const cuview_client* client) { return client != nullptr ? client->blocks.size() : 0; }
+
+cuview_status cuview_block_info(const cuview_client* client, size_t index, cuview_block* out) {
+  if (client == nullptr || out == nullptr) return null_argument("cuview_block_info");
+  if (index >= client->blocks.size()) {
+    g_error = "block " + std::to_string(index) + " does not exist: '" + client->client.name() + "' publishes " +
+              std::to_string(client->blocks.size());
+    return CUVIEW_OUT_OF_RANGE;
+  }
+  *out = client->blocks[index];
+  return CUVIEW_OK;
+}
+
+long cuview_block_index(const cuview_client* client, const char* name) {
+  if (client == nullptr || name == nullptr) return -1;
+  for (std::size_t i = 0; i < client->names.size(); ++i)
+    if (client->names[i] == name) return static_cast<long>(i);
+  return -1;
+}
+
+cuview_status cuview_stats_json(cuview_client* client, const char** json) {
+  if (client == nullptr || json == nullptr) return null_argument("cuview_stats_json");
+  return guarded([&] {
+    client->stats_json = to_json(client->client.stats());
+    *json = client->stats_json.c_str();
+  });
+}
+
+cuview_status cuview_next_frame(cuview_client* client, int timeout_ms, cuview_frame** out) {
+  if (client == nullptr || out == nullptr) return null_argument("cuview_next_frame");
+  *out = nullptr;
+  bool none = false;
+  const auto s = guarded([&] {
+    auto f = client->client.next_frame(std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms));
+    if (!f) {
+      none = true;
+      return;
+    }
+    f->wait();  // complete before anyone reads it, with a host wait
+    auto* frame = new cuview_frame{std::move(*f), {}};
+    const auto* base = static_cast<const std::byte*>(frame->frame.slot_data());
+    for (const auto& b : client->blocks) frame->data.push_back(base + b.offset);
+    *out = frame;
+  });
+  if (s == CUVIEW_OK && none) {
+    g_error = "no new frame from '" + client->client.name() + "' within " + std::to_string(timeout_ms) + " ms";
+    return CUVIEW_NO_FRAME;
+  }
+  return s;
+}
+
+void cuview_frame_release(cuview_frame* frame) { delete frame; }
+uint64_t cuview_frame_seq(const cuview_frame* frame) { return frame != nullptr ? frame->frame.info().seq : 0; }
+uint64_t cuview_frame_step(const cuview_frame* frame) { return frame != nullptr ? frame->frame.info().step : 0; }
+double cuview_frame_time(const cuview_frame* frame) { return frame != nullptr ? frame->frame.info().sim_time : 0; }
+
+const void* cuview_frame_data(const cuview_frame* frame, size_t index) {
+  return frame != nullptr && index < frame->data.size() ? frame->data[index] : nullptr;
+}
+int cuview_frame_device(const cuview_frame* frame) { return frame != nullptr ? frame->frame.device() : -1; }
+
+cuview_status cuview_frame_wait_on(const cuview_frame* frame, void* stream) {
+  if (frame == nullptr) return null_argument("cuview_frame_wait_on");
+  return guarded([&] { frame->frame.wait_on(stream); });
+}
+
+cuview_status cuview_frame_synchronize(const cuview_frame* frame) {
+  if (frame == nullptr) return null_argument("cuview_frame_synchronize");
+  return guarded([&] {
+#ifdef CUVIEW_HAVE_CUDA
+    if (frame->frame.device() >= 0) {
+      cuview::cuda::DeviceGuard guard(frame->frame.device());
+      cuview::cuda::check(cudaDeviceSynchronize(),
+                          "cudaDeviceSynchronize before releasing frame " + std::to_string(frame->frame.info().seq));
+    }
+#endif
+  });
+}
+
+cuview_status cuview_frame_verify(const cuview_frame* frame) {
+  if (frame == nullptr) return null_argument("cuview_frame_verify");
+  return guarded([&] {
+    if (auto problem = frame->frame.verify()) throw cuview::Error(cuview::Errc::bad_value, *problem);
+  });
+}
+
+#define CUVIEW_CONTROL(call, expr)                    \
+  if (client == nullptr) return null_argument(#call); \
+  return guarded([&] { expr; })
+
+cuview_status cuview_pause(cuview_client* client) { CUVIEW_CONTROL(cuview_pause, client->client.pause()); }
+cuview_status cuview_resume(cuview_client* client) { CUVIEW_CONTROL(cuview_resume, client->client.resume()); }
+cuview_status cuview_step(cuview_client* client, uint64_t n) { CUVIEW_CONTROL(cuview_step, client->client.step(n)); }
+cuview_status cuview_set(cuview_client* client, const char* param, double value) {
+  if (param == nullptr) return null_argument("cuview_set");
+  CUVIEW_CONTROL(cuview_set, client->client.set({{param, value}}));
+}
+cuview_status cuview_set_preset(cuview_client* client, const char* preset) {
+  if (preset == nullptr) return null_argument("cuview_set_preset");
+  CUVIEW_CONTROL(cuview_set_preset, client->client.set({}, std::string(preset)));
+}
+cuview_status cuview_reset(cuview_client* client) { CUVIEW_CONTROL(cuview_reset, client->client.reset()); }
+cuview_status cuview_shutdown(cuview_client* client) { CUVIEW_CONTROL(cuview_shutdown, client->client.shutdown()); }
+
+}  // extern "C"

@@ -1,0 +1,90 @@
+"""ctypes bindings of libcuview.so (cuview/client.h). Internal: use the `cuview` package."""
+import ctypes
+import ctypes.util
+import os
+from pathlib import Path
+
+c_void_p, c_char_p, c_int, c_size_t = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t
+c_uint32, c_uint64, c_double, c_long = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_double, ctypes.c_long
+
+OK, NO_FRAME = 0, 100
+
+
+class Block(ctypes.Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("set", c_char_p),
+        ("dtype", c_char_p),
+        ("components", c_uint32),
+        ("ndim", c_uint32),
+        ("shape", c_uint64 * 3),
+        ("strides", c_uint64 * 3),
+        ("offset", c_uint64),
+        ("bytes", c_uint64),
+    ]
+
+
+def _candidates():
+    env = os.environ.get("CUVIEW_LIBRARY")
+    if env:
+        yield Path(env)
+    here = Path(__file__).resolve().parent
+    yield here.parents[2] / "libcuview.so.0"  # installed: PREFIX/lib/python3/dist-packages/cuview
+    yield here.parents[2] / "libcuview.so"
+    yield here.parents[1] / "build" / "lib" / "libcuview.so"  # the source tree's build/
+    found = ctypes.util.find_library("cuview")
+    if found:
+        yield Path(found)
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        tried.append(str(path))
+        if path.is_absolute() and not path.exists():
+            continue
+        try:
+            return ctypes.CDLL(str(path))
+        except OSError as e:
+            tried[-1] += f" ({e})"
+    raise ImportError(
+        "cuview: cannot find libcuview.so (looked at: " + ", ".join(tried) + "); build cuview "
+        "(scripts/build.sh), install it (cmake --install build --prefix PREFIX), or set CUVIEW_LIBRARY "
+        "to the library's path")
+
+
+lib = _load()
+
+
+def _proto(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+
+
+_proto("cuview_status_name", c_char_p, c_int)
+_proto("cuview_last_error", c_char_p)
+_proto("cuview_version", c_char_p)
+_proto("cuview_attach", c_int, c_char_p, c_char_p, c_int, c_int, ctypes.POINTER(c_void_p))
+_proto("cuview_detach", None, c_void_p)
+_proto("cuview_backend", c_char_p, c_void_p)
+_proto("cuview_describe_json", c_char_p, c_void_p)
+_proto("cuview_block_count", c_size_t, c_void_p)
+_proto("cuview_block_info", c_int, c_void_p, c_size_t, ctypes.POINTER(Block))
+_proto("cuview_block_index", c_long, c_void_p, c_char_p)
+_proto("cuview_stats_json", c_int, c_void_p, ctypes.POINTER(c_char_p))
+_proto("cuview_next_frame", c_int, c_void_p, c_int, ctypes.POINTER(c_void_p))
+_proto("cuview_frame_release", None, c_void_p)
+_proto("cuview_frame_seq", c_uint64, c_void_p)
+_proto("cuview_frame_step", c_uint64, c_void_p)
+_proto("cuview_frame_time", c_double, c_void_p)
+_proto("cuview_frame_data", c_void_p, c_void_p, c_size_t)
+_proto("cuview_frame_device", c_int, c_void_p)
+_proto("cuview_frame_wait_on", c_int, c_void_p, c_void_p)
+_proto("cuview_frame_synchronize", c_int, c_void_p)
+_proto("cuview_frame_verify", c_int, c_void_p)
+for _name in ("cuview_pause", "cuview_resume", "cuview_reset", "cuview_shutdown"):
+    _proto(_name, c_int, c_void_p)
+_proto("cuview_step", c_int, c_void_p, c_uint64)
+_proto("cuview_set", c_int, c_void_p, c_char_p, c_double)
+_proto("cuview_set_preset", c_int, c_void_p, c_char_p)

@@ -1,0 +1,103 @@
+"""The Python package against a real publisher: attach, zero-copy arrays equal to the frame another
+process reads, steering, refusals. Backend from CUVIEW_TEST_BACKEND (host by default; cuda uses CuPy
+and PyTorch where installed). Run by CTest (python-host) with PYTHONPATH=python."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+import cuview
+
+BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
+BACKEND = os.environ.get("CUVIEW_TEST_BACKEND", "host")
+
+
+class PythonClient(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rt = tempfile.TemporaryDirectory()
+        os.chmod(cls.rt.name, 0o700)
+        os.environ["XDG_RUNTIME_DIR"] = cls.rt.name
+        cls.daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "py", "--backend", BACKEND, "--size",
+                                       "96x64", "--paused", "--log-level", "warn"])
+        for _ in range(200):
+            try:
+                cuview.attach("py", control_only=True).close()
+                break
+            except cuview.CuviewError:
+                time.sleep(0.05)
+        subprocess.run([f"{BIN}/cuview-ctl", "--name", "py", "step", "200"], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.terminate()
+        cls.daemon.wait(30)
+        cls.rt.cleanup()
+
+    def saved_field(self, sim, name):
+        """Field `name` of the current frame as cuview-ctl (another process) saves it."""
+        path = os.path.join(self.rt.name, "frame.bin")
+        subprocess.run([f"{BIN}/cuview-ctl", "--name", "py", "attach", "--frames", "1", "--save", path], check=True,
+                       capture_output=True)
+        desc = next(f for f in sim.description["fields"] if f["name"] == name)
+        raw = np.fromfile(path, dtype=np.uint8)
+        return raw[desc["offset"]:desc["offset"] + 96 * 64 * 4].view(np.float32).reshape(64, 96)
+
+    def test_frames_are_zero_copy_views_of_the_published_field(self):
+        with cuview.attach("py") as sim:
+            self.assertEqual(sim.backend, BACKEND)
+            self.assertEqual(sim.fields, ["u", "v"])
+            deadline = time.time() + 10
+            while sim.status()["step"] != 200 and time.time() < deadline:
+                time.sleep(0.02)
+            expected = self.saved_field(sim, "v")
+            frame = None
+            while frame is None or frame.step != 200:
+                frame = sim.next_frame(timeout=2)
+            with frame as f:
+                f.verify()
+                view = f["v"]
+                if BACKEND == "host":
+                    a = np.asarray(view)
+                    self.assertFalse(a.flags.writeable)
+                    self.assertEqual(a.__array_interface__["data"][0], view.data)  # the shared memory itself
+                    np.testing.assert_array_equal(a, expected)
+                    np.testing.assert_array_equal(np.from_dlpack(view), expected)
+                else:
+                    import cupy
+                    a = cupy.asarray(view)
+                    self.assertEqual(a.data.ptr, view.data)  # the frame's GPU memory itself
+                    np.testing.assert_array_equal(cupy.asnumpy(a), expected)
+                    try:
+                        import torch
+                        t = torch.from_dlpack(view)
+                        self.assertEqual(t.data_ptr(), view.data)
+                        np.testing.assert_array_equal(t.cpu().numpy(), expected)
+                    except ImportError:
+                        pass
+                self.assertGreater(float(expected.max()), 0.0)  # the seeds are in it, not only zeros
+            with self.assertRaises(cuview.CuviewError):
+                f["v"].__dlpack__()  # released: the slot may be written again
+
+    def test_steering_is_checked_and_seen_by_status(self):
+        with cuview.attach("py", control_only=True) as sim:
+            sim.set(F=0.031)
+            self.assertEqual(sim.status()["params"]["F"], 0.031)
+            with self.assertRaises(cuview.CuviewError) as e:
+                sim.set(F=5)
+            self.assertEqual(e.exception.code, "out_of_range")
+            self.assertIn("F=5 is out of range", str(e.exception))
+
+    def test_no_publisher_is_a_clear_error(self):
+        with self.assertRaises(cuview.CuviewError) as e:
+            cuview.attach("nobody-here")
+        self.assertEqual(e.exception.code, "no_daemon")
+        self.assertIn("nobody-here", str(e.exception))
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())
