@@ -63,6 +63,11 @@ struct Publisher::State {
   std::uint32_t width = 0, height = 0;
   bool started = false, closed = false;
   SlotLayout layout;
+  struct Block {
+    const FieldDecl* decl;  // in `fields` or a particle set's attributes: fixed once started
+    std::string what;       // "field 'u'", "attribute 'x' of particle set 'p'", for messages
+  };
+  std::vector<Block> blocks;  // slot order: the fields, then every particle attribute
   std::unique_ptr<SlotMemory> slots;
   std::unique_ptr<RingWriter> ring;
   proto::DescribeResult description;  // without params (those change)
@@ -304,10 +309,12 @@ void Publisher::State::start() {
   if (preset) params->assign(params->apply(preset, {}));
 
   // The slot: fields, then each particle attribute, each its own aligned block.
-  std::vector<std::size_t> bytes;
-  for (const auto& f : fields) bytes.push_back(f.bytes);
+  for (const auto& f : fields) blocks.push_back({&f, "field '" + f.name + "'"});
   for (const auto& p : particles)
-    for (const auto& a : p.attributes) bytes.push_back(a.bytes);
+    for (const auto& a : p.attributes)
+      blocks.push_back({&a, "attribute '" + a.name + "' of particle set '" + p.name + "'"});
+  std::vector<std::size_t> bytes;
+  for (const auto& b : blocks) bytes.push_back(b.decl->bytes);
   layout = SlotLayout::make(bytes);
   targets.resize(bytes.size());
 #ifdef CUVIEW_HAVE_CUDA
@@ -383,16 +390,11 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   const bool due = opts.max_fps <= 0 || static_cast<double>(now - last_publish_ns) >= 1e9 / opts.max_fps;
   if (!due && !publish_now) return false;
   if (write == nullptr) {
-    for (const auto& f : fields)
-      if (f.data == nullptr)
-        throw Error(Errc::bad_value, where(opts.name) + ": field '" + f.name +
-                                         "' was declared without a buffer; declare it with its data or publish "
+    for (const auto& b : blocks)
+      if (b.decl->data == nullptr)
+        throw Error(Errc::bad_value, where(opts.name) + ": " + b.what +
+                                         " was declared without a buffer; declare it with its data or publish "
                                          "with a FieldWriter");
-    for (const auto& p : particles)
-      for (const auto& a : p.attributes)
-        if (a.data == nullptr)
-          throw Error(Errc::bad_value, where(opts.name) + ": attribute '" + a.name + "' of particle set '" + p.name +
-                                           "' was declared without a buffer");
   }
   auto slot = ring->begin_write();
   if (!slot) return false;  // every slot is held by some reader: skip this frame, never wait
@@ -403,17 +405,13 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
     void* queue = stream;
     slots->before_write(*slot, queue);
     auto* base = static_cast<std::byte*>(slots->slot(*slot));
-    std::size_t i = 0;
-    for (; i < fields.size(); ++i) targets[i] = {base + layout.fields[i].offset, fields[i].bytes};
-    for (const auto& p : particles)
-      for (const auto& a : p.attributes) targets[i] = {base + layout.fields[i].offset, a.bytes}, ++i;
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+      targets[i] = {base + layout.fields[i].offset, blocks[i].decl->bytes};
     if (write != nullptr) {
       (*write)(targets);
     } else {
-      i = 0;
-      for (const auto& f : fields) executor->copy(targets[i++].data, f.data, f.bytes, queue);
-      for (const auto& p : particles)
-        for (const auto& a : p.attributes) executor->copy(targets[i++].data, a.data, a.bytes, queue);
+      for (std::size_t i = 0; i < blocks.size(); ++i)
+        executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, queue);
     }
     executor->seal(base, layout, seq, at_step, queue);
     slots->written(*slot, queue);
