@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
   app.add_option("--backend", o.backend, "where the simulation runs")
       ->check(CLI::IsMember({"auto", "cuda", "host"}))
       ->capture_default_str();
+  app.add_option("--sharing", o.sharing,
+                 "how frames cross to viewers on CUDA: legacy (cudaIpcGetMemHandle), vmm (cuMemCreate, a file "
+                 "descriptor), pool (an IPC memory pool); auto: legacy on CUDA, shared memory on the host "
+                 "(docs/sharing.md)")
+      ->check(CLI::IsMember({"auto", "legacy", "vmm", "pool"}))
+      ->capture_default_str();
   app.add_option("--sim", o.sim,
                  "a built-in simulation (cuview-ctl sims lists them) or the path of a plugin (docs/sdk.md)")
       ->capture_default_str();

@@ -73,7 +73,7 @@ extern "C" {
 const char* cuview_status_name(cuview_status status) {
   if (status == CUVIEW_OK) return "ok";
   if (status == CUVIEW_NO_FRAME) return "no_frame";
-  if (status < CUVIEW_BAD_MESSAGE || status > CUVIEW_INTERNAL) return "unknown";
+  if (status < CUVIEW_BAD_MESSAGE || status > CUVIEW_UNSUPPORTED) return "unknown";
   static thread_local std::string name;
   name = std::string(cuview::to_string(static_cast<cuview::Errc>(status - 1)));
   return name.c_str();

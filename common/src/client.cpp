@@ -5,16 +5,19 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 #include <zmq.hpp>
 
+#include "cuview/fd_passing.hpp"
 #include "cuview/frame_layout.hpp"
 #include "cuview/runtime_dir.hpp"
 #include "cuview/zmq_util.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda_share.hpp"
 #endif
 
 namespace cuview {
@@ -33,7 +36,12 @@ struct Imports {
 #ifdef CUVIEW_HAVE_CUDA
   int device = -1;
   cuda::Stream stream;
-  std::vector<cuda::IpcMemory> cuda_slots;
+  // The slots' memory, by mechanism (only one is used); `device_slots` points into it.
+  std::vector<cuda::IpcMemory> legacy;
+  cuda::VmmAllocation vmm;
+  cuda::MemPool pool;
+  std::vector<cuda::PoolAllocation> pool_slots;  // before `pool` goes: declared after it
+  std::vector<const std::byte*> device_slots;
   std::vector<cuda::Event> events;
 #endif
   [[nodiscard]] bool is_cuda() const { return backend == "cuda"; }
@@ -67,7 +75,7 @@ const float* Frame::host_field(std::size_t field) const noexcept {
 
 const void* Frame::device_slot() const noexcept {
 #ifdef CUVIEW_HAVE_CUDA
-  if (imports_ && imports_->is_cuda()) return imports_->cuda_slots[info_.slot].get();
+  if (imports_ && imports_->is_cuda()) return imports_->device_slots[info_.slot];
 #endif
   return nullptr;
 }
@@ -112,7 +120,7 @@ SlotTrailer Frame::trailer() const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_->is_cuda()) {
     wait();
-    const auto* src = static_cast<const std::byte*>(imports_->cuda_slots[info_.slot].get()) + offset;
+    const auto* src = static_cast<const std::byte*>(imports_->device_slots[info_.slot]) + offset;
     cuda::check(cudaMemcpy(&t, src, sizeof t, cudaMemcpyDeviceToHost),
                 "copying the trailer of frame " + std::to_string(info_.seq) + " to the host");
     return t;
@@ -133,7 +141,7 @@ void Frame::copy_to_host(std::span<std::byte> dst) const {
     const std::string what = " for frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
     auto s = imports_->stream.get();
     wait();  // on the host: a stream of ours waiting on the publisher's event would cost it a context switch
-    cuda::check(cudaMemcpyAsync(dst.data(), imports_->cuda_slots[info_.slot].get(), bytes, cudaMemcpyDeviceToHost, s),
+    cuda::check(cudaMemcpyAsync(dst.data(), imports_->device_slots[info_.slot], bytes, cudaMemcpyDeviceToHost, s),
                 "cudaMemcpyAsync device to host" + what);
     cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize" + what);
     return;
@@ -257,6 +265,69 @@ struct Client::Impl {
     }
   }
 
+#ifdef CUVIEW_HAVE_CUDA
+  void import_cuda_slots(const proto::HandlesResult& h, detail::Imports& imp) {
+    const auto& slots = h.slots;
+    if (h.sharing == "legacy") {
+      for (const auto& s : slots) {
+        if (s.offset != 0) throw Error(Errc::bad_message, "legacy CUDA slot handles must have offset 0");
+        imp.legacy.emplace_back(cuda::mem_handle_from(s.memory));
+        imp.device_slots.push_back(static_cast<const std::byte*>(imp.legacy.back().get()));
+      }
+      return;
+    }
+    if (h.sharing != "vmm" && h.sharing != "pool")
+      throw Error(Errc::bad_message, who() + " shares its ring by '" + h.sharing +
+                                         "', which this client does not know; update the client");
+    auto fds = fetch_fds(h);
+    if (fds.size() != 1)
+      throw Error(Errc::bad_message, who() + " sent " + std::to_string(fds.size()) + " descriptors for '" +
+                                         h.sharing + "' sharing, which needs exactly 1");
+    if (h.sharing == "vmm") {
+      imp.vmm = cuda::VmmAllocation::import(fds[0].get(), h.allocation_bytes, imp.device);
+      for (const auto& s : slots) {
+        if (s.offset + desc.slot_bytes > imp.vmm.size())
+          throw Error(Errc::bad_message, "slot offset " + std::to_string(s.offset) +
+                                             " lies outside the daemon's VMM allocation of " +
+                                             std::to_string(imp.vmm.size()) + " bytes");
+        imp.device_slots.push_back(static_cast<const std::byte*>(imp.vmm.get()) + s.offset);
+      }
+    } else {
+      imp.pool = cuda::MemPool::import(fds[0].get());
+      for (const auto& s : slots) {
+        imp.pool_slots.push_back(cuda::PoolAllocation::import(imp.pool, s.memory));
+        imp.device_slots.push_back(static_cast<const std::byte*>(imp.pool_slots.back().get()) + s.offset);
+      }
+    }
+    // The imports hold their own references: the descriptors close here.
+  }
+#endif
+
+  /// The descriptors of a `handles` reply: from the daemon's descriptor socket, or with
+  /// CUVIEW_FD_TRANSFER=pidfd taken from the daemon process with pidfd_getfd.
+  std::vector<UniqueFd> fetch_fds(const proto::HandlesResult& h) {
+    std::vector<UniqueFd> fds;
+    const char* how = std::getenv("CUVIEW_FD_TRANSFER");
+    if (how != nullptr && std::string_view(how) == "pidfd") {
+      for (const auto n : h.fd_numbers) fds.push_back(take_fd_of(hello.daemon_pid, n));
+      return fds;
+    }
+    if (how != nullptr && *how != '\0' && std::string_view(how) != "socket")
+      throw Error(Errc::bad_value, std::string("CUVIEW_FD_TRANSFER is '") + how + "'; use socket (the default) or pidfd");
+    UniqueFd sock = connect_fd_socket(h.fd_socket);
+    const std::string what = "the descriptor socket of " + who();
+    send_with_fds(sock.get(), proto::encode(proto::FdRequest{proto::kVersion, hello.session, h.fd_token}), {},
+                  "asking " + what);
+    const auto bytes = receive_with_fds(sock.get(), fds, std::chrono::milliseconds(3000), what);
+    const auto reply = proto::decode_bytes<proto::FdReply>(bytes, "descriptor reply");
+    if (!reply.code.empty())
+      throw Error(errc_from_string(reply.code), what + " refused the descriptors: " + reply.message);
+    if (fds.size() != reply.fds || fds.size() != h.fds)
+      throw Error(Errc::bad_message, what + " sent " + std::to_string(fds.size()) + " descriptors; expected " +
+                                         std::to_string(h.fds));
+    return fds;
+  }
+
   void import_ring(const proto::HandlesResult& h) {
     auto imp = std::make_shared<detail::Imports>();
     imp->backend = h.backend;
@@ -266,6 +337,8 @@ struct Client::Impl {
                                          std::to_string(desc.slots) + " slots");
     imp->ring = RingReader(h.control_shm, hello.session, h.lease);
     if (h.backend == "host") {
+      if (h.sharing != "shm")
+        throw Error(Errc::bad_message, who() + " runs on the host but shares by '" + h.sharing + "'");
       imp->data = SharedMemory::open(h.data_shm, desc.slot_bytes * desc.slots, Access::read_only);
       for (const auto& s : h.slots) {
         if (s.offset + desc.slot_bytes > imp->data.size())
@@ -284,11 +357,8 @@ struct Client::Impl {
                   "finding the daemon's GPU " + h.device_pci + " in this process (cudaDeviceGetByPCIBusId)");
       cuda::check(cudaSetDevice(imp->device), "cudaSetDevice(" + std::to_string(imp->device) + ")");
       imp->stream = cuda::Stream::create();
-      for (const auto& s : h.slots) {
-        if (s.offset != 0) throw Error(Errc::bad_message, "CUDA slot handles must have offset 0 in protocol 2");
-        imp->cuda_slots.emplace_back(cuda::mem_handle_from(s.memory));
-        imp->events.push_back(cuda::Event::from_ipc_handle(cuda::event_handle_from(s.event)));
-      }
+      import_cuda_slots(h, *imp);
+      for (const auto& s : h.slots) imp->events.push_back(cuda::Event::from_ipc_handle(cuda::event_handle_from(s.event)));
 #else
       throw Error(Errc::cuda, "this cuview client was built without CUDA, so it cannot import the CUDA ring of " +
                                   who() + "; rebuild with the CUDA toolkit, or start the daemon with --backend host");

@@ -6,7 +6,7 @@
 
 namespace cuview {
 namespace {
-constexpr std::array<std::pair<Errc, std::string_view>, 18> kNames{{
+constexpr std::array<std::pair<Errc, std::string_view>, 19> kNames{{
     {Errc::bad_message, "bad_message"},
     {Errc::unknown_op, "unknown_op"},
     {Errc::version_mismatch, "version_mismatch"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<Errc, std::string_view>, 18> kNames{{
     {Errc::cuda, "cuda"},
     {Errc::system, "system"},
     {Errc::internal, "internal"},
+    {Errc::unsupported, "unsupported"},
 }};
 }  // namespace
 

@@ -39,6 +39,7 @@ InstancePaths::InstancePaths(const std::string& n) : name(n) {
   segments = dir / "segments";
   control = dir / "control";
   frames = dir / "frames";
+  fds = dir / "fds";
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "cuview/fd_passing.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/protocol.hpp"
 #include "cuview/ring.hpp"
@@ -76,6 +78,7 @@ struct Publisher::State {
   zmq::socket_t pub{ctx, zmq::socket_type::pub};
   std::mutex pub_mutex;  // the PUB socket: frame notices from publish(), the goodbye from close()
   UniqueFd wake;         // eventfd: stops the control thread
+  UniqueFd fd_listener;  // the descriptor socket (VMM and pool sharing hand out descriptors there)
   std::atomic<bool> stopping{false};
   std::thread control;
 
@@ -102,6 +105,7 @@ struct Publisher::State {
     std::string client;
     ProcessHandle process;
     std::optional<std::uint32_t> lease;
+    std::string fd_token;  // given with `handles`: lets this process fetch the descriptors
   };
   std::map<std::string, Peer> peers;
   std::int64_t started_ns = 0, rate_t0 = 0;
@@ -121,6 +125,7 @@ struct Publisher::State {
   // control thread
   void run_control();
   void serve_control();
+  void serve_fds();
   std::string handle(const std::string& peer, std::string_view bytes);
   void drop_peer(const std::string& peer, const char* why);
   void update_rates();
@@ -154,6 +159,7 @@ void Publisher::State::claim() {
   std::error_code ec;
   fs::remove(paths.control, ec);
   fs::remove(paths.frames, ec);
+  fs::remove(paths.fds, ec);
   std::ifstream in(paths.segments);
   const std::string ours = "/cuview-" + std::to_string(::getuid()) + "-";
   int removed = 0;
@@ -211,6 +217,7 @@ Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(
     throw Error(Errc::out_of_range, where(s.opts.name) + ": max_fps must be 0 (every publish) or more");
   s.claim();
   s.executor = make_executor(s.opts.backend, s.opts.device);
+  check_sharing(*s.executor, s.opts.sharing, where(s.opts.name));
 }
 
 Publisher::~Publisher() {
@@ -317,10 +324,7 @@ void Publisher::State::start() {
   for (const auto& b : blocks) bytes.push_back(b.decl->bytes);
   layout = SlotLayout::make(bytes);
   targets.resize(bytes.size());
-#ifdef CUVIEW_HAVE_CUDA
-  if (executor->kind() == Executor::Kind::cuda) slots = make_cuda_ipc_slots(*executor, layout, opts.slots);
-#endif
-  if (!slots) slots = make_shared_memory_slots(layout, opts.slots);
+  slots = make_slot_memory(*executor, layout, opts.slots, opts.sharing, where(opts.name));
   ring = std::make_unique<RingWriter>(opts.slots, session);
   {
     std::ofstream out(paths.segments, std::ios::trunc);
@@ -366,6 +370,7 @@ void Publisher::State::start() {
   if (!configure_server_socket(router) || !configure_server_socket(pub))
     spdlog::warn(
         "this libzmq cannot filter ipc:// peers by uid; only the 0700 runtime directory keeps other users out");
+  fd_listener = listen_fd_socket(paths.fds);
   router.bind(paths.control_endpoint());
   pub.bind(paths.frames_endpoint());
   started_ns = rate_t0 = monotonic_ns();
@@ -526,6 +531,7 @@ void Publisher::State::close(const std::string& reason) noexcept {
   std::error_code ec;
   fs::remove(paths.control, ec);
   fs::remove(paths.frames, ec);
+  fs::remove(paths.fds, ec);
   fs::remove(paths.segments, ec);
   spdlog::info("{} stopped at step {} after {} frames ({})", where(opts.name), step.load(), frames_published.load(),
                reason);
@@ -538,7 +544,9 @@ void Publisher::State::run_control() {
   std::vector<std::string> item_peers;
   while (!stopping.load()) {
     try {
-      items.assign({{router.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, wake.get(), ZMQ_POLLIN, 0}});
+      items.assign({{router.handle(), 0, ZMQ_POLLIN, 0},
+                    {nullptr, wake.get(), ZMQ_POLLIN, 0},
+                    {nullptr, fd_listener.get(), ZMQ_POLLIN, 0}});
       item_peers.clear();
       for (const auto& [id, peer] : peers) {
         items.push_back({nullptr, peer.process.fd(), ZMQ_POLLIN, 0});
@@ -546,9 +554,11 @@ void Publisher::State::run_control() {
       }
       zmq::poll(items.data(), items.size(), kControlTick);
       if (stopping.load()) break;
-      for (std::size_t i = 2; i < items.size(); ++i)
-        if (items[i].revents & ZMQ_POLLIN) drop_peer(item_peers[i - 2], "exited");
+      constexpr std::size_t kFirstPeer = 3;
+      for (std::size_t i = kFirstPeer; i < items.size(); ++i)
+        if (items[i].revents & ZMQ_POLLIN) drop_peer(item_peers[i - kFirstPeer], "exited");
       if (items[0].revents & ZMQ_POLLIN) serve_control();
+      if (items[2].revents & ZMQ_POLLIN) serve_fds();
       ring->heartbeat();
       update_rates();
     } catch (const std::exception& e) {
@@ -601,6 +611,57 @@ void Publisher::State::serve_control() {
   }
 }
 
+void Publisher::State::serve_fds() {
+  for (int budget = 0; budget < 16; ++budget) {
+    UniqueFd conn = accept_fd_socket(fd_listener.get());
+    if (!conn) return;
+    proto::FdReply reply;
+    std::vector<int> fds;
+    try {
+      const PeerCredentials cred = peer_credentials(conn.get());
+      if (cred.uid != ::getuid())
+        throw Error(Errc::access, "process " + std::to_string(cred.pid) + " runs as uid " + std::to_string(cred.uid) +
+                                      "; '" + opts.name + "' hands its memory only to its own user (uid " +
+                                      std::to_string(::getuid()) + ")");
+      std::vector<UniqueFd> ignored;  // a client has no business sending descriptors: closed here
+      const std::string bytes = receive_with_fds(conn.get(), ignored, std::chrono::milliseconds(200),
+                                                 "the request on the descriptor socket");
+      const auto req = proto::decode_bytes<proto::FdRequest>(bytes, "descriptor request");
+      if (req.v != proto::kVersion)
+        throw Error(Errc::version_mismatch, "the descriptor request speaks protocol " + std::to_string(req.v) +
+                                                ", this daemon speaks protocol " + std::to_string(proto::kVersion));
+      if (req.session != session)
+        throw Error(Errc::stale_session, "session " + req.session + " is from an earlier run of '" + opts.name +
+                                             "' (this run is session " + session + "); attach again");
+      const auto owner = std::find_if(peers.begin(), peers.end(), [&](const auto& kv) {
+        return !kv.second.fd_token.empty() && kv.second.fd_token == req.token;
+      });
+      if (owner == peers.end())
+        throw Error(Errc::not_attached, "no client of '" + opts.name +
+                                            "' holds this token: say 'hello' and ask for 'handles' on the control "
+                                            "socket first, then send the fd_token of that reply");
+      if (owner->second.process.pid() != cred.pid)
+        throw Error(Errc::access, "the token was given to process " + std::to_string(owner->second.process.pid()) +
+                                      ", but process " + std::to_string(cred.pid) +
+                                      " asked with it; each process fetches its own descriptors");
+      fds = slots->fds();
+      reply.fds = static_cast<std::uint32_t>(fds.size());
+      spdlog::debug("handed {} descriptor(s) to client '{}' (pid {})", fds.size(), owner->second.client, cred.pid);
+    } catch (const std::exception& e) {
+      const auto* err = dynamic_cast<const Error*>(&e);
+      reply.code = std::string(to_string(err ? err->code() : Errc::bad_message));
+      reply.message = e.what();
+      fds.clear();
+      spdlog::warn("refused descriptors: {} ({})", reply.message, reply.code);
+    }
+    try {
+      send_with_fds(conn.get(), proto::encode(reply), fds, "the reply on the descriptor socket");
+    } catch (const std::exception& e) {
+      spdlog::warn("descriptor socket: {}", e.what());
+    }
+  }
+}
+
 void Publisher::State::drop_peer(const std::string& peer, const char* why) {
   auto it = peers.find(peer);
   if (it == peers.end()) return;
@@ -649,7 +710,7 @@ std::string Publisher::State::handle(const std::string& peer, std::string_view b
                                       opts.name + "' serves only its own user (uid " + std::to_string(::getuid()) +
                                       ")");
       if (existing != peers.end()) drop_peer(peer, "said hello again");
-      peers.emplace(peer, Peer{a.client, std::move(process), std::nullopt});
+      peers.emplace(peer, Peer{a.client, std::move(process), std::nullopt, {}});
       spdlog::debug("client '{}' (pid {}) said hello; {} client(s)", a.client, a.pid, peers.size());
       return proto::encode_result(id, proto::HelloResult{session, proto::kVersion, CUVIEW_VERSION, opts.name,
                                                          static_cast<std::int32_t>(::getpid()), executor->name()});
@@ -701,6 +762,11 @@ std::string Publisher::State::op_handles(Peer& p, const std::string&, const prot
   h.control_shm = ring->shm_name();
   h.lease = *p.lease;
   slots->fill_handles(h);
+  if (p.fd_token.empty()) p.fd_token = random_hex(16);
+  h.fd_socket = paths.fds.string();
+  h.fd_token = p.fd_token;
+  for (int fd : slots->fds()) h.fd_numbers.push_back(fd);
+  h.fds = static_cast<std::uint32_t>(h.fd_numbers.size());
   return proto::encode_result(req.id, h);
 }
 

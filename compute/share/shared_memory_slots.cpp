@@ -15,6 +15,7 @@ class SharedMemorySlots final : public SlotMemory {
   void before_write(std::uint32_t, void*) override {}
   void written(std::uint32_t, void*) override {}
   void fill_handles(proto::HandlesResult& h) const override {
+    h.sharing = "shm";
     h.data_shm = data_.name();
     h.slots.clear();
     for (std::uint32_t s = 0; s < count_; ++s) h.slots.push_back({{}, {}, s * layout_.slot_bytes});

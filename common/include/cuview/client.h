@@ -59,6 +59,7 @@ typedef enum cuview_status {
   CUVIEW_CUDA = 16,
   CUVIEW_SYSTEM = 17,
   CUVIEW_INTERNAL = 18,
+  CUVIEW_UNSUPPORTED = 19,
   CUVIEW_NO_FRAME = 100 /* no new frame within the timeout: not an error */
 } cuview_status;
 

@@ -28,6 +28,7 @@ enum class Errc {
   cuda,              ///< a CUDA call failed
   system,            ///< an operating-system call failed
   internal,          ///< a bug in cuview: please report it
+  unsupported,       ///< asked for a mechanism this backend, GPU or driver does not offer
 };
 
 std::string_view to_string(Errc code) noexcept;

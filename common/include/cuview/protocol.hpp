@@ -1,4 +1,4 @@
-// cuview's wire protocol, version 2: every message, its fields and their types, in one place.
+// cuview's wire protocol, version 3: every message, its fields and their types, in one place.
 // docs/protocol.md is the prose form of this header. Encoding is MessagePack (msgpack-cxx):
 // each message is one map; decoding is strict (unknown keys, missing keys and wrong types are
 // errors naming the field).
@@ -19,7 +19,7 @@ namespace cuview::proto {
 
 /// Bumped on any incompatible change. The envelopes (`v`, `id`, `ok`, `error`) never change,
 /// so a daemon can always tell a client of another version which versions both speak.
-inline constexpr std::uint32_t kVersion = 2;  // 2: dtypes, vector components, particle sets
+inline constexpr std::uint32_t kVersion = 3;  // 2: dtypes, vectors, particles; 3: sharing mechanisms
 /// Requests larger than this are answered with bad_message; larger than kMaxWireBytes the
 /// connection is dropped by ZeroMQ before the daemon allocates it.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
@@ -114,9 +114,13 @@ struct DescribeResult {
                      params, presets);
 };
 
-/// One ring slot. On CUDA: `memory` is a cudaIpcMemHandle_t of the slot's allocation and
-/// `event` a cudaIpcEventHandle_t, 64 bytes each; data starts `offset` bytes into the
-/// allocation. On host both handles are empty and the slot is at `offset` in `data_shm`.
+/// One ring slot; what `memory` and `offset` mean depends on HandlesResult::sharing:
+///  shm:    `memory` empty; the slot is at `offset` in `data_shm`.
+///  legacy: `memory` is the cudaIpcMemHandle_t (64 bytes) of the slot's own allocation; offset 0.
+///  vmm:    `memory` empty; the slot is at `offset` in the one exported allocation (descriptor 0).
+///  pool:   `memory` is the cudaMemPoolPtrExportData (64 bytes) of the slot's allocation in the
+///          exported pool (descriptor 0); offset 0.
+/// On CUDA `event` is the cudaIpcEventHandle_t (64 bytes) of the slot's interprocess event.
 struct SlotHandle {
   std::vector<char> memory;
   std::vector<char> event;
@@ -126,12 +130,37 @@ struct SlotHandle {
 
 struct HandlesResult {
   std::string backend;
+  std::string sharing;      ///< "shm" (host), "legacy", "vmm" or "pool" (CUDA)
   std::string control_shm;  ///< POSIX shm name of the ring's control block (both backends)
   std::uint32_t lease = 0;  ///< this client's row in the control block's lease table
-  std::string data_shm;     ///< host backend: the slots' segment; empty on CUDA
-  std::string device_pci;   ///< CUDA backend: PCI bus id of the daemon's GPU; empty on host
+  std::string data_shm;     ///< shm: the slots' segment; empty otherwise
+  std::string device_pci;   ///< CUDA: PCI bus id of the daemon's GPU; empty on host
+  std::uint64_t allocation_bytes = 0;  ///< vmm: size of the exported allocation (a multiple of its granularity)
+  std::uint32_t fds = 0;               ///< descriptors to fetch from `fd_socket` (vmm and pool: 1)
+  std::string fd_socket;               ///< path of the descriptor socket (SOCK_SEQPACKET)
+  std::string fd_token;                ///< proves to `fd_socket` that this client said hello
+  std::vector<std::int32_t> fd_numbers;  ///< the daemon's own numbers of those descriptors (pidfd_getfd)
   std::vector<SlotHandle> slots;
-  MSGPACK_DEFINE_MAP(backend, control_shm, lease, data_shm, device_pci, slots);
+  MSGPACK_DEFINE_MAP(backend, sharing, control_shm, lease, data_shm, device_pci, allocation_bytes, fds, fd_socket,
+                     fd_token, fd_numbers, slots);
+};
+
+// ---- the descriptor socket (fd_socket): one request, one reply with SCM_RIGHTS, then closed ----
+
+struct FdRequest {
+  std::uint32_t v = kVersion;
+  std::string session;
+  std::string token;  ///< HandlesResult::fd_token
+  MSGPACK_DEFINE_MAP(v, session, token);
+};
+
+/// `code` empty: the reply carries `fds` descriptors, in the order of HandlesResult::fd_numbers.
+/// Otherwise an Errc name and a message, and no descriptors.
+struct FdReply {
+  std::string code;
+  std::string message;
+  std::uint32_t fds = 0;
+  MSGPACK_DEFINE_MAP(code, message, fds);
 };
 
 struct Stats {

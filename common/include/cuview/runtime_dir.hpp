@@ -24,6 +24,7 @@ struct InstancePaths {
   std::filesystem::path segments;  ///< shared-memory names of the running daemon, for clean-up after a crash
   std::filesystem::path control;   ///< ROUTER socket
   std::filesystem::path frames;    ///< PUB socket
+  std::filesystem::path fds;       ///< descriptor socket (SOCK_SEQPACKET, SCM_RIGHTS)
   [[nodiscard]] std::string control_endpoint() const { return "ipc://" + control.string(); }
   [[nodiscard]] std::string frames_endpoint() const { return "ipc://" + frames.string(); }
 };

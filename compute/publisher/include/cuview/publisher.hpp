@@ -43,6 +43,10 @@ struct PublisherOptions {
   std::string name = "default";
   /// "auto" (CUDA where a device is usable, else the host), "cuda" or "host".
   std::string backend = "auto";
+  /// How frames cross to clients: "auto" (legacy on CUDA, shared memory on the host), "legacy"
+  /// (cudaIpcGetMemHandle), "vmm" (cuMemCreate, a POSIX file descriptor) or "pool" (an IPC memory
+  /// pool). A mechanism this backend, GPU or driver lacks is refused by start() (docs/sharing.md).
+  std::string sharing = "auto";
   /// CUDA device the buffers are on; -1 = the constructing thread's current device.
   int device = -1;
   /// What runs, shown by `cuview-ctl status` and the viewer (e.g. "wave").

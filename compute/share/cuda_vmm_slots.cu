@@ -1,0 +1,40 @@
+// VMM: one cuMemCreate allocation holding every slot (slot i at i × slot_bytes), exported once as
+// a POSIX file descriptor that clients receive over the descriptor socket and map themselves.
+#include "cuview/cuda_share.hpp"
+#include "share/cuda_slots.hpp"
+
+namespace cuview {
+namespace {
+
+class CudaVmmSlots final : public CudaSlots {
+ public:
+  CudaVmmSlots(Executor& executor, const SlotLayout& layout, std::uint32_t slots)
+      : CudaSlots(executor, slots),
+        slot_bytes_(layout.slot_bytes),
+        memory_(cuda::VmmAllocation::create(device_, layout.slot_bytes * slots)),
+        fd_(memory_.export_fd()) {
+    zero_and_record(layout);
+  }
+  void* slot(std::uint32_t i) const override { return static_cast<std::byte*>(memory_.get()) + i * slot_bytes_; }
+  void fill_handles(proto::HandlesResult& h) const override {
+    h.sharing = "vmm";
+    h.allocation_bytes = memory_.size();
+    h.slots.assign(count(), {});
+    for (std::uint32_t s = 0; s < count(); ++s) h.slots[s].offset = s * slot_bytes_;
+    fill_common(h);
+  }
+  std::vector<int> fds() const override { return {fd_.get()}; }
+
+ private:
+  std::size_t slot_bytes_;
+  cuda::VmmAllocation memory_;
+  UniqueFd fd_;
+};
+
+}  // namespace
+
+std::unique_ptr<SlotMemory> make_cuda_vmm_slots(Executor& executor, const SlotLayout& layout, std::uint32_t slots) {
+  return std::make_unique<CudaVmmSlots>(executor, layout, slots);
+}
+
+}  // namespace cuview
