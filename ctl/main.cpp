@@ -27,6 +27,7 @@ nlohmann::json to_json(const cuview::proto::Stats& s) {
   return {{"name", s.name},
           {"session", s.session},
           {"backend", s.backend},
+          {"sharing", s.sharing},
           {"device", s.device},
           {"sim", s.sim},
           {"width", s.width},
@@ -48,8 +49,8 @@ nlohmann::json to_json(const cuview::proto::Stats& s) {
 }
 
 void print_status(const cuview::proto::Stats& s) {
-  std::printf("%s: %s %ux%u on %s (%s), %s\n", s.name.c_str(), s.sim.c_str(), s.width, s.height, s.backend.c_str(),
-              s.device.c_str(), s.paused ? "paused" : "running");
+  std::printf("%s: %s %ux%u on %s (%s), shared by %s, %s\n", s.name.c_str(), s.sim.c_str(), s.width, s.height,
+              s.backend.c_str(), s.device.c_str(), s.sharing.c_str(), s.paused ? "paused" : "running");
   std::printf("  step %llu (t = %.1f), %.0f steps/s\n", static_cast<unsigned long long>(s.step), s.sim_time,
               s.steps_per_second);
   std::printf("  frames %llu published (%.1f/s), %llu skipped; %u slots, %u held\n",
@@ -125,8 +126,9 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
     deadline = std::chrono::steady_clock::time_point::max();
     opts.timeout = base.timeout;
     const auto& d = client->description();
-    std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots\n", opts.name.c_str(), last_session.c_str(),
-                d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(), d.slots);
+    std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots shared by %s\n", opts.name.c_str(),
+                last_session.c_str(), d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(), d.slots,
+                client->sharing().c_str());
     std::fflush(stdout);
     try {
       std::uint64_t prev = 0;

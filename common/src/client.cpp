@@ -206,6 +206,7 @@ struct Client::Impl {
   std::uint64_t next_id = 1;
   proto::HelloResult hello;
   proto::DescribeResult desc;
+  std::string sharing;
   std::shared_ptr<detail::Imports> imports;
   ProcessHandle daemon;
   std::atomic<std::uint64_t> last_seq{0};
@@ -367,6 +368,7 @@ struct Client::Impl {
       throw Error(Errc::bad_message, who() + " reports unknown backend '" + h.backend + "'");
     }
     imports = std::move(imp);
+    sharing = h.sharing;
   }
 };
 
@@ -419,6 +421,7 @@ Client Client::attach(const AttachOptions& options) {
 const proto::HelloResult& Client::hello() const noexcept { return impl_->hello; }
 const proto::DescribeResult& Client::description() const noexcept { return impl_->desc; }
 const std::string& Client::name() const noexcept { return impl_->opts.name; }
+const std::string& Client::sharing() const noexcept { return impl_->sharing; }
 
 std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
   auto& im = *impl_;

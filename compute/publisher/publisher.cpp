@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -217,7 +218,12 @@ Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(
     throw Error(Errc::out_of_range, where(s.opts.name) + ": max_fps must be 0 (every publish) or more");
   s.claim();
   s.executor = make_executor(s.opts.backend, s.opts.device);
-  check_sharing(*s.executor, s.opts.sharing, where(s.opts.name));
+  // CUVIEW_SHARING picks the CUDA mechanism of a program that leaves it to "auto".
+  const char* env = std::getenv("CUVIEW_SHARING");
+  const bool from_env = s.opts.sharing == "auto" && env != nullptr && *env != '\0' &&
+                        s.executor->kind() == Executor::Kind::cuda;
+  if (from_env) s.opts.sharing = env;
+  check_sharing(*s.executor, s.opts.sharing, where(s.opts.name) + (from_env ? " (from CUVIEW_SHARING)" : ""));
 }
 
 Publisher::~Publisher() {
@@ -377,9 +383,9 @@ void Publisher::State::start() {
   ring->set_state(DaemonState::running);
   started = true;
   control = std::thread([this] { run_control(); });
-  spdlog::info("{} session {}: {} {}x{} on {} ({}), {} slots of {} bytes, control {}", where(opts.name), session,
-               opts.title, width, height, executor->name(), executor->device(), opts.slots, layout.slot_bytes,
-               paths.control_endpoint());
+  spdlog::info("{} session {}: {} {}x{} on {} ({}), {} slots of {} bytes shared by {}, control {}", where(opts.name),
+               session, opts.title, width, height, executor->name(), executor->device(), opts.slots,
+               layout.slot_bytes, slots->mechanism(), paths.control_endpoint());
 }
 
 void Publisher::start() { state_->start(); }
@@ -761,6 +767,7 @@ std::string Publisher::State::op_handles(Peer& p, const std::string&, const prot
   h.backend = executor->name();
   h.control_shm = ring->shm_name();
   h.lease = *p.lease;
+  h.sharing = slots->mechanism();
   slots->fill_handles(h);
   if (p.fd_token.empty()) p.fd_token = random_hex(16);
   h.fd_socket = paths.fds.string();
@@ -827,6 +834,7 @@ std::string Publisher::State::op_stats(Peer&, const std::string&, const proto::R
   proto::Stats s;
   fill_identity(s);
   s.name = opts.name;
+  s.sharing = slots->mechanism();
   s.step = step.load();
   s.sim_time = sim_time.load();
   s.frames_published = frames_published.load();

@@ -12,8 +12,8 @@ class CudaIpcSlots final : public CudaSlots {
     zero_and_record(layout);
   }
   void* slot(std::uint32_t i) const override { return memory_.at(i).get(); }
+  const char* mechanism() const override { return "legacy"; }
   void fill_handles(proto::HandlesResult& h) const override {
-    h.sharing = "legacy";
     h.slots.assign(memory_.size(), {});
     for (std::size_t s = 0; s < memory_.size(); ++s) h.slots[s].memory = cuda::to_bytes(memory_[s].ipc_handle());
     fill_common(h);

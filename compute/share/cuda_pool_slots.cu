@@ -26,8 +26,8 @@ class CudaPoolSlots final : public CudaSlots {
     memory_.clear();  // before the pool
   }
   void* slot(std::uint32_t i) const override { return memory_.at(i).get(); }
+  const char* mechanism() const override { return "pool"; }
   void fill_handles(proto::HandlesResult& h) const override {
-    h.sharing = "pool";
     h.slots.assign(count(), {});
     for (std::uint32_t s = 0; s < count(); ++s) h.slots[s].memory = records_[s];
     fill_common(h);

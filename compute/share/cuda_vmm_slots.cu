@@ -16,8 +16,8 @@ class CudaVmmSlots final : public CudaSlots {
     zero_and_record(layout);
   }
   void* slot(std::uint32_t i) const override { return static_cast<std::byte*>(memory_.get()) + i * slot_bytes_; }
+  const char* mechanism() const override { return "vmm"; }
   void fill_handles(proto::HandlesResult& h) const override {
-    h.sharing = "vmm";
     h.allocation_bytes = memory_.size();
     h.slots.assign(count(), {});
     for (std::uint32_t s = 0; s < count(); ++s) h.slots[s].offset = s * slot_bytes_;

@@ -14,8 +14,8 @@ class SharedMemorySlots final : public SlotMemory {
   void* slot(std::uint32_t i) const override { return static_cast<std::byte*>(data_.data()) + i * layout_.slot_bytes; }
   void before_write(std::uint32_t, void*) override {}
   void written(std::uint32_t, void*) override {}
+  const char* mechanism() const override { return "shm"; }
   void fill_handles(proto::HandlesResult& h) const override {
-    h.sharing = "shm";
     h.data_shm = data_.name();
     h.slots.clear();
     for (std::uint32_t s = 0; s < count_; ++s) h.slots.push_back({{}, {}, s * layout_.slot_bytes});

@@ -28,7 +28,9 @@ class SlotMemory {
   virtual void before_write(std::uint32_t i, void* stream) = 0;
   /// After slot `i` was written and sealed on `stream`: CUDA records its interprocess event there.
   virtual void written(std::uint32_t i, void* stream) = 0;
-  /// The mechanism's part of a `handles` reply (sharing, slots, and what the descriptors mean).
+  /// "shm", "legacy", "vmm" or "pool", as the `handles` reply and `stats` name it.
+  [[nodiscard]] virtual const char* mechanism() const = 0;
+  /// The mechanism's part of a `handles` reply (the slots, and what the descriptors mean).
   virtual void fill_handles(proto::HandlesResult& h) const = 0;
   /// Descriptors a client needs (sent over the descriptor socket), owned by this object.
   [[nodiscard]] virtual std::vector<int> fds() const { return {}; }

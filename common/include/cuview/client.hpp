@@ -98,6 +98,8 @@ class Client {
   [[nodiscard]] const proto::HelloResult& hello() const noexcept;
   [[nodiscard]] const proto::DescribeResult& description() const noexcept;
   [[nodiscard]] const std::string& name() const noexcept;
+  /// How the ring reached this process: "shm", "legacy", "vmm" or "pool"; empty when control-only.
+  [[nodiscard]] const std::string& sharing() const noexcept;
 
   /// Waits for a frame newer than the last one returned. Empty on timeout. Throws
   /// Error(daemon_gone) within ~100 ms of the daemon exiting, shutting down or restarting.

@@ -164,7 +164,7 @@ struct FdReply {
 };
 
 struct Stats {
-  std::string session, name, backend, device, sim;
+  std::string session, name, backend, sharing, device, sim;
   std::uint32_t width = 0, height = 0, slots = 0;
   bool paused = false;
   std::uint64_t step = 0;
@@ -175,7 +175,7 @@ struct Stats {
   std::uint64_t rss_kib = 0;
   double uptime_s = 0;
   std::map<std::string, double> params;
-  MSGPACK_DEFINE_MAP(session, name, backend, device, sim, width, height, slots, paused, step, sim_time,
+  MSGPACK_DEFINE_MAP(session, name, backend, sharing, device, sim, width, height, slots, paused, step, sim_time,
                      frames_published, frames_skipped, clients, readers, held_slots, steps_per_second,
                      frames_per_second, rss_kib, uptime_s, params);
 };

@@ -45,7 +45,9 @@ struct PublisherOptions {
   std::string backend = "auto";
   /// How frames cross to clients: "auto" (legacy on CUDA, shared memory on the host), "legacy"
   /// (cudaIpcGetMemHandle), "vmm" (cuMemCreate, a POSIX file descriptor) or "pool" (an IPC memory
-  /// pool). A mechanism this backend, GPU or driver lacks is refused by start() (docs/sharing.md).
+  /// pool). A mechanism this backend, GPU or driver lacks is refused by the constructor
+  /// (docs/sharing.md). With "auto" on CUDA, the environment variable CUVIEW_SHARING, when set,
+  /// names the mechanism instead.
   std::string sharing = "auto";
   /// CUDA device the buffers are on; -1 = the constructing thread's current device.
   int device = -1;

@@ -1,0 +1,315 @@
+// How frames cross processes: --sharing and its refusals, the descriptor socket (who gets
+// descriptors and who is refused), and that nothing leaks. On CUDA the mechanism under test is
+// the one CUVIEW_SHARING names (scripts/gpu-check.sh runs the [gpu] tests once per mechanism).
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <zmq.hpp>
+
+#include "backend_test.hpp"
+#include "cuview/client.hpp"
+#include "cuview/fd_passing.hpp"
+#include "cuview/publisher.hpp"
+#include "cuview/runtime_dir.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The mechanism a daemon on `backend` uses by default in this run.
+std::string expected_sharing(Backend backend) {
+  if (backend == Backend::host) return "shm";
+  const char* env = std::getenv("CUVIEW_SHARING");
+  return env != nullptr && *env != '\0' ? env : "legacy";
+}
+
+/// A client speaking the protocol by hand: hello, handles, detach.
+struct RawClient {
+  zmq::context_t ctx;
+  zmq::socket_t sock{ctx, zmq::socket_type::dealer};
+  std::string session;
+  std::uint64_t id = 1;
+  explicit RawClient(const std::string& name) {
+    sock.set(zmq::sockopt::linger, 0);
+    sock.set(zmq::sockopt::rcvtimeo, 10000);
+    sock.connect(InstancePaths(name).control_endpoint());
+    session = call<proto::HelloResult>("hello", proto::HelloArgs{"raw sharing test", ::getpid()}).session;
+  }
+  template <class Result, class Args>
+  Result call(const std::string& op, const Args& args) {
+    const auto bytes = proto::encode_request(op, id++, op == "hello" ? "" : session, args);
+    sock.send(zmq::buffer(bytes));
+    zmq::message_t m;
+    REQUIRE(sock.recv(m));
+    auto r = proto::decode_reply(m.to_string_view());
+    INFO(op << ": " << r.error.code << " " << r.error.message);
+    REQUIRE(r.ok);
+    return proto::decode_as<Result>(r.result, op);
+  }
+};
+
+struct Asked {
+  proto::FdReply reply;
+  std::vector<UniqueFd> fds;
+};
+Asked ask_fds(const std::string& path, const std::string& request_bytes) {
+  Asked a;
+  UniqueFd s = connect_fd_socket(path);
+  send_with_fds(s.get(), request_bytes, {}, "test request");
+  const auto bytes = receive_with_fds(s.get(), a.fds, 5000ms, "test reply");
+  a.reply = proto::decode_bytes<proto::FdReply>(bytes, "descriptor reply");
+  return a;
+}
+Asked ask_fds(const std::string& path, const proto::FdRequest& r) { return ask_fds(path, proto::encode(r)); }
+
+/// Runs `body` in a forked child (no threads of ours run there) and returns what it wrote.
+std::string in_child(const std::function<std::string()>& body) {
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(p[0]);
+    std::string out;
+    try {
+      out = body();
+    } catch (const std::exception& e) {
+      out = std::string("threw: ") + e.what();
+    }
+    (void)!::write(p[1], out.data(), out.size());
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+  ::close(p[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return got;
+}
+
+std::size_t open_fds(pid_t pid) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("--sharing refuses a mechanism the backend does not offer, saying what would work",
+          "[integration][sharing][host]") {
+  RuntimeDir rt;
+  for (const char* m : {"legacy", "vmm", "pool"}) {
+    ChildProcess d({bin("cuview-compute"), "--name", "s", "--backend", "host", "--sharing", m});
+    const auto code = d.wait_for(30s);
+    REQUIRE(code);
+    CHECK(*code != 0);
+    INFO(d.err());
+    CHECK_THAT(d.err(), Catch::Contains(std::string("sharing '") + m + "'") && Catch::Contains("host backend") &&
+                            Catch::Contains("--sharing auto"));
+    CHECK_FALSE(daemon_running("s"));
+  }
+  ChildProcess bogus({bin("cuview-compute"), "--name", "s", "--backend", "host", "--sharing", "carrier-pigeon"});
+  REQUIRE(bogus.wait_for(30s));
+  CHECK_THAT(bogus.err(), Catch::Contains("--sharing") && Catch::Contains("carrier-pigeon"));
+
+  // The embedded publisher refuses the same way, and unknown names as such.
+  try {
+    Publisher pub({.name = "s", .backend = "host", .sharing = "vmm"});
+    FAIL("a host publisher accepted sharing 'vmm'");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("'vmm'") && Catch::Contains("POSIX shared memory"));
+  }
+  try {
+    Publisher pub({.name = "s", .backend = "host", .sharing = "fax"});
+    FAIL("a publisher accepted sharing 'fax'");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::bad_value);
+    CHECK_THAT(e.what(), Catch::Contains("'fax'") && Catch::Contains("legacy") && Catch::Contains("pool"));
+  }
+  // A host daemon ignores CUVIEW_SHARING (it names a CUDA mechanism) and shares by shm.
+  ::setenv("CUVIEW_SHARING", "vmm", 1);
+  auto daemon = start_daemon("s", Backend::host);
+  ::unsetenv("CUVIEW_SHARING");
+  auto r = ctl("s", {"status", "--json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["sharing"] == "shm");
+}
+
+BACKEND_TEST("the descriptor socket hands descriptors only to the process that said hello, in this session",
+             "[integration][sharing]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("fd", backend);
+  RawClient raw("fd");
+  const auto h = raw.call<proto::HandlesResult>("handles", proto::NoArgs{});
+  CHECK(h.sharing == expected_sharing(backend));
+  const bool needs_fds = h.sharing == "vmm" || h.sharing == "pool";
+  CHECK(h.fds == (needs_fds ? 1u : 0u));
+  CHECK(h.fd_numbers.size() == h.fds);
+  REQUIRE(h.fd_socket == InstancePaths("fd").fds.string());
+  struct stat st {};
+  REQUIRE(::stat(h.fd_socket.c_str(), &st) == 0);
+  CHECK(S_ISSOCK(st.st_mode));
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK(h.fd_token.size() == 32);
+
+  SECTION("the client that said hello gets the descriptors, as often as it asks") {
+    for (int i = 0; i < 3; ++i) {
+      auto a = ask_fds(h.fd_socket, {proto::kVersion, raw.session, h.fd_token});
+      INFO(a.reply.code << ": " << a.reply.message);
+      CHECK(a.reply.code.empty());
+      CHECK(a.fds.size() == h.fds);
+      for (const auto& fd : a.fds) {
+        struct stat fs {};
+        CHECK(::fstat(fd.get(), &fs) == 0);
+      }
+    }
+  }
+  SECTION("a token no client holds is refused: say hello first") {
+    auto a = ask_fds(h.fd_socket, {proto::kVersion, raw.session, "00112233445566778899aabbccddeeff"});
+    CHECK(a.reply.code == "not_attached");
+    CHECK_THAT(a.reply.message, Catch::Contains("hello") && Catch::Contains("handles"));
+    CHECK(a.fds.empty());
+  }
+  SECTION("a session of an earlier run is refused") {
+    auto a = ask_fds(h.fd_socket, {proto::kVersion, "0123456789abcdef0123456789abcdef", h.fd_token});
+    CHECK(a.reply.code == "stale_session");
+    CHECK_THAT(a.reply.message, Catch::Contains("earlier run") && Catch::Contains("attach again"));
+    CHECK(a.fds.empty());
+  }
+  SECTION("another protocol version is refused, naming both") {
+    auto a = ask_fds(h.fd_socket, {proto::kVersion + 1, raw.session, h.fd_token});
+    CHECK(a.reply.code == "version_mismatch");
+    CHECK_THAT(a.reply.message, Catch::Contains("protocol " + std::to_string(proto::kVersion + 1)));
+  }
+  SECTION("bytes that are not a request are refused") {
+    auto a = ask_fds(h.fd_socket, std::string("\xc1 garbage"));
+    CHECK(a.reply.code == "bad_message");
+    CHECK(a.fds.empty());
+  }
+  SECTION("another process presenting the token is refused: each fetches its own") {
+    const std::string request = proto::encode(proto::FdRequest{proto::kVersion, raw.session, h.fd_token});
+    const std::string got = in_child([&] {
+      Asked a = ask_fds(h.fd_socket, request);
+      return a.reply.code + "|" + std::to_string(a.fds.size()) + "|" + a.reply.message;
+    });
+    INFO(got);
+    CHECK_THAT(got, Catch::StartsWith("access|0|") && Catch::Contains("each process fetches its own"));
+  }
+  SECTION("another user cannot even connect") {
+    if (::geteuid() != 0) {
+      WARN("not root: cannot run a client as another user here; the socket's mode (0600) is checked above");
+    } else {
+      const std::string got = in_child([&] {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) return std::string("setuid failed");
+        try {
+          (void)connect_fd_socket(h.fd_socket);
+          return std::string("connected");
+        } catch (const Error& e) {
+          return std::string(to_string(e.code())) + "|" + e.what();
+        }
+      });
+      INFO(got);
+      CHECK_THAT(got, Catch::StartsWith("access|") && Catch::Contains("another user"));
+    }
+  }
+  SECTION("after detach the token is worthless") {
+    (void)raw.call<proto::NoArgs>("detach", proto::NoArgs{});
+    auto a = ask_fds(h.fd_socket, {proto::kVersion, raw.session, h.fd_token});
+    CHECK(a.reply.code == "not_attached");
+    CHECK(a.fds.empty());
+  }
+  // The daemon serves on, frames intact.
+  CHECK(daemon.running());
+  CHECK(ctl("fd", {"attach", "--frames", "3", "--verify"}).code == 0);
+}
+
+BACKEND_TEST("clients killed at any moment, and idle descriptor-socket connections, leak nothing in the daemon",
+             "[integration][sharing][faults]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("leak", backend);
+  REQUIRE(ctl("leak", {"attach", "--frames", "2", "--verify"}).code == 0);
+  wait_stats("leak", [](const StatsView& s) { return s.clients == 1; });  // only this status query
+  const std::size_t before = open_fds(daemon.pid());
+  for (int i = 0; i < 12; ++i) {
+    ChildProcess viewer({bin("cuview-ctl"), "--name", "leak", "attach", "--frames", "1000000"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(40 * (i % 6)));  // before, during and after import
+    viewer.signal(SIGKILL);
+    (void)viewer.wait_for(5s);
+  }
+  for (int i = 0; i < 8; ++i) {  // connect and say nothing, or hang up at once
+    UniqueFd s = connect_fd_socket(InstancePaths("leak").fds);
+    if (i % 2 == 0) std::this_thread::sleep_for(300ms);
+  }
+  const auto s = wait_stats("leak", [](const StatsView& v) { return v.clients == 1 && v.held_slots == 0; });
+  CHECK(s.readers == 0);
+  std::size_t after = open_fds(daemon.pid());
+  for (int i = 0; i < 20 && after > before; ++i) {  // the control thread closes them on its next turn
+    std::this_thread::sleep_for(100ms);
+    after = open_fds(daemon.pid());
+  }
+  CHECK(after == before);
+  CHECK(ctl("leak", {"attach", "--frames", "3", "--verify"}).code == 0);
+}
+
+BACKEND_TEST("attaching and detaching 10 times leaves this client's descriptors and mappings flat",
+             "[integration][sharing]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("flat", backend);
+  auto once = [] {
+    AttachOptions o;
+    o.name = "flat";
+    o.client = "flat test";
+    auto c = Client::attach(o);
+    auto f = c.next_frame(10s);
+    REQUIRE(f);
+    CHECK_FALSE(f->verify());
+    return c.sharing();
+  };
+  CHECK(once() == expected_sharing(backend));  // the first one creates CUDA's context: count after it
+  const std::size_t before = open_fds(::getpid());
+  for (int i = 0; i < 10; ++i) (void)once();
+  CHECK(open_fds(::getpid()) == before);
+}
+
+TEST_CASE("every CUDA mechanism this GPU offers carries verified frames to cuview-ctl", "[integration][sharing][gpu]") {
+  require_backend(Backend::cuda);
+  RuntimeDir rt;
+  for (const char* m : {"legacy", "vmm", "pool"}) {
+    INFO("--sharing " << m);
+    auto daemon = start_daemon("m", Backend::cuda, {"--sharing", m});
+    auto r = ctl("m", {"attach", "--frames", "20", "--verify"});
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains(std::string("shared by ") + m));
+    auto st = ctl("m", {"status", "--json"});
+    CHECK(nlohmann::json::parse(st.out)["sharing"] == m);
+    if (std::string(m) != "legacy") {
+      // The second path: pidfd_getfd works where ptrace is allowed, and says why where not.
+      ::setenv("CUVIEW_FD_TRANSFER", "pidfd", 1);
+      auto p = ctl("m", {"attach", "--frames", "5", "--verify"});
+      ::unsetenv("CUVIEW_FD_TRANSFER");
+      INFO(p.out << p.err);
+      if (p.code == 0)
+        CHECK_THAT(p.out, Catch::Contains(std::string("shared by ") + m));
+      else
+        CHECK_THAT(p.err, Catch::Contains("pidfd_getfd") && Catch::Contains("ptrace"));
+    }
+    daemon.signal(SIGTERM);
+    CHECK(daemon.wait_for(30s) == 0);
+  }
+}
