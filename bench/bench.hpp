@@ -37,7 +37,7 @@ struct Options {
   int reps = 15;
   double window_s = 0.6;  ///< one step-rate window; five are taken, the median is reported
   int samples = 40;       ///< handoff samples per case
-  std::vector<std::string> sections{"kernel", "handoff", "cost", "copy", "attach"};
+  std::vector<std::string> sections{"kernel", "handoff", "cost", "copy", "attach", "sharing"};
   [[nodiscard]] bool wants(const std::string& s) const;
 };
 

@@ -1,6 +1,6 @@
 // cuview-bench: the performance figures of cuview on this machine, as Markdown tables
 // (docs/benchmarks.md holds the GPU host's). Benchmarks print numbers; they never judge them.
-//   cuview-bench [--sizes 2048,4096,8192] [--host-sizes 256,512] [--sections kernel,handoff,cost,copy,attach]
+//   cuview-bench [--sizes 2048,4096,8192] [--host-sizes 256,512] [--sections kernel,handoff,cost,copy,attach,sharing]
 //                [--reps 15] [--window 1] [--samples 40] [--out FILE]
 // The subcommands `viewer` and `copy-producer` are the helper processes the suite starts.
 #include <sys/utsname.h>
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   app.add_option("--host-sizes", o.host_sizes, "host-backend grid sides")->delimiter(',')->capture_default_str();
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
-      ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach"}))
+      ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach", "sharing"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
   app.add_option("--backends", backends, "which backends to measure")
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   cuda = cuda && want_backend("cuda");
   const bool host = want_backend("host");
   if (cuda && o.wants("kernel")) guarded("kernel section", [&] { return kernel_section(o); });
-  if (cuda && (o.wants("handoff") || o.wants("cost") || o.wants("copy") || o.wants("attach")))
+  if (cuda && (o.wants("handoff") || o.wants("cost") || o.wants("copy") || o.wants("attach") || o.wants("sharing")))
     guarded("CUDA system sections", [&] { return system_sections(o, "cuda"); });
   if (host && o.wants("kernel")) guarded("host kernel section", [&] { return host_kernel_section(o); });
   if (host && (o.wants("handoff") || o.wants("cost") || o.wants("attach")))

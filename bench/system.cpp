@@ -225,6 +225,9 @@ std::string system_sections(const Options& o, const std::string& backend) {
               "viewer: frame timestamp → pixels (median / p99 ms)"},
              {}};
   Table attach{{"grid", "start → attached (ms)", "start → first verified frame (ms)", "process start → exit (ms)"}, {}};
+  Table sharing{{"grid", "sharing", "start → attached (ms)", "start → first verified frame (ms)",
+                 "handoff idle: record → wait returns", "handoff saturated: record → wait returns"},
+                {}};
   Table copy{
       {"grid", "frame", "latency zero-copy (median / p99 ms)", "latency via host (median / p99 ms)", "latency ratio",
        "sim. slowdown zero-copy (60 Hz, handoff only)", "sim. slowdown via host (60 Hz)", "frames delivered via host"},
@@ -299,6 +302,27 @@ std::string system_sections(const Options& o, const std::string& backend) {
         attach.rows.push_back({grid, fmt(latency_dist(a).median, "%.1f"), fmt(latency_dist(v).median, "%.1f"),
                                fmt(latency_dist(total).median, "%.1f")});
       }
+      ctl.shutdown();
+      (void)daemon.wait_for(30s);
+    }
+    for (const char* mechanism : {"legacy", "vmm", "pool"}) {  // the same figures through each mechanism
+      if (!cuda || !o.wants("sharing")) break;
+      auto daemon = test::start_daemon(name, tb, {"--log-level", "warn", "--sharing", mechanism}, size);
+      auto ctl = attach_control(name);
+      std::vector<double> a, v;
+      for (int i = 0; i < 5; ++i) {
+        auto p = spawn_viewer(name, 60, 0);
+        const auto r = finish_helper(p, "viewer", limit);
+        a.push_back(r.at("attach_ms"));
+        v.push_back(r.at("verified_ms"));
+      }
+      std::vector<std::string> row{grid, mechanism, fmt(latency_dist(a).median, "%.1f"),
+                                   fmt(latency_dist(v).median, "%.1f")};
+      {
+        auto c = Client::attach({.name = name, .client = "cuview-bench sharing"});
+        for (bool idle : {true, false}) row.push_back(ms(latency_dist(measure_handoff(c, idle, o.samples, cuda).record_to_wait)));
+      }
+      sharing.rows.push_back(std::move(row));
       ctl.shutdown();
       (void)daemon.wait_for(30s);
     }
@@ -387,6 +411,13 @@ std::string system_sections(const Options& o, const std::string& backend) {
        << "), to its first frame verified (trailer and checksum over the whole frame, on the CPU), and the "
           "whole process lifetime seen from outside.\n\n"
        << attach.markdown();
+  }
+  if (cuda && o.wants("sharing")) {
+    md << "\n### " << number("6") << ". Sharing mechanisms" << on << "\n\n"
+       << "The same daemon started with each --sharing: a fresh viewer process to attached and to its first "
+          "verified frame (median of 5; VMM and pool include fetching the descriptor over the socket and mapping "
+          "it), and the handoff (daemon records the frame's event → a viewer's host wait on it returns).\n\n"
+       << sharing.markdown();
   }
   return md.str();
 }

@@ -24,12 +24,21 @@ run() {  # name, command...: log to $out/name.log, remember the Catch2 totals li
 }
 if [ -z "${BENCH_ONLY:-}" ]; then
 run unit cuview-unit-tests
-run integration-gpu cuview-integration-tests "[gpu]" --durations yes
 run integration-host cuview-integration-tests "~[gpu]" --durations yes
-CUVIEW_SCREENSHOT_DIR=$out run gui-gpu cuview-gui-tests "[gpu]" --durations yes
 run gui-host cuview-gui-tests "~[gpu]~[window]" --durations yes
 run gui-window cuview-gui-tests "[window]" --durations yes  # exit 77 (skipped) where Xvfb/xdotool are missing
-run faults-embedded scripts/faults.sh --only embedded --backend cuda --bin "$CUVIEW_BIN_DIR"
+# The same [gpu] tests, fault scenarios and Python client once per sharing mechanism: every
+# publisher (cuview-compute, embed-wave) picks its mechanism from CUVIEW_SHARING.
+for sharing in ${SHARINGS:-legacy vmm pool}; do
+  export CUVIEW_SHARING=$sharing
+  run "integration-gpu-$sharing" cuview-integration-tests "[gpu]" --durations yes
+  mkdir -p "$out/$sharing"
+  CUVIEW_SCREENSHOT_DIR=$out/$sharing run "gui-gpu-$sharing" cuview-gui-tests "[gpu]" --durations yes
+  run "faults-$sharing" scripts/faults.sh --only viewers,embedded,daemon --backend cuda --bin "$CUVIEW_BIN_DIR"
+  CUVIEW_TEST_BACKEND=cuda CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python \
+    run "python-cuda-$sharing" python3 tests/python/test_client.py -v
+done
+unset CUVIEW_SHARING
 fi
 
 # The benchmark suite (docs/benchmarks.md), unless SKIP_BENCH is set.

@@ -108,6 +108,9 @@ void cuview_detach(cuview_client* client) { delete client; }
 const char* cuview_backend(const cuview_client* client) {
   return client != nullptr ? client->client.hello().backend.c_str() : "";
 }
+const char* cuview_sharing(const cuview_client* client) {
+  return client != nullptr ? client->client.sharing().c_str() : "";
+}
 const char* cuview_describe_json(const cuview_client* client) {
   return client != nullptr ? client->describe_json.c_str() : "";
 }

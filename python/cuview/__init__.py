@@ -58,6 +58,8 @@ class Client:
         self._h = handle
         self.name = name
         self.backend = lib.cuview_backend(handle).decode()
+        #: "shm" (host), "legacy", "vmm" or "pool": how the frames reach this process
+        self.sharing = lib.cuview_sharing(handle).decode()
         self.description = json.loads(lib.cuview_describe_json(handle).decode())
         self._blocks = []
         for i in range(lib.cuview_block_count(handle)):

@@ -50,6 +50,10 @@ class PythonClient(unittest.TestCase):
     def test_frames_are_zero_copy_views_of_the_published_field(self):
         with cuview.attach("py") as sim:
             self.assertEqual(sim.backend, BACKEND)
+            # the mechanism CUVIEW_SHARING asked the daemon for (scripts/gpu-check.sh runs each)
+            expected = "shm" if BACKEND == "host" else (os.environ.get("CUVIEW_SHARING") or "legacy")
+            self.assertEqual(sim.sharing, expected)
+            self.assertEqual(sim.status()["sharing"], expected)
             self.assertEqual(sim.fields, ["u", "v"])
             deadline = time.time() + 10
             while sim.status()["step"] != 200 and time.time() < deadline:
@@ -72,16 +76,32 @@ class PythonClient(unittest.TestCase):
                     a = cupy.asarray(view)
                     self.assertEqual(a.data.ptr, view.data)  # the frame's GPU memory itself
                     np.testing.assert_array_equal(cupy.asnumpy(a), expected)
-                    try:
-                        import torch
-                        t = torch.from_dlpack(view)
-                        self.assertEqual(t.data_ptr(), view.data)
-                        np.testing.assert_array_equal(t.cpu().numpy(), expected)
-                    except ImportError:
-                        pass
+                    import torch  # both are on the GPU hosts; a missing one fails, never skips
+                    t = torch.from_dlpack(view)
+                    self.assertEqual(t.data_ptr(), view.data)
+                    np.testing.assert_array_equal(t.cpu().numpy(), expected)
                 self.assertGreater(float(expected.max()), 0.0)  # the seeds are in it, not only zeros
             with self.assertRaises(cuview.CuviewError):
                 f["v"].__dlpack__()  # released: the slot may be written again
+
+    def test_the_example_script_summarises_live_frames(self):
+        subprocess.run([f"{BIN}/cuview-ctl", "--name", "py", "resume"], check=True, capture_output=True)
+        try:
+            script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python",
+                                  "field_statistics.py")
+            out = subprocess.run([sys.executable, script, "--name", "py", "--field", "u", "--frames", "3"], check=True,
+                                 capture_output=True, text=True, timeout=120).stdout
+        finally:
+            subprocess.run([f"{BIN}/cuview-ctl", "--name", "py", "pause"], check=True, capture_output=True)
+        lines = out.splitlines()
+        self.assertIn(f"on {BACKEND}", lines[0])
+        stats = [l for l in lines if l.startswith("step")]
+        self.assertEqual(len(stats), 3)
+        mean = float(stats[0].split("mean")[1].split()[0])
+        self.assertGreater(mean, 0.0)  # Gray-Scott's u lies in (0, 1]
+        self.assertLessEqual(mean, 1.0)
+        steps = [int(l.split()[1]) for l in stats]
+        self.assertEqual(steps, sorted(set(steps)))  # three different frames, in order
 
     def test_steering_is_checked_and_seen_by_status(self):
         with cuview.attach("py", control_only=True) as sim:

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <filesystem>
 
 #include "cuview/error.hpp"
+#include "cuview/fd_passing.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/runtime_dir.hpp"
 #include "process.hpp"
@@ -119,4 +121,41 @@ TEST_CASE("a process handle notices its process exiting and ignores a moved-from
   REQUIRE(child.wait_for(std::chrono::seconds(10)));
   CHECK(moved.exited());
   CHECK_THROWS_WITH(ProcessHandle(-5), Catch::Contains("not a valid process id"));
+}
+
+TEST_CASE("descriptors travel with a message over a SOCK_SEQPACKET socket and arrive close-on-exec",
+          "[unit][fd-passing]") {
+  int pair[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0);
+  cuview::UniqueFd a(pair[0]), b(pair[1]);
+  cuview::UniqueFd mem(::memfd_create("cuview-test", MFD_CLOEXEC));
+  REQUIRE(mem);
+  REQUIRE(::write(mem.get(), "frame", 5) == 5);
+  const int sent[] = {mem.get(), mem.get()};
+  cuview::send_with_fds(a.get(), "two", sent, "test");
+  std::vector<cuview::UniqueFd> got;
+  CHECK(cuview::receive_with_fds(b.get(), got, std::chrono::milliseconds(1000), "test") == "two");
+  REQUIRE(got.size() == 2);
+  for (const auto& fd : got) {
+    CHECK(fd.get() != mem.get());
+    CHECK((::fcntl(fd.get(), F_GETFD) & FD_CLOEXEC) != 0);
+    char buf[8] = {};
+    CHECK(::pread(fd.get(), buf, 5, 0) == 5);
+    CHECK(std::string(buf) == "frame");
+  }
+  // Nothing sent: a timeout naming what was awaited; the peer gone: daemon_gone.
+  try {
+    (void)cuview::receive_with_fds(b.get(), got, std::chrono::milliseconds(50), "the reply");
+    FAIL("no timeout");
+  } catch (const cuview::Error& e) {
+    CHECK(e.code() == cuview::Errc::timeout);
+    CHECK_THAT(e.what(), Catch::Contains("the reply"));
+  }
+  a = cuview::UniqueFd();
+  try {
+    (void)cuview::receive_with_fds(b.get(), got, std::chrono::milliseconds(1000), "the reply");
+    FAIL("no error after the peer closed");
+  } catch (const cuview::Error& e) {
+    CHECK(e.code() == cuview::Errc::daemon_gone);
+  }
 }

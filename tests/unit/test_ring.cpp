@@ -1,5 +1,6 @@
 // The frame ring never lets the writer overwrite a slot a reader holds, and never makes the
 // writer wait: it skips frames instead.
+#include <cstddef>
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <cstring>
@@ -159,3 +160,28 @@ TEST_CASE("readers racing a fast writer never see a torn or overwritten frame", 
   CHECK(seen.load() > 0);
   CHECK(bad.load() == 0);
 }
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+TEST_CASE("the control block has the byte layout docs/protocol.md publishes", "[unit][ring]") {
+  // Third-party readers map this block from the document alone: these offsets are protocol.
+  using cuview::ControlBlock;
+  CHECK(offsetof(ControlBlock, magic) == 0);
+  CHECK(offsetof(ControlBlock, layout) == 8);
+  CHECK(offsetof(ControlBlock, slot_count) == 12);
+  CHECK(offsetof(ControlBlock, session) == 16);
+  CHECK(offsetof(ControlBlock, daemon_pid) == 64);
+  CHECK(offsetof(ControlBlock, state) == 68);
+  CHECK(offsetof(ControlBlock, heartbeat_ns) == 72);
+  CHECK(offsetof(ControlBlock, latest) == 80);
+  CHECK(offsetof(ControlBlock, notify) == 88);
+  CHECK(offsetof(ControlBlock, frames_skipped) == 96);
+  CHECK(offsetof(ControlBlock, slots) == 104);
+  CHECK(sizeof(cuview::SlotMeta) == 32);
+  CHECK(offsetof(ControlBlock, leases) == 616);
+  CHECK(sizeof(cuview::Lease) == 72);
+  CHECK(offsetof(cuview::Lease, holds) == 8);
+  CHECK(sizeof(ControlBlock) == 5224);
+  CHECK(cuview::kControlMagic == 0x31424b4c43574556ull);
+}
+#pragma GCC diagnostic pop

@@ -96,6 +96,8 @@ CUVIEW_API void cuview_detach(cuview_client* client);
 
 /* The publisher: "cuda" or "host", and its `describe` reply as JSON (docs/protocol.md). */
 CUVIEW_API const char* cuview_backend(const cuview_client* client);
+/* How the frames reach this process: "shm", "legacy", "vmm" or "pool" ("" when control-only). */
+CUVIEW_API const char* cuview_sharing(const cuview_client* client);
 CUVIEW_API const char* cuview_describe_json(const cuview_client* client);
 /* Blocks in slot order: every field, then every attribute of every particle set. */
 CUVIEW_API size_t cuview_block_count(const cuview_client* client);
