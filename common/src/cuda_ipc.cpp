@@ -1,6 +1,8 @@
 #include "cuview/cuda_ipc.hpp"
 
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "cuview/error.hpp"
 
@@ -125,19 +127,54 @@ Stream::~Stream() {
   if (s_) cudaStreamDestroy(s_);
 }
 
-IpcMemory::IpcMemory(const cudaIpcMemHandle_t& handle) {
-  check(cudaIpcOpenMemHandle(&ptr_, handle, cudaIpcMemLazyEnablePeerAccess),
-        "cudaIpcOpenMemHandle (a ring slot of the daemon)");
+namespace {
+/// Every legacy IPC mapping of this process: handle bytes → (pointer, users).
+struct IpcMappings {
+  std::mutex mu;
+  std::map<std::string, std::pair<void*, int>> by_handle;
+  void* open(const cudaIpcMemHandle_t& handle) {
+    std::lock_guard lock(mu);
+    auto& entry = by_handle[std::string(handle.reserved, sizeof handle.reserved)];
+    if (entry.second == 0) {
+      try {
+        check(cudaIpcOpenMemHandle(&entry.first, handle, cudaIpcMemLazyEnablePeerAccess),
+              "cudaIpcOpenMemHandle (a ring slot of the daemon)");
+      } catch (...) {
+        by_handle.erase(std::string(handle.reserved, sizeof handle.reserved));
+        throw;
+      }
+    }
+    ++entry.second;
+    return entry.first;
+  }
+  void close(void* ptr) noexcept {
+    std::lock_guard lock(mu);
+    for (auto it = by_handle.begin(); it != by_handle.end(); ++it) {
+      if (it->second.first != ptr) continue;
+      if (--it->second.second == 0) {
+        cudaIpcCloseMemHandle(ptr);
+        by_handle.erase(it);
+      }
+      return;
+    }
+  }
+};
+IpcMappings& ipc_mappings() {
+  static auto* m = new IpcMappings;  // never destroyed: IpcMemory may outlive static destruction
+  return *m;
 }
+}  // namespace
+
+IpcMemory::IpcMemory(const cudaIpcMemHandle_t& handle) : ptr_(ipc_mappings().open(handle)) {}
 IpcMemory& IpcMemory::operator=(IpcMemory&& o) noexcept {
   if (this != &o) {
-    if (ptr_) cudaIpcCloseMemHandle(ptr_);
+    if (ptr_) ipc_mappings().close(ptr_);
     ptr_ = std::exchange(o.ptr_, nullptr);
   }
   return *this;
 }
 IpcMemory::~IpcMemory() {
-  if (ptr_) cudaIpcCloseMemHandle(ptr_);
+  if (ptr_) ipc_mappings().close(ptr_);
 }
 
 std::vector<char> to_bytes(const cudaIpcMemHandle_t& h) { return {h.reserved, h.reserved + sizeof h.reserved}; }

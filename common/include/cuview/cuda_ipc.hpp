@@ -100,7 +100,10 @@ class Stream {
   cudaStream_t s_ = nullptr;
 };
 
-/// Another process's allocation mapped into this one (cudaIpcOpenMemHandle); unmapped on destruction.
+/// Another process's allocation mapped into this one (cudaIpcOpenMemHandle); unmapped when the
+/// last IpcMemory of that handle in this process goes. CUDA maps a handle once per process and
+/// refuses a second open (cudaErrorAlreadyMapped), so several clients of one daemon in one process
+/// share the mapping through a process-wide reference count.
 class IpcMemory {
  public:
   IpcMemory() noexcept = default;
