@@ -66,8 +66,8 @@ std::string system_sections(const Options& o, const std::string& backend);
 // ---- helper processes (subcommands of cuview-bench, started by the sections) ----
 struct ViewerArgs {
   std::string name;
-  double hz = 60;          ///< 0: as fast as it can
-  double seconds = 3;      ///< how long to read frames (0: stop after the first, verified, frame)
+  double hz = 60;      ///< 0: as fast as it can
+  double seconds = 3;  ///< how long to read frames (0: stop after the first, verified, frame)
   int view_w = 1280, view_h = 720;
   std::string render = "view";  ///< view | kernel | wait (bench/system.cpp, RenderMode)
 };

@@ -23,8 +23,9 @@ using namespace cuview;
 using namespace cuview::bench;
 
 int main(int argc, char** argv) {
-  CLI::App app{"cuview-bench: kernel efficiency, frame handoff latency, cost of viewers to the simulation, "
-               "zero-copy against copying through the host, attach time"};
+  CLI::App app{
+      "cuview-bench: kernel efficiency, frame handoff latency, cost of viewers to the simulation, "
+      "zero-copy against copying through the host, attach time"};
   Options o;
   std::string out;
   app.add_option("--sizes", o.sizes, "CUDA grid sides")->delimiter(',')->capture_default_str();
@@ -50,7 +51,8 @@ int main(int argc, char** argv) {
   vcmd->add_option("--name", viewer.name)->required();
   vcmd->add_option("--hz", viewer.hz, "frames per second to render (0: as fast as it can)");
   vcmd->add_option("--seconds", viewer.seconds, "how long (0: stop after the first verified frame)");
-  vcmd->add_option("--render", viewer.render, "view (as cuview-gui), kernel (the previous GPU render path) or wait (no render)");
+  vcmd->add_option("--render", viewer.render,
+                   "view (as cuview-gui), kernel (the previous GPU render path) or wait (no render)");
   ProducerArgs producer;
   auto* pcmd = app.add_subcommand("copy-producer", "(helper) the copy-through-the-host alternative's producer");
   pcmd->add_option("--size", producer.size)->required();
@@ -81,8 +83,9 @@ int main(int argc, char** argv) {
   const auto probe = cuda::probe();
   cuda = probe.usable;
   if (cuda)
-    head << "GPU: " << probe.name << ", driver " << probe.driver_version / 1000 << "." << (probe.driver_version % 1000) / 10
-         << " (CUDA runtime " << probe.runtime_version / 1000 << "." << (probe.runtime_version % 1000) / 10 << "). ";
+    head << "GPU: " << probe.name << ", driver " << probe.driver_version / 1000 << "."
+         << (probe.driver_version % 1000) / 10 << " (CUDA runtime " << probe.runtime_version / 1000 << "."
+         << (probe.runtime_version % 1000) / 10 << "). ";
   else
     head << "No usable GPU (" << probe.reason << "): host backend only. ";
 #else
@@ -106,7 +109,9 @@ int main(int argc, char** argv) {
       rc = 1;
     }
   };
-  const auto want_backend = [&](const char* b) { return std::find(backends.begin(), backends.end(), b) != backends.end(); };
+  const auto want_backend = [&](const char* b) {
+    return std::find(backends.begin(), backends.end(), b) != backends.end();
+  };
   cuda = cuda && want_backend("cuda");
   const bool host = want_backend("host");
   if (cuda && o.wants("kernel")) guarded("kernel section", [&] { return kernel_section(o); });

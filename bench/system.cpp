@@ -320,7 +320,8 @@ std::string system_sections(const Options& o, const std::string& backend) {
                                    fmt(latency_dist(v).median, "%.1f")};
       {
         auto c = Client::attach({.name = name, .client = "cuview-bench sharing"});
-        for (bool idle : {true, false}) row.push_back(ms(latency_dist(measure_handoff(c, idle, o.samples, cuda).record_to_wait)));
+        for (bool idle : {true, false})
+          row.push_back(ms(latency_dist(measure_handoff(c, idle, o.samples, cuda).record_to_wait)));
       }
       sharing.rows.push_back(std::move(row));
       ctl.shutdown();

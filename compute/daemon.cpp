@@ -83,15 +83,14 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     throw Error(Errc::out_of_range,
                 "--slots " + std::to_string(opts.slots) + " is out of range: use 1 to " + std::to_string(kMaxSlots));
 
-  publisher_.emplace(
-      PublisherOptions{.name = opts.name,
-                       .backend = opts.backend,
-                       .sharing = opts.sharing,
-                       .device = -1,
-                       .title = sim_name_,
-                       .slots = opts.slots,
-                       .max_fps = opts.max_fps,
-                       .start_paused = opts.start_paused});
+  publisher_.emplace(PublisherOptions{.name = opts.name,
+                                      .backend = opts.backend,
+                                      .sharing = opts.sharing,
+                                      .device = -1,
+                                      .title = sim_name_,
+                                      .slots = opts.slots,
+                                      .max_fps = opts.max_fps,
+                                      .start_paused = opts.start_paused});
   Executor& executor = publisher_->executor();
   const sim::SimulationConfig config{opts.width, opts.height, opts.sim_options};
   try {

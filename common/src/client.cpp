@@ -282,8 +282,8 @@ struct Client::Impl {
                                          "', which this client does not know; update the client");
     auto fds = fetch_fds(h);
     if (fds.size() != 1)
-      throw Error(Errc::bad_message, who() + " sent " + std::to_string(fds.size()) + " descriptors for '" +
-                                         h.sharing + "' sharing, which needs exactly 1");
+      throw Error(Errc::bad_message, who() + " sent " + std::to_string(fds.size()) + " descriptors for '" + h.sharing +
+                                         "' sharing, which needs exactly 1");
     if (h.sharing == "vmm") {
       imp.vmm = cuda::VmmAllocation::import(fds[0].get(), h.allocation_bytes, imp.device);
       for (const auto& s : slots) {
@@ -314,7 +314,8 @@ struct Client::Impl {
       return fds;
     }
     if (how != nullptr && *how != '\0' && std::string_view(how) != "socket")
-      throw Error(Errc::bad_value, std::string("CUVIEW_FD_TRANSFER is '") + how + "'; use socket (the default) or pidfd");
+      throw Error(Errc::bad_value,
+                  std::string("CUVIEW_FD_TRANSFER is '") + how + "'; use socket (the default) or pidfd");
     UniqueFd sock = connect_fd_socket(h.fd_socket);
     const std::string what = "the descriptor socket of " + who();
     send_with_fds(sock.get(), proto::encode(proto::FdRequest{proto::kVersion, hello.session, h.fd_token}), {},
@@ -324,8 +325,8 @@ struct Client::Impl {
     if (!reply.code.empty())
       throw Error(errc_from_string(reply.code), what + " refused the descriptors: " + reply.message);
     if (fds.size() != reply.fds || fds.size() != h.fds)
-      throw Error(Errc::bad_message, what + " sent " + std::to_string(fds.size()) + " descriptors; expected " +
-                                         std::to_string(h.fds));
+      throw Error(Errc::bad_message,
+                  what + " sent " + std::to_string(fds.size()) + " descriptors; expected " + std::to_string(h.fds));
     return fds;
   }
 
@@ -359,7 +360,8 @@ struct Client::Impl {
       cuda::check(cudaSetDevice(imp->device), "cudaSetDevice(" + std::to_string(imp->device) + ")");
       imp->stream = cuda::Stream::create();
       import_cuda_slots(h, *imp);
-      for (const auto& s : h.slots) imp->events.push_back(cuda::Event::from_ipc_handle(cuda::event_handle_from(s.event)));
+      for (const auto& s : h.slots)
+        imp->events.push_back(cuda::Event::from_ipc_handle(cuda::event_handle_from(s.event)));
 #else
       throw Error(Errc::cuda, "this cuview client was built without CUDA, so it cannot import the CUDA ring of " +
                                   who() + "; rebuild with the CUDA toolkit, or start the daemon with --backend host");

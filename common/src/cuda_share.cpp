@@ -119,7 +119,8 @@ std::optional<std::string> sharing_unsupported(const std::string& mechanism, int
     if (mechanism == "legacy") return std::nullopt;
     if (mechanism == "pool") {
       if (attr(cudaDevAttrMemoryPoolsSupported) == 0)
-        return "GPU " + std::to_string(device) + " has no stream-ordered memory pools (cudaDevAttrMemoryPoolsSupported)";
+        return "GPU " + std::to_string(device) +
+               " has no stream-ordered memory pools (cudaDevAttrMemoryPoolsSupported)";
       if ((attr(cudaDevAttrMemoryPoolSupportedHandleTypes) & cudaMemHandleTypePosixFileDescriptor) == 0)
         return "memory pools of GPU " + std::to_string(device) +
                " cannot be exported as POSIX file descriptors (cudaDevAttrMemoryPoolSupportedHandleTypes)";

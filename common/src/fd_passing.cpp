@@ -23,7 +23,8 @@ sockaddr_un address_of(const std::filesystem::path& path) {
   addr.sun_family = AF_UNIX;
   const std::string p = path.string();
   if (p.size() >= sizeof addr.sun_path)
-    throw Error(Errc::bad_value, "socket path " + p + " is longer than the " + std::to_string(sizeof addr.sun_path - 1) +
+    throw Error(Errc::bad_value, "socket path " + p + " is longer than the " +
+                                     std::to_string(sizeof addr.sun_path - 1) +
                                      " bytes a Unix socket allows; set XDG_RUNTIME_DIR to a shorter directory");
   std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
   return addr;

@@ -16,14 +16,15 @@ namespace cuview {
 namespace fs = std::filesystem;
 
 void validate_instance_name(const std::string& name) {
-  const bool ok = !name.empty() && name.size() <= 32 && name.front() != '.' &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                           c == '-' || c == '.';
-                  });
+  const bool ok =
+      !name.empty() && name.size() <= 32 && name.front() != '.' && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+               c == '.';
+      });
   if (!ok)
-    throw Error(Errc::bad_value, "instance name '" + name +
-                                     "' is not valid: use 1-32 letters, digits, '_', '-' or '.', not starting with '.'");
+    throw Error(
+        Errc::bad_value,
+        "instance name '" + name + "' is not valid: use 1-32 letters, digits, '_', '-' or '.', not starting with '.'");
 }
 
 fs::path runtime_root() {
@@ -66,15 +67,16 @@ void check_stat(const fs::path& dir, const struct stat& st) {
 void ensure_private_dir(const fs::path& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     if (errno == EACCES)
-      throw Error(Errc::access, "cannot create " + dir.string() + ": permission denied; its parent belongs to "
-                                "another user. Set XDG_RUNTIME_DIR to a directory of your own");
+      throw Error(Errc::access, "cannot create " + dir.string() +
+                                    ": permission denied; its parent belongs to "
+                                    "another user. Set XDG_RUNTIME_DIR to a directory of your own");
     throw_errno("creating directory " + dir.string(), errno);
   }
   if (!check_private_dir(dir)) throw_errno("checking directory " + dir.string(), ENOENT);
 }
 
 bool check_private_dir(const fs::path& dir) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
     if (errno == ENOENT) return false;
     if (errno == EACCES)

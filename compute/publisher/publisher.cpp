@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -109,6 +109,11 @@ struct Publisher::State {
     std::string fd_token;  // given with `handles`: lets this process fetch the descriptors
   };
   std::map<std::string, Peer> peers;
+  struct FdConnection {  // a connection to the descriptor socket whose request has not come yet
+    UniqueFd fd;
+    std::int64_t deadline_ns;
+  };
+  std::vector<FdConnection> fd_connections;
   std::int64_t started_ns = 0, rate_t0 = 0;
   std::uint64_t rate_step0 = 0, rate_frames0 = 0;
   std::atomic<double> steps_per_s{0}, frames_per_s{0};
@@ -126,7 +131,8 @@ struct Publisher::State {
   // control thread
   void run_control();
   void serve_control();
-  void serve_fds();
+  void accept_fd_connections();
+  void answer_fd_request(int connection);
   std::string handle(const std::string& peer, std::string_view bytes);
   void drop_peer(const std::string& peer, const char* why);
   void update_rates();
@@ -220,8 +226,8 @@ Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(
   s.executor = make_executor(s.opts.backend, s.opts.device);
   // CUVIEW_SHARING picks the CUDA mechanism of a program that leaves it to "auto".
   const char* env = std::getenv("CUVIEW_SHARING");
-  const bool from_env = s.opts.sharing == "auto" && env != nullptr && *env != '\0' &&
-                        s.executor->kind() == Executor::Kind::cuda;
+  const bool from_env =
+      s.opts.sharing == "auto" && env != nullptr && *env != '\0' && s.executor->kind() == Executor::Kind::cuda;
   if (from_env) s.opts.sharing = env;
   check_sharing(*s.executor, s.opts.sharing, where(s.opts.name) + (from_env ? " (from CUVIEW_SHARING)" : ""));
 }
@@ -384,8 +390,8 @@ void Publisher::State::start() {
   started = true;
   control = std::thread([this] { run_control(); });
   spdlog::info("{} session {}: {} {}x{} on {} ({}), {} slots of {} bytes shared by {}, control {}", where(opts.name),
-               session, opts.title, width, height, executor->name(), executor->device(), opts.slots,
-               layout.slot_bytes, slots->mechanism(), paths.control_endpoint());
+               session, opts.title, width, height, executor->name(), executor->device(), opts.slots, layout.slot_bytes,
+               slots->mechanism(), paths.control_endpoint());
 }
 
 void Publisher::start() { state_->start(); }
@@ -558,13 +564,26 @@ void Publisher::State::run_control() {
         items.push_back({nullptr, peer.process.fd(), ZMQ_POLLIN, 0});
         item_peers.push_back(id);
       }
+      const std::size_t first_conn = items.size();
+      for (const auto& c : fd_connections) items.push_back({nullptr, c.fd.get(), ZMQ_POLLIN, 0});
       zmq::poll(items.data(), items.size(), kControlTick);
       if (stopping.load()) break;
       constexpr std::size_t kFirstPeer = 3;
-      for (std::size_t i = kFirstPeer; i < items.size(); ++i)
+      for (std::size_t i = kFirstPeer; i < first_conn; ++i)
         if (items[i].revents & ZMQ_POLLIN) drop_peer(item_peers[i - kFirstPeer], "exited");
       if (items[0].revents & ZMQ_POLLIN) serve_control();
-      if (items[2].revents & ZMQ_POLLIN) serve_fds();
+      // Answer (or drop, past their deadline) the descriptor-socket connections, then take new ones.
+      const std::int64_t now = monotonic_ns();
+      std::vector<FdConnection> waiting;
+      for (std::size_t i = 0; i < fd_connections.size(); ++i) {
+        auto& c = fd_connections[i];
+        if (items[first_conn + i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
+          answer_fd_request(c.fd.get());
+        else if (now < c.deadline_ns)
+          waiting.push_back(std::move(c));
+      }
+      fd_connections = std::move(waiting);
+      if (items[2].revents & ZMQ_POLLIN) accept_fd_connections();
       ring->heartbeat();
       update_rates();
     } catch (const std::exception& e) {
@@ -617,54 +636,62 @@ void Publisher::State::serve_control() {
   }
 }
 
-void Publisher::State::serve_fds() {
+void Publisher::State::accept_fd_connections() {
+  // Requests are read when they arrive (run_control polls the connections), so a client that
+  // connects and says nothing costs the control thread nothing; it is dropped after a second.
+  constexpr std::size_t kMaxPending = 32;
   for (int budget = 0; budget < 16; ++budget) {
     UniqueFd conn = accept_fd_socket(fd_listener.get());
     if (!conn) return;
-    proto::FdReply reply;
-    std::vector<int> fds;
-    try {
-      const PeerCredentials cred = peer_credentials(conn.get());
-      if (cred.uid != ::getuid())
-        throw Error(Errc::access, "process " + std::to_string(cred.pid) + " runs as uid " + std::to_string(cred.uid) +
-                                      "; '" + opts.name + "' hands its memory only to its own user (uid " +
-                                      std::to_string(::getuid()) + ")");
-      std::vector<UniqueFd> ignored;  // a client has no business sending descriptors: closed here
-      const std::string bytes = receive_with_fds(conn.get(), ignored, std::chrono::milliseconds(200),
-                                                 "the request on the descriptor socket");
-      const auto req = proto::decode_bytes<proto::FdRequest>(bytes, "descriptor request");
-      if (req.v != proto::kVersion)
-        throw Error(Errc::version_mismatch, "the descriptor request speaks protocol " + std::to_string(req.v) +
-                                                ", this daemon speaks protocol " + std::to_string(proto::kVersion));
-      if (req.session != session)
-        throw Error(Errc::stale_session, "session " + req.session + " is from an earlier run of '" + opts.name +
-                                             "' (this run is session " + session + "); attach again");
-      const auto owner = std::find_if(peers.begin(), peers.end(), [&](const auto& kv) {
-        return !kv.second.fd_token.empty() && kv.second.fd_token == req.token;
-      });
-      if (owner == peers.end())
-        throw Error(Errc::not_attached, "no client of '" + opts.name +
-                                            "' holds this token: say 'hello' and ask for 'handles' on the control "
-                                            "socket first, then send the fd_token of that reply");
-      if (owner->second.process.pid() != cred.pid)
-        throw Error(Errc::access, "the token was given to process " + std::to_string(owner->second.process.pid()) +
-                                      ", but process " + std::to_string(cred.pid) +
-                                      " asked with it; each process fetches its own descriptors");
-      fds = slots->fds();
-      reply.fds = static_cast<std::uint32_t>(fds.size());
-      spdlog::debug("handed {} descriptor(s) to client '{}' (pid {})", fds.size(), owner->second.client, cred.pid);
-    } catch (const std::exception& e) {
-      const auto* err = dynamic_cast<const Error*>(&e);
-      reply.code = std::string(to_string(err ? err->code() : Errc::bad_message));
-      reply.message = e.what();
-      fds.clear();
-      spdlog::warn("refused descriptors: {} ({})", reply.message, reply.code);
-    }
-    try {
-      send_with_fds(conn.get(), proto::encode(reply), fds, "the reply on the descriptor socket");
-    } catch (const std::exception& e) {
-      spdlog::warn("descriptor socket: {}", e.what());
-    }
+    if (fd_connections.size() >= kMaxPending) fd_connections.erase(fd_connections.begin());  // the oldest
+    fd_connections.push_back({std::move(conn), monotonic_ns() + 1'000'000'000});
+  }
+}
+
+void Publisher::State::answer_fd_request(int conn) {
+  proto::FdReply reply;
+  std::vector<int> fds;
+  try {
+    const PeerCredentials cred = peer_credentials(conn);
+    if (cred.uid != ::getuid())
+      throw Error(Errc::access, "process " + std::to_string(cred.pid) + " runs as uid " + std::to_string(cred.uid) +
+                                    "; '" + opts.name + "' hands its memory only to its own user (uid " +
+                                    std::to_string(::getuid()) + ")");
+    std::vector<UniqueFd> ignored;  // a client has no business sending descriptors: closed here
+    const std::string bytes =
+        receive_with_fds(conn, ignored, std::chrono::milliseconds(0), "the request on the descriptor socket");
+    const auto req = proto::decode_bytes<proto::FdRequest>(bytes, "descriptor request");
+    if (req.v != proto::kVersion)
+      throw Error(Errc::version_mismatch, "the descriptor request speaks protocol " + std::to_string(req.v) +
+                                              ", this daemon speaks protocol " + std::to_string(proto::kVersion));
+    if (req.session != session)
+      throw Error(Errc::stale_session, "session " + req.session + " is from an earlier run of '" + opts.name +
+                                           "' (this run is session " + session + "); attach again");
+    const auto owner = std::find_if(peers.begin(), peers.end(), [&](const auto& kv) {
+      return !kv.second.fd_token.empty() && kv.second.fd_token == req.token;
+    });
+    if (owner == peers.end())
+      throw Error(Errc::not_attached, "no client of '" + opts.name +
+                                          "' holds this token: say 'hello' and ask for 'handles' on the control "
+                                          "socket first, then send the fd_token of that reply");
+    if (owner->second.process.pid() != cred.pid)
+      throw Error(Errc::access, "the token was given to process " + std::to_string(owner->second.process.pid()) +
+                                    ", but process " + std::to_string(cred.pid) +
+                                    " asked with it; each process fetches its own descriptors");
+    fds = slots->fds();
+    reply.fds = static_cast<std::uint32_t>(fds.size());
+    spdlog::debug("handed {} descriptor(s) to client '{}' (pid {})", fds.size(), owner->second.client, cred.pid);
+  } catch (const Error& e) {
+    if (e.code() == Errc::daemon_gone) return;  // it hung up without asking: nobody to answer
+    reply.code = std::string(to_string(e.code()));
+    reply.message = e.what();
+    fds.clear();
+    spdlog::warn("refused descriptors: {} ({})", reply.message, reply.code);
+  }
+  try {
+    send_with_fds(conn, proto::encode(reply), fds, "the reply on the descriptor socket");
+  } catch (const std::exception& e) {
+    spdlog::warn("descriptor socket: {}", e.what());
   }
 }
 

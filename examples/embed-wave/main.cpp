@@ -1,5 +1,5 @@
 // embed-wave: a program with its own main loop that publishes its state to cuview viewers.
-//   embed-wave [--name NAME] [--backend auto|cuda|host] [--size WxH] [--fps N]
+//   embed-wave [--name NAME] [--backend auto|cuda|host] [--sharing auto|legacy|vmm|pool] [--size WxH] [--fps N]
 // Watch it with `cuview-gui --name NAME`; steer it with `cuview-ctl --name NAME set c=0.3`;
 // stop it with Ctrl-C or `cuview-ctl --name NAME shutdown`.
 #include <csignal>
@@ -17,14 +17,15 @@ volatile std::sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
 struct Options {
-  std::string name = "wave", backend = "auto";
+  std::string name = "wave", backend = "auto", sharing = "auto";
   int width = 512, height = 512;
   double fps = 60;
 };
 
 int usage(const char* why) {
   std::fprintf(stderr,
-               "embed-wave: %s\nusage: embed-wave [--name NAME] [--backend auto|cuda|host] [--size WxH] [--fps N]\n",
+               "embed-wave: %s\nusage: embed-wave [--name NAME] [--backend auto|cuda|host] "
+               "[--sharing auto|legacy|vmm|pool] [--size WxH] [--fps N]\n",
                why);
   return 2;
 }
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
       o.name = value;
     else if (arg == "--backend")
       o.backend = value;
+    else if (arg == "--sharing")
+      o.sharing = value;
     else if (arg == "--fps")
       o.fps = std::atof(value);
     else if (arg == "--size") {
@@ -57,7 +60,8 @@ int main(int argc, char** argv) {
 
   try {
     // 1. Claim the name and choose where the data lives.
-    cuview::Publisher pub({.name = o.name, .backend = o.backend, .title = "wave", .max_fps = o.fps});
+    cuview::Publisher pub(
+        {.name = o.name, .backend = o.backend, .sharing = o.sharing, .title = "wave", .max_fps = o.fps});
     std::unique_ptr<wave::Wave> sim;
 #ifdef WAVE_HAVE_CUDA
     if (pub.backend() == "cuda") sim = wave::make_cuda(o.width, o.height);

@@ -60,7 +60,7 @@ TEST_CASE("shared-memory segments are private to their user and unguessable", "[
   auto b = SharedMemory::create(64);
   CHECK(a.name() != b.name());
   CHECK(a.name().size() > 32);
-  struct stat st{};
+  struct stat st {};
   const int fd = ::shm_open(a.name().c_str(), O_RDONLY, 0);
   REQUIRE(fd >= 0);
   ::fstat(fd, &st);

@@ -1,8 +1,8 @@
 // The frame ring never lets the writer overwrite a slot a reader holds, and never makes the
 // writer wait: it skips frames instead.
-#include <cstddef>
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
+#include <cstddef>
 #include <cstring>
 #include <thread>
 #include <vector>

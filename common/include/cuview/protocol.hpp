@@ -130,15 +130,15 @@ struct SlotHandle {
 
 struct HandlesResult {
   std::string backend;
-  std::string sharing;      ///< "shm" (host), "legacy", "vmm" or "pool" (CUDA)
-  std::string control_shm;  ///< POSIX shm name of the ring's control block (both backends)
-  std::uint32_t lease = 0;  ///< this client's row in the control block's lease table
-  std::string data_shm;     ///< shm: the slots' segment; empty otherwise
-  std::string device_pci;   ///< CUDA: PCI bus id of the daemon's GPU; empty on host
-  std::uint64_t allocation_bytes = 0;  ///< vmm: size of the exported allocation (a multiple of its granularity)
-  std::uint32_t fds = 0;               ///< descriptors to fetch from `fd_socket` (vmm and pool: 1)
-  std::string fd_socket;               ///< path of the descriptor socket (SOCK_SEQPACKET)
-  std::string fd_token;                ///< proves to `fd_socket` that this client said hello
+  std::string sharing;                   ///< "shm" (host), "legacy", "vmm" or "pool" (CUDA)
+  std::string control_shm;               ///< POSIX shm name of the ring's control block (both backends)
+  std::uint32_t lease = 0;               ///< this client's row in the control block's lease table
+  std::string data_shm;                  ///< shm: the slots' segment; empty otherwise
+  std::string device_pci;                ///< CUDA: PCI bus id of the daemon's GPU; empty on host
+  std::uint64_t allocation_bytes = 0;    ///< vmm: size of the exported allocation (a multiple of its granularity)
+  std::uint32_t fds = 0;                 ///< descriptors to fetch from `fd_socket` (vmm and pool: 1)
+  std::string fd_socket;                 ///< path of the descriptor socket (SOCK_SEQPACKET)
+  std::string fd_token;                  ///< proves to `fd_socket` that this client said hello
   std::vector<std::int32_t> fd_numbers;  ///< the daemon's own numbers of those descriptors (pidfd_getfd)
   std::vector<SlotHandle> slots;
   MSGPACK_DEFINE_MAP(backend, sharing, control_shm, lease, data_shm, device_pci, allocation_bytes, fds, fd_socket,
