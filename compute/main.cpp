@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
                  "grayscott on CUDA: simulation steps per kernel launch (temporal blocking; same results, default 4, "
                  "see docs/benchmarks.md)")
       ->check(CLI::Range(1, 4));
+  std::vector<std::string> sim_options;
+  app.add_option("--sim-option", sim_options,
+                 "KEY=VALUE for the simulation, repeatable (lbm: flow=channel|periodic, obstacle=cylinder|none; "
+                 "nbody: bodies=N, setup=disc|galaxies)");
   app.add_option("--ready-fd", o.ready_fd, "write \"ready\" to this inherited descriptor once clients can attach");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
@@ -81,6 +85,14 @@ int main(int argc, char** argv) {
   }
 
   if (steps_per_launch != 0) o.sim_options["steps_per_launch"] = std::to_string(steps_per_launch);
+  for (const auto& kv : sim_options) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      spdlog::error("--sim-option {} is not KEY=VALUE (for example flow=periodic)", kv);
+      return 2;
+    }
+    o.sim_options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
 
   std::smatch m;
   static const std::regex kSize(R"((\d{1,6})x(\d{1,6}))");

@@ -6,10 +6,14 @@ namespace cuview::sim {
 namespace grayscott {
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config);
 }
+namespace lbm {
+std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config);
+}
 
 const std::vector<SimulationFactory>& builtin_simulations() {
   static const std::vector<SimulationFactory> list{
       {"grayscott", "Gray–Scott reaction–diffusion: two chemicals u and v on a periodic grid", &grayscott::make},
+      {"lbm", "lattice-Boltzmann flow (D2Q9, BGK) past a cylinder in a channel: a Kármán vortex street", &lbm::make},
   };
   return list;
 }

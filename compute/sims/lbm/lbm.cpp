@@ -1,0 +1,122 @@
+// The lattice-Boltzmann flow on the Simulation interface: declarations, the host loop, and the
+// factory that picks the host or CUDA implementation. The physics is lbm.hpp's, shared by both.
+#include <cmath>
+#include <cstring>
+
+#include "cuview/error.hpp"
+#include "sims/lbm/lbm_setup.hpp"
+
+namespace cuview::sim::lbm {
+
+LbmOptions options_from(const std::map<std::string, std::string>& options) {
+  LbmOptions o;
+  for (const auto& [key, value] : options) {
+    if (key == "flow" && (value == "channel" || value == "periodic")) {
+      o.periodic = value == "periodic";
+    } else if (key == "obstacle" && (value == "cylinder" || value == "none")) {
+      o.cylinder = value == "cylinder";
+    } else {
+      throw Error(Errc::bad_value, "lbm: option " + key + "=" + value +
+                                       " is not known; lbm has flow=channel|periodic and obstacle=cylinder|none");
+    }
+  }
+  return o;
+}
+
+std::vector<FieldSpec> fields() {
+  return {{"velocity", DType::float32, 2, "flow velocity (ux, uy), lattice units"},
+          {"speed", DType::float32, 1, "|velocity|"},
+          {"vorticity", DType::float32, 1, "curl of the velocity, ∂uy/∂x − ∂ux/∂y"},
+          {"density", DType::float32, 1, "fluid density (1 at rest)"}};
+}
+
+std::vector<ParamSpec> params() {
+  return {{"viscosity", 0.02, 0.005, 0.5, false, "kinematic viscosity ν (τ = 3ν + ½); lower is more turbulent"},
+          {"inflow", 0.08, 0.0, 0.15, false, "inflow velocity at the left edge (channel flow)"},
+          {"force", 0.0, 0.0, 0.001, false, "body force along x (drives a periodic channel)"}};
+}
+
+std::vector<Preset> presets() {
+  return {{"karman", {{"viscosity", 0.02}, {"inflow", 0.08}, {"force", 0.0}}},
+          {"laminar", {{"viscosity", 0.1}, {"inflow", 0.05}, {"force", 0.0}}},
+          {"fast", {{"viscosity", 0.008}, {"inflow", 0.1}, {"force", 0.0}}}};
+}
+
+LbmParams from(const std::map<std::string, double>& values, const LbmOptions& o) {
+  LbmParams p;
+  double nu = 0.02;
+  if (auto it = values.find("viscosity"); it != values.end()) nu = it->second;
+  p.omega = static_cast<float>(1.0 / (3.0 * nu + 0.5));
+  if (auto it = values.find("inflow"); it != values.end()) p.u_in = static_cast<float>(it->second);
+  if (auto it = values.find("force"); it != values.end()) p.force = static_cast<float>(it->second);
+  p.periodic = o.periodic ? 1 : 0;
+  return p;
+}
+
+std::vector<std::uint8_t> obstacle_mask(int width, int height, const LbmOptions& o) {
+  std::vector<std::uint8_t> solid(static_cast<std::size_t>(width) * height, 0);
+  for (int x = 0; x < width; ++x) solid[x] = solid[static_cast<std::size_t>(height - 1) * width + x] = 1;
+  if (o.cylinder) {
+    const double cxr = width / 5.0, cyr = height / 2.0 + 1.0, r = std::max(2.0, height / 10.0);
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x)
+        if ((x - cxr) * (x - cxr) + (y - cyr) * (y - cyr) <= r * r) solid[static_cast<std::size_t>(y) * width + x] = 1;
+  }
+  return solid;
+}
+
+void initial_state(int width, int height, const std::vector<std::uint8_t>& solid, float u0, float* f) {
+  const std::size_t cells = static_cast<std::size_t>(width) * height;
+  for (std::size_t c = 0; c < cells; ++c)
+    for (int i = 0; i < kQ; ++i) f[i * cells + c] = solid[c] ? 0.0f : shifted_equilibrium(i, 0.0f, 1.0f, u0, 0.0f);
+}
+
+namespace {
+
+class LbmHost final : public Simulation {
+ public:
+  LbmHost(int width, int height, const LbmOptions& o)
+      : w_(width), h_(height), o_(o), solid_(obstacle_mask(width, height, o)) {
+    f_.resize(cells() * kQ), f2_.resize(cells() * kQ);
+  }
+  std::vector<FieldSpec> fields() const override { return lbm::fields(); }
+  std::vector<ParamSpec> params() const override { return lbm::params(); }
+  std::vector<Preset> presets() const override { return lbm::presets(); }
+  void reset(std::uint64_t) override { initial_state(w_, h_, solid_, o_.periodic ? 0.0f : p_.u_in, f_.data()); }
+  void set_params(const std::map<std::string, double>& values) override { p_ = from(values, o_); }
+  void step(std::uint32_t n) override {
+    for (std::uint32_t s = 0; s < n; ++s) {
+      for (int y = 0; y < h_; ++y)
+        for (int x = 0; x < w_; ++x) lbm_cell(f_.data(), f2_.data(), solid_.data(), x, y, w_, h_, p_);
+      std::swap(f_, f2_);
+    }
+  }
+  void write_fields(const std::vector<FieldTarget>& t) override {
+    for (int y = 0; y < h_; ++y)
+      for (int x = 0; x < w_; ++x)
+        lbm_observe(f_.data(), solid_.data(), x, y, w_, h_, p_.force, static_cast<float*>(t[0].data),
+                    static_cast<float*>(t[1].data), static_cast<float*>(t[2].data), static_cast<float*>(t[3].data));
+  }
+
+ private:
+  [[nodiscard]] std::size_t cells() const { return static_cast<std::size_t>(w_) * h_; }
+  int w_, h_;
+  LbmOptions o_;
+  LbmParams p_;
+  std::vector<std::uint8_t> solid_;
+  std::vector<float> f_, f2_;
+};
+
+}  // namespace
+
+std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
+  const LbmOptions o = options_from(config.options);
+  const int w = static_cast<int>(config.width), h = static_cast<int>(config.height);
+#ifdef CUVIEW_HAVE_CUDA
+  if (executor.kind() == Executor::Kind::cuda) return make_cuda(executor, w, h, o);
+#endif
+  (void)executor;
+  return std::make_unique<LbmHost>(w, h, o);
+}
+
+}  // namespace cuview::sim::lbm

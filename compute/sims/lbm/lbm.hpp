@@ -1,0 +1,140 @@
+// Lattice Boltzmann flow, D2Q9 with BGK collision, float32: one fused stream-and-collide update
+// per cell (pull scheme: each cell gathers the populations streaming into it, then relaxes them
+// towards equilibrium). Boundaries: solid cells (walls, obstacles) bounce back half-way; the left
+// edge is an inflow at equilibrium (density 1, velocity u_in along x), the right edge an outflow
+// that copies the last column; with `periodic` the x edges wrap instead. A body force along x
+// (Guo's forcing, second order) drives a periodic channel. The per-cell update below is the only
+// copy of the physics: the CUDA kernel and the host loop both call it.
+//
+// Layout: populations f[i * cells + y * width + x] (one plane per direction), stored shifted by
+// their rest weight (f_i − w_i, as FluidX3D does) so that float32 keeps its digits for the
+// deviations that carry the flow; `solid` one byte per cell (1 = solid).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cuview/hd.hpp"
+
+namespace cuview::sim::lbm {
+
+struct LbmParams {
+  float omega = 1.0f / 0.56f;  ///< 1/τ, τ = 3ν + ½
+  float u_in = 0.08f;          ///< inflow velocity (lattice units)
+  float force = 0.0f;          ///< body force along x per unit density
+  int periodic = 0;            ///< x edges wrap instead of inflow/outflow
+};
+
+// D2Q9: rest, the four axes, the four diagonals.
+inline constexpr int kQ = 9;
+CUVIEW_HD inline int cx(int i) { return i == 1 || i == 5 || i == 8 ? 1 : (i == 3 || i == 6 || i == 7 ? -1 : 0); }
+CUVIEW_HD inline int cy(int i) { return i == 2 || i == 5 || i == 6 ? 1 : (i == 4 || i == 7 || i == 8 ? -1 : 0); }
+CUVIEW_HD inline int opposite(int i) { return i == 0 ? 0 : (i <= 4 ? (i + 1) % 4 + 1 : (i - 3) % 4 + 5); }
+CUVIEW_HD inline float weight(int i) { return i == 0 ? 4.0f / 9.0f : (i <= 4 ? 1.0f / 9.0f : 1.0f / 36.0f); }
+
+/// The equilibrium population i at density rho and velocity (ux, uy), minus its rest weight:
+/// w_i (ρ − 1 + ρ (3 c·u + 4.5 (c·u)² − 1.5 u²)), computed without ever forming ρ f-sized sums.
+CUVIEW_HD inline float shifted_equilibrium(int i, float drho, float rho, float ux, float uy) {
+  const float cu = 3.0f * (static_cast<float>(cx(i)) * ux + static_cast<float>(cy(i)) * uy);
+  const float uu = 1.5f * (ux * ux + uy * uy);
+  return weight(i) * (drho + rho * (cu + 0.5f * cu * cu - uu));
+}
+
+/// Density deviation (ρ − 1) and velocity of one cell's shifted populations (f_i − w_i), the
+/// force's half-step shift included. Σ w_i = 1 and Σ w_i c_i = 0, so the shifted sums are exact.
+CUVIEW_HD inline void moments(const float* ft, float force, float& drho, float& ux, float& uy) {
+  drho = 0.0f, ux = 0.0f, uy = 0.0f;
+  for (int i = 0; i < kQ; ++i) {
+    drho += ft[i];
+    ux += ft[i] * static_cast<float>(cx(i));
+    uy += ft[i] * static_cast<float>(cy(i));
+  }
+  const float rho = 1.0f + drho;
+  ux = (ux + 0.5f * force * rho) / rho;
+  uy = uy / rho;
+}
+
+/// One update of cell (x, y): gathers its incoming (shifted) populations from `f`, collides
+/// (BGK towards the equilibrium, plus Guo's forcing), writes `fo`. All arithmetic on deviations
+/// from rest, which float32 resolves finely.
+CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ fo,
+                               const std::uint8_t* __restrict__ solid, int x, int y, int width, int height,
+                               const LbmParams& p) {
+  const std::size_t cells = static_cast<std::size_t>(width) * height;
+  const std::size_t here = static_cast<std::size_t>(y) * width + x;
+  if (solid[here]) {  // solid: keep it at rest, so that density and velocity read 1 and 0 there
+    for (int i = 0; i < kQ; ++i) fo[i * cells + here] = 0.0f;
+    return;
+  }
+  float ft[kQ];
+  for (int i = 0; i < kQ; ++i) {
+    int sx = x - cx(i);
+    const int sy = y - cy(i);
+    if (sy < 0 || sy >= height) {  // beyond the top or bottom edge: a wall (w_i = w_opposite)
+      ft[i] = f[opposite(i) * cells + here];
+      continue;
+    }
+    if (sx < 0 || sx >= width) {
+      if (p.periodic) {
+        sx = sx < 0 ? width - 1 : 0;
+      } else if (sx < 0) {  // inflow: what enters from the left is at equilibrium
+        ft[i] = shifted_equilibrium(i, 0.0f, 1.0f, p.u_in, 0.0f);
+        continue;
+      } else {  // outflow: the column beyond the edge is taken equal to the last one
+        sx = width - 1;
+      }
+    }
+    const std::size_t src = static_cast<std::size_t>(sy) * width + sx;
+    ft[i] = solid[src] ? f[opposite(i) * cells + here] : f[i * cells + src];
+  }
+  float drho, ux, uy;
+  moments(ft, p.force, drho, ux, uy);
+  const float rho = 1.0f + drho;
+  const float guo = (1.0f - 0.5f * p.omega) * p.force * rho;
+  for (int i = 0; i < kQ; ++i) {
+    const float feq = shifted_equilibrium(i, drho, rho, ux, uy);
+    const float c_x = static_cast<float>(cx(i)), cu = c_x * ux + static_cast<float>(cy(i)) * uy;
+    const float forcing = guo * weight(i) * (3.0f * (c_x - ux) + 9.0f * cu * c_x);
+    fo[i * cells + here] = ft[i] - p.omega * (ft[i] - feq) + forcing;
+  }
+}
+
+/// Density and velocity of cell `at` from stored populations (solid cells: 1 and 0).
+CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint8_t* __restrict__ solid, std::size_t at,
+                                   std::size_t cells, float force, float& rho, float& ux, float& uy) {
+  if (solid[at]) {
+    rho = 1.0f, ux = 0.0f, uy = 0.0f;
+    return;
+  }
+  float ft[kQ];
+  for (int i = 0; i < kQ; ++i) ft[i] = f[i * cells + at];
+  float drho;
+  moments(ft, force, drho, ux, uy);
+  rho = 1.0f + drho;
+}
+
+/// The published fields of cell (x, y): velocity (2 floats), speed, vorticity (∂uy/∂x − ∂ux/∂y,
+/// central differences, one-sided at the edges) and density.
+CUVIEW_HD inline void lbm_observe(const float* __restrict__ f, const std::uint8_t* __restrict__ solid, int x, int y,
+                                  int width, int height, float force, float* velocity, float* speed, float* vorticity,
+                                  float* density) {
+  const std::size_t cells = static_cast<std::size_t>(width) * height;
+  const std::size_t at = static_cast<std::size_t>(y) * width + x;
+  float rho, ux, uy;
+  cell_moments(f, solid, at, cells, force, rho, ux, uy);
+  velocity[2 * at] = ux;
+  velocity[2 * at + 1] = uy;
+  speed[at] = sqrtf(ux * ux + uy * uy);
+  density[at] = rho;
+  const int xl = x > 0 ? x - 1 : x, xr = x < width - 1 ? x + 1 : x;
+  const int yd = y > 0 ? y - 1 : y, yu = y < height - 1 ? y + 1 : y;
+  float r, uxl, uyl, uxr, uyr, uxd, uyd, uxu, uyu;
+  cell_moments(f, solid, static_cast<std::size_t>(y) * width + xl, cells, force, r, uxl, uyl);
+  cell_moments(f, solid, static_cast<std::size_t>(y) * width + xr, cells, force, r, uxr, uyr);
+  cell_moments(f, solid, static_cast<std::size_t>(yd) * width + x, cells, force, r, uxd, uyd);
+  cell_moments(f, solid, static_cast<std::size_t>(yu) * width + x, cells, force, r, uxu, uyu);
+  const float dx = static_cast<float>(xr - xl), dy = static_cast<float>(yu - yd);
+  vorticity[at] = (dx > 0 ? (uyr - uyl) / dx : 0.0f) - (dy > 0 ? (uxu - uxd) / dy : 0.0f);
+}
+
+}  // namespace cuview::sim::lbm

@@ -1,0 +1,38 @@
+// The lattice-Boltzmann simulation's declarations, shared by the host loop and the CUDA kernels:
+// fields, parameters, presets, options, the obstacle mask and the initial state.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sims/lbm/lbm.hpp"
+#include "sims/simulation.hpp"
+
+namespace cuview::sim::lbm {
+
+/// What `--sim-option` (SimulationConfig::options) can change.
+struct LbmOptions {
+  bool periodic = false;  ///< flow=periodic: x wraps, driven by the body force (flow=channel: inflow/outflow)
+  bool cylinder = true;   ///< obstacle=cylinder (default) or none
+};
+/// Throws Error(bad_value) naming an unknown option or value and the ones there are.
+LbmOptions options_from(const std::map<std::string, std::string>& options);
+
+[[nodiscard]] std::vector<FieldSpec> fields();
+[[nodiscard]] std::vector<ParamSpec> params();
+[[nodiscard]] std::vector<Preset> presets();
+[[nodiscard]] LbmParams from(const std::map<std::string, double>& values, const LbmOptions& o);
+
+/// Walls on the top and bottom rows and, with `cylinder`, a disc of radius height/10 centred at
+/// (width/5, height/2 + 1) — one cell off the axis, so that the wake sheds vortices.
+std::vector<std::uint8_t> obstacle_mask(int width, int height, const LbmOptions& o);
+/// Equilibrium at density 1 and velocity (u0, 0) in the fluid, at rest in solid cells (stored
+/// shifted by the weights, as lbm.hpp keeps them).
+void initial_state(int width, int height, const std::vector<std::uint8_t>& solid, float u0, float* f);
+
+std::unique_ptr<Simulation> make_cuda(Executor& executor, int width, int height, const LbmOptions& o);
+
+}  // namespace cuview::sim::lbm
