@@ -102,11 +102,12 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   const auto& d = client_->description();
   if (view.width <= 0 || view.height <= 0 || d.fields.empty()) return;
   const int field = std::clamp(view.field, 0, static_cast<int>(d.fields.size()) - 1);
-  if (const auto& f = d.fields[static_cast<std::size_t>(field)]; f.dtype != "float32" || f.components != 1) {
-    // The render path reads float32 scalars; a plugin's other fields are described and verified,
-    // not drawn (yet): say so once rather than draw garbage.
+  const auto& fd = d.fields[static_cast<std::size_t>(field)];
+  if (const auto& f = fd; f.dtype != "float32" || f.components < 1 || f.components > 3) {
+    // The render path reads float32 scalars and vectors (as their magnitude); a plugin's other
+    // fields are described and verified, not drawn (yet): say so once rather than draw garbage.
     if (unshowable_ != f.name)
-      Q_EMIT error(QString("field '%1' (%2 × %3) cannot be drawn yet: the viewer draws float32 scalar fields; pick "
+      Q_EMIT error(QString("field '%1' (%2 × %3) cannot be drawn yet: the viewer draws float32 fields; pick "
                            "another field")
                        .arg(QString::fromStdString(f.name), QString::fromStdString(f.dtype))
                        .arg(f.components));
@@ -120,6 +121,7 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
   auto t = ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height, view.zoom,
                               cx, cy);
+  t.components = static_cast<int>(fd.components);
   if (view.auto_range) {
     t.lo = auto_lo_hi_valid_ ? auto_lo_ : 0.0f;
     t.hi = auto_lo_hi_valid_ ? auto_hi_ : 1.0f;

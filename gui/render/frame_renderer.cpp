@@ -44,10 +44,10 @@ void FrameRenderer::render(const Frame& frame, std::size_t field, [[maybe_unused
   rows_.assign(s.rows.size(), nullptr);
   if (s.col_count > 0 && !s.distinct_rows.empty()) {
     if (!staging_) staging_ = std::make_unique<Staging>();
-    const auto span = static_cast<std::size_t>(s.col_count);
+    const auto span = static_cast<std::size_t>(s.col_count) * t.components;  // floats per copied row
     float* dst = staging_->reserve(s.distinct_rows.size() * span);
     const auto* src = reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.device_slot()) + offset);
-    const auto pitch = static_cast<std::size_t>(t.field_w) * sizeof(float);
+    const auto pitch = static_cast<std::size_t>(t.field_w) * t.components * sizeof(float);
     frame.wait();  // on the host: the frame is complete, and the GPU never switches to us for it
     // The distinct rows, as runs of equal spacing: one strided 2D copy per run (a zoomed-in view
     // is one run of consecutive rows; a zoomed-out one, runs of every k-th row).
@@ -57,7 +57,7 @@ void FrameRenderer::render(const Frame& frame, std::size_t field, [[maybe_unused
       const int stride = i + 1 < r.size() ? r[i + 1] - r[i] : 1;
       while (i + n < r.size() && r[i + n] - r[i + n - 1] == stride) ++n;
       cuda::check(cudaMemcpy2DAsync(dst + i * span, span * sizeof(float),
-                                    src + static_cast<std::size_t>(r[i]) * t.field_w + s.col_lo,
+                                    src + (static_cast<std::size_t>(r[i]) * t.field_w + s.col_lo) * t.components,
                                     pitch * static_cast<std::size_t>(stride), span * sizeof(float), n,
                                     cudaMemcpyDeviceToHost, staging_->stream.get()),
                   "copying " + std::to_string(n) + " rows of the view from frame " + std::to_string(frame.info().seq));

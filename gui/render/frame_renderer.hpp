@@ -23,7 +23,7 @@ class FrameRenderer {
   FrameRenderer(const FrameRenderer&) = delete;
   FrameRenderer& operator=(const FrameRenderer&) = delete;
 
-  /// Renders field `field` (a float32 scalar at `offset` in the slot) of `frame` under `t` into
+  /// Renders field `field` (float32, t.components per cell, at `offset` in the slot) of `frame` under `t` into
   /// `rgba` and `values` (view_w × view_h each). Returns when they are filled. Throws
   /// Error(cuda) naming the failing copy.
   void render(const Frame& frame, std::size_t field, std::uint64_t offset, const ViewTransform& t,

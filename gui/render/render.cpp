@@ -32,7 +32,7 @@ void render_rows(const std::vector<const float*>& row_data, const ViewSampling& 
         val[px] = NAN;
         continue;
       }
-      const float v = row[c - s.col_lo];
+      const float v = shown_value(row + static_cast<std::size_t>(c - s.col_lo) * t.components, t.components);
       val[px] = v;
       out[px] = colour_of(v, lut, t.lo, t.hi);
     }
@@ -44,7 +44,8 @@ void render_cpu(const float* field, const std::uint32_t* lut, const ViewTransfor
   const auto s = ViewSampling::of(t);
   std::vector<const float*> rows(s.rows.size());
   for (std::size_t py = 0; py < rows.size(); ++py)
-    rows[py] = s.rows[py] < 0 ? nullptr : field + static_cast<std::size_t>(s.rows[py]) * t.field_w + s.col_lo;
+    rows[py] =
+        s.rows[py] < 0 ? nullptr : field + (static_cast<std::size_t>(s.rows[py]) * t.field_w + s.col_lo) * t.components;
   render_rows(rows, s, t, lut, rgba, values);
 }
 

@@ -19,6 +19,7 @@ struct ViewTransform {
   double center_x = 0, center_y = 0;
   double pixels_per_cell = 1;
   float lo = 0, hi = 1;  ///< value range mapped onto the colormap
+  int components = 1;    ///< values per cell: 1 (a scalar), 2 or 3 (a vector, shown as its magnitude)
 
   /// Fits the whole field in the view, times `zoom`, centred on (cx, cy) (cells).
   static ViewTransform fit(int fw, int fh, int vw, int vh, double zoom, double cx, double cy) {
@@ -57,6 +58,14 @@ CUVIEW_HD inline std::uint32_t colour_of(float v, const std::uint32_t* lut, floa
   return lut[static_cast<int>(u * 255.0f + 0.5f)];
 }
 
+/// The value a cell shows: the scalar itself, or the magnitude of a vector of `components`.
+CUVIEW_HD inline float shown_value(const float* cell, int components) {
+  if (components == 1) return cell[0];
+  float s = 0;
+  for (int k = 0; k < components; ++k) s += cell[k] * cell[k];
+  return sqrtf(s);
+}
+
 /// Colour and value of one pixel read straight from a whole field. Outside the field: background
 /// and NaN. The reference the row renderer is tested against (and what a kernel would run).
 CUVIEW_HD inline void render_pixel(const float* field, const std::uint32_t* lut, const ViewTransform& t, int px, int py,
@@ -67,7 +76,7 @@ CUVIEW_HD inline void render_pixel(const float* field, const std::uint32_t* lut,
     value = NAN;
     return;
   }
-  value = field[static_cast<std::size_t>(cy) * t.field_w + cx];
+  value = shown_value(field + (static_cast<std::size_t>(cy) * t.field_w + cx) * t.components, t.components);
   rgba = colour_of(value, lut, t.lo, t.hi);
 }
 
@@ -81,7 +90,7 @@ struct ViewSampling {
 };
 
 /// Fills `rgba` and `values` (view_w × view_h each) from the sampled rows: `row_data[py]` points at
-/// the value of cell (col_lo, rows[py]), or is null where the row lies outside the field.
+/// the first value of cell (col_lo, rows[py]), or is null where the row lies outside the field.
 void render_rows(const std::vector<const float*>& row_data, const ViewSampling& s, const ViewTransform& t,
                  const std::uint32_t* lut, std::uint32_t* rgba, float* values);
 
