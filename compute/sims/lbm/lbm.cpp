@@ -65,6 +65,28 @@ std::vector<std::uint8_t> obstacle_mask(int width, int height, const LbmOptions&
   return solid;
 }
 
+std::vector<std::uint16_t> cell_flags(const std::vector<std::uint8_t>& solid, int width, int height,
+                                      const LbmOptions& o) {
+  std::vector<std::uint16_t> flags(solid.size(), 0);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const std::size_t here = static_cast<std::size_t>(y) * width + x;
+      std::uint16_t fl = solid[here] ? kSolidBit : 0;
+      for (int i = 0; i < kQ; ++i) {
+        int sx = x - cx(i);
+        const int sy = y - cy(i);
+        bool bounce = sy < 0 || sy >= height;
+        if (!bounce) {
+          if (sx < 0 || sx >= width) sx = o.periodic ? (sx < 0 ? width - 1 : 0) : (sx < 0 ? -1 : width - 1);
+          bounce = sx >= 0 && solid[static_cast<std::size_t>(sy) * width + sx];
+        }
+        if (bounce) fl |= static_cast<std::uint16_t>(1u << i);
+      }
+      flags[here] = fl;
+    }
+  return flags;
+}
+
 void initial_state(int width, int height, const std::vector<std::uint8_t>& solid, float u0, float* f) {
   const std::size_t cells = static_cast<std::size_t>(width) * height;
   for (std::size_t c = 0; c < cells; ++c)
@@ -76,7 +98,7 @@ namespace {
 class LbmHost final : public Simulation {
  public:
   LbmHost(int width, int height, const LbmOptions& o)
-      : w_(width), h_(height), o_(o), solid_(obstacle_mask(width, height, o)) {
+      : w_(width), h_(height), o_(o), solid_(obstacle_mask(width, height, o)), flags_(cell_flags(solid_, w_, h_, o_)) {
     f_.resize(cells() * kQ), f2_.resize(cells() * kQ);
   }
   std::vector<FieldSpec> fields() const override { return lbm::fields(); }
@@ -87,14 +109,14 @@ class LbmHost final : public Simulation {
   void step(std::uint32_t n) override {
     for (std::uint32_t s = 0; s < n; ++s) {
       for (int y = 0; y < h_; ++y)
-        for (int x = 0; x < w_; ++x) lbm_cell(f_.data(), f2_.data(), solid_.data(), x, y, w_, h_, p_);
+        for (int x = 0; x < w_; ++x) lbm_cell(f_.data(), f2_.data(), flags_.data(), x, y, w_, h_, p_);
       std::swap(f_, f2_);
     }
   }
   void write_fields(const std::vector<FieldTarget>& t) override {
     for (int y = 0; y < h_; ++y)
       for (int x = 0; x < w_; ++x)
-        lbm_observe(f_.data(), solid_.data(), x, y, w_, h_, p_.force, static_cast<float*>(t[0].data),
+        lbm_observe(f_.data(), flags_.data(), x, y, w_, h_, p_.force, static_cast<float*>(t[0].data),
                     static_cast<float*>(t[1].data), static_cast<float*>(t[2].data), static_cast<float*>(t[3].data));
   }
 
@@ -104,6 +126,7 @@ class LbmHost final : public Simulation {
   LbmOptions o_;
   LbmParams p_;
   std::vector<std::uint8_t> solid_;
+  std::vector<std::uint16_t> flags_;
   std::vector<float> f_, f2_;
 };
 

@@ -8,7 +8,9 @@
 //
 // Layout: populations f[i * cells + y * width + x] (one plane per direction), stored shifted by
 // their rest weight (f_i − w_i, as FluidX3D does) so that float32 keeps its digits for the
-// deviations that carry the flow; `solid` one byte per cell (1 = solid).
+// deviations that carry the flow; `flags` one 16-bit word per cell: bit i (0-8) says the
+// population arriving in direction i bounces back (its source is solid, or beyond the top or
+// bottom edge), bit kSolidBit that the cell itself is solid. One load per cell instead of nine.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +29,7 @@ struct LbmParams {
 
 // D2Q9: rest, the four axes, the four diagonals.
 inline constexpr int kQ = 9;
+inline constexpr std::uint16_t kSolidBit = 1u << 9;
 CUVIEW_HD inline int cx(int i) { return i == 1 || i == 5 || i == 8 ? 1 : (i == 3 || i == 6 || i == 7 ? -1 : 0); }
 CUVIEW_HD inline int cy(int i) { return i == 2 || i == 5 || i == 6 ? 1 : (i == 4 || i == 7 || i == 8 ? -1 : 0); }
 CUVIEW_HD inline int opposite(int i) { return i == 0 ? 0 : (i <= 4 ? (i + 1) % 4 + 1 : (i - 3) % 4 + 5); }
@@ -58,22 +61,23 @@ CUVIEW_HD inline void moments(const float* ft, float force, float& drho, float& 
 /// (BGK towards the equilibrium, plus Guo's forcing), writes `fo`. All arithmetic on deviations
 /// from rest, which float32 resolves finely.
 CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ fo,
-                               const std::uint8_t* __restrict__ solid, int x, int y, int width, int height,
+                               const std::uint16_t* __restrict__ flags, int x, int y, int width, int height,
                                const LbmParams& p) {
   const std::size_t cells = static_cast<std::size_t>(width) * height;
   const std::size_t here = static_cast<std::size_t>(y) * width + x;
-  if (solid[here]) {  // solid: keep it at rest, so that density and velocity read 1 and 0 there
+  const unsigned fl = flags[here];
+  if (fl & kSolidBit) {  // solid: keep it at rest, so that density and velocity read 1 and 0 there
     for (int i = 0; i < kQ; ++i) fo[i * cells + here] = 0.0f;
     return;
   }
   float ft[kQ];
   for (int i = 0; i < kQ; ++i) {
-    int sx = x - cx(i);
-    const int sy = y - cy(i);
-    if (sy < 0 || sy >= height) {  // beyond the top or bottom edge: a wall (w_i = w_opposite)
+    if (fl & (1u << i)) {  // from a solid cell or beyond the top or bottom edge: bounce back (w_i = w_opposite)
       ft[i] = f[opposite(i) * cells + here];
       continue;
     }
+    int sx = x - cx(i);
+    const int sy = y - cy(i);
     if (sx < 0 || sx >= width) {
       if (p.periodic) {
         sx = sx < 0 ? width - 1 : 0;
@@ -85,7 +89,7 @@ CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ 
       }
     }
     const std::size_t src = static_cast<std::size_t>(sy) * width + sx;
-    ft[i] = solid[src] ? f[opposite(i) * cells + here] : f[i * cells + src];
+    ft[i] = f[i * cells + src];
   }
   float drho, ux, uy;
   moments(ft, p.force, drho, ux, uy);
@@ -100,9 +104,9 @@ CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ 
 }
 
 /// Density and velocity of cell `at` from stored populations (solid cells: 1 and 0).
-CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint8_t* __restrict__ solid, std::size_t at,
+CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, std::size_t at,
                                    std::size_t cells, float force, float& rho, float& ux, float& uy) {
-  if (solid[at]) {
+  if (flags[at] & kSolidBit) {
     rho = 1.0f, ux = 0.0f, uy = 0.0f;
     return;
   }
@@ -115,13 +119,13 @@ CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint8
 
 /// The published fields of cell (x, y): velocity (2 floats), speed, vorticity (∂uy/∂x − ∂ux/∂y,
 /// central differences, one-sided at the edges) and density.
-CUVIEW_HD inline void lbm_observe(const float* __restrict__ f, const std::uint8_t* __restrict__ solid, int x, int y,
+CUVIEW_HD inline void lbm_observe(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x, int y,
                                   int width, int height, float force, float* velocity, float* speed, float* vorticity,
                                   float* density) {
   const std::size_t cells = static_cast<std::size_t>(width) * height;
   const std::size_t at = static_cast<std::size_t>(y) * width + x;
   float rho, ux, uy;
-  cell_moments(f, solid, at, cells, force, rho, ux, uy);
+  cell_moments(f, flags, at, cells, force, rho, ux, uy);
   velocity[2 * at] = ux;
   velocity[2 * at + 1] = uy;
   speed[at] = sqrtf(ux * ux + uy * uy);
@@ -129,10 +133,10 @@ CUVIEW_HD inline void lbm_observe(const float* __restrict__ f, const std::uint8_
   const int xl = x > 0 ? x - 1 : x, xr = x < width - 1 ? x + 1 : x;
   const int yd = y > 0 ? y - 1 : y, yu = y < height - 1 ? y + 1 : y;
   float r, uxl, uyl, uxr, uyr, uxd, uyd, uxu, uyu;
-  cell_moments(f, solid, static_cast<std::size_t>(y) * width + xl, cells, force, r, uxl, uyl);
-  cell_moments(f, solid, static_cast<std::size_t>(y) * width + xr, cells, force, r, uxr, uyr);
-  cell_moments(f, solid, static_cast<std::size_t>(yd) * width + x, cells, force, r, uxd, uyd);
-  cell_moments(f, solid, static_cast<std::size_t>(yu) * width + x, cells, force, r, uxu, uyu);
+  cell_moments(f, flags, static_cast<std::size_t>(y) * width + xl, cells, force, r, uxl, uyl);
+  cell_moments(f, flags, static_cast<std::size_t>(y) * width + xr, cells, force, r, uxr, uyr);
+  cell_moments(f, flags, static_cast<std::size_t>(yd) * width + x, cells, force, r, uxd, uyd);
+  cell_moments(f, flags, static_cast<std::size_t>(yu) * width + x, cells, force, r, uxu, uyu);
   const float dx = static_cast<float>(xr - xl), dy = static_cast<float>(yu - yd);
   vorticity[at] = (dx > 0 ? (uyr - uyl) / dx : 0.0f) - (dy > 0 ? (uxu - uxd) / dy : 0.0f);
 }

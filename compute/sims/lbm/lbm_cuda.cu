@@ -10,20 +10,20 @@
 namespace cuview::sim::lbm {
 namespace {
 
-constexpr int kBlockX = 128, kBlockY = 1;
+constexpr int kBlockX = 256, kBlockY = 1;
 
 __global__ void __launch_bounds__(kBlockX* kBlockY)
-    lbm_step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint8_t* __restrict__ solid,
+    lbm_step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint16_t* __restrict__ flags,
                     int width, int height, LbmParams p) {
   const int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x < width && y < height) lbm_cell(f, fo, solid, x, y, width, height, p);
+  if (x < width && y < height) lbm_cell(f, fo, flags, x, y, width, height, p);
 }
 
-__global__ void lbm_observe_kernel(const float* __restrict__ f, const std::uint8_t* __restrict__ solid, int width,
+__global__ void lbm_observe_kernel(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int width,
                                    int height, float force, float* velocity, float* speed, float* vorticity,
                                    float* density) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x < width && y < height) lbm_observe(f, solid, x, y, width, height, force, velocity, speed, vorticity, density);
+  if (x < width && y < height) lbm_observe(f, flags, x, y, width, height, force, velocity, speed, vorticity, density);
 }
 
 class LbmCuda final : public Simulation {
@@ -35,13 +35,14 @@ class LbmCuda final : public Simulation {
         h_(height),
         o_(o) {
     cuda::DeviceGuard guard(device_);
-    const auto mask = obstacle_mask(w_, h_, o_);
-    solid_ = cuda::DeviceBuffer(cells());
+    mask_ = obstacle_mask(w_, h_, o_);
+    const auto flags = cell_flags(mask_, w_, h_, o_);
+    flags_ = cuda::DeviceBuffer(cells() * sizeof(std::uint16_t));
     f_[0] = cuda::DeviceBuffer(cells() * kQ * sizeof(float));
     f_[1] = cuda::DeviceBuffer(cells() * kQ * sizeof(float));
-    cuda::check(cudaMemcpyAsync(solid_.get(), mask.data(), cells(), cudaMemcpyHostToDevice, stream_),
-                "uploading the obstacle mask");
-    mask_ = mask;
+    cuda::check(cudaMemcpyAsync(flags_.get(), flags.data(), cells() * sizeof(std::uint16_t), cudaMemcpyHostToDevice,
+                                stream_),
+                "uploading the obstacle flags");
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after uploading the mask");
   }
   std::vector<FieldSpec> fields() const override { return lbm::fields(); }
@@ -65,7 +66,7 @@ class LbmCuda final : public Simulation {
     for (std::uint32_t s = 0; s < steps; ++s) {
       lbm_step_kernel<<<grid, block, 0, stream_>>>(static_cast<const float*>(f_[cur_].get()),
                                                    static_cast<float*>(f_[1 - cur_].get()),
-                                                   static_cast<const std::uint8_t*>(solid_.get()), w_, h_, p_);
+                                                   static_cast<const std::uint16_t*>(flags_.get()), w_, h_, p_);
       cur_ = 1 - cur_;
     }
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann step kernel");
@@ -75,7 +76,7 @@ class LbmCuda final : public Simulation {
     cuda::DeviceGuard guard(device_);
     const dim3 block(32, 8), grid((w_ + 31) / 32, (h_ + 7) / 8);
     lbm_observe_kernel<<<grid, block, 0, stream_>>>(static_cast<const float*>(f_[cur_].get()),
-                                                    static_cast<const std::uint8_t*>(solid_.get()), w_, h_, p_.force,
+                                                    static_cast<const std::uint16_t*>(flags_.get()), w_, h_, p_.force,
                                                     static_cast<float*>(t[0].data), static_cast<float*>(t[1].data),
                                                     static_cast<float*>(t[2].data), static_cast<float*>(t[3].data));
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann field kernel");
@@ -89,7 +90,7 @@ class LbmCuda final : public Simulation {
   LbmOptions o_;
   LbmParams p_;
   std::vector<std::uint8_t> mask_;
-  cuda::DeviceBuffer solid_, f_[2];
+  cuda::DeviceBuffer flags_, f_[2];
   int cur_ = 0;
 };
 

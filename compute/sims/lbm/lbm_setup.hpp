@@ -29,6 +29,9 @@ LbmOptions options_from(const std::map<std::string, std::string>& options);
 /// Walls on the top and bottom rows and, with `cylinder`, a disc of radius height/10 centred at
 /// (width/5, height/2 + 1) — one cell off the axis, so that the wake sheds vortices.
 std::vector<std::uint8_t> obstacle_mask(int width, int height, const LbmOptions& o);
+/// The per-cell flags lbm_cell reads (lbm.hpp) for a mask and the x boundary of `o`.
+std::vector<std::uint16_t> cell_flags(const std::vector<std::uint8_t>& solid, int width, int height,
+                                      const LbmOptions& o);
 /// Equilibrium at density 1 and velocity (u0, 0) in the fluid, at rest in solid cells (stored
 /// shifted by the weights, as lbm.hpp keeps them).
 void initial_state(int width, int height, const std::vector<std::uint8_t>& solid, float u0, float* f);

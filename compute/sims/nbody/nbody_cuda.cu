@@ -1,7 +1,8 @@
 // N-body on the CUDA executor: bodies as float4 (position, mass), velocities and accelerations on
-// the device. The force kernel is the classic all-pairs tiling: each thread owns one body; a
-// block stages a tile of bodies in shared memory and every thread sums their pulls (interact(),
-// nbody.hpp), unrolled. Leapfrog kicks and drifts are two small kernels around it.
+// the device. The force kernel is the classic all-pairs tiling: each thread owns two bodies (one
+// shared-memory load feeds two interactions); a block stages a tile of bodies in shared memory and
+// every thread sums their pulls (interact(), nbody.hpp), unrolled. Compiled with flush-to-zero,
+// so rsqrtf is the bare hardware instruction. Leapfrog kicks and drifts are two small kernels.
 #include <vector>
 
 #include "cuview/cuda_ipc.hpp"
@@ -11,26 +12,30 @@
 namespace cuview::sim::nbody {
 namespace {
 
-constexpr int kTile = 256;
+constexpr int kThreads = 128, kTile = 2 * kThreads;  // a block owns kTile bodies, two per thread
 
-__global__ void __launch_bounds__(kTile)
-    accel_kernel(const float4* __restrict__ pm, float4* __restrict__ acc, int n, float eps2) {
+__global__ void __launch_bounds__(kThreads) accel_kernel(const float4* __restrict__ pm, float4* __restrict__ acc, int n,
+                                                         float eps2) {
   __shared__ float4 tile[kTile];
-  const int i = blockIdx.x * kTile + threadIdx.x;
-  const float4 me = i < n ? pm[i] : make_float4(0, 0, 0, 0);
-  float ax = 0, ay = 0, az = 0;
+  const int i0 = blockIdx.x * kTile + threadIdx.x, i1 = i0 + kThreads;
+  const float4 a = i0 < n ? pm[i0] : make_float4(0, 0, 0, 0);
+  const float4 b = i1 < n ? pm[i1] : make_float4(0, 0, 0, 0);
+  float ax0 = 0, ay0 = 0, az0 = 0, ax1 = 0, ay1 = 0, az1 = 0;
   for (int base = 0; base < n; base += kTile) {
-    const int j = base + threadIdx.x;
-    tile[threadIdx.x] = j < n ? pm[j] : make_float4(0, 0, 0, 0);  // mass 0 beyond the end: no pull
+    const int j0 = base + threadIdx.x, j1 = j0 + kThreads;
+    tile[threadIdx.x] = j0 < n ? pm[j0] : make_float4(0, 0, 0, 0);  // mass 0 beyond the end: no pull
+    tile[threadIdx.x + kThreads] = j1 < n ? pm[j1] : make_float4(0, 0, 0, 0);
     __syncthreads();
 #pragma unroll 32
     for (int k = 0; k < kTile; ++k) {
-      const float4 b = tile[k];
-      interact(me.x, me.y, me.z, b.x, b.y, b.z, b.w, eps2, ax, ay, az);
+      const float4 s = tile[k];
+      interact(a.x, a.y, a.z, s.x, s.y, s.z, s.w, eps2, ax0, ay0, az0);
+      interact(b.x, b.y, b.z, s.x, s.y, s.z, s.w, eps2, ax1, ay1, az1);
     }
     __syncthreads();
   }
-  if (i < n) acc[i] = make_float4(ax, ay, az, 0);
+  if (i0 < n) acc[i0] = make_float4(ax0, ay0, az0, 0);
+  if (i1 < n) acc[i1] = make_float4(ax1, ay1, az1, 0);
 }
 
 __global__ void kick_drift_kernel(float4* pm, float4* vel, const float4* acc, int n, float half_dt, float dt) {
@@ -122,7 +127,7 @@ class NbodyCuda final : public Simulation {
 
  private:
   void accelerations() {
-    accel_kernel<<<(n_ + kTile - 1) / kTile, kTile, 0, stream_>>>(pm(), acc(), n_, p_.softening * p_.softening);
+    accel_kernel<<<(n_ + kTile - 1) / kTile, kThreads, 0, stream_>>>(pm(), acc(), n_, p_.softening * p_.softening);
   }
   float4* pm() const { return static_cast<float4*>(pm_.get()); }
   float4* vel() const { return static_cast<float4*>(vel_.get()); }
