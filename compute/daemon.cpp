@@ -110,6 +110,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     for (auto& preset : in_simulation("presets", [&] { return sim_->presets(); }))
       publisher_->add_preset(std::move(preset));
     if (!opts.preset.empty()) publisher_->use_preset(opts.preset);
+    for (auto& input : in_simulation("inputs", [&] { return sim_->inputs(); })) publisher_->add_input(std::move(input));
     publisher_->start();
     apply_params(publisher_->params());
     in_simulation("reset", [&] { sim_->reset(opts.seed); });
@@ -168,6 +169,7 @@ int Daemon::run() {
       if (r.shutdown) break;
       if (!r.params.empty()) apply_params(r.params);
       if (r.reset) reset();
+      for (const auto& stroke : r.strokes) in_simulation("draw", [&] { sim_->draw(stroke); });
       const auto n = static_cast<std::uint32_t>(publisher_->steps_allowed(steps_per_frame_));
       if (n == 0) {  // paused
         publisher_->wait_for_requests(std::chrono::milliseconds(50));

@@ -259,6 +259,15 @@ int main(int argc, char** argv) {
   set->add_option("KEY=VALUE", assignments);
   set->add_option("--preset", preset, "apply a named preset first");
   app.add_subcommand("reset", "restart the simulation from its initial state");
+  std::string draw_input;
+  double draw_x = 0, draw_y = 0, draw_radius = 3;
+  bool erase = false;
+  auto* draw = app.add_subcommand("draw", "draw a disc into an input (describe lists them): draw obstacles 120 40");
+  draw->add_option("INPUT", draw_input)->required();
+  draw->add_option("X", draw_x, "grid column of the disc's centre")->required();
+  draw->add_option("Y", draw_y, "grid row of the disc's centre (0 at the top)")->required();
+  draw->add_option("--radius", draw_radius, "in cells")->capture_default_str();
+  draw->add_flag("--erase", erase, "clear the disc instead of filling it");
   app.add_subcommand("shutdown", "stop the daemon gracefully");
   CLI11_PARSE(app, argc, argv);
   opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
@@ -308,6 +317,8 @@ int main(int argc, char** argv) {
         for (auto n : f.shape) s += (s.empty() ? "" : ", ") + std::to_string(n);
         return "[" + s + "]";
       };
+      for (const auto& in : d.inputs)
+        std::printf("  input %s (%s): %s\n", in.name.c_str(), in.kind.c_str(), in.help.c_str());
       for (const auto& f : d.fields)
         std::printf("  field %-3s %s %s at offset %llu: %s\n", f.name.c_str(), f.dtype.c_str(), shape(f).c_str(),
                     static_cast<unsigned long long>(f.offset), f.help.c_str());
@@ -356,6 +367,8 @@ int main(int argc, char** argv) {
       client.set(values, preset.empty() ? std::nullopt : std::optional<std::string>(preset));
     } else if (app.got_subcommand("reset")) {
       client.reset();
+    } else if (*draw) {
+      client.draw({draw_input, draw_x, draw_y, draw_radius, erase ? 0 : 1});
     } else if (app.got_subcommand("shutdown")) {
       client.shutdown();
     }

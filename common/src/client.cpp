@@ -465,6 +465,9 @@ void Client::set(const std::map<std::string, double>& params, const std::optiona
   a.preset = preset;
   (void)impl_->call<proto::NoArgs>("set", a, impl_->opts.timeout);
 }
+void Client::draw(const Stroke& s) {
+  (void)impl_->call<proto::NoArgs>("draw", proto::DrawArgs{s.input, s.x, s.y, s.radius, s.value}, impl_->opts.timeout);
+}
 void Client::reset() { (void)impl_->call<proto::NoArgs>("reset", proto::NoArgs{}, impl_->opts.timeout); }
 void Client::shutdown() {
   (void)impl_->call<proto::NoArgs>("shutdown", proto::NoArgs{}, impl_->opts.timeout);

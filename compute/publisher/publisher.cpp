@@ -62,6 +62,7 @@ struct Publisher::State {
   std::vector<ParticlesDecl> particles;
   std::vector<ParamSpec> param_specs;
   std::vector<Preset> presets;
+  std::vector<InputSpec> inputs;
   std::optional<std::string> preset;
   std::uint32_t width = 0, height = 0;
   bool started = false, closed = false;
@@ -95,6 +96,7 @@ struct Publisher::State {
     std::condition_variable changed;
     std::unique_ptr<ParameterSet> params;  // the values clients asked for (stats shows them)
     bool params_changed = false, reset = false, shutdown = false, paused = false;
+    std::vector<Stroke> strokes;  // drawn since the last poll()
     std::uint64_t pending_steps = 0;
     std::uint64_t requests = 0, requests_seen = 0;  // counts state-changing requests
   } shared;
@@ -151,6 +153,7 @@ struct Publisher::State {
   std::string op_step(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_set(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_reset(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_draw(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_stats(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_detach(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_shutdown(Peer&, const std::string&, const proto::Request&, const std::string&);
@@ -310,6 +313,18 @@ void Publisher::add_preset(Preset p) {
   state_->presets.push_back(std::move(p));
 }
 
+void Publisher::add_input(InputSpec input) {
+  auto& s = *state_;
+  s.check_declarable(where(s.opts.name) + ": input '" + input.name + "'");
+  if (input.kind != "mask")
+    throw Error(Errc::bad_value, where(s.opts.name) + ": input '" + input.name + "' is of kind '" + input.kind +
+                                     "'; the kinds are: mask");
+  for (const auto& i : s.inputs)
+    if (i.name == input.name)
+      throw Error(Errc::bad_value, where(s.opts.name) + ": input '" + input.name + "' is declared twice");
+  s.inputs.push_back(std::move(input));
+}
+
 void Publisher::use_preset(const std::string& name) {
   state_->check_declarable(where(state_->opts.name) + ": the starting preset");
   state_->preset = name;
@@ -373,6 +388,7 @@ void Publisher::State::start() {
     description.particles.push_back(std::move(pd));
   }
   description.presets = params->presets();
+  for (const auto& i : inputs) description.inputs.push_back({i.name, i.kind, i.help});
   in_effect = params->values();
   shared.params = std::move(params);
   shared.paused = opts.start_paused;
@@ -468,6 +484,7 @@ Requests Publisher::poll() {
     s.shared.params_changed = false;
   }
   r.reset = std::exchange(s.shared.reset, false);
+  r.strokes = std::exchange(s.shared.strokes, {});
   if (r.reset) s.publish_now = true;
   r.shutdown = s.shared.shutdown;
   return r;
@@ -724,7 +741,7 @@ std::string Publisher::State::handle(const std::string& peer, std::string_view b
       {"describe", &State::op_describe}, {"handles", &State::op_handles}, {"pause", &State::op_pause},
       {"resume", &State::op_pause},      {"step", &State::op_step},       {"set", &State::op_set},
       {"reset", &State::op_reset},       {"stats", &State::op_stats},     {"detach", &State::op_detach},
-      {"shutdown", &State::op_shutdown}};
+      {"shutdown", &State::op_shutdown}, {"draw", &State::op_draw}};
   std::uint64_t id = 0;
   std::string op = "request";
   try {
@@ -853,6 +870,32 @@ std::string Publisher::State::op_reset(Peer& p, const std::string&, const proto:
     note_request(shared);
   }
   spdlog::info("reset requested by '{}'", p.client);
+  return proto::encode_result(req.id, proto::NoArgs{});
+}
+
+std::string Publisher::State::op_draw(Peer& p, const std::string&, const proto::Request& req, const std::string& what) {
+  const auto a = proto::decode_as<proto::DrawArgs>(req.args, what);
+  if (std::none_of(inputs.begin(), inputs.end(), [&](const InputSpec& i) { return i.name == a.input; })) {
+    std::string names;
+    for (const auto& i : inputs) names += (names.empty() ? "" : ", ") + i.name;
+    throw Error(Errc::bad_value, "'" + opts.name + "' has no input '" + a.input + "'; " +
+                                     (names.empty() ? std::string("it takes no drawing") : "its inputs are: " + names));
+  }
+  if (!(a.x >= 0 && a.x < width && a.y >= 0 && a.y < height))
+    throw Error(Errc::out_of_range, "stroke at (" + std::to_string(a.x) + ", " + std::to_string(a.y) +
+                                        ") lies outside the " + std::to_string(width) + "x" + std::to_string(height) +
+                                        " grid");
+  if (!(a.radius >= 0.5 && a.radius <= 256))
+    throw Error(Errc::out_of_range, "stroke radius " + std::to_string(a.radius) + " is out of range [0.5, 256]");
+  if (a.value != 0 && a.value != 1)
+    throw Error(Errc::out_of_range, "stroke value " + std::to_string(a.value) + " is neither 1 (draw) nor 0 (erase)");
+  {
+    std::lock_guard lock(shared.m);
+    if (shared.strokes.size() >= 4096) shared.strokes.erase(shared.strokes.begin());  // a program that stopped polling
+    shared.strokes.push_back({a.input, a.x, a.y, a.radius, a.value});
+    note_request(shared);
+  }
+  spdlog::debug("stroke on '{}' by '{}' at ({}, {}) r {} value {}", a.input, p.client, a.x, a.y, a.radius, a.value);
   return proto::encode_result(req.id, proto::NoArgs{});
 }
 

@@ -23,6 +23,8 @@ namespace cuview::sim {
 
 using cuview::DType;
 using cuview::FieldTarget;
+using cuview::InputSpec;
+using cuview::Stroke;
 using cuview::ParamSpec;
 using cuview::Preset;
 using cuview::size_of;
@@ -76,6 +78,11 @@ class Simulation {
   /// attribute of each particle set in particle_sets() order; queued on the executor's stream
   /// after the steps so far.
   virtual void write_fields(const std::vector<FieldTarget>& targets) = 0;
+  /// What clients may draw into (obstacles, ...). Default: nothing.
+  [[nodiscard]] virtual std::vector<InputSpec> inputs() const { return {}; }
+  /// Applies a stroke the publisher validated (its input is one of inputs(), the disc's centre on
+  /// the grid). Takes effect from the next step().
+  virtual void draw(const Stroke& stroke) { (void)stroke; }
 };
 
 /// A built-in simulation: its name for `--sim`, one line of help, and how to make it.

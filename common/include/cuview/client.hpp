@@ -17,6 +17,7 @@
 #include "cuview/frame_layout.hpp"
 #include "cuview/protocol.hpp"
 #include "cuview/ring.hpp"
+#include "cuview/schema.hpp"
 
 namespace cuview {
 
@@ -116,6 +117,8 @@ class Client {
   void step(std::uint64_t n);
   void set(const std::map<std::string, double>& params, const std::optional<std::string>& preset = {});
   void reset();
+  /// Draws (value 1) or erases (0) a disc in one of the daemon's inputs (description().inputs).
+  void draw(const Stroke& stroke);
   void shutdown();
   /// Tells the daemon this client is leaving; later frame waits throw. Called by the destructor.
   void detach() noexcept;

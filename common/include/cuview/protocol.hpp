@@ -53,6 +53,15 @@ struct SetArgs {
   MSGPACK_DEFINE_MAP(params, preset);
 };
 
+/// One stroke into a declared input (`describe.inputs`): a disc of `radius` cells at (x, y) set to
+/// `value` (1 draws, 0 erases).
+struct DrawArgs {
+  std::string input;
+  double x = 0, y = 0, radius = 1;
+  std::int32_t value = 1;
+  MSGPACK_DEFINE_MAP(input, x, y, radius, value);
+};
+
 // ---- results (daemon → client) ----
 
 struct HelloResult {
@@ -86,6 +95,13 @@ struct ParamDesc {
   MSGPACK_DEFINE_MAP(name, value, min, max, integer, help);
 };
 
+struct InputDesc {
+  std::string name;
+  std::string kind;  ///< "mask": one 0/1 value per grid cell
+  std::string help;
+  MSGPACK_DEFINE_MAP(name, kind, help);
+};
+
 struct PresetDesc {
   std::string name;
   std::map<std::string, double> values;
@@ -110,8 +126,9 @@ struct DescribeResult {
   std::vector<ParticleSetDesc> particles;
   std::vector<ParamDesc> params;
   std::vector<PresetDesc> presets;
+  std::vector<InputDesc> inputs;
   MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, slots, slot_bytes, trailer_offset, fields, particles,
-                     params, presets);
+                     params, presets, inputs);
 };
 
 /// One ring slot; what `memory` and `offset` mean depends on HandlesResult::sharing:
@@ -210,8 +227,8 @@ inline constexpr std::string_view kByeTopic = "bye";
 // ---- envelopes ----
 
 /// Every op the daemon knows; `hello` is the only one allowed before attaching.
-inline constexpr std::string_view kOps[] = {"hello", "describe", "handles", "pause",  "resume",  "step",
-                                            "set",   "reset",    "stats",   "detach", "shutdown"};
+inline constexpr std::string_view kOps[] = {"hello", "describe", "handles", "pause",  "resume",   "step",
+                                            "set",   "reset",    "stats",   "detach", "shutdown", "draw"};
 
 /// A decoded request. `args` points into `handle`'s zone.
 struct Request {

@@ -55,6 +55,22 @@ struct Preset {
   std::map<std::string, double> values;
 };
 
+/// Something a client may draw into while the program runs. Kind "mask": one 0/1 value per grid
+/// cell (obstacles in a flow), edited by strokes.
+struct InputSpec {
+  std::string name;
+  std::string kind = "mask";
+  std::string help;
+};
+
+/// One validated edit of an input: the cells of a disc of `radius` cells centred at (x, y) (grid
+/// coordinates, x right, y down) set to `value` (1 draws, 0 erases).
+struct Stroke {
+  std::string input;
+  double x = 0, y = 0, radius = 1;
+  int value = 1;
+};
+
 /// Where a program's buffer lives, as it declares it to the publisher.
 enum class Memory : std::uint8_t { host, device };
 

@@ -1,5 +1,6 @@
 // The lattice-Boltzmann flow on the Simulation interface: declarations, the host loop, and the
 // factory that picks the host or CUDA implementation. The physics is lbm.hpp's, shared by both.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -68,8 +69,15 @@ std::vector<std::uint8_t> obstacle_mask(int width, int height, const LbmOptions&
 std::vector<std::uint16_t> cell_flags(const std::vector<std::uint8_t>& solid, int width, int height,
                                       const LbmOptions& o) {
   std::vector<std::uint16_t> flags(solid.size(), 0);
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x) {
+  update_flags(solid, flags, width, height, o, 0, 0, width, height);
+  return flags;
+}
+
+void update_flags(const std::vector<std::uint8_t>& solid, std::vector<std::uint16_t>& flags, int width, int height,
+                  const LbmOptions& o, int x0, int y0, int x1, int y1) {
+  x0 = std::max(x0, 0), y0 = std::max(y0, 0), x1 = std::min(x1, width), y1 = std::min(y1, height);
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
       const std::size_t here = static_cast<std::size_t>(y) * width + x;
       std::uint16_t fl = solid[here] ? kSolidBit : 0;
       for (int i = 0; i < kQ; ++i) {
@@ -84,7 +92,32 @@ std::vector<std::uint16_t> cell_flags(const std::vector<std::uint8_t>& solid, in
       }
       flags[here] = fl;
     }
-  return flags;
+}
+
+std::vector<InputSpec> inputs() {
+  return {{"obstacles", "mask", "solid cells the flow goes around: draw to add, erase to remove"}};
+}
+
+Touched draw(const Stroke& s, std::vector<std::uint8_t>& solid, std::vector<std::uint16_t>& flags, int width,
+             int height, const LbmOptions& o) {
+  const int r = static_cast<int>(std::ceil(s.radius));
+  const int cx0 = static_cast<int>(s.x), cy0 = static_cast<int>(s.y);
+  for (int y = std::max(1, cy0 - r); y <= std::min(height - 2, cy0 + r); ++y)  // the walls stay
+    for (int x = std::max(0, cx0 - r); x <= std::min(width - 1, cx0 + r); ++x) {
+      const double dx = x + 0.5 - s.x, dy = y + 0.5 - s.y;
+      if (dx * dx + dy * dy <= s.radius * s.radius) solid[static_cast<std::size_t>(y) * width + x] = s.value ? 1 : 0;
+    }
+  // A cell's flags depend on its neighbours: redo one cell more on every side (and the far column,
+  // which the outflow or the periodic wrap reads from).
+  Touched t{std::max(0, cx0 - r - 1), std::max(0, cy0 - r - 1), std::min(width, cx0 + r + 2),
+            std::min(height, cy0 + r + 2)};
+  update_flags(solid, flags, width, height, o, t.x0, t.y0, t.x1, t.y1);
+  if (t.x0 == 0 || t.x1 == width) {  // the wrap or the outflow column sees the other edge
+    update_flags(solid, flags, width, height, o, 0, t.y0, 1, t.y1);
+    update_flags(solid, flags, width, height, o, width - 1, t.y0, width, t.y1);
+    t.x0 = 0, t.x1 = width;
+  }
+  return t;
 }
 
 void initial_state(int width, int height, const std::vector<std::uint8_t>& solid, float u0, float* f) {
@@ -113,6 +146,8 @@ class LbmHost final : public Simulation {
       std::swap(f_, f2_);
     }
   }
+  std::vector<InputSpec> inputs() const override { return lbm::inputs(); }
+  void draw(const Stroke& s) override { (void)lbm::draw(s, solid_, flags_, w_, h_, o_); }
   void write_fields(const std::vector<FieldTarget>& t) override {
     for (int y = 0; y < h_; ++y)
       for (int x = 0; x < w_; ++x)

@@ -36,13 +36,14 @@ class LbmCuda final : public Simulation {
         o_(o) {
     cuda::DeviceGuard guard(device_);
     mask_ = obstacle_mask(w_, h_, o_);
-    const auto flags = cell_flags(mask_, w_, h_, o_);
+    flags_host_ = cell_flags(mask_, w_, h_, o_);
+    const auto& flags = flags_host_;
     flags_ = cuda::DeviceBuffer(cells() * sizeof(std::uint16_t));
     f_[0] = cuda::DeviceBuffer(cells() * kQ * sizeof(float));
     f_[1] = cuda::DeviceBuffer(cells() * kQ * sizeof(float));
-    cuda::check(cudaMemcpyAsync(flags_.get(), flags.data(), cells() * sizeof(std::uint16_t), cudaMemcpyHostToDevice,
-                                stream_),
-                "uploading the obstacle flags");
+    cuda::check(
+        cudaMemcpyAsync(flags_.get(), flags.data(), cells() * sizeof(std::uint16_t), cudaMemcpyHostToDevice, stream_),
+        "uploading the obstacle flags");
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after uploading the mask");
   }
   std::vector<FieldSpec> fields() const override { return lbm::fields(); }
@@ -72,6 +73,20 @@ class LbmCuda final : public Simulation {
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann step kernel");
   }
 
+  std::vector<InputSpec> inputs() const override { return lbm::inputs(); }
+  void draw(const Stroke& s) override {
+    cuda::DeviceGuard guard(device_);
+    // The previous upload reads flags_host_ (pageable memory): let it finish before changing it.
+    cuda::check(cudaStreamSynchronize(stream_), "waiting before an obstacle edit");
+    const Touched t = lbm::draw(s, mask_, flags_host_, w_, h_, o_);
+    const std::size_t pitch = static_cast<std::size_t>(w_) * sizeof(std::uint16_t);
+    const std::size_t first = static_cast<std::size_t>(t.y0) * w_ + t.x0;
+    cuda::check(cudaMemcpy2DAsync(static_cast<std::uint16_t*>(flags_.get()) + first, pitch, flags_host_.data() + first,
+                                  pitch, static_cast<std::size_t>(t.x1 - t.x0) * sizeof(std::uint16_t),
+                                  static_cast<std::size_t>(t.y1 - t.y0), cudaMemcpyHostToDevice, stream_),
+                "uploading an obstacle edit");
+  }
+
   void write_fields(const std::vector<FieldTarget>& t) override {
     cuda::DeviceGuard guard(device_);
     const dim3 block(32, 8), grid((w_ + 31) / 32, (h_ + 7) / 8);
@@ -90,6 +105,7 @@ class LbmCuda final : public Simulation {
   LbmOptions o_;
   LbmParams p_;
   std::vector<std::uint8_t> mask_;
+  std::vector<std::uint16_t> flags_host_;
   cuda::DeviceBuffer flags_, f_[2];
   int cur_ = 0;
 };

@@ -32,6 +32,19 @@ std::vector<std::uint8_t> obstacle_mask(int width, int height, const LbmOptions&
 /// The per-cell flags lbm_cell reads (lbm.hpp) for a mask and the x boundary of `o`.
 std::vector<std::uint16_t> cell_flags(const std::vector<std::uint8_t>& solid, int width, int height,
                                       const LbmOptions& o);
+/// Recomputes the flags of the cells in rows [y0, y1) and columns [x0, x1) (clamped to the grid).
+void update_flags(const std::vector<std::uint8_t>& solid, std::vector<std::uint16_t>& flags, int width, int height,
+                  const LbmOptions& o, int x0, int y0, int x1, int y1);
+
+/// The obstacle input: drawing makes cells solid, erasing makes them fluid (at rest); the channel's
+/// top and bottom walls stay. Applies `s` to `solid` and the flags around it; returns the rows and
+/// columns touched as [x0, x1) × [y0, y1).
+struct Touched {
+  int x0, y0, x1, y1;
+};
+[[nodiscard]] std::vector<InputSpec> inputs();
+Touched draw(const Stroke& s, std::vector<std::uint8_t>& solid, std::vector<std::uint16_t>& flags, int width,
+             int height, const LbmOptions& o);
 /// Equilibrium at density 1 and velocity (u0, 0) in the fluid, at rest in solid cells (stored
 /// shifted by the weights, as lbm.hpp keeps them).
 void initial_state(int width, int height, const std::vector<std::uint8_t>& solid, float u0, float* f);

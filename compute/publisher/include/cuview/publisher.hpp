@@ -91,6 +91,7 @@ struct Requests {
   /// empty when none did.
   std::map<std::string, double> params;
   bool reset = false;     ///< restart from the initial state (`cuview-ctl reset`)
+  std::vector<Stroke> strokes;  ///< validated edits of declared inputs, oldest first
   bool shutdown = false;  ///< stop the program (`cuview-ctl shutdown`)
 };
 
@@ -121,6 +122,9 @@ class Publisher {
   void add_particles(ParticlesDecl particles);
   void add_param(ParamSpec param);
   void add_preset(Preset preset);
+  /// Something clients may draw into (`cuview-ctl draw`, the viewer's drawing tool); the program
+  /// applies the strokes poll() returns.
+  void add_input(InputSpec input);
   /// Starts from preset `name` instead of the defaults (before start()).
   void use_preset(const std::string& name);
 
