@@ -81,15 +81,31 @@ void FieldView::wheelEvent(QWheelEvent* e) {
   Q_EMIT view_changed();
 }
 
+bool FieldView::cell_coords(QPoint p, double& x, double& y) const {
+  if (!has_frame()) return false;
+  x = frame_.center_x + (p.x() + 0.5 - frame_.image.width() * 0.5) / frame_.pixels_per_cell;
+  y = frame_.center_y + (p.y() + 0.5 - frame_.image.height() * 0.5) / frame_.pixels_per_cell;
+  return x >= 0 && y >= 0 && x < frame_.field_w && y < frame_.field_h;
+}
+
 void FieldView::mousePressEvent(QMouseEvent* e) {
-  if (e->button() != Qt::LeftButton) return;
+  if (drawing_ && (e->button() == Qt::LeftButton || e->button() == Qt::RightButton)) {
+    stroke_value_ = e->button() == Qt::LeftButton ? 1 : 0;
+    double x = 0, y = 0;
+    if (cell_coords(e->pos(), x, y)) Q_EMIT stroke(x, y, stroke_value_);
+    return;
+  }
+  if (e->button() != (drawing_ ? Qt::MiddleButton : Qt::LeftButton)) return;
   dragging_ = true;
   drag_from_ = e->pos();
   pin_center();
 }
 
 void FieldView::mouseMoveEvent(QMouseEvent* e) {
-  if (dragging_ && has_frame()) {
+  if (stroke_value_ >= 0) {
+    double x = 0, y = 0;
+    if (cell_coords(e->pos(), x, y)) Q_EMIT stroke(x, y, stroke_value_);
+  } else if (dragging_ && has_frame()) {
     const QPoint d = e->pos() - drag_from_;
     drag_from_ = e->pos();
     cx_ -= d.x() / frame_.pixels_per_cell;
@@ -99,7 +115,10 @@ void FieldView::mouseMoveEvent(QMouseEvent* e) {
   Q_EMIT hovered(readout(e->pos()));
 }
 
-void FieldView::mouseReleaseEvent(QMouseEvent*) { dragging_ = false; }
+void FieldView::mouseReleaseEvent(QMouseEvent*) {
+  dragging_ = false;
+  stroke_value_ = -1;
+}
 void FieldView::leaveEvent(QEvent*) { Q_EMIT hovered(QString()); }
 
 QString FieldView::readout(QPoint p) const {

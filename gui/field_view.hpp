@@ -1,4 +1,5 @@
-// Shows the worker's rendered frames; zoom (wheel), pan (drag), value readout (hover).
+// Shows the worker's rendered frames; zoom (wheel), pan (drag), value readout (hover). In drawing
+// mode the left button draws and the right button erases (stroke()), the middle button pans.
 // paintEvent only draws.
 #pragma once
 
@@ -25,11 +26,18 @@ class FieldView : public QWidget {
   /// Value and cell under widget pixel p, as text ("" outside the field).
   [[nodiscard]] QString readout(QPoint p) const;
   [[nodiscard]] QSize sizeHint() const override { return {640, 640}; }
+  /// Drawing mode: strokes instead of panning with the left (draw) and right (erase) buttons.
+  void set_drawing(bool on) { drawing_ = on; }
+  [[nodiscard]] bool drawing() const { return drawing_; }
+  /// The grid cell coordinates (continuous) under widget pixel p; false outside the field.
+  bool cell_coords(QPoint p, double& x, double& y) const;
 
  Q_SIGNALS:
   void view_changed();
   void painted(const cuview::gui::RenderedFrame& frame);
   void hovered(const QString& text);
+  /// A drawing stroke at grid coordinates (x, y): value 1 draws, 0 erases.
+  void stroke(double x, double y, int value);
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -48,6 +56,8 @@ class FieldView : public QWidget {
   double zoom_ = 1, cx_ = -1, cy_ = -1;  // centre < 0: the field's centre
   QPoint drag_from_;
   bool dragging_ = false;
+  bool drawing_ = false;
+  int stroke_value_ = -1;  // while a drawing button is held: 1 or 0
 };
 
 /// The colour bar beside the view: the colormap from lo (bottom) to hi (top) with labels.

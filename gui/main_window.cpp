@@ -221,6 +221,26 @@ void MainWindow::build_ui() {
     const std::string preset = presets_->currentText().toStdString();
     if (!preset.empty()) worker_.post("preset " + presets_->currentText(), [preset](Client& c) { c.set({}, preset); });
   });
+  auto* draw_row = new QHBoxLayout;
+  draw_ = new QPushButton("Draw obstacles");
+  draw_->setObjectName("draw");
+  draw_->setCheckable(true);
+  draw_->setEnabled(false);
+  draw_->setToolTip("left button draws, right button erases, middle button pans");
+  brush_ = new QDoubleSpinBox;
+  brush_->setObjectName("brush");
+  brush_->setRange(0.5, 64);
+  brush_->setValue(4);
+  brush_->setPrefix("brush ");
+  draw_row->addWidget(draw_, 1);
+  draw_row->addWidget(brush_);
+  sl->addLayout(draw_row);
+  connect(draw_, &QPushButton::toggled, this, [this](bool on) { view_->set_drawing(on); });
+  connect(view_, &FieldView::stroke, this, [this](double x, double y, int value) {
+    if (draw_input_.isEmpty()) return;
+    const Stroke s{draw_input_.toStdString(), x, y, brush_->value(), value};
+    worker_.post(value ? "draw" : "erase", [s](Client& c) { c.draw(s); });
+  });
   params_form_ = new QFormLayout;
   sl->addLayout(params_form_);
   sl->addStretch(1);
@@ -473,6 +493,18 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
   }
   presets_->clear();
   for (const auto& p : d.presets) presets_->addItem(QString::fromStdString(p.name));
+  // Drawing: into the first mask input the simulation declares.
+  draw_input_.clear();
+  for (const auto& in : d.inputs)
+    if (in.kind == "mask") {
+      draw_input_ = QString::fromStdString(in.name);
+      break;
+    }
+  draw_->setEnabled(!draw_input_.isEmpty());
+  draw_->setText(draw_input_.isEmpty() ? "Draw" : "Draw " + draw_input_);
+  draw_->setToolTip(draw_input_.isEmpty() ? "this simulation takes no drawing"
+                                          : "left button draws, right button erases, middle button pans");
+  if (draw_input_.isEmpty()) draw_->setChecked(false);
   push_view();
 }
 

@@ -103,6 +103,9 @@ class MainWindow : public QMainWindow {
   QDoubleSpinBox* range_lo_ = nullptr;
   QDoubleSpinBox* range_hi_ = nullptr;
   QComboBox* presets_ = nullptr;
+  QPushButton* draw_ = nullptr;  // drawing mode, enabled when the simulation has an input
+  QDoubleSpinBox* brush_ = nullptr;
+  QString draw_input_;
   QFormLayout* params_form_ = nullptr;
   QWidget* params_box_ = nullptr;
   QMap<QString, QDoubleSpinBox*> params_;

@@ -20,6 +20,7 @@
 #include <QStatusBar>
 #include <QWindow>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "cuview/client.hpp"
@@ -309,4 +310,67 @@ TEST_CASE("the real window fits its text at its default size and resized", "[.wi
       CHECK(label->width() >= QFontMetrics(label->font()).horizontalAdvance(label->text()));
     }
   }
+}
+
+namespace {
+/// The screen position of grid cell (x, y)'s centre in the view, as the last frame drew it.
+QPoint screen_of_cell(const FieldView* v, double x, double y) {
+  const auto& f = v->last_frame();
+  const double px = (x + 0.5 - f.center_x) * f.pixels_per_cell + f.image.width() * 0.5;
+  const double py = (y + 0.5 - f.center_y) * f.pixels_per_cell + f.image.height() * 0.5;
+  return v->mapToGlobal(QPoint(static_cast<int>(px), static_cast<int>(py)));
+}
+}  // namespace
+
+TEST_CASE("a vector field is shown as its magnitude, and an obstacle drawn with the mouse stops the flow there",
+          "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("flow", Backend::host, {"--sim", "lbm", "--paused"}, "160x64");
+  REQUIRE(ctl("flow", {"step", "400"}).code == 0);
+  forget_window_geometry();
+  MainWindow w(attach_options("flow"));
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  w.set_field("velocity");
+  REQUIRE(wait_for([&] { return w.view()->last_frame().field == 0 && w.view()->last_frame().info.step == 400; }));
+  {  // the picture's values are |velocity| of the very frame a client reads
+    auto reader = Client::attach(AttachOptions{.name = "flow", .client = "test reader"});
+    auto frame = reader.next_frame(5s);
+    REQUIRE(frame);
+    const auto& f = w.view()->last_frame();
+    const int px = f.image.width() / 2, py = f.image.height() / 2;
+    double cx = 0, cy = 0;
+    REQUIRE(w.view()->cell_coords(QPoint(px, py), cx, cy));
+    const float* uv = frame->host_field(0) + 2 * (static_cast<std::size_t>(cy) * 160 + static_cast<std::size_t>(cx));
+    CHECK((*f.values)[static_cast<std::size_t>(py) * f.image.width() + px] ==
+          Approx(std::sqrt(uv[0] * uv[0] + uv[1] * uv[1])).epsilon(1e-6));
+  }
+  auto* draw = w.findChild<QPushButton*>("draw");
+  REQUIRE(draw);
+  REQUIRE(wait_for([&] { return draw->isEnabled(); }));
+  CHECK(draw->text() == "Draw obstacles");
+  x11::click(centre_of(draw));
+  REQUIRE(wait_for([&] { return draw->isChecked(); }, 5000));
+  x11::click(screen_of_cell(w.view(), 110, 32));  // a left click draws a disc of the brush's radius
+  auto c = Client::attach(AttachOptions{.name = "flow", .client = "test"});
+  // The stroke reaches the daemon, which applies it at its next step.
+  double speed = 1;
+  REQUIRE(wait_for(
+      [&] {
+        c.step(1);
+        auto f = c.next_frame(5s);
+        if (!f) return false;
+        speed = f->host_field(1)[32 * 160 + 110];
+        return speed == 0.0f;
+      },
+      10000));
+  CHECK(speed == 0.0f);
+  x11::click(screen_of_cell(w.view(), 110, 32), 1, x11::Button::right);  // the right button erases
+  REQUIRE(wait_for(
+      [&] {
+        c.step(20);
+        auto f = c.next_frame(5s);
+        return f && f->host_field(1)[32 * 160 + 110] > 0.0f;
+      },
+      10000));
 }
