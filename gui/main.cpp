@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--colormap", colormap, "viridis, magma, grayscale or diverging")
       ->check(CLI::IsMember({"viridis", "magma", "grayscale", "diverging"}));
+  std::string field;
+  cli.add_option("--field", field, "the field to show, or a particle set as \"NAME (points)\"");
   cli.add_flag("--screenshot-window", whole_window, "screenshots show the whole window, not only the view");
   try {
     cli.parse(argc, argv);
@@ -82,6 +84,7 @@ int main(int argc, char** argv) {
     o.name = QSettings().value("daemon/name", "default").toString();
   o.screenshot = QString::fromStdString(screenshot);
   o.colormap = QString::fromStdString(colormap);
+  o.field = QString::fromStdString(field);
   o.whole_window = whole_window;
 
   cuview::gui::MainWindow window(o);

@@ -76,6 +76,7 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWin
   colormap_->setCurrentIndex(static_cast<int>(
       colormap_from(opts_.colormap.isEmpty() ? settings.value("view/colormap", "viridis").toString() : opts_.colormap,
                     Colormap::viridis)));
+  if (!opts_.field.isEmpty()) field_name_ = opts_.field;
   range_mode_->setCurrentIndex(settings.value("view/range_mode", 0).toInt());
   range_lo_->setValue(settings.value("view/range_lo", 0.0).toDouble());
   range_hi_->setValue(settings.value("view/range_hi", 1.0).toDouble());
@@ -466,6 +467,7 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
   field_->blockSignals(true);
   field_->clear();
   for (const auto& f : d.fields) field_->addItem(QString::fromStdString(f.name));
+  for (const auto& p : d.particles) field_->addItem(QString::fromStdString(p.name) + " (points)");
   int index = field_->findText(wanted);
   if (index < 0 && !wanted.isEmpty() && field_->count() > 0)
     on_error(QString("field '%1' does not exist in this simulation; showing '%2'").arg(wanted, field_->itemText(0)));

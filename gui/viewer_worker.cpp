@@ -1,12 +1,17 @@
 #include "viewer_worker.hpp"
 
 #include <QMutexLocker>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "cuview/runtime_dir.hpp"
 #include "render/render.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda_ipc.hpp"
+#endif
 
 namespace cuview::gui {
 using namespace std::chrono_literals;
@@ -74,6 +79,7 @@ void ViewerWorker::try_attach(const QString& name) {
     client_.emplace(Client::attach(o));
     last_seq_ = 0;
     auto_lo_hi_valid_ = false;
+    particle_half_ = 0;
     const auto& d = client_->description();
     Q_EMIT described(d);
     set_state(Connection::connected,
@@ -101,9 +107,11 @@ void ViewerWorker::drop_client() {
 void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   const auto& d = client_->description();
   if (view.width <= 0 || view.height <= 0 || d.fields.empty()) return;
-  const int field = std::clamp(view.field, 0, static_cast<int>(d.fields.size()) - 1);
-  const auto& fd = d.fields[static_cast<std::size_t>(field)];
-  if (const auto& f = fd; f.dtype != "float32" || f.components < 1 || f.components > 3) {
+  const int field =
+      std::clamp(view.field, 0, static_cast<int>(d.fields.size()) + static_cast<int>(d.particles.size()) - 1);
+  const bool is_particles = static_cast<std::size_t>(field) >= d.fields.size();
+  const auto& fd = d.fields[is_particles ? 0 : static_cast<std::size_t>(field)];
+  if (const auto& f = fd; !is_particles && (f.dtype != "float32" || f.components < 1 || f.components > 3)) {
     // The render path reads float32 scalars and vectors (as their magnitude); a plugin's other
     // fields are described and verified, not drawn (yet): say so once rather than draw garbage.
     if (unshowable_ != f.name)
@@ -121,6 +129,7 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
   auto t = ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height, view.zoom,
                               cx, cy);
+  if (is_particles) return render_particles(frame, view, static_cast<std::size_t>(field) - d.fields.size(), t);
   t.components = static_cast<int>(fd.components);
   if (view.auto_range) {
     t.lo = auto_lo_hi_valid_ ? auto_lo_ : 0.0f;
@@ -152,6 +161,90 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   out.info = frame.info();
   out.lo = t.lo, out.hi = t.hi;
   out.field = field;
+  out.colormap = view.colormap;
+  out.center_x = t.center_x, out.center_y = t.center_y, out.pixels_per_cell = t.pixels_per_cell;
+  out.field_w = t.field_w, out.field_h = t.field_h;
+  out.skipped = last_seq_ != 0 && frame.info().seq > last_seq_ + 1 ? frame.info().seq - last_seq_ - 1 : 0;
+  last_seq_ = frame.info().seq;
+  Q_EMIT frame_ready(out);
+}
+
+void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view, std::size_t set, ViewTransform t) {
+  const auto& d = client_->description();
+  const auto& ps = d.particles.at(set);
+  const proto::FieldDesc *pos = nullptr, *colour = nullptr;
+  for (const auto& a : ps.attributes) {
+    if (a.dtype != "float32") continue;
+    if (pos == nullptr && a.name == "position" && a.components >= 2) pos = &a;
+    if (a.name == "velocity" || (colour == nullptr && a.name != "position")) colour = &a;
+  }
+  if (pos == nullptr) {
+    if (unshowable_ != ps.name)
+      Q_EMIT error(QString("particle set '%1' has no float32 'position' to draw").arg(QString::fromStdString(ps.name)));
+    unshowable_ = ps.name;
+    QMutexLocker lock(&mu_);
+    shown_ = true;
+    return;
+  }
+  // The attributes to this process: in place on the host, one copy each from the GPU.
+  const std::size_t n = ps.count;
+  std::vector<float> xyz(n * pos->components), c(colour ? n * colour->components : 0);
+  const auto* base = static_cast<const std::byte*>(frame.slot_data());
+  auto fetch = [&](const proto::FieldDesc& a, std::vector<float>& out) {
+#ifdef CUVIEW_HAVE_CUDA
+    if (frame.device() >= 0) {
+      frame.wait();
+      cuda::check(cudaMemcpy(out.data(), base + a.offset, out.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                  "copying particle attribute '" + a.name + "' of frame " + std::to_string(frame.info().seq));
+      return;
+    }
+#endif
+    std::memcpy(out.data(), base + a.offset, out.size() * sizeof(float));
+  };
+  fetch(*pos, xyz);
+  if (colour) fetch(*colour, c);
+  const std::size_t pc = pos->components, cc = colour ? colour->components : 1;
+  if (particle_half_ <= 0) {  // fit the bodies of the first frame, with a margin
+    double half = 1e-6;
+    for (std::size_t i = 0; i < n; ++i)
+      half = std::max({half, std::abs(double(xyz[i * pc])), std::abs(double(xyz[i * pc + 1]))});
+    particle_half_ = half * 1.05;
+  }
+  t.lo = view.auto_range ? (auto_lo_hi_valid_ ? auto_lo_ : 0.0f) : view.lo;
+  t.hi = view.auto_range ? (auto_lo_hi_valid_ ? auto_hi_ : 1.0f) : view.hi;
+  const auto lut = make_lut(view.colormap);
+  QImage image(view.width, view.height, QImage::Format_ARGB32);
+  image.fill(kBackground);
+  auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height, NAN);
+  auto* rgba = reinterpret_cast<std::uint32_t*>(image.bits());
+  const double cells_per_unit = std::min(t.field_w, t.field_h) / (2 * particle_half_);
+  float lo = INFINITY, hi = -INFINITY;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double gx = xyz[i * pc] * cells_per_unit + t.field_w * 0.5,
+                 gy = xyz[i * pc + 1] * cells_per_unit + t.field_h * 0.5;
+    const int px = static_cast<int>(std::floor((gx - t.center_x) * t.pixels_per_cell + t.view_w * 0.5));
+    const int py = static_cast<int>(std::floor((gy - t.center_y) * t.pixels_per_cell + t.view_h * 0.5));
+    if (px < 0 || py < 0 || px >= t.view_w || py >= t.view_h) continue;  // only what is visible is drawn
+    float v = 0;
+    if (colour) {
+      const float* a = c.data() + i * cc;
+      v = shown_value(a, static_cast<int>(cc));
+    }
+    lo = std::min(lo, v), hi = std::max(hi, v);
+    const std::size_t at = static_cast<std::size_t>(py) * t.view_w + px;
+    rgba[at] = colour_of(v, lut.data(), t.lo, t.hi);
+    (*values)[at] = v;
+  }
+  if (lo <= hi) {
+    if (hi - lo < 1e-6f) hi = lo + 1e-6f;
+    auto_lo_ = lo, auto_hi_ = hi, auto_lo_hi_valid_ = true;
+  }
+  RenderedFrame out;
+  out.image = std::move(image);
+  out.values = std::move(values);
+  out.info = frame.info();
+  out.lo = t.lo, out.hi = t.hi;
+  out.field = view.field;
   out.colormap = view.colormap;
   out.center_x = t.center_x, out.center_y = t.center_y, out.pixels_per_cell = t.pixels_per_cell;
   out.field_w = t.field_w, out.field_h = t.field_h;

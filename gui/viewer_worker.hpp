@@ -25,7 +25,7 @@ namespace cuview::gui {
 /// What the UI asks the worker to render.
 struct ViewRequest {
   int width = 0, height = 0;  ///< pixels
-  int field = 0;
+  int field = 0;              ///< a field, or past the fields: particle set (field − fields) drawn as points
   Colormap colormap = Colormap::viridis;
   bool auto_range = true;
   float lo = 0, hi = 1;                           ///< used when !auto_range
@@ -80,6 +80,9 @@ class ViewerWorker : public QThread {
   void set_state(Connection s, const QString& text);
   void try_attach(const QString& name);
   void render(const Frame& frame, const ViewRequest& view);
+  /// Particle set `set` as points: positions (x, y) mapped onto the grid's view, coloured by
+  /// |velocity| (or the first other attribute), auto-fitted to the bodies of the first frame.
+  void render_particles(const Frame& frame, const ViewRequest& view, std::size_t set, ViewTransform t);
   void drop_client();
   void list_daemons();
 
@@ -99,7 +102,8 @@ class ViewerWorker : public QThread {
   QString state_text_;
   std::uint64_t last_seq_ = 0;
   bool auto_lo_hi_valid_ = false;
-  std::string unshowable_;  ///< the field last refused as undrawable (said once)
+  double particle_half_ = 0;  ///< half-width of the space the view shows; 0: fit at the next frame
+  std::string unshowable_;    ///< the field last refused as undrawable (said once)
   float auto_lo_ = 0, auto_hi_ = 1;
   FrameRenderer renderer_;  ///< owned by the worker thread: its pinned rows and copy stream
 };

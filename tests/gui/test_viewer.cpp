@@ -301,3 +301,39 @@ TEST_CASE("cuview-gui --help and --version work with no display", "[gui]") {
   CHECK_THAT(help, Catch::Contains("--name") && Catch::Contains("--attach") && Catch::Contains("--screenshot"));
   CHECK(run("--version") == "cuview-gui " CUVIEW_VERSION "\n");
 }
+
+BACKEND_TEST("particles are drawn as points coloured by their speed, only where they are", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("p", backend, {"--sim", "nbody", "--sim-option", "bodies=300", "--paused"}, "200x200");
+  auto w = open_viewer("p");
+  REQUIRE(shows_frames(*w));
+  w->set_field("bodies (points)");
+  REQUIRE(wait_for([&] { return w->view()->last_frame().field == 1; }));
+  // The speeds of the frame the viewer shows, as another process reads them.
+  auto reader = Client::attach(AttachOptions{.name = "p", .client = "test reader"});
+  auto frame = reader.next_frame(5s);
+  REQUIRE(frame);
+  const auto& set = reader.description().particles.at(0);
+  std::vector<std::byte> slot(reader.description().slot_bytes);
+  frame->copy_to_host(slot);
+  const auto& vel = set.attributes.at(1);
+  REQUIRE(vel.name == "velocity");
+  std::vector<float> v(300 * 3);
+  std::memcpy(v.data(), slot.data() + vel.offset, v.size() * sizeof(float));
+  float lo = INFINITY, hi = 0;
+  for (int i = 0; i < 300; ++i) {
+    const float s = std::sqrt(v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+    lo = std::min(lo, s), hi = std::max(hi, s);
+  }
+  REQUIRE(wait_for([&] { return w->view()->last_frame().info.seq == frame->info().seq; }));
+  const auto& shown = *w->view()->last_frame().values;
+  int points = 0, outside = 0;
+  for (float x : shown) {
+    if (std::isnan(x)) continue;
+    ++points;
+    if (x < lo - 1e-6f || x > hi + 1e-6f) ++outside;
+  }
+  CHECK(points > 200);   // most of the 300 bodies have a pixel of their own
+  CHECK(points <= 300);  // and nothing else is drawn
+  CHECK(outside == 0);   // each shows a speed of some body
+}
