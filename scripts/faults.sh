@@ -3,7 +3,7 @@
 # kills, stops, floods and impersonates real processes. Prints the table; with --out FILE also
 # appends it there (docs/reliability.md keeps the published ones).
 #   scripts/faults.sh [--config short|long] [--backend host|cuda] [--out FILE] [--bin DIR]
-#                     [--only fuzz,viewers,embedded,frozen,daemon,hostile,access,versions]
+#                     [--only fuzz,viewers,embedded,lbm,nbody,frozen,daemon,hostile,access,versions]
 # short: CI (a few minutes); long: a GPU host (the issue's 200 kills, 1M+ fuzz inputs, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,10 +22,10 @@ runs=300000; [[ $config == long ]] && runs=2000000
 wants() { [[ -z $only || ,$only, == *,$1,* ]]; }
 args=(--config "$config" --backend "$backend")
 [[ -n $out ]] && args+=(--out "$out")
-for s in viewers embedded frozen daemon hostile access versions; do
+for s in viewers embedded lbm nbody frozen daemon hostile access versions; do
   [[ -n $only ]] && wants $s && args+=(--only $s)
 done
-if [[ -n $only ]] && ! wants viewers && ! wants embedded && ! wants frozen && ! wants daemon && ! wants hostile && ! wants access && ! wants versions; then
+if [[ -n $only ]] && ! wants viewers && ! wants embedded && ! wants lbm && ! wants nbody && ! wants frozen && ! wants daemon && ! wants hostile && ! wants access && ! wants versions; then
   args+=(--only none)  # the fuzzer alone
 fi
 if wants fuzz; then

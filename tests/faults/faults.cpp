@@ -103,10 +103,14 @@ double device_used_mib(const Config& c) {
 
 /// Viewers killed at random moments against `publisher` (cuview-compute, or a program embedding
 /// the publisher): the publisher keeps its step rate and memory, and every lease comes back.
-std::vector<Row> viewer_death(const Config& c, const std::string& publisher, int ctl_kills, int gui_kills) {
+std::vector<Row> viewer_death(const Config& c, const std::string& publisher, int ctl_kills, int gui_kills,
+                              const std::string& sim = "") {
   RuntimeDir rt;
   const bool embedded = publisher == "embed-wave";
-  auto daemon = embedded ? start_embed_wave("f", c.backend, c.size) : daemon_for(c, "f");
+  auto daemon = embedded ? start_embed_wave("f", c.backend, c.size)
+                : sim.empty()
+                    ? daemon_for(c, "f")
+                    : start_daemon("f", c.backend, {"--sim", sim}, c.backend == Backend::cuda ? "1024x512" : "128x64");
   const double rate0 = step_rate("f", c.baseline);
   const auto s0 = stats("f");
   const double dev0 = device_used_mib(c);
@@ -115,7 +119,8 @@ std::vector<Row> viewer_death(const Config& c, const std::string& publisher, int
   for (const bool gui : {false, true}) {
     Row row{std::string(gui ? "viewer death: SIGKILL `cuview-gui --screenshot` at a random moment"
                             : "viewer death: SIGKILL `cuview-ctl attach --verify` at a random moment") +
-            (embedded ? ", against embed-wave (embedded publisher)" : "")};
+            (embedded ? ", against embed-wave (embedded publisher)" : "") +
+            (sim.empty() ? "" : ", against cuview-compute --sim " + sim)};
     const int n = gui ? gui_kills : ctl_kills;
     double worst_reclaim = 0;
     for (int i = 0; i < n; ++i) {
@@ -629,7 +634,7 @@ int main(int argc, char** argv) {
   app.add_option("--config", config, "short (CI) or long (GPU host)")->check(CLI::IsMember({"short", "long"}));
   app.add_option("--backend", backend, "daemon backend")->check(CLI::IsMember({"host", "cuda"}));
   app.add_option("--only", only,
-                 "run only these scenarios: viewers, embedded, frozen, daemon, hostile, access, versions");
+                 "run only these scenarios: viewers, embedded, lbm, nbody, frozen, daemon, hostile, access, versions");
   app.add_option("--out", out, "append the table to this Markdown file");
   app.add_option("--extra-row", extra, "a row measured elsewhere: 'scenario|trials|failures|worst'");
   app.add_option("--probe-socket", probe_sock)->group("");
@@ -651,6 +656,8 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::function<std::vector<Row>()>>> scenarios{
       {"viewers", [&] { return viewer_death(c, "cuview-compute", c.ctl_kills, c.gui_kills); }},
       {"embedded", [&] { return viewer_death(c, "embed-wave", c.embedded_kills, c.gui_kills / 2); }},
+      {"lbm", [&] { return viewer_death(c, "cuview-compute", c.embedded_kills, c.gui_kills / 2, "lbm"); }},
+      {"nbody", [&] { return viewer_death(c, "cuview-compute", c.embedded_kills, c.gui_kills / 2, "nbody"); }},
       {"frozen", [&] { return frozen_and_slow(c); }},
       {"daemon", [&] { return daemon_death(c); }},
       {"hostile", [&] { return hostile(c); }},
