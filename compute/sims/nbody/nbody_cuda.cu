@@ -1,8 +1,10 @@
 // N-body on the CUDA executor: bodies as float4 (position, mass), velocities and accelerations on
-// the device. The force kernel is the classic all-pairs tiling: each thread owns two bodies (one
-// shared-memory load feeds two interactions); a block stages a tile of bodies in shared memory and
-// every thread sums their pulls (interact(), nbody.hpp), unrolled. Compiled with flush-to-zero,
+// the device. The force kernel is the classic all-pairs tiling: each thread owns four bodies (one
+// shared-memory load feeds four independent interactions); a block stages a tile of bodies in
+// shared memory and every thread sums their pulls (interact(), nbody.hpp), unrolled; small N
+// splits the sources across grid rows so every SM has work. Compiled with flush-to-zero,
 // so rsqrtf is the bare hardware instruction. Leapfrog kicks and drifts are two small kernels.
+#include <algorithm>
 #include <vector>
 
 #include "cuview/cuda_ipc.hpp"
@@ -12,30 +14,49 @@
 namespace cuview::sim::nbody {
 namespace {
 
-constexpr int kThreads = 128, kTile = 2 * kThreads;  // a block owns kTile bodies, two per thread
+constexpr int kThreads = 128, kPer = 4, kTile = kPer * kThreads;  // a block owns kTile bodies, kPer per thread
 
-__global__ void __launch_bounds__(kThreads) accel_kernel(const float4* __restrict__ pm, float4* __restrict__ acc, int n,
-                                                         float eps2) {
+/// Pulls on the block's kTile bodies from bodies [j0, j1) (whole tiles; the last may run past n).
+/// With one split (`atomic` false) it stores the accelerations; with several it adds them.
+template <bool Atomic>
+__global__ void __launch_bounds__(kThreads)
+    accel_kernel(const float4* __restrict__ pm, float4* __restrict__ acc, int n, int chunk, float eps2) {
   __shared__ float4 tile[kTile];
-  const int i0 = blockIdx.x * kTile + threadIdx.x, i1 = i0 + kThreads;
-  const float4 a = i0 < n ? pm[i0] : make_float4(0, 0, 0, 0);
-  const float4 b = i1 < n ? pm[i1] : make_float4(0, 0, 0, 0);
-  float ax0 = 0, ay0 = 0, az0 = 0, ax1 = 0, ay1 = 0, az1 = 0;
-  for (int base = 0; base < n; base += kTile) {
-    const int j0 = base + threadIdx.x, j1 = j0 + kThreads;
-    tile[threadIdx.x] = j0 < n ? pm[j0] : make_float4(0, 0, 0, 0);  // mass 0 beyond the end: no pull
-    tile[threadIdx.x + kThreads] = j1 < n ? pm[j1] : make_float4(0, 0, 0, 0);
+  float4 me[kPer];
+  float ax[kPer] = {}, ay[kPer] = {}, az[kPer] = {};
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int i = blockIdx.x * kTile + k * kThreads + threadIdx.x;
+    me[k] = i < n ? pm[i] : make_float4(0, 0, 0, 0);
+  }
+  const int j0 = blockIdx.y * chunk, j1 = min(n, j0 + chunk);
+  for (int base = j0; base < j1; base += kTile) {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int j = base + k * kThreads + threadIdx.x;
+      tile[k * kThreads + threadIdx.x] = j < j1 ? pm[j] : make_float4(0, 0, 0, 0);  // mass 0: no pull
+    }
     __syncthreads();
-#pragma unroll 32
-    for (int k = 0; k < kTile; ++k) {
-      const float4 s = tile[k];
-      interact(a.x, a.y, a.z, s.x, s.y, s.z, s.w, eps2, ax0, ay0, az0);
-      interact(b.x, b.y, b.z, s.x, s.y, s.z, s.w, eps2, ax1, ay1, az1);
+#pragma unroll 16
+    for (int t = 0; t < kTile; ++t) {
+      const float4 s = tile[t];
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) interact(me[k].x, me[k].y, me[k].z, s.x, s.y, s.z, s.w, eps2, ax[k], ay[k], az[k]);
     }
     __syncthreads();
   }
-  if (i0 < n) acc[i0] = make_float4(ax0, ay0, az0, 0);
-  if (i1 < n) acc[i1] = make_float4(ax1, ay1, az1, 0);
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int i = blockIdx.x * kTile + k * kThreads + threadIdx.x;
+    if (i >= n) continue;
+    if constexpr (Atomic) {
+      atomicAdd(&acc[i].x, ax[k]);
+      atomicAdd(&acc[i].y, ay[k]);
+      atomicAdd(&acc[i].z, az[k]);
+    } else {
+      acc[i] = make_float4(ax[k], ay[k], az[k], 0);
+    }
+  }
 }
 
 __global__ void kick_drift_kernel(float4* pm, float4* vel, const float4* acc, int n, float half_dt, float dt) {
@@ -82,6 +103,7 @@ class NbodyCuda final : public Simulation {
         o_(o),
         n_(static_cast<int>(o.bodies)) {
     cuda::DeviceGuard guard(device_);
+    cuda::check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_), "counting the GPU's SMs");
     pm_ = cuda::DeviceBuffer(sizeof(float4) * o.bodies);
     vel_ = cuda::DeviceBuffer(sizeof(float4) * o.bodies);
     acc_ = cuda::DeviceBuffer(sizeof(float4) * o.bodies);
@@ -126,8 +148,22 @@ class NbodyCuda final : public Simulation {
   }
 
  private:
+  /// Below a few hundred thousand bodies there are too few blocks of kTile bodies to fill the GPU:
+  /// then the sources are split into chunks, one grid row each, whose pulls are added atomically.
   void accelerations() {
-    accel_kernel<<<(n_ + kTile - 1) / kTile, kThreads, 0, stream_>>>(pm(), acc(), n_, p_.softening * p_.softening);
+    const int blocks = (n_ + kTile - 1) / kTile;
+    const int tiles = blocks;  // source tiles
+    const int splits = std::max(1, std::min(tiles, (4 * sms_ + blocks - 1) / blocks));
+    const int chunk = (tiles + splits - 1) / splits * kTile;
+    const float eps2 = p_.softening * p_.softening;
+    if (splits == 1) {
+      accel_kernel<false><<<dim3(blocks, 1), kThreads, 0, stream_>>>(pm(), acc(), n_, n_, eps2);
+    } else {
+      cuda::check(cudaMemsetAsync(acc(), 0, sizeof(float4) * static_cast<std::size_t>(n_), stream_),
+                  "clearing the accelerations");
+      accel_kernel<true>
+          <<<dim3(blocks, (n_ + chunk - 1) / chunk), kThreads, 0, stream_>>>(pm(), acc(), n_, chunk, eps2);
+    }
   }
   float4* pm() const { return static_cast<float4*>(pm_.get()); }
   float4* vel() const { return static_cast<float4*>(vel_.get()); }
@@ -137,6 +173,7 @@ class NbodyCuda final : public Simulation {
   int w_, h_;
   NbodyOptions o_;
   int n_;
+  int sms_ = 1;
   NbodyParams p_;
   cuda::DeviceBuffer pm_, vel_, acc_;
 };
