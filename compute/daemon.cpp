@@ -101,7 +101,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     for (const auto& f : fields)
       publisher_->add_field(declared(f, opts.width, opts.height, std::uint64_t{opts.width} * opts.height));
     for (const auto& set : in_simulation("particle_sets", [&] { return sim_->particle_sets(); })) {
-      ParticlesDecl p{set.name, set.count, {}, set.help};
+      ParticlesDecl p{set.name, set.count, {}, set.help, set.bounds};
       for (const auto& a : set.attributes) p.attributes.push_back(declared(a, 0, 0, set.count));
       publisher_->add_particles(std::move(p));
     }

@@ -217,11 +217,15 @@ void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view,
   image.fill(kBackground);
   auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height, NAN);
   auto* rgba = reinterpret_cast<std::uint32_t*>(image.bits());
-  const double cells_per_unit = std::min(t.field_w, t.field_h) / (2 * particle_half_);
+  // Position → grid cell: the set's declared bounds (so points overlay its fields and strokes land
+  // where drawn), else the fit above.
+  const double m = std::min(t.field_w, t.field_h);
+  double x0 = -particle_half_ * t.field_w / m, x1 = -x0, y0 = -particle_half_ * t.field_h / m, y1 = -y0;
+  if (ps.bounds.size() == 4) x0 = ps.bounds[0], x1 = ps.bounds[1], y0 = ps.bounds[2], y1 = ps.bounds[3];
+  const double sx = t.field_w / (x1 - x0), sy = t.field_h / (y1 - y0);
   float lo = INFINITY, hi = -INFINITY;
   for (std::size_t i = 0; i < n; ++i) {
-    const double gx = xyz[i * pc] * cells_per_unit + t.field_w * 0.5,
-                 gy = xyz[i * pc + 1] * cells_per_unit + t.field_h * 0.5;
+    const double gx = (xyz[i * pc] - x0) * sx, gy = (xyz[i * pc + 1] - y0) * sy;
     const int px = static_cast<int>(std::floor((gx - t.center_x) * t.pixels_per_cell + t.view_w * 0.5));
     const int py = static_cast<int>(std::floor((gy - t.center_y) * t.pixels_per_cell + t.view_h * 0.5));
     if (px < 0 || py < 0 || px >= t.view_w || py >= t.view_h) continue;  // only what is visible is drawn

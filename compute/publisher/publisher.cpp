@@ -280,6 +280,8 @@ void Publisher::add_particles(ParticlesDecl p) {
     throw Error(Errc::out_of_range, what + " has " + std::to_string(p.count) + " particles and " +
                                         std::to_string(p.attributes.size()) +
                                         " attributes; a set needs 1 to 2^31 particles and at least one attribute");
+  if (!p.bounds.empty() && (p.bounds.size() != 4 || !(p.bounds[1] > p.bounds[0]) || !(p.bounds[3] > p.bounds[2])))
+    throw Error(Errc::bad_value, what + ": bounds must be {x0, x1, y0, y1} with x1 > x0 and y1 > y0, or empty");
   std::set<std::string> names;
   for (const auto& a : p.attributes) {
     const std::string attr = what + ", attribute '" + a.name + "'";
@@ -316,9 +318,9 @@ void Publisher::add_preset(Preset p) {
 void Publisher::add_input(InputSpec input) {
   auto& s = *state_;
   s.check_declarable(where(s.opts.name) + ": input '" + input.name + "'");
-  if (input.kind != "mask")
+  if (input.kind != "mask" && input.kind != "points")
     throw Error(Errc::bad_value, where(s.opts.name) + ": input '" + input.name + "' is of kind '" + input.kind +
-                                     "'; the kinds are: mask");
+                                     "'; the kinds are: mask, points");
   for (const auto& i : s.inputs)
     if (i.name == input.name)
       throw Error(Errc::bad_value, where(s.opts.name) + ": input '" + input.name + "' is declared twice");
@@ -382,7 +384,7 @@ void Publisher::State::start() {
   std::size_t index = 0;
   for (const auto& f : fields) description.fields.push_back(block(f, {height, width}, index++));
   for (const auto& p : particles) {
-    proto::ParticleSetDesc pd{p.name, p.count, {}, p.help};
+    proto::ParticleSetDesc pd{p.name, p.count, {}, p.help, p.bounds};
     for (const auto& a : p.attributes)
       pd.attributes.push_back(block(a, {static_cast<std::uint32_t>(p.count)}, index++));
     description.particles.push_back(std::move(pd));

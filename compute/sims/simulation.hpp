@@ -46,6 +46,7 @@ struct ParticleSetSpec {
   std::uint64_t count = 0;
   std::vector<FieldSpec> attributes;  ///< e.g. position (float32 × 2), velocity, mass
   std::string help;
+  std::vector<double> bounds;  ///< {x0, x1, y0, y1}: the position region the grid shows (optional)
 };
 
 /// What a simulation is made with.

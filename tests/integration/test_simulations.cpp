@@ -1,6 +1,7 @@
 // The fluid and particle simulations through the daemon, as a user runs them: headless with
 // verified frames on both backends, listed by `cuview-ctl sims`, and obstacles drawn into the
 // running flow through the protocol's generic `draw` op.
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -109,4 +110,55 @@ BACKEND_TEST("an obstacle drawn into the running flow stops it there, and erasin
   } catch (const Error& e) {
     CHECK_THAT(e.what(), Catch::Contains("it takes no drawing"));
   }
+}
+
+BACKEND_TEST("a body placed with a stroke appears where it was drawn, and erasing removes the bodies there",
+             "[integration][draw]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("nb", backend, {"--sim", "nbody", "--sim-option", "bodies=512", "--paused"}, "128x128");
+  auto c = attach("nb");
+  const auto& set = c.description().particles.at(0);
+  REQUIRE(set.bounds.size() == 4);
+  REQUIRE(c.description().inputs.at(0).kind == "points");
+  const auto& b = set.bounds;
+  auto bodies = [&](std::uint64_t step) {  // positions (x, y) in grid cells and masses of the frame at `step`
+    std::vector<std::array<double, 3>> out;
+    for (int tries = 0; tries < 200; ++tries) {
+      auto f = c.next_frame(10s);
+      REQUIRE(f);
+      if (f->info().step < step) continue;
+      std::vector<std::byte> slot(c.description().slot_bytes);
+      f->copy_to_host(slot);
+      std::vector<float> pos(512 * 3), mass(512);
+      std::memcpy(pos.data(), slot.data() + set.attributes[0].offset, pos.size() * 4);
+      std::memcpy(mass.data(), slot.data() + set.attributes[2].offset, mass.size() * 4);
+      for (int i = 0; i < 512; ++i)
+        out.push_back(
+            {(pos[3 * i] - b[0]) / (b[1] - b[0]) * 128, (pos[3 * i + 1] - b[2]) / (b[3] - b[2]) * 128, mass[i]});
+      return out;
+    }
+    FAIL("no frame at step " << step);
+    return out;
+  };
+  c.draw({"bodies", 30.5, 90.5, 2, 1});
+  c.step(1);
+  int placed = 0;
+  for (const auto& [x, y, m] : bodies(1))
+    if (std::abs(m - 0.05) < 1e-7) {
+      ++placed;
+      CHECK(std::abs(x - 30.5) < 0.5);
+      CHECK(std::abs(y - 90.5) < 0.5);
+    }
+  CHECK(placed == 1);
+  c.draw({"bodies", 64, 64, 10, 0});  // the disc's centre, with its heavy body
+  c.step(1);
+  int removed = 0, inside = 0;
+  for (const auto& [x, y, m] : bodies(2)) {
+    if (m == 0)
+      ++removed;
+    else if ((x - 64) * (x - 64) + (y - 64) * (y - 64) < 9.5 * 9.5)
+      ++inside;
+  }
+  CHECK(removed > 10);  // the centre and the inner disc's bodies
+  CHECK(inside == 0);
 }

@@ -97,7 +97,7 @@ struct ParamDesc {
 
 struct InputDesc {
   std::string name;
-  std::string kind;  ///< "mask": one 0/1 value per grid cell
+  std::string kind;  ///< "mask": one 0/1 value per grid cell; "points": strokes place (1) or remove (0) particles
   std::string help;
   MSGPACK_DEFINE_MAP(name, kind, help);
 };
@@ -115,7 +115,11 @@ struct ParticleSetDesc {
   std::uint64_t count = 0;
   std::vector<FieldDesc> attributes;
   std::string help;
-  MSGPACK_DEFINE_MAP(name, count, attributes, help);
+  /// {x0, x1, y0, y1}: the region of position space the grid shows (x0 at the grid's left edge, y0
+  /// at its top), so particles and fields overlay and strokes land where they are drawn; empty
+  /// when the set has no such region.
+  std::vector<double> bounds;
+  MSGPACK_DEFINE_MAP(name, count, attributes, help, bounds);
 };
 
 struct DescribeResult {

@@ -31,13 +31,41 @@ NbodyOptions options_from(const std::map<std::string, std::string>& options) {
 
 std::vector<FieldSpec> fields() { return {{"density", DType::float32, 1, "bodies per cell, looking down the z axis"}}; }
 
-std::vector<ParticleSetSpec> particle_sets(std::uint64_t bodies) {
+std::vector<ParticleSetSpec> particle_sets(std::uint64_t bodies, bool galaxies, int width, int height) {
+  // The grid shows a square of half-width L around the origin along its shorter side (splat()).
+  const double cell = 2.0 * view_half_width(galaxies) / std::min(width, height);
   return {{"bodies",
            bodies,
            {{"position", DType::float32, 3, "x, y, z"},
             {"velocity", DType::float32, 3, "vx, vy, vz"},
-            {"mass", DType::float32, 1, "mass (all bodies sum to 1)"}},
-           "self-gravitating bodies, G = 1"}};
+            {"mass", DType::float32, 1, "mass (the initial bodies sum to 1)"}},
+           "self-gravitating bodies, G = 1",
+           {-0.5 * width * cell, 0.5 * width * cell, -0.5 * height * cell, 0.5 * height * cell}}};
+}
+
+std::vector<InputSpec> inputs() {
+  return {{"bodies", "points", "draw places a heavy body at rest; erase removes the bodies inside the brush"}};
+}
+
+void draw(const Stroke& s, State& st, std::uint64_t bodies, bool galaxies, int width, int height) {
+  const double cell = 2.0 * view_half_width(galaxies) / std::min(width, height);
+  const double wx = (s.x - 0.5 * width) * cell, wy = (s.y - 0.5 * height) * cell, r = s.radius * cell;
+  if (s.value == 0) {
+    for (std::uint64_t i = 0; i < bodies; ++i) {
+      float* p = &st.pos_mass[4 * i];
+      const double dx = p[0] - wx, dy = p[1] - wy;
+      if (p[3] == 0.0f || dx * dx + dy * dy > r * r) continue;
+      p[0] = 1e6f + static_cast<float>(i), p[1] = 1e6f, p[2] = 0, p[3] = 0;
+      st.vel[4 * i] = st.vel[4 * i + 1] = st.vel[4 * i + 2] = 0;
+    }
+    return;
+  }
+  std::uint64_t take = 0;
+  for (std::uint64_t i = 1; i < bodies; ++i)
+    if (st.pos_mass[4 * i + 3] < st.pos_mass[4 * take + 3]) take = i;  // a removed body (mass 0), else the lightest
+  float* p = &st.pos_mass[4 * take];
+  p[0] = static_cast<float>(wx), p[1] = static_cast<float>(wy), p[2] = 0, p[3] = kPlacedMass;
+  st.vel[4 * take] = st.vel[4 * take + 1] = st.vel[4 * take + 2] = 0;
 }
 
 std::vector<ParamSpec> params() {
@@ -120,7 +148,14 @@ class NbodyHost final : public Simulation {
  public:
   NbodyHost(int width, int height, const NbodyOptions& o) : w_(width), h_(height), o_(o) {}
   std::vector<FieldSpec> fields() const override { return nbody::fields(); }
-  std::vector<ParticleSetSpec> particle_sets() const override { return nbody::particle_sets(o_.bodies); }
+  std::vector<ParticleSetSpec> particle_sets() const override {
+    return nbody::particle_sets(o_.bodies, o_.galaxies, w_, h_);
+  }
+  std::vector<InputSpec> inputs() const override { return nbody::inputs(); }
+  void draw(const Stroke& s) override {
+    nbody::draw(s, s_, o_.bodies, o_.galaxies, w_, h_);
+    accelerations();
+  }
   std::vector<ParamSpec> params() const override { return nbody::params(); }
   std::vector<Preset> presets() const override { return nbody::presets(); }
   void set_params(const std::map<std::string, double>& values) override { p_ = from(values); }

@@ -109,7 +109,28 @@ class NbodyCuda final : public Simulation {
     acc_ = cuda::DeviceBuffer(sizeof(float4) * o.bodies);
   }
   std::vector<FieldSpec> fields() const override { return nbody::fields(); }
-  std::vector<ParticleSetSpec> particle_sets() const override { return nbody::particle_sets(o_.bodies); }
+  std::vector<ParticleSetSpec> particle_sets() const override {
+    return nbody::particle_sets(o_.bodies, o_.galaxies, w_, h_);
+  }
+  std::vector<InputSpec> inputs() const override { return nbody::inputs(); }
+  void draw(const Stroke& s) override {  // rare: bring the bodies over, edit, send them back
+    cuda::DeviceGuard guard(device_);
+    State st;
+    st.pos_mass.resize(4 * o_.bodies), st.vel.resize(4 * o_.bodies);
+    const std::size_t bytes = sizeof(float4) * o_.bodies;
+    cuda::check(cudaMemcpyAsync(st.pos_mass.data(), pm_.get(), bytes, cudaMemcpyDeviceToHost, stream_),
+                "reading the bodies for a stroke");
+    cuda::check(cudaMemcpyAsync(st.vel.data(), vel_.get(), bytes, cudaMemcpyDeviceToHost, stream_),
+                "reading the velocities for a stroke");
+    cuda::check(cudaStreamSynchronize(stream_), "waiting for the bodies");
+    nbody::draw(s, st, o_.bodies, o_.galaxies, w_, h_);
+    cuda::check(cudaMemcpyAsync(pm_.get(), st.pos_mass.data(), bytes, cudaMemcpyHostToDevice, stream_),
+                "writing the bodies back");
+    cuda::check(cudaMemcpyAsync(vel_.get(), st.vel.data(), bytes, cudaMemcpyHostToDevice, stream_),
+                "writing the velocities back");
+    accelerations();
+    cuda::check(cudaStreamSynchronize(stream_), "applying a stroke to the bodies");
+  }
   std::vector<ParamSpec> params() const override { return nbody::params(); }
   std::vector<Preset> presets() const override { return nbody::presets(); }
   void set_params(const std::map<std::string, double>& values) override { p_ = from(values); }

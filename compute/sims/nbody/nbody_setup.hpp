@@ -24,7 +24,13 @@ struct State {
 };
 
 [[nodiscard]] std::vector<FieldSpec> fields();
-[[nodiscard]] std::vector<ParticleSetSpec> particle_sets(std::uint64_t bodies);
+[[nodiscard]] std::vector<ParticleSetSpec> particle_sets(std::uint64_t bodies, bool galaxies, int width, int height);
+[[nodiscard]] std::vector<InputSpec> inputs();
+/// Applies a stroke to the bodies: value 1 places a heavy body (mass kPlacedMass, at rest) at the
+/// stroke's centre, taking a removed body's place (or the lightest body's); value 0 removes every
+/// body inside the disc (mass 0, parked far away, at rest). Grid coordinates as the density field.
+void draw(const Stroke& s, State& state, std::uint64_t bodies, bool galaxies, int width, int height);
+inline constexpr float kPlacedMass = 0.05f;
 [[nodiscard]] std::vector<ParamSpec> params();
 [[nodiscard]] std::vector<Preset> presets();
 [[nodiscard]] NbodyParams from(const std::map<std::string, double>& values);

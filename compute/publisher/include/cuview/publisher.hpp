@@ -83,6 +83,7 @@ struct ParticlesDecl {
   std::uint64_t count = 0;
   std::vector<FieldDecl> attributes;
   std::string help;
+  std::vector<double> bounds;  ///< {x0, x1, y0, y1}: the position region the grid shows (optional)
 };
 
 /// What clients asked for since the last poll().
