@@ -495,10 +495,10 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
   }
   presets_->clear();
   for (const auto& p : d.presets) presets_->addItem(QString::fromStdString(p.name));
-  // Drawing: into the first mask input the simulation declares.
+  // Drawing: into the first input the simulation declares (a mask, or points to place).
   draw_input_.clear();
   for (const auto& in : d.inputs)
-    if (in.kind == "mask") {
+    if (in.kind == "mask" || in.kind == "points") {
       draw_input_ = QString::fromStdString(in.name);
       break;
     }

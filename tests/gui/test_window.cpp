@@ -374,3 +374,59 @@ TEST_CASE("a vector field is shown as its magnitude, and an obstacle drawn with 
       },
       10000));
 }
+
+TEST_CASE("bodies are drawn as points in a real window, and a click with the drawing tool places a body there",
+          "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon =
+      start_daemon("nb", Backend::host, {"--sim", "nbody", "--sim-option", "bodies=300", "--paused"}, "200x200");
+  forget_window_geometry();
+  MainWindow w(attach_options("nb"));
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  w.set_field("bodies (points)");
+  REQUIRE(wait_for([&] { return w.view()->last_frame().field == 1; }));
+  int points = 0;
+  for (float v : *w.view()->last_frame().values) points += std::isnan(v) ? 0 : 1;
+  CHECK(points > 200);
+  // What reached the X server: coloured points on the background, no more than there are bodies.
+  REQUIRE(wait_for([&] {
+    const QImage shown = grab_pixels(w.view());
+    int lit = 0;
+    for (int y = 0; y < shown.height(); ++y)
+      for (int x = 0; x < shown.width(); ++x) lit += (shown.pixel(x, y) & 0xffffffu) != (gui::kBackground & 0xffffffu);
+    return lit >= points && lit <= 300 + 40;  // the message overlay may add a few
+  }));
+  auto* draw = w.findChild<QPushButton*>("draw");
+  REQUIRE(draw);
+  INFO("button says: " << draw->text().toStdString() << ", enabled " << draw->isEnabled());
+  REQUIRE(wait_for([&] { return draw->text() == "Draw bodies"; }));
+  x11::click(centre_of(draw));
+  REQUIRE(wait_for([&] { return draw->isChecked(); }, 5000));
+  x11::click(screen_of_cell(w.view(), 50, 150));
+  auto c = Client::attach(AttachOptions{.name = "nb", .client = "test"});
+  const auto& set = c.description().particles.at(0);
+  const auto& b = set.bounds;
+  bool found = false;
+  REQUIRE(wait_for(
+      [&] {
+        c.step(1);
+        auto f = c.next_frame(5s);
+        if (!f) return false;
+        std::vector<std::byte> slot(c.description().slot_bytes);
+        f->copy_to_host(slot);
+        std::vector<float> pos(300 * 3), mass(300);
+        std::memcpy(pos.data(), slot.data() + set.attributes[0].offset, pos.size() * 4);
+        std::memcpy(mass.data(), slot.data() + set.attributes[2].offset, mass.size() * 4);
+        for (int i = 0; i < 300; ++i) {
+          if (std::abs(mass[i] - 0.05f) > 1e-7f) continue;
+          const double gx = (pos[3 * i] - b[0]) / (b[1] - b[0]) * 200,
+                       gy = (pos[3 * i + 1] - b[2]) / (b[3] - b[2]) * 200;
+          found = std::abs(gx - 50.5) < 1.5 && std::abs(gy - 150.5) < 1.5;
+          return true;
+        }
+        return false;
+      },
+      10000));
+  CHECK(found);
+}
