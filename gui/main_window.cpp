@@ -2,6 +2,7 @@
 
 #include <QAbstractItemView>
 #include <QAction>
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
@@ -175,7 +176,10 @@ void MainWindow::build_ui() {
     s->setKeyboardTracking(false);
   }
   auto* reset_view = new QPushButton("Reset zoom");
+  arrows_ = new QCheckBox("arrows (vector fields)");
+  arrows_->setObjectName("arrows");
   df->addRow("Field", field_);
+  df->addRow("", arrows_);
   df->addRow("Colormap", colormap_);
   df->addRow("Range", range_mode_);
   df->addRow("Min", range_lo_);
@@ -186,6 +190,7 @@ void MainWindow::build_ui() {
     push_view();
   });
   connect(colormap_, &QComboBox::currentIndexChanged, this, &MainWindow::push_view);
+  connect(arrows_, &QCheckBox::toggled, this, &MainWindow::push_view);
   connect(range_mode_, &QComboBox::currentIndexChanged, this, &MainWindow::push_view);
   connect(range_lo_, &QDoubleSpinBox::valueChanged, this, &MainWindow::push_view);
   connect(range_hi_, &QDoubleSpinBox::valueChanged, this, &MainWindow::push_view);
@@ -376,6 +381,7 @@ void MainWindow::push_view() {
   v.hi = static_cast<float>(range_hi_->value());
   range_lo_->setEnabled(!v.auto_range);
   range_hi_->setEnabled(!v.auto_range);
+  v.arrows = arrows_->isChecked();
   v.zoom = view_->zoom();
   v.center_x = view_->center_x();
   v.center_y = view_->center_y();

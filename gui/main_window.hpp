@@ -10,6 +10,7 @@
 #include "field_view.hpp"
 #include "viewer_worker.hpp"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
@@ -104,6 +105,7 @@ class MainWindow : public QMainWindow {
   QDoubleSpinBox* range_lo_ = nullptr;
   QDoubleSpinBox* range_hi_ = nullptr;
   QComboBox* presets_ = nullptr;
+  QCheckBox* arrows_ = nullptr;  // vector fields: arrows over the magnitude
   QPushButton* draw_ = nullptr;  // drawing mode, enabled when the simulation has an input
   QDoubleSpinBox* brush_ = nullptr;
   QString draw_input_;

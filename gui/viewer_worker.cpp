@@ -1,6 +1,7 @@
 #include "viewer_worker.hpp"
 
 #include <QMutexLocker>
+#include <QPainter>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -79,6 +80,7 @@ void ViewerWorker::try_attach(const QString& name) {
     client_.emplace(Client::attach(o));
     last_seq_ = 0;
     auto_lo_hi_valid_ = false;
+    auto_field_ = -1;
     particle_half_ = 0;
     const auto& d = client_->description();
     Q_EMIT described(d);
@@ -142,9 +144,12 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   QImage image(view.width, view.height, QImage::Format_ARGB32);
   auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height);
   auto* rgba = reinterpret_cast<std::uint32_t*>(image.bits());
+  const bool arrows = view.arrows && fd.components >= 2;
+  std::vector<float> vectors(arrows ? 2 * values->size() : 0);
   renderer_.render(frame, static_cast<std::size_t>(field), d.fields[static_cast<std::size_t>(field)].offset, t,
-                   lut.data(), rgba, values->data());
-  // Auto range follows the visible values, applied from the next frame on (no second pass).
+                   lut.data(), rgba, values->data(), arrows ? vectors.data() : nullptr);
+  // Auto range follows the visible values, applied from the next frame on (no second pass) —
+  // except when the range came from another field: then this frame is recoloured with its own.
   float lo = INFINITY, hi = -INFINITY;
   for (float v : *values) {
     if (std::isnan(v)) continue;
@@ -153,8 +158,14 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   }
   if (lo <= hi) {
     if (hi - lo < 1e-6f) hi = lo + 1e-6f;
-    auto_lo_ = lo, auto_hi_ = hi, auto_lo_hi_valid_ = true;
+    if (view.auto_range && auto_field_ != field) {
+      t.lo = lo, t.hi = hi;
+      for (std::size_t i = 0; i < values->size(); ++i)
+        if (!std::isnan((*values)[i])) rgba[i] = colour_of((*values)[i], lut.data(), lo, hi);
+    }
+    auto_lo_ = lo, auto_hi_ = hi, auto_lo_hi_valid_ = true, auto_field_ = field;
   }
+  if (arrows) draw_arrows(image, vectors, t);
   RenderedFrame out;
   out.image = std::move(image);
   out.values = std::move(values);
@@ -167,6 +178,39 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   out.skipped = last_seq_ != 0 && frame.info().seq > last_seq_ + 1 ? frame.info().seq - last_seq_ - 1 : 0;
   last_seq_ = frame.info().seq;
   Q_EMIT frame_ready(out);
+}
+
+void ViewerWorker::draw_arrows(QImage& image, const std::vector<float>& vectors, const ViewTransform& t) {
+  // One arrow per kArrowSpacing pixels, at the vector of the cell under its centre; the longest
+  // visible vector spans the spacing (arrows show direction and relative size, whatever the
+  // colour range). x right and y down, as the grid.
+  constexpr int kArrowSpacing = 24;
+  double top = 0;
+  for (int py = kArrowSpacing / 2; py < t.view_h; py += kArrowSpacing)
+    for (int px = kArrowSpacing / 2; px < t.view_w; px += kArrowSpacing) {
+      const float* v = &vectors[2 * (static_cast<std::size_t>(py) * t.view_w + px)];
+      if (!std::isnan(v[0])) top = std::max(top, std::hypot(double(v[0]), double(v[1])));
+    }
+  if (top <= 0) return;
+  QPainter p(&image);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(QPen(QColor(255, 255, 255), 1.2));
+  for (int py = kArrowSpacing / 2; py < t.view_h; py += kArrowSpacing)
+    for (int px = kArrowSpacing / 2; px < t.view_w; px += kArrowSpacing) {
+      const float* v = &vectors[2 * (static_cast<std::size_t>(py) * t.view_w + px)];
+      if (std::isnan(v[0])) continue;
+      const double mag = std::hypot(double(v[0]), double(v[1]));
+      if (mag <= 0) continue;
+      const double len = 0.9 * kArrowSpacing * mag / top;
+      const double ux = v[0] / mag, uy = v[1] / mag;
+      const QPointF c(px + 0.5, py + 0.5);  // the pixel's centre
+      const QPointF tail = c - QPointF(0.5 * len * ux, 0.5 * len * uy),
+                    tip = c + QPointF(0.5 * len * ux, 0.5 * len * uy);
+      p.drawLine(tail, tip);
+      const double h = std::min(5.0, 0.4 * len);
+      p.drawLine(tip, tip - QPointF(h * (ux * 0.87 - uy * 0.5), h * (uy * 0.87 + ux * 0.5)));
+      p.drawLine(tip, tip - QPointF(h * (ux * 0.87 + uy * 0.5), h * (uy * 0.87 - ux * 0.5)));
+    }
 }
 
 void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view, std::size_t set, ViewTransform t) {
@@ -241,7 +285,7 @@ void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view,
   }
   if (lo <= hi) {
     if (hi - lo < 1e-6f) hi = lo + 1e-6f;
-    auto_lo_ = lo, auto_hi_ = hi, auto_lo_hi_valid_ = true;
+    auto_lo_ = lo, auto_hi_ = hi, auto_lo_hi_valid_ = true, auto_field_ = view.field;
   }
   RenderedFrame out;
   out.image = std::move(image);

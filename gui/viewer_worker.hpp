@@ -30,6 +30,7 @@ struct ViewRequest {
   bool auto_range = true;
   float lo = 0, hi = 1;                           ///< used when !auto_range
   double zoom = 1, center_x = -1, center_y = -1;  ///< center < 0: the field's centre
+  bool arrows = false;                            ///< vector fields: arrows over the magnitude
 };
 
 /// One rendered frame, handed to the UI thread by value.
@@ -82,6 +83,8 @@ class ViewerWorker : public QThread {
   void render(const Frame& frame, const ViewRequest& view);
   /// Particle set `set` as points: positions (x, y) mapped onto the grid's view, coloured by
   /// |velocity| (or the first other attribute), auto-fitted to the bodies of the first frame.
+  /// White arrows over a vector field's picture, from the per-pixel vectors the renderer wrote.
+  static void draw_arrows(QImage& image, const std::vector<float>& vectors, const ViewTransform& t);
   void render_particles(const Frame& frame, const ViewRequest& view, std::size_t set, ViewTransform t);
   void drop_client();
   void list_daemons();
@@ -102,6 +105,7 @@ class ViewerWorker : public QThread {
   QString state_text_;
   std::uint64_t last_seq_ = 0;
   bool auto_lo_hi_valid_ = false;
+  int auto_field_ = -1;  ///< the field the auto range was taken from
   double particle_half_ = 0;  ///< half-width of the space the view shows; 0: fit at the next frame
   std::string unshowable_;    ///< the field last refused as undrawable (said once)
   float auto_lo_ = 0, auto_hi_ = 1;

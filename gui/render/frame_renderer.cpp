@@ -33,10 +33,11 @@ FrameRenderer::FrameRenderer() = default;
 FrameRenderer::~FrameRenderer() = default;
 
 void FrameRenderer::render(const Frame& frame, std::size_t field, [[maybe_unused]] std::uint64_t offset,
-                           const ViewTransform& t, const std::uint32_t* lut, std::uint32_t* rgba, float* values) {
+                           const ViewTransform& t, const std::uint32_t* lut, std::uint32_t* rgba, float* values,
+                           float* vectors) {
   bytes_copied_ = 0;
   if (const float* host = frame.host_field(field)) {
-    render_cpu(host, lut, t, rgba, values);
+    render_cpu(host, lut, t, rgba, values, vectors);
     return;
   }
 #ifdef CUVIEW_HAVE_CUDA
@@ -72,7 +73,7 @@ void FrameRenderer::render(const Frame& frame, std::size_t field, [[maybe_unused
       rows_[py] = dst + k * span;
     }
   }
-  render_rows(rows_, s, t, lut, rgba, values);
+  render_rows(rows_, s, t, lut, rgba, values, vectors);
 #else
   throw Error(Errc::cuda, "frame " + std::to_string(frame.info().seq) +
                               " is in GPU memory, but this viewer was built without CUDA");

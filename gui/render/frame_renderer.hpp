@@ -27,7 +27,7 @@ class FrameRenderer {
   /// `rgba` and `values` (view_w × view_h each). Returns when they are filled. Throws
   /// Error(cuda) naming the failing copy.
   void render(const Frame& frame, std::size_t field, std::uint64_t offset, const ViewTransform& t,
-              const std::uint32_t* lut, std::uint32_t* rgba, float* values);
+              const std::uint32_t* lut, std::uint32_t* rgba, float* values, float* vectors = nullptr);
   /// Bytes the last CUDA render copied to the host (0 on the host backend).
   [[nodiscard]] std::size_t bytes_copied() const noexcept { return bytes_copied_; }
 

@@ -20,19 +20,23 @@ ViewSampling ViewSampling::of(const ViewTransform& t) {
 }
 
 void render_rows(const std::vector<const float*>& row_data, const ViewSampling& s, const ViewTransform& t,
-                 const std::uint32_t* lut, std::uint32_t* rgba, float* values) {
+                 const std::uint32_t* lut, std::uint32_t* rgba, float* values, float* vectors) {
   for (int py = 0; py < t.view_h; ++py) {
     const float* row = row_data[static_cast<std::size_t>(py)];
     std::uint32_t* out = rgba + static_cast<std::size_t>(py) * t.view_w;
     float* val = values + static_cast<std::size_t>(py) * t.view_w;
     for (int px = 0; px < t.view_w; ++px) {
       const int c = s.cols[static_cast<std::size_t>(px)];
+      float* vec = vectors ? vectors + 2 * (static_cast<std::size_t>(py) * t.view_w + px) : nullptr;
       if (row == nullptr || c < 0) {
         out[px] = kBackground;
         val[px] = NAN;
+        if (vec) vec[0] = vec[1] = NAN;
         continue;
       }
-      const float v = shown_value(row + static_cast<std::size_t>(c - s.col_lo) * t.components, t.components);
+      const float* cell = row + static_cast<std::size_t>(c - s.col_lo) * t.components;
+      const float v = shown_value(cell, t.components);
+      if (vec) vec[0] = cell[0], vec[1] = t.components > 1 ? cell[1] : 0.0f;
       val[px] = v;
       out[px] = colour_of(v, lut, t.lo, t.hi);
     }
@@ -40,13 +44,13 @@ void render_rows(const std::vector<const float*>& row_data, const ViewSampling& 
 }
 
 void render_cpu(const float* field, const std::uint32_t* lut, const ViewTransform& t, std::uint32_t* rgba,
-                float* values) {
+                float* values, float* vectors) {
   const auto s = ViewSampling::of(t);
   std::vector<const float*> rows(s.rows.size());
   for (std::size_t py = 0; py < rows.size(); ++py)
     rows[py] =
         s.rows[py] < 0 ? nullptr : field + (static_cast<std::size_t>(s.rows[py]) * t.field_w + s.col_lo) * t.components;
-  render_rows(rows, s, t, lut, rgba, values);
+  render_rows(rows, s, t, lut, rgba, values, vectors);
 }
 
 }  // namespace cuview::gui

@@ -91,11 +91,13 @@ struct ViewSampling {
 
 /// Fills `rgba` and `values` (view_w × view_h each) from the sampled rows: `row_data[py]` points at
 /// the first value of cell (col_lo, rows[py]), or is null where the row lies outside the field.
+/// With `vectors` (2 floats per pixel) it also writes each pixel's first two components (vector
+/// fields; NaN outside the field).
 void render_rows(const std::vector<const float*>& row_data, const ViewSampling& s, const ViewTransform& t,
-                 const std::uint32_t* lut, std::uint32_t* rgba, float* values);
+                 const std::uint32_t* lut, std::uint32_t* rgba, float* values, float* vectors = nullptr);
 
 /// A field in this process's memory (host backend: shared memory, read in place).
 void render_cpu(const float* field, const std::uint32_t* lut, const ViewTransform& t, std::uint32_t* rgba,
-                float* values);
+                float* values, float* vectors = nullptr);
 
 }  // namespace cuview::gui
