@@ -216,6 +216,10 @@ cuview_status cuview_set_preset(cuview_client* client, const char* preset) {
   CUVIEW_CONTROL(cuview_set_preset, client->client.set({}, std::string(preset)));
 }
 cuview_status cuview_reset(cuview_client* client) { CUVIEW_CONTROL(cuview_reset, client->client.reset()); }
+cuview_status cuview_draw(cuview_client* client, const char* input, double x, double y, double radius, int value) {
+  if (input == nullptr) return null_argument("cuview_draw");
+  CUVIEW_CONTROL(cuview_draw, client->client.draw({std::string(input), x, y, radius, value}));
+}
 cuview_status cuview_shutdown(cuview_client* client) { CUVIEW_CONTROL(cuview_shutdown, client->client.shutdown()); }
 
 }  // extern "C"

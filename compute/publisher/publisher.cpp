@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -877,6 +878,11 @@ std::string Publisher::State::op_reset(Peer& p, const std::string&, const proto:
 
 std::string Publisher::State::op_draw(Peer& p, const std::string&, const proto::Request& req, const std::string& what) {
   const auto a = proto::decode_as<proto::DrawArgs>(req.args, what);
+  auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
   if (std::none_of(inputs.begin(), inputs.end(), [&](const InputSpec& i) { return i.name == a.input; })) {
     std::string names;
     for (const auto& i : inputs) names += (names.empty() ? "" : ", ") + i.name;
@@ -884,11 +890,10 @@ std::string Publisher::State::op_draw(Peer& p, const std::string&, const proto::
                                      (names.empty() ? std::string("it takes no drawing") : "its inputs are: " + names));
   }
   if (!(a.x >= 0 && a.x < width && a.y >= 0 && a.y < height))
-    throw Error(Errc::out_of_range, "stroke at (" + std::to_string(a.x) + ", " + std::to_string(a.y) +
-                                        ") lies outside the " + std::to_string(width) + "x" + std::to_string(height) +
-                                        " grid");
+    throw Error(Errc::out_of_range, "stroke at (" + num(a.x) + ", " + num(a.y) + ") lies outside the " +
+                                        std::to_string(width) + "x" + std::to_string(height) + " grid");
   if (!(a.radius >= 0.5 && a.radius <= 256))
-    throw Error(Errc::out_of_range, "stroke radius " + std::to_string(a.radius) + " is out of range [0.5, 256]");
+    throw Error(Errc::out_of_range, "stroke radius " + num(a.radius) + " is out of range [0.5, 256]");
   if (a.value != 0 && a.value != 1)
     throw Error(Errc::out_of_range, "stroke value " + std::to_string(a.value) + " is neither 1 (draw) nor 0 (erase)");
   {

@@ -128,6 +128,11 @@ class Client:
     def reset(self):
         _check(lib.cuview_reset(self._handle()))
 
+    def draw(self, input, x, y, radius=3.0, erase=False):
+        """Draws (or erases) a disc of `radius` cells at grid (x, y) into the publisher's input
+        `input` (description["inputs"]): obstacles in a flow, bodies in N-body, ..."""
+        _check(lib.cuview_draw(self._handle(), input.encode(), float(x), float(y), float(radius), 0 if erase else 1))
+
     def shutdown(self):
         _check(lib.cuview_shutdown(self._handle()))
 

@@ -103,6 +103,14 @@ class PythonClient(unittest.TestCase):
         steps = [int(l.split()[1]) for l in stats]
         self.assertEqual(steps, sorted(set(steps)))  # three different frames, in order
 
+    def test_drawing_into_a_simulation_without_inputs_is_refused_by_name(self):
+        with cuview.attach("py", control_only=True) as sim:
+            self.assertEqual(sim.description["inputs"], [])
+            with self.assertRaises(cuview.CuviewError) as e:
+                sim.draw("obstacles", 10, 10)
+            self.assertEqual(e.exception.code, "bad_value")
+            self.assertIn("takes no drawing", str(e.exception))
+
     def test_steering_is_checked_and_seen_by_status(self):
         with cuview.attach("py", control_only=True) as sim:
             sim.set(F=0.031)

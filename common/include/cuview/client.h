@@ -138,6 +138,10 @@ CUVIEW_API cuview_status cuview_step(cuview_client* client, uint64_t n);
 CUVIEW_API cuview_status cuview_set(cuview_client* client, const char* param, double value);
 CUVIEW_API cuview_status cuview_set_preset(cuview_client* client, const char* preset);
 CUVIEW_API cuview_status cuview_reset(cuview_client* client);
+/* Draws (value 1) or erases (0) a disc of `radius` cells at grid (x, y) in the publisher's input
+   `input` (its `describe` JSON lists "inputs"). */
+CUVIEW_API cuview_status cuview_draw(cuview_client* client, const char* input, double x, double y, double radius,
+                                     int value);
 CUVIEW_API cuview_status cuview_shutdown(cuview_client* client);
 
 #ifdef __cplusplus
