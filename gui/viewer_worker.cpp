@@ -131,8 +131,6 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
   auto t = ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height, view.zoom,
                               cx, cy);
-  if (is_particles) return render_particles(frame, view, static_cast<std::size_t>(field) - d.fields.size(), t);
-  t.components = static_cast<int>(fd.components);
   if (view.auto_range) {
     t.lo = auto_lo_hi_valid_ ? auto_lo_ : 0.0f;
     t.hi = auto_lo_hi_valid_ ? auto_hi_ : 1.0f;
@@ -141,6 +139,9 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
     t.hi = view.hi;
   }
   const auto lut = make_lut(view.colormap);
+  if (is_particles)
+    return render_particles(frame, view, field, static_cast<std::size_t>(field) - d.fields.size(), t, lut.data());
+  t.components = static_cast<int>(fd.components);
   QImage image(view.width, view.height, QImage::Format_ARGB32);
   auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height);
   auto* rgba = reinterpret_cast<std::uint32_t*>(image.bits());
@@ -148,8 +149,15 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   std::vector<float> vectors(arrows ? 2 * values->size() : 0);
   renderer_.render(frame, static_cast<std::size_t>(field), d.fields[static_cast<std::size_t>(field)].offset, t,
                    lut.data(), rgba, values->data(), arrows ? vectors.data() : nullptr);
+  finish_frame(frame, view, field, std::move(image), std::move(values), t, lut.data(), vectors);
+}
+
+void ViewerWorker::finish_frame(const Frame& frame, const ViewRequest& view, int field, QImage image,
+                                std::shared_ptr<std::vector<float>> values, ViewTransform t, const std::uint32_t* lut,
+                                const std::vector<float>& vectors) {
   // Auto range follows the visible values, applied from the next frame on (no second pass) —
   // except when the range came from another field: then this frame is recoloured with its own.
+  auto* rgba = reinterpret_cast<std::uint32_t*>(image.bits());
   float lo = INFINITY, hi = -INFINITY;
   for (float v : *values) {
     if (std::isnan(v)) continue;
@@ -161,11 +169,11 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
     if (view.auto_range && auto_field_ != field) {
       t.lo = lo, t.hi = hi;
       for (std::size_t i = 0; i < values->size(); ++i)
-        if (!std::isnan((*values)[i])) rgba[i] = colour_of((*values)[i], lut.data(), lo, hi);
+        if (!std::isnan((*values)[i])) rgba[i] = colour_of((*values)[i], lut, lo, hi);
     }
     auto_lo_ = lo, auto_hi_ = hi, auto_lo_hi_valid_ = true, auto_field_ = field;
   }
-  if (arrows) draw_arrows(image, vectors, t);
+  if (!vectors.empty()) draw_arrows(image, vectors, t);
   RenderedFrame out;
   out.image = std::move(image);
   out.values = std::move(values);
@@ -213,7 +221,8 @@ void ViewerWorker::draw_arrows(QImage& image, const std::vector<float>& vectors,
     }
 }
 
-void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view, std::size_t set, ViewTransform t) {
+void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view, int field, std::size_t set,
+                                    const ViewTransform& t, const std::uint32_t* lut) {
   const auto& d = client_->description();
   const auto& ps = d.particles.at(set);
   const proto::FieldDesc *pos = nullptr, *colour = nullptr;
@@ -254,9 +263,6 @@ void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view,
       half = std::max({half, std::abs(double(xyz[i * pc])), std::abs(double(xyz[i * pc + 1]))});
     particle_half_ = half * 1.05;
   }
-  t.lo = view.auto_range ? (auto_lo_hi_valid_ ? auto_lo_ : 0.0f) : view.lo;
-  t.hi = view.auto_range ? (auto_lo_hi_valid_ ? auto_hi_ : 1.0f) : view.hi;
-  const auto lut = make_lut(view.colormap);
   QImage image(view.width, view.height, QImage::Format_ARGB32);
   image.fill(kBackground);
   auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height, NAN);
@@ -267,7 +273,6 @@ void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view,
   double x0 = -particle_half_ * t.field_w / m, x1 = -x0, y0 = -particle_half_ * t.field_h / m, y1 = -y0;
   if (ps.bounds.size() == 4) x0 = ps.bounds[0], x1 = ps.bounds[1], y0 = ps.bounds[2], y1 = ps.bounds[3];
   const double sx = t.field_w / (x1 - x0), sy = t.field_h / (y1 - y0);
-  float lo = INFINITY, hi = -INFINITY;
   for (std::size_t i = 0; i < n; ++i) {
     const double gx = (xyz[i * pc] - x0) * sx, gy = (xyz[i * pc + 1] - y0) * sy;
     const int px = static_cast<int>(std::floor((gx - t.center_x) * t.pixels_per_cell + t.view_w * 0.5));
@@ -278,27 +283,11 @@ void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view,
       const float* a = c.data() + i * cc;
       v = shown_value(a, static_cast<int>(cc));
     }
-    lo = std::min(lo, v), hi = std::max(hi, v);
     const std::size_t at = static_cast<std::size_t>(py) * t.view_w + px;
-    rgba[at] = colour_of(v, lut.data(), t.lo, t.hi);
+    rgba[at] = colour_of(v, lut, t.lo, t.hi);
     (*values)[at] = v;
   }
-  if (lo <= hi) {
-    if (hi - lo < 1e-6f) hi = lo + 1e-6f;
-    auto_lo_ = lo, auto_hi_ = hi, auto_lo_hi_valid_ = true, auto_field_ = view.field;
-  }
-  RenderedFrame out;
-  out.image = std::move(image);
-  out.values = std::move(values);
-  out.info = frame.info();
-  out.lo = t.lo, out.hi = t.hi;
-  out.field = view.field;
-  out.colormap = view.colormap;
-  out.center_x = t.center_x, out.center_y = t.center_y, out.pixels_per_cell = t.pixels_per_cell;
-  out.field_w = t.field_w, out.field_h = t.field_h;
-  out.skipped = last_seq_ != 0 && frame.info().seq > last_seq_ + 1 ? frame.info().seq - last_seq_ - 1 : 0;
-  last_seq_ = frame.info().seq;
-  Q_EMIT frame_ready(out);
+  finish_frame(frame, view, field, std::move(image), std::move(values), t, lut, {});
 }
 
 void ViewerWorker::list_daemons() {

@@ -85,7 +85,13 @@ class ViewerWorker : public QThread {
   /// |velocity| (or the first other attribute), auto-fitted to the bodies of the first frame.
   /// White arrows over a vector field's picture, from the per-pixel vectors the renderer wrote.
   static void draw_arrows(QImage& image, const std::vector<float>& vectors, const ViewTransform& t);
-  void render_particles(const Frame& frame, const ViewRequest& view, std::size_t set, ViewTransform t);
+  void render_particles(const Frame& frame, const ViewRequest& view, int field, std::size_t set, const ViewTransform& t,
+                        const std::uint32_t* lut);
+  /// The common end of both paths: the auto range from this frame's values (recolouring it when
+  /// the range came from another field), arrows when `vectors` holds them, and the frame to the UI.
+  void finish_frame(const Frame& frame, const ViewRequest& view, int field, QImage image,
+                    std::shared_ptr<std::vector<float>> values, ViewTransform t, const std::uint32_t* lut,
+                    const std::vector<float>& vectors);
   void drop_client();
   void list_daemons();
 
@@ -105,7 +111,7 @@ class ViewerWorker : public QThread {
   QString state_text_;
   std::uint64_t last_seq_ = 0;
   bool auto_lo_hi_valid_ = false;
-  int auto_field_ = -1;  ///< the field the auto range was taken from
+  int auto_field_ = -1;       ///< the field the auto range was taken from
   double particle_half_ = 0;  ///< half-width of the space the view shows; 0: fit at the next frame
   std::string unshowable_;    ///< the field last refused as undrawable (said once)
   float auto_lo_ = 0, auto_hi_ = 1;
