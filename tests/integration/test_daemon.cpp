@@ -24,12 +24,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
-Client attach(const std::string& name) {
-  AttachOptions o;
-  o.name = name;
-  o.client = "integration test";
-  return Client::attach(o);
-}
 
 struct Unknown {  // `step` arguments with a field no version of the protocol has
   std::uint64_t n = 1;

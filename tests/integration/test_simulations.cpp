@@ -15,12 +15,6 @@ using namespace cuview::test;
 using namespace std::chrono_literals;
 
 namespace {
-Client attach(const std::string& name) {
-  AttachOptions o;
-  o.name = name;
-  o.client = "simulations test";
-  return Client::attach(o);
-}
 /// Field `index` of the newest frame at or after `step`, copied to the host.
 std::vector<float> field_at(Client& c, std::size_t index, std::uint64_t step) {
   const auto& d = c.description();
@@ -73,7 +67,7 @@ BACKEND_TEST("an obstacle drawn into the running flow stops it there, and erasin
   RuntimeDir rt;
   auto daemon = start_daemon("flow", backend, {"--sim", "lbm", "--paused"}, "160x64");
   REQUIRE(ctl("flow", {"step", "400"}).code == 0);
-  auto c = attach("flow");
+  auto c = attach("flow", "simulations test");
   const int w = 160;
   const std::size_t probe = 32 * w + 110;  // downstream of the cylinder, on the axis
   auto before = field_at(c, 1, 400);       // speed
@@ -116,7 +110,7 @@ BACKEND_TEST("a body placed with a stroke appears where it was drawn, and erasin
              "[integration][draw]") {
   RuntimeDir rt;
   auto daemon = start_daemon("nb", backend, {"--sim", "nbody", "--sim-option", "bodies=512", "--paused"}, "128x128");
-  auto c = attach("nb");
+  auto c = attach("nb", "simulations test");
   const auto& set = c.description().particles.at(0);
   REQUIRE(set.bounds.size() == 4);
   REQUIRE(c.description().inputs.at(0).kind == "points");

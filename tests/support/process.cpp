@@ -116,6 +116,13 @@ RuntimeDir::~RuntimeDir() {
   fs::remove_all(path_, ec);
 }
 
+cuview::Client attach(const std::string& name, const std::string& client) {
+  AttachOptions o;
+  o.name = name;
+  o.client = client;
+  return Client::attach(o);
+}
+
 ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<std::string> extra,
                           const std::string& size) {
   int fds[2];

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "cuview/client.hpp"
+
 namespace cuview::test {
 
 enum class Backend { host, cuda };
@@ -59,6 +61,9 @@ class RuntimeDir {
 };
 
 std::string bin(const std::string& program);
+
+/// A client of the daemon `name` that imports its frames (the client library, in this process).
+cuview::Client attach(const std::string& name, const std::string& client = "integration test");
 
 /// Starts cuview-compute and returns once it wrote "ready" on its --ready-fd (fails the test,
 /// with the daemon's log, if it exits first or takes longer than 60 s).
