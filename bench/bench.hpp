@@ -54,6 +54,9 @@ struct Clocks {
 std::optional<Clocks> calibrate_gpu_clock();
 /// Device-to-device copy bandwidth (bytes read + written), GB/s per repetition.
 std::vector<double> copy_bandwidth(int reps);
+/// FP32 rate of a kernel of nothing but independent FMAs, TFLOP/s per repetition: the peak a
+/// real kernel can approach, measured (the datasheet's figure assumes every issue slot an FMA).
+std::vector<double> fma_rate(int reps);
 
 // ---- sections ----
 /// Section 1: copy bandwidth and cell updates per second on CUDA (needs a usable device).

@@ -1,4 +1,4 @@
-// The bench's own GPU work: the device-to-device copy bandwidth, and the offset between the
+// The bench's own GPU work: the device-to-device copy bandwidth, the FP32 FMA rate, and the offset between the
 // GPU's global timer (which the daemon writes into each frame's trailer) and CLOCK_REALTIME.
 #include <cuda_runtime.h>
 
@@ -15,6 +15,21 @@ __global__ void read_globaltimer(std::uint64_t* out) {
   std::uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   *out = t;
+}
+
+/// Sixteen independent FMA chains per thread: nothing but FFMA in the loop, the FP32 pipe's best.
+__global__ void fma_chains(float* out, int iters) {
+  float a[16];
+#pragma unroll
+  for (int k = 0; k < 16; ++k) a[k] = static_cast<float>(threadIdx.x) * 1e-7f + static_cast<float>(k);
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 16; ++k) a[k] = fmaf(a[k], 0.999999f, 1e-7f);
+  }
+  float s = 0;
+#pragma unroll
+  for (int k = 0; k < 16; ++k) s += a[k];
+  if (s == 12345.0f) out[threadIdx.x] = s;  // never true; keeps the chains alive
 }
 }  // namespace
 
@@ -54,6 +69,28 @@ std::vector<double> copy_bandwidth(int reps) {
     float ms = 0;
     cuda::check(cudaEventElapsedTime(&ms, e0.get(), e1.get()), "cudaEventElapsedTime");
     rates.push_back(2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
+  }
+  return rates;
+}
+
+std::vector<double> fma_rate(int reps) {
+  int dev = 0, sms = 0;
+  cuda::check(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "counting SMs");
+  cuda::DeviceBuffer out(4096);
+  cuda::Event e0(cuda::EventKind::timing), e1(cuda::EventKind::timing);
+  const int threads = 1024, blocks = 2 * sms, iters = 100000;
+  fma_chains<<<blocks, threads>>>(static_cast<float*>(out.get()), 1000);
+  cuda::check(cudaDeviceSynchronize(), "the FMA warm-up kernel");
+  std::vector<double> rates;
+  for (int r = 0; r < reps; ++r) {
+    cuda::check(cudaEventRecord(e0.get()), "cudaEventRecord");
+    fma_chains<<<blocks, threads>>>(static_cast<float*>(out.get()), iters);
+    cuda::check(cudaEventRecord(e1.get()), "cudaEventRecord");
+    cuda::check(cudaEventSynchronize(e1.get()), "timing the FMA kernel");
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, e0.get(), e1.get()), "cudaEventElapsedTime");
+    rates.push_back(2.0 * 16 * iters * static_cast<double>(threads) * blocks / (ms * 1e-3) / 1e12);
   }
   return rates;
 }

@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   cli.add_option("--colormap", colormap, "viridis, magma, grayscale or diverging")
       ->check(CLI::IsMember({"viridis", "magma", "grayscale", "diverging"}));
   std::string field;
-  cli.add_option("--field", field, "the field to show, or a particle set as \"NAME (points)\"");
+  cli.add_option("--field", field,
+                 "the field to show, or a particle set as \"SET (points by ATTRIBUTE)\" (\"SET (points)\": its first)");
   cli.add_flag("--screenshot-window", whole_window, "screenshots show the whole window, not only the view");
   try {
     cli.parse(argc, argv);

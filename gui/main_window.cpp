@@ -163,6 +163,7 @@ void MainWindow::build_ui() {
   auto* display = new QWidget;
   auto* df = new QFormLayout(display);
   field_ = new QComboBox;
+  field_->setObjectName("field");
   colormap_ = new QComboBox;
   for (auto n : kColormapNames) colormap_->addItem(QString::fromLatin1(n.data(), static_cast<int>(n.size())));
   range_mode_ = new QComboBox;
@@ -353,8 +354,9 @@ void MainWindow::set_fixed_range(float lo, float hi) {
 
 void MainWindow::set_field(const QString& name) {
   field_name_ = name;
-  const int i = field_->findText(name);
-  if (i >= 0) field_->setCurrentIndex(i);
+  QStringList labels;
+  for (int i = 0; i < field_->count(); ++i) labels << field_->itemText(i);
+  if (const int i = find_view(labels, name); i >= 0) field_->setCurrentIndex(i);
 }
 
 void MainWindow::set_parameter(const QString& name, double value) {
@@ -473,8 +475,10 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
   field_->blockSignals(true);
   field_->clear();
   for (const auto& f : d.fields) field_->addItem(QString::fromStdString(f.name));
-  for (const auto& p : d.particles) field_->addItem(QString::fromStdString(p.name) + " (points)");
-  int index = field_->findText(wanted);
+  for (const auto& v : point_views(d)) field_->addItem(v.label);
+  QStringList labels;
+  for (int i = 0; i < field_->count(); ++i) labels << field_->itemText(i);
+  int index = find_view(labels, wanted);
   if (index < 0 && !wanted.isEmpty() && field_->count() > 0)
     on_error(QString("field '%1' does not exist in this simulation; showing '%2'").arg(wanted, field_->itemText(0)));
   field_->setCurrentIndex(std::max(0, index));

@@ -39,7 +39,7 @@ struct ViewerOptions {
   int frames = 1;
   int timeout_s = 30;         ///< headless: give up after this long without enough frames
   QString colormap;           ///< overrides the remembered one
-  QString field;              ///< the field (or "SET (points)") to show first; empty: the remembered one
+  QString field;              ///< the field (or "SET (points by ATTR)") to show first; empty: the remembered one
   bool whole_window = false;  ///< screenshots show the whole window, not only the view
 };
 

@@ -109,8 +109,8 @@ void ViewerWorker::drop_client() {
 void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   const auto& d = client_->description();
   if (view.width <= 0 || view.height <= 0 || d.fields.empty()) return;
-  const int field =
-      std::clamp(view.field, 0, static_cast<int>(d.fields.size()) + static_cast<int>(d.particles.size()) - 1);
+  const auto points = point_views(d);
+  const int field = std::clamp(view.field, 0, static_cast<int>(d.fields.size() + points.size()) - 1);
   const bool is_particles = static_cast<std::size_t>(field) >= d.fields.size();
   const auto& fd = d.fields[is_particles ? 0 : static_cast<std::size_t>(field)];
   if (const auto& f = fd; !is_particles && (f.dtype != "float32" || f.components < 1 || f.components > 3)) {
@@ -140,7 +140,8 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   }
   const auto lut = make_lut(view.colormap);
   if (is_particles)
-    return render_particles(frame, view, field, static_cast<std::size_t>(field) - d.fields.size(), t, lut.data());
+    return render_particles(frame, view, field, points[static_cast<std::size_t>(field) - d.fields.size()], t,
+                            lut.data());
   t.components = static_cast<int>(fd.components);
   QImage image(view.width, view.height, QImage::Format_ARGB32);
   auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height);
@@ -221,16 +222,45 @@ void ViewerWorker::draw_arrows(QImage& image, const std::vector<float>& vectors,
     }
 }
 
-void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view, int field, std::size_t set,
+std::vector<PointView> point_views(const proto::DescribeResult& d) {
+  std::vector<PointView> out;
+  for (std::size_t s = 0; s < d.particles.size(); ++s) {
+    const auto& ps = d.particles[s];
+    const QString name = QString::fromStdString(ps.name);
+    std::vector<int> by;
+    for (std::size_t a = 0; a < ps.attributes.size(); ++a) {
+      const auto& at = ps.attributes[a];
+      if (at.dtype != "float32" || at.name == "position") continue;
+      if (at.name == "velocity")
+        by.insert(by.begin(), static_cast<int>(a));
+      else
+        by.push_back(static_cast<int>(a));
+    }
+    if (by.empty()) out.push_back({s, -1, name + " (points)"});
+    for (int a : by)
+      out.push_back({s, a, QString("%1 (points by %2)").arg(name, QString::fromStdString(ps.attributes[a].name))});
+  }
+  return out;
+}
+
+int find_view(const QStringList& labels, const QString& name) {
+  if (const int i = labels.indexOf(name); i >= 0) return i;
+  if (name.endsWith(" (points)")) {  // a set's name alone: its first view
+    const QString prefix = name.chopped(1);
+    for (int i = 0; i < labels.size(); ++i)
+      if (labels[i].startsWith(prefix)) return i;
+  }
+  return -1;
+}
+
+void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view, int field, const PointView& pv,
                                     const ViewTransform& t, const std::uint32_t* lut) {
   const auto& d = client_->description();
-  const auto& ps = d.particles.at(set);
-  const proto::FieldDesc *pos = nullptr, *colour = nullptr;
-  for (const auto& a : ps.attributes) {
-    if (a.dtype != "float32") continue;
-    if (pos == nullptr && a.name == "position" && a.components >= 2) pos = &a;
-    if (a.name == "velocity" || (colour == nullptr && a.name != "position")) colour = &a;
-  }
+  const auto& ps = d.particles.at(pv.set);
+  const proto::FieldDesc* pos = nullptr;
+  for (const auto& a : ps.attributes)
+    if (pos == nullptr && a.dtype == "float32" && a.name == "position" && a.components >= 2) pos = &a;
+  const proto::FieldDesc* colour = pv.colour >= 0 ? &ps.attributes.at(static_cast<std::size_t>(pv.colour)) : nullptr;
   if (pos == nullptr) {
     if (unshowable_ != ps.name)
       Q_EMIT error(QString("particle set '%1' has no float32 'position' to draw").arg(QString::fromStdString(ps.name)));

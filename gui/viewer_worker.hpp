@@ -25,13 +25,25 @@ namespace cuview::gui {
 /// What the UI asks the worker to render.
 struct ViewRequest {
   int width = 0, height = 0;  ///< pixels
-  int field = 0;              ///< a field, or past the fields: particle set (field − fields) drawn as points
+  int field = 0;              ///< a field, or past the fields: point_views(description)[field − fields]
   Colormap colormap = Colormap::viridis;
   bool auto_range = true;
   float lo = 0, hi = 1;                           ///< used when !auto_range
   double zoom = 1, center_x = -1, center_y = -1;  ///< center < 0: the field's centre
   bool arrows = false;                            ///< vector fields: arrows over the magnitude
 };
+
+/// A particle set drawn as points, coloured by one of its attributes (its magnitude for vectors).
+struct PointView {
+  std::size_t set = 0;
+  int colour = -1;  ///< index into the set's attributes; −1: one colour
+  QString label;    ///< "SET (points by ATTR)", or "SET (points)" when nothing can colour it
+};
+/// The point views a description offers, after its fields in the viewer's list: one per float32
+/// attribute other than position, velocity first.
+std::vector<PointView> point_views(const proto::DescribeResult& d);
+/// The index in `labels` that `name` picks: the label itself, or "SET (points)" for SET's first view.
+int find_view(const QStringList& labels, const QString& name);
 
 /// One rendered frame, handed to the UI thread by value.
 struct RenderedFrame {
@@ -81,12 +93,12 @@ class ViewerWorker : public QThread {
   void set_state(Connection s, const QString& text);
   void try_attach(const QString& name);
   void render(const Frame& frame, const ViewRequest& view);
-  /// Particle set `set` as points: positions (x, y) mapped onto the grid's view, coloured by
-  /// |velocity| (or the first other attribute), auto-fitted to the bodies of the first frame.
+  /// A particle set as points: positions (x, y) mapped onto the grid's view (the set's bounds, or
+  /// fitted to the bodies of the first frame), coloured by the view's attribute.
   /// White arrows over a vector field's picture, from the per-pixel vectors the renderer wrote.
   static void draw_arrows(QImage& image, const std::vector<float>& vectors, const ViewTransform& t);
-  void render_particles(const Frame& frame, const ViewRequest& view, int field, std::size_t set, const ViewTransform& t,
-                        const std::uint32_t* lut);
+  void render_particles(const Frame& frame, const ViewRequest& view, int field, const PointView& pv,
+                        const ViewTransform& t, const std::uint32_t* lut);
   /// The common end of both paths: the auto range from this frame's values (recolouring it when
   /// the range came from another field), arrows when `vectors` holds them, and the frame to the UI.
   void finish_frame(const Frame& frame, const ViewRequest& view, int field, QImage image,

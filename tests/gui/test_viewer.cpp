@@ -3,6 +3,7 @@
 
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QWheelEvent>
@@ -338,6 +339,28 @@ BACKEND_TEST("particles are drawn as points coloured by their speed, only where 
   CHECK(points > 200);   // most of the 300 bodies have a pixel of their own
   CHECK(points <= 300);  // and nothing else is drawn
   CHECK(outside == 0);   // each shows a speed of some body
+
+  // Coloured by another attribute: the list offers one view per attribute; by mass, every point
+  // shows the central body's 0.5 or a disc body's 0.5 / 299.
+  auto* fields = w->findChild<QComboBox*>("field");
+  REQUIRE(fields);
+  CHECK(fields->findText("bodies (points by velocity)") == 1);
+  CHECK(fields->findText("bodies (points by mass)") == 2);
+  w->set_field("bodies (points by mass)");
+  REQUIRE(wait_for([&] { return w->view()->last_frame().field == 2; }));
+  int light = 0, heavy = 0, other = 0;
+  for (float x : *w->view()->last_frame().values) {
+    if (std::isnan(x)) continue;
+    if (std::abs(x - 0.5f / 299) < 1e-7f)
+      ++light;
+    else if (std::abs(x - 0.5f) < 1e-6f)
+      ++heavy;
+    else
+      ++other;
+  }
+  CHECK(light > 200);
+  CHECK(heavy <= 1);
+  CHECK(other == 0);
 }
 
 BACKEND_TEST("arrows over a vector field point along the flow", "[gui]") {

@@ -1,6 +1,7 @@
 // N-body on the CUDA executor: bodies as float4 (position, mass), velocities and accelerations on
-// the device. The force kernel is the classic all-pairs tiling: each thread owns two bodies (one
-// shared-memory load feeds two independent interactions; four measured no faster); a block stages a tile of bodies in
+// the device. The force kernel is the classic all-pairs tiling: each thread owns four bodies (one
+// shared-memory load feeds four independent interactions; 64 threads × 4 measured 2 points above
+// 128 × 2 on an H100, docs/benchmarks.md); a block stages a tile of bodies in
 // shared memory and every thread sums their pulls (interact(), nbody.hpp), unrolled; small N
 // splits the sources across grid rows so every SM has work. Compiled with flush-to-zero,
 // so rsqrtf is the bare hardware instruction. Leapfrog kicks and drifts are two small kernels.
@@ -14,7 +15,7 @@
 namespace cuview::sim::nbody {
 namespace {
 
-constexpr int kThreads = 128, kPer = 2, kTile = kPer * kThreads;  // a block owns kTile bodies, kPer per thread
+constexpr int kThreads = 64, kPer = 4, kTile = kPer * kThreads;  // a block owns kTile bodies, kPer per thread
 
 /// Pulls on the block's kTile bodies from bodies [j0, j1) (whole tiles; the last may run past n).
 /// With one split (`atomic` false) it stores the accelerations; with several it adds them.
