@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 
 #include "cuview/error.hpp"
 #include "cuview/ring.hpp"
@@ -26,6 +27,11 @@ sigset_t shutdown_signals() {
 
 /// Anything the simulation throws, with its context: fatal to the run (its state is unknown).
 struct SimulationFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A checkpoint that cannot be restored: its message names the file and the problem.
+struct RestoreFailed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
@@ -111,11 +117,56 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
       publisher_->add_preset(std::move(preset));
     if (!opts.preset.empty()) publisher_->use_preset(opts.preset);
     for (auto& input : in_simulation("inputs", [&] { return sim_->inputs(); })) publisher_->add_input(std::move(input));
+    meta_.simulation = sim_name_;
+    meta_.state_version = in_simulation("state_version", [&] { return sim_->state_version(); });
+    meta_.width = opts.width, meta_.height = opts.height;
+    meta_.options = opts.sim_options;
+    meta_.backend = executor.name();
+    meta_.cuview_version = CUVIEW_VERSION;
+    const auto state = in_simulation("state", [&] { return sim_->state(); });
+    if (!opts.restore.empty()) try {
+        load_checkpoint();
+      } catch (const Error& e) {
+        throw RestoreFailed(e.what());
+      }
+    if (!state.empty()) {
+      const bool asked = opts.checkpoint_every_s > 0 || !opts.checkpoint_dir.empty() || !opts.restore.empty();
+      checkpoint::Options co{
+          opts.checkpoint_dir.empty() ? checkpoint::default_dir(opts.name) : std::filesystem::path(opts.checkpoint_dir),
+          opts.checkpoint_every_s, opts.keep};
+      try {
+        checkpointer_ = std::make_unique<checkpoint::Checkpointer>(co, executor, *sim_, meta_);
+        proto::CheckpointStatus status;
+        status.dir = co.dir.string();
+        status.every_s = co.every_s;
+        publisher_->accept_checkpoints(status);
+      } catch (const Error& e) {
+        if (asked) throw;
+        spdlog::warn("checkpoints are off: {}", e.what());
+      }
+    } else if (opts.checkpoint_every_s > 0) {
+      throw Error(Errc::bad_value, "simulation '" + sim_name_ +
+                                       "' declares no state (Simulation::state()), so it cannot be checkpointed; "
+                                       "drop --checkpoint-every");
+    }
+    if (restored_) publisher_->use_params(restored_->meta.params);
     publisher_->start();
     apply_params(publisher_->params());
-    in_simulation("reset", [&] { sim_->reset(opts.seed); });
+    if (restored_) {
+      std::vector<const void*> in;
+      for (const auto& b : restored_->blocks) in.push_back(b.data.get());
+      in_simulation("load_state", [&] { sim_->load_state(in); });
+      step_ = restored_->meta.step;
+      sim_time_ = restored_->meta.sim_time;
+      spdlog::info("restored step {} (simulated time {}) from {}", step_, sim_time_, opts_.restore);
+      restored_.reset();  // its memory goes back
+    } else {
+      in_simulation("reset", [&] { sim_->reset(opts.seed); });
+    }
   } catch (const SimulationFailed& e) {
     throw Error(Errc::bad_value, e.what());
+  } catch (const RestoreFailed& e) {
+    throw Error(Errc::bad_value, e.what());  // names the file already
   } catch (const Error& e) {
     if (e.code() != Errc::bad_value && e.code() != Errc::out_of_range) throw;
     // What the publisher refused came from the simulation's declarations: say whose.
@@ -128,6 +179,27 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
   const sigset_t set = shutdown_signals();
   signals_ = UniqueFd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!signals_) throw_errno("signalfd for SIGINT/SIGTERM", errno);
+}
+
+void Daemon::load_checkpoint() {
+  namespace fs = std::filesystem;
+  fs::path path = opts_.restore;
+  if (opts_.restore == "latest") {
+    const fs::path dir =
+        opts_.checkpoint_dir.empty() ? checkpoint::default_dir(opts_.name) : fs::path(opts_.checkpoint_dir);
+    path = checkpoint::Checkpointer::latest(dir);
+    opts_.restore = path.string();
+  }
+  auto loaded = checkpoint::read(path);
+  if (const auto why = checkpoint::mismatch(loaded, meta_, in_simulation("state", [&] { return sim_->state(); }));
+      !why.empty())
+    throw Error(Errc::bad_value, "cannot restore checkpoint " + path.string() + ": " + why);
+  restored_ = std::move(loaded);
+}
+
+void Daemon::report_checkpoints() {
+  if (checkpointer_)
+    if (auto st = checkpointer_->take_status()) publisher_->report_checkpoint(*st);
 }
 
 void Daemon::apply_params(const std::map<std::string, double>& values) {
@@ -170,6 +242,12 @@ int Daemon::run() {
       if (!r.params.empty()) apply_params(r.params);
       if (r.reset) reset();
       for (const auto& stroke : r.strokes) in_simulation("draw", [&] { sim_->draw(stroke); });
+      if (checkpointer_) {
+        for (const auto& [ticket, path] : r.checkpoints) checkpointer_->request(ticket, path);
+        const double now = static_cast<double>(monotonic_ns()) * 1e-9;
+        in_simulation("save_state", [&] { checkpointer_->tick(step_, sim_time_, publisher_->params(), now); });
+        report_checkpoints();
+      }
       const auto n = static_cast<std::uint32_t>(publisher_->steps_allowed(steps_per_frame_));
       if (n == 0) {  // paused
         publisher_->wait_for_requests(std::chrono::milliseconds(50));
@@ -188,9 +266,23 @@ int Daemon::run() {
     failure = "the GPU work of simulation '" + sim_name_ + "' failed: " + e.what();  // e.g. a kernel's fault
   }
   if (!failure.empty()) spdlog::error("{}; stopping daemon '{}' at step {}", failure, opts_.name, step_);
+  bool saved = true;
+  if (failure.empty() && checkpointer_ && opts_.final_checkpoint) {
+    // Before the name is given up: a daemon started with --restore latest right after finds it.
+    try {
+      const auto path =
+          in_simulation("save_state", [&] { return checkpointer_->write_now(step_, sim_time_, publisher_->params()); });
+      spdlog::info("final checkpoint: {} (restart with --restore latest)", path.string());
+    } catch (const std::exception& e) {
+      spdlog::error("the final checkpoint of step {} failed: {}", step_, e.what());
+      saved = false;
+    }
+    report_checkpoints();
+  }
+  checkpointer_.reset();
   publisher_->close(failure.empty() ? "shutdown" : "simulation failed: " + failure);
   spdlog::info("daemon '{}' stopped at step {}", opts_.name, step_);
-  return failure.empty() ? 0 : 1;
+  return failure.empty() && saved ? 0 : 1;
 }
 
 }  // namespace cuview

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "checkpoint/checkpointer.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/publisher.hpp"
 #include "sims/plugin.hpp"
@@ -30,6 +31,12 @@ struct DaemonOptions {
   std::string preset;  ///< empty: the simulation's first preset
   bool start_paused = false;
   int ready_fd = -1;  ///< written "ready\n" and closed once clients can attach
+  // Checkpoints (docs/checkpoints.md)
+  std::string checkpoint_dir;     ///< empty: $XDG_STATE_HOME/cuview/NAME
+  double checkpoint_every_s = 0;  ///< 0: on request and at exit only
+  unsigned keep = 5;              ///< checkpoints kept in the directory; 0: all
+  bool final_checkpoint = true;   ///< one at SIGTERM/SIGINT/shutdown
+  std::string restore;            ///< a checkpoint file, or "latest" (in the directory); empty: start afresh
 };
 
 /// Blocks SIGINT and SIGTERM in the calling thread (and threads it starts later), so that the
@@ -55,12 +62,18 @@ class Daemon {
   void apply_params(const std::map<std::string, double>& values);
   void reset();
   void publish();
+  /// Reads, verifies and checks opts_.restore against this run before anything starts.
+  void load_checkpoint();
+  void report_checkpoints();
 
   DaemonOptions opts_;
   std::optional<sim::Plugin> plugin_;  // outlives the simulation it made
   std::string sim_name_;               // the built-in's name, or the plugin's own
   std::optional<Publisher> publisher_;
   std::unique_ptr<sim::Simulation> sim_;
+  std::unique_ptr<checkpoint::Checkpointer> checkpointer_;
+  std::optional<checkpoint::Loaded> restored_;
+  checkpoint::Meta meta_;  // what every checkpoint of this run says besides step, time and parameters
   FieldWriter write_fields_;
   UniqueFd signals_;
   std::uint32_t steps_per_frame_ = 16;

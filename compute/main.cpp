@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <regex>
 
+#include "checkpoint/checkpoint_file.hpp"
+#include "checkpoint/checkpointer.hpp"
 #include "cuview/error.hpp"
 #include "daemon.hpp"
 #ifdef CUVIEW_HAVE_CUDA
@@ -57,6 +59,17 @@ int main(int argc, char** argv) {
   app.add_option("--sim-option", sim_options,
                  "KEY=VALUE for the simulation, repeatable (lbm: flow=channel|periodic, obstacle=cylinder|none; "
                  "nbody: bodies=N, setup=disc|galaxies)");
+  std::string every, verify;
+  app.add_option("--checkpoint-dir", o.checkpoint_dir,
+                 "where checkpoints go (default: $XDG_STATE_HOME/cuview/NAME, else ~/.local/state/cuview/NAME)");
+  app.add_option("--checkpoint-every", every, "write a checkpoint this often: 30s, 5m, 1h (default: only on request)");
+  app.add_option("--keep", o.keep, "checkpoints kept in --checkpoint-dir, the oldest removed (0: all)")
+      ->capture_default_str();
+  bool no_final = false;
+  app.add_flag("--no-final-checkpoint", no_final, "skip the checkpoint written at SIGTERM/SIGINT/shutdown");
+  app.add_option("--restore", o.restore,
+                 "continue from a checkpoint: a file, or `latest` for the newest good one in --checkpoint-dir");
+  app.add_option("--verify-checkpoint", verify, "read a checkpoint file, verify its checksums, print what it holds");
   app.add_option("--ready-fd", o.ready_fd, "write \"ready\" to this inherited descriptor once clients can attach");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
@@ -68,6 +81,34 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ cuview-compute[%P] %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
+
+  o.final_checkpoint = !no_final;
+  if (!every.empty()) try {
+      o.checkpoint_every_s = cuview::checkpoint::parse_duration(every);
+    } catch (const cuview::Error& e) {
+      spdlog::error("--checkpoint-every: {}", e.what());
+      return 2;
+    }
+  if (!verify.empty()) try {
+      const auto c = cuview::checkpoint::read(verify);
+      std::printf("%s: cuview checkpoint (written %s by cuview %s on %s), checksums OK\n", verify.c_str(),
+                  c.meta.written_utc.c_str(), c.meta.cuview_version.c_str(), c.meta.backend.c_str());
+      std::printf("simulation %s (state version %u), %ux%u, step %llu, simulated time %g\n", c.meta.simulation.c_str(),
+                  c.meta.state_version, c.meta.width, c.meta.height, static_cast<unsigned long long>(c.meta.step),
+                  c.meta.sim_time);
+      for (const auto& [k, v] : c.meta.options) std::printf("option %s=%s\n", k.c_str(), v.c_str());
+      for (const auto& [k, v] : c.meta.params) std::printf("parameter %s = %g\n", k.c_str(), v);
+      for (const auto& b : c.blocks) {
+        std::string shape;
+        for (auto d : b.spec.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+        std::printf("state %s: %s %s (%zu bytes)\n", b.spec.name.c_str(), cuview::to_string(b.spec.dtype),
+                    shape.c_str(), b.spec.bytes());
+      }
+      return 0;
+    } catch (const cuview::Error& e) {
+      spdlog::error("{}", e.what());
+      return 1;
+    }
 
   if (check_cuda) {
 #ifdef CUVIEW_HAVE_CUDA

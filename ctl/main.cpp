@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -45,7 +47,35 @@ nlohmann::json to_json(const cuview::proto::Stats& s) {
           {"frames_per_second", s.frames_per_second},
           {"rss_kib", s.rss_kib},
           {"uptime_s", s.uptime_s},
-          {"params", s.params}};
+          {"params", s.params},
+          {"checkpoint",
+           {{"enabled", s.checkpoint.enabled},
+            {"dir", s.checkpoint.dir},
+            {"every_s", s.checkpoint.every_s},
+            {"written", s.checkpoint.written},
+            {"path", s.checkpoint.path},
+            {"step", s.checkpoint.step},
+            {"sim_time", s.checkpoint.sim_time},
+            {"unix_time", s.checkpoint.unix_time},
+            {"bytes", s.checkpoint.bytes},
+            {"stall_ms", s.checkpoint.stall_ms},
+            {"write_ms", s.checkpoint.write_ms},
+            {"error", s.checkpoint.error}}}};
+}
+
+std::string clock_time(double unix_time) {
+  const auto t = static_cast<std::time_t>(unix_time);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+void print_checkpoint(const cuview::proto::CheckpointStatus& c) {
+  std::printf("checkpoint of step %llu written to %s (%.1f MiB; the simulation waited %.1f ms, writing took %.0f ms)\n",
+              static_cast<unsigned long long>(c.step), c.path.c_str(), static_cast<double>(c.bytes) / (1 << 20),
+              c.stall_ms, c.write_ms);
 }
 
 void print_status(const cuview::proto::Stats& s) {
@@ -61,6 +91,20 @@ void print_status(const cuview::proto::Stats& s) {
   std::printf("  params:");
   for (const auto& [k, v] : s.params) std::printf(" %s=%g", k.c_str(), v);
   std::printf("\n");
+  const auto& c = s.checkpoint;
+  if (!c.enabled) {
+    std::printf("  checkpoints: none (this program does not write them)\n");
+    return;
+  }
+  std::printf("  checkpoints: %s into %s",
+              c.every_s > 0 ? ("every " + std::to_string(static_cast<long>(c.every_s)) + " s").c_str()
+                            : "on request and at exit",
+              c.dir.c_str());
+  if (c.written > 0)
+    std::printf("; last: step %llu at %s (%s)", static_cast<unsigned long long>(c.step),
+                clock_time(c.unix_time).c_str(), c.path.c_str());
+  std::printf("\n");
+  if (!c.error.empty()) std::printf("  last checkpoint failure: %s\n", c.error.c_str());
 }
 
 struct AttachArgs {
@@ -268,7 +312,12 @@ int main(int argc, char** argv) {
   draw->add_option("Y", draw_y, "grid row of the disc's centre (0 at the top)")->required();
   draw->add_option("--radius", draw_radius, "in cells")->capture_default_str();
   draw->add_flag("--erase", erase, "clear the disc instead of filling it");
-  app.add_subcommand("shutdown", "stop the daemon gracefully");
+  std::string checkpoint_path;
+  bool no_wait = false;
+  auto* ckpt = app.add_subcommand("checkpoint", "write the simulation's state to disk now (docs/checkpoints.md)");
+  ckpt->add_option("PATH", checkpoint_path, "the file (default: step-N.h5 in the daemon's checkpoint directory)");
+  ckpt->add_flag("--no-wait", no_wait, "return once the daemon has the request");
+  app.add_subcommand("shutdown", "stop the daemon gracefully (it writes a final checkpoint first)");
   CLI11_PARSE(app, argc, argv);
   opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
 
@@ -369,6 +418,16 @@ int main(int argc, char** argv) {
       client.reset();
     } else if (*draw) {
       client.draw({draw_input, draw_x, draw_y, draw_radius, erase ? 0 : 1});
+    } else if (*ckpt) {
+      const std::string path = checkpoint_path.empty()
+                                   ? std::string()
+                                   : std::filesystem::absolute(checkpoint_path).lexically_normal().string();
+      const auto ticket = client.checkpoint(path);
+      if (no_wait) {
+        std::printf("checkpoint %llu requested\n", static_cast<unsigned long long>(ticket));
+        return 0;
+      }
+      print_checkpoint(client.wait_checkpoint(ticket, std::max(opts.timeout, std::chrono::milliseconds(600000))));
     } else if (app.got_subcommand("shutdown")) {
       client.shutdown();
     }

@@ -16,7 +16,7 @@ packages=(
   clang libclang-rt-dev           # libFuzzer, ASan and UBSan for the fault campaign's fuzzer
   procps util-linux passwd        # pgrep; setpriv and useradd for the campaign's second user
   python3-numpy                   # the Python package's tests (host backend)
-  libhdf5-dev                     # checkpoints (HDF5 files)
+  libhdf5-dev libxxhash-dev       # checkpoints: HDF5 files, XXH3 checksums
   python3-h5py hdf5-tools         # checkpoint tests read them as a user would (h5py, h5dump)
 )
 missing=()

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <vector>
 #include <zmq.hpp>
 
@@ -468,6 +469,28 @@ void Client::set(const std::map<std::string, double>& params, const std::optiona
 void Client::draw(const Stroke& s) {
   (void)impl_->call<proto::NoArgs>("draw", proto::DrawArgs{s.input, s.x, s.y, s.radius, s.value}, impl_->opts.timeout);
 }
+std::uint64_t Client::checkpoint(const std::string& path) {
+  proto::CheckpointArgs a;
+  if (!path.empty()) a.path = path;
+  return impl_->call<proto::CheckpointResult>("checkpoint", a, impl_->opts.timeout).ticket;
+}
+
+proto::CheckpointStatus Client::wait_checkpoint(std::uint64_t ticket, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto c = stats().checkpoint;
+    if (c.error_ticket == ticket && !c.error.empty())
+      throw Error(Errc::system,
+                  "checkpoint " + std::to_string(ticket) + " of '" + impl_->opts.name + "' failed: " + c.error);
+    if (c.answered >= ticket) return c;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw Error(Errc::timeout, "checkpoint " + std::to_string(ticket) + " of '" + impl_->opts.name +
+                                     "' was not written within " + std::to_string(timeout.count()) +
+                                     " ms (a large state, or a slow disk); its stats will say when it is");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 void Client::reset() { (void)impl_->call<proto::NoArgs>("reset", proto::NoArgs{}, impl_->opts.timeout); }
 void Client::shutdown() {
   (void)impl_->call<proto::NoArgs>("shutdown", proto::NoArgs{}, impl_->opts.timeout);

@@ -109,6 +109,14 @@ class CudaExecutor final : public Executor {
     cuda::check(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize (finishing queued work)");
   }
 
+  std::shared_ptr<std::byte> host_memory(std::size_t bytes) const override {
+    cuda::DeviceGuard guard(probe_.device);
+    void* p = nullptr;
+    cuda::check(cudaHostAlloc(&p, bytes, cudaHostAllocDefault),
+                "cudaHostAlloc of " + std::to_string(bytes >> 20) + " MiB of pinned memory");
+    return {static_cast<std::byte*>(p), [](std::byte* q) { cudaFreeHost(q); }};
+  }
+
  private:
   cuda::Probe probe_;
   int sms_ = 1;

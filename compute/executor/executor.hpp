@@ -49,6 +49,10 @@ class Executor {
   virtual void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step, void* stream) = 0;
   /// Blocks until everything queued on the executor's stream has run.
   virtual void finish() {}
+  /// Host memory the executor copies to and from at full speed: pinned on CUDA.
+  [[nodiscard]] virtual std::shared_ptr<std::byte> host_memory(std::size_t bytes) const {
+    return {new std::byte[bytes], std::default_delete<std::byte[]>()};
+  }
 };
 
 /// The host CPU: everything runs inline on the calling thread.

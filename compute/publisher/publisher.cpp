@@ -65,6 +65,7 @@ struct Publisher::State {
   std::vector<Preset> presets;
   std::vector<InputSpec> inputs;
   std::optional<std::string> preset;
+  std::optional<std::map<std::string, double>> start_params;  // use_params(): a restored run's
   std::uint32_t width = 0, height = 0;
   bool started = false, closed = false;
   SlotLayout layout;
@@ -97,7 +98,10 @@ struct Publisher::State {
     std::condition_variable changed;
     std::unique_ptr<ParameterSet> params;  // the values clients asked for (stats shows them)
     bool params_changed = false, reset = false, shutdown = false, paused = false;
-    std::vector<Stroke> strokes;  // drawn since the last poll()
+    std::vector<Stroke> strokes;                                     // drawn since the last poll()
+    std::vector<std::pair<std::uint64_t, std::string>> checkpoints;  // requested since the last poll()
+    std::uint64_t checkpoint_tickets = 0;
+    proto::CheckpointStatus checkpoint;  // enabled by accept_checkpoints()
     std::uint64_t pending_steps = 0;
     std::uint64_t requests = 0, requests_seen = 0;  // counts state-changing requests
   } shared;
@@ -155,6 +159,7 @@ struct Publisher::State {
   std::string op_set(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_reset(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_draw(Peer&, const std::string&, const proto::Request&, const std::string&);
+  std::string op_checkpoint(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_stats(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_detach(Peer&, const std::string&, const proto::Request&, const std::string&);
   std::string op_shutdown(Peer&, const std::string&, const proto::Request&, const std::string&);
@@ -333,6 +338,28 @@ void Publisher::use_preset(const std::string& name) {
   state_->preset = name;
 }
 
+void Publisher::use_params(const std::map<std::string, double>& values) {
+  state_->check_declarable(where(state_->opts.name) + ": the starting parameters");
+  ParameterSet check(state_->param_specs, state_->presets);
+  (void)check.apply(std::nullopt, values);  // refuses an unknown name or a value out of range now
+  state_->start_params = values;
+}
+
+void Publisher::accept_checkpoints(const proto::CheckpointStatus& status) {
+  std::lock_guard lock(state_->shared.m);
+  state_->shared.checkpoint = status;
+  state_->shared.checkpoint.enabled = true;
+}
+
+void Publisher::report_checkpoint(const proto::CheckpointStatus& status) {
+  std::lock_guard lock(state_->shared.m);
+  const proto::CheckpointStatus was = state_->shared.checkpoint;
+  state_->shared.checkpoint = status;
+  state_->shared.checkpoint.enabled = was.enabled;
+  state_->shared.checkpoint.dir = was.dir;
+  state_->shared.checkpoint.every_s = was.every_s;
+}
+
 // ---------------------------------------------------------------- starting
 
 void Publisher::State::start() {
@@ -344,6 +371,7 @@ void Publisher::State::start() {
                                      "add_field() before publish()");
   auto params = std::make_unique<ParameterSet>(param_specs, presets);
   if (preset) params->assign(params->apply(preset, {}));
+  if (start_params) params->assign(params->apply(std::nullopt, *start_params));
 
   // The slot: fields, then each particle attribute, each its own aligned block.
   for (const auto& f : fields) blocks.push_back({&f, "field '" + f.name + "'"});
@@ -488,6 +516,7 @@ Requests Publisher::poll() {
   }
   r.reset = std::exchange(s.shared.reset, false);
   r.strokes = std::exchange(s.shared.strokes, {});
+  r.checkpoints = std::exchange(s.shared.checkpoints, {});
   if (r.reset) s.publish_now = true;
   r.shutdown = s.shared.shutdown;
   return r;
@@ -744,7 +773,7 @@ std::string Publisher::State::handle(const std::string& peer, std::string_view b
       {"describe", &State::op_describe}, {"handles", &State::op_handles}, {"pause", &State::op_pause},
       {"resume", &State::op_pause},      {"step", &State::op_step},       {"set", &State::op_set},
       {"reset", &State::op_reset},       {"stats", &State::op_stats},     {"detach", &State::op_detach},
-      {"shutdown", &State::op_shutdown}, {"draw", &State::op_draw}};
+      {"shutdown", &State::op_shutdown}, {"draw", &State::op_draw},       {"checkpoint", &State::op_checkpoint}};
   std::uint64_t id = 0;
   std::string op = "request";
   try {
@@ -906,6 +935,31 @@ std::string Publisher::State::op_draw(Peer& p, const std::string&, const proto::
   return proto::encode_result(req.id, proto::NoArgs{});
 }
 
+std::string Publisher::State::op_checkpoint(Peer& p, const std::string&, const proto::Request& req,
+                                            const std::string& what) {
+  const auto a = proto::decode_as<proto::CheckpointArgs>(req.args, what);
+  std::string path = a.path.value_or("");
+  if (!path.empty() && path.front() != '/')
+    throw Error(Errc::bad_value, "checkpoint path '" + path + "' is relative; '" + opts.name +
+                                     "' runs in another directory: give an absolute path");
+  if (path.size() > 4096) throw Error(Errc::out_of_range, "checkpoint path is longer than 4096 bytes");
+  std::uint64_t ticket = 0;
+  {
+    std::lock_guard lock(shared.m);
+    if (!shared.checkpoint.enabled)
+      throw Error(Errc::unsupported, "'" + opts.name + "' (" + opts.title +
+                                         ") does not write checkpoints: it is a program embedding the publisher, or "
+                                         "its simulation declares no state (docs/checkpoints.md)");
+    if (shared.checkpoints.size() >= 64)
+      throw Error(Errc::too_many_clients, "'" + opts.name + "' already has 64 checkpoints waiting; try again later");
+    ticket = ++shared.checkpoint_tickets;
+    shared.checkpoints.emplace_back(ticket, path);
+    note_request(shared);
+  }
+  spdlog::info("checkpoint {} requested by '{}'{}", ticket, p.client, path.empty() ? "" : " into " + path);
+  return proto::encode_result(req.id, proto::CheckpointResult{ticket});
+}
+
 std::string Publisher::State::op_stats(Peer&, const std::string&, const proto::Request& req, const std::string& what) {
   (void)proto::decode_as<proto::NoArgs>(req.args, what);
   proto::Stats s;
@@ -933,6 +987,7 @@ std::string Publisher::State::op_stats(Peer&, const std::string&, const proto::R
     std::lock_guard lock(shared.m);
     s.paused = shared.paused;
     s.params = shared.params->values();
+    s.checkpoint = shared.checkpoint;
   }
   return proto::encode_result(req.id, s);
 }

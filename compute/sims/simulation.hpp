@@ -24,10 +24,10 @@ namespace cuview::sim {
 using cuview::DType;
 using cuview::FieldTarget;
 using cuview::InputSpec;
-using cuview::Stroke;
 using cuview::ParamSpec;
 using cuview::Preset;
 using cuview::size_of;
+using cuview::Stroke;
 using cuview::to_string;
 
 /// One field on the grid: `components` values of `dtype` per cell (1 for a scalar, 2 or 3 for a
@@ -47,6 +47,20 @@ struct ParticleSetSpec {
   std::vector<FieldSpec> attributes;  ///< e.g. position (float32 × 2), velocity, mass
   std::string help;
   std::vector<double> bounds;  ///< {x0, x1, y0, y1}: the position region the grid shows (optional)
+};
+
+/// One buffer of a simulation's state, as a checkpoint holds it: `shape` outermost first (e.g.
+/// {height, width} for a grid, {9, height, width} for lattice-Boltzmann populations).
+struct StateSpec {
+  std::string name;
+  DType dtype = DType::float32;
+  std::vector<std::uint64_t> shape;
+  std::string help;
+  [[nodiscard]] std::size_t bytes() const {
+    std::size_t n = size_of(dtype);
+    for (auto d : shape) n *= d;
+    return n;
+  }
 };
 
 /// What a simulation is made with.
@@ -84,6 +98,22 @@ class Simulation {
   /// Applies a stroke the publisher validated (its input is one of inputs(), the disc's centre on
   /// the grid). Takes effect from the next step().
   virtual void draw(const Stroke& stroke) { (void)stroke; }
+
+  // ---- checkpoints (docs/checkpoints.md) ----
+  /// The buffers that hold the whole state between steps: with the step count, simulated time
+  /// and parameters (which the daemon keeps), what continues the run bit for bit. Default: none,
+  /// and checkpoints are refused naming the simulation.
+  [[nodiscard]] virtual std::vector<StateSpec> state() const { return {}; }
+  /// Bump it when the meaning or layout of state() changes: a checkpoint written by another
+  /// version is refused.
+  [[nodiscard]] virtual std::uint32_t state_version() const { return 1; }
+  /// Copies the state into `out`, one host buffer per state() entry of its bytes() (pinned memory
+  /// on CUDA), queued on the executor's stream after the steps so far: the caller waits for the
+  /// stream before reading them.
+  virtual void save_state(const std::vector<void*>& out) { (void)out; }
+  /// Replaces the state with `in` (as save_state() wrote it, sizes checked by the caller); takes
+  /// effect from the next step(). `in` may be freed when it returns.
+  virtual void load_state(const std::vector<const void*>& in) { (void)in; }
 };
 
 /// A built-in simulation: its name for `--sim`, one line of help, and how to make it.

@@ -93,7 +93,7 @@ TEST_CASE("an embedded publisher publishes the program's buffers and hands steer
   std::vector<std::int32_t> ids(10);
   std::iota(ids.begin(), ids.end(), 100);
   pub.add_field(host_field("ramp", ramp, 16, 8));
-  pub.add_particles({"dots", 10, {{"id", ids.data(), 40, 0, 0, DType::int32, 1, Memory::host, "id"}}, "dots"});
+  pub.add_particles({"dots", 10, {{"id", ids.data(), 40, 0, 0, DType::int32, 1, Memory::host, "id"}}, "dots", {}});
   pub.add_param({"gain", 1, 0, 10, false, "gain"});
   REQUIRE(pub.publish(7, 0.5));
 

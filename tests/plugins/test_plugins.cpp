@@ -26,7 +26,8 @@ class Ramp final : public Simulation {
     return {{"walkers",
              kWalkers,
              {{"position", DType::float32, 2, "x, y in cells"}, {"id", DType::int32, 1, "the walker's number"}},
-             "walkers moving right by `rate` per step"}};
+             "walkers moving right by `rate` per step",
+             {}}};
   }
   std::vector<ParamSpec> params() const override { return {{"rate", 1.0, 0.0, 10.0, false, "growth per step"}}; }
   std::vector<Preset> presets() const override { return {{"slow", {{"rate", 0.5}}}, {"fast", {{"rate", 4}}}}; }

@@ -119,6 +119,13 @@ class Client {
   void reset();
   /// Draws (value 1) or erases (0) a disc in one of the daemon's inputs (description().inputs).
   void draw(const Stroke& stroke);
+  /// Asks the daemon to write a checkpoint (to `path`, absolute; else into its checkpoint
+  /// directory) and returns its ticket. Throws Error(unsupported) when the daemon writes none.
+  std::uint64_t checkpoint(const std::string& path = {});
+  /// Waits until the checkpoint of `ticket` is written and returns the daemon's checkpoint status
+  /// (its path, step, sizes and times). Throws Error(system) with the daemon's reason when the
+  /// write failed, Error(timeout) when it takes longer than `timeout`.
+  proto::CheckpointStatus wait_checkpoint(std::uint64_t ticket, std::chrono::milliseconds timeout);
   void shutdown();
   /// Tells the daemon this client is leaving; later frame waits throw. Called by the destructor.
   void detach() noexcept;

@@ -62,7 +62,41 @@ struct DrawArgs {
   MSGPACK_DEFINE_MAP(input, x, y, radius, value);
 };
 
+/// `checkpoint`: write the simulation's state now. `path` (absolute) names the file; without it
+/// the daemon writes into its checkpoint directory.
+struct CheckpointArgs {
+  std::optional<std::string> path;
+  MSGPACK_DEFINE_MAP(path);
+};
+
 // ---- results (daemon → client) ----
+
+/// `checkpoint`'s answer: the request is queued; `stats.checkpoint.answered` reaches `ticket`
+/// when it is written (or failed: then `error_ticket` is `ticket`).
+struct CheckpointResult {
+  std::uint64_t ticket = 0;
+  MSGPACK_DEFINE_MAP(ticket);
+};
+
+/// The daemon's checkpoints, in `stats`.
+struct CheckpointStatus {
+  bool enabled = false;        ///< whether this publisher writes checkpoints at all
+  std::string dir;             ///< where periodic and unnamed ones go
+  double every_s = 0;          ///< the period; 0: on request and at exit only
+  std::uint64_t written = 0;   ///< checkpoints written since start
+  std::uint64_t answered = 0;  ///< the last `checkpoint` ticket answered (written or failed)
+  std::string path;            ///< the last one written ("" : none yet)
+  std::uint64_t step = 0;      ///< … its step and simulated time
+  double sim_time = 0;
+  double unix_time = 0;            ///< … when it was complete (seconds since 1970, UTC)
+  std::uint64_t bytes = 0;         ///< … the state's size
+  double stall_ms = 0;             ///< … how long the simulation waited (the copy to host memory)
+  double write_ms = 0;             ///< … how long the writer thread took for the file
+  std::string error;               ///< the last failure ("" : none)
+  std::uint64_t error_ticket = 0;  ///< … the ticket it answered (0: a periodic one)
+  MSGPACK_DEFINE_MAP(enabled, dir, every_s, written, answered, path, step, sim_time, unix_time, bytes, stall_ms,
+                     write_ms, error, error_ticket);
+};
 
 struct HelloResult {
   std::string session;         ///< changes on every daemon start
@@ -196,9 +230,10 @@ struct Stats {
   std::uint64_t rss_kib = 0;
   double uptime_s = 0;
   std::map<std::string, double> params;
+  CheckpointStatus checkpoint;
   MSGPACK_DEFINE_MAP(session, name, backend, sharing, device, sim, width, height, slots, paused, step, sim_time,
                      frames_published, frames_skipped, clients, readers, held_slots, steps_per_second,
-                     frames_per_second, rss_kib, uptime_s, params);
+                     frames_per_second, rss_kib, uptime_s, params, checkpoint);
 };
 
 struct ErrorBody {
@@ -231,8 +266,8 @@ inline constexpr std::string_view kByeTopic = "bye";
 // ---- envelopes ----
 
 /// Every op the daemon knows; `hello` is the only one allowed before attaching.
-inline constexpr std::string_view kOps[] = {"hello", "describe", "handles", "pause",  "resume",   "step",
-                                            "set",   "reset",    "stats",   "detach", "shutdown", "draw"};
+inline constexpr std::string_view kOps[] = {"hello", "describe", "handles", "pause",    "resume", "step",      "set",
+                                            "reset", "stats",    "detach",  "shutdown", "draw",   "checkpoint"};
 
 /// A decoded request. `args` points into `handle`'s zone.
 struct Request {

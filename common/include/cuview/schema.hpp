@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace cuview {
 
@@ -25,6 +27,13 @@ enum class DType : std::uint8_t { float32, float16, int32, uint8 };
       return "uint8";
   }
   return "?";
+}
+
+/// The DType named `name` (to_string's spelling), or nothing.
+[[nodiscard]] inline std::optional<DType> parse_dtype(std::string_view name) noexcept {
+  for (DType t : {DType::float32, DType::float16, DType::int32, DType::uint8})
+    if (name == to_string(t)) return t;
+  return std::nullopt;
 }
 
 [[nodiscard]] constexpr std::size_t size_of(DType t) noexcept {

@@ -43,6 +43,16 @@ class GrayScottHost final : public Simulation {
     }
   }
 
+  std::vector<StateSpec> state() const override { return grayscott::state(w_, h_); }
+  void save_state(const std::vector<void*>& out) override {
+    std::memcpy(out[0], u_.data(), u_.size() * sizeof(float));
+    std::memcpy(out[1], v_.data(), v_.size() * sizeof(float));
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    std::memcpy(u_.data(), in[0], u_.size() * sizeof(float));
+    std::memcpy(v_.data(), in[1], v_.size() * sizeof(float));
+  }
+
   void write_fields(const std::vector<FieldTarget>& targets) override {
     std::memcpy(targets[0].data, u_.data(), targets[0].bytes);
     std::memcpy(targets[1].data, v_.data(), targets[1].bytes);

@@ -194,6 +194,22 @@ class GrayScottCuda final : public Simulation {
     cuda::check(cudaGetLastError(), "launching the Gray–Scott step kernels");
   }
 
+  std::vector<StateSpec> state() const override { return grayscott::state(w_, h_); }
+  void save_state(const std::vector<void*>& out) override {
+    cuda::DeviceGuard guard(device_);
+    const std::size_t bytes = cells() * sizeof(float);
+    cuda::check(cudaMemcpyAsync(out[0], u_[cur_].get(), bytes, cudaMemcpyDeviceToHost, stream_), "saving u");
+    cuda::check(cudaMemcpyAsync(out[1], v_[cur_].get(), bytes, cudaMemcpyDeviceToHost, stream_), "saving v");
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    cuda::DeviceGuard guard(device_);
+    const std::size_t bytes = cells() * sizeof(float);
+    cur_ = 0;
+    cuda::check(cudaMemcpyAsync(u_[0].get(), in[0], bytes, cudaMemcpyHostToDevice, stream_), "restoring u");
+    cuda::check(cudaMemcpyAsync(v_[0].get(), in[1], bytes, cudaMemcpyHostToDevice, stream_), "restoring v");
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after restoring the state");
+  }
+
   void write_fields(const std::vector<FieldTarget>& targets) override {
     cuda::DeviceGuard guard(device_);
     cuda::check(cudaMemcpyAsync(targets[0].data, u_[cur_].get(), targets[0].bytes, cudaMemcpyDeviceToDevice, stream_),

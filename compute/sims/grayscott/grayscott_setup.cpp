@@ -4,6 +4,12 @@
 
 namespace cuview::sim::grayscott {
 
+std::vector<StateSpec> state(int width, int height) {
+  const std::vector<std::uint64_t> shape{static_cast<std::uint64_t>(height), static_cast<std::uint64_t>(width)};
+  return {{"u", DType::float32, shape, "activator concentration"},
+          {"v", DType::float32, shape, "inhibitor concentration"}};
+}
+
 std::vector<FieldSpec> fields() {
   return {{"u", DType::float32, 1, "activator concentration"}, {"v", DType::float32, 1, "inhibitor concentration"}};
 }

@@ -14,6 +14,8 @@
 namespace cuview::sim::grayscott {
 
 [[nodiscard]] std::vector<FieldSpec> fields();
+/// What a checkpoint holds: u and v, {height, width} each.
+[[nodiscard]] std::vector<StateSpec> state(int width, int height);
 /// Forward Euler with the 5-point Laplacian is stable while 4·D·dt ≤ 1: the ranges of Du, Dv and
 /// dt keep every allowed combination inside that bound.
 [[nodiscard]] std::vector<ParamSpec> params();

@@ -24,6 +24,12 @@ LbmOptions options_from(const std::map<std::string, std::string>& options) {
   return o;
 }
 
+std::vector<StateSpec> state(int width, int height) {
+  const auto w = static_cast<std::uint64_t>(width), h = static_cast<std::uint64_t>(height);
+  return {{"populations", DType::float32, {kQ, h, w}, "D2Q9 populations f_i − w_i, direction outermost"},
+          {"obstacles", DType::uint8, {h, w}, "1 where the cell is solid (walls, the cylinder, what was drawn)"}};
+}
+
 std::vector<FieldSpec> fields() {
   return {{"velocity", DType::float32, 2, "flow velocity (ux, uy), lattice units"},
           {"speed", DType::float32, 1, "|velocity|"},
@@ -148,6 +154,16 @@ class LbmHost final : public Simulation {
   }
   std::vector<InputSpec> inputs() const override { return lbm::inputs(); }
   void draw(const Stroke& s) override { (void)lbm::draw(s, solid_, flags_, w_, h_, o_); }
+  std::vector<StateSpec> state() const override { return lbm::state(w_, h_); }
+  void save_state(const std::vector<void*>& out) override {
+    std::memcpy(out[0], f_.data(), f_.size() * sizeof(float));
+    std::memcpy(out[1], solid_.data(), solid_.size());
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    std::memcpy(f_.data(), in[0], f_.size() * sizeof(float));
+    std::memcpy(solid_.data(), in[1], solid_.size());
+    flags_ = cell_flags(solid_, w_, h_, o_);
+  }
   void write_fields(const std::vector<FieldTarget>& t) override {
     for (int y = 0; y < h_; ++y)
       for (int x = 0; x < w_; ++x)

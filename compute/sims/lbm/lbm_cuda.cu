@@ -1,6 +1,7 @@
 // The lattice-Boltzmann flow on the CUDA executor: populations double-buffered on the device, one
 // thread per cell running lbm_cell (lbm.hpp) per step; the published fields are computed by a
 // second kernel straight into the ring slot.
+#include <cstring>
 #include <vector>
 
 #include "cuview/cuda_ipc.hpp"
@@ -85,6 +86,27 @@ class LbmCuda final : public Simulation {
                                   pitch, static_cast<std::size_t>(t.x1 - t.x0) * sizeof(std::uint16_t),
                                   static_cast<std::size_t>(t.y1 - t.y0), cudaMemcpyHostToDevice, stream_),
                 "uploading an obstacle edit");
+  }
+
+  std::vector<StateSpec> state() const override { return lbm::state(w_, h_); }
+  void save_state(const std::vector<void*>& out) override {
+    cuda::DeviceGuard guard(device_);
+    cuda::check(cudaMemcpyAsync(out[0], f_[cur_].get(), cells() * kQ * sizeof(float), cudaMemcpyDeviceToHost, stream_),
+                "saving the populations");
+    std::memcpy(out[1], mask_.data(), mask_.size());  // the host copy is the truth (draw() keeps it)
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    cuda::DeviceGuard guard(device_);
+    cuda::check(cudaStreamSynchronize(stream_), "waiting before restoring the state");  // flags_host_ may be in flight
+    std::memcpy(mask_.data(), in[1], mask_.size());
+    flags_host_ = cell_flags(mask_, w_, h_, o_);
+    cur_ = 0;
+    cuda::check(cudaMemcpyAsync(f_[0].get(), in[0], cells() * kQ * sizeof(float), cudaMemcpyHostToDevice, stream_),
+                "restoring the populations");
+    cuda::check(cudaMemcpyAsync(flags_.get(), flags_host_.data(), cells() * sizeof(std::uint16_t),
+                                cudaMemcpyHostToDevice, stream_),
+                "restoring the obstacle flags");
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after restoring the state");
   }
 
   void write_fields(const std::vector<FieldTarget>& t) override {

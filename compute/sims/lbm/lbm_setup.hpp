@@ -22,6 +22,9 @@ struct LbmOptions {
 LbmOptions options_from(const std::map<std::string, std::string>& options);
 
 [[nodiscard]] std::vector<FieldSpec> fields();
+/// What a checkpoint holds: the populations {9, height, width} (stored shifted by their weights)
+/// and the obstacle mask {height, width}; the flags follow from the mask.
+[[nodiscard]] std::vector<StateSpec> state(int width, int height);
 [[nodiscard]] std::vector<ParamSpec> params();
 [[nodiscard]] std::vector<Preset> presets();
 [[nodiscard]] LbmParams from(const std::map<std::string, double>& values, const LbmOptions& o);

@@ -29,6 +29,12 @@ NbodyOptions options_from(const std::map<std::string, std::string>& options) {
   return o;
 }
 
+std::vector<StateSpec> state(std::uint64_t bodies) {
+  return {{"position_mass", DType::float32, {bodies, 4}, "x, y, z, mass"},
+          {"velocity", DType::float32, {bodies, 4}, "vx, vy, vz, 0"},
+          {"acceleration", DType::float32, {bodies, 4}, "ax, ay, az, 0 (of the positions, for the next kick)"}};
+}
+
 std::vector<FieldSpec> fields() { return {{"density", DType::float32, 1, "bodies per cell, looking down the z axis"}}; }
 
 std::vector<ParticleSetSpec> particle_sets(std::uint64_t bodies, bool galaxies, int width, int height) {
@@ -176,6 +182,20 @@ class NbodyHost final : public Simulation {
       for (std::uint64_t i = 0; i < o_.bodies; ++i)  // kick
         for (int d = 0; d < 3; ++d) s_.vel[4 * i + d] += h * s_.acc[4 * i + d];
     }
+  }
+  std::vector<StateSpec> state() const override { return nbody::state(o_.bodies); }
+  void save_state(const std::vector<void*>& out) override {
+    const std::size_t bytes = 4 * sizeof(float) * o_.bodies;
+    std::memcpy(out[0], s_.pos_mass.data(), bytes);
+    std::memcpy(out[1], s_.vel.data(), bytes);
+    std::memcpy(out[2], s_.acc.data(), bytes);
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    const std::size_t bytes = 4 * sizeof(float) * o_.bodies;
+    s_.pos_mass.resize(4 * o_.bodies), s_.vel.resize(4 * o_.bodies), s_.acc.resize(4 * o_.bodies);
+    std::memcpy(s_.pos_mass.data(), in[0], bytes);
+    std::memcpy(s_.vel.data(), in[1], bytes);
+    std::memcpy(s_.acc.data(), in[2], bytes);
   }
   void write_fields(const std::vector<FieldTarget>& t) override {
     splat(s_.pos_mass.data(), o_.bodies, view_half_width(o_.galaxies), w_, h_, static_cast<float*>(t[0].data));

@@ -3,7 +3,8 @@
 // shared-memory load feeds four independent interactions; 64 threads × 4 measured 2 points above
 // 128 × 2 on an H100, docs/benchmarks.md); a block stages a tile of bodies in
 // shared memory and every thread sums their pulls (interact(), nbody.hpp), unrolled; small N
-// splits the sources across grid rows so every SM has work. Compiled with flush-to-zero,
+// splits the sources across grid rows so every SM has work (their pulls summed in order, so every
+// run gives the same bits). Compiled with flush-to-zero,
 // so rsqrtf is the bare hardware instruction. Leapfrog kicks and drifts are two small kernels.
 #include <algorithm>
 #include <vector>
@@ -17,9 +18,8 @@ namespace {
 
 constexpr int kThreads = 64, kPer = 4, kTile = kPer * kThreads;  // a block owns kTile bodies, kPer per thread
 
-/// Pulls on the block's kTile bodies from bodies [j0, j1) (whole tiles; the last may run past n).
-/// With one split (`atomic` false) it stores the accelerations; with several it adds them.
-template <bool Atomic>
+/// Pulls on the block's kTile bodies from bodies [j0, j1) (whole tiles; the last may run past n),
+/// stored in row blockIdx.y of `acc` (n bodies per row): one row per split of the sources.
 __global__ void __launch_bounds__(kThreads)
     accel_kernel(const float4* __restrict__ pm, float4* __restrict__ acc, int n, int chunk, float eps2) {
   __shared__ float4 tile[kTile];
@@ -49,15 +49,21 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
     const int i = blockIdx.x * kTile + k * kThreads + threadIdx.x;
-    if (i >= n) continue;
-    if constexpr (Atomic) {
-      atomicAdd(&acc[i].x, ax[k]);
-      atomicAdd(&acc[i].y, ay[k]);
-      atomicAdd(&acc[i].z, az[k]);
-    } else {
-      acc[i] = make_float4(ax[k], ay[k], az[k], 0);
-    }
+    if (i < n) acc[static_cast<std::size_t>(blockIdx.y) * n + i] = make_float4(ax[k], ay[k], az[k], 0);
   }
+}
+
+/// Sums the splits' rows in their order (never atomically: the same bits on every run, which
+/// checkpoints and the host comparison rely on).
+__global__ void sum_splits_kernel(const float4* __restrict__ part, float4* __restrict__ acc, int n, int splits) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float4 a = part[i];
+  for (int s = 1; s < splits; ++s) {
+    const float4 b = part[static_cast<std::size_t>(s) * n + i];
+    a.x += b.x, a.y += b.y, a.z += b.z;
+  }
+  acc[i] = a;
 }
 
 __global__ void kick_drift_kernel(float4* pm, float4* vel, const float4* acc, int n, float half_dt, float dt) {
@@ -108,6 +114,7 @@ class NbodyCuda final : public Simulation {
     pm_ = cuda::DeviceBuffer(sizeof(float4) * o.bodies);
     vel_ = cuda::DeviceBuffer(sizeof(float4) * o.bodies);
     acc_ = cuda::DeviceBuffer(sizeof(float4) * o.bodies);
+    if (const int rows = split().rows; rows > 1) part_ = cuda::DeviceBuffer(sizeof(float4) * o.bodies * rows);
   }
   std::vector<FieldSpec> fields() const override { return nbody::fields(); }
   std::vector<ParticleSetSpec> particle_sets() const override {
@@ -160,6 +167,25 @@ class NbodyCuda final : public Simulation {
     cuda::check(cudaGetLastError(), "launching the N-body kernels");
   }
 
+  std::vector<StateSpec> state() const override { return nbody::state(o_.bodies); }
+  void save_state(const std::vector<void*>& out) override {
+    cuda::DeviceGuard guard(device_);
+    const std::size_t bytes = sizeof(float4) * o_.bodies;
+    cuda::check(cudaMemcpyAsync(out[0], pm_.get(), bytes, cudaMemcpyDeviceToHost, stream_), "saving the bodies");
+    cuda::check(cudaMemcpyAsync(out[1], vel_.get(), bytes, cudaMemcpyDeviceToHost, stream_), "saving the velocities");
+    cuda::check(cudaMemcpyAsync(out[2], acc_.get(), bytes, cudaMemcpyDeviceToHost, stream_),
+                "saving the accelerations");
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    cuda::DeviceGuard guard(device_);
+    const std::size_t bytes = sizeof(float4) * o_.bodies;
+    cuda::check(cudaMemcpyAsync(pm_.get(), in[0], bytes, cudaMemcpyHostToDevice, stream_), "restoring the bodies");
+    cuda::check(cudaMemcpyAsync(vel_.get(), in[1], bytes, cudaMemcpyHostToDevice, stream_), "restoring the velocities");
+    cuda::check(cudaMemcpyAsync(acc_.get(), in[2], bytes, cudaMemcpyHostToDevice, stream_),
+                "restoring the accelerations");
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after restoring the state");
+  }
+
   void write_fields(const std::vector<FieldTarget>& t) override {
     cuda::DeviceGuard guard(device_);
     cuda::check(cudaMemsetAsync(t[0].data, 0, t[0].bytes, stream_), "clearing the density field");
@@ -171,20 +197,26 @@ class NbodyCuda final : public Simulation {
 
  private:
   /// Below a few hundred thousand bodies there are too few blocks of kTile bodies to fill the GPU:
-  /// then the sources are split into chunks, one grid row each, whose pulls are added atomically.
+  /// then the sources are split into chunks, one grid row each, whose pulls are summed after.
+  struct Split {
+    int chunk, rows;  // sources per row (whole tiles), rows of the grid
+  };
+  [[nodiscard]] Split split() const {
+    const int blocks = (n_ + kTile - 1) / kTile;  // also the number of source tiles
+    const int splits = std::max(1, std::min(blocks, (4 * sms_ + blocks - 1) / blocks));
+    const int chunk = (blocks + splits - 1) / splits * kTile;
+    return {chunk, (n_ + chunk - 1) / chunk};
+  }
   void accelerations() {
     const int blocks = (n_ + kTile - 1) / kTile;
-    const int tiles = blocks;  // source tiles
-    const int splits = std::max(1, std::min(tiles, (4 * sms_ + blocks - 1) / blocks));
-    const int chunk = (tiles + splits - 1) / splits * kTile;
+    const auto [chunk, rows] = split();
     const float eps2 = p_.softening * p_.softening;
-    if (splits == 1) {
-      accel_kernel<false><<<dim3(blocks, 1), kThreads, 0, stream_>>>(pm(), acc(), n_, n_, eps2);
+    if (rows == 1) {
+      accel_kernel<<<dim3(blocks, 1), kThreads, 0, stream_>>>(pm(), acc(), n_, n_, eps2);
     } else {
-      cuda::check(cudaMemsetAsync(acc(), 0, sizeof(float4) * static_cast<std::size_t>(n_), stream_),
-                  "clearing the accelerations");
-      accel_kernel<true>
-          <<<dim3(blocks, (n_ + chunk - 1) / chunk), kThreads, 0, stream_>>>(pm(), acc(), n_, chunk, eps2);
+      auto* part = static_cast<float4*>(part_.get());
+      accel_kernel<<<dim3(blocks, rows), kThreads, 0, stream_>>>(pm(), part, n_, chunk, eps2);
+      sum_splits_kernel<<<(n_ + 255) / 256, 256, 0, stream_>>>(part, acc(), n_, rows);
     }
   }
   float4* pm() const { return static_cast<float4*>(pm_.get()); }
@@ -197,7 +229,7 @@ class NbodyCuda final : public Simulation {
   int n_;
   int sms_ = 1;
   NbodyParams p_;
-  cuda::DeviceBuffer pm_, vel_, acc_;
+  cuda::DeviceBuffer pm_, vel_, acc_, part_;  // part_: one row of pulls per split of the sources
 };
 
 }  // namespace

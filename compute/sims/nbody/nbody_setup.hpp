@@ -24,6 +24,8 @@ struct State {
 };
 
 [[nodiscard]] std::vector<FieldSpec> fields();
+/// What a checkpoint holds: position and mass, velocity, acceleration, {bodies, 4} each.
+[[nodiscard]] std::vector<StateSpec> state(std::uint64_t bodies);
 [[nodiscard]] std::vector<ParticleSetSpec> particle_sets(std::uint64_t bodies, bool galaxies, int width, int height);
 [[nodiscard]] std::vector<InputSpec> inputs();
 /// Applies a stroke to the bodies: value 1 places a heavy body (mass kPlacedMass, at rest) at the

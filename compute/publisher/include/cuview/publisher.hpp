@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cuview/error.hpp"
+#include "cuview/protocol.hpp"
 #include "cuview/schema.hpp"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*; the header needs no CUDA
@@ -93,6 +94,9 @@ struct Requests {
   std::map<std::string, double> params;
   bool reset = false;     ///< restart from the initial state (`cuview-ctl reset`)
   std::vector<Stroke> strokes;  ///< validated edits of declared inputs, oldest first
+  /// `checkpoint` requests (only after accept_checkpoints()): the ticket to report, and the file
+  /// (absolute; empty: the program's own choice).
+  std::vector<std::pair<std::uint64_t, std::string>> checkpoints;
   bool shutdown = false;  ///< stop the program (`cuview-ctl shutdown`)
 };
 
@@ -128,6 +132,14 @@ class Publisher {
   void add_input(InputSpec input);
   /// Starts from preset `name` instead of the defaults (before start()).
   void use_preset(const std::string& name);
+  /// Starts from these parameter values (a restored checkpoint's; before start()). Throws
+  /// Error(bad_value | out_of_range) naming a parameter this publisher lacks or a value out of range.
+  void use_params(const std::map<std::string, double>& values);
+  /// The program writes checkpoints: `checkpoint` requests reach poll() instead of being refused,
+  /// and stats carry `status` (report_checkpoint() updates it).
+  void accept_checkpoints(const proto::CheckpointStatus& status);
+  /// What the program's checkpoints did (a write finished or failed): shown by stats.
+  void report_checkpoint(const proto::CheckpointStatus& status);
 
   /// Creates the ring and starts answering clients. publish() calls it the first time.
   void start();
