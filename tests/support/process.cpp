@@ -109,6 +109,8 @@ RuntimeDir::RuntimeDir() {
   fs::create_directories(path_);
   ::chmod(path_.c_str(), 0700);
   ::setenv("XDG_RUNTIME_DIR", path_.c_str(), 1);
+  // Daemons write a final checkpoint when they stop: into the test's own directory, not ~.
+  ::setenv("XDG_STATE_HOME", (path_ / "state").c_str(), 1);
 }
 
 RuntimeDir::~RuntimeDir() {

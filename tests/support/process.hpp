@@ -48,8 +48,9 @@ class ChildProcess {
   std::filesystem::path out_, err_;
 };
 
-/// Creates a fresh 0700 directory and points XDG_RUNTIME_DIR at it for this process and its
-/// children; removes it on destruction.
+/// Creates a fresh 0700 directory and points XDG_RUNTIME_DIR at it, and XDG_STATE_HOME (where
+/// checkpoints go) at its `state` folder, for this process and its children; removes it on
+/// destruction.
 class RuntimeDir {
  public:
   RuntimeDir();
