@@ -270,7 +270,10 @@ void MainWindow::build_ui() {
   skipped_label_ = new QLabel;
   backend_label_ = new QLabel;
   readout_label_ = new QLabel;
-  for (auto* l : {conn_label_, fps_label_, latency_label_, steps_label_, skipped_label_, backend_label_})
+  checkpoint_label_ = new QLabel;
+  checkpoint_label_->setObjectName("checkpoint");
+  for (auto* l :
+       {conn_label_, fps_label_, latency_label_, steps_label_, skipped_label_, backend_label_, checkpoint_label_})
     statusBar()->addWidget(l);
   statusBar()->addPermanentWidget(readout_label_);
 
@@ -291,6 +294,14 @@ void MainWindow::build_ui() {
   auto* daemon = menuBar()->addMenu("&Daemon");
   daemon->addAction("&Attach", this, &MainWindow::attach_selected);
   daemon->addAction("&Detach", this, &MainWindow::detach);
+  daemon->addSeparator();
+  checkpoint_now_ = daemon->addAction("&Checkpoint now", QKeySequence(Qt::CTRL | Qt::Key_K), this, [this] {
+    worker_.post("checkpoint", [](Client& c) { (void)c.checkpoint(); });
+    statusBar()->showMessage("checkpoint requested from " + target_, 8000);
+  });
+  checkpoint_now_->setObjectName("checkpoint_now");
+  checkpoint_now_->setToolTip("write the simulation's state to the daemon's checkpoint directory (docs/checkpoints.md)");
+  checkpoint_now_->setEnabled(false);
 }
 
 void MainWindow::attach_to(const QString& name) {
@@ -525,6 +536,29 @@ void MainWindow::on_stats(const proto::Stats& s) {
   pause_->setText(s.paused ? "Resume" : "Pause");
   show_status(steps_label_, QString("%1 steps/s · step %2").arg(s.steps_per_second, 0, 'f', 0).arg(s.step));
   plot_->add(s.steps_per_second, last_latency_ms_);
+  // Checkpoints: when the last was written (and a word when a new one lands, or one failed).
+  const auto& c = s.checkpoint;
+  checkpoint_now_->setEnabled(c.enabled);
+  checkpoint_label_->setVisible(c.enabled);
+  if (c.enabled) {
+    const QString when = c.written == 0 ? QString("no checkpoint yet")
+                                        : QString("checkpoint %1 · step %2")
+                                              .arg(QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(c.unix_time * 1e3))
+                                                       .toString("HH:mm:ss"))
+                                              .arg(c.step);
+    show_status(checkpoint_label_, when);
+    checkpoint_label_->setToolTip(c.written == 0 ? "into " + QString::fromStdString(c.dir)
+                                                 : QString::fromStdString(c.path));
+    const QString session = QString::fromStdString(s.session);
+    if (session == checkpoint_session_ && c.written > checkpoints_seen_)
+      statusBar()->showMessage(QString("checkpoint of step %1 written to %2").arg(c.step).arg(QString::fromStdString(c.path)),
+                               8000);
+    if (session == checkpoint_session_ && !c.error.empty() && c.error_ticket > 0 && c.answered > checkpoints_answered_)
+      on_error(QString("checkpoint failed: %1").arg(QString::fromStdString(c.error)));
+    checkpoint_session_ = session;
+    checkpoints_seen_ = c.written;
+    checkpoints_answered_ = c.answered;
+  }
   // Show changes made by other viewers, but never fight the user's editing.
   for (const auto& [name, value] : s.params) {
     auto* box = params_.value(QString::fromStdString(name));

@@ -120,6 +120,10 @@ class MainWindow : public QMainWindow {
   QLabel* skipped_label_ = nullptr;
   QLabel* backend_label_ = nullptr;
   QLabel* readout_label_ = nullptr;
+  QLabel* checkpoint_label_ = nullptr;  ///< when the daemon last wrote a checkpoint
+  QAction* checkpoint_now_ = nullptr;
+  std::uint64_t checkpoints_seen_ = 0, checkpoints_answered_ = 0;  ///< the daemon's counts at the last stats
+  QString checkpoint_session_;
   QAction* record_ = nullptr;
 
   Connection state_ = Connection::detached;

@@ -2,6 +2,8 @@
 #include <signal.h>
 
 #include <QApplication>
+#include <QLabel>
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
@@ -211,6 +213,42 @@ TEST_CASE("a killed daemon shows as disconnected and a restarted one is re-attac
   REQUIRE(shows_frames(*w, before));
   CHECK(w->session() != old_session);
   CHECK(w->session().toStdString() == stats("t").session);
+}
+
+TEST_CASE("a SIGTERM under the viewer writes a checkpoint; the daemon restored from it is re-attached at that step",
+          "[gui][checkpoint]") {
+  RuntimeDir rt;
+  const auto dir = (rt.path() / "ckpt").string();
+  auto daemon = std::make_unique<ChildProcess>(
+      start_daemon("t", Backend::host, {"--sim", "lbm", "--paused", "--checkpoint-dir", dir}, "96x40"));
+  REQUIRE(ctl("t", {"step", "37"}).code == 0);
+  auto w = open_viewer("t");
+  REQUIRE(shows_frames(*w));
+  REQUIRE(wait_for([&] { return w->view()->last_frame().info.step == 37; }, 5000));
+  // "Checkpoint now" from the Daemon menu: the daemon writes one and the status bar says when.
+  auto* now = w->findChild<QAction*>("checkpoint_now");
+  REQUIRE(now);
+  REQUIRE(wait_for([&] { return now->isEnabled(); }, 5000));
+  auto* label = w->findChild<QLabel*>("checkpoint");
+  REQUIRE(label);
+  CHECK(label->text() == "no checkpoint yet");
+  now->trigger();
+  REQUIRE(wait_for([&] { return label->text().endsWith("· step 37"); }, 10000));
+  CHECK(label->toolTip().toStdString() == dir + "/step-000000000037.h5");
+  REQUIRE(ctl("t", {"step", "5"}).code == 0);
+  REQUIRE(wait_for([&] { return w->view()->last_frame().info.step == 42; }, 5000));
+
+  const QString old_session = w->session();
+  daemon->signal(SIGTERM);
+  REQUIRE(daemon->wait_for(30s) == 0);
+  CHECK_THAT(daemon->err(), Catch::Contains("final checkpoint: " + dir + "/step-000000000042.h5"));
+  REQUIRE(wait_for([&] { return w->connection() == Connection::waiting; }, 5000));
+
+  daemon = std::make_unique<ChildProcess>(start_daemon(
+      "t", Backend::host, {"--sim", "lbm", "--paused", "--checkpoint-dir", dir, "--restore", "latest"}, "96x40"));
+  REQUIRE(wait_for([&] { return w->session() != old_session && w->connection() == Connection::connected; }, 10000));
+  REQUIRE(wait_for([&] { return w->view()->last_frame().info.step == 42; }, 5000));
+  CHECK(stats("t").step == 42);
 }
 
 TEST_CASE("a restarted viewer finds the simulation further on, nothing lost", "[gui]") {
