@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "executor/executor.hpp"
+
 namespace cuview::bench {
 
 /// Median and the tail: for latencies the slowest 1 % (99th percentile), for rates the slowest
@@ -37,7 +39,7 @@ struct Options {
   int reps = 15;
   double window_s = 0.6;  ///< one step-rate window; five are taken, the median is reported
   int samples = 40;       ///< handoff samples per case
-  std::vector<std::string> sections{"kernel", "handoff", "cost", "copy", "attach", "sharing"};
+  std::vector<std::string> sections{"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint"};
   [[nodiscard]] bool wants(const std::string& s) const;
 };
 
@@ -63,6 +65,8 @@ std::vector<double> fma_rate(int reps);
 std::string kernel_section(const Options& o);
 /// Section 6's first table: the host backend's cell updates per second.
 std::string host_kernel_section(const Options& o);
+/// Section 7: a checkpoint's stall, write time and rate, and the steps the loop ran meanwhile.
+std::string checkpoint_section(const Options& o, Executor::Kind kind);
 /// Sections 2, 3, 4 (CUDA only) and 5 for one backend ("cuda" or "host").
 std::string system_sections(const Options& o, const std::string& backend);
 

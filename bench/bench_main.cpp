@@ -1,6 +1,7 @@
 // cuview-bench: the performance figures of cuview on this machine, as Markdown tables
 // (docs/benchmarks.md holds the GPU host's). Benchmarks print numbers; they never judge them.
-//   cuview-bench [--sizes 2048,4096,8192] [--host-sizes 256,512] [--sections kernel,handoff,cost,copy,attach,sharing]
+//   cuview-bench [--sizes 2048,4096,8192] [--host-sizes 256,512] [--sections
+//   kernel,handoff,cost,copy,attach,sharing,checkpoint]
 //                [--reps 15] [--window 1] [--samples 40] [--out FILE]
 // The subcommands `viewer` and `copy-producer` are the helper processes the suite starts.
 #include <sys/utsname.h>
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
   app.add_option("--host-sizes", o.host_sizes, "host-backend grid sides")->delimiter(',')->capture_default_str();
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
-      ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach", "sharing"}))
+      ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
   app.add_option("--backends", backends, "which backends to measure")
@@ -120,6 +121,10 @@ int main(int argc, char** argv) {
   if (host && o.wants("kernel")) guarded("host kernel section", [&] { return host_kernel_section(o); });
   if (host && (o.wants("handoff") || o.wants("cost") || o.wants("attach")))
     guarded("host-backend system sections", [&] { return system_sections(o, "host"); });
+  if (cuda && o.wants("checkpoint"))
+    guarded("CUDA checkpoint section", [&] { return checkpoint_section(o, Executor::Kind::cuda); });
+  if (host && o.wants("checkpoint"))
+    guarded("host checkpoint section", [&] { return checkpoint_section(o, Executor::Kind::host); });
   if (!out.empty()) std::ofstream(out, std::ios::app) << md;
   return rc;
 }

@@ -300,7 +300,8 @@ void MainWindow::build_ui() {
     statusBar()->showMessage("checkpoint requested from " + target_, 8000);
   });
   checkpoint_now_->setObjectName("checkpoint_now");
-  checkpoint_now_->setToolTip("write the simulation's state to the daemon's checkpoint directory (docs/checkpoints.md)");
+  checkpoint_now_->setToolTip(
+      "write the simulation's state to the daemon's checkpoint directory (docs/checkpoints.md)");
   checkpoint_now_->setEnabled(false);
 }
 
@@ -541,18 +542,19 @@ void MainWindow::on_stats(const proto::Stats& s) {
   checkpoint_now_->setEnabled(c.enabled);
   checkpoint_label_->setVisible(c.enabled);
   if (c.enabled) {
-    const QString when = c.written == 0 ? QString("no checkpoint yet")
-                                        : QString("checkpoint %1 · step %2")
-                                              .arg(QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(c.unix_time * 1e3))
-                                                       .toString("HH:mm:ss"))
-                                              .arg(c.step);
+    const QString when =
+        c.written == 0
+            ? QString("no checkpoint yet")
+            : QString("checkpoint %1 · step %2")
+                  .arg(QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(c.unix_time * 1e3)).toString("HH:mm:ss"))
+                  .arg(c.step);
     show_status(checkpoint_label_, when);
     checkpoint_label_->setToolTip(c.written == 0 ? "into " + QString::fromStdString(c.dir)
                                                  : QString::fromStdString(c.path));
     const QString session = QString::fromStdString(s.session);
     if (session == checkpoint_session_ && c.written > checkpoints_seen_)
-      statusBar()->showMessage(QString("checkpoint of step %1 written to %2").arg(c.step).arg(QString::fromStdString(c.path)),
-                               8000);
+      statusBar()->showMessage(
+          QString("checkpoint of step %1 written to %2").arg(c.step).arg(QString::fromStdString(c.path)), 8000);
     if (session == checkpoint_session_ && !c.error.empty() && c.error_ticket > 0 && c.answered > checkpoints_answered_)
       on_error(QString("checkpoint failed: %1").arg(QString::fromStdString(c.error)));
     checkpoint_session_ = session;

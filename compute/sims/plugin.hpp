@@ -20,7 +20,7 @@
 
 namespace cuview::sim {
 
-inline constexpr std::uint32_t kPluginAbi = 1;
+inline constexpr std::uint32_t kPluginAbi = 2;  // 2: inputs/draw and checkpoint state in Simulation
 
 struct PluginInfo {
   std::uint32_t abi;           ///< kPluginAbi when the plugin was built

@@ -45,6 +45,14 @@ class HeatHost final : public Simulation {
       t_.swap(next_);
     }
   }
+  // Checkpoints: the temperature is the whole state (cuview-ctl checkpoint, --restore).
+  std::vector<StateSpec> state() const override {
+    return {{"T", DType::float32, {static_cast<std::uint64_t>(h_), static_cast<std::uint64_t>(w_)}, "temperature"}};
+  }
+  void save_state(const std::vector<void*>& out) override { std::memcpy(out[0], t_.data(), t_.size() * sizeof(float)); }
+  void load_state(const std::vector<const void*>& in) override {
+    std::memcpy(t_.data(), in[0], t_.size() * sizeof(float));
+  }
   void write_fields(const std::vector<FieldTarget>& targets) override {
     std::memcpy(targets[0].data, t_.data(), targets[0].bytes);
   }

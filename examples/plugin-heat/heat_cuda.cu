@@ -53,6 +53,17 @@ class HeatCuda final : public Simulation {
     }
     check(cudaGetLastError(), "launching the heat step kernel");
   }
+  std::vector<StateSpec> state() const override {
+    return {{"T", DType::float32, {static_cast<std::uint64_t>(h_), static_cast<std::uint64_t>(w_)}, "temperature"}};
+  }
+  void save_state(const std::vector<void*>& out) override {  // queued; the daemon waits for the stream
+    check(cudaMemcpyAsync(out[0], t_[cur_], bytes(), cudaMemcpyDeviceToHost, stream_), "saving the temperature");
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    cur_ = 0;
+    check(cudaMemcpyAsync(t_[0], in[0], bytes(), cudaMemcpyHostToDevice, stream_), "restoring the temperature");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after restoring");
+  }
   void write_fields(const std::vector<FieldTarget>& targets) override {
     check(cudaMemcpyAsync(targets[0].data, t_[cur_], targets[0].bytes, cudaMemcpyDeviceToDevice, stream_),
           "copying T into a ring slot");

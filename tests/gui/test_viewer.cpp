@@ -1,13 +1,13 @@
 // The viewer, driven through its real widgets against real daemons.
 #include <signal.h>
 
-#include <QApplication>
-#include <QLabel>
 #include <QAction>
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QLabel>
 #include <QWheelEvent>
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -6,7 +6,7 @@
 set -euo pipefail
 build=$1
 prefix=$(mktemp -d /tmp/cuview-install-XXXXXX)
-export XDG_RUNTIME_DIR=$prefix/run
+export XDG_RUNTIME_DIR=$prefix/run XDG_STATE_HOME=$prefix/state  # checkpoints go under the state dir
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 daemon=""
 cleanup() { [[ -n $daemon ]] && kill "$daemon" 2>/dev/null; rm -rf "$prefix"; }
@@ -79,6 +79,17 @@ if [[ -x $prefix/bin/cuview-gui ]]; then
   QT_QPA_PLATFORM=offscreen "$prefix/bin/cuview-gui" --name heat --screenshot "$prefix/heat.png" --frames 5 ||
     fail "cuview-gui could not show the heat plugin"
 fi
+"$prefix/bin/cuview-ctl" --name heat pause >/dev/null
+step=$("$prefix/bin/cuview-ctl" --name heat status --json | sed -n 's/^  "step": \([0-9]*\),/\1/p')
+"$prefix/bin/cuview-ctl" --name heat shutdown >/dev/null
+wait "$daemon"
+daemon=""
+# The plugin gets checkpoints too: the final one, restored by a new daemon at the same step.
+[[ -f $XDG_STATE_HOME/cuview/heat/$(printf 'step-%012d.h5' "$step") ]] ||
+  fail "no final checkpoint of step $step in $XDG_STATE_HOME/cuview/heat: $(ls "$XDG_STATE_HOME/cuview/heat" 2>&1)"
+start heat --size 96x64 --sim "$heat/libheat.so" --paused --restore latest
+"$prefix/bin/cuview-ctl" --name heat status --json | grep -q "\"step\": $step," || fail "the restored heat plugin is not at step $step"
+"$prefix/bin/cuview-ctl" --name heat attach --frames 1 --verify >/dev/null || fail "the restored heat plugin's frame failed to verify"
 "$prefix/bin/cuview-ctl" --name heat shutdown >/dev/null
 wait "$daemon"
 daemon=""

@@ -96,7 +96,7 @@ TEST_CASE("broken plugins are refused at start with the file and what is wrong",
 
   auto other_abi = refused({"--sim", plugin("other-abi")});
   CHECK(other_abi.code == 1);
-  CHECK_THAT(other_abi.err, Catch::Contains("built for simulation ABI 2") && Catch::Contains("loads ABI 1") &&
+  CHECK_THAT(other_abi.err, Catch::Contains("built for simulation ABI 1") && Catch::Contains("loads ABI 2") &&
                                 Catch::Contains("rebuild"));
 
   auto make_throws = refused({"--sim", plugin("make-throws")});
