@@ -1,5 +1,8 @@
 // The C API (cuview/client.h) on the C++ client library: each handle owns a C++ object, each call
 // catches what the C++ call throws and turns it into a status and a thread-local message.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -219,6 +222,20 @@ cuview_status cuview_reset(cuview_client* client) { CUVIEW_CONTROL(cuview_reset,
 cuview_status cuview_draw(cuview_client* client, const char* input, double x, double y, double radius, int value) {
   if (input == nullptr) return null_argument("cuview_draw");
   CUVIEW_CONTROL(cuview_draw, client->client.draw({std::string(input), x, y, radius, value}));
+}
+cuview_status cuview_checkpoint(cuview_client* client, const char* path, int64_t timeout_ms, uint64_t* step,
+                                char* written, size_t written_size) {
+  CUVIEW_CONTROL(cuview_checkpoint, {
+    auto& c = client->client;
+    const auto s = c.wait_checkpoint(c.checkpoint(path != nullptr ? path : ""),
+                                     std::chrono::milliseconds(std::max<int64_t>(timeout_ms, 0)));
+    if (step != nullptr) *step = s.step;
+    if (written != nullptr && written_size > 0) {
+      const std::size_t n = std::min(written_size - 1, s.path.size());
+      std::memcpy(written, s.path.data(), n);
+      written[n] = '\0';
+    }
+  });
 }
 cuview_status cuview_shutdown(cuview_client* client) { CUVIEW_CONTROL(cuview_shutdown, client->client.shutdown()); }
 

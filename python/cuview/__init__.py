@@ -15,6 +15,7 @@ what you keep. Built on libcuview.so (cuview/client.h) through ctypes; no compil
 """
 import ctypes
 import json
+import os
 
 from . import _capi, _dlpack
 from ._capi import lib
@@ -132,6 +133,15 @@ class Client:
         """Draws (or erases) a disc of `radius` cells at grid (x, y) into the publisher's input
         `input` (description["inputs"]): obstacles in a flow, bodies in N-body, ..."""
         _check(lib.cuview_draw(self._handle(), input.encode(), float(x), float(y), float(radius), 0 if erase else 1))
+
+    def checkpoint(self, path=None, timeout=600.0):
+        """Has the daemon write a checkpoint (to `path`; None: its checkpoint directory) and waits
+        for it. Returns (file, step). docs/checkpoints.md; h5py opens the file."""
+        step = ctypes.c_uint64(0)
+        written = ctypes.create_string_buffer(4096)
+        target = None if path is None else os.path.abspath(path).encode()
+        _check(lib.cuview_checkpoint(self._handle(), target, int(timeout * 1000), ctypes.byref(step), written, 4096))
+        return written.value.decode(), step.value
 
     def shutdown(self):
         _check(lib.cuview_shutdown(self._handle()))

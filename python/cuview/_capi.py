@@ -89,4 +89,5 @@ for _name in ("cuview_pause", "cuview_resume", "cuview_reset", "cuview_shutdown"
 _proto("cuview_step", c_int, c_void_p, c_uint64)
 _proto("cuview_set", c_int, c_void_p, c_char_p, c_double)
 _proto("cuview_set_preset", c_int, c_void_p, c_char_p)
+_proto("cuview_checkpoint", c_int, c_void_p, c_char_p, ctypes.c_int64, ctypes.POINTER(c_uint64), c_char_p, c_size_t)
 _proto("cuview_draw", c_int, c_void_p, c_char_p, c_double, c_double, c_double, c_int)

@@ -22,6 +22,7 @@ class PythonClient(unittest.TestCase):
         cls.rt = tempfile.TemporaryDirectory()
         os.chmod(cls.rt.name, 0o700)
         os.environ["XDG_RUNTIME_DIR"] = cls.rt.name
+        os.environ["XDG_STATE_HOME"] = os.path.join(cls.rt.name, "state")  # checkpoints
         cls.daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "py", "--backend", BACKEND, "--size",
                                        "96x64", "--paused", "--log-level", "warn"])
         for _ in range(200):
@@ -102,6 +103,22 @@ class PythonClient(unittest.TestCase):
         self.assertLessEqual(mean, 1.0)
         steps = [int(l.split()[1]) for l in stats]
         self.assertEqual(steps, sorted(set(steps)))  # three different frames, in order
+
+    def test_a_checkpoint_opens_in_h5py_with_the_published_state(self):
+        with cuview.attach("py", control_only=True) as sim:
+            path, step = sim.checkpoint()
+            self.assertEqual(step, sim.status()["step"])
+            self.assertTrue(path.endswith("step-%012d.h5" % step), path)
+            u_published = self.saved_field(sim, "u")
+        try:
+            import h5py
+        except ImportError:
+            self.skipTest("h5py is not installed here (scripts/install-deps.sh installs python3-h5py)")
+        with h5py.File(path) as f:  # the three lines of docs/checkpoints.md
+            u = f["checkpoint/state/u"][...]
+            self.assertEqual(f["checkpoint"].attrs["simulation"], b"grayscott")
+            self.assertEqual(int(f["checkpoint"].attrs["step"]), step)
+        np.testing.assert_array_equal(u, u_published)
 
     def test_drawing_into_a_simulation_without_inputs_is_refused_by_name(self):
         with cuview.attach("py", control_only=True) as sim:

@@ -142,6 +142,12 @@ CUVIEW_API cuview_status cuview_reset(cuview_client* client);
    `input` (its `describe` JSON lists "inputs"). */
 CUVIEW_API cuview_status cuview_draw(cuview_client* client, const char* input, double x, double y, double radius,
                                      int value);
+/* Asks the daemon for a checkpoint (to `path`, absolute; NULL: its checkpoint directory) and waits
+   up to `timeout_ms` for it to be written. On success `step` (if not NULL) gets its step and
+   `written` (if not NULL) the file's path, truncated to `written_size` bytes with a NUL.
+   CUVIEW_UNSUPPORTED: the daemon writes no checkpoints. */
+CUVIEW_API cuview_status cuview_checkpoint(cuview_client* client, const char* path, int64_t timeout_ms, uint64_t* step,
+                                           char* written, size_t written_size);
 CUVIEW_API cuview_status cuview_shutdown(cuview_client* client);
 
 #ifdef __cplusplus
