@@ -35,9 +35,9 @@ Plugin Plugin::load(const std::string& path) {
     for (int v = 2; v <= 16; ++v) {
       if (::dlsym(handle, ("cuview_simulation_v" + std::to_string(v)).c_str()) != nullptr) {
         ::dlclose(handle);
-        throw Error(Errc::bad_value, what + " was built for simulation ABI " + std::to_string(v) +
-                                         "; this cuview-compute (" CUVIEW_VERSION ") loads ABI " +
-                                         std::to_string(kPluginAbi) +
+        throw Error(Errc::bad_value, what + " was built for plugin entry point cuview_simulation_v" +
+                                         std::to_string(v) + "; this cuview-compute (" CUVIEW_VERSION ") loads " +
+                                         kEntry + " plugins of simulation ABI " + std::to_string(kPluginAbi) +
                                          ": rebuild the plugin against this cuview, or "
                                          "run it with the cuview it was built for");
       }

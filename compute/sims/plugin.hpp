@@ -20,7 +20,10 @@
 
 namespace cuview::sim {
 
-inline constexpr std::uint32_t kPluginAbi = 2;  // 2: inputs/draw and checkpoint state in Simulation
+/// The Simulation interface's version, in every plugin's PluginInfo (the entry point's name,
+/// cuview_simulation_v1, changes only if PluginInfo itself does). 2: inputs/draw and checkpoint
+/// state; a plugin built against 1 is refused, naming both.
+inline constexpr std::uint32_t kPluginAbi = 2;
 
 struct PluginInfo {
   std::uint32_t abi;           ///< kPluginAbi when the plugin was built

@@ -96,7 +96,8 @@ TEST_CASE("broken plugins are refused at start with the file and what is wrong",
 
   auto other_abi = refused({"--sim", plugin("other-abi")});
   CHECK(other_abi.code == 1);
-  CHECK_THAT(other_abi.err, Catch::Contains("built for simulation ABI 1") && Catch::Contains("loads ABI 2") &&
+  CHECK_THAT(other_abi.err, Catch::Contains("built for plugin entry point cuview_simulation_v2") &&
+                                Catch::Contains("loads cuview_simulation_v1 plugins of simulation ABI 2") &&
                                 Catch::Contains("rebuild"));
 
   auto make_throws = refused({"--sim", plugin("make-throws")});

@@ -1,7 +1,7 @@
 // N-body on the CUDA executor: bodies as float4 (position, mass), velocities and accelerations on
-// the device. The force kernel is the classic all-pairs tiling: each thread owns four bodies (one
-// shared-memory load feeds four independent interactions; 64 threads × 4 measured 2 points above
-// 128 × 2 on an H100, docs/benchmarks.md); a block stages a tile of bodies in
+// the device. The force kernel is the classic all-pairs tiling: each thread owns two bodies (one
+// shared-memory load feeds two independent interactions; 64 × 4, best in a standalone probe, was
+// 2-4 points slower here on an H100, docs/benchmarks.md); a block stages a tile of bodies in
 // shared memory and every thread sums their pulls (interact(), nbody.hpp), unrolled; small N
 // splits the sources across grid rows so every SM has work (their pulls summed in order, so every
 // run gives the same bits). Compiled with flush-to-zero,
@@ -16,7 +16,7 @@
 namespace cuview::sim::nbody {
 namespace {
 
-constexpr int kThreads = 64, kPer = 4, kTile = kPer * kThreads;  // a block owns kTile bodies, kPer per thread
+constexpr int kThreads = 128, kPer = 2, kTile = kPer * kThreads;  // a block owns kTile bodies, kPer per thread
 
 /// Pulls on the block's kTile bodies from bodies [j0, j1) (whole tiles; the last may run past n),
 /// stored in row blockIdx.y of `acc` (n bodies per row): one row per split of the sources.
