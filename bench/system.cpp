@@ -239,7 +239,7 @@ std::string system_sections(const Options& o, const std::string& backend) {
     const std::string grid = std::to_string(n) + "²", size = std::to_string(n) + "x" + std::to_string(n);
     const std::string name = "bench-" + std::to_string(n);
     {
-      auto daemon = test::start_daemon(name, tb, {"--log-level", "warn"}, size);
+      auto daemon = test::start_daemon(name, tb, {"--log-level", "warn", "--no-final-checkpoint"}, size);
       auto ctl = attach_control(name);
       if (o.wants("cost")) {
         // Each row against the mean of no-viewer windows taken just before and just after it.
@@ -307,7 +307,8 @@ std::string system_sections(const Options& o, const std::string& backend) {
     }
     for (const char* mechanism : {"legacy", "vmm", "pool"}) {  // the same figures through each mechanism
       if (!cuda || !o.wants("sharing")) break;
-      auto daemon = test::start_daemon(name, tb, {"--log-level", "warn", "--sharing", mechanism}, size);
+      auto daemon =
+          test::start_daemon(name, tb, {"--log-level", "warn", "--no-final-checkpoint", "--sharing", mechanism}, size);
       auto ctl = attach_control(name);
       std::vector<double> a, v;
       for (int i = 0; i < 5; ++i) {
@@ -328,7 +329,7 @@ std::string system_sections(const Options& o, const std::string& backend) {
       (void)daemon.wait_for(30s);
     }
     if (o.wants("cost")) {  // a daemon that publishes after every batch, for a viewer that reads as fast as it can
-      auto daemon = test::start_daemon(name, tb, {"--log-level", "warn", "--fps", "0"}, size);
+      auto daemon = test::start_daemon(name, tb, {"--log-level", "warn", "--no-final-checkpoint", "--fps", "0"}, size);
       auto ctl = attach_control(name);
       const double none = step_rate(ctl, w);
       cost.rows.push_back({grid, "every batch", "none", fmt(none, "%.0f"), "1.000", "—", "—"});

@@ -149,7 +149,12 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                                        "' declares no state (Simulation::state()), so it cannot be checkpointed; "
                                        "drop --checkpoint-every");
     }
-    if (restored_) publisher_->use_params(restored_->meta.params);
+    if (restored_) try {
+        publisher_->use_params(restored_->meta.params);
+      } catch (const Error& e) {
+        throw RestoreFailed("cannot restore checkpoint " + opts_.restore + ": its parameters do not fit '" + sim_name_ +
+                            "': " + e.what());
+      }
     publisher_->start();
     apply_params(publisher_->params());
     if (restored_) {

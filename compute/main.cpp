@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
   app.add_flag("--check-cuda", check_cuda, "say whether the CUDA backend can run here, and exit (0 = yes)");
   CLI11_PARSE(app, argc, argv);
 
-  auto logger = spdlog::stderr_color_st("cuview-compute");
+  // The loop, the control thread and the checkpoint writer all log: a thread-safe sink.
+  auto logger = spdlog::stderr_color_mt("cuview-compute");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ cuview-compute[%P] %v");
   spdlog::set_level(spdlog::level::from_str(log_level));

@@ -96,10 +96,9 @@ void print_status(const cuview::proto::Stats& s) {
     std::printf("  checkpoints: none (this program does not write them)\n");
     return;
   }
-  std::printf("  checkpoints: %s into %s",
-              c.every_s > 0 ? ("every " + std::to_string(static_cast<long>(c.every_s)) + " s").c_str()
-                            : "on request and at exit",
-              c.dir.c_str());
+  char every[64] = "on request and at exit";
+  if (c.every_s > 0) std::snprintf(every, sizeof every, "every %g s and at exit", c.every_s);
+  std::printf("  checkpoints: %s into %s", every, c.dir.c_str());
   if (c.written > 0)
     std::printf("; last: step %llu at %s (%s)", static_cast<unsigned long long>(c.step),
                 clock_time(c.unix_time).c_str(), c.path.c_str());
