@@ -241,8 +241,8 @@ void write(const fs::path& path, const Meta& meta, const std::vector<Block>& blo
     put(g.get(), "sim_time", meta.sim_time, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, file);
     put(g.get(), "options", join_options(meta.options), file);
     put(g.get(), "backend", meta.backend, file);
-    put(g.get(), "metadata_checksum", hash(canonical(meta, blocks).data(), canonical(meta, blocks).size()),
-        H5T_STD_U64LE, H5T_NATIVE_UINT64, file);
+    const std::string described = canonical(meta, blocks);
+    put(g.get(), "metadata_checksum", hash(described.data(), described.size()), H5T_STD_U64LE, H5T_NATIVE_UINT64, file);
     Id params(H5Gcreate2(g.get(), "parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     for (const auto& [k, v] : meta.params) put(params.get(), k.c_str(), v, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, file);
     Id gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
