@@ -89,6 +89,9 @@ void Checkpointer::request(std::uint64_t ticket, std::string path) { requests_.e
 Checkpointer::Job Checkpointer::capture(std::uint64_t step, double sim_time,
                                         const std::map<std::string, double>& params, std::string path,
                                         std::uint64_t ticket) {
+  // The steps already queued run first (the GPU is busy with them, nothing is lost); the stall
+  // is what follows: the GPU copying the state out while no step can run.
+  executor_.finish();
   const double t0 = now_ms();
   std::vector<void*> out;
   for (auto& b : blocks_) out.push_back(b.data.get());
