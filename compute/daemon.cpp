@@ -136,10 +136,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
           opts.checkpoint_every_s, opts.keep};
       try {
         checkpointer_ = std::make_unique<checkpoint::Checkpointer>(co, executor, *sim_, meta_);
-        proto::CheckpointStatus status;
-        status.dir = co.dir.string();
-        status.every_s = co.every_s;
-        publisher_->accept_checkpoints(status);
+        report_checkpoints();  // enabled, where, how often
       } catch (const Error& e) {
         if (asked) throw;
         spdlog::warn("checkpoints are off: {}", e.what());
@@ -189,14 +186,18 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
 void Daemon::load_checkpoint() {
   namespace fs = std::filesystem;
   fs::path path = opts_.restore;
+  std::optional<checkpoint::Loaded> loaded;
   if (opts_.restore == "latest") {
     const fs::path dir =
         opts_.checkpoint_dir.empty() ? checkpoint::default_dir(opts_.name) : fs::path(opts_.checkpoint_dir);
-    path = checkpoint::Checkpointer::latest(dir);
+    auto [newest, read] = checkpoint::Checkpointer::latest(dir);
+    path = newest;
+    loaded = std::move(read);
     opts_.restore = path.string();
+  } else {
+    loaded = checkpoint::read(path);
   }
-  auto loaded = checkpoint::read(path);
-  if (const auto why = checkpoint::mismatch(loaded, meta_, in_simulation("state", [&] { return sim_->state(); }));
+  if (const auto why = checkpoint::mismatch(*loaded, meta_, in_simulation("state", [&] { return sim_->state(); }));
       !why.empty())
     throw Error(Errc::bad_value, "cannot restore checkpoint " + path.string() + ": " + why);
   restored_ = std::move(loaded);

@@ -45,6 +45,13 @@ void filter_messages(QtMsgType type, const QMessageLogContext& context, const QS
 const QString kDetachedHint =
     "Detached. Pick a running daemon in the Daemons list and click Attach (or double-click it).";
 
+/// The entry of the field list that `name` picks (find_view: a field, or a particle view).
+int find_field(const QComboBox* fields, const QString& name) {
+  QStringList labels;
+  for (int i = 0; i < fields->count(); ++i) labels << fields->itemText(i);
+  return find_view(labels, name);
+}
+
 /// Status bar labels are never narrower than their text: the window's minimum width grows instead.
 void show_status(QLabel* label, const QString& text) {
   label->setText(text);
@@ -366,9 +373,7 @@ void MainWindow::set_fixed_range(float lo, float hi) {
 
 void MainWindow::set_field(const QString& name) {
   field_name_ = name;
-  QStringList labels;
-  for (int i = 0; i < field_->count(); ++i) labels << field_->itemText(i);
-  if (const int i = find_view(labels, name); i >= 0) field_->setCurrentIndex(i);
+  if (const int i = find_field(field_, name); i >= 0) field_->setCurrentIndex(i);
 }
 
 void MainWindow::set_parameter(const QString& name, double value) {
@@ -488,9 +493,7 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
   field_->clear();
   for (const auto& f : d.fields) field_->addItem(QString::fromStdString(f.name));
   for (const auto& v : point_views(d)) field_->addItem(v.label);
-  QStringList labels;
-  for (int i = 0; i < field_->count(); ++i) labels << field_->itemText(i);
-  int index = find_view(labels, wanted);
+  int index = find_field(field_, wanted);
   if (index < 0 && !wanted.isEmpty() && field_->count() > 0)
     on_error(QString("field '%1' does not exist in this simulation; showing '%2'").arg(wanted, field_->itemText(0)));
   field_->setCurrentIndex(std::max(0, index));

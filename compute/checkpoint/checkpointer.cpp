@@ -71,6 +71,10 @@ Checkpointer::Checkpointer(Options o, Executor& executor, sim::Simulation& sim, 
       }
     }
   }
+  status_.enabled = true;
+  status_.dir = o_.dir.string();
+  status_.every_s = o_.every_s;
+  status_changed_ = true;  // the first take_status() says so
   for (const auto& s : specs_) blocks_.push_back({s, executor_.host_memory(std::max<std::size_t>(1, s.bytes()))});
   writer_ = std::thread([this] { run_writer(); });
 }
@@ -229,12 +233,11 @@ std::optional<proto::CheckpointStatus> Checkpointer::take_status() {
   return status_;
 }
 
-fs::path Checkpointer::latest(const fs::path& dir) {
+std::pair<fs::path, Loaded> Checkpointer::latest(const fs::path& dir) {
   const auto files = list(dir);
   for (auto it = files.rbegin(); it != files.rend(); ++it) {
     try {
-      (void)read(*it);
-      return *it;
+      return {*it, read(*it)};
     } catch (const Error& e) {
       spdlog::warn("skipping {}", e.what());
     }

@@ -52,12 +52,13 @@ class Checkpointer {
   /// At exit: waits for the writer, then captures and writes on this thread. Returns the file.
   /// Throws Error naming what failed.
   std::filesystem::path write_now(std::uint64_t step, double sim_time, const std::map<std::string, double>& params);
-  /// What happened since the last call (a write finished or failed), for the publisher's stats.
+  /// The whole status when it changed since the last call (first: enabled, where, how often; then
+  /// each write finished or failed), for the publisher's stats.
   [[nodiscard]] std::optional<proto::CheckpointStatus> take_status();
 
-  /// The newest checkpoint of `dir` that reads back whole, skipping (and logging) damaged ones.
-  /// Throws Error(bad_value) when there is none.
-  [[nodiscard]] static std::filesystem::path latest(const std::filesystem::path& dir);
+  /// The newest checkpoint of `dir` that reads back whole, skipping (and logging) damaged ones:
+  /// its path and what was read (verified; not read again). Throws Error(bad_value) when there is none.
+  [[nodiscard]] static std::pair<std::filesystem::path, Loaded> latest(const std::filesystem::path& dir);
 
  private:
   struct Job {

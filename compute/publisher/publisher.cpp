@@ -101,7 +101,7 @@ struct Publisher::State {
     std::vector<Stroke> strokes;                                     // drawn since the last poll()
     std::vector<std::pair<std::uint64_t, std::string>> checkpoints;  // requested since the last poll()
     std::uint64_t checkpoint_tickets = 0;
-    proto::CheckpointStatus checkpoint;  // enabled by accept_checkpoints()
+    proto::CheckpointStatus checkpoint;  // the program's report_checkpoint(); disabled until then
     std::uint64_t pending_steps = 0;
     std::uint64_t requests = 0, requests_seen = 0;  // counts state-changing requests
   } shared;
@@ -345,19 +345,9 @@ void Publisher::use_params(const std::map<std::string, double>& values) {
   state_->start_params = values;
 }
 
-void Publisher::accept_checkpoints(const proto::CheckpointStatus& status) {
-  std::lock_guard lock(state_->shared.m);
-  state_->shared.checkpoint = status;
-  state_->shared.checkpoint.enabled = true;
-}
-
 void Publisher::report_checkpoint(const proto::CheckpointStatus& status) {
   std::lock_guard lock(state_->shared.m);
-  const proto::CheckpointStatus was = state_->shared.checkpoint;
   state_->shared.checkpoint = status;
-  state_->shared.checkpoint.enabled = was.enabled;
-  state_->shared.checkpoint.dir = was.dir;
-  state_->shared.checkpoint.every_s = was.every_s;
 }
 
 // ---------------------------------------------------------------- starting

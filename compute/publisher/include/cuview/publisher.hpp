@@ -92,9 +92,9 @@ struct Requests {
   /// Every parameter's value when any changed since the last poll() (validated, in range);
   /// empty when none did.
   std::map<std::string, double> params;
-  bool reset = false;     ///< restart from the initial state (`cuview-ctl reset`)
+  bool reset = false;           ///< restart from the initial state (`cuview-ctl reset`)
   std::vector<Stroke> strokes;  ///< validated edits of declared inputs, oldest first
-  /// `checkpoint` requests (only after accept_checkpoints()): the ticket to report, and the file
+  /// `checkpoint` requests (only after report_checkpoint() said enabled): the ticket to report, and the file
   /// (absolute; empty: the program's own choice).
   std::vector<std::pair<std::uint64_t, std::string>> checkpoints;
   bool shutdown = false;  ///< stop the program (`cuview-ctl shutdown`)
@@ -135,10 +135,9 @@ class Publisher {
   /// Starts from these parameter values (a restored checkpoint's; before start()). Throws
   /// Error(bad_value | out_of_range) naming a parameter this publisher lacks or a value out of range.
   void use_params(const std::map<std::string, double>& values);
-  /// The program writes checkpoints: `checkpoint` requests reach poll() instead of being refused,
-  /// and stats carry `status` (report_checkpoint() updates it).
-  void accept_checkpoints(const proto::CheckpointStatus& status);
-  /// What the program's checkpoints did (a write finished or failed): shown by stats.
+  /// What the program's checkpoints are and did (where, how often, the last written or failed),
+  /// shown by stats. With `status.enabled`, `checkpoint` requests reach poll() instead of being
+  /// refused as unsupported.
   void report_checkpoint(const proto::CheckpointStatus& status);
 
   /// Creates the ring and starts answering clients. publish() calls it the first time.
