@@ -32,6 +32,11 @@ class PythonClient(unittest.TestCase):
             except cuview.CuviewError:
                 time.sleep(0.05)
         subprocess.run([f"{BIN}/cuview-ctl", "--name", "py", "step", "200"], check=True)
+        with cuview.attach("py", control_only=True) as sim:  # the steps run in batches: wait for all
+            for _ in range(400):
+                if sim.status()["step"] == 200:
+                    break
+                time.sleep(0.025)
 
     @classmethod
     def tearDownClass(cls):
