@@ -92,7 +92,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
   publisher_.emplace(PublisherOptions{.name = opts.name,
                                       .backend = opts.backend,
                                       .sharing = opts.sharing,
-                                      .device = -1,
+                                      .device = opts.device,
                                       .title = sim_name_,
                                       .slots = opts.slots,
                                       .max_fps = opts.max_fps,
@@ -169,6 +169,8 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     throw Error(Errc::bad_value, e.what());
   } catch (const RestoreFailed& e) {
     throw Error(Errc::bad_value, e.what());  // names the file already
+  } catch (const sim::PluginFailed&) {
+    throw;  // names the simulation, the plugin and the call already
   } catch (const Error& e) {
     if (e.code() != Errc::bad_value && e.code() != Errc::out_of_range) throw;
     // What the publisher refused came from the simulation's declarations: say whose.
@@ -255,7 +257,8 @@ int Daemon::run() {
         report_checkpoints();
       }
       const auto n = static_cast<std::uint32_t>(publisher_->steps_allowed(steps_per_frame_));
-      if (n == 0) {  // paused
+      if (n == 0) {  // paused: a change still shows at once (poll() made this publish due)
+        if (r.changes_frame()) publish();
         publisher_->wait_for_requests(std::chrono::milliseconds(50));
         continue;
       }

@@ -21,6 +21,7 @@ struct DaemonOptions {
   std::string name = "default";
   std::string backend = "auto";  ///< auto | cuda | host
   std::string sharing = "auto";  ///< auto | legacy | vmm | pool (docs/sharing.md)
+  int device = -1;               ///< the GPU (CUDA ordinal); -1: the first usable
   /// A built-in simulation (sim::builtin_simulations()), or the path of a plugin (a name with a
   /// '/' or ending in ".so").
   std::string sim = "grayscott";

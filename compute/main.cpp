@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
                  "(docs/sharing.md)")
       ->check(CLI::IsMember({"auto", "legacy", "vmm", "pool"}))
       ->capture_default_str();
+  app.add_option("--device", o.device,
+                 "the GPU to run on, by CUDA ordinal (as CUDA_VISIBLE_DEVICES numbers them; default: the first "
+                 "usable); status and the log name it with its PCI id")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--sim", o.sim,
                  "a built-in simulation (cuview-ctl sims lists them) or the path of a plugin (docs/sdk.md)")
       ->capture_default_str();

@@ -136,7 +136,13 @@ QString FieldView::readout(QPoint p) const {
   return QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
 }
 
-ColorBar::ColorBar(QWidget* parent) : QWidget(parent) { setMinimumWidth(60); }
+namespace {
+// The bar's layout: the gradient, its ticks, then the labels.
+constexpr int kBarLeft = 4, kBarWidth = 18, kTickLength = 4, kLabelLeft = kBarLeft + kBarWidth + 9, kLabelRight = 4;
+constexpr int kTicks = 5;
+}  // namespace
+
+ColorBar::ColorBar(QWidget* parent) : QWidget(parent) {}
 
 void ColorBar::set(Colormap map, float lo, float hi) {
   lut_ = make_lut(map);
@@ -145,23 +151,58 @@ void ColorBar::set(Colormap map, float lo, float hi) {
   update();
 }
 
+QString ColorBar::label(double value, double lo, double hi) {
+  if (std::abs(value) <= 1e-6 * std::abs(hi - lo)) value = 0;  // the middle of −m..+m, not 1.49e-09
+  return QString::number(value, 'g', 3);
+}
+
+QSize ColorBar::minimumSizeHint() const {
+  // The longest texts three significant digits of a float give, in every digit (fonts whose
+  // digits differ in width).
+  const QFontMetrics fm(font());
+  int widest = 0;
+  for (const QChar d : QStringLiteral("0123456789")) {
+    const QString ddd = QString(3, d);
+    for (const QString& text : {"-0.000" + ddd, "-" + ddd.left(1) + "." + ddd.mid(1) + "e-" + ddd.left(2),
+                                "-" + ddd.left(1) + "." + ddd.mid(1) + "e+" + ddd.left(2)})
+      widest = std::max(widest, fm.horizontalAdvance(text));
+  }
+  return {kLabelLeft + widest + kLabelRight, kTicks * fm.height()};
+}
+
+void ColorBar::changeEvent(QEvent* e) {
+  if (e->type() == QEvent::FontChange) updateGeometry();
+  QWidget::changeEvent(e);
+}
+
+std::vector<ColorBar::Label> ColorBar::labels() const {
+  const QFontMetrics fm(font());
+  const int top = fm.height() / 2 + 2, bottom = height() - top, h = std::max(1, bottom - top);
+  std::vector<Label> out;
+  for (int k = 0; k < kTicks; ++k) {
+    const double t = double(k) / (kTicks - 1);
+    const int y = bottom - static_cast<int>(t * (h - 1));
+    out.push_back({label(lo_ + t * (hi_ - lo_), lo_, hi_),
+                   QRect(kLabelLeft, y - fm.height() / 2, width() - kLabelLeft - kLabelRight, fm.height()), y});
+  }
+  return out;
+}
+
 void ColorBar::paintEvent(QPaintEvent*) {
   QPainter p(this);
-  const int top = 10, bottom = height() - 10, bar_w = 18;
-  const int h = std::max(1, bottom - top);
+  const auto texts = labels();
+  // The gradient spans the ticks of the lowest and the highest label.
+  const int bottom = texts.front().tick_y, top = texts.back().tick_y;
+  const int h = std::max(1, bottom - top + 1);
   for (int y = 0; y < h; ++y) {
-    const int i = std::clamp(static_cast<int>(std::lround((1.0 - double(y) / (h - 1)) * 255)), 0, 255);
+    const int i = std::clamp(static_cast<int>(std::lround((1.0 - double(y) / std::max(1, h - 1)) * 255)), 0, 255);
     p.setPen(QColor::fromRgb(lut_[static_cast<std::size_t>(i)]));
-    p.drawLine(4, top + y, 4 + bar_w, top + y);
+    p.drawLine(kBarLeft, top + y, kBarLeft + kBarWidth, top + y);
   }
   p.setPen(palette().color(QPalette::WindowText));
-  const int n = 5;
-  for (int k = 0; k < n; ++k) {
-    const double t = double(k) / (n - 1);
-    const int y = bottom - static_cast<int>(t * (h - 1));
-    p.drawLine(4 + bar_w, y, 8 + bar_w, y);
-    p.drawText(QRect(13 + bar_w, y - 8, width() - bar_w - 14, 16), Qt::AlignLeft | Qt::AlignVCenter,
-               QString::number(lo_ + t * (hi_ - lo_), 'g', 3));
+  for (const auto& l : texts) {
+    p.drawLine(kBarLeft + kBarWidth, l.tick_y, kBarLeft + kBarWidth + kTickLength, l.tick_y);
+    p.drawText(l.rect, Qt::AlignLeft | Qt::AlignVCenter, l.text);
   }
 }
 

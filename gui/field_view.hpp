@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QWidget>
+#include <vector>
 
 #include "viewer_worker.hpp"
 
@@ -66,10 +67,24 @@ class ColorBar : public QWidget {
  public:
   explicit ColorBar(QWidget* parent = nullptr);
   void set(Colormap map, float lo, float hi);
-  [[nodiscard]] QSize sizeHint() const override { return {70, 300}; }
+  /// A value's label: three significant digits ("0.0599", "-1.2e-05"), and "0" for a value that
+  /// is 0 but for rounding.
+  static QString label(double value, double lo, double hi);
+  struct Label {
+    QString text;
+    QRect rect;  ///< where it is drawn, in the bar's coordinates
+    int tick_y;  ///< the row of its tick and its value's colour
+  };
+  /// The labels as drawn now, bottom (lo) to top (hi).
+  [[nodiscard]] std::vector<Label> labels() const;
+  /// Wide enough for the widest label any float can have, so that the width never follows the
+  /// values (the view would be resized with every range) and no label is ever cut off.
+  [[nodiscard]] QSize minimumSizeHint() const override;
+  [[nodiscard]] QSize sizeHint() const override { return minimumSizeHint().expandedTo({70, 300}); }
 
  protected:
   void paintEvent(QPaintEvent*) override;
+  void changeEvent(QEvent* e) override;
 
  private:
   Lut lut_ = make_lut(Colormap::viridis);

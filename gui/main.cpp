@@ -31,14 +31,17 @@ int main(int argc, char** argv) {
   cli.add_option("-n,--name", name, "attach to the daemon NAME at start");
   cli.add_flag("--attach", attach_last, "attach to the daemon used last (or 'default')");
   cli.add_option("--screenshot", screenshot,
-                 "headless: save a PNG of the view to PATH after --frames frames, then exit (0 = saved)");
+                 "headless: save a PNG of the view of --name (or 'default') to PATH after --frames frames, then "
+                 "exit (0 = saved); only these options count, never what the window remembers");
   cli.add_option("--frames", o.frames, "frames to wait for before --screenshot")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
   cli.add_option("--timeout", o.timeout_s, "headless: seconds to wait for the frames")
       ->check(CLI::Range(1, 86'400))
       ->capture_default_str();
-  cli.add_option("--colormap", colormap, "viridis, magma, grayscale or diverging")
+  cli.add_option("--colormap", colormap,
+                 "viridis, magma, grayscale or diverging, for every field (default: the one chosen last, or "
+                 "viridis; diverging around 0 for a field of both signs)")
       ->check(CLI::IsMember({"viridis", "magma", "grayscale", "diverging"}));
   std::string field;
   cli.add_option("--field", field,
@@ -81,9 +84,9 @@ int main(int argc, char** argv) {
   QApplication::setWindowIcon(cuview::gui::application_icon());
 
   o.name = QString::fromStdString(name);
-  if (o.name.isEmpty() && (attach_last || !screenshot.empty()))
-    o.name = QSettings().value("daemon/name", "default").toString();
   o.screenshot = QString::fromStdString(screenshot);
+  if (o.name.isEmpty() && attach_last) o.name = QSettings().value("daemon/name", "default").toString();
+  if (o.name.isEmpty() && o.headless()) o.name = "default";
   o.colormap = QString::fromStdString(colormap);
   o.field = QString::fromStdString(field);
   o.whole_window = whole_window;

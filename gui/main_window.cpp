@@ -79,15 +79,19 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWin
   setWindowTitle("cuview");
   setWindowIcon(application_icon());
   build_ui();
-  QSettings settings;
-  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(kDefaultWindowSize);
-  colormap_->setCurrentIndex(static_cast<int>(
-      colormap_from(opts_.colormap.isEmpty() ? settings.value("view/colormap", "viridis").toString() : opts_.colormap,
-                    Colormap::viridis)));
+  if (opts_.headless()) {
+    resize(kDefaultWindowSize);  // the defaults of the widgets built above, and these options
+  } else {
+    QSettings settings;
+    if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(kDefaultWindowSize);
+    preferred_ = colormap_from(settings.value("view/colormap").toString(), Colormap::viridis);
+    range_mode_->setCurrentIndex(settings.value("view/range_mode", 0).toInt());
+    range_lo_->setValue(settings.value("view/range_lo", 0.0).toDouble());
+    range_hi_->setValue(settings.value("view/range_hi", 1.0).toDouble());
+  }
+  if (!opts_.colormap.isEmpty()) preferred_ = colormap_from(opts_.colormap, Colormap::viridis);
   if (!opts_.field.isEmpty()) field_name_ = opts_.field;
-  range_mode_->setCurrentIndex(settings.value("view/range_mode", 0).toInt());
-  range_lo_->setValue(settings.value("view/range_lo", 0.0).toDouble());
-  range_hi_->setValue(settings.value("view/range_hi", 1.0).toDouble());
+  show_colormap_of_field();
 
   connect(&worker_, &ViewerWorker::frame_ready, this, &MainWindow::on_frame);
   connect(&worker_, &ViewerWorker::connection_changed, this, &MainWindow::on_connection);
@@ -107,7 +111,7 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWin
     attach_to(opts_.name);
   else
     view_->set_message(kDetachedHint);
-  if (!opts_.screenshot.isEmpty()) {
+  if (opts_.headless()) {
     auto* watchdog = new QTimer(this);
     connect(watchdog, &QTimer::timeout, this, [this] {
       if (!headless_done_ && headless_clock_.elapsed() > opts_.timeout_s * 1000LL)
@@ -172,8 +176,10 @@ void MainWindow::build_ui() {
   field_ = new QComboBox;
   field_->setObjectName("field");
   colormap_ = new QComboBox;
+  colormap_->setObjectName("colormap");
   for (auto n : kColormapNames) colormap_->addItem(QString::fromLatin1(n.data(), static_cast<int>(n.size())));
   range_mode_ = new QComboBox;
+  range_mode_->setObjectName("range_mode");
   range_mode_->addItems({"auto", "fixed"});
   range_lo_ = new QDoubleSpinBox;
   range_hi_ = new QDoubleSpinBox;
@@ -195,8 +201,11 @@ void MainWindow::build_ui() {
   df->addRow(reset_view);
   connect(field_, &QComboBox::currentIndexChanged, this, [this] {
     if (field_->currentIndex() >= 0) field_name_ = field_->currentText();
+    show_colormap_of_field();
     push_view();
   });
+  // activated: only what the user picks is a choice (the list also follows the field shown).
+  connect(colormap_, &QComboBox::activated, this, [this](int index) { choose_colormap(static_cast<Colormap>(index)); });
   connect(colormap_, &QComboBox::currentIndexChanged, this, &MainWindow::push_view);
   connect(arrows_, &QCheckBox::toggled, this, &MainWindow::push_view);
   connect(range_mode_, &QComboBox::currentIndexChanged, this, &MainWindow::push_view);
@@ -314,7 +323,7 @@ void MainWindow::build_ui() {
 
 void MainWindow::attach_to(const QString& name) {
   target_ = name;
-  QSettings().setValue("daemon/name", name);
+  if (!opts_.headless()) QSettings().setValue("daemon/name", name);
   worker_.set_target(name);
 }
 
@@ -363,7 +372,38 @@ void MainWindow::detach() {
   worker_.set_target({});
 }
 
-void MainWindow::set_colormap(Colormap map) { colormap_->setCurrentIndex(static_cast<int>(map)); }
+void MainWindow::set_colormap(Colormap map) {
+  colormap_->setCurrentIndex(static_cast<int>(map));
+  choose_colormap(map);
+}
+
+void MainWindow::choose_colormap(Colormap map) {
+  if (!field_name_.isEmpty()) chosen_.insert(field_name_, map);
+  // A map picked for a signed field is that field's; one picked for any other is the new default.
+  if (!signed_.value(field_name_, false)) preferred_ = map;
+}
+
+void MainWindow::show_colormap_of_field() {
+  Colormap map = preferred_;
+  if (const auto it = chosen_.constFind(field_name_); it != chosen_.constEnd())
+    map = *it;
+  else if (opts_.colormap.isEmpty() && signed_.value(field_name_, false))
+    map = Colormap::diverging;
+  const QSignalBlocker quiet(colormap_);  // the caller pushes the view
+  colormap_->setCurrentIndex(static_cast<int>(map));
+}
+
+bool MainWindow::learn_sign(const RenderedFrame& f) {
+  // Only a frame of the field shown now, and one that says something: a field that is 0
+  // everywhere (a flow at rest) is neither signed nor not yet.
+  if (f.field != field_->currentIndex() || signed_.contains(field_name_) || !(f.data_lo < f.data_hi)) return false;
+  signed_.insert(field_name_, f.data_lo < 0 && f.data_hi > 0);
+  const int before = colormap_->currentIndex();
+  show_colormap_of_field();
+  if (colormap_->currentIndex() == before) return false;
+  push_view();
+  return true;
+}
 
 void MainWindow::set_fixed_range(float lo, float hi) {
   range_mode_->setCurrentIndex(1);
@@ -409,8 +449,12 @@ void MainWindow::push_view() {
 
 void MainWindow::on_frame(const RenderedFrame& f) {
   skipped_total_ += f.skipped;
+  if (learn_sign(f)) {  // drawn in the colormap the field no longer has: the next one is not
+    worker_.frame_shown();
+    return;
+  }
   view_->show_frame(f);
-  colorbar_->set(static_cast<Colormap>(std::max(0, colormap_->currentIndex())), f.lo, f.hi);
+  colorbar_->set(f.colormap, f.lo, f.hi);
   if (!view_->isVisible()) worker_.frame_shown();  // nothing will paint it: do not stall the worker
 }
 
@@ -433,7 +477,12 @@ void MainWindow::on_painted(const RenderedFrame& f) {
       on_error(err);
     }
   }
-  if (!opts_.screenshot.isEmpty() && !headless_done_ && frames_displayed_ >= static_cast<quint64>(opts_.frames)) {
+  // The shot shows a frame drawn as the window is now: not one rendered for the view's size before
+  // the window was laid out, nor one of an earlier field or colormap.
+  const bool drawn_as_shown = f.image.size() == view_->size() && f.field == field_->currentIndex() &&
+                              f.colormap == static_cast<Colormap>(colormap_->currentIndex());
+  if (opts_.headless() && !headless_done_ && drawn_as_shown &&
+      frames_displayed_ >= static_cast<quint64>(opts_.frames)) {
     headless_done_ = true;
     if (const QString err = save_screenshot(opts_.screenshot); !err.isEmpty()) {
       fail_headless(err);
@@ -474,7 +523,7 @@ void MainWindow::on_connection(Connection state, const QString& text) {
   if (state != Connection::connected) show_status(backend_label_, {});
   if (state == Connection::failed) {
     on_error(text);
-    if (!opts_.screenshot.isEmpty()) fail_headless(text);
+    if (opts_.headless()) fail_headless(text);
   }
 }
 
@@ -487,6 +536,11 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
                      .arg(d.width)
                      .arg(d.height)
                      .arg(QString::fromStdString(d.backend)));
+  // Whether a field is signed is learnt again for another simulation (a restarted one keeps it).
+  if (const QString sim = QString::fromStdString(d.sim); sim != sim_) {
+    signed_.clear();
+    sim_ = sim;
+  }
   // Fields: keep the selected one by name; say so if it no longer exists.
   const QString wanted = field_name_;
   field_->blockSignals(true);
@@ -499,6 +553,7 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
   field_->setCurrentIndex(std::max(0, index));
   field_name_ = field_->currentText();
   field_->blockSignals(false);
+  show_colormap_of_field();
   // Parameters and presets, generated from the description.
   while (params_form_->rowCount() > 0) params_form_->removeRow(0);
   params_.clear();
@@ -577,7 +632,7 @@ void MainWindow::on_stats(const proto::Stats& s) {
 void MainWindow::on_error(const QString& message) {
   last_error_ = message;
   statusBar()->showMessage(message, 15000);
-  if (!opts_.screenshot.isEmpty()) std::fprintf(stderr, "cuview-gui: %s\n", qPrintable(message));
+  if (opts_.headless()) std::fprintf(stderr, "cuview-gui: %s\n", qPrintable(message));
 }
 
 void MainWindow::fail_headless(const QString& message) {
@@ -631,9 +686,12 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 }
 
 void MainWindow::save_settings() {
+  if (opts_.headless()) return;
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
-  settings.setValue("view/colormap", colormap_->currentText());
+  // The colormap chosen last, not the diverging one a signed field showed by itself.
+  const auto name = kColormapNames[static_cast<std::size_t>(preferred_)];
+  settings.setValue("view/colormap", QString::fromLatin1(name.data(), static_cast<int>(name.size())));
   settings.setValue("view/range_mode", range_mode_->currentIndex());
   settings.setValue("view/range_lo", range_lo_->value());
   settings.setValue("view/range_hi", range_hi_->value());

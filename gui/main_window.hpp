@@ -38,9 +38,14 @@ struct ViewerOptions {
   QString screenshot;  ///< headless: save a PNG here after `frames` frames, then quit
   int frames = 1;
   int timeout_s = 30;         ///< headless: give up after this long without enough frames
-  QString colormap;           ///< overrides the remembered one
+  QString colormap;           ///< for every field, overriding the remembered one and the diverging default
   QString field;              ///< the field (or "SET (points by ATTR)") to show first; empty: the remembered one
   bool whole_window = false;  ///< screenshots show the whole window, not only the view
+
+  /// Headless runs (a screenshot) take their settings from these options and the defaults alone:
+  /// they neither read nor write what interactive runs remember (QSettings), so one run's
+  /// colormap never changes a later shot, and a shot never changes the next session.
+  [[nodiscard]] bool headless() const { return !screenshot.isEmpty(); }
 };
 
 class MainWindow : public QMainWindow {
@@ -55,6 +60,8 @@ class MainWindow : public QMainWindow {
   /// the only one listed; otherwise a message saying what to pick.
   void attach_selected();
   void detach();
+  /// As a user picking `map` in the Colormap list: the choice for the field shown (and for fields
+  /// of one sign, the colormap from now on).
   void set_colormap(Colormap map);
   void set_fixed_range(float lo, float hi);
   void set_field(const QString& name);
@@ -83,6 +90,15 @@ class MainWindow : public QMainWindow {
   void build_ui();
   void save_settings();
   void push_view();
+  /// The user picked `map` for the field shown.
+  void choose_colormap(Colormap map);
+  /// The colormap the field shown opens with: the user's choice for it; else diverging when its
+  /// values are both negative and positive (unless --colormap said otherwise); else the colormap
+  /// chosen last. Sets the Colormap list without taking it for the user's choice.
+  void show_colormap_of_field();
+  /// Learns from the first frame of a field with more than one value whether the field is signed.
+  /// True when that changes its colormap: the frame is stale then, and a fresh one is on its way.
+  bool learn_sign(const RenderedFrame& f);
   void on_frame(const RenderedFrame& f);
   void on_painted(const RenderedFrame& f);
   void on_connection(Connection state, const QString& text);
@@ -130,6 +146,10 @@ class MainWindow : public QMainWindow {
   QString target_;
   QString session_;
   QString field_name_;
+  QString sim_;                             ///< the simulation described last
+  Colormap preferred_ = Colormap::viridis;  ///< for fields the user chose nothing for
+  QMap<QString, Colormap> chosen_;          ///< the user's choice per field (this session)
+  QMap<QString, bool> signed_;              ///< per field of sim_: values both negative and positive
   QString last_error_;
   QString connection_detail_ = "detached";
   bool paused_ = false;

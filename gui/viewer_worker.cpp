@@ -6,17 +6,26 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <span>
+#include <tuple>
 #include <utility>
 
 #include "cuview/runtime_dir.hpp"
 #include "render/render.hpp"
-#ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
-#endif
 
 namespace cuview::gui {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+
+namespace {
+/// The automatic range for values in [lo, hi]: that, or −m..+m when a diverging map shows values
+/// of both signs, so that its middle colour is 0.
+std::pair<float, float> auto_range(float lo, float hi, Colormap map) {
+  if (map != Colormap::diverging || !(lo < 0 && hi > 0)) return {lo, hi};
+  const float m = std::max(-lo, hi);
+  return {-m, m};
+}
+}  // namespace
 
 ViewerWorker::ViewerWorker(QObject* parent) : QThread(parent) {
   qRegisterMetaType<RenderedFrame>();
@@ -132,8 +141,7 @@ void ViewerWorker::render(const Frame& frame, const ViewRequest& view) {
   auto t = ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height, view.zoom,
                               cx, cy);
   if (view.auto_range) {
-    t.lo = auto_lo_hi_valid_ ? auto_lo_ : 0.0f;
-    t.hi = auto_lo_hi_valid_ ? auto_hi_ : 1.0f;
+    std::tie(t.lo, t.hi) = auto_lo_hi_valid_ ? auto_range(auto_lo_, auto_hi_, view.colormap) : std::pair(0.0f, 1.0f);
   } else {
     t.lo = view.lo;
     t.hi = view.hi;
@@ -165,12 +173,14 @@ void ViewerWorker::finish_frame(const Frame& frame, const ViewRequest& view, int
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
-  if (lo <= hi) {
+  const bool drawn = lo <= hi;
+  const float data_lo = drawn ? lo : 0.0f, data_hi = drawn ? hi : 0.0f;
+  if (drawn) {
     if (hi - lo < 1e-6f) hi = lo + 1e-6f;
     if (view.auto_range && auto_field_ != field) {
-      t.lo = lo, t.hi = hi;
+      std::tie(t.lo, t.hi) = auto_range(lo, hi, view.colormap);
       for (std::size_t i = 0; i < values->size(); ++i)
-        if (!std::isnan((*values)[i])) rgba[i] = colour_of((*values)[i], lut, lo, hi);
+        if (!std::isnan((*values)[i])) rgba[i] = colour_of((*values)[i], lut, t.lo, t.hi);
     }
     auto_lo_ = lo, auto_hi_ = hi, auto_lo_hi_valid_ = true, auto_field_ = field;
   }
@@ -180,6 +190,7 @@ void ViewerWorker::finish_frame(const Frame& frame, const ViewRequest& view, int
   out.values = std::move(values);
   out.info = frame.info();
   out.lo = t.lo, out.hi = t.hi;
+  out.data_lo = data_lo, out.data_hi = data_hi;
   out.field = field;
   out.colormap = view.colormap;
   out.center_x = t.center_x, out.center_y = t.center_y, out.pixels_per_cell = t.pixels_per_cell;
@@ -272,17 +283,8 @@ void ViewerWorker::render_particles(const Frame& frame, const ViewRequest& view,
   // The attributes to this process: in place on the host, one copy each from the GPU.
   const std::size_t n = ps.count;
   std::vector<float> xyz(n * pos->components), c(colour ? n * colour->components : 0);
-  const auto* base = static_cast<const std::byte*>(frame.slot_data());
   auto fetch = [&](const proto::FieldDesc& a, std::vector<float>& out) {
-#ifdef CUVIEW_HAVE_CUDA
-    if (frame.device() >= 0) {
-      frame.wait();
-      cuda::check(cudaMemcpy(out.data(), base + a.offset, out.size() * sizeof(float), cudaMemcpyDeviceToHost),
-                  "copying particle attribute '" + a.name + "' of frame " + std::to_string(frame.info().seq));
-      return;
-    }
-#endif
-    std::memcpy(out.data(), base + a.offset, out.size() * sizeof(float));
+    frame.copy_to_host(a.offset, std::as_writable_bytes(std::span(out)));  // on CUDA: host wait, copy engine
   };
   fetch(*pos, xyz);
   if (colour) fetch(*colour, c);

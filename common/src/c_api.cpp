@@ -186,13 +186,7 @@ cuview_status cuview_frame_wait_on(const cuview_frame* frame, void* stream) {
 cuview_status cuview_frame_synchronize(const cuview_frame* frame) {
   if (frame == nullptr) return null_argument("cuview_frame_synchronize");
   return guarded([&] {
-#ifdef CUVIEW_HAVE_CUDA
-    if (frame->frame.device() >= 0) {
-      cuview::cuda::DeviceGuard guard(frame->frame.device());
-      cuview::cuda::check(cudaDeviceSynchronize(),
-                          "cudaDeviceSynchronize before releasing frame " + std::to_string(frame->frame.info().seq));
-    }
-#endif
+    frame->frame.synchronize_device();
   });
 }
 

@@ -17,6 +17,7 @@
 #include "cuview/runtime_dir.hpp"
 #include "cuview/zmq_util.hpp"
 #ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda_context.hpp"
 #include "cuview/cuda_ipc.hpp"
 #include "cuview/cuda_share.hpp"
 #endif
@@ -36,6 +37,9 @@ struct Imports {
   std::vector<const std::byte*> host_slots;
 #ifdef CUVIEW_HAVE_CUDA
   int device = -1;
+  // Every CUDA call on the imports runs with this context pushed (cuda::ContextScope), never by
+  // setting the caller's current device. Declared first: released after everything below.
+  cuda::PrimaryContext context;
   cuda::Stream stream;
   // The slots' memory, by mechanism (only one is used); `device_slots` points into it.
   std::vector<cuda::IpcMemory> legacy;
@@ -46,6 +50,35 @@ struct Imports {
   std::vector<cuda::Event> events;
 #endif
   [[nodiscard]] bool is_cuda() const { return backend == "cuda"; }
+
+  Imports() = default;
+  Imports(const Imports&) = delete;
+  Imports& operator=(const Imports&) = delete;
+  ~Imports() {
+#ifdef CUVIEW_HAVE_CUDA
+    if (!context) return;
+    // Unmapped and destroyed in their own context, so that a thread that never used the GPU
+    // (a Python finaliser, the viewer's UI thread) neither needs nor makes a current context.
+    try {
+      cuda::ContextScope scope(context);
+      release_cuda();
+    } catch (...) {
+      release_cuda();
+    }
+#endif
+  }
+
+#ifdef CUVIEW_HAVE_CUDA
+  void release_cuda() noexcept {
+    events.clear();
+    device_slots.clear();
+    pool_slots.clear();
+    pool = cuda::MemPool();
+    vmm = cuda::VmmAllocation();
+    legacy.clear();
+    stream = cuda::Stream();
+  }
+#endif
 };
 }  // namespace detail
 
@@ -97,7 +130,7 @@ const void* Frame::slot_data() const noexcept {
 void Frame::wait_on([[maybe_unused]] void* stream) const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_ && imports_->is_cuda()) {
-    cuda::check(cudaSetDevice(imports_->device), "cudaSetDevice");
+    cuda::ContextScope scope(imports_->context);
     cuda::check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), imports_->events[info_.slot].get(), 0),
                 "cudaStreamWaitEvent on the interprocess event of frame " + std::to_string(info_.seq));
   }
@@ -107,7 +140,7 @@ void Frame::wait_on([[maybe_unused]] void* stream) const {
 void Frame::wait() const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_ && imports_->is_cuda()) {
-    cuda::check(cudaSetDevice(imports_->device), "cudaSetDevice");
+    cuda::ContextScope scope(imports_->context);
     cuda::check(cudaEventSynchronize(imports_->events[info_.slot].get()),
                 "cudaEventSynchronize on the interprocess event of frame " + std::to_string(info_.seq));
   }
@@ -121,6 +154,7 @@ SlotTrailer Frame::trailer() const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_->is_cuda()) {
     wait();
+    cuda::ContextScope scope(imports_->context);
     const auto* src = static_cast<const std::byte*>(imports_->device_slots[info_.slot]) + offset;
     cuda::check(cudaMemcpy(&t, src, sizeof t, cudaMemcpyDeviceToHost),
                 "copying the trailer of frame " + std::to_string(info_.seq) + " to the host");
@@ -137,18 +171,40 @@ void Frame::copy_to_host(std::span<std::byte> dst) const {
   if (dst.size() < bytes)
     throw Error(Errc::bad_value,
                 "copy_to_host needs " + std::to_string(bytes) + " bytes, got " + std::to_string(dst.size()));
+  copy_to_host(0, dst.first(bytes));
+}
+
+void Frame::copy_to_host(std::size_t offset, std::span<std::byte> dst) const {
+  if (!imports_) throw Error(Errc::bad_value, "copy_to_host on a moved-from Frame");
+  const auto slot_bytes = imports_->layout.slot_bytes;
+  if (offset > slot_bytes || dst.size() > slot_bytes - offset)
+    throw Error(Errc::out_of_range, "copy_to_host of " + std::to_string(dst.size()) + " bytes at offset " +
+                                        std::to_string(offset) + " runs past the slot's " +
+                                        std::to_string(slot_bytes) + " bytes");
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_->is_cuda()) {
     const std::string what = " for frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
-    auto s = imports_->stream.get();
     wait();  // on the host: a stream of ours waiting on the publisher's event would cost it a context switch
-    cuda::check(cudaMemcpyAsync(dst.data(), imports_->device_slots[info_.slot], bytes, cudaMemcpyDeviceToHost, s),
+    cuda::ContextScope scope(imports_->context);
+    auto s = imports_->stream.get();
+    cuda::check(cudaMemcpyAsync(dst.data(), imports_->device_slots[info_.slot] + offset, dst.size(),
+                                cudaMemcpyDeviceToHost, s),
                 "cudaMemcpyAsync device to host" + what);
     cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize" + what);
     return;
   }
 #endif
-  std::memcpy(dst.data(), imports_->host_slots[info_.slot], bytes);
+  std::memcpy(dst.data(), imports_->host_slots[info_.slot] + offset, dst.size());
+}
+
+void Frame::synchronize_device() const {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) {
+    cuda::ContextScope scope(imports_->context);
+    cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize on GPU " + std::to_string(imports_->device) +
+                                             " before releasing frame " + std::to_string(info_.seq));
+  }
+#endif
 }
 
 std::optional<std::string> Frame::verify() const {
@@ -358,7 +414,8 @@ struct Client::Impl {
                                     "read your own buffers directly");
       cuda::check(cudaDeviceGetByPCIBusId(&imp->device, h.device_pci.c_str()),
                   "finding the daemon's GPU " + h.device_pci + " in this process (cudaDeviceGetByPCIBusId)");
-      cuda::check(cudaSetDevice(imp->device), "cudaSetDevice(" + std::to_string(imp->device) + ")");
+      imp->context = cuda::PrimaryContext::retain(imp->device);
+      cuda::ContextScope scope(imp->context);
       imp->stream = cuda::Stream::create();
       import_cuda_slots(h, *imp);
       for (const auto& s : h.slots)

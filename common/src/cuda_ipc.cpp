@@ -32,8 +32,16 @@ Probe probe(int device) noexcept {
     return p;
   }
   if (device < 0 || device >= count) {
-    p.reason = "there is no CUDA device " + std::to_string(device) + " (" + std::to_string(count) +
-               " visible; check CUDA_VISIBLE_DEVICES)";
+    std::string gpus;
+    for (int d = 0; d < count; ++d) {
+      cudaDeviceProp prop{};
+      char pci[32] = {};
+      if (cudaGetDeviceProperties(&prop, d) != cudaSuccess) (void)cudaGetLastError();
+      if (cudaDeviceGetPCIBusId(pci, sizeof pci, d) != cudaSuccess) (void)cudaGetLastError();
+      gpus += (gpus.empty() ? "" : ", ") + std::to_string(d) + " (" + prop.name + ", PCI " + pci + ")";
+    }
+    p.reason = "there is no GPU " + std::to_string(device) + " here; the " + std::to_string(count) +
+               " visible (CUDA_VISIBLE_DEVICES numbers them) are: " + gpus;
     return p;
   }
   const int dev = device;

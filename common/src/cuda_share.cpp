@@ -5,76 +5,12 @@
 #include <cstring>
 #include <mutex>
 
+#include "cuda_driver.hpp"
 #include "cuview/cuda_ipc.hpp"
 #include "cuview/error.hpp"
 
 namespace cuview::cuda {
 namespace {
-
-/// The driver-API functions VMM needs, looked up once through the runtime.
-struct Driver {
-  decltype(&::cuGetErrorString) get_error_string = nullptr;
-  decltype(&::cuDeviceGetAttribute) device_get_attribute = nullptr;
-  decltype(&::cuMemGetAllocationGranularity) granularity = nullptr;
-  decltype(&::cuMemCreate) create = nullptr;
-  decltype(&::cuMemRelease) release = nullptr;
-  decltype(&::cuMemAddressReserve) reserve = nullptr;
-  decltype(&::cuMemAddressFree) address_free = nullptr;
-  decltype(&::cuMemMap) map = nullptr;
-  decltype(&::cuMemUnmap) unmap = nullptr;
-  decltype(&::cuMemSetAccess) set_access = nullptr;
-  decltype(&::cuMemExportToShareableHandle) export_handle = nullptr;
-  decltype(&::cuMemImportFromShareableHandle) import_handle = nullptr;
-  std::string missing;  // why the table is incomplete; empty when complete
-};
-
-template <class Fn>
-void lookup(Fn& fn, const char* symbol, std::string& missing) {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  const cudaError_t rc = cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status);
-  if (rc != cudaSuccess || status != cudaDriverEntryPointSuccess || p == nullptr) {
-    (void)cudaGetLastError();
-    if (missing.empty())
-      missing = std::string("the driver offers no ") + symbol + " (cudaGetDriverEntryPointByVersion: " +
-                (rc != cudaSuccess ? cudaGetErrorString(rc) : "symbol not found") + ")";
-    return;
-  }
-  fn = reinterpret_cast<Fn>(p);
-}
-
-const Driver& driver() {
-  static Driver d;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    lookup(d.get_error_string, "cuGetErrorString", d.missing);
-    lookup(d.device_get_attribute, "cuDeviceGetAttribute", d.missing);
-    lookup(d.granularity, "cuMemGetAllocationGranularity", d.missing);
-    lookup(d.create, "cuMemCreate", d.missing);
-    lookup(d.release, "cuMemRelease", d.missing);
-    lookup(d.reserve, "cuMemAddressReserve", d.missing);
-    lookup(d.address_free, "cuMemAddressFree", d.missing);
-    lookup(d.map, "cuMemMap", d.missing);
-    lookup(d.unmap, "cuMemUnmap", d.missing);
-    lookup(d.set_access, "cuMemSetAccess", d.missing);
-    lookup(d.export_handle, "cuMemExportToShareableHandle", d.missing);
-    lookup(d.import_handle, "cuMemImportFromShareableHandle", d.missing);
-  });
-  return d;
-}
-
-const Driver& vmm_driver() {
-  const Driver& d = driver();
-  if (!d.missing.empty()) throw Error(Errc::unsupported, "VMM sharing is not available: " + d.missing);
-  return d;
-}
-
-void check_cu(CUresult rc, const std::string& what) {
-  if (rc == CUDA_SUCCESS) return;
-  const char* text = nullptr;
-  if (driver().get_error_string) driver().get_error_string(rc, &text);
-  throw Error(Errc::cuda, what + ": " + (text ? text : "CUDA driver error") + " (CUresult " + std::to_string(rc) + ")");
-}
 
 CUmemAllocationProp vmm_props(int device) {
   CUmemAllocationProp prop{};
@@ -88,7 +24,7 @@ CUmemAllocationProp vmm_props(int device) {
 std::size_t vmm_granularity(int device) {
   const auto prop = vmm_props(device);
   std::size_t g = 0;
-  check_cu(vmm_driver().granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+  check_cu(complete_driver("VMM sharing").granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
            "cuMemGetAllocationGranularity on device " + std::to_string(device));
   return g;
 }
@@ -152,7 +88,7 @@ std::optional<std::string> sharing_unsupported(const std::string& mechanism, int
 // ---------------------------------------------------------------- VMM
 
 VmmAllocation VmmAllocation::create(int device, std::size_t bytes) {
-  const Driver& d = vmm_driver();
+  const Driver& d = complete_driver("VMM sharing");
   ContextGuard context(device);
   const std::size_t g = vmm_granularity(device);
   VmmAllocation a;
@@ -168,7 +104,7 @@ VmmAllocation VmmAllocation::create(int device, std::size_t bytes) {
 }
 
 VmmAllocation VmmAllocation::import(int fd, std::size_t bytes, int device) {
-  const Driver& d = vmm_driver();
+  const Driver& d = complete_driver("VMM sharing");
   ContextGuard context(device);
   const std::size_t g = vmm_granularity(device);
   if (bytes == 0 || bytes % g != 0)
@@ -188,7 +124,7 @@ VmmAllocation VmmAllocation::import(int fd, std::size_t bytes, int device) {
 }
 
 void VmmAllocation::map(int device) {
-  const Driver& d = vmm_driver();
+  const Driver& d = complete_driver("VMM sharing");
   CUdeviceptr p = 0;
   check_cu(d.reserve(&p, bytes_, 0, 0, 0), "cuMemAddressReserve of " + std::to_string(bytes_) + " bytes");
   ptr_ = p;
@@ -224,7 +160,7 @@ VmmAllocation::~VmmAllocation() {
 
 UniqueFd VmmAllocation::export_fd() const {
   int fd = -1;
-  check_cu(vmm_driver().export_handle(&fd, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+  check_cu(complete_driver("VMM sharing").export_handle(&fd, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
            "cuMemExportToShareableHandle (POSIX file descriptor)");
   return UniqueFd(fd);
 }

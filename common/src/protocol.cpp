@@ -154,6 +154,13 @@ struct ReplyEnvelope {
 };
 }  // namespace
 
+void check_op(std::string_view op) {
+  if (std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps)) return;
+  std::string known;
+  for (auto k : kOps) known += (known.empty() ? "" : ", ") + std::string(k);
+  throw Error(Errc::unknown_op, "unknown op '" + std::string(op) + "'; known ops: " + known);
+}
+
 Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
   id_out = 0;
   if (bytes.size() > kMaxRequestBytes)
@@ -173,11 +180,6 @@ Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
                                             ", this daemon speaks protocol " + std::to_string(kVersion) +
                                             "; use a cuview-ctl/cuview-gui from the same cuview release as the daemon");
   auto env = decode_as<RequestEnvelope>(root, "request");
-  if (std::find(std::begin(kOps), std::end(kOps), env.op) == std::end(kOps)) {
-    std::string known;
-    for (auto op : kOps) known += (known.empty() ? "" : ", ") + std::string(op);
-    throw Error(Errc::unknown_op, "unknown op '" + env.op + "'; known ops: " + known);
-  }
   Request r;
   r.v = env.v;
   r.op = std::move(env.op);

@@ -58,7 +58,6 @@ std::optional<std::uint32_t> RingWriter::begin_write() {
     if (!held(s)) return s;
     cb.slots[s].state.store(before);
   }
-  cb.frames_skipped.fetch_add(1);
   return std::nullopt;
 }
 

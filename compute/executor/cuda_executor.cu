@@ -49,7 +49,9 @@ class CudaExecutor final : public Executor {
   }
 
   Kind kind() const override { return Kind::cuda; }
-  std::string device() const override { return probe_.name + " (PCI " + probe_.pci_bus_id + ")"; }
+  std::string device() const override {
+    return "GPU " + std::to_string(probe_.device) + ": " + probe_.name + " (PCI " + probe_.pci_bus_id + ")";
+  }
   int device_id() const override { return probe_.device; }
   void* stream() const override { return stream_.get(); }
 
@@ -128,11 +130,7 @@ class CudaExecutor final : public Executor {
 }  // namespace
 
 std::unique_ptr<Executor> make_cuda_executor(int device) {
-  if (device < 0 && cudaGetDevice(&device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    device = 0;  // no driver: probe(0) says why
-  }
-  return std::make_unique<CudaExecutor>(device);
+  return std::make_unique<CudaExecutor>(device < 0 ? default_device() : device);
 }
 
 }  // namespace cuview

@@ -58,12 +58,17 @@ class Executor {
 /// The host CPU: everything runs inline on the calling thread.
 std::unique_ptr<Executor> make_host_executor();
 #ifdef CUVIEW_HAVE_CUDA
-/// CUDA device `device` (-1: the calling thread's current device). Throws Error(cuda) saying why
-/// it cannot be used.
+/// The GPU used when none is named: the calling thread's current device if it is usable, else
+/// the first usable one (else the current device, whose probe then says what is wrong).
+int default_device() noexcept;
+/// CUDA device `device` (-1: default_device()). Throws Error(cuda) saying why it cannot be used;
+/// a device that does not exist is refused naming the ones that do.
 std::unique_ptr<Executor> make_cuda_executor(int device = -1);
 #endif
 /// `backend` "host", "cuda" or "auto" (CUDA where a device is usable, else the host; the choice
-/// and its reason are logged). Throws Error(cuda) for "cuda" where it cannot run, saying why.
+/// and its reason are logged) on `device` (-1: default_device()). Throws Error(cuda) for "cuda",
+/// or for a device named by number, where it cannot run, saying why; Error(bad_value) for a
+/// device named with the host backend.
 std::unique_ptr<Executor> make_executor(const std::string& backend, int device = -1);
 
 }  // namespace cuview

@@ -105,7 +105,8 @@ struct Publisher::State {
     std::uint64_t pending_steps = 0;
     std::uint64_t requests = 0, requests_seen = 0;  // counts state-changing requests
   } shared;
-  std::atomic<std::uint64_t> step{0}, frames_published{0};
+  std::atomic<std::uint64_t> step{0};
+  std::atomic<std::uint64_t> step_restarts{0};  // times the published step went backwards (a reset)
   std::atomic<double> sim_time{0};
 
   // ---- the control thread only ----
@@ -121,8 +122,15 @@ struct Publisher::State {
     std::int64_t deadline_ns;
   };
   std::vector<FdConnection> fd_connections;
-  std::int64_t started_ns = 0, rate_t0 = 0;
-  std::uint64_t rate_step0 = 0, rate_frames0 = 0;
+  // Rates over windows of at least half a second; a window in which the step went backwards
+  // (a reset) is dropped and a new one begins, so a rate is never a difference across a reset.
+  struct RateWindow {
+    std::int64_t t0 = 0;
+    std::uint64_t step0 = 0, frames0 = 0, restarts0 = 0;
+  };
+  std::int64_t started_ns = 0;
+  RateWindow window;
+  bool first_window = true;  // no window has closed yet: stats reports the open one
   std::atomic<double> steps_per_s{0}, frames_per_s{0};
 
   explicit State(PublisherOptions o) : opts(std::move(o)), paths(opts.name) {}
@@ -143,6 +151,9 @@ struct Publisher::State {
   std::string handle(const std::string& peer, std::string_view bytes);
   void drop_peer(const std::string& peer, const char* why);
   void update_rates();
+  [[nodiscard]] RateWindow open_window(std::int64_t now) const {
+    return {now, step.load(), ring->published(), step_restarts.load()};
+  }
   template <class Reply>
   void fill_identity(Reply& r) const;
   void note_request(Shared& s) {
@@ -422,7 +433,8 @@ void Publisher::State::start() {
   fd_listener = listen_fd_socket(paths.fds);
   router.bind(paths.control_endpoint());
   pub.bind(paths.frames_endpoint());
-  started_ns = rate_t0 = monotonic_ns();
+  started_ns = monotonic_ns();
+  window = open_window(started_ns);
   ring->set_state(DaemonState::running);
   started = true;
   control = std::thread([this] { run_control(); });
@@ -438,7 +450,10 @@ void Publisher::start() { state_->start(); }
 bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write, CUstream_st* stream) {
   start();
   if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
-  step.store(at_step, std::memory_order_relaxed);
+  // The restart is counted before the smaller step is stored (both seq_cst): a rate window that
+  // sees the smaller step also sees the restart.
+  if (at_step < step.load()) step_restarts.fetch_add(1);
+  step.store(at_step);
   sim_time.store(at_time, std::memory_order_relaxed);
   const std::int64_t now = monotonic_ns();
   const bool due = opts.max_fps <= 0 || static_cast<double>(now - last_publish_ns) >= 1e9 / opts.max_fps;
@@ -451,7 +466,15 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
                                          "with a FieldWriter");
   }
   auto slot = ring->begin_write();
-  if (!slot) return false;  // every slot is held by some reader: skip this frame, never wait
+  if (!slot) {
+    // Every slot is held by some reader: skip this frame, never wait. A frame that was due is
+    // skipped once; the next is due a frame period later (a forced one is tried again).
+    if (due) {
+      ring->count_skipped();
+      last_publish_ns = now;
+    }
+    return false;
+  }
   publish_now = false;
   last_publish_ns = now;
   const std::uint64_t seq = ring->last_seq() + 1;
@@ -474,8 +497,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
     throw;
   }
   const FrameInfo info{seq, *slot, at_step, at_time, realtime_ns()};
-  ring->end_write(*slot, info);
-  frames_published.fetch_add(1, std::memory_order_relaxed);
+  ring->end_write(*slot, info);  // counted: stats' frames_published is the ring's newest seq
   const proto::FrameNotice notice{session, seq, *slot, at_step, at_time, info.stamp_ns};
   std::lock_guard lock(pub_mutex);
   pub.send(zmq::buffer(proto::kFrameTopic), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
@@ -507,7 +529,7 @@ Requests Publisher::poll() {
   r.reset = std::exchange(s.shared.reset, false);
   r.strokes = std::exchange(s.shared.strokes, {});
   r.checkpoints = std::exchange(s.shared.checkpoints, {});
-  if (r.reset) s.publish_now = true;
+  if (r.reset || (r.changes_frame() && s.shared.paused)) s.publish_now = true;
   r.shutdown = s.shared.shutdown;
   return r;
 }
@@ -584,7 +606,7 @@ void Publisher::State::close(const std::string& reason) noexcept {
   fs::remove(paths.frames, ec);
   fs::remove(paths.fds, ec);
   fs::remove(paths.segments, ec);
-  spdlog::info("{} stopped at step {} after {} frames ({})", where(opts.name), step.load(), frames_published.load(),
+  spdlog::info("{} stopped at step {} after {} frames ({})", where(opts.name), step.load(), ring->published(),
                reason);
 }
 
@@ -635,14 +657,17 @@ void Publisher::State::run_control() {
 
 void Publisher::State::update_rates() {
   const std::int64_t now = monotonic_ns();
-  const double dt = static_cast<double>(now - rate_t0) * 1e-9;
+  const RateWindow end = open_window(now);
+  if (end.restarts0 != window.restarts0) {  // reset within the window: begin a new one
+    window = end;
+    return;
+  }
+  const double dt = static_cast<double>(now - window.t0) * 1e-9;
   if (dt < 0.5) return;
-  const std::uint64_t st = step.load(), fr = frames_published.load();
-  steps_per_s.store(static_cast<double>(st - rate_step0) / dt);
-  frames_per_s.store(static_cast<double>(fr - rate_frames0) / dt);
-  rate_t0 = now;
-  rate_step0 = st;
-  rate_frames0 = fr;
+  steps_per_s.store(static_cast<double>(end.step0 - window.step0) / dt);
+  frames_per_s.store(static_cast<double>(end.frames0 - window.frames0) / dt);
+  window = end;
+  first_window = false;
 }
 
 void Publisher::State::serve_control() {
@@ -704,8 +729,9 @@ void Publisher::State::answer_fd_request(int conn) {
       throw Error(Errc::version_mismatch, "the descriptor request speaks protocol " + std::to_string(req.v) +
                                               ", this daemon speaks protocol " + std::to_string(proto::kVersion));
     if (req.session != session)
-      throw Error(Errc::stale_session, "session " + req.session + " is from an earlier run of '" + opts.name +
-                                           "' (this run is session " + session + "); attach again");
+      throw Error(Errc::stale_session, "session " + req.session + " is not this run's: it is from an earlier run of '" +
+                                           opts.name + "', or was never issued (this run is session " + session +
+                                           "); attach again");
     const auto owner = std::find_if(peers.begin(), peers.end(), [&](const auto& kv) {
       return !kv.second.fd_token.empty() && kv.second.fd_token == req.token;
     });
@@ -790,9 +816,10 @@ std::string Publisher::State::handle(const std::string& peer, std::string_view b
     if (!req.session)
       throw Error(Errc::missing_field, "'" + op + "' lacks the 'session' field; say 'hello' first to get one");
     if (*req.session != session)
-      throw Error(Errc::stale_session, "session " + *req.session + " is from an earlier run of '" + opts.name +
-                                           "' (this run is session " + session +
-                                           "); attach again before using any handle");
+      throw Error(Errc::stale_session, "session " + *req.session + " is not this run's: it is from an earlier run of '" +
+                                           opts.name + "', or was never issued (this run is session " + session +
+                                           "); attach again (say 'hello') before using any handle");
+    proto::check_op(op);  // after the session: a stale client learns nothing about this run
     auto it = peers.find(peer);
     if (it == peers.end()) throw Error(Errc::not_attached, "'" + op + "' needs a 'hello' first on this connection");
     const auto handler = kHandlers.find(op);
@@ -958,18 +985,19 @@ std::string Publisher::State::op_stats(Peer&, const std::string&, const proto::R
   s.sharing = slots->mechanism();
   s.step = step.load();
   s.sim_time = sim_time.load();
-  s.frames_published = frames_published.load();
+  s.frames_published = ring->published();
   s.frames_skipped = ring->block().frames_skipped.load();
   s.clients = static_cast<std::uint32_t>(peers.size());
   for (const auto& [id, peer] : peers) s.readers += peer.lease ? 1 : 0;
   s.held_slots = ring->held_slots();
   s.steps_per_second = steps_per_s.load();
   s.frames_per_second = frames_per_s.load();
-  if (const double window = static_cast<double>(monotonic_ns() - rate_t0) * 1e-9;
-      started_ns == rate_t0 && window > 0.05) {
+  if (const RateWindow now = open_window(monotonic_ns());
+      first_window && now.restarts0 == window.restarts0 && now.t0 - window.t0 > 50'000'000) {
     // The first half-second window is not closed yet: report what it has measured so far.
-    s.steps_per_second = static_cast<double>(s.step - rate_step0) / window;
-    s.frames_per_second = static_cast<double>(s.frames_published - rate_frames0) / window;
+    const double dt = static_cast<double>(now.t0 - window.t0) * 1e-9;
+    s.steps_per_second = static_cast<double>(now.step0 - window.step0) / dt;
+    s.frames_per_second = static_cast<double>(now.frames0 - window.frames0) / dt;
   }
   s.rss_kib = resident_kib();
   s.uptime_s = static_cast<double>(monotonic_ns() - started_ns) * 1e-9;

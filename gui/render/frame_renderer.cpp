@@ -9,6 +9,10 @@ namespace cuview::gui {
 
 struct FrameRenderer::Staging {
 #ifdef CUVIEW_HAVE_CUDA
+  // The render thread is the viewer's own: it makes the frame's GPU current for itself (the
+  // client library never moves a thread's device), and its stream and pinned rows belong there.
+  explicit Staging(int gpu) : device(gpu) {}
+  int device;
   cuda::Stream stream = cuda::Stream::create();
   float* pinned = nullptr;
   std::size_t capacity = 0;  // floats
@@ -44,7 +48,12 @@ void FrameRenderer::render(const Frame& frame, std::size_t field, [[maybe_unused
   const auto s = ViewSampling::of(t);
   rows_.assign(s.rows.size(), nullptr);
   if (s.col_count > 0 && !s.distinct_rows.empty()) {
-    if (!staging_) staging_ = std::make_unique<Staging>();
+    if (!staging_ || staging_->device != frame.device()) {
+      staging_.reset();
+      cuda::check(cudaSetDevice(frame.device()),
+                  "cudaSetDevice(" + std::to_string(frame.device()) + ") for the viewer's render thread");
+      staging_ = std::make_unique<Staging>(frame.device());
+    }
     const auto span = static_cast<std::size_t>(s.col_count) * t.components;  // floats per copied row
     float* dst = staging_->reserve(s.distinct_rows.size() * span);
     const auto* src = reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.device_slot()) + offset);

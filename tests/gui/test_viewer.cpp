@@ -6,8 +6,11 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
+#include <QFontMetrics>
 #include <QImage>
 #include <QLabel>
+#include <QSet>
+#include <QSettings>
 #include <QWheelEvent>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -15,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -424,17 +428,160 @@ BACKEND_TEST("arrows over a vector field point along the flow", "[gui]") {
   // Upstream of the cylinder the flow runs along +x: the arrow through a sample point there is
   // horizontal (white to its right, not below it).
   const auto& f = w->view()->last_frame();
-  bool checked = false;
-  for (int py = 12; py < f.image.height() && !checked; py += 24)
-    for (int px = 12; px < f.image.width() && !checked; px += 24) {
+  // The arrow nearest the inlet on the channel's middle rows (arrows are 24 pixels apart, so
+  // which cell that is depends on the view's size), well before the flow turns around the
+  // cylinder (radius 6.4, centred at x = 32).
+  QPoint arrow(-1, -1);
+  double arrow_x = 1e9, arrow_y = 0;
+  for (int py = 12; py < f.image.height(); py += 24)
+    for (int px = 12; px < f.image.width(); px += 24) {
       double cx = 0, cy = 0;
-      // at the inlet, well before the flow turns around the cylinder (centred at x = 32)
-      if (!w->view()->cell_coords(QPoint(px, py), cx, cy) || cx > 8 || std::abs(cy - 32) > 10) continue;
-      INFO("arrow at pixel (" << px << ", " << py << "), cell (" << cx << ", " << cy << ")");
-      CHECK((white(f.image.pixel(px + 3, py)) || white(f.image.pixel(px + 3, py - 1)) ||
-             white(f.image.pixel(px + 3, py + 1))));
-      CHECK_FALSE(white(f.image.pixel(px, py + 6)));
-      checked = true;
+      if (w->view()->cell_coords(QPoint(px, py), cx, cy) && std::abs(cy - 32) <= 10 && cx < arrow_x)
+        arrow = QPoint(px, py), arrow_x = cx, arrow_y = cy;
     }
-  CHECK(checked);
+  INFO("arrow at pixel (" << arrow.x() << ", " << arrow.y() << "), cell (" << arrow_x << ", " << arrow_y << ")");
+  REQUIRE(arrow_x <= 12);
+  const int px = arrow.x(), py = arrow.y();
+  CHECK((white(f.image.pixel(px + 3, py)) || white(f.image.pixel(px + 3, py - 1)) ||
+         white(f.image.pixel(px + 3, py + 1))));
+  CHECK_FALSE(white(f.image.pixel(px, py + 6)));
+}
+
+namespace {
+/// cuview-gui --screenshot PATH with its settings (QSettings) under `config` (XDG_CONFIG_HOME): a
+/// user's, whose interactive runs keep theirs there. Returns the PNG.
+QImage headless_shot(const fs::path& config, const fs::path& png, const std::vector<std::string>& options) {
+  std::vector<std::string> argv{"/usr/bin/env", "XDG_CONFIG_HOME=" + config.string(), bin("cuview-gui"), "--screenshot",
+                                png.string()};
+  argv.insert(argv.end(), options.begin(), options.end());
+  ChildProcess gui(argv);
+  const auto code = gui.wait_for(60s);
+  INFO(png.filename().string() << ": " << gui.err());
+  REQUIRE(code == 0);
+  QImage img(QString::fromStdString(png.string()));
+  REQUIRE_FALSE(img.isNull());
+  return img;
+}
+
+std::string contents(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Where two pictures differ, in words; empty when they are alike, pixel for pixel.
+std::string difference(const QImage& a, const QImage& b) {
+  if (a.size() != b.size())
+    return QString("%1×%2 against %3×%4").arg(a.width()).arg(a.height()).arg(b.width()).arg(b.height()).toStdString();
+  for (int y = 0; y < a.height(); ++y)
+    for (int x = 0; x < a.width(); ++x)
+      if (a.pixel(x, y) != b.pixel(x, y))
+        return QString("pixel (%1, %2): #%3 against #%4")
+            .arg(x)
+            .arg(y)
+            .arg(a.pixel(x, y) & 0xffffff, 6, 16, QChar('0'))
+            .arg(b.pixel(x, y) & 0xffffff, 6, 16, QChar('0'))
+            .toStdString();
+  return {};
+}
+
+int distinct_colours(const QImage& img) {
+  QSet<QRgb> colours;
+  for (int y = 0; y < img.height(); y += 3)
+    for (int x = 0; x < img.width(); x += 3) colours.insert(img.pixel(x, y));
+  return static_cast<int>(colours.size());
+}
+}  // namespace
+
+TEST_CASE("a headless --screenshot ignores what interactive runs remembered, and changes none of it",
+          "[gui][settings]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host, {"--paused"});  // one still frame: every shot of it alike
+  const fs::path fresh = rt.path() / "fresh-config", used = rt.path() / "used-config";
+  const fs::path conf = used / "cuview" / "cuview-gui.conf";  // where cuview-gui's QSettings live
+
+  // With nothing remembered: the defaults. And the shot leaves nothing behind.
+  const QImage plain = headless_shot(fresh, rt.path() / "plain.png", {"--name", "t"});
+  CHECK(distinct_colours(plain) > 50);  // a field, not a blank view
+  CHECK_FALSE(fs::exists(fresh / "cuview" / "cuview-gui.conf"));
+
+  // What an interactive session leaves behind: another colormap, a fixed range, a smaller window,
+  // another daemon.
+  {
+    QSettings s(QString::fromStdString(conf.string()), QSettings::IniFormat);
+    s.setValue("view/colormap", "magma");
+    s.setValue("view/range_mode", 1);
+    s.setValue("view/range_lo", 0.2);
+    s.setValue("view/range_hi", 0.3);
+    QWidget small;
+    small.resize(420, 300);
+    s.setValue("window/geometry", small.saveGeometry());
+    s.setValue("daemon/name", "elsewhere");
+  }
+  const std::string remembered = contents(conf);
+  REQUIRE_THAT(remembered, Catch::Contains("magma"));
+
+  const QImage after_a_session = headless_shot(used, rt.path() / "after-a-session.png", {"--name", "t"});
+  CHECK(difference(after_a_session, plain) == "");
+  CHECK(contents(conf) == remembered);
+
+  // What the options say counts: the colormap is in the picture.
+  const QImage magma = headless_shot(used, rt.path() / "magma.png", {"--name", "t", "--colormap", "magma"});
+  CHECK(magma.size() == plain.size());
+  CHECK(magma != plain);
+  CHECK(difference(magma,
+                   headless_shot(fresh, rt.path() / "magma-fresh.png", {"--name", "t", "--colormap", "magma"})) == "");
+  CHECK(contents(conf) == remembered);
+}
+
+TEST_CASE("a headless shot of a signed field is drawn in diverging around 0, unless --colormap says otherwise",
+          "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("flow", Backend::host, {"--sim", "lbm", "--paused"}, "160x64");
+  // Vortices of both signs behind the cylinder, and then still.
+  REQUIRE(ctl("flow", {"step", "400"}).code == 0);
+  wait_stats("flow", [](const StatsView& s) { return s.step == 400; });
+  const fs::path config = rt.path() / "config";
+  const std::vector<std::string> vorticity{"--name", "flow", "--field", "vorticity"};
+  auto with = [&](std::vector<std::string> options, const std::vector<std::string>& more) {
+    options.insert(options.end(), more.begin(), more.end());
+    return options;
+  };
+  const QImage chosen_by_the_viewer = headless_shot(config, rt.path() / "auto.png", vorticity);
+  CHECK(distinct_colours(chosen_by_the_viewer) > 50);
+  CHECK(difference(chosen_by_the_viewer, headless_shot(config, rt.path() / "diverging.png",
+                                                       with(vorticity, {"--colormap", "diverging"}))) == "");
+  CHECK(chosen_by_the_viewer !=
+        headless_shot(config, rt.path() / "viridis.png", with(vorticity, {"--colormap", "viridis"})));
+}
+
+TEST_CASE("the colour bar's labels fit it, whatever the range", "[gui]") {
+  ColorBar bar;
+  bar.resize(bar.sizeHint());
+  bar.show();
+  REQUIRE(wait_for([&] { return bar.isVisible(); }, 5000));
+  const QFontMetrics fm(bar.font());
+  for (const auto& [lo, hi] : std::vector<std::pair<float, float>>{{-0.0599f, 0.0599f},
+                                                                   {0.0f, 1.0f},
+                                                                   {0.9983f, 1.0021f},
+                                                                   {-1.234e-5f, 3.4e-6f},
+                                                                   {-3.3e38f, 3.3e38f},
+                                                                   {-0.000123f, -0.000101f},
+                                                                   {12345.0f, 99999.0f}}) {
+    bar.set(Colormap::diverging, lo, hi);
+    const auto labels = bar.labels();
+    REQUIRE(labels.size() == 5);
+    for (const auto& l : labels) {
+      INFO("range " << lo << ".." << hi << ": label '" << l.text.toStdString() << "' in " << l.rect.width()
+                    << " pixels from x = " << l.rect.left() << " of a bar " << bar.width() << " wide");
+      CHECK(fm.horizontalAdvance(l.text) <= l.rect.width());
+      CHECK(l.rect.left() >= 0);
+      CHECK(l.rect.right() < bar.width());
+      CHECK(l.text.size() <= 9);
+    }
+  }
+  bar.set(Colormap::diverging, -0.0599f, 0.0599f);
+  const auto labels = bar.labels();
+  CHECK(labels.front().text == "-0.0599");
+  CHECK(labels[2].text == "0");  // the middle of a symmetric range, not a rounding error
+  CHECK(labels.back().text == "0.0599");
 }

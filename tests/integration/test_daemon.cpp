@@ -4,12 +4,18 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#ifdef CUVIEW_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <span>
 #include <thread>
 #include <zmq.hpp>
 
@@ -271,6 +277,9 @@ BACKEND_TEST("bad requests get specific errors and the daemon keeps its state", 
                              proto::SetArgs{std::map<std::string, double>{{"F", 0.01}, {"warp", 9.0}}, {}}),
        "bad_value", "'warp'"},
       {proto::encode_request("stats", 11, "0123456789abcdef0123456789abcdef", proto::NoArgs{}), "stale_session",
+       "never issued"},
+      // protocol.md: a session that is not this run's is refused before the op is looked at.
+      {proto::encode_request("fly", 12, "0123456789abcdef0123456789abcdef", proto::NoArgs{}), "stale_session",
        "earlier run"},
   };
   for (const auto& c : attached) {
@@ -498,3 +507,158 @@ TEST_CASE("every steps-per-launch setting gives the same bits, on any grid size"
     CHECK(differ == 0);
   }
 }
+
+namespace {
+/// The float32 cell (x, y) of scalar field `name` in `frame` (copied to the host).
+float cell(const Frame& frame, const proto::DescribeResult& d, const std::string& name, std::uint32_t x,
+           std::uint32_t y) {
+  const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& f) { return f.name == name; });
+  REQUIRE(f != d.fields.end());
+  float v = 0;
+  frame.copy_to_host(f->offset + (std::size_t{y} * d.width + x) * sizeof v, std::as_writable_bytes(std::span(&v, 1)));
+  return v;
+}
+}  // namespace
+
+BACKEND_TEST("a stroke, a set or a reset on a paused simulation shows in a new frame at once",
+             "[integration][ctl][steering]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("p", backend, {"--sim", "lbm", "--paused"}, "128x64");
+  auto c = attach("p");
+  const auto& d = c.description();
+  auto first = c.next_frame(10s);
+  REQUIRE(first);
+  const auto step = first->info().step;
+  CHECK(cell(*first, d, "speed", 20, 10) > 0);  // fluid, moving with the inflow
+  first.reset();
+  CHECK_FALSE(c.next_frame(300ms));  // paused: nothing new by itself
+
+  REQUIRE(ctl("p", {"draw", "obstacles", "20", "10", "--radius", "3"}).code == 0);
+  auto drawn = c.next_frame(10s);
+  REQUIRE(drawn);
+  CHECK(drawn->info().step == step);
+  CHECK(cell(*drawn, d, "speed", 20, 10) == 0);  // the stroke is in it: a solid cell does not move
+  drawn.reset();
+
+  const auto& p = d.params.front();
+  REQUIRE(ctl("p", {"set", p.name + "=" + std::to_string((p.min + p.max) / 2)}).code == 0);
+  auto set = c.next_frame(10s);
+  REQUIRE(set);
+  CHECK(set->info().step == step);
+  set.reset();
+
+  REQUIRE(ctl("p", {"step", "3"}).code == 0);
+  auto stepped = c.next_frame(10s);
+  REQUIRE(stepped);
+  CHECK(stepped->info().step == step + 3);
+  stepped.reset();
+  REQUIRE(ctl("p", {"reset"}).code == 0);
+  auto reset = c.next_frame(10s);
+  REQUIRE(reset);
+  CHECK(reset->info().step == 0);
+  CHECK(stats("p").paused);
+}
+
+BACKEND_TEST("a paused embedded program shows a set or a reset in a new frame at once",
+             "[integration][embedded][steering]") {
+  RuntimeDir rt;
+  auto wave = start_embed_wave("w", backend);
+  REQUIRE(ctl("w", {"pause"}).code == 0);
+  (void)wait_stats("w", [](const StatsView& s) { return s.paused; });
+  auto c = attach("w");
+  while (c.next_frame(500ms)) {
+  }  // whatever was published before the pause took effect
+  REQUIRE(ctl("w", {"set", "rain=10"}).code == 0);
+  auto set = c.next_frame(10s);
+  REQUIRE(set);
+  set.reset();
+  REQUIRE(ctl("w", {"reset"}).code == 0);
+  auto reset = c.next_frame(10s);
+  REQUIRE(reset);
+  CHECK(reset->info().step == 0);
+}
+
+BACKEND_TEST("after a reset the step rate stays a rate, for cuview-compute and an embedded program",
+             "[integration][ctl][steering]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("r", backend);
+  auto wave = start_embed_wave("w", backend);
+  for (const char* name : {"r", "w"}) {
+    INFO(name);
+    (void)wait_stats(name, [](const StatsView& s) { return s.step > 400; });
+    auto c = Client::attach({.name = name, .client = "rate test", .import = Import::control_only});
+    REQUIRE(ctl(name, {"reset"}).code == 0);
+    const auto until = std::chrono::steady_clock::now() + 1500ms;  // past the rate's half-second window
+    while (std::chrono::steady_clock::now() < until) {
+      const auto s = c.stats();
+      INFO("step " << s.step << ", " << s.steps_per_second << " steps/s");
+      REQUIRE(s.steps_per_second >= 0);
+      REQUIRE(s.steps_per_second < 1e9);
+      std::this_thread::sleep_for(20ms);
+    }
+    auto st = ctl(name, {"status"});  // as a person reads it: "step N (t = T), R steps/s"
+    REQUIRE(st.code == 0);
+    std::smatch m;
+    REQUIRE(std::regex_search(st.out, m, std::regex(R"(, (\d+) steps/s)")));
+    INFO(st.out);
+    CHECK(m[1].length() < 10);
+  }
+}
+
+TEST_CASE("--device names the GPU; on the host backend, or with no usable GPU, asking for one is refused",
+          "[integration][device][host]") {
+  RuntimeDir rt;
+  ChildProcess host({bin("cuview-compute"), "--name", "d", "--backend", "host", "--device", "1"});
+  auto code = host.wait_for(30s);
+  REQUIRE(code);
+  CHECK(*code == 1);
+  CHECK_THAT(host.err(), Catch::Contains("GPU 1") && Catch::Contains("host backend runs on the CPU"));
+  std::string why;
+  if (!cuda_usable(&why)) {  // CI: auto must not quietly run on the CPU when a GPU was asked for
+    ChildProcess gpu({bin("cuview-compute"), "--name", "d", "--device", "0"});
+    code = gpu.wait_for(30s);
+    REQUIRE(code);
+    CHECK(*code == 1);
+    CHECK_THAT(gpu.err(), Catch::Contains("GPU 0"));
+  }
+  auto bad = ChildProcess({bin("cuview-compute"), "--name", "d", "--device", "-1"});
+  code = bad.wait_for(30s);
+  REQUIRE(code);
+  CHECK(*code != 0);
+}
+
+#ifdef CUVIEW_HAVE_CUDA
+TEST_CASE("--device N runs on GPU N, named with its PCI id; a GPU that does not exist is refused naming those that do",
+          "[integration][device][gpu]") {
+  require_backend(Backend::cuda);
+  RuntimeDir rt;
+  ChildProcess none({bin("cuview-compute"), "--name", "d", "--backend", "cuda", "--device", "99"});
+  auto code = none.wait_for(30s);
+  REQUIRE(code);
+  CHECK(*code == 1);
+  CHECK_THAT(none.err(), Catch::Contains("no GPU 99") && Catch::Contains("0 (") && Catch::Contains("PCI"));
+  int gpus = 0;
+  REQUIRE(cudaGetDeviceCount(&gpus) == cudaSuccess);
+  for (int n = 0; n < gpus; ++n) {
+    const std::string gpu = "GPU " + std::to_string(n) + ": ";
+    INFO(gpu);
+    auto daemon = start_daemon("d", Backend::cuda, {"--device", std::to_string(n)}, "64x64");
+    auto st = ctl("d", {"status"});
+    CHECK_THAT(st.out, Catch::Contains(gpu) && Catch::Contains("(PCI "));
+    auto c = attach("d");
+    CHECK_THAT(c.description().device, Catch::Contains(gpu));
+    auto f = c.next_frame(10s);
+    REQUIRE(f);
+    CHECK_FALSE(f->verify());
+    const std::string& named = c.description().device;
+    const auto pci = named.find("PCI ") + 4;
+    int here = -1;  // the frame's GPU in this process, found by the PCI id the daemon named
+    REQUIRE(cudaDeviceGetByPCIBusId(&here, named.substr(pci, named.find(')', pci) - pci).c_str()) == cudaSuccess);
+    CHECK(f->device() == here);
+    f.reset();
+    daemon.signal(SIGTERM);
+    CHECK(daemon.wait_for(30s) == 0);
+    CHECK_THAT(daemon.err(), Catch::Contains(gpu));  // the log names it too
+  }
+}
+#endif

@@ -9,6 +9,9 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#ifdef CUVIEW_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -322,3 +325,80 @@ TEST_CASE("every CUDA mechanism this GPU offers carries verified frames to cuvie
     CHECK(daemon.wait_for(30s) == 0);
   }
 }
+
+#ifdef CUVIEW_HAVE_CUDA
+namespace {
+/// The calling thread's current CUDA context (the driver's view), through the runtime's entry
+/// point table as the library reaches the driver.
+void* current_context() {
+  using GetCurrent = int (*)(void**);
+  static GetCurrent get = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    REQUIRE(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &p, 12000, cudaEnableDefault, &status) ==
+            cudaSuccess);
+    return reinterpret_cast<GetCurrent>(p);
+  }();
+  void* ctx = nullptr;
+  REQUIRE(get(&ctx) == 0);
+  return ctx;
+}
+}  // namespace
+
+TEST_CASE("attaching, reading frames and detaching leave the caller's current GPU and context as they were",
+          "[integration][sharing][gpu]") {
+  require_backend(Backend::cuda);
+  RuntimeDir rt;
+  int gpus = 0;
+  REQUIRE(cudaGetDeviceCount(&gpus) == cudaSuccess);
+  const char* sharing = std::getenv("CUVIEW_SHARING");
+  INFO("sharing " << (sharing ? sharing : "legacy") << ", " << gpus << " GPU(s)");
+  auto daemon = start_daemon("keep", Backend::cuda, {}, "256x128");
+  // A thread that never used CUDA: no context current, and none made current by the library.
+  std::thread([&] {
+    void* const before = current_context();
+    CHECK(before == nullptr);
+    {
+      auto client = attach("keep");
+      auto frame = client.next_frame(5s);
+      REQUIRE(frame);
+      CHECK_FALSE(frame->verify());
+      CHECK(current_context() == before);
+      std::vector<std::byte> row(64);
+      frame->copy_to_host(0, row);
+      frame->synchronize_device();
+      CHECK(current_context() == before);
+    }
+    CHECK(current_context() == before);
+  }).join();
+  // A thread that made the last GPU current (GPU 1 of two, as a PyTorch user may): it stays current.
+  std::thread([&] {
+    const int mine = gpus - 1;
+    REQUIRE(cudaSetDevice(mine) == cudaSuccess);
+    void* const context = current_context();
+    auto check_unmoved = [&](const char* after) {
+      INFO("after " << after);
+      int now = -1;
+      REQUIRE(cudaGetDevice(&now) == cudaSuccess);
+      CHECK(now == mine);
+      CHECK(current_context() == context);
+    };
+    {
+      auto client = attach("keep");
+      check_unmoved("attach");
+      auto frame = client.next_frame(5s);
+      REQUIRE(frame);
+      check_unmoved("next_frame");
+      frame->wait();
+      check_unmoved("wait");
+      CHECK_FALSE(frame->verify());
+      check_unmoved("verify");
+      frame.reset();
+      check_unmoved("release");
+    }
+    check_unmoved("detach");
+  }).join();
+  daemon.signal(SIGTERM);
+  CHECK(daemon.wait_for(30s) == 0);
+}
+#endif

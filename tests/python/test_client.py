@@ -142,6 +142,35 @@ class PythonClient(unittest.TestCase):
             self.assertEqual(e.exception.code, "out_of_range")
             self.assertIn("F=5 is out of range", str(e.exception))
 
+    def test_the_callers_current_gpu_is_the_same_after_every_call(self):
+        if BACKEND == "host":
+            self.skipTest("the current GPU is a CUDA matter (CUVIEW_TEST_BACKEND=cuda runs this)")
+        import cupy
+        import torch  # both are on the GPU hosts; a missing one fails, never skips
+        mine = cupy.cuda.runtime.getDeviceCount() - 1  # GPU 1 of two; the daemon runs on GPU 0
+        cupy.cuda.Device(mine).use()
+        torch.cuda.set_device(mine)
+        held = torch.zeros(4, device="cuda")  # this process has a context on its GPU, as a user's does
+
+        def unmoved(after):
+            self.assertEqual(cupy.cuda.runtime.getDevice(), mine, f"CuPy's current GPU after {after}")
+            self.assertEqual(torch.cuda.current_device(), mine, f"PyTorch's current GPU after {after}")
+            self.assertEqual(torch.zeros(1, device="cuda").device.index, mine, f"a new tensor after {after}")
+
+        with cuview.attach("py") as sim:
+            unmoved("attach")
+            frame = sim.next_frame(timeout=2)
+            unmoved("next_frame")
+            with frame as f:
+                f.verify()
+                unmoved("verify")
+                v = cupy.asarray(f["v"])
+                self.assertEqual(v.device.id, 0)  # the frame stays where the daemon published it
+                unmoved("cupy.asarray")
+            unmoved("release")
+        unmoved("detach")
+        self.assertEqual(held.device.index, mine)
+
     def test_no_publisher_is_a_clear_error(self):
         with self.assertRaises(cuview.CuviewError) as e:
             cuview.attach("nobody-here")

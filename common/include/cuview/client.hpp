@@ -35,6 +35,9 @@ namespace detail {
 struct Imports;
 }
 
+/// Every call on a Client or Frame leaves the calling thread's current CUDA device as it found
+/// it: GPU work runs in the frame's GPU's primary context, pushed for the call and popped after.
+///
 /// One frame held by this client: the daemon will not overwrite its slot until the Frame is
 /// destroyed (or the client process dies). Move-only; a moved-from Frame releases nothing.
 /// On CUDA, destroy it only after the GPU work that reads device_slot() has completed
@@ -73,6 +76,12 @@ class Frame {
   /// waits for the frame's interprocess event on the host first, then copies with the copy engine. Throws Error(cuda |
   /// bad_value).
   void copy_to_host(std::span<std::byte> dst) const;
+  /// Copies dst.size() bytes of the slot from byte `offset` (a field, an attribute) to `dst`, as
+  /// above. Throws Error(out_of_range) when the range leaves the slot.
+  void copy_to_host(std::size_t offset, std::span<std::byte> dst) const;
+  /// CUDA backend: waits until all GPU work this process queued on the frame's GPU is done (call
+  /// it before releasing a frame your kernels read). Host backend: returns at once.
+  void synchronize_device() const;
   /// Checks the frame is intact: trailer sequence and step match, and the checksum over every
   /// field matches the publisher's (no simulation's value range is assumed). Empty when good,
   /// otherwise a sentence saying what is wrong.

@@ -280,9 +280,12 @@ struct Request {
 };
 
 /// Decodes a request's envelope. Throws Error: bad_message (not msgpack, truncated, not a map,
-/// wrong types), version_mismatch (naming both versions), unknown_field, missing_field,
-/// unknown_op. `id` is filled in as early as it can be read, for the error reply.
+/// wrong types), version_mismatch (naming both versions), unknown_field, missing_field. The op is
+/// not looked at: a publisher checks the session first, then check_op(). `id` is filled in as
+/// early as it can be read, for the error reply.
 Request decode_request(std::string_view bytes, std::uint64_t& id_out);
+/// Throws Error(unknown_op), listing the ops there are, unless `op` is one of kOps.
+void check_op(std::string_view op);
 
 /// A decoded reply: `result` (nil on error) points into `handle`'s zone.
 struct Reply {

@@ -51,6 +51,10 @@ struct ControlBlock {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the ring needs lock-free 64-bit atomics");
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);
 
+/// The two halves of ControlBlock::latest.
+inline std::uint64_t latest_seq_of(std::uint64_t latest) { return latest >> 8; }
+inline std::uint32_t latest_slot_of(std::uint64_t latest) { return static_cast<std::uint32_t>(latest & 0xff); }
+
 /// Metadata of a published frame, as the reader sees it.
 struct FrameInfo {
   std::uint64_t seq = 0;
@@ -72,11 +76,16 @@ class RingWriter {
   /// Picks a slot nobody holds (never the newest frame's, when there is a choice) and marks it
   /// being written. Empty when every slot is held: the daemon skips this frame and never waits.
   [[nodiscard]] std::optional<std::uint32_t> begin_write();
+  /// Counts one frame that was due but not published because every slot was held.
+  void count_skipped() noexcept { block().frames_skipped.fetch_add(1); }
+  /// Frames published so far in this session: the newest frame's seq, as readers see it (a
+  /// reader holding frame N finds published() >= N). Any thread.
+  [[nodiscard]] std::uint64_t published() const noexcept { return latest_seq_of(block().latest.load()); }
   /// Publishes the slot begun by begin_write as frame `seq`, wakes every waiting reader.
   void end_write(std::uint32_t slot, const FrameInfo& info);
   /// Gives back a slot begun by begin_write whose frame could not be written.
   void abort_write(std::uint32_t slot) noexcept;
-  [[nodiscard]] std::uint64_t last_seq() const noexcept { return last_seq_; }
+  [[nodiscard]] std::uint64_t last_seq() const noexcept { return last_seq_; }  ///< the publishing thread's
 
   /// Assigns a free lease row to reader `pid`; empty when all kMaxLeases rows are in use.
   [[nodiscard]] std::optional<std::uint32_t> open_lease(std::int32_t pid);
@@ -122,7 +131,5 @@ class RingReader {
   std::uint32_t generation_ = 0;  ///< of our lease row: holds are only dropped while it is still ours
 };
 
-inline std::uint64_t latest_seq_of(std::uint64_t latest) { return latest >> 8; }
-inline std::uint32_t latest_slot_of(std::uint64_t latest) { return static_cast<std::uint32_t>(latest & 0xff); }
 
 }  // namespace cuview

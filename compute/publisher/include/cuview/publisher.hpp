@@ -50,7 +50,9 @@ struct PublisherOptions {
   /// (docs/sharing.md). With "auto" on CUDA, the environment variable CUVIEW_SHARING, when set,
   /// names the mechanism instead.
   std::string sharing = "auto";
-  /// CUDA device the buffers are on; -1 = the constructing thread's current device.
+  /// CUDA device the buffers are on; -1 = the constructing thread's current device (or, when it
+  /// is not usable, the first usable one). A device that does not exist is refused naming those
+  /// that do; a device with the host backend is refused.
   int device = -1;
   /// What runs, shown by `cuview-ctl status` and the viewer (e.g. "wave").
   std::string title = "embedded";
@@ -98,6 +100,11 @@ struct Requests {
   /// (absolute; empty: the program's own choice).
   std::vector<std::pair<std::uint64_t, std::string>> checkpoints;
   bool shutdown = false;  ///< stop the program (`cuview-ctl shutdown`)
+
+  /// Whether these requests change what a frame shows (parameters, a reset, strokes). A paused
+  /// program publishes after applying them, so that viewers see the change at once: poll() has
+  /// made that publish() due.
+  [[nodiscard]] bool changes_frame() const noexcept { return !params.empty() || reset || !strokes.empty(); }
 };
 
 /// Writes every declared field into a slot: one target per field in declaration order, then one
@@ -156,7 +163,8 @@ class Publisher {
   /// The next publish() ignores max_fps (after a reset, or where a `step` request ended).
   void publish_next_now();
 
-  /// Clients' requests since the last call; parameter values become the ones in effect.
+  /// Clients' requests since the last call; parameter values become the ones in effect. While
+  /// paused, requests that change_frame() make the next publish() due.
   [[nodiscard]] Requests poll();
   /// The parameters in effect: the defaults (or preset) until poll() returned changes.
   [[nodiscard]] std::map<std::string, double> params() const;
