@@ -1,8 +1,12 @@
 #include "sims/plugin.hpp"
 
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <cctype>
+#include <cstdlib>
+#include <memory>
 #include <utility>
 
 #include "cuview/error.hpp"
@@ -12,6 +16,30 @@ namespace cuview::sim {
 namespace {
 using EntryPoint = const PluginInfo* (*)();
 constexpr const char* kEntry = "cuview_simulation_v1";
+
+bool in_symbol(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+/// dlerror()'s text with each mangled C++ name (`_ZN6advect3gpu9fill_flowEiPf...`) written as the
+/// declaration it names (`advect::gpu::fill_flow(int, float*, ...)`), as the plugin's author wrote it.
+std::string demangled(const std::string& text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text.compare(i, 2, "_Z") != 0 || (i > 0 && in_symbol(text[i - 1]))) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && in_symbol(text[end])) ++end;
+    const std::string token = text.substr(i, end - i);
+    int status = -1;
+    const std::unique_ptr<char, decltype(&std::free)> name(
+        abi::__cxa_demangle(token.c_str(), nullptr, nullptr, &status), &std::free);
+    out += status == 0 && name ? name.get() : token;
+    i = end;
+  }
+  return out;
+}
 }  // namespace
 
 Plugin Plugin::load(const std::string& path) {
@@ -26,8 +54,15 @@ Plugin Plugin::load(const std::string& path) {
   void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* err = ::dlerror();
-    throw Error(Errc::bad_value, what + " cannot be loaded: " + (err ? err : "dlopen failed") +
-                                     " (is it a shared library for this machine, with its dependencies found?)");
+    std::string why = err ? demangled(err) : "dlopen failed";
+    if (why.rfind(file + ": ", 0) == 0) why.erase(0, file.size() + 2);  // the file is named once, below
+    const std::string hint =
+        why.find("undefined symbol") != std::string::npos
+            ? " (the plugin calls it but does not contain it: compile the file that defines it into the plugin "
+              "— a .cu file needs CUDA enabled in the plugin's CMake project, see docs/sdk.md — or link the "
+              "library it comes from)"
+            : " (is it a shared library for this machine, with its dependencies found?)";
+    throw Error(Errc::bad_value, what + " cannot be loaded: " + why + hint);
   }
   auto entry = reinterpret_cast<EntryPoint>(::dlsym(handle, kEntry));
   if (entry == nullptr) {
@@ -80,10 +115,12 @@ std::unique_ptr<Simulation> Plugin::make(Executor& executor, const SimulationCon
   try {
     s = info_->make(executor, config);
   } catch (const std::exception& e) {
-    throw Error(Errc::bad_value,
-                "plugin " + path_ + " (simulation '" + info_->name + "') failed to start: " + e.what());
+    throw PluginFailed(Errc::bad_value, "simulation '" + std::string(info_->name) + "' (plugin " + path_ +
+                                            ") failed in make(): " + e.what());
   }
-  if (!s) throw Error(Errc::bad_value, "plugin " + path_ + " (simulation '" + info_->name + "') made no simulation");
+  if (!s)
+    throw PluginFailed(Errc::bad_value, "simulation '" + std::string(info_->name) + "' (plugin " + path_ +
+                                            "): make() returned no simulation");
   return s;
 }
 

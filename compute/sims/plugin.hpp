@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "cuview/error.hpp"
 #include "sims/simulation.hpp"
 
 namespace cuview::sim {
@@ -33,6 +34,12 @@ struct PluginInfo {
   std::unique_ptr<Simulation> (*make)(Executor& executor, const SimulationConfig& config);
 };
 
+/// What Plugin::make throws: the message names the simulation, the plugin file and the call, so
+/// callers pass it on as it is.
+struct PluginFailed : Error {
+  using Error::Error;
+};
+
 /// A loaded plugin: the library stays mapped while this lives, so every Simulation it made must
 /// be destroyed first. Move-only.
 class Plugin {
@@ -48,7 +55,8 @@ class Plugin {
 
   [[nodiscard]] const PluginInfo& info() const { return *info_; }
   [[nodiscard]] const std::string& path() const { return path_; }
-  /// The plugin's factory; a throw from it is rethrown as Error naming the plugin and the call.
+  /// The plugin's factory. A throw from it (or no simulation) is rethrown as PluginFailed naming
+  /// the simulation, the plugin and the call.
   [[nodiscard]] std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) const;
 
  private:

@@ -116,8 +116,8 @@ int main(int argc, char** argv) {
         step = 0;
       }
       const auto n = static_cast<int>(pub.steps_allowed(steps_per_batch));
-      if (n == 0) {  // paused by a viewer
-        if (r.reset) pub.publish(step, 0.0, static_cast<CUstream_st*>(sim->stream()));
+      if (n == 0) {  // paused by a viewer: a change still shows at once
+        if (r.changes_frame()) pub.publish(step, static_cast<double>(step), static_cast<CUstream_st*>(sim->stream()));
         pub.wait_for_requests(std::chrono::milliseconds(50));
         continue;
       }

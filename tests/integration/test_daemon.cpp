@@ -305,8 +305,11 @@ BACKEND_TEST("pause, step, set and reset from a client take effect", "[integrati
   RuntimeDir rt;
   auto daemon = start_daemon("t", backend);
   REQUIRE(ctl("t", {"pause"}).code == 0);
+  CHECK(stats("t").paused);
+  // The batch under way when the pause came may still finish; then the step holds still.
+  std::this_thread::sleep_for(300ms);
   const auto paused = stats("t");
-  CHECK(paused.paused);
+  std::this_thread::sleep_for(300ms);
   CHECK(stats("t").step == paused.step);
   REQUIRE(ctl("t", {"step", "5"}).code == 0);
   (void)wait_stats("t", [&](const StatsView& s) { return s.step == paused.step + 5; });

@@ -65,8 +65,13 @@ BACKEND_TEST("a program embedding the publisher is attached, verified, steered, 
   CHECK(stats("w").params.at("c") == 0.3);
 
   // Paused, the program's loop holds still; `step 5` lets it take exactly five steps.
+  // A pause takes effect when the program next polls: the batch under way when it came (8 steps)
+  // may still finish after `stats` says paused, and nothing after it.
   REQUIRE(ctl("w", {"pause"}).code == 0);
-  const auto held = wait_stats("w", [](const StatsView& v) { return v.paused; });
+  const auto acked = wait_stats("w", [](const StatsView& v) { return v.paused; });
+  std::this_thread::sleep_for(300ms);
+  const auto held = stats("w");
+  CHECK(held.step <= acked.step + 8);
   std::this_thread::sleep_for(300ms);
   CHECK(stats("w").step == held.step);
   REQUIRE(ctl("w", {"step", "5"}).code == 0);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
@@ -16,6 +17,20 @@ using namespace std::chrono_literals;
 namespace {
 std::string plugin(const std::string& kind) {
   return std::string(CUVIEW_TEST_PLUGIN_DIR) + "/libcuview-test-plugin-" + kind + ".so";
+}
+
+/// The line of `log` that the daemon wrote as an error (the reason it did not start).
+std::string error_line(const std::string& log) {
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("error") != std::string::npos) return line;
+  return {};
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
 }
 
 /// Runs cuview-compute with `args` to its end (it must not start); its exit code and stderr.
@@ -100,9 +115,24 @@ TEST_CASE("broken plugins are refused at start with the file and what is wrong",
                                 Catch::Contains("loads cuview_simulation_v1 plugins of simulation ABI 2") &&
                                 Catch::Contains("rebuild"));
 
+  // A function the plugin calls but does not contain (a .cu file CMake never compiled): named as
+  // its author wrote it, not as the linker mangled it.
+  auto undefined = refused({"--sim", plugin("undefined-symbol")});
+  CHECK(undefined.code == 1);
+  CHECK_THAT(undefined.err, Catch::Contains("cannot be loaded: undefined symbol: "
+                                            "advect::gpu::fill_flow(int, float*, advect::Params const&, void*)") &&
+                                Catch::Contains("docs/sdk.md"));
+  CHECK_THAT(undefined.err, !Catch::Contains("_ZN6advect"));
+  CHECK(occurrences(error_line(undefined.err), plugin("undefined-symbol")) == 1);
+
+  // Each thing said once: the simulation, the file, the call and the plugin's own message.
   auto make_throws = refused({"--sim", plugin("make-throws")});
   CHECK(make_throws.code == 1);
-  CHECK_THAT(make_throws.err, Catch::Contains("failed to start") && Catch::Contains("cannot allocate the grid"));
+  const auto failed = error_line(make_throws.err);
+  CHECK_THAT(failed, Catch::Contains("simulation 'ramp' (plugin " + plugin("make-throws") +
+                                     ") failed in make(): cannot allocate the grid"));
+  CHECK(occurrences(failed, plugin("make-throws")) == 1);
+  CHECK(occurrences(failed, "'ramp'") == 1);
 
   auto reset_throws = refused({"--sim", plugin("reset-throws")});
   CHECK(reset_throws.code == 1);

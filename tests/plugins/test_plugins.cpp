@@ -7,11 +7,22 @@
 
 #include "sims/plugin.hpp"
 
+// Declared and never defined, as a kernel launcher in a .cu file that CMake did not compile is:
+// the plugin that calls it cannot be loaded (Fault::undefined_symbol).
+namespace advect {
+struct Params {
+  float speed = 1;
+};
+namespace gpu {
+void fill_flow(int steps, float* flow, const Params& params, void* stream);
+}  // namespace gpu
+}  // namespace advect
+
 namespace {
 using namespace cuview;
 using namespace cuview::sim;
 
-enum class Fault { none, reset_throws, step_throws, make_throws };
+enum class Fault { none, reset_throws, step_throws, make_throws, undefined_symbol };
 
 constexpr std::uint64_t kWalkers = 100;
 
@@ -70,6 +81,7 @@ class Ramp final : public Simulation {
     throw std::runtime_error("this test plugin runs on the host executor only (--backend host)");
   const Fault fault = CUVIEW_TEST_FAULT;
   if (fault == Fault::make_throws) throw std::runtime_error("cannot allocate the grid");
+  if (fault == Fault::undefined_symbol) advect::gpu::fill_flow(1, nullptr, advect::Params{}, nullptr);
   return std::make_unique<Ramp>(config, fault);
 }
 }  // namespace
