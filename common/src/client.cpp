@@ -17,7 +17,6 @@
 #include "cuview/runtime_dir.hpp"
 #include "cuview/zmq_util.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_context.hpp"
 #include "cuview/cuda_ipc.hpp"
 #include "cuview/cuda_share.hpp"
 #endif
@@ -36,10 +35,9 @@ struct Imports {
   SharedMemory data;  // host backend
   std::vector<const std::byte*> host_slots;
 #ifdef CUVIEW_HAVE_CUDA
+  // Every CUDA call on the imports runs under a cuda::DeviceGuard of this device: its primary
+  // context pushed for the call, the caller's current device never set.
   int device = -1;
-  // Every CUDA call on the imports runs with this context pushed (cuda::ContextScope), never by
-  // setting the caller's current device. Declared first: released after everything below.
-  cuda::PrimaryContext context;
   cuda::Stream stream;
   // The slots' memory, by mechanism (only one is used); `device_slots` points into it.
   std::vector<cuda::IpcMemory> legacy;
@@ -56,11 +54,11 @@ struct Imports {
   Imports& operator=(const Imports&) = delete;
   ~Imports() {
 #ifdef CUVIEW_HAVE_CUDA
-    if (!context) return;
+    if (device < 0) return;
     // Unmapped and destroyed in their own context, so that a thread that never used the GPU
     // (a Python finaliser, the viewer's UI thread) neither needs nor makes a current context.
     try {
-      cuda::ContextScope scope(context);
+      cuda::DeviceGuard guard(device);
       release_cuda();
     } catch (...) {
       release_cuda();
@@ -130,7 +128,7 @@ const void* Frame::slot_data() const noexcept {
 void Frame::wait_on([[maybe_unused]] void* stream) const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_ && imports_->is_cuda()) {
-    cuda::ContextScope scope(imports_->context);
+    cuda::DeviceGuard guard(imports_->device);
     cuda::check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), imports_->events[info_.slot].get(), 0),
                 "cudaStreamWaitEvent on the interprocess event of frame " + std::to_string(info_.seq));
   }
@@ -140,7 +138,7 @@ void Frame::wait_on([[maybe_unused]] void* stream) const {
 void Frame::wait() const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_ && imports_->is_cuda()) {
-    cuda::ContextScope scope(imports_->context);
+    cuda::DeviceGuard guard(imports_->device);
     cuda::check(cudaEventSynchronize(imports_->events[info_.slot].get()),
                 "cudaEventSynchronize on the interprocess event of frame " + std::to_string(info_.seq));
   }
@@ -154,7 +152,7 @@ SlotTrailer Frame::trailer() const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_->is_cuda()) {
     wait();
-    cuda::ContextScope scope(imports_->context);
+    cuda::DeviceGuard guard(imports_->device);
     const auto* src = static_cast<const std::byte*>(imports_->device_slots[info_.slot]) + offset;
     cuda::check(cudaMemcpy(&t, src, sizeof t, cudaMemcpyDeviceToHost),
                 "copying the trailer of frame " + std::to_string(info_.seq) + " to the host");
@@ -185,7 +183,7 @@ void Frame::copy_to_host(std::size_t offset, std::span<std::byte> dst) const {
   if (imports_->is_cuda()) {
     const std::string what = " for frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
     wait();  // on the host: a stream of ours waiting on the publisher's event would cost it a context switch
-    cuda::ContextScope scope(imports_->context);
+    cuda::DeviceGuard guard(imports_->device);
     auto s = imports_->stream.get();
     cuda::check(cudaMemcpyAsync(dst.data(), imports_->device_slots[info_.slot] + offset, dst.size(),
                                 cudaMemcpyDeviceToHost, s),
@@ -200,7 +198,7 @@ void Frame::copy_to_host(std::size_t offset, std::span<std::byte> dst) const {
 void Frame::synchronize_device() const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_ && imports_->is_cuda()) {
-    cuda::ContextScope scope(imports_->context);
+    cuda::DeviceGuard guard(imports_->device);
     cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize on GPU " + std::to_string(imports_->device) +
                                              " before releasing frame " + std::to_string(info_.seq));
   }
@@ -414,8 +412,7 @@ struct Client::Impl {
                                     "read your own buffers directly");
       cuda::check(cudaDeviceGetByPCIBusId(&imp->device, h.device_pci.c_str()),
                   "finding the daemon's GPU " + h.device_pci + " in this process (cudaDeviceGetByPCIBusId)");
-      imp->context = cuda::PrimaryContext::retain(imp->device);
-      cuda::ContextScope scope(imp->context);
+      cuda::DeviceGuard guard(imp->device);
       imp->stream = cuda::Stream::create();
       import_cuda_slots(h, *imp);
       for (const auto& s : h.slots)

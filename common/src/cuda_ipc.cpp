@@ -60,18 +60,6 @@ Probe probe(int device) noexcept {
   return p;
 }
 
-DeviceGuard::DeviceGuard(int device) {
-  check(cudaGetDevice(&previous_), "cudaGetDevice");
-  if (previous_ != device) {
-    check(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
-    changed_ = true;
-  }
-}
-
-DeviceGuard::~DeviceGuard() {
-  if (changed_) cudaSetDevice(previous_);  // cannot throw from here; the next call reports a broken context
-}
-
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   check(cudaMalloc(&ptr_, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes");
 }

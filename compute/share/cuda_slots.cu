@@ -7,7 +7,10 @@ CudaSlots::CudaSlots(Executor& executor, std::uint32_t slots) : executor_(execut
   char pci[32] = {};
   cuda::check(cudaDeviceGetPCIBusId(pci, sizeof pci, device_), "cudaDeviceGetPCIBusId");
   pci_ = pci;
-  for (std::uint32_t s = 0; s < slots; ++s) events_.emplace_back(cuda::EventKind::interprocess);
+  for (std::uint32_t s = 0; s < slots; ++s) {
+    events_.emplace_back(cuda::EventKind::interprocess);
+    event_handles_.push_back(cuda::to_bytes(events_.back().ipc_handle()));
+  }
 }
 
 void CudaSlots::zero_and_record(const SlotLayout& layout) {
@@ -34,7 +37,7 @@ void CudaSlots::written(std::uint32_t i, void* stream) {
 
 void CudaSlots::fill_common(proto::HandlesResult& h) const {
   h.device_pci = pci_;
-  for (std::size_t s = 0; s < events_.size(); ++s) h.slots.at(s).event = cuda::to_bytes(events_[s].ipc_handle());
+  for (std::size_t s = 0; s < events_.size(); ++s) h.slots.at(s).event = event_handles_[s];
 }
 
 }  // namespace cuview

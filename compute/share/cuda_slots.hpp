@@ -1,6 +1,8 @@
 // What every CUDA mechanism shares: one interprocess event per slot, recorded after the slot is
 // sealed and waited on before it is written again, and the device's identity for the client.
-// A mechanism adds only where the slots' memory comes from and how it is exported.
+// A mechanism adds only where the slots' memory comes from and how it is exported. Handles are
+// made once, on the thread that creates the slots: fill_handles (the control thread) only copies
+// bytes and makes no CUDA call.
 #pragma once
 
 #include <vector>
@@ -29,6 +31,7 @@ class CudaSlots : public SlotMemory {
   int device_;
   std::string pci_;
   std::vector<cuda::Event> events_;
+  std::vector<std::vector<char>> event_handles_;  // cudaIpcEventHandle_t of each event
 };
 
 }  // namespace cuview

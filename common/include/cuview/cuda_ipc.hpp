@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "cuview/cuda_context.hpp"  // DeviceGuard
+
 namespace cuview::cuda {
 
 /// Throws Error(cuda): "<what>: <cudaGetErrorString> (<cudaGetErrorName>)" unless rc == cudaSuccess.
@@ -28,19 +30,6 @@ struct Probe {
 /// answer, not an error.
 Probe probe(int device = 0) noexcept;
 
-/// Makes `device` current for its lifetime and restores the caller's current device after, so
-/// that library code never leaves a user's program on another GPU.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device);
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-  ~DeviceGuard();
-
- private:
-  int previous_ = -1;
-  bool changed_ = false;
-};
 
 /// A cudaMalloc allocation. The destructor calls cudaFree and ignores its error (it cannot throw).
 class DeviceBuffer {
