@@ -165,8 +165,9 @@ class PythonClient(unittest.TestCase):
                 f.verify()
                 unmoved("verify")
                 v = cupy.from_dlpack(f["v"])  # DLPack names the frame's GPU; __cuda_array_interface__ cannot
-                self.assertEqual(v.device.id, 0)  # the frame stays where the daemon published it
-                self.assertGreater(float(v.max()), 0.0)
+                self.assertEqual(v.device.id, f.device)  # the frame stays where the daemon published it
+                with cupy.cuda.Device(f.device):  # CuPy runs kernels on the current GPU: the frame's, here
+                    self.assertGreater(float(v.max()), 0.0)
                 unmoved("cupy.from_dlpack")
             unmoved("release")
         unmoved("detach")
