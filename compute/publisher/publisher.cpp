@@ -150,6 +150,12 @@ struct Publisher::State {
   void answer_fd_request(int connection);
   std::string handle(const std::string& peer, std::string_view bytes);
   void drop_peer(const std::string& peer, const char* why);
+  /// Refuses a request whose session is not this run's, on either socket.
+  [[nodiscard]] Error stale_session_error(const std::string& theirs) const {
+    return Error(Errc::stale_session, "session " + theirs + " is not this run's: it is from an earlier run of '" +
+                                          opts.name + "', or was never issued (this run is session " + session +
+                                          "); attach again (say 'hello') before using any handle");
+  }
   void update_rates();
   [[nodiscard]] RateWindow open_window(std::int64_t now) const {
     return {now, step.load(), ring->published(), step_restarts.load()};
@@ -729,9 +735,7 @@ void Publisher::State::answer_fd_request(int conn) {
       throw Error(Errc::version_mismatch, "the descriptor request speaks protocol " + std::to_string(req.v) +
                                               ", this daemon speaks protocol " + std::to_string(proto::kVersion));
     if (req.session != session)
-      throw Error(Errc::stale_session, "session " + req.session + " is not this run's: it is from an earlier run of '" +
-                                           opts.name + "', or was never issued (this run is session " + session +
-                                           "); attach again");
+      throw stale_session_error(req.session);
     const auto owner = std::find_if(peers.begin(), peers.end(), [&](const auto& kv) {
       return !kv.second.fd_token.empty() && kv.second.fd_token == req.token;
     });
@@ -816,9 +820,7 @@ std::string Publisher::State::handle(const std::string& peer, std::string_view b
     if (!req.session)
       throw Error(Errc::missing_field, "'" + op + "' lacks the 'session' field; say 'hello' first to get one");
     if (*req.session != session)
-      throw Error(Errc::stale_session, "session " + *req.session + " is not this run's: it is from an earlier run of '" +
-                                           opts.name + "', or was never issued (this run is session " + session +
-                                           "); attach again (say 'hello') before using any handle");
+      throw stale_session_error(*req.session);
     proto::check_op(op);  // after the session: a stale client learns nothing about this run
     auto it = peers.find(peer);
     if (it == peers.end()) throw Error(Errc::not_attached, "'" + op + "' needs a 'hello' first on this connection");
