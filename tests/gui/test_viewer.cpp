@@ -536,10 +536,7 @@ TEST_CASE("a headless --screenshot ignores what interactive runs remembered, and
 TEST_CASE("a headless shot of a signed field is drawn in diverging around 0, unless --colormap says otherwise",
           "[gui]") {
   RuntimeDir rt;
-  auto daemon = start_daemon("flow", Backend::host, {"--sim", "lbm", "--paused"}, "160x64");
-  // Vortices of both signs behind the cylinder, and then still.
-  REQUIRE(ctl("flow", {"step", "400"}).code == 0);
-  wait_stats("flow", [](const StatsView& s) { return s.step == 400; });
+  auto daemon = start_still_flow("flow");
   const fs::path config = rt.path() / "config";
   const std::vector<std::string> vorticity{"--name", "flow", "--field", "vorticity"};
   auto with = [&](std::vector<std::string> options, const std::vector<std::string>& more) {

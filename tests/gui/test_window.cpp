@@ -327,8 +327,7 @@ QPoint screen_of_cell(const FieldView* v, double x, double y) {
 TEST_CASE("a vector field is shown as its magnitude, and an obstacle drawn with the mouse stops the flow there",
           "[.window][window]") {
   RuntimeDir rt;
-  auto daemon = start_daemon("flow", Backend::host, {"--sim", "lbm", "--paused"}, "160x64");
-  REQUIRE(ctl("flow", {"step", "400"}).code == 0);
+  auto daemon = start_still_flow("flow");
   forget_window_geometry();
   MainWindow w(attach_options("flow"));
   show_real(w);
@@ -461,10 +460,7 @@ void check_labels_fit(const ColorBar* bar) {
 TEST_CASE("a signed field opens in diverging centred on 0, the user's pick wins, the colour bar's labels are whole",
           "[.window][window]") {
   RuntimeDir rt;
-  auto daemon = start_daemon("flow", Backend::host, {"--sim", "lbm", "--paused"}, "160x64");
-  // Vortices of both signs behind the cylinder, and then still.
-  REQUIRE(ctl("flow", {"step", "400"}).code == 0);
-  wait_stats("flow", [](const StatsView& s) { return s.step == 400; });
+  auto daemon = start_still_flow("flow");
   forget_window_geometry();
   QSettings().remove("view");  // a first session: nothing chosen before
   MainWindow w(attach_options("flow"));

@@ -6,12 +6,14 @@
 #include <QElapsedTimer>
 #include <QImage>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "main_window.hpp"
+#include "process.hpp"
 
 namespace cuview::test {
 
@@ -24,6 +26,15 @@ inline bool wait_for(const std::function<bool()>& pred, int ms = 20000) {
     QApplication::processEvents(QEventLoop::AllEvents, 20);
   }
   return true;
+}
+
+/// A paused lattice-Boltzmann flow `name` (160×64) after 400 steps: vortices of both signs behind
+/// the cylinder, and then still.
+inline ChildProcess start_still_flow(const std::string& name) {
+  auto daemon = start_daemon(name, Backend::host, {"--sim", "lbm", "--paused"}, "160x64");
+  REQUIRE(ctl(name, {"step", "400"}).code == 0);
+  (void)wait_stats(name, [](const StatsView& s) { return s.step == 400; });
+  return daemon;
 }
 
 /// Options that attach to `name` at start (none: start detached).

@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "backend_test.hpp"
+#include "protocol_client.hpp"
 #include "cuview/client.hpp"
 #include "cuview/fd_passing.hpp"
 #include "cuview/runtime_dir.hpp"
@@ -78,30 +79,6 @@ const msgpack::object& first(const msgpack::object& array) {
   return array.via.array.ptr[0];
 }
 
-/// A client speaking the protocol by hand, as one written from the document would.
-struct DocClient {
-  zmq::context_t ctx;
-  zmq::socket_t sock{ctx, zmq::socket_type::dealer};
-  std::string session;
-  std::uint64_t id = 1;
-  explicit DocClient(const std::string& name) {
-    sock.set(zmq::sockopt::linger, 0);
-    sock.set(zmq::sockopt::rcvtimeo, 10000);
-    sock.connect(InstancePaths(name).control_endpoint());
-    session = call("hello", proto::HelloArgs{"protocol.md test", ::getpid()}).result.as<proto::HelloResult>().session;
-  }
-  template <class Args>
-  proto::Reply call(const std::string& op, const Args& args) {
-    sock.send(zmq::buffer(proto::encode_request(op, id++, op == "hello" ? "" : session, args)));
-    zmq::message_t m;
-    REQUIRE(sock.recv(m));
-    auto r = proto::decode_reply(m.to_string_view());
-    INFO(op << ": " << r.error.code << " " << r.error.message);
-    REQUIRE(r.ok);
-    return r;
-  }
-};
-
 void check_same(const std::set<std::string>& sent, const std::set<std::string>& documented, const std::string& what) {
   for (const auto& k : sent) {
     INFO(what << ": the daemon sends '" << k << "', which protocol.md does not list");
@@ -120,20 +97,20 @@ TEST_CASE("describe and stats send exactly the keys protocol.md lists", "[integr
   RuntimeDir rt;
   // N-body: fields, a particle set with bounds, a drawing input, parameters and presets.
   auto daemon = start_daemon("doc", Backend::host, {"--sim", "nbody", "--sim-option", "bodies=256"}, "64x64");
-  DocClient c("doc");
-  const auto d = c.call("describe", proto::NoArgs{});
+  ProtocolClient c("doc", "protocol.md test");
+  const auto d = c.request("describe", proto::NoArgs{});
   check_same(keys(d.result), documented_result(doc, "describe"), "describe");
   check_same(keys(first(at(d.result, "fields"))), documented_object(doc, "fields"), "describe.fields[i]");
   check_same(keys(first(at(d.result, "particles"))), documented_object(doc, "particles"), "describe.particles[i]");
   check_same(keys(first(at(d.result, "params"))), documented_object(doc, "params"), "describe.params[i]");
   check_same(keys(first(at(d.result, "presets"))), documented_object(doc, "presets"), "describe.presets[i]");
   check_same(keys(first(at(d.result, "inputs"))), documented_object(doc, "inputs"), "describe.inputs[i]");
-  const auto s = c.call("stats", proto::NoArgs{});
+  const auto s = c.request("stats", proto::NoArgs{});
   check_same(keys(s.result), documented_result(doc, "stats"), "stats");
   check_same(keys(at(s.result, "checkpoint")), documented_object(doc, "checkpoint"), "stats.checkpoint");
-  const auto h = c.call("hello", proto::HelloArgs{"again", ::getpid()});
+  const auto h = c.request("hello", proto::HelloArgs{"again", ::getpid()});
   check_same(keys(h.result), documented_result(doc, "hello"), "hello");
-  const auto handles = c.call("handles", proto::NoArgs{});
+  const auto handles = c.request("handles", proto::NoArgs{});
   check_same(keys(handles.result), documented_result(doc, "handles"), "handles");
 }
 

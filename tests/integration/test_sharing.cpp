@@ -19,6 +19,7 @@
 #include <zmq.hpp>
 
 #include "backend_test.hpp"
+#include "protocol_client.hpp"
 #include "cuview/client.hpp"
 #include "cuview/fd_passing.hpp"
 #include "cuview/publisher.hpp"
@@ -37,31 +38,6 @@ std::string expected_sharing(Backend backend) {
   const char* env = std::getenv("CUVIEW_SHARING");
   return env != nullptr && *env != '\0' ? env : "legacy";
 }
-
-/// A client speaking the protocol by hand: hello, handles, detach.
-struct RawClient {
-  zmq::context_t ctx;
-  zmq::socket_t sock{ctx, zmq::socket_type::dealer};
-  std::string session;
-  std::uint64_t id = 1;
-  explicit RawClient(const std::string& name) {
-    sock.set(zmq::sockopt::linger, 0);
-    sock.set(zmq::sockopt::rcvtimeo, 10000);
-    sock.connect(InstancePaths(name).control_endpoint());
-    session = call<proto::HelloResult>("hello", proto::HelloArgs{"raw sharing test", ::getpid()}).session;
-  }
-  template <class Result, class Args>
-  Result call(const std::string& op, const Args& args) {
-    const auto bytes = proto::encode_request(op, id++, op == "hello" ? "" : session, args);
-    sock.send(zmq::buffer(bytes));
-    zmq::message_t m;
-    REQUIRE(sock.recv(m));
-    auto r = proto::decode_reply(m.to_string_view());
-    INFO(op << ": " << r.error.code << " " << r.error.message);
-    REQUIRE(r.ok);
-    return proto::decode_as<Result>(r.result, op);
-  }
-};
 
 struct Asked {
   proto::FdReply reply;
@@ -157,7 +133,7 @@ BACKEND_TEST("the descriptor socket hands descriptors only to the process that s
              "[integration][sharing]") {
   RuntimeDir rt;
   auto daemon = start_daemon("fd", backend);
-  RawClient raw("fd");
+  ProtocolClient raw("fd", "raw sharing test");
   const auto h = raw.call<proto::HandlesResult>("handles", proto::NoArgs{});
   CHECK(h.sharing == expected_sharing(backend));
   const bool needs_fds = h.sharing == "vmm" || h.sharing == "pool";
