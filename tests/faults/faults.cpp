@@ -2,8 +2,8 @@
 // and prints, for each scenario, how many trials ran, how many failed and the worst figure seen.
 //   cuview-faults [--config short|long] [--backend host|cuda] [--only NAME]... [--out FILE]
 // Exit status: 0 when no trial failed. docs/reliability.md holds the results.
-// The scenarios live one a file beside this one (campaign.hpp lists them); this file parses the
-// command line, runs the scenarios asked for and prints the table.
+// Each scenario is a file of its own beside this one (campaign.hpp lists them); this file parses
+// the command line, runs the scenarios asked for and prints the table.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
