@@ -31,7 +31,7 @@
 #include "cuview/zmq_util.hpp"
 #include "executor/executor.hpp"
 #include "publisher/parameter_set.hpp"
-#include "share/slot_memory.hpp"
+#include "cuview/share/registry.hpp"
 
 namespace cuview {
 namespace fs = std::filesystem;
@@ -74,7 +74,7 @@ struct Publisher::State {
     std::string what;       // "field 'u'", "attribute 'x' of particle set 'p'", for messages
   };
   std::vector<Block> blocks;  // slot order: the fields, then every particle attribute
-  std::unique_ptr<SlotMemory> slots;
+  std::unique_ptr<share::SlotMemory> slots;
   std::unique_ptr<RingWriter> ring;
   proto::DescribeResult description;  // without params (those change)
   zmq::context_t ctx{1};
@@ -140,7 +140,7 @@ struct Publisher::State {
   void check_name(const std::string& name) const;
   void check_buffer(const FieldDecl& f, const std::string& what) const;
   void start();
-  bool publish(std::uint64_t step, double sim_time, const FieldWriter* write, CUstream_st* stream);
+  bool publish(std::uint64_t step, double sim_time, const FieldWriter* write, cuda::StreamRef stream);
   void close(const std::string& reason) noexcept;
 
   // control thread
@@ -255,7 +255,8 @@ Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(
   const bool from_env =
       s.opts.sharing == "auto" && env != nullptr && *env != '\0' && s.executor->kind() == Executor::Kind::cuda;
   if (from_env) s.opts.sharing = env;
-  check_sharing(*s.executor, s.opts.sharing, where(s.opts.name) + (from_env ? " (from CUVIEW_SHARING)" : ""));
+  share::check_sharing(s.opts.sharing, {s.executor->device_id(), s.executor->stream()},
+                       where(s.opts.name) + (from_env ? " (from CUVIEW_SHARING)" : ""));
 }
 
 Publisher::~Publisher() {
@@ -389,7 +390,8 @@ void Publisher::State::start() {
   for (const auto& b : blocks) bytes.push_back(b.decl->bytes);
   layout = SlotLayout::make(bytes);
   targets.resize(bytes.size());
-  slots = make_slot_memory(*executor, layout, opts.slots, opts.sharing, where(opts.name));
+  slots = share::make_slot_memory(layout, opts.slots, opts.sharing, {executor->device_id(), executor->stream()},
+                                  where(opts.name));
   ring = std::make_unique<RingWriter>(opts.slots, session);
   {
     std::ofstream out(paths.segments, std::ios::trunc);
@@ -453,7 +455,8 @@ void Publisher::start() { state_->start(); }
 
 // ---------------------------------------------------------------- publishing
 
-bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write, CUstream_st* stream) {
+bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write,
+                               cuda::StreamRef stream) {
   start();
   if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
   // The restart is counted before the smaller step is stored (both seq_cst): a rate window that
@@ -485,8 +488,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   last_publish_ns = now;
   const std::uint64_t seq = ring->last_seq() + 1;
   try {
-    void* queue = stream;
-    slots->before_write(*slot, queue);
+    slots->before_write(*slot, stream);
     auto* base = static_cast<std::byte*>(slots->slot(*slot));
     for (std::size_t i = 0; i < blocks.size(); ++i)
       targets[i] = {base + layout.fields[i].offset, blocks[i].decl->bytes};
@@ -494,10 +496,10 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
       (*write)(targets);
     } else {
       for (std::size_t i = 0; i < blocks.size(); ++i)
-        executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, queue);
+        executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, stream);
     }
-    executor->seal(base, layout, seq, at_step, queue);
-    slots->written(*slot, queue);
+    executor->seal(base, layout, seq, at_step, stream);
+    slots->written(*slot, stream);
   } catch (...) {
     ring->abort_write(*slot);
     throw;
@@ -511,10 +513,10 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   return true;
 }
 
-bool Publisher::publish(std::uint64_t step, double sim_time, CUstream_st* stream) {
+bool Publisher::publish(std::uint64_t step, double sim_time, cuda::StreamRef stream) {
   return state_->publish(step, sim_time, nullptr, stream);
 }
-bool Publisher::publish(std::uint64_t step, double sim_time, const FieldWriter& write, CUstream_st* stream) {
+bool Publisher::publish(std::uint64_t step, double sim_time, const FieldWriter& write, cuda::StreamRef stream) {
   return state_->publish(step, sim_time, &write, stream);
 }
 void Publisher::publish_next_now() { state_->publish_now = true; }

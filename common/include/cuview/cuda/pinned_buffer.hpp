@@ -13,7 +13,9 @@ struct PinnedTraits {
   struct handle_type {
     void* ptr = nullptr;
     std::size_t bytes = 0;
-    friend bool operator==(const handle_type&, const handle_type&) = default;
+    friend constexpr bool operator==(const handle_type& a, const handle_type& b) noexcept {
+      return a.ptr == b.ptr && a.bytes == b.bytes;  // not defaulted: .cu files are C++17
+    }
   };
   static constexpr handle_type null() noexcept { return {}; }
   static void close(const handle_type& h) noexcept;  // cudaFreeHost, its error ignored

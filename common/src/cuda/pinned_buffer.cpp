@@ -1,9 +1,10 @@
+#include "cuview/cuda/pinned_buffer.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <string>
 
-#include "cuview/cuda/pinned_buffer.hpp"
-#include "cuview/cuda_ipc.hpp"  // check
+#include "cuview/cuda/check.hpp"
 
 namespace cuview::cuda {
 
