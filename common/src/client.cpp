@@ -21,6 +21,7 @@
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/cuda/event.hpp"
+#include "cuview/cuda/ipc_bytes.hpp"
 #include "cuview/cuda/stream.hpp"
 #endif
 
@@ -365,7 +366,8 @@ struct Client::Impl {
       source.device = imp->device;
       imp->slots = share::import_slots(source);
       for (const auto& s : h.slots)
-        imp->events.push_back(cuda::Event::from_ipc_handle(cuda::event_handle_from(s.event)));
+        imp->events.push_back(
+            cuda::Event::from_ipc_handle(cuda::from_bytes<cudaIpcEventHandle_t>(s.event, "CUDA IPC event handle")));
 #else
       throw Error(Errc::cuda, "this cuview client was built without CUDA, so it cannot import the CUDA ring of " +
                                   who() + "; rebuild with the CUDA toolkit, or start the daemon with --backend host");

@@ -39,19 +39,19 @@ Error error_of(F&& f) {
 
 TEST_CASE("the registry lists exactly shm, legacy, vmm and pool, each with both halves", "[share]") {
   std::vector<std::string> names;
-  for (const share::Mechanism* m : share::mechanisms()) {
-    names.emplace_back(m->name);
-    CHECK(share::find_mechanism(m->name) == m);
-    CHECK(m->backend == (m->name == "shm" ? share::Backend::host : share::Backend::cuda));
+  for (const share::Mechanism& m : share::mechanisms()) {
+    names.emplace_back(m.name);
+    CHECK(share::find_mechanism(m.name) == &m);
+    CHECK(m.backend == (m.name == "shm" ? share::Backend::host : share::Backend::cuda));
 #ifdef CUVIEW_HAVE_CUDA
     const bool built = true;
 #else
-    const bool built = m->backend == share::Backend::host;
+    const bool built = m.backend == share::Backend::host;
 #endif
     if (built) {
-      CHECK(m->export_ != nullptr);
-      CHECK(m->import != nullptr);
-      CHECK((m->unsupported != nullptr) == (m->backend == share::Backend::cuda));
+      CHECK(m.export_ != nullptr);
+      CHECK(m.import != nullptr);
+      CHECK((m.unsupported != nullptr) == (m.backend == share::Backend::cuda));
     }
   }
   CHECK(names == std::vector<std::string>{"shm", "legacy", "vmm", "pool"});

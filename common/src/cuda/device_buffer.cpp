@@ -8,7 +8,7 @@
 
 namespace cuview::cuda {
 
-void detail::DeviceBufferTraits::close(const handle_type& h) noexcept { (void)cudaFree(h.ptr); }
+void detail::free_device(void* ptr) noexcept { (void)cudaFree(ptr); }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) {
   void* ptr = nullptr;

@@ -8,7 +8,7 @@
 
 namespace cuview::cuda {
 
-void detail::PinnedTraits::close(const handle_type& h) noexcept { (void)cudaFreeHost(h.ptr); }
+void detail::free_pinned(void* ptr) noexcept { (void)cudaFreeHost(ptr); }
 
 PinnedBuffer::PinnedBuffer(std::size_t bytes, const char* what) {
   if (bytes == 0) return;

@@ -2,6 +2,7 @@
 
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_guard.hpp"
+#include "cuview/cuda/ipc_bytes.hpp"
 #include "cuview/error.hpp"
 
 namespace cuview::share {

@@ -3,22 +3,13 @@
 
 #include <cstddef>
 
+#include "cuview/cuda/allocation.hpp"
 #include "cuview/unique_handle.hpp"
 
 namespace cuview::cuda {
 
 namespace detail {
-struct DeviceBufferTraits {
-  struct handle_type {
-    void* ptr = nullptr;
-    std::size_t bytes = 0;
-    friend constexpr bool operator==(const handle_type& a, const handle_type& b) noexcept {
-      return a.ptr == b.ptr && a.bytes == b.bytes;  // not defaulted: .cu files are C++17
-    }
-  };
-  static constexpr handle_type null() noexcept { return {}; }
-  static void close(const handle_type& h) noexcept;  // cudaFree, its error ignored
-};
+void free_device(void* ptr) noexcept;  // cudaFree, its error ignored
 }  // namespace detail
 
 /// `bytes` of device memory on the current device, freed with cudaFree (its error ignored: a
@@ -32,7 +23,7 @@ class DeviceBuffer {
   [[nodiscard]] std::size_t size() const noexcept { return owner_.get().bytes; }
 
  private:
-  UniqueHandle<detail::DeviceBufferTraits> owner_;
+  UniqueHandle<detail::AllocationTraits<&detail::free_device>> owner_;
 };
 
 }  // namespace cuview::cuda

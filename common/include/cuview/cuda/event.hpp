@@ -5,20 +5,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include <vector>
-
 #include "cuview/cuda/event_ref.hpp"
 #include "cuview/unique_handle.hpp"
 
 namespace cuview::cuda {
-
-namespace detail {
-struct EventTraits {
-  using handle_type = cudaEvent_t;
-  static constexpr handle_type null() noexcept { return nullptr; }
-  static void close(cudaEvent_t e) noexcept { (void)cudaEventDestroy(e); }
-};
-}  // namespace detail
 
 /// interprocess and blocking_sync events have timing disabled; timing events can be timed.
 enum class EventKind { interprocess, blocking_sync, timing };
@@ -38,11 +28,8 @@ class Event {
   [[nodiscard]] cudaIpcEventHandle_t ipc_handle() const;
 
  private:
-  UniqueHandle<detail::EventTraits> owner_;
+  UniqueHandle<PointerTraits<cudaEvent_t, &cudaEventDestroy>> owner_;
 };
 
-/// Bytes of an event's IPC handle, for the wire, and back (throws Error(bad_message) on a wrong size).
-std::vector<char> to_bytes(const cudaIpcEventHandle_t& h);
-cudaIpcEventHandle_t event_handle_from(const std::vector<char>& bytes);
 
 }  // namespace cuview::cuda

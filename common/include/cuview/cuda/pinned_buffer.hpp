@@ -4,22 +4,13 @@
 
 #include <cstddef>
 
+#include "cuview/cuda/allocation.hpp"
 #include "cuview/unique_handle.hpp"
 
 namespace cuview::cuda {
 
 namespace detail {
-struct PinnedTraits {
-  struct handle_type {
-    void* ptr = nullptr;
-    std::size_t bytes = 0;
-    friend constexpr bool operator==(const handle_type& a, const handle_type& b) noexcept {
-      return a.ptr == b.ptr && a.bytes == b.bytes;  // not defaulted: .cu files are C++17
-    }
-  };
-  static constexpr handle_type null() noexcept { return {}; }
-  static void close(const handle_type& h) noexcept;  // cudaFreeHost, its error ignored
-};
+void free_pinned(void* ptr) noexcept;  // cudaFreeHost, its error ignored
 }  // namespace detail
 
 /// `bytes` of pinned host memory, freed with cudaFreeHost when the owner goes. Move-only; a
@@ -40,7 +31,7 @@ class PinnedBuffer {
   }
 
  private:
-  UniqueHandle<detail::PinnedTraits> owner_;
+  UniqueHandle<detail::AllocationTraits<&detail::free_pinned>> owner_;
 };
 
 }  // namespace cuview::cuda

@@ -9,14 +9,6 @@
 
 namespace cuview::cuda {
 
-namespace detail {
-struct StreamTraits {
-  using handle_type = cudaStream_t;
-  static constexpr handle_type null() noexcept { return nullptr; }
-  static void close(cudaStream_t s) noexcept { (void)cudaStreamDestroy(s); }
-};
-}  // namespace detail
-
 /// A non-blocking stream (does not synchronise with the legacy default stream), destroyed with
 /// its owner (work queued on it still completes). Move-only; a moved-from stream owns nothing.
 class Stream {
@@ -29,7 +21,7 @@ class Stream {
   [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(owner_); }
 
  private:
-  UniqueHandle<detail::StreamTraits> owner_;
+  UniqueHandle<PointerTraits<cudaStream_t, &cudaStreamDestroy>> owner_;
 };
 
 }  // namespace cuview::cuda

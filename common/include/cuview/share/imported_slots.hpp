@@ -29,13 +29,10 @@ struct ImportSource {
   std::function<std::vector<UniqueFd>()> fetch_fds;
 };
 
-/// The mapped slots and every owner that keeps the mapping alive. Destroyed in the importing
-/// device's context (the owner holds a DeviceGuard around it). Not copyable.
+/// The mapped slots and every owner that keeps the mapping alive (move-only members). Destroyed
+/// in the importing device's context (the owner holds a DeviceGuard around it).
 class ImportedSlots {
  public:
-  ImportedSlots() = default;
-  ImportedSlots(const ImportedSlots&) = delete;
-  ImportedSlots& operator=(const ImportedSlots&) = delete;
   virtual ~ImportedSlots() = default;
   /// Slot `i`'s first byte in this process: device memory on CUDA, shared memory on the host.
   [[nodiscard]] const std::byte* slot(std::uint32_t i) const { return slots_[i]; }

@@ -1,7 +1,7 @@
 // Every sharing mechanism by name, each with its two halves side by side (cuda-api-wrappers'
 // paired export_/import): the publisher makes its slots through export_, a client maps them
-// through import. Adding a mechanism is a folder in common/src/share/ with both halves and one
-// line in registry.cpp's table (docs/sharing.md, "Adding a mechanism").
+// through import. Adding a mechanism is a folder in common/src/share/ with both halves, and its
+// line in registry.cpp (docs/sharing.md, "Adding a mechanism").
 #pragma once
 
 #include <cstdint>
@@ -21,24 +21,28 @@ namespace cuview::share {
 /// CUDA publisher chooses among the CUDA ones with `--sharing`.
 enum class Backend { host, cuda };
 
+/// CUDA: why a mechanism cannot share memory of `device` here (a sentence naming the missing
+/// capability), or nothing when it can. Never throws.
+using Unsupported = std::optional<std::string>(int device) noexcept;
+/// The export half: `slots` slots of `layout.slot_bytes` at `place`, zeroed. Throws Error(cuda |
+/// system | unsupported) naming the call and the object.
+using ExportHalf = std::unique_ptr<SlotMemory>(const SlotLayout& layout, std::uint32_t slots, const SlotPlace& place);
+/// The import half: maps what `source.handles` describes. Throws Error(bad_message) for handles
+/// that do not fit, Error(cuda | system) naming the call.
+using ImportHalf = std::unique_ptr<ImportedSlots>(const ImportSource& source);
+
 struct Mechanism {
   std::string_view name;  ///< as `--sharing`, the `handles` reply and `stats` give it
   Backend backend;
   std::string_view made_with;  ///< a few words for messages: "cudaIpcGetMemHandle"
-  /// CUDA: why it cannot share memory of `device` here (a sentence naming the missing
-  /// capability), or nothing when it can. Never throws. Null for the host mechanism.
-  std::optional<std::string> (*unsupported)(int device) noexcept;
-  /// The export half: `slots` slots of `layout.slot_bytes` at `place`, zeroed. Throws Error(cuda
-  /// | system | unsupported) naming the call and the object.
-  std::unique_ptr<SlotMemory> (*export_)(const SlotLayout& layout, std::uint32_t slots, const SlotPlace& place);
-  /// The import half: maps what `source.handles` describes. Throws Error(bad_message) for handles
-  /// that do not fit, Error(cuda | system) naming the call.
-  std::unique_ptr<ImportedSlots> (*import)(const ImportSource& source);
+  Unsupported* unsupported;    ///< null for the host mechanism
+  ExportHalf* export_;
+  ImportHalf* import;
 };
 
 /// The mechanisms this build knows, host first. In a build without CUDA the CUDA ones are listed
 /// (their names stay known, for messages) with null halves.
-std::span<const Mechanism* const> mechanisms() noexcept;
+std::span<const Mechanism> mechanisms() noexcept;
 /// The mechanism named `name`, or null.
 const Mechanism* find_mechanism(std::string_view name) noexcept;
 

@@ -23,14 +23,11 @@ struct SlotPlace {
   [[nodiscard]] bool on_host() const noexcept { return device < 0; }
 };
 
-/// Slots made by one mechanism. Made and written on the program's thread; fill_handles, fds and
-/// segments are called from the publisher's control thread and make no CUDA call (handles are
-/// made once, at creation). Move-only through its unique_ptr.
+/// Slots made by one mechanism, owned through a unique_ptr. Made and written on the program's
+/// thread; fill_handles, fds and segments are called from the publisher's control thread and make
+/// no CUDA call (handles are made once, at creation).
 class SlotMemory {
  public:
-  SlotMemory() = default;
-  SlotMemory(const SlotMemory&) = delete;
-  SlotMemory& operator=(const SlotMemory&) = delete;
   virtual ~SlotMemory() = default;
   [[nodiscard]] virtual std::uint32_t count() const = 0;
   /// Slot `i`'s first byte: host memory, or device memory on the SlotPlace's device. Zeroed at

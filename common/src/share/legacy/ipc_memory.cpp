@@ -1,12 +1,10 @@
 #include "share/legacy/ipc_memory.hpp"
 
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 
 #include "cuview/cuda/check.hpp"
-#include "cuview/error.hpp"
 
 namespace cuview::cuda {
 namespace {
@@ -47,7 +45,10 @@ IpcMappings& ipc_mappings() {
 }
 }  // namespace
 
-void detail::IpcMappingTraits::close(void* ptr) noexcept { ipc_mappings().close(ptr); }
+int detail::release_ipc_mapping(void* ptr) noexcept {
+  ipc_mappings().close(ptr);
+  return 0;
+}
 
 cudaIpcMemHandle_t export_ipc_handle(const DeviceBuffer& buffer) {
   cudaIpcMemHandle_t h{};
@@ -57,16 +58,5 @@ cudaIpcMemHandle_t export_ipc_handle(const DeviceBuffer& buffer) {
 }
 
 IpcMemory::IpcMemory(const cudaIpcMemHandle_t& handle) : owner_(ipc_mappings().open(handle)) {}
-
-std::vector<char> to_bytes(const cudaIpcMemHandle_t& h) { return {h.reserved, h.reserved + sizeof h.reserved}; }
-
-cudaIpcMemHandle_t mem_handle_from(const std::vector<char>& bytes) {
-  cudaIpcMemHandle_t h{};
-  if (bytes.size() != sizeof h.reserved)
-    throw Error(Errc::bad_message, "CUDA IPC memory handle has " + std::to_string(bytes.size()) + " bytes, expected " +
-                                       std::to_string(sizeof h.reserved));
-  std::memcpy(h.reserved, bytes.data(), bytes.size());
-  return h;
-}
 
 }  // namespace cuview::cuda

@@ -4,19 +4,14 @@
 
 #include <cuda_runtime_api.h>
 
-#include <vector>
-
 #include "cuview/cuda/device_buffer.hpp"
 #include "cuview/unique_handle.hpp"
 
 namespace cuview::cuda {
 
 namespace detail {
-struct IpcMappingTraits {
-  using handle_type = void*;
-  static constexpr handle_type null() noexcept { return nullptr; }
-  static void close(void* ptr) noexcept;  // drops this owner's reference to the process's mapping
-};
+/// Drops one owner's reference to the process's mapping at `ptr`; unmaps it with the last.
+int release_ipc_mapping(void* ptr) noexcept;
 }  // namespace detail
 
 /// The handle another process opens with IpcMemory (describes the whole allocation). Throws
@@ -36,11 +31,8 @@ class IpcMemory {
   [[nodiscard]] void* get() const noexcept { return owner_.get(); }
 
  private:
-  UniqueHandle<detail::IpcMappingTraits> owner_;
+  UniqueHandle<PointerTraits<void*, &detail::release_ipc_mapping>> owner_;
 };
 
-/// Bytes of a memory IPC handle, for the wire, and back (throws Error(bad_message) on a wrong size).
-std::vector<char> to_bytes(const cudaIpcMemHandle_t& h);
-cudaIpcMemHandle_t mem_handle_from(const std::vector<char>& bytes);
 
 }  // namespace cuview::cuda

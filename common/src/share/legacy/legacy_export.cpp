@@ -1,8 +1,11 @@
-// The export half of legacy: a cudaMalloc per slot and its IPC handle, made once at creation.
+// Legacy CUDA IPC: one cudaMalloc per slot (cudaIpcGetMemHandle describes a whole allocation),
+// each slot's 64-byte handle in `handles`. The export half: the allocations and their handles,
+// made once at creation.
 #include "cuview/cuda/device_guard.hpp"
+#include "cuview/cuda/ipc_bytes.hpp"
+#include "cuview/share/registry.hpp"
 #include "share/cuda_slots.hpp"
 #include "share/legacy/ipc_memory.hpp"
-#include "share/legacy/legacy.hpp"
 
 namespace cuview::share::legacy {
 namespace {

@@ -1,7 +1,8 @@
 // The import half of legacy: each slot's handle opened with cudaIpcOpenMemHandle.
+#include "cuview/cuda/ipc_bytes.hpp"
 #include "cuview/error.hpp"
+#include "cuview/share/registry.hpp"
 #include "share/legacy/ipc_memory.hpp"
-#include "share/legacy/legacy.hpp"
 
 namespace cuview::share::legacy {
 namespace {
@@ -11,7 +12,7 @@ class ImportedIpcSlots final : public ImportedSlots {
   explicit ImportedIpcSlots(const ImportSource& source) {
     for (const auto& s : source.handles.slots) {
       if (s.offset != 0) throw Error(Errc::bad_message, "legacy CUDA slot handles must have offset 0");
-      memory_.emplace_back(cuda::mem_handle_from(s.memory));
+      memory_.emplace_back(cuda::from_bytes<cudaIpcMemHandle_t>(s.memory, "CUDA IPC memory handle"));
       slots_.push_back(static_cast<const std::byte*>(memory_.back().get()));
     }
   }

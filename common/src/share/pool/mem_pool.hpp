@@ -15,20 +15,6 @@
 
 namespace cuview::cuda {
 
-namespace detail {
-struct MemPoolTraits {
-  using handle_type = cudaMemPool_t;
-  static constexpr handle_type null() noexcept { return nullptr; }
-  static void close(cudaMemPool_t pool) noexcept { (void)cudaMemPoolDestroy(pool); }
-};
-struct PoolAllocationTraits {
-  using handle_type = void*;
-  static constexpr handle_type null() noexcept { return nullptr; }
-  // Waits for work on it, as the pool's rules require before its owner frees.
-  static void close(void* ptr) noexcept { (void)cudaFree(ptr); }
-};
-}  // namespace detail
-
 /// A memory pool whose allocations other processes can import: created with POSIX-fd handles
 /// (exporter), or imported from such a descriptor (importer). Destroyed with its owner; move-only,
 /// a moved-from pool destroys nothing. Throws Error(cuda) naming the call.
@@ -41,7 +27,7 @@ class MemPool {
   [[nodiscard]] UniqueFd export_fd() const;
 
  private:
-  UniqueHandle<detail::MemPoolTraits> owner_;
+  UniqueHandle<PointerTraits<cudaMemPool_t, &cudaMemPoolDestroy>> owner_;
 };
 
 /// One allocation from a MemPool (cudaMallocFromPoolAsync), or another process's allocation
@@ -57,7 +43,8 @@ class PoolAllocation {
   [[nodiscard]] std::vector<char> export_record() const;
 
  private:
-  UniqueHandle<detail::PoolAllocationTraits> owner_;
+  // cudaFree waits for work on it, as the pool's rules require before its owner frees.
+  UniqueHandle<PointerTraits<void*, &cudaFree>> owner_;
 };
 
 /// Why IPC memory pools cannot share memory of `device` here, or nothing. Throws Error(cuda).

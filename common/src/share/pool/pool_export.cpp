@@ -1,10 +1,12 @@
-// The export half of pool: a pool, one allocation per slot and their export records, made once at
-// creation; the pool's descriptor is handed out over the descriptor socket.
+// IPC memory pools: a pool created with POSIX-fd handles, one allocation per slot from it. The
+// pool travels as one descriptor over the descriptor socket, each slot as a 64-byte export record
+// in `handles`. The export half: the pool, its descriptor, the allocations and their records,
+// made once at creation.
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_guard.hpp"
+#include "cuview/share/registry.hpp"
 #include "share/cuda_slots.hpp"
 #include "share/pool/mem_pool.hpp"
-#include "share/pool/pool.hpp"
 
 namespace cuview::share::pool {
 namespace {

@@ -1,8 +1,8 @@
 // The import half of pool: the pool imported from its one descriptor, then each slot's pointer
 // from its export record; the descriptor closes as soon as the pool holds its own reference.
+#include "cuview/share/registry.hpp"
 #include "share/cuda_slots.hpp"
 #include "share/pool/mem_pool.hpp"
-#include "share/pool/pool.hpp"
 
 namespace cuview::share::pool {
 namespace {

@@ -1,6 +1,9 @@
-// The export half of shm: the publisher creates the segment and names it in `handles`.
+// POSIX shared memory, the host backend's mechanism: one segment holding every slot (slot i at
+// i × slot_bytes). A frame is complete before the ring publishes it, so no event is needed: the
+// ring's publish counter is the signal. The export half: the publisher creates the segment and
+// names it in `handles`.
 #include "cuview/posix.hpp"
-#include "share/shm/shm.hpp"
+#include "cuview/share/registry.hpp"
 
 namespace cuview::share::shm {
 namespace {

@@ -1,7 +1,7 @@
 // The import half of shm: a client maps the named segment read-only, after checking it is its
 // user's (SharedMemory::open).
 #include "cuview/error.hpp"
-#include "share/shm/shm.hpp"
+#include "cuview/share/registry.hpp"
 
 namespace cuview::share::shm {
 namespace {

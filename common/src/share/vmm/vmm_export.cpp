@@ -1,7 +1,8 @@
-// The export half of vmm: one allocation for the ring, its descriptor made once at creation and
-// handed out over the descriptor socket.
+// VMM: one cuMemCreate allocation holding every slot (slot i at i × slot_bytes), exported once as
+// a POSIX file descriptor that clients receive over the descriptor socket and map themselves. The
+// export half: the allocation and its descriptor, made once at creation.
+#include "cuview/share/registry.hpp"
 #include "share/cuda_slots.hpp"
-#include "share/vmm/vmm.hpp"
 #include "share/vmm/vmm_allocation.hpp"
 
 namespace cuview::share::vmm {

@@ -1,8 +1,8 @@
 // The import half of vmm: the ring's one descriptor mapped into this process; the descriptor
 // closes as soon as the mapping holds its own reference.
 #include "cuview/error.hpp"
+#include "cuview/share/registry.hpp"
 #include "share/cuda_slots.hpp"
-#include "share/vmm/vmm.hpp"
 #include "share/vmm/vmm_allocation.hpp"
 
 namespace cuview::share::vmm {
