@@ -15,6 +15,10 @@ struct Allocation {
   }
 };
 
+// How each kind is freed (cudaFree, cudaFreeHost), errors ignored: a destructor cannot report them.
+void free_device(void* ptr) noexcept;
+void free_pinned(void* ptr) noexcept;
+
 /// UniqueHandle traits of an allocation freed by `Free` (its status ignored: a destructor cannot
 /// report it).
 template <auto Free>

@@ -8,10 +8,6 @@
 
 namespace cuview::cuda {
 
-namespace detail {
-void free_device(void* ptr) noexcept;  // cudaFree, its error ignored
-}  // namespace detail
-
 /// `bytes` of device memory on the current device, freed with cudaFree (its error ignored: a
 /// destructor cannot report it). Move-only; a moved-from buffer frees nothing. Throws Error(cuda)
 /// naming the size.

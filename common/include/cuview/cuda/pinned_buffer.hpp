@@ -9,10 +9,6 @@
 
 namespace cuview::cuda {
 
-namespace detail {
-void free_pinned(void* ptr) noexcept;  // cudaFreeHost, its error ignored
-}  // namespace detail
-
 /// `bytes` of pinned host memory, freed with cudaFreeHost when the owner goes. Move-only; a
 /// moved-from buffer is empty and frees nothing. Allocation throws Error(cuda) naming the size.
 class PinnedBuffer {

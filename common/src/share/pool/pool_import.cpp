@@ -10,8 +10,7 @@ namespace {
 class ImportedPoolSlots final : public ImportedSlots {
  public:
   explicit ImportedPoolSlots(const ImportSource& source) {
-    const UniqueFd fd = single_fd(source);
-    pool_ = cuda::MemPool::import(fd.get());
+    pool_ = cuda::MemPool::import(single_fd(source).get());  // the descriptor closes after this line
     for (const auto& s : source.handles.slots) {
       memory_.push_back(cuda::PoolAllocation::import(pool_, s.memory));
       slots_.push_back(static_cast<const std::byte*>(memory_.back().get()) + s.offset);

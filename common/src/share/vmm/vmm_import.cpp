@@ -11,10 +11,9 @@ namespace {
 class ImportedVmmSlots final : public ImportedSlots {
  public:
   explicit ImportedVmmSlots(const ImportSource& source) {
-    const auto& h = source.handles;
     const UniqueFd fd = single_fd(source);
-    memory_ = cuda::VmmAllocation::import(fd.get(), h.allocation_bytes, source.device);
-    for (const auto& s : h.slots) {
+    memory_ = cuda::VmmAllocation::import(fd.get(), source.handles.allocation_bytes, source.device);
+    for (const auto& s : source.handles.slots) {
       if (s.offset + source.slot_bytes > memory_.size())
         throw Error(Errc::bad_message, "slot offset " + std::to_string(s.offset) +
                                            " lies outside the daemon's VMM allocation of " +
