@@ -17,7 +17,7 @@
 
 #include "bench.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/probe.hpp"
 #endif
 
 using namespace cuview;

@@ -13,7 +13,10 @@
 #include "cuview/posix.hpp"
 #include "publisher/frame_writer.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
+#include "cuview/cuda/event.hpp"
+#include "cuview/cuda/stream.hpp"
 #endif
 
 namespace cuview::bench {
@@ -71,7 +74,7 @@ int run_copy_producer(const ProducerArgs& a) {
             writer.write(slot.get(), ++seq, steps);  // the same frame the daemon makes, 60 times a second
           } else if (!in_flight && !buffer_in_zmq.load()) {
             writer.write(slot.get(), ++seq, steps);
-            auto s = static_cast<cudaStream_t>(b.executor->stream());
+            auto s = b.executor->stream().get();
             cuda::check(cudaEventRecord(published.get(), s), "cudaEventRecord after publish");
             stamp = realtime_ns();
             cuda::check(cudaStreamWaitEvent(copy_stream.get(), published.get(), 0), "cudaStreamWaitEvent");

@@ -6,7 +6,10 @@
 #include <cstdint>
 
 #include "bench.hpp"
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
+#include "cuview/cuda/event.hpp"
+#include "cuview/cuda/probe.hpp"
 #include "cuview/posix.hpp"
 
 namespace cuview::bench {

@@ -7,7 +7,7 @@
 #include "bench.hpp"
 #include "bench_simulation.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
 #endif
 
 namespace cuview::bench {

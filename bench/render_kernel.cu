@@ -1,6 +1,8 @@
 #include <cuda_runtime.h>
 
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
+#include "cuview/cuda/stream.hpp"
 #include "render_kernel.hpp"
 
 namespace cuview::bench {
@@ -27,7 +29,7 @@ struct KernelRenderer::Impl {
 KernelRenderer::KernelRenderer() : impl_(std::make_unique<Impl>()) {}
 KernelRenderer::~KernelRenderer() = default;
 
-void* KernelRenderer::stream() const { return impl_->stream.get(); }
+cuda::StreamRef KernelRenderer::stream() const { return impl_->stream.ref(); }
 
 void KernelRenderer::render(const float* field, const std::uint32_t* lut, const ViewTransform& t, std::uint32_t* rgba,
                             float* values) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "cuview/cuda/stream_ref.hpp"
 #include "render/render.hpp"
 
 namespace cuview::bench {
@@ -17,8 +18,8 @@ class KernelRenderer {
   ~KernelRenderer();
   KernelRenderer(const KernelRenderer&) = delete;
   KernelRenderer& operator=(const KernelRenderer&) = delete;
-  /// The renderer's stream (a cudaStream_t): make it wait on the frame's event before render().
-  [[nodiscard]] void* stream() const;
+  /// The renderer's stream: make it wait on the frame's event before render().
+  [[nodiscard]] cuda::StreamRef stream() const;
   /// Renders the device field into host `rgba`/`values` and returns when they are filled.
   /// Throws Error(cuda) naming the failing step.
   void render(const float* device_field, const std::uint32_t* lut, const gui::ViewTransform& t, std::uint32_t* rgba,

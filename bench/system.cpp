@@ -16,7 +16,6 @@
 #include "render/frame_renderer.hpp"
 #include "render/render.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
 #include "render_kernel.hpp"
 #endif
 

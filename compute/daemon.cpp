@@ -224,8 +224,7 @@ void Daemon::reset() {
 }
 
 void Daemon::publish() {
-  (void)publisher_->publish(step_, sim_time_, write_fields_,
-                            static_cast<CUstream_st*>(publisher_->executor().stream()));
+  (void)publisher_->publish(step_, sim_time_, write_fields_, publisher_->executor().stream());
 }
 
 int Daemon::run() {

@@ -13,7 +13,7 @@
 #include "cuview/error.hpp"
 #include "daemon.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/probe.hpp"
 #endif
 
 int main(int argc, char** argv) {

@@ -10,9 +10,6 @@
 #include "cuview/client.h"
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
-#ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
-#endif
 
 struct cuview_client {
   cuview::Client client;
@@ -180,7 +177,7 @@ int cuview_frame_device(const cuview_frame* frame) { return frame != nullptr ? f
 
 cuview_status cuview_frame_wait_on(const cuview_frame* frame, void* stream) {
   if (frame == nullptr) return null_argument("cuview_frame_wait_on");
-  return guarded([&] { frame->frame.wait_on(stream); });
+  return guarded([&] { frame->frame.wait_on(static_cast<CUstream_st*>(stream)); });  // a cudaStream_t
 }
 
 cuview_status cuview_frame_synchronize(const cuview_frame* frame) {

@@ -13,10 +13,14 @@
 
 #include "cuview/frame_layout.hpp"
 #include "cuview/runtime_dir.hpp"
+#include "cuview/share/registry.hpp"
 #include "transport/request_channel.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
-#include "cuview/cuda_share.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_guard.hpp"
+#include "cuview/cuda/event.hpp"
+#include "cuview/cuda/ipc_bytes.hpp"
+#include "cuview/cuda/stream.hpp"
 #endif
 
 namespace cuview {
@@ -30,19 +34,13 @@ struct Imports {
   std::string backend;
   SlotLayout layout;
   RingReader ring;
-  SharedMemory data;  // host backend
-  std::vector<const std::byte*> host_slots;
+  // The slots' memory as the sharing mechanism imported it (share/registry.hpp).
+  std::unique_ptr<share::ImportedSlots> slots;
 #ifdef CUVIEW_HAVE_CUDA
   // Every CUDA call on the imports runs under a cuda::DeviceGuard of this device: its primary
   // context pushed for the call, the caller's current device never set.
   int device = -1;
   cuda::Stream stream;
-  // The slots' memory, by mechanism (only one is used); `device_slots` points into it.
-  std::vector<cuda::IpcMemory> legacy;
-  cuda::VmmAllocation vmm;
-  cuda::MemPool pool;
-  std::vector<cuda::PoolAllocation> pool_slots;  // before `pool` goes: declared after it
-  std::vector<const std::byte*> device_slots;
   std::vector<cuda::Event> events;
 #endif
   [[nodiscard]] bool is_cuda() const { return backend == "cuda"; }
@@ -67,11 +65,7 @@ struct Imports {
 #ifdef CUVIEW_HAVE_CUDA
   void release_cuda() noexcept {
     events.clear();
-    device_slots.clear();
-    pool_slots.clear();
-    pool = cuda::MemPool();
-    vmm = cuda::VmmAllocation();
-    legacy.clear();
+    slots.reset();
     stream = cuda::Stream();
   }
 #endif
@@ -100,12 +94,12 @@ Frame::~Frame() {
 
 const float* Frame::host_field(std::size_t field) const noexcept {
   if (!imports_ || imports_->is_cuda() || field >= imports_->layout.fields.size()) return nullptr;
-  return reinterpret_cast<const float*>(imports_->host_slots[info_.slot] + imports_->layout.fields[field].offset);
+  return reinterpret_cast<const float*>(imports_->slots->slot(info_.slot) + imports_->layout.fields[field].offset);
 }
 
 const void* Frame::device_slot() const noexcept {
 #ifdef CUVIEW_HAVE_CUDA
-  if (imports_ && imports_->is_cuda()) return imports_->device_slots[info_.slot];
+  if (imports_ && imports_->is_cuda()) return imports_->slots->slot(info_.slot);
 #endif
   return nullptr;
 }
@@ -120,14 +114,14 @@ int Frame::device() const noexcept {
 const void* Frame::slot_data() const noexcept {
   if (!imports_) return nullptr;
   if (const void* d = device_slot()) return d;
-  return imports_->host_slots[info_.slot];
+  return imports_->slots->slot(info_.slot);
 }
 
-void Frame::wait_on([[maybe_unused]] void* stream) const {
+void Frame::wait_on([[maybe_unused]] cuda::StreamRef stream) const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_ && imports_->is_cuda()) {
     cuda::DeviceGuard guard(imports_->device);
-    cuda::check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), imports_->events[info_.slot].get(), 0),
+    cuda::check(cudaStreamWaitEvent(stream.get(), imports_->events[info_.slot].get(), 0),
                 "cudaStreamWaitEvent on the interprocess event of frame " + std::to_string(info_.seq));
   }
 #endif
@@ -151,13 +145,13 @@ SlotTrailer Frame::trailer() const {
   if (imports_->is_cuda()) {
     wait();
     cuda::DeviceGuard guard(imports_->device);
-    const auto* src = static_cast<const std::byte*>(imports_->device_slots[info_.slot]) + offset;
+    const auto* src = imports_->slots->slot(info_.slot) + offset;
     cuda::check(cudaMemcpy(&t, src, sizeof t, cudaMemcpyDeviceToHost),
                 "copying the trailer of frame " + std::to_string(info_.seq) + " to the host");
     return t;
   }
 #endif
-  std::memcpy(&t, imports_->host_slots[info_.slot] + offset, sizeof t);
+  std::memcpy(&t, imports_->slots->slot(info_.slot) + offset, sizeof t);
   return t;
 }
 
@@ -183,14 +177,14 @@ void Frame::copy_to_host(std::size_t offset, std::span<std::byte> dst) const {
     wait();  // on the host: a stream of ours waiting on the publisher's event would cost it a context switch
     cuda::DeviceGuard guard(imports_->device);
     auto s = imports_->stream.get();
-    cuda::check(cudaMemcpyAsync(dst.data(), imports_->device_slots[info_.slot] + offset, dst.size(),
+    cuda::check(cudaMemcpyAsync(dst.data(), imports_->slots->slot(info_.slot) + offset, dst.size(),
                                 cudaMemcpyDeviceToHost, s),
                 "cudaMemcpyAsync device to host" + what);
     cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize" + what);
     return;
   }
 #endif
-  std::memcpy(dst.data(), imports_->host_slots[info_.slot] + offset, dst.size());
+  std::memcpy(dst.data(), imports_->slots->slot(info_.slot) + offset, dst.size());
 }
 
 void Frame::synchronize_device() const {
@@ -315,44 +309,6 @@ struct Client::Impl {
     }
   }
 
-#ifdef CUVIEW_HAVE_CUDA
-  void import_cuda_slots(const proto::HandlesResult& h, detail::Imports& imp) {
-    const auto& slots = h.slots;
-    if (h.sharing == "legacy") {
-      for (const auto& s : slots) {
-        if (s.offset != 0) throw Error(Errc::bad_message, "legacy CUDA slot handles must have offset 0");
-        imp.legacy.emplace_back(cuda::mem_handle_from(s.memory));
-        imp.device_slots.push_back(static_cast<const std::byte*>(imp.legacy.back().get()));
-      }
-      return;
-    }
-    if (h.sharing != "vmm" && h.sharing != "pool")
-      throw Error(Errc::bad_message, who() + " shares its ring by '" + h.sharing +
-                                         "', which this client does not know; update the client");
-    auto fds = fetch_fds(h);
-    if (fds.size() != 1)
-      throw Error(Errc::bad_message, who() + " sent " + std::to_string(fds.size()) + " descriptors for '" + h.sharing +
-                                         "' sharing, which needs exactly 1");
-    if (h.sharing == "vmm") {
-      imp.vmm = cuda::VmmAllocation::import(fds[0].get(), h.allocation_bytes, imp.device);
-      for (const auto& s : slots) {
-        if (s.offset + desc.slot_bytes > imp.vmm.size())
-          throw Error(Errc::bad_message, "slot offset " + std::to_string(s.offset) +
-                                             " lies outside the daemon's VMM allocation of " +
-                                             std::to_string(imp.vmm.size()) + " bytes");
-        imp.device_slots.push_back(static_cast<const std::byte*>(imp.vmm.get()) + s.offset);
-      }
-    } else {
-      imp.pool = cuda::MemPool::import(fds[0].get());
-      for (const auto& s : slots) {
-        imp.pool_slots.push_back(cuda::PoolAllocation::import(imp.pool, s.memory));
-        imp.device_slots.push_back(static_cast<const std::byte*>(imp.pool_slots.back().get()) + s.offset);
-      }
-    }
-    // The imports hold their own references: the descriptors close here.
-  }
-#endif
-
   /// The descriptors of a `handles` reply (VMM and pool sharing), through the channel.
   std::vector<UniqueFd> fetch_fds(const proto::HandlesResult& h) {
     return channel->fetch_descriptors(h, hello.session);
@@ -366,16 +322,9 @@ struct Client::Impl {
       throw Error(Errc::bad_message, who() + " sent " + std::to_string(h.slots.size()) + " slot handles for " +
                                          std::to_string(desc.slots) + " slots");
     imp->ring = RingReader(h.control_shm, hello.session, h.lease);
+    share::ImportSource source{h, desc.slot_bytes, -1, who(), [this, &h] { return fetch_fds(h); }};
     if (h.backend == "host") {
-      if (h.sharing != "shm")
-        throw Error(Errc::bad_message, who() + " runs on the host but shares by '" + h.sharing + "'");
-      imp->data = SharedMemory::open(h.data_shm, desc.slot_bytes * desc.slots, Access::read_only);
-      for (const auto& s : h.slots) {
-        if (s.offset + desc.slot_bytes > imp->data.size())
-          throw Error(Errc::bad_message,
-                      "slot offset " + std::to_string(s.offset) + " lies outside segment " + h.data_shm);
-        imp->host_slots.push_back(static_cast<const std::byte*>(imp->data.data()) + s.offset);
-      }
+      imp->slots = share::import_slots(source);
     } else if (h.backend == "cuda") {
 #ifdef CUVIEW_HAVE_CUDA
       if (hello.daemon_pid == static_cast<std::int32_t>(::getpid()))
@@ -387,9 +336,11 @@ struct Client::Impl {
                   "finding the daemon's GPU " + h.device_pci + " in this process (cudaDeviceGetByPCIBusId)");
       cuda::DeviceGuard guard(imp->device);
       imp->stream = cuda::Stream::create();
-      import_cuda_slots(h, *imp);
+      source.device = imp->device;
+      imp->slots = share::import_slots(source);
       for (const auto& s : h.slots)
-        imp->events.push_back(cuda::Event::from_ipc_handle(cuda::event_handle_from(s.event)));
+        imp->events.push_back(
+            cuda::Event::from_ipc_handle(cuda::from_bytes<cudaIpcEventHandle_t>(s.event, "CUDA IPC event handle")));
 #else
       throw Error(Errc::cuda, "this cuview client was built without CUDA, so it cannot import the CUDA ring of " +
                                   who() + "; rebuild with the CUDA toolkit, or start the daemon with --backend host");

@@ -18,17 +18,7 @@
 
 namespace cuview {
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
+void FdTraits::close(int fd) noexcept { (void)::close(fd); }
 
 std::string random_hex(std::size_t bytes) {
   std::string raw(bytes, '\0');

@@ -2,7 +2,12 @@
 // the slot's event are queued on that stream in order; at most two batches of steps stay queued.
 #include <algorithm>
 
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_guard.hpp"
+#include "cuview/cuda/event.hpp"
+#include "cuview/cuda/pinned_buffer.hpp"
+#include "cuview/cuda/probe.hpp"
+#include "cuview/cuda/stream.hpp"
 #include "cuview/error.hpp"
 #include "executor/executor.hpp"
 
@@ -53,7 +58,7 @@ class CudaExecutor final : public Executor {
     return "GPU " + std::to_string(probe_.device) + ": " + probe_.name + " (PCI " + probe_.pci_bus_id + ")";
   }
   int device_id() const override { return probe_.device; }
-  void* stream() const override { return stream_.get(); }
+  cuda::StreamRef stream() const override { return stream_.ref(); }
 
   void end_batch() override {
     cuda::DeviceGuard guard(probe_.device);
@@ -80,15 +85,16 @@ class CudaExecutor final : public Executor {
     }
   }
 
-  void copy(void* dst, const void* src, std::size_t bytes, void* stream) override {
+  void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef stream) override {
     cuda::DeviceGuard guard(probe_.device);
-    cuda::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)),
+    cuda::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream.get()),
                 "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes into a ring slot");
   }
 
-  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step, void* stream_ptr) override {
+  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step,
+            cuda::StreamRef stream_ref) override {
     cuda::DeviceGuard guard(probe_.device);
-    const auto stream = static_cast<cudaStream_t>(stream_ptr);
+    const cudaStream_t stream = stream_ref.get();
     auto* base = static_cast<unsigned char*>(slot);
     auto* trailer = reinterpret_cast<SlotTrailer*>(base + layout.trailer_offset);
     const std::string what = " of frame " + std::to_string(seq);
@@ -113,10 +119,9 @@ class CudaExecutor final : public Executor {
 
   std::shared_ptr<std::byte> host_memory(std::size_t bytes) const override {
     cuda::DeviceGuard guard(probe_.device);
-    void* p = nullptr;
-    cuda::check(cudaHostAlloc(&p, bytes, cudaHostAllocDefault),
-                "cudaHostAlloc of " + std::to_string(bytes >> 20) + " MiB of pinned memory");
-    return {static_cast<std::byte*>(p), [](std::byte* q) { cudaFreeHost(q); }};
+    // The buffer owns the memory; the shared_ptr shares that owner (the aliasing constructor).
+    auto pinned = std::make_shared<cuda::PinnedBuffer>(bytes, "a checkpoint's state");
+    return {pinned, pinned->data()};
   }
 
  private:

@@ -2,7 +2,7 @@
 // executor also copies a program's buffers into a slot and seals a frame (checksum and trailer)
 // where the slot lives, so the publisher never touches slot memory itself.
 //
-// Streams: every operation that takes a `stream` (a cudaStream_t; ignored on the host) is queued
+// Streams: every operation that takes a `stream` (a cuda::StreamRef; ignored on the host) is queued
 // on it in order after the work already there. The CUDA executor makes its device current only
 // inside its own calls (a guard restores the caller's device), so a program that embeds the
 // publisher keeps its own current device.
@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "cuview/cuda/stream_ref.hpp"
 #include "cuview/frame_layout.hpp"
 #include "cuview/schema.hpp"
 
@@ -33,20 +34,22 @@ class Executor {
   [[nodiscard]] std::string name() const { return kind() == Kind::cuda ? "cuda" : "host"; }
   /// The CPU or GPU, in words ("NVIDIA H100 80GB HBM3 (PCI 0000:19:00.0)").
   [[nodiscard]] virtual std::string device() const = 0;
-  /// CUDA: the device ordinal and the executor's own stream (a cudaStream_t), on which a
-  /// simulation queues its steps and field writes. Host: -1 and null.
+  /// CUDA: the device ordinal and the executor's own stream, on which a simulation queues its
+  /// steps and field writes (`stream().get()` is its cudaStream_t). Host: -1 and the default
+  /// stream, which nothing uses.
   [[nodiscard]] virtual int device_id() const { return -1; }
-  [[nodiscard]] virtual void* stream() const { return nullptr; }
+  [[nodiscard]] virtual cuda::StreamRef stream() const { return {}; }
   /// Ends a batch of steps. CUDA: blocks while two earlier batches are still queued, so the loop
   /// stays responsive and never runs far ahead of the GPU. Host: nothing to do.
   virtual void end_batch() {}
   /// Where `data` lives. Throws Error(cuda) when the CUDA runtime cannot say.
   [[nodiscard]] virtual BufferLocation locate(const void* data) const = 0;
   /// Copies `bytes` from `src` (host or device memory) to `dst` (slot memory), queued on `stream`.
-  virtual void copy(void* dst, const void* src, std::size_t bytes, void* stream) = 0;
+  virtual void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef stream) = 0;
   /// Writes the trailer of a slot whose fields are written (queued after them on `stream`): the
   /// frame checksum over the fields, `seq`, `step` and the time it was complete.
-  virtual void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step, void* stream) = 0;
+  virtual void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step,
+                    cuda::StreamRef stream) = 0;
   /// Blocks until everything queued on the executor's stream has run.
   virtual void finish() {}
   /// Host memory the executor copies to and from at full speed: pinned on CUDA.

@@ -15,8 +15,8 @@ class HostExecutor final : public Executor {
     return "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
   }
   BufferLocation locate(const void*) const override { return {}; }
-  void copy(void* dst, const void* src, std::size_t bytes, void*) override { std::memcpy(dst, src, bytes); }
-  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step, void*) override {
+  void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef) override { std::memcpy(dst, src, bytes); }
+  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step, cuda::StreamRef) override {
     auto* base = static_cast<std::byte*>(slot);
     const std::uint64_t sum = slot_checksum(slot, layout);
     const SlotTrailer t{seq, step, sum, static_cast<std::uint64_t>(realtime_ns())};

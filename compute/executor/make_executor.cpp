@@ -4,7 +4,9 @@
 #include "cuview/error.hpp"
 #include "executor/executor.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
+#include <cuda_runtime_api.h>
+
+#include "cuview/cuda/probe.hpp"
 #endif
 
 namespace cuview {

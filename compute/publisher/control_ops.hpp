@@ -17,7 +17,7 @@
 #include "cuview/ring.hpp"
 #include "publisher/steering.hpp"
 #include "publisher/transport/control_server.hpp"
-#include "share/slot_memory.hpp"
+#include "cuview/share/slot_memory.hpp"
 
 namespace cuview {
 
@@ -30,7 +30,7 @@ struct ControlContext {
   const proto::DescribeResult& description;  // without params (those change)
   const std::vector<InputSpec>& inputs;
   RingWriter& ring;
-  const SlotMemory& slots;
+  const share::SlotMemory& slots;
   Steering& steering;
   const Progress& progress;
   ControlServer& server;

@@ -10,7 +10,8 @@ namespace cuview {
 
 // ---------------------------------------------------------------- publishing
 
-bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write, CUstream_st* stream) {
+bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write,
+                               cuda::StreamRef stream) {
   start();
   if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
   // The restart is counted before the smaller step is stored (both seq_cst): a rate window that
@@ -42,8 +43,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   last_publish_ns = now;
   const std::uint64_t seq = ring->last_seq() + 1;
   try {
-    void* queue = stream;
-    slots->before_write(*slot, queue);
+    slots->before_write(*slot, stream);
     auto* base = static_cast<std::byte*>(slots->slot(*slot));
     for (std::size_t i = 0; i < blocks.size(); ++i)
       targets[i] = {base + layout.fields[i].offset, blocks[i].decl->bytes};
@@ -51,10 +51,10 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
       (*write)(targets);
     } else {
       for (std::size_t i = 0; i < blocks.size(); ++i)
-        executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, queue);
+        executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, stream);
     }
-    executor->seal(base, layout, seq, at_step, queue);
-    slots->written(*slot, queue);
+    executor->seal(base, layout, seq, at_step, stream);
+    slots->written(*slot, stream);
   } catch (...) {
     ring->abort_write(*slot);
     throw;
@@ -65,10 +65,10 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   return true;
 }
 
-bool Publisher::publish(std::uint64_t step, double sim_time, CUstream_st* stream) {
+bool Publisher::publish(std::uint64_t step, double sim_time, cuda::StreamRef stream) {
   return state_->publish(step, sim_time, nullptr, stream);
 }
-bool Publisher::publish(std::uint64_t step, double sim_time, const FieldWriter& write, CUstream_st* stream) {
+bool Publisher::publish(std::uint64_t step, double sim_time, const FieldWriter& write, cuda::StreamRef stream) {
   return state_->publish(step, sim_time, &write, stream);
 }
 void Publisher::publish_next_now() { state_->publish_now = true; }

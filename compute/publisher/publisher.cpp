@@ -16,6 +16,7 @@
 #include "cuview/posix.hpp"
 #include "cuview/protocol.hpp"
 #include "publisher/parameter_set.hpp"
+#include "cuview/share/registry.hpp"
 #include "publisher/publisher_state.hpp"
 
 namespace cuview {
@@ -98,7 +99,8 @@ Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(
   const bool from_env =
       s.opts.sharing == "auto" && env != nullptr && *env != '\0' && s.executor->kind() == Executor::Kind::cuda;
   if (from_env) s.opts.sharing = env;
-  check_sharing(*s.executor, s.opts.sharing, where(s.opts.name) + (from_env ? " (from CUVIEW_SHARING)" : ""));
+  share::check_sharing(s.opts.sharing, {s.executor->device_id(), s.executor->stream()},
+                       where(s.opts.name) + (from_env ? " (from CUVIEW_SHARING)" : ""));
 }
 
 Publisher::~Publisher() {
@@ -232,7 +234,8 @@ void Publisher::State::start() {
   for (const auto& b : blocks) bytes.push_back(b.decl->bytes);
   layout = SlotLayout::make(bytes);
   targets.resize(bytes.size());
-  slots = make_slot_memory(*executor, layout, opts.slots, opts.sharing, where(opts.name));
+  slots = share::make_slot_memory(layout, opts.slots, opts.sharing, {executor->device_id(), executor->stream()},
+                                  where(opts.name));
   ring = std::make_unique<RingWriter>(opts.slots, session);
   {
     std::ofstream out(paths.segments, std::ios::trunc);

@@ -17,7 +17,7 @@
 #include "publisher/control_ops.hpp"
 #include "publisher/steering.hpp"
 #include "publisher/transport/control_server.hpp"
-#include "share/slot_memory.hpp"
+#include "cuview/share/slot_memory.hpp"
 
 namespace cuview {
 
@@ -50,7 +50,7 @@ struct Publisher::State {
     std::string what;       // "field 'u'", "attribute 'x' of particle set 'p'", for messages
   };
   std::vector<Block> blocks;  // slot order: the fields, then every particle attribute
-  std::unique_ptr<SlotMemory> slots;
+  std::unique_ptr<share::SlotMemory> slots;
   std::unique_ptr<RingWriter> ring;
   proto::DescribeResult description;  // without params (those change)
 
@@ -76,7 +76,7 @@ struct Publisher::State {
   void check_buffer(const FieldDecl& f, const std::string& what) const;
   void start();
   void describe();
-  bool publish(std::uint64_t step, double sim_time, const FieldWriter* write, CUstream_st* stream);
+  bool publish(std::uint64_t step, double sim_time, const FieldWriter* write, cuda::StreamRef stream);
   void close(const std::string& reason) noexcept;
 };
 

@@ -23,8 +23,9 @@ namespace cuview::sim {
 
 /// The Simulation interface's version, in every plugin's PluginInfo (the entry point's name,
 /// cuview_simulation_v1, changes only if PluginInfo itself does). 2: inputs/draw and checkpoint
-/// state; a plugin built against 1 is refused, naming both.
-inline constexpr std::uint32_t kPluginAbi = 2;
+/// state. 3: the Executor's streams are cuda::StreamRef (stream(), copy, seal), no longer void*;
+/// a plugin built against an earlier one is refused, naming both.
+inline constexpr std::uint32_t kPluginAbi = 3;
 
 struct PluginInfo {
   std::uint32_t abi;           ///< kPluginAbi when the plugin was built

@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
       }
       const auto n = static_cast<int>(pub.steps_allowed(steps_per_batch));
       if (n == 0) {  // paused by a viewer: a change still shows at once
-        if (r.changes_frame()) pub.publish(step, static_cast<double>(step), static_cast<CUstream_st*>(sim->stream()));
+        if (r.changes_frame()) pub.publish(step, static_cast<double>(step), sim->stream());
         pub.wait_for_requests(std::chrono::milliseconds(50));
         continue;
       }
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
       sim->step(n, p);
       step += n;
       // 4. Publish: queued on the wave's stream after its steps; never waits for a viewer.
-      pub.publish(step, static_cast<double>(step), static_cast<CUstream_st*>(sim->stream()));
+      pub.publish(step, static_cast<double>(step), sim->stream());
       sim->sync();
     }
     std::printf("embed-wave: stopped at step %llu\n", static_cast<unsigned long long>(step));

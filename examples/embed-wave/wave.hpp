@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "cuview/cuda/stream_ref.hpp"  // the publisher takes it; a cudaStream_t converts
+
 #if defined(__CUDACC__)
 #define WAVE_HD __host__ __device__
 #else
@@ -48,8 +50,8 @@ class Wave {
   virtual void reset() = 0;
   virtual void step(int n, Params p) = 0;
   virtual void drop(float cx, float cy, float r, float amp) = 0;
-  /// The CUDA stream everything is queued on (a cudaStream_t); null on the host.
-  [[nodiscard]] virtual void* stream() const { return nullptr; }
+  /// The CUDA stream everything is queued on; the default stream (unused) on the host.
+  [[nodiscard]] virtual cuview::cuda::StreamRef stream() const { return {}; }
   /// Waits for the queued steps (CUDA); keeps the loop from running ahead of the GPU.
   virtual void sync() {}
 };

@@ -43,7 +43,7 @@ class CudaWave final : public Wave {
   }
   const float* u() const override { return u_; }
   const float* v() const override { return v_; }
-  void* stream() const override { return stream_; }
+  cuview::cuda::StreamRef stream() const override { return stream_; }
   void reset() override {
     check(cudaMemsetAsync(u_, 0, n_ * sizeof(float), stream_), "clearing u");
     check(cudaMemsetAsync(v_, 0, n_ * sizeof(float), stream_), "clearing v");

@@ -25,7 +25,7 @@ void check(cudaError_t rc, const char* what) {
 class HeatCuda final : public Simulation {
  public:
   HeatCuda(Executor& executor, int w, int h)
-      : device_(executor.device_id()), stream_(static_cast<cudaStream_t>(executor.stream())), w_(w), h_(h) {
+      : device_(executor.device_id()), stream_(executor.stream().get()), w_(w), h_(h) {
     check(cudaSetDevice(device_), "cudaSetDevice");
     for (auto& b : t_) check(cudaMalloc(&b, bytes()), "cudaMalloc of the temperature");
   }

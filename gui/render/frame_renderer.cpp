@@ -2,7 +2,8 @@
 
 #include "cuview/error.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/stream.hpp"
 #endif
 
 namespace cuview::gui {

@@ -20,7 +20,7 @@ __global__ void bad_kernel(float* p, int n) {
 class Fault final : public Simulation {
  public:
   Fault(Executor& e, const SimulationConfig& c)
-      : stream_(static_cast<cudaStream_t>(e.stream())), cells_(std::size_t{c.width} * c.height) {
+      : stream_(e.stream().get()), cells_(std::size_t{c.width} * c.height) {
     if (cudaMalloc(&data_, cells_ * sizeof(float)) != cudaSuccess) throw std::runtime_error("cudaMalloc failed");
   }
   ~Fault() override { cudaFree(data_); }

@@ -1,2 +1,11 @@
-#define CATCH_CONFIG_MAIN
+// Runs the unit tests. When the selection asks for [gpu] tests and this machine has no usable
+// CUDA device, exits 77, which CTest reports as *skipped* (never as passed).
+#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
+
+#include "process.hpp"
+
+int main(int argc, char** argv) {
+  if (auto skip = cuview::test::skip_without_gpu(argc, argv)) return *skip;
+  return Catch::Session().run(argc, argv);
+}

@@ -12,7 +12,8 @@
 #include "publisher/parameter_set.hpp"
 #include "sims/simulation.hpp"
 #ifdef CUVIEW_HAVE_CUDA
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
 #endif
 
 using namespace cuview;

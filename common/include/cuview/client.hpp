@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "cuview/cuda/stream_ref.hpp"
 #include "cuview/frame_layout.hpp"
 #include "cuview/protocol.hpp"
 #include "cuview/ring.hpp"
@@ -61,11 +62,11 @@ class Frame {
   [[nodiscard]] int device() const noexcept;
   /// The slot's first byte in this process: device memory on CUDA, shared memory on the host.
   [[nodiscard]] const void* slot_data() const noexcept;
-  /// CUDA backend: makes `stream` (a cudaStream_t) wait for the daemon's interprocess event of
+  /// CUDA backend: makes `stream` (a cudaStream_t converts) wait for the daemon's interprocess event of
   /// this frame, without blocking the host. Host backend: nothing to wait for. Costly to the
   /// publisher: a stream of another context waiting on its event makes the GPU switch contexts
   /// (~2 % of a simulation at 60 Hz on an H100 without MPS); prefer wait() and copies.
-  void wait_on(void* stream) const;
+  void wait_on(cuda::StreamRef stream) const;
   /// Blocks the calling thread until the frame's data is complete (CUDA: waits on the daemon's
   /// interprocess event from the host, no GPU work in this process). Host backend: returns at once.
   void wait() const;

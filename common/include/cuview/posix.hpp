@@ -11,27 +11,17 @@
 #include <string>
 #include <utility>
 
+#include "cuview/unique_handle.hpp"
+
 namespace cuview {
 
-/// Owns one file descriptor. Not thread-safe; close() happens in the destructor.
-class UniqueFd {
- public:
-  UniqueFd() noexcept = default;
-  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd();  // closes; never throws
-
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  [[nodiscard]] explicit operator bool() const noexcept { return fd_ >= 0; }
-  /// Gives up ownership: the caller closes the returned descriptor.
-  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
-
- private:
-  int fd_ = -1;
+struct FdTraits {
+  using handle_type = int;
+  static constexpr int null() noexcept { return -1; }
+  static void close(int fd) noexcept;  // ::close, its error ignored
 };
+/// Owns one file descriptor, closed when the owner goes (never throws). Not thread-safe.
+using UniqueFd = UniqueHandle<FdTraits>;
 
 /// Whether a segment this object created is removed from /dev/shm when the owner goes.
 enum class Unlink { on_destroy, never };

@@ -47,4 +47,14 @@ class UniqueHandle {
   handle_type handle_ = Traits::null();
 };
 
+/// The traits of a handle that is a pointer (null: nullptr) released by one function, whose
+/// status is ignored (a destructor cannot report it): UniqueHandle<PointerTraits<cudaStream_t,
+/// &cudaStreamDestroy>>.
+template <class Handle, auto Release>
+struct PointerTraits {
+  using handle_type = Handle;
+  static constexpr Handle null() noexcept { return nullptr; }
+  static void close(Handle h) noexcept { (void)Release(h); }
+};
+
 }  // namespace cuview

@@ -4,7 +4,9 @@
 // the same bits.
 #include <vector>
 
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
+#include "cuview/cuda/device_guard.hpp"
 #include "cuview/error.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
 
@@ -128,7 +130,7 @@ class GrayScottCuda final : public Simulation {
  public:
   GrayScottCuda(Executor& executor, int width, int height, std::uint32_t steps_per_launch)
       : device_(executor.device_id()),
-        stream_(static_cast<cudaStream_t>(executor.stream())),
+        stream_(executor.stream().get()),
         w_(width),
         h_(height),
         fused_(steps_per_launch) {

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <vector>
 
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
+#include "cuview/cuda/device_guard.hpp"
 #include "cuview/error.hpp"
 #include "sims/lbm/lbm_setup.hpp"
 
@@ -31,7 +33,7 @@ class LbmCuda final : public Simulation {
  public:
   LbmCuda(Executor& executor, int width, int height, const LbmOptions& o)
       : device_(executor.device_id()),
-        stream_(static_cast<cudaStream_t>(executor.stream())),
+        stream_(executor.stream().get()),
         w_(width),
         h_(height),
         o_(o) {

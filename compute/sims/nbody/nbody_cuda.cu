@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "cuview/cuda_ipc.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
+#include "cuview/cuda/device_guard.hpp"
 #include "cuview/error.hpp"
 #include "sims/nbody/nbody_setup.hpp"
 
@@ -104,7 +106,7 @@ class NbodyCuda final : public Simulation {
  public:
   NbodyCuda(Executor& executor, int width, int height, const NbodyOptions& o)
       : device_(executor.device_id()),
-        stream_(static_cast<cudaStream_t>(executor.stream())),
+        stream_(executor.stream().get()),
         w_(width),
         h_(height),
         o_(o),

@@ -16,7 +16,9 @@ class EventRef {
   EventRef(std::nullptr_t) = delete;
 
   [[nodiscard]] constexpr CUevent_st* get() const noexcept { return event_; }
-  friend constexpr bool operator==(EventRef, EventRef) noexcept = default;
+  // Written out, not defaulted: .cu files are compiled as C++17.
+  friend constexpr bool operator==(EventRef a, EventRef b) noexcept { return a.event_ == b.event_; }
+  friend constexpr bool operator!=(EventRef a, EventRef b) noexcept { return !(a == b); }
 
  private:
   CUevent_st* event_;

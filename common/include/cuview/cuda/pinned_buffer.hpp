@@ -4,21 +4,10 @@
 
 #include <cstddef>
 
+#include "cuview/cuda/allocation.hpp"
 #include "cuview/unique_handle.hpp"
 
 namespace cuview::cuda {
-
-namespace detail {
-struct PinnedTraits {
-  struct handle_type {
-    void* ptr = nullptr;
-    std::size_t bytes = 0;
-    friend bool operator==(const handle_type&, const handle_type&) = default;
-  };
-  static constexpr handle_type null() noexcept { return {}; }
-  static void close(const handle_type& h) noexcept;  // cudaFreeHost, its error ignored
-};
-}  // namespace detail
 
 /// `bytes` of pinned host memory, freed with cudaFreeHost when the owner goes. Move-only; a
 /// moved-from buffer is empty and frees nothing. Allocation throws Error(cuda) naming the size.
@@ -38,7 +27,7 @@ class PinnedBuffer {
   }
 
  private:
-  UniqueHandle<detail::PinnedTraits> owner_;
+  UniqueHandle<detail::AllocationTraits<&detail::free_pinned>> owner_;
 };
 
 }  // namespace cuview::cuda

@@ -21,7 +21,9 @@ class StreamRef {
 
   [[nodiscard]] constexpr CUstream_st* get() const noexcept { return stream_; }
   [[nodiscard]] constexpr bool is_default() const noexcept { return stream_ == nullptr; }
-  friend constexpr bool operator==(StreamRef, StreamRef) noexcept = default;
+  // Written out, not defaulted: .cu files are compiled as C++17.
+  friend constexpr bool operator==(StreamRef a, StreamRef b) noexcept { return a.stream_ == b.stream_; }
+  friend constexpr bool operator!=(StreamRef a, StreamRef b) noexcept { return !(a == b); }
 
  private:
   CUstream_st* stream_ = nullptr;

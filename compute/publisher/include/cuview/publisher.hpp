@@ -29,11 +29,10 @@
 #include <string>
 #include <vector>
 
+#include "cuview/cuda/stream_ref.hpp"
 #include "cuview/error.hpp"
 #include "cuview/protocol.hpp"
 #include "cuview/schema.hpp"
-
-struct CUstream_st;  // cudaStream_t is CUstream_st*; the header needs no CUDA
 
 namespace cuview {
 
@@ -152,14 +151,14 @@ class Publisher {
 
   /// Publishes the declared buffers as frame `step` (simulated time `sim_time`) when a frame is
   /// due (max_fps) and a slot is free: the copies into the slot, its checksum and its
-  /// interprocess event are queued on `stream` (a cudaStream_t, after the work that wrote the
-  /// buffers; nullptr is the default stream; ignored on the host, where the copy is done before it
+  /// interprocess event are queued on `stream` (a cudaStream_t converts; after the work that wrote
+  /// the buffers; `{}` is the default stream; ignored on the host, where the copy is done before it
   /// returns). Never waits for a client. Returns whether a frame was published. Throws
   /// Error(bad_value) when nothing is declared or a field has no buffer, Error(cuda) when the GPU
   /// fails.
-  bool publish(std::uint64_t step, double sim_time = 0, CUstream_st* stream = nullptr);
+  bool publish(std::uint64_t step, double sim_time = 0, cuda::StreamRef stream = {});
   /// The same, with `write` filling the slot instead of copying the declared buffers.
-  bool publish(std::uint64_t step, double sim_time, const FieldWriter& write, CUstream_st* stream = nullptr);
+  bool publish(std::uint64_t step, double sim_time, const FieldWriter& write, cuda::StreamRef stream = {});
   /// The next publish() ignores max_fps (after a reset, or where a `step` request ended).
   void publish_next_now();
 

@@ -1,10 +1,10 @@
-#include "cuview/cuda_context.hpp"
+#include "cuview/cuda/device_guard.hpp"
 
 #include <array>
 #include <atomic>
 #include <mutex>
 
-#include "cuda_driver.hpp"
+#include "cuda/driver.hpp"
 #include "cuview/error.hpp"
 
 namespace cuview::cuda {

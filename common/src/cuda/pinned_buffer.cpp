@@ -1,13 +1,14 @@
+#include "cuview/cuda/pinned_buffer.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <string>
 
-#include "cuview/cuda/pinned_buffer.hpp"
-#include "cuview/cuda_ipc.hpp"  // check
+#include "cuview/cuda/check.hpp"
 
 namespace cuview::cuda {
 
-void detail::PinnedTraits::close(const handle_type& h) noexcept { (void)cudaFreeHost(h.ptr); }
+void detail::free_pinned(void* ptr) noexcept { (void)cudaFreeHost(ptr); }
 
 PinnedBuffer::PinnedBuffer(std::size_t bytes, const char* what) {
   if (bytes == 0) return;

@@ -1,26 +1,30 @@
 // IPC memory pools: a pool created with POSIX-fd handles, one allocation per slot from it. The
-// pool travels as one descriptor over the descriptor socket; each slot as a 64-byte export record.
-#include "cuview/cuda_share.hpp"
+// pool travels as one descriptor over the descriptor socket, each slot as a 64-byte export record
+// in `handles`. The export half: the pool, its descriptor, the allocations and their records,
+// made once at creation.
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_guard.hpp"
+#include "cuview/share/registry.hpp"
 #include "share/cuda_slots.hpp"
+#include "share/pool/mem_pool.hpp"
 
-namespace cuview {
+namespace cuview::share::pool {
 namespace {
 
 class CudaPoolSlots final : public CudaSlots {
  public:
-  CudaPoolSlots(Executor& executor, const SlotLayout& layout, std::uint32_t slots)
-      : CudaSlots(executor, slots), pool_(cuda::MemPool::create_ipc(device_)), fd_(pool_.export_fd()) {
+  CudaPoolSlots(const SlotLayout& layout, std::uint32_t slots, const SlotPlace& place)
+      : CudaSlots(place, slots), pool_(cuda::MemPool::create_ipc(device_)), fd_(pool_.export_fd()) {
     cuda::DeviceGuard guard(device_);
-    const auto stream = static_cast<cudaStream_t>(executor.stream());
     for (std::uint32_t s = 0; s < slots; ++s)
-      memory_.push_back(cuda::PoolAllocation::allocate(pool_, layout.slot_bytes, stream));
+      memory_.push_back(cuda::PoolAllocation::allocate(pool_, layout.slot_bytes, stream_));
     zero_and_record(layout);  // also completes the stream-ordered allocations before they are exported
     for (const auto& m : memory_) records_.push_back(m.export_record());
   }
   ~CudaPoolSlots() override {
     try {
       cuda::DeviceGuard guard(device_);
-      cudaStreamSynchronize(static_cast<cudaStream_t>(executor_.stream()));
+      cudaStreamSynchronize(stream_.get());
     } catch (...) {
     }
     memory_.clear();  // before the pool
@@ -43,8 +47,10 @@ class CudaPoolSlots final : public CudaSlots {
 
 }  // namespace
 
-std::unique_ptr<SlotMemory> make_cuda_pool_slots(Executor& executor, const SlotLayout& layout, std::uint32_t slots) {
-  return std::make_unique<CudaPoolSlots>(executor, layout, slots);
+std::optional<std::string> unsupported(int device) noexcept { return cuda_unsupported(device, &cuda::pool_unsupported); }
+
+std::unique_ptr<SlotMemory> export_(const SlotLayout& layout, std::uint32_t slots, const SlotPlace& place) {
+  return std::make_unique<CudaPoolSlots>(layout, slots, place);
 }
 
-}  // namespace cuview
+}  // namespace cuview::share::pool

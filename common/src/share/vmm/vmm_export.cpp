@@ -1,15 +1,17 @@
 // VMM: one cuMemCreate allocation holding every slot (slot i at i × slot_bytes), exported once as
-// a POSIX file descriptor that clients receive over the descriptor socket and map themselves.
-#include "cuview/cuda_share.hpp"
+// a POSIX file descriptor that clients receive over the descriptor socket and map themselves. The
+// export half: the allocation and its descriptor, made once at creation.
+#include "cuview/share/registry.hpp"
 #include "share/cuda_slots.hpp"
+#include "share/vmm/vmm_allocation.hpp"
 
-namespace cuview {
+namespace cuview::share::vmm {
 namespace {
 
 class CudaVmmSlots final : public CudaSlots {
  public:
-  CudaVmmSlots(Executor& executor, const SlotLayout& layout, std::uint32_t slots)
-      : CudaSlots(executor, slots),
+  CudaVmmSlots(const SlotLayout& layout, std::uint32_t slots, const SlotPlace& place)
+      : CudaSlots(place, slots),
         slot_bytes_(layout.slot_bytes),
         memory_(cuda::VmmAllocation::create(device_, layout.slot_bytes * slots)),
         fd_(memory_.export_fd()) {
@@ -33,8 +35,10 @@ class CudaVmmSlots final : public CudaSlots {
 
 }  // namespace
 
-std::unique_ptr<SlotMemory> make_cuda_vmm_slots(Executor& executor, const SlotLayout& layout, std::uint32_t slots) {
-  return std::make_unique<CudaVmmSlots>(executor, layout, slots);
+std::optional<std::string> unsupported(int device) noexcept { return cuda_unsupported(device, &cuda::vmm_unsupported); }
+
+std::unique_ptr<SlotMemory> export_(const SlotLayout& layout, std::uint32_t slots, const SlotPlace& place) {
+  return std::make_unique<CudaVmmSlots>(layout, slots, place);
 }
 
-}  // namespace cuview
+}  // namespace cuview::share::vmm
