@@ -8,11 +8,13 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <vector>
 
 #include "cuview/error.hpp"
 #include "cuview/fd_passing.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/runtime_dir.hpp"
+#include "cuview/unique_handle.hpp"
 #include "process.hpp"
 
 using namespace cuview;
@@ -158,4 +160,35 @@ TEST_CASE("descriptors travel with a message over a SOCK_SEQPACKET socket and ar
   } catch (const cuview::Error& e) {
     CHECK(e.code() == cuview::Errc::daemon_gone);
   }
+}
+
+namespace {
+// Handles 1, 2, 3…; every release is recorded, so a double release or a leak shows.
+std::vector<int> released;
+struct CountingTraits {
+  using handle_type = int;
+  static constexpr int null() noexcept { return 0; }
+  static void close(int h) noexcept { released.push_back(h); }
+};
+using Counted = UniqueHandle<CountingTraits>;
+}  // namespace
+
+TEST_CASE("UniqueHandle: a moved-from owner releases nothing, each handle is released exactly once", "[raii]") {
+  released.clear();
+  {
+    Counted a(1);
+    Counted b(std::move(a));
+    CHECK_FALSE(a);
+    CHECK(b.get() == 1);
+    Counted c(2);
+    c = std::move(b);  // 2 released now, 1 moves on
+    CHECK(released == std::vector<int>{2});
+    c = std::move(c);  // self-move keeps the handle
+    CHECK(c.get() == 1);
+    Counted d(3);
+    const int taken = d.release();  // the caller owns 3 now
+    CHECK(taken == 3);
+    CHECK_FALSE(d);
+  }
+  CHECK(released == std::vector<int>{2, 1});
 }
