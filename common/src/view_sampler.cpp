@@ -7,6 +7,7 @@
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
 #ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda/pinned_buffer.hpp"
 #include "cuview/cuda_ipc.hpp"
 #endif
 
@@ -67,43 +68,6 @@ void check_field(const proto::FieldDesc& field, const ViewRegion& region) {
 }  // namespace
 
 #ifdef CUVIEW_HAVE_CUDA
-namespace {
-/// Page-locked host memory (cudaHostAlloc), freed once by its one owner; a moved-from buffer
-/// frees nothing.
-class PinnedFloats {
- public:
-  PinnedFloats() noexcept = default;
-  explicit PinnedFloats(std::size_t count) {
-    cuda::check(cudaHostAlloc(reinterpret_cast<void**>(&data_), count * sizeof(float), cudaHostAllocDefault),
-                "cudaHostAlloc of " + std::to_string(count * sizeof(float)) + " bytes for a view's rows");
-    count_ = count;
-  }
-  PinnedFloats(PinnedFloats&& o) noexcept : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
-  PinnedFloats& operator=(PinnedFloats&& o) noexcept {
-    if (this != &o) {
-      release();
-      data_ = std::exchange(o.data_, nullptr);
-      count_ = std::exchange(o.count_, 0);
-    }
-    return *this;
-  }
-  PinnedFloats(const PinnedFloats&) = delete;
-  PinnedFloats& operator=(const PinnedFloats&) = delete;
-  ~PinnedFloats() { release(); }
-  [[nodiscard]] float* data() const noexcept { return data_; }
-  [[nodiscard]] std::size_t size() const noexcept { return count_; }
-
- private:
-  void release() noexcept {
-    if (data_ != nullptr) cudaFreeHost(data_);
-    data_ = nullptr;
-    count_ = 0;
-  }
-  float* data_ = nullptr;
-  std::size_t count_ = 0;
-};
-}  // namespace
-
 struct ViewSampler::Staging {
   explicit Staging(int gpu) : device(gpu) {
     cuda::DeviceGuard guard(device);
@@ -115,23 +79,23 @@ struct ViewSampler::Staging {
     // Released in the context they were made in, not whichever the thread has current.
     try {
       cuda::DeviceGuard guard(device);
-      rows = PinnedFloats();
+      rows = cuda::PinnedBuffer();
       stream = cuda::Stream();
     } catch (...) {  // the driver is gone: the members free what they still can
     }
   }
   /// Pinned room for `count` floats; its contents are not kept when it grows.
   float* reserve(std::size_t count) {
-    if (count > rows.size()) {
+    if (count * sizeof(float) > rows.size()) {
       cuda::DeviceGuard guard(device);
-      rows = PinnedFloats();
-      rows = PinnedFloats(count);
+      rows = cuda::PinnedBuffer();  // freed before the larger one is taken
+      rows = cuda::PinnedBuffer(count * sizeof(float), "the sampled rows of a view");
     }
-    return rows.data();
+    return rows.as<float>();
   }
   int device;
   cuda::Stream stream;
-  PinnedFloats rows;
+  cuda::PinnedBuffer rows;
 };
 #else
 struct ViewSampler::Staging {};

@@ -9,7 +9,7 @@
 
 namespace cuview::gui {
 
-DaemonsPanel::DaemonsPanel(QWidget* parent) : QDockWidget("Daemons", parent) {
+DaemonsPanel::DaemonsPanel(QWidget* window) : QDockWidget("Daemons", window) {
   setObjectName("daemons");
   auto* box = new QWidget;
   auto* column = new QVBoxLayout(box);

@@ -15,7 +15,8 @@ namespace cuview::gui {
 class DaemonsPanel : public QDockWidget {
   Q_OBJECT
  public:
-  explicit DaemonsPanel(QWidget* parent = nullptr);
+  /// A dock of `window`, which places it.
+  explicit DaemonsPanel(QWidget* window);
   /// Shows `daemons`, updating entries in place so that a selection, a hover or a double-click in
   /// progress survive; `attached` is selected when it first appears and nothing else is.
   void show_daemons(const QList<DaemonEntry>& daemons, const QString& attached);

@@ -32,10 +32,8 @@ int find_field(const QComboBox* fields, const QString& name) {
 }
 }  // namespace
 
-DisplayPanel::DisplayPanel(QWidget* parent) : QDockWidget("Display", parent) {
+DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
   setObjectName("display");
-  auto* box = new QWidget;
-  auto* form = new QFormLayout(box);
   field_ = new QComboBox;
   field_->setObjectName("field");
   colormap_ = new QComboBox;
@@ -56,6 +54,8 @@ DisplayPanel::DisplayPanel(QWidget* parent) : QDockWidget("Display", parent) {
   auto* reset_view = new QPushButton("Reset zoom");
   arrows_ = new QCheckBox("arrows (vector fields)");
   arrows_->setObjectName("arrows");
+  auto* box = new QWidget;
+  auto* form = new QFormLayout(box);
   form->addRow("Field", field_);
   form->addRow("", arrows_);
   form->addRow("Colormap", colormap_);

@@ -17,10 +17,13 @@ class QSettings;
 
 namespace cuview::gui {
 
+/// Owns the Display dock's widgets and the per-field colormap choices; MainWindow asks it for its
+/// part of each view request.
 class DisplayPanel : public QDockWidget {
   Q_OBJECT
  public:
-  explicit DisplayPanel(QWidget* parent = nullptr);
+  /// A dock of `window`, which places it.
+  explicit DisplayPanel(QWidget* window);
 
   /// What interactive runs remembered (QSettings "view/…"); headless runs never call these.
   void restore(const QSettings& settings);

@@ -7,7 +7,7 @@
 
 namespace cuview::gui {
 
-RatesPanel::RatesPanel(QWidget* parent) : QDockWidget("Rates", parent), plot_(new RatePlot) {
+RatesPanel::RatesPanel(QWidget* window) : QDockWidget("Rates", window), plot_(new RatePlot) {
   setObjectName("rates");
   setWidget(plot_);
 }

@@ -39,7 +39,8 @@ class RatePlot : public QWidget {
 class RatesPanel : public QDockWidget {
   Q_OBJECT
  public:
-  explicit RatesPanel(QWidget* parent = nullptr);
+  /// A dock of `window`, which places it.
+  explicit RatesPanel(QWidget* window);
   /// Adds the daemon's rate from `stats` and the latency of the frame painted last.
   void show_stats(const proto::Stats& stats, double latency_ms);
 

@@ -9,7 +9,7 @@
 
 namespace cuview::gui {
 
-SimulationPanel::SimulationPanel(QWidget* parent) : QDockWidget("Simulation", parent) {
+SimulationPanel::SimulationPanel(QWidget* window) : QDockWidget("Simulation", window) {
   setObjectName("simulation");
   auto* box = new QWidget;
   auto* column = new QVBoxLayout(box);

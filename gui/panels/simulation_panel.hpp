@@ -20,7 +20,8 @@ namespace cuview::gui {
 class SimulationPanel : public QDockWidget {
   Q_OBJECT
  public:
-  explicit SimulationPanel(QWidget* parent = nullptr);
+  /// A dock of `window`, which places it.
+  explicit SimulationPanel(QWidget* window);
   /// Parameters, presets and the drawing input of a newly described simulation.
   void describe(const proto::DescribeResult& description);
   /// Paused or running, and parameters changed by other viewers (never one the user is editing).

@@ -7,6 +7,7 @@
 #include <QString>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "cuview/client.hpp"
 #include "cuview/view_sampler.hpp"

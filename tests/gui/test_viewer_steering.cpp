@@ -12,6 +12,21 @@ using namespace cuview::test;
 using namespace cuview::gui;
 using namespace std::chrono_literals;
 
+TEST_CASE("a command posted with a key replaces a queued one of that key; the others keep their order", "[gui]") {
+  CommandQueue queue;
+  auto command = [](const QString& what, const QString& key) { return Command{what, key, [](Client&) {}}; };
+  queue.post(command("set F 0.02", "set F"));
+  queue.post(command("step", {}));
+  queue.post(command("set F 0.03", "set F"));
+  queue.post(command("set k 0.06", "set k"));
+  queue.post(command("step", {}));
+  queue.post(command("set F 0.04", "set F"));
+  QStringList taken;
+  for (const auto& c : queue.take()) taken << c.what;
+  CHECK(taken == QStringList{"step", "set k 0.06", "step", "set F 0.04"});
+  CHECK(queue.empty());
+}
+
 TEST_CASE("a parameter changed in the viewer is seen by cuview-ctl status", "[gui]") {
   RuntimeDir rt;
   auto daemon = start_daemon("t", Backend::host);
@@ -36,19 +51,4 @@ TEST_CASE("a spin box dragged through many values leaves the daemon at the last 
   w->set_parameter("F", 0.031);
   REQUIRE(wait_for([&] { return stats("t").F == 0.031; }, 10000));
   CHECK(w->last_error().isEmpty());
-}
-
-TEST_CASE("a command posted with a key replaces a queued one of that key; the others keep their order", "[gui]") {
-  CommandQueue queue;
-  auto command = [](const QString& what, const QString& key) { return Command{what, key, [](Client&) {}}; };
-  queue.post(command("set F 0.02", "set F"));
-  queue.post(command("step", {}));
-  queue.post(command("set F 0.03", "set F"));
-  queue.post(command("set k 0.06", "set k"));
-  queue.post(command("step", {}));
-  queue.post(command("set F 0.04", "set F"));
-  QStringList taken;
-  for (const auto& c : queue.take()) taken << c.what;
-  CHECK(taken == QStringList{"step", "set k 0.06", "step", "set F 0.04"});
-  CHECK(queue.empty());
 }
