@@ -6,16 +6,12 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QGuiApplication>
 #include <QHBoxLayout>
-#include <QIcon>
 #include <QLabel>
 #include <QMenuBar>
-#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
-#include <QWindow>
 #include <cstdio>
 
 #include "cuview/posix.hpp"
@@ -24,18 +20,9 @@
 #include "panels/rates_panel.hpp"
 #include "panels/simulation_panel.hpp"
 
-// Resources compiled into a static library need an explicit reference, or the linker drops them.
-static void init_resources() { Q_INIT_RESOURCE(cuview); }
-
 namespace cuview::gui {
 
 namespace {
-QtMessageHandler g_default_handler = nullptr;
-void filter_messages(QtMsgType type, const QMessageLogContext& context, const QString& message) {
-  if (message.contains("does not support propagateSizeHints")) return;
-  g_default_handler(type, context, message);
-}
-
 const QString kDetachedHint =
     "Detached. Pick a running daemon in the Daemons list and click Attach (or double-click it).";
 
@@ -45,15 +32,6 @@ void show_status(QLabel* label, const QString& text) {
   label->setMinimumWidth(label->fontMetrics().horizontalAdvance(text) + 2 * label->margin());
 }
 }  // namespace
-
-void quiet_platform_noise() { g_default_handler = qInstallMessageHandler(filter_messages); }
-
-QIcon application_icon() {
-  init_resources();
-  QIcon icon;
-  for (int size : {16, 24, 32, 48, 64, 128, 256}) icon.addFile(QString(":/cuview/icons/cuview-%1.png").arg(size));
-  return icon;
-}
 
 MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWindow(parent), opts_(options) {
   setWindowTitle("cuview");
@@ -352,16 +330,6 @@ void MainWindow::fail_headless(const QString& message) {
   headless_done_ = true;
   std::fprintf(stderr, "cuview-gui: %s\n", qPrintable(message));
   Q_EMIT finished(1);
-}
-
-QImage grab_pixels(QWidget* widget) {
-  // On a real display, what the window system shows (the X server's pixels of this window);
-  // offscreen there is no such thing, and the widget renders itself.
-  QWindow* window = widget->window()->windowHandle();
-  if (QGuiApplication::platformName() == "offscreen" || window == nullptr || !window->isExposed())
-    return widget->grab().toImage();
-  const QPoint at = widget->mapTo(widget->window(), QPoint(0, 0));
-  return window->screen()->grabWindow(window->winId(), at.x(), at.y(), widget->width(), widget->height()).toImage();
 }
 
 QString MainWindow::save_screenshot(const QString& path) {

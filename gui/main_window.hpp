@@ -7,13 +7,12 @@
 #include <QMainWindow>
 #include <QSize>
 
+#include "application.hpp"
 #include "field_view.hpp"
 #include "worker/daemon_lister.hpp"
 #include "worker/viewer_worker.hpp"
 
 class QAction;
-class QIcon;
-class QImage;
 class QLabel;
 
 namespace cuview::gui {
@@ -22,16 +21,6 @@ class DaemonsPanel;
 class DisplayPanel;
 class RatesPanel;
 class SimulationPanel;
-
-/// Drops the offscreen platform's warning about every window resize, which says nothing to a user.
-void quiet_platform_noise();
-/// cuview's icon (resources/icons), at every size it is drawn in.
-QIcon application_icon();
-/// The pixels of `widget` as the user sees them: grabbed from the window system on a real display,
-/// rendered by the widget itself offscreen.
-QImage grab_pixels(QWidget* widget);
-/// The window's size when no geometry was saved.
-inline constexpr QSize kDefaultWindowSize{1100, 760};
 
 struct ViewerOptions {
   QString name;        ///< attach to this daemon at start (empty: none)
