@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -263,6 +264,63 @@ int list_simulations(bool json) {
   return 0;
 }
 
+void print_description(const cuview::proto::DescribeResult& d) {
+  std::printf("%s %ux%u on %s (%s), session %s, %u slots of %llu bytes\n", d.sim.c_str(), d.width, d.height,
+              d.backend.c_str(), d.device.c_str(), d.session.c_str(), d.slots,
+              static_cast<unsigned long long>(d.slot_bytes));
+  auto shape = [](const cuview::proto::FieldDesc& f) {
+    std::string s;
+    for (auto n : f.shape) s += (s.empty() ? "" : ", ") + std::to_string(n);
+    return "[" + s + "]";
+  };
+  for (const auto& in : d.inputs)
+    std::printf("  input %s (%s): %s\n", in.name.c_str(), in.kind.c_str(), in.help.c_str());
+  for (const auto& f : d.fields)
+    std::printf("  field %-3s %s %s at offset %llu: %s\n", f.name.c_str(), f.dtype.c_str(), shape(f).c_str(),
+                static_cast<unsigned long long>(f.offset), f.help.c_str());
+  for (const auto& set : d.particles) {
+    std::printf("  particles %s: %llu, %s\n", set.name.c_str(), static_cast<unsigned long long>(set.count),
+                set.help.c_str());
+    for (const auto& a : set.attributes)
+      std::printf("    %-10s %s %s at offset %llu: %s\n", a.name.c_str(), a.dtype.c_str(), shape(a).c_str(),
+                  static_cast<unsigned long long>(a.offset), a.help.c_str());
+  }
+  for (const auto& p : d.params)
+    std::printf("  param %-16s = %-8g in [%g, %g]%s: %s\n", p.name.c_str(), p.value, p.min, p.max,
+                p.integer ? " (integer)" : "", p.help.c_str());
+  for (const auto& p : d.presets) {
+    std::printf("  preset %-8s", p.name.c_str());
+    for (const auto& [k, v] : p.values) std::printf(" %s=%g", k.c_str(), v);
+    std::printf("\n");
+  }
+}
+
+/// KEY=VALUE arguments as parameter values; prints what is wrong and returns nothing otherwise.
+std::optional<std::map<std::string, double>> parse_assignments(const std::vector<std::string>& assignments,
+                                                               const std::string& preset) {
+  std::map<std::string, double> values;
+  for (const auto& kv : assignments) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "cuview-ctl: '%s' is not KEY=VALUE (for example F=0.03)\n", kv.c_str());
+      return std::nullopt;
+    }
+    try {
+      std::size_t used = 0;
+      values[kv.substr(0, eq)] = std::stod(kv.substr(eq + 1), &used);
+      if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "cuview-ctl: the value in '%s' is not a number\n", kv.c_str());
+      return std::nullopt;
+    }
+  }
+  if (values.empty() && preset.empty()) {
+    std::fprintf(stderr, "cuview-ctl: set needs KEY=VALUE arguments or --preset NAME\n");
+    return std::nullopt;
+  }
+  return values;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -275,12 +333,22 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout_s, "seconds to wait for each answer")->capture_default_str();
   app.require_subcommand(1);
 
+  // The subcommands that are one request each come from the protocol's op table, with its summaries.
+  std::map<CLI::App*, cuview::proto::Op> op_of;
+  auto command = [&](cuview::proto::Op op) {
+    for (auto& [sub, o] : op_of)
+      if (o == op) return sub;
+    return static_cast<CLI::App*>(nullptr);
+  };
+  for (const auto& spec : cuview::proto::kOps)
+    if (!spec.command.empty())
+      op_of[app.add_subcommand(std::string(spec.command), std::string(spec.summary))] = spec.op;
+  using Op = cuview::proto::Op;
+
   bool json = false;
-  auto* status = app.add_subcommand("status", "show the daemon's state");
-  status->add_flag("--json", json, "print JSON");
+  command(Op::stats)->add_flag("--json", json, "print JSON");
   auto* list = app.add_subcommand("list", "list the daemons running for this user");
   list->add_flag("--json", json, "print JSON");
-  auto* describe = app.add_subcommand("describe", "show fields, parameters and presets");
   auto* sims =
       app.add_subcommand("sims", "list the simulations cuview-compute --sim can run, with their fields and parameters");
   sims->add_flag("--json", json, "print JSON");
@@ -292,20 +360,17 @@ int main(int argc, char** argv) {
   att->add_flag("--reattach", aa.reattach, "when the daemon restarts, attach to the new one and go on");
   att->add_option("--save", aa.save, "write the last frame's slot (raw bytes, layout as in describe) to this file");
   att->add_option("--frame-timeout", aa.timeout_s, "seconds to wait for each frame")->capture_default_str();
-  app.add_subcommand("pause", "pause the simulation");
-  app.add_subcommand("resume", "resume the simulation");
   std::uint64_t steps = 1;
-  app.add_subcommand("step", "advance N steps and stay paused")->add_option("N", steps)->required();
+  command(Op::step)->add_option("N", steps)->required();
   std::vector<std::string> assignments;
   std::string preset;
-  auto* set = app.add_subcommand("set", "set parameters: set F=0.03 k=0.06, or set --preset maze");
+  auto* set = command(Op::set);
   set->add_option("KEY=VALUE", assignments);
   set->add_option("--preset", preset, "apply a named preset first");
-  app.add_subcommand("reset", "restart the simulation from its initial state");
   std::string draw_input;
   double draw_x = 0, draw_y = 0, draw_radius = 3;
   bool erase = false;
-  auto* draw = app.add_subcommand("draw", "draw a disc into an input (describe lists them): draw obstacles 120 40");
+  auto* draw = command(Op::draw);
   draw->add_option("INPUT", draw_input)->required();
   draw->add_option("X", draw_x, "grid column of the disc's centre")->required();
   draw->add_option("Y", draw_y, "grid row of the disc's centre (0 at the top)")->required();
@@ -313,10 +378,9 @@ int main(int argc, char** argv) {
   draw->add_flag("--erase", erase, "clear the disc instead of filling it");
   std::string checkpoint_path;
   bool no_wait = false;
-  auto* ckpt = app.add_subcommand("checkpoint", "write the simulation's state to disk now (docs/checkpoints.md)");
+  auto* ckpt = command(Op::checkpoint);
   ckpt->add_option("PATH", checkpoint_path, "the file (default: step-N.h5 in the daemon's checkpoint directory)");
   ckpt->add_flag("--no-wait", no_wait, "return once the daemon has the request");
-  app.add_subcommand("shutdown", "stop the daemon gracefully (it writes a final checkpoint first)");
   CLI11_PARSE(app, argc, argv);
   opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
 
@@ -349,86 +413,43 @@ int main(int argc, char** argv) {
     opts.client = "cuview-ctl " + app.get_subcommands().front()->get_name();
     opts.import = cuview::Import::control_only;
     auto client = Client::attach(opts);
-    if (*status) {
-      auto s = client.stats();
-      if (json)
-        std::cout << to_json(s).dump(2) << "\n";
-      else
-        print_status(s);
-    } else if (*describe) {
-      const auto& d = client.description();
-      std::printf("%s %ux%u on %s (%s), session %s, %u slots of %llu bytes\n", d.sim.c_str(), d.width, d.height,
-                  d.backend.c_str(), d.device.c_str(), d.session.c_str(), d.slots,
-                  static_cast<unsigned long long>(d.slot_bytes));
-      auto shape = [](const cuview::proto::FieldDesc& f) {
-        std::string s;
-        for (auto n : f.shape) s += (s.empty() ? "" : ", ") + std::to_string(n);
-        return "[" + s + "]";
-      };
-      for (const auto& in : d.inputs)
-        std::printf("  input %s (%s): %s\n", in.name.c_str(), in.kind.c_str(), in.help.c_str());
-      for (const auto& f : d.fields)
-        std::printf("  field %-3s %s %s at offset %llu: %s\n", f.name.c_str(), f.dtype.c_str(), shape(f).c_str(),
-                    static_cast<unsigned long long>(f.offset), f.help.c_str());
-      for (const auto& set : d.particles) {
-        std::printf("  particles %s: %llu, %s\n", set.name.c_str(), static_cast<unsigned long long>(set.count),
-                    set.help.c_str());
-        for (const auto& a : set.attributes)
-          std::printf("    %-10s %s %s at offset %llu: %s\n", a.name.c_str(), a.dtype.c_str(), shape(a).c_str(),
-                      static_cast<unsigned long long>(a.offset), a.help.c_str());
+    switch (op_of.at(app.get_subcommands().front())) {
+      case Op::stats: {
+        const auto status = client.stats();
+        if (json)
+          std::cout << to_json(status).dump(2) << "\n";
+        else
+          print_status(status);
+        break;
       }
-      for (const auto& p : d.params)
-        std::printf("  param %-16s = %-8g in [%g, %g]%s: %s\n", p.name.c_str(), p.value, p.min, p.max,
-                    p.integer ? " (integer)" : "", p.help.c_str());
-      for (const auto& p : d.presets) {
-        std::printf("  preset %-8s", p.name.c_str());
-        for (const auto& [k, v] : p.values) std::printf(" %s=%g", k.c_str(), v);
-        std::printf("\n");
+      case Op::describe: print_description(client.description()); break;
+      case Op::pause: client.pause(); break;
+      case Op::resume: client.resume(); break;
+      case Op::step: client.step(steps); break;
+      case Op::set: {
+        const auto values = parse_assignments(assignments, preset);
+        if (!values) return 2;
+        client.set(*values, preset.empty() ? std::nullopt : std::optional<std::string>(preset));
+        break;
       }
-    } else if (app.got_subcommand("pause")) {
-      client.pause();
-    } else if (app.got_subcommand("resume")) {
-      client.resume();
-    } else if (app.got_subcommand("step")) {
-      client.step(steps);
-    } else if (*set) {
-      std::map<std::string, double> values;
-      for (const auto& kv : assignments) {
-        const auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) {
-          std::fprintf(stderr, "cuview-ctl: '%s' is not KEY=VALUE (for example F=0.03)\n", kv.c_str());
-          return 2;
+      case Op::reset: client.reset(); break;
+      case Op::draw: client.draw({draw_input, draw_x, draw_y, draw_radius, erase ? 0 : 1}); break;
+      case Op::checkpoint: {
+        const std::string path = checkpoint_path.empty()
+                                     ? std::string()
+                                     : std::filesystem::absolute(checkpoint_path).lexically_normal().string();
+        const auto ticket = client.checkpoint(path);
+        if (no_wait) {
+          std::printf("checkpoint %llu requested\n", static_cast<unsigned long long>(ticket));
+          return 0;
         }
-        try {
-          std::size_t used = 0;
-          values[kv.substr(0, eq)] = std::stod(kv.substr(eq + 1), &used);
-          if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing text");
-        } catch (const std::exception&) {
-          std::fprintf(stderr, "cuview-ctl: the value in '%s' is not a number\n", kv.c_str());
-          return 2;
-        }
+        print_checkpoint(client.wait_checkpoint(ticket, std::max(opts.timeout, std::chrono::milliseconds(600000))));
+        break;
       }
-      if (values.empty() && preset.empty()) {
-        std::fprintf(stderr, "cuview-ctl: set needs KEY=VALUE arguments or --preset NAME\n");
-        return 2;
-      }
-      client.set(values, preset.empty() ? std::nullopt : std::optional<std::string>(preset));
-    } else if (app.got_subcommand("reset")) {
-      client.reset();
-    } else if (*draw) {
-      client.draw({draw_input, draw_x, draw_y, draw_radius, erase ? 0 : 1});
-    } else if (*ckpt) {
-      const std::string path = checkpoint_path.empty()
-                                   ? std::string()
-                                   : std::filesystem::absolute(checkpoint_path).lexically_normal().string();
-      const auto ticket = client.checkpoint(path);
-      if (no_wait) {
-        std::printf("checkpoint %llu requested\n", static_cast<unsigned long long>(ticket));
-        return 0;
-      }
-      print_checkpoint(client.wait_checkpoint(ticket, std::max(opts.timeout, std::chrono::milliseconds(600000))));
-    } else if (app.got_subcommand("shutdown")) {
-      client.shutdown();
+      case Op::shutdown: client.shutdown(); break;
+      case Op::hello:
+      case Op::handles:
+      case Op::detach: break;  // no subcommand: attach and its destructor send these
     }
     return 0;
   } catch (const cuview::Error& e) {

@@ -10,12 +10,10 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-#include <zmq.hpp>
 
-#include "cuview/fd_passing.hpp"
 #include "cuview/frame_layout.hpp"
 #include "cuview/runtime_dir.hpp"
-#include "cuview/zmq_util.hpp"
+#include "transport/request_channel.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda_ipc.hpp"
 #include "cuview/cuda_share.hpp"
@@ -254,20 +252,17 @@ SlotLayout layout_of(const proto::DescribeResult& d) {
 
 struct Client::Impl {
   AttachOptions opts;
-  InstancePaths paths;
-  zmq::context_t ctx{1};
-  zmq::socket_t sock{ctx, zmq::socket_type::dealer};
-  std::mutex mu;  // guards sock and next_id
+  std::unique_ptr<transport::RequestChannel> channel;
+  std::mutex mu;  // guards channel and next_id
   std::uint64_t next_id = 1;
   proto::HelloResult hello;
   proto::DescribeResult desc;
   std::string sharing;
   std::shared_ptr<detail::Imports> imports;
-  ProcessHandle daemon;
   std::atomic<std::uint64_t> last_seq{0};
   std::atomic<bool> detached{false};
 
-  explicit Impl(const AttachOptions& o) : opts(o), paths(o.name) {}
+  explicit Impl(const AttachOptions& o) : opts(o) {}
   ~Impl() { detach(); }
 
   [[nodiscard]] std::string who() const {
@@ -275,7 +270,8 @@ struct Client::Impl {
   }
 
   [[nodiscard]] bool gone() const noexcept {
-    return (daemon && daemon.exited()) || (imports && imports->ring.state() == DaemonState::shut_down);
+    return (channel && channel->publisher_exited()) ||
+           (imports && imports->ring.state() == DaemonState::shut_down);
   }
 
   [[noreturn]] void throw_gone() const {
@@ -285,37 +281,35 @@ struct Client::Impl {
   }
 
   template <class Result, class Args>
-  Result call(std::string_view op, const Args& args, std::chrono::milliseconds timeout) {
+  Result call(proto::Op op, const Args& args, std::chrono::milliseconds timeout) {
     std::lock_guard lock(mu);
     const std::uint64_t id = next_id++;
-    const std::string bytes = proto::encode_request(op, id, hello.session, args);
-    if (!sock.send(zmq::buffer(bytes), zmq::send_flags::dontwait))
-      throw Error(Errc::timeout, "cannot send '" + std::string(op) + "' to " + who() + " at " +
-                                     paths.control_endpoint() + ": its queue is full; is the daemon frozen?");
+    const std::string name(proto::name_of(op));
+    if (!channel->send(proto::encode_request(op, id, hello.session, args)))
+      throw Error(Errc::timeout, "cannot send '" + name + "' to " + who() + " at " + channel->endpoint() +
+                                     ": its queue is full; is the daemon frozen?");
     const auto deadline = Clock::now() + timeout;
     for (;;) {
       if (gone()) throw_gone();
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left <= 0ms)
-        throw Error(Errc::timeout, who() + " did not answer '" + std::string(op) + "' within " +
-                                       std::to_string(timeout.count()) + " ms at " + paths.control_endpoint() +
+        throw Error(Errc::timeout, who() + " did not answer '" + name + "' within " +
+                                       std::to_string(timeout.count()) + " ms at " + channel->endpoint() +
                                        "; is it frozen (SIGSTOP) or overloaded?");
-      zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, std::min<std::chrono::milliseconds>(left, 100ms));
-      if (!(item.revents & ZMQ_POLLIN)) continue;
-      zmq::message_t msg;
-      if (!sock.recv(msg, zmq::recv_flags::dontwait)) continue;
-      auto reply = proto::decode_reply(msg.to_string_view());
+      // Short slices, so that a daemon that dies without answering is noticed quickly.
+      const auto bytes = channel->receive(std::min<std::chrono::milliseconds>(left, 100ms));
+      if (!bytes) continue;
+      auto reply = proto::decode_reply(*bytes);
       if (reply.id != id) continue;  // the late answer to a request that timed out
       if (!reply.ok) throw Error(errc_from_string(reply.error.code), reply.error.message);
-      return proto::decode_as<Result>(reply.result, "'" + std::string(op) + "' result");
+      return proto::decode_as<Result>(reply.result, "'" + name + "' result");
     }
   }
 
   void detach() noexcept {
     if (detached.exchange(true) || hello.session.empty() || gone()) return;
     try {
-      (void)call<proto::NoArgs>("detach", proto::NoArgs{}, 300ms);
+      (void)call<proto::NoArgs>(proto::Op::detach, proto::NoArgs{}, 300ms);
     } catch (...) {
       // best effort: the daemon also notices our exit through our pid
     }
@@ -359,30 +353,9 @@ struct Client::Impl {
   }
 #endif
 
-  /// The descriptors of a `handles` reply: from the daemon's descriptor socket, or with
-  /// CUVIEW_FD_TRANSFER=pidfd taken from the daemon process with pidfd_getfd.
+  /// The descriptors of a `handles` reply (VMM and pool sharing), through the channel.
   std::vector<UniqueFd> fetch_fds(const proto::HandlesResult& h) {
-    std::vector<UniqueFd> fds;
-    const char* how = std::getenv("CUVIEW_FD_TRANSFER");
-    if (how != nullptr && std::string_view(how) == "pidfd") {
-      for (const auto n : h.fd_numbers) fds.push_back(take_fd_of(hello.daemon_pid, n));
-      return fds;
-    }
-    if (how != nullptr && *how != '\0' && std::string_view(how) != "socket")
-      throw Error(Errc::bad_value,
-                  std::string("CUVIEW_FD_TRANSFER is '") + how + "'; use socket (the default) or pidfd");
-    UniqueFd sock = connect_fd_socket(h.fd_socket);
-    const std::string what = "the descriptor socket of " + who();
-    send_with_fds(sock.get(), proto::encode(proto::FdRequest{proto::kVersion, hello.session, h.fd_token}), {},
-                  "asking " + what);
-    const auto bytes = receive_with_fds(sock.get(), fds, std::chrono::milliseconds(3000), what);
-    const auto reply = proto::decode_bytes<proto::FdReply>(bytes, "descriptor reply");
-    if (!reply.code.empty())
-      throw Error(errc_from_string(reply.code), what + " refused the descriptors: " + reply.message);
-    if (fds.size() != reply.fds || fds.size() != h.fds)
-      throw Error(Errc::bad_message,
-                  what + " sent " + std::to_string(fds.size()) + " descriptors; expected " + std::to_string(h.fds));
-    return fds;
+    return channel->fetch_descriptors(h, hello.session);
   }
 
   void import_ring(const proto::HandlesResult& h) {
@@ -438,35 +411,19 @@ bool daemon_running(const std::string& name) { return InstanceLock::is_held(Inst
 
 Client Client::attach(const AttachOptions& options) {
   auto impl = std::make_unique<Impl>(options);
-  const auto& paths = impl->paths;
-  // Ownership first: a directory of another user is refused before anything in it is touched.
-  const bool exists = check_private_dir(paths.dir.parent_path()) && check_private_dir(paths.dir);
-  if (!exists || !InstanceLock::is_held(paths)) {
-    std::string others;
-    for (const auto& n : list_running_instances()) others += (others.empty() ? "" : ", ") + n;
-    throw Error(Errc::no_daemon, "no cuview-compute daemon named '" + options.name + "' is running (nothing holds " +
-                                     paths.lock.string() + "); start one with `cuview-compute --name " + options.name +
-                                     "`" + (others.empty() ? std::string() : "; running now: " + others));
-  }
-  configure_client_socket(impl->sock);
-  impl->sock.connect(paths.control_endpoint());
-
+  impl->channel = transport::open_local_channel(options.name);
   proto::HelloArgs hello{options.client, static_cast<std::int32_t>(::getpid())};
-  impl->hello = impl->call<proto::HelloResult>("hello", hello, options.timeout);
-  try {
-    impl->daemon = ProcessHandle(impl->hello.daemon_pid);
-  } catch (const Error&) {
-    throw Error(Errc::daemon_gone, impl->who() + " exited during attach; try again");
-  }
-  impl->desc = impl->call<proto::DescribeResult>("describe", proto::NoArgs{}, options.timeout);
+  impl->hello = impl->call<proto::HelloResult>(proto::Op::hello, hello, options.timeout);
+  impl->channel->watch_publisher(impl->hello.daemon_pid);
+  impl->desc = impl->call<proto::DescribeResult>(proto::Op::describe, proto::NoArgs{}, options.timeout);
   if (options.import == Import::frames) {
-    auto handles = impl->call<proto::HandlesResult>("handles", proto::NoArgs{}, options.timeout);
+    auto handles = impl->call<proto::HandlesResult>(proto::Op::handles, proto::NoArgs{}, options.timeout);
     try {
       impl->import_ring(handles);
     } catch (const Error& e) {
       // Handles of a daemon that died meanwhile fail to open (on CUDA: "invalid resource
       // handle"). That is the daemon going away, which callers may retry, not a broken import.
-      if (impl->daemon.exited())
+      if (impl->channel->publisher_exited())
         throw Error(Errc::daemon_gone, impl->who() + " exited while its ring was being imported (" + e.what() +
                                            "); attach again once a daemon named '" + options.name + "' runs");
       throw;
@@ -508,25 +465,25 @@ double Client::daemon_silence_s() const noexcept {
   return static_cast<double>(monotonic_ns() - impl_->imports->ring.heartbeat_ns()) * 1e-9;
 }
 
-proto::Stats Client::stats() { return impl_->call<proto::Stats>("stats", proto::NoArgs{}, impl_->opts.timeout); }
-void Client::pause() { (void)impl_->call<proto::NoArgs>("pause", proto::NoArgs{}, impl_->opts.timeout); }
-void Client::resume() { (void)impl_->call<proto::NoArgs>("resume", proto::NoArgs{}, impl_->opts.timeout); }
+proto::Stats Client::stats() { return impl_->call<proto::Stats>(proto::Op::stats, proto::NoArgs{}, impl_->opts.timeout); }
+void Client::pause() { (void)impl_->call<proto::NoArgs>(proto::Op::pause, proto::NoArgs{}, impl_->opts.timeout); }
+void Client::resume() { (void)impl_->call<proto::NoArgs>(proto::Op::resume, proto::NoArgs{}, impl_->opts.timeout); }
 void Client::step(std::uint64_t n) {
-  (void)impl_->call<proto::NoArgs>("step", proto::StepArgs{n}, impl_->opts.timeout);
+  (void)impl_->call<proto::NoArgs>(proto::Op::step, proto::StepArgs{n}, impl_->opts.timeout);
 }
 void Client::set(const std::map<std::string, double>& params, const std::optional<std::string>& preset) {
   proto::SetArgs a;
   if (!params.empty()) a.params = params;
   a.preset = preset;
-  (void)impl_->call<proto::NoArgs>("set", a, impl_->opts.timeout);
+  (void)impl_->call<proto::NoArgs>(proto::Op::set, a, impl_->opts.timeout);
 }
 void Client::draw(const Stroke& s) {
-  (void)impl_->call<proto::NoArgs>("draw", proto::DrawArgs{s.input, s.x, s.y, s.radius, s.value}, impl_->opts.timeout);
+  (void)impl_->call<proto::NoArgs>(proto::Op::draw, proto::DrawArgs{s.input, s.x, s.y, s.radius, s.value}, impl_->opts.timeout);
 }
 std::uint64_t Client::checkpoint(const std::string& path) {
   proto::CheckpointArgs a;
   if (!path.empty()) a.path = path;
-  return impl_->call<proto::CheckpointResult>("checkpoint", a, impl_->opts.timeout).ticket;
+  return impl_->call<proto::CheckpointResult>(proto::Op::checkpoint, a, impl_->opts.timeout).ticket;
 }
 
 proto::CheckpointStatus Client::wait_checkpoint(std::uint64_t ticket, std::chrono::milliseconds timeout) {
@@ -545,9 +502,9 @@ proto::CheckpointStatus Client::wait_checkpoint(std::uint64_t ticket, std::chron
   }
 }
 
-void Client::reset() { (void)impl_->call<proto::NoArgs>("reset", proto::NoArgs{}, impl_->opts.timeout); }
+void Client::reset() { (void)impl_->call<proto::NoArgs>(proto::Op::reset, proto::NoArgs{}, impl_->opts.timeout); }
 void Client::shutdown() {
-  (void)impl_->call<proto::NoArgs>("shutdown", proto::NoArgs{}, impl_->opts.timeout);
+  (void)impl_->call<proto::NoArgs>(proto::Op::shutdown, proto::NoArgs{}, impl_->opts.timeout);
   impl_->detached = true;  // the daemon forgets every client as it exits
 }
 void Client::detach() noexcept { impl_->detach(); }

@@ -154,10 +154,11 @@ struct ReplyEnvelope {
 };
 }  // namespace
 
-void check_op(std::string_view op) {
-  if (std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps)) return;
+Op check_op(std::string_view op) {
+  for (const auto& s : kOps)
+    if (s.name == op) return s.op;
   std::string known;
-  for (auto k : kOps) known += (known.empty() ? "" : ", ") + std::string(k);
+  for (const auto& s : kOps) known += (known.empty() ? "" : ", ") + std::string(s.name);
   throw Error(Errc::unknown_op, "unknown op '" + std::string(op) + "'; known ops: " + known);
 }
 

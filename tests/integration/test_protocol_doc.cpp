@@ -165,3 +165,35 @@ BACKEND_TEST("frames_skipped counts frames due by --fps that found every slot he
   CHECK(skipped <= static_cast<std::uint64_t>(kFps * seconds * 1.2 + 2));
   CHECK(skipped < after.step - before.step);
 }
+
+/// Whether a row of the document's op table has `op` in its first cell ("| `pause`, `resume` |").
+static bool documented_op(const std::string& doc, const std::string& op) {
+  const std::regex row("\\n\\| [^|\\n]*`" + op + "`[^|\\n]*\\|");
+  return std::regex_search(doc, row);
+}
+
+TEST_CASE("every op of the protocol's table is documented and answered by its own handler",
+          "[integration][protocol][host]") {
+  const std::string doc = protocol_doc();
+  RuntimeDir rt;
+  auto daemon = start_daemon("ops", Backend::host, {"--sim", "lbm"}, "64x32");
+  ProtocolClient c("ops", "op table test");
+  for (const auto& spec : proto::kOps) {  // shutdown comes last
+    const std::string op(spec.name);
+    INFO("op " << op);
+    CHECK(documented_op(doc, op));
+    // No arguments: an op either does its work or refuses them by name, never "not handled".
+    const auto hello_args = proto::HelloArgs{"op table test", ::getpid()};
+    const std::string bytes = spec.op == proto::Op::hello
+                                  ? proto::encode_request(spec.op, c.id++, "", hello_args)
+                                  : proto::encode_request(spec.op, c.id++, c.session, proto::NoArgs{});
+    c.sock.send(zmq::buffer(bytes));
+    zmq::message_t m;
+    REQUIRE(c.sock.recv(m));
+    const auto reply = proto::decode_reply(m.to_string_view());
+    INFO(reply.error.code << ": " << reply.error.message);
+    CHECK((reply.ok || (reply.error.code != "internal" && reply.error.code != "unknown_op")));
+    if (spec.op == proto::Op::detach) (void)c.request("hello", hello_args);
+  }
+  CHECK(daemon.wait_for(std::chrono::seconds(10)) == 0);  // `shutdown` was answered and obeyed
+}

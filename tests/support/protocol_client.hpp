@@ -1,12 +1,14 @@
-// A client speaking the protocol by hand, as one written from docs/protocol.md would: a DEALER
-// socket, hello, then requests carrying the session. Every reply must be ok (the test fails
-// otherwise, with the error's code and message).
+// Clients speaking the protocol by hand, as one written from docs/protocol.md would: a DEALER
+// socket, hello, then requests carrying the session (every reply must be ok: the test fails
+// otherwise, with the error's code and message); and a raw peer that sends whatever bytes a test
+// wants, for the refusals.
 #pragma once
 
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "cuview/protocol.hpp"
@@ -40,6 +42,25 @@ struct ProtocolClient {
   Result call(const std::string& op, const Args& args) {
     return proto::decode_as<Result>(request(op, args).result, op);
   }
+};
+
+/// A raw DEALER on the daemon's control socket: sends whatever bytes a test wants.
+struct RawPeer {
+  zmq::context_t ctx;
+  zmq::socket_t sock{ctx, zmq::socket_type::dealer};
+  explicit RawPeer(const std::string& name) {
+    sock.set(zmq::sockopt::linger, 0);
+    sock.set(zmq::sockopt::rcvtimeo, 10000);
+    sock.connect(InstancePaths(name).control_endpoint());
+  }
+  proto::Reply send(const std::vector<std::string>& parts) {
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      sock.send(zmq::buffer(parts[i]), i + 1 < parts.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    zmq::message_t m;
+    REQUIRE(sock.recv(m));
+    return proto::decode_reply(m.to_string_view());
+  }
+  proto::Reply send(const std::string& bytes) { return send(std::vector<std::string>{bytes}); }
 };
 
 }  // namespace cuview::test

@@ -1,6 +1,7 @@
 // The protocol decoder accepts what clients send and rejects every kind of bad input with an
 // error that names what was wrong.
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "cuview/protocol.hpp"
 
@@ -153,7 +154,19 @@ TEST_CASE("an unknown op is rejected with the list of ops", "[protocol][bad-inpu
     CHECK(e.code() == Errc::unknown_op);
     CHECK_THAT(e.what(), Catch::Contains("'explode'") && Catch::Contains("describe"));
   }
-  CHECK_NOTHROW(check_op("checkpoint"));
+  CHECK(check_op("checkpoint") == Op::checkpoint);
+}
+
+TEST_CASE("the op table names every op once, and every name finds its op", "[protocol]") {
+  std::set<std::string_view> names;
+  for (auto i = 0; i <= static_cast<int>(Op::shutdown); ++i) {
+    const auto op = static_cast<Op>(i);
+    INFO("op number " << i);
+    CHECK(spec_of(op).op == op);  // spec_of falls back to the first row for an op without one
+    CHECK(names.insert(name_of(op)).second);
+    CHECK(check_op(name_of(op)) == op);
+  }
+  CHECK(names.size() == std::size(kOps));
 }
 
 TEST_CASE("unknown fields are rejected by name, in the envelope and in arguments", "[protocol][bad-input]") {

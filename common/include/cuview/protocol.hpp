@@ -265,9 +265,56 @@ inline constexpr std::string_view kByeTopic = "bye";
 
 // ---- envelopes ----
 
-/// Every op the daemon knows; `hello` is the only one allowed before attaching.
-inline constexpr std::string_view kOps[] = {"hello", "describe", "handles", "pause",    "resume", "step",      "set",
-                                            "reset", "stats",    "detach",  "shutdown", "draw",   "checkpoint"};
+/// Every operation of the protocol. The one table below gives each its wire name; the
+/// publisher answers each with one handler (a switch over this enum), the client library calls it
+/// by this enum, and cuview-ctl makes its subcommands from the table.
+enum class Op : std::uint8_t {
+  hello,
+  describe,
+  handles,
+  stats,
+  pause,
+  resume,
+  step,
+  set,
+  reset,
+  draw,
+  checkpoint,
+  detach,
+  shutdown,
+};
+
+struct OpSpec {
+  Op op;
+  std::string_view name;     ///< on the wire: a request's `op`
+  std::string_view command;  ///< cuview-ctl's subcommand for it ("" : none)
+  std::string_view summary;  ///< what it does, in cuview-ctl's help
+};
+
+/// `hello` is the only op allowed before attaching.
+inline constexpr OpSpec kOps[] = {
+    {Op::hello, "hello", "", "start a session: names the client and its pid"},
+    {Op::describe, "describe", "describe", "show fields, parameters and presets"},
+    {Op::handles, "handles", "", "become a reader: a lease and the slots' handles"},
+    {Op::stats, "stats", "status", "show the daemon's state"},
+    {Op::pause, "pause", "pause", "pause the simulation"},
+    {Op::resume, "resume", "resume", "resume the simulation"},
+    {Op::step, "step", "step", "advance N steps and stay paused"},
+    {Op::set, "set", "set", "set parameters: set F=0.03 k=0.06, or set --preset maze"},
+    {Op::reset, "reset", "reset", "restart the simulation from its initial state"},
+    {Op::draw, "draw", "draw", "draw a disc into an input (describe lists them): draw obstacles 120 40"},
+    {Op::checkpoint, "checkpoint", "checkpoint", "write the simulation's state to disk now (docs/checkpoints.md)"},
+    {Op::detach, "detach", "", "end the session: the lease and held slots are released"},
+    {Op::shutdown, "shutdown", "shutdown", "stop the daemon gracefully (it writes a final checkpoint first)"},
+};
+
+/// The table's row of `op`.
+constexpr const OpSpec& spec_of(Op op) {
+  for (const auto& s : kOps)
+    if (s.op == op) return s;
+  return kOps[0];  // unreachable while every Op has a row (a unit test checks it)
+}
+constexpr std::string_view name_of(Op op) { return spec_of(op).name; }
 
 /// A decoded request. `args` points into `handle`'s zone.
 struct Request {
@@ -284,8 +331,8 @@ struct Request {
 /// not looked at: a publisher checks the session first, then check_op(). `id` is filled in as
 /// early as it can be read, for the error reply.
 Request decode_request(std::string_view bytes, std::uint64_t& id_out);
-/// Throws Error(unknown_op), listing the ops there are, unless `op` is one of kOps.
-void check_op(std::string_view op);
+/// The op named `op`. Throws Error(unknown_op), listing the ops there are, when there is none.
+Op check_op(std::string_view op);
 
 /// A decoded reply: `result` (nil on error) points into `handle`'s zone.
 struct Reply {
@@ -312,6 +359,11 @@ std::string encode_result(std::uint64_t id, const Result& result) {
 }
 
 template <class Args>
+std::string encode_request(Op op, std::uint64_t id, const std::string& session, const Args& args,
+                           std::uint32_t version = kVersion);
+
+/// The same with the op as a string: tests and tools that send what no client would.
+template <class Args>
 std::string encode_request(std::string_view op, std::uint64_t id, const std::string& session, const Args& args,
                            std::uint32_t version = kVersion) {
   msgpack::sbuffer buf;
@@ -323,6 +375,12 @@ std::string encode_request(std::string_view op, std::uint64_t id, const std::str
   if (!session.empty()) pk.pack("session"), pk.pack(session);
   pk.pack("args"), pk.pack(args);
   return {buf.data(), buf.size()};
+}
+
+template <class Args>
+std::string encode_request(Op op, std::uint64_t id, const std::string& session, const Args& args,
+                           std::uint32_t version) {
+  return encode_request(name_of(op), id, session, args, version);
 }
 
 template <class T>

@@ -1,0 +1,374 @@
+#include "publisher/control_ops.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cuview/posix.hpp"
+
+namespace cuview {
+namespace {
+constexpr std::size_t kMaxPeers = 64;
+constexpr std::uint64_t kMaxStepRequest = 1'000'000;
+constexpr std::size_t kMaxQueuedStrokes = 4096;
+constexpr std::size_t kMaxQueuedCheckpoints = 64;
+
+/// A request's arguments, strictly decoded; errors name the op.
+template <class Args>
+Args args_of(const proto::Request& req) {
+  return proto::decode_as<Args>(req.args, "'" + req.op + "' arguments");
+}
+
+std::string ok(const proto::Request& req) { return proto::encode_result(req.id, proto::NoArgs{}); }
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
+
+ControlOps::ControlOps(const ControlContext& context) : c_(context) {
+  started_ns_ = monotonic_ns();
+  window_ = open_window(started_ns_);
+}
+
+// ---------------------------------------------------------------- the transport's calls
+
+std::string ControlOps::answer(const std::string& peer, std::string_view bytes) {
+  std::uint64_t id = 0;
+  std::string op = "request";
+  try {
+    const proto::Request req = proto::decode_request(bytes, id);
+    op = req.op;
+    // Only `hello` may come without a session; a stale session is refused before the op is looked
+    // at, so a client of an earlier run learns nothing about this one.
+    if (req.op != proto::name_of(proto::Op::hello)) {
+      if (!req.session)
+        throw Error(Errc::missing_field, "'" + op + "' lacks the 'session' field; say 'hello' first to get one");
+      if (*req.session != c_.session) throw stale_session_error(*req.session);
+    }
+    return dispatch(proto::check_op(req.op), peer, req);
+  } catch (const Error& e) {
+    spdlog::warn("refused {}: {} ({})", op, e.what(), to_string(e.code()));
+    return proto::encode_error(id, e.code(), e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("internal error on {}: {}", op, e.what());
+    return proto::encode_error(id, Errc::internal, std::string("internal error: ") + e.what() + "; please report it");
+  }
+}
+
+std::string ControlOps::dispatch(proto::Op op, const std::string& peer, const proto::Request& req) {
+  using proto::Op;
+  // No default: the compiler flags an op without a handler (-Werror=switch on this file), and
+  // the integration test "every op of the table has a handler" sends each one.
+  switch (op) {
+    case Op::hello: return op_hello(peer, req);
+    case Op::describe: return op_describe(attached(peer, req), req);
+    case Op::handles: return op_handles(attached(peer, req), req);
+    case Op::stats: return op_stats(attached(peer, req), req);
+    case Op::pause: return op_pause(attached(peer, req), req);
+    case Op::resume: return op_resume(attached(peer, req), req);
+    case Op::step: return op_step(attached(peer, req), req);
+    case Op::set: return op_set(attached(peer, req), req);
+    case Op::reset: return op_reset(attached(peer, req), req);
+    case Op::draw: return op_draw(attached(peer, req), req);
+    case Op::checkpoint: return op_checkpoint(attached(peer, req), req);
+    case Op::detach: return op_detach(attached(peer, req), req);
+    case Op::shutdown: return op_shutdown(attached(peer, req), req);
+  }
+  throw Error(Errc::internal, "op '" + req.op + "' is listed but not handled; please report this bug");
+}
+
+void ControlOps::peer_exited(const std::string& peer) { release_peer(peer, "exited"); }
+
+std::vector<int> ControlOps::descriptors_for(const proto::FdRequest& request, pid_t pid) {
+  if (request.session != c_.session) throw stale_session_error(request.session);
+  const auto owner = std::find_if(peers_.begin(), peers_.end(), [&](const auto& kv) {
+    return !kv.second.fd_token.empty() && kv.second.fd_token == request.token;
+  });
+  if (owner == peers_.end())
+    throw Error(Errc::not_attached, "no client of '" + c_.opts.name +
+                                        "' holds this token: say 'hello' and ask for 'handles' on the control "
+                                        "socket first, then send the fd_token of that reply");
+  if (owner->second.pid != pid)
+    throw Error(Errc::access, "the token was given to process " + std::to_string(owner->second.pid) +
+                                  ", but process " + std::to_string(pid) +
+                                  " asked with it; each process fetches its own descriptors");
+  auto fds = c_.slots.fds();
+  spdlog::debug("handed {} descriptor(s) to client '{}' (pid {})", fds.size(), owner->second.client, pid);
+  return fds;
+}
+
+void ControlOps::tick() {
+  c_.ring.heartbeat();
+  update_rates();
+}
+
+// ---------------------------------------------------------------- peers
+
+ControlOps::Peer& ControlOps::attached(const std::string& peer, const proto::Request& req) {
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) throw Error(Errc::not_attached, "'" + req.op + "' needs a 'hello' first on this connection");
+  return it->second;
+}
+
+void ControlOps::release_peer(const std::string& peer, const char* why) {
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) return;
+  // Readers are worth an operator's attention; control-only clients (status queries, viewers
+  // listing daemons every few seconds) would flood the log at info level.
+  const auto level = it->second.lease ? spdlog::level::info : spdlog::level::debug;
+  if (it->second.lease) c_.ring.close_lease(*it->second.lease);
+  spdlog::log(level, "client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.pid, why,
+              peers_.size() - 1);
+  peers_.erase(it);
+}
+
+Error ControlOps::stale_session_error(const std::string& theirs) const {
+  return Error(Errc::stale_session, "session " + theirs + " is not this run's: it is from an earlier run of '" +
+                                        c_.opts.name + "', or was never issued (this run is session " + c_.session +
+                                        "); attach again (say 'hello') before using any handle");
+}
+
+// ---------------------------------------------------------------- rates
+
+ControlOps::RateWindow ControlOps::open_window(std::int64_t now) const {
+  return {now, c_.progress.step.load(), c_.ring.published(), c_.progress.restarts.load()};
+}
+
+void ControlOps::update_rates() {
+  const std::int64_t now = monotonic_ns();
+  const RateWindow end = open_window(now);
+  if (end.restarts0 != window_.restarts0) {  // reset within the window: begin a new one
+    window_ = end;
+    return;
+  }
+  const double dt = static_cast<double>(now - window_.t0) * 1e-9;
+  if (dt < 0.5) return;
+  steps_per_s_ = static_cast<double>(end.step0 - window_.step0) / dt;
+  frames_per_s_ = static_cast<double>(end.frames0 - window_.frames0) / dt;
+  window_ = end;
+  first_window_ = false;
+}
+
+// ---------------------------------------------------------------- one handler per op
+
+std::string ControlOps::op_hello(const std::string& peer, const proto::Request& req) {
+  const auto a = args_of<proto::HelloArgs>(req);
+  const bool again = peers_.count(peer) > 0;
+  if (!again && peers_.size() >= kMaxPeers)
+    throw Error(Errc::too_many_clients, "'" + c_.opts.name + "' already serves " + std::to_string(kMaxPeers) +
+                                            " clients; detach one and try again");
+  c_.server.watch(peer, a.pid);  // refuses a process that is not there or not this user's; replaces the old one
+  if (again) release_peer(peer, "said hello again");
+  peers_.emplace(peer, Peer{peer, a.client, a.pid, std::nullopt, {}});
+  spdlog::debug("client '{}' (pid {}) said hello; {} client(s)", a.client, a.pid, peers_.size());
+  return proto::encode_result(req.id,
+                              proto::HelloResult{c_.session, proto::kVersion, CUVIEW_VERSION, c_.opts.name,
+                                                 static_cast<std::int32_t>(::getpid()), c_.executor.name()});
+}
+
+std::string ControlOps::op_describe(Peer&, const proto::Request& req) {
+  (void)args_of<proto::NoArgs>(req);
+  proto::DescribeResult d = c_.description;
+  {
+    std::lock_guard lock(c_.steering.m);
+    d.params = c_.steering.params->describe();
+  }
+  return proto::encode_result(req.id, d);
+}
+
+std::string ControlOps::op_handles(Peer& p, const proto::Request& req) {
+  (void)args_of<proto::NoArgs>(req);
+  if (!p.lease) {
+    p.lease = c_.ring.open_lease(p.pid);
+    if (!p.lease)
+      throw Error(Errc::too_many_clients, "all " + std::to_string(kMaxLeases) + " reader leases of '" +
+                                              c_.opts.name + "' are in use; detach a viewer and try again");
+    spdlog::info("client '{}' (pid {}) is reading frames (lease {})", p.client, p.pid, *p.lease);
+  }
+  proto::HandlesResult h;
+  h.backend = c_.executor.name();
+  h.control_shm = c_.ring.shm_name();
+  h.lease = *p.lease;
+  h.sharing = c_.slots.mechanism();
+  c_.slots.fill_handles(h);
+  if (p.fd_token.empty()) p.fd_token = random_hex(16);
+  h.fd_socket = c_.server.descriptor_endpoint();
+  h.fd_token = p.fd_token;
+  for (int fd : c_.slots.fds()) h.fd_numbers.push_back(fd);
+  h.fds = static_cast<std::uint32_t>(h.fd_numbers.size());
+  return proto::encode_result(req.id, h);
+}
+
+std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
+  (void)args_of<proto::NoArgs>(req);
+  const auto& d = c_.description;
+  proto::Stats s;
+  s.session = d.session, s.backend = d.backend, s.device = d.device, s.sim = d.sim;
+  s.width = d.width, s.height = d.height, s.slots = d.slots;
+  s.name = c_.opts.name;
+  s.sharing = c_.slots.mechanism();
+  s.step = c_.progress.step.load();
+  s.sim_time = c_.progress.sim_time.load();
+  s.frames_published = c_.ring.published();
+  s.frames_skipped = c_.ring.block().frames_skipped.load();
+  s.clients = static_cast<std::uint32_t>(peers_.size());
+  for (const auto& [id, peer] : peers_) s.readers += peer.lease ? 1 : 0;
+  s.held_slots = c_.ring.held_slots();
+  s.steps_per_second = steps_per_s_;
+  s.frames_per_second = frames_per_s_;
+  if (const RateWindow now = open_window(monotonic_ns());
+      first_window_ && now.restarts0 == window_.restarts0 && now.t0 - window_.t0 > 50'000'000) {
+    // The first half-second window is not closed yet: report what it has measured so far.
+    const double dt = static_cast<double>(now.t0 - window_.t0) * 1e-9;
+    s.steps_per_second = static_cast<double>(now.step0 - window_.step0) / dt;
+    s.frames_per_second = static_cast<double>(now.frames0 - window_.frames0) / dt;
+  }
+  s.rss_kib = resident_kib();
+  s.uptime_s = static_cast<double>(monotonic_ns() - started_ns_) * 1e-9;
+  {
+    std::lock_guard lock(c_.steering.m);
+    s.paused = c_.steering.paused;
+    s.params = c_.steering.params->values();
+    s.checkpoint = c_.steering.checkpoint;
+  }
+  return proto::encode_result(req.id, s);
+}
+
+void ControlOps::pause_or_resume(Peer& p, bool pause) {
+  {
+    std::lock_guard lock(c_.steering.m);
+    c_.steering.paused = pause;
+    c_.steering.pending_steps = 0;
+    c_.steering.note_request();
+  }
+  spdlog::info("{} by '{}' at step {}", pause ? "paused" : "resumed", p.client, c_.progress.step.load());
+}
+
+std::string ControlOps::op_pause(Peer& p, const proto::Request& req) {
+  (void)args_of<proto::NoArgs>(req);
+  pause_or_resume(p, true);
+  return ok(req);
+}
+
+std::string ControlOps::op_resume(Peer& p, const proto::Request& req) {
+  (void)args_of<proto::NoArgs>(req);
+  pause_or_resume(p, false);
+  return ok(req);
+}
+
+std::string ControlOps::op_step(Peer&, const proto::Request& req) {
+  const auto a = args_of<proto::StepArgs>(req);
+  if (a.n < 1 || a.n > kMaxStepRequest)
+    throw Error(Errc::out_of_range,
+                "step " + std::to_string(a.n) + " is out of range: use 1 to " + std::to_string(kMaxStepRequest));
+  std::lock_guard lock(c_.steering.m);
+  c_.steering.paused = true;  // stepping means the simulation holds still in between
+  c_.steering.pending_steps += a.n;
+  c_.steering.note_request();
+  return ok(req);
+}
+
+std::string ControlOps::op_set(Peer& p, const proto::Request& req) {
+  const auto a = args_of<proto::SetArgs>(req);
+  if (!a.preset && (!a.params || a.params->empty()))
+    throw Error(Errc::missing_field, "'set' needs 'params' (name → value) or a 'preset'");
+  {
+    std::lock_guard lock(c_.steering.m);
+    auto& params = *c_.steering.params;
+    params.assign(params.apply(a.preset, a.params.value_or(std::map<std::string, double>{})));
+    c_.steering.params_changed = true;
+    c_.steering.note_request();
+  }
+  spdlog::info("parameters set by '{}'{}", p.client, a.preset ? " (preset " + *a.preset + ")" : "");
+  return ok(req);
+}
+
+std::string ControlOps::op_reset(Peer& p, const proto::Request& req) {
+  (void)args_of<proto::NoArgs>(req);
+  {
+    std::lock_guard lock(c_.steering.m);
+    c_.steering.reset = true;
+    c_.steering.pending_steps = 0;
+    c_.steering.note_request();
+  }
+  spdlog::info("reset requested by '{}'", p.client);
+  return ok(req);
+}
+
+std::string ControlOps::op_draw(Peer& p, const proto::Request& req) {
+  const auto a = args_of<proto::DrawArgs>(req);
+  const auto& inputs = c_.inputs;
+  if (std::none_of(inputs.begin(), inputs.end(), [&](const InputSpec& i) { return i.name == a.input; })) {
+    std::string names;
+    for (const auto& i : inputs) names += (names.empty() ? "" : ", ") + i.name;
+    throw Error(Errc::bad_value, "'" + c_.opts.name + "' has no input '" + a.input + "'; " +
+                                     (names.empty() ? std::string("it takes no drawing") : "its inputs are: " + names));
+  }
+  const auto& d = c_.description;
+  if (!(a.x >= 0 && a.x < d.width && a.y >= 0 && a.y < d.height))
+    throw Error(Errc::out_of_range, "stroke at (" + number(a.x) + ", " + number(a.y) + ") lies outside the " +
+                                        std::to_string(d.width) + "x" + std::to_string(d.height) + " grid");
+  if (!(a.radius >= 0.5 && a.radius <= 256))
+    throw Error(Errc::out_of_range, "stroke radius " + number(a.radius) + " is out of range [0.5, 256]");
+  if (a.value != 0 && a.value != 1)
+    throw Error(Errc::out_of_range, "stroke value " + std::to_string(a.value) + " is neither 1 (draw) nor 0 (erase)");
+  {
+    std::lock_guard lock(c_.steering.m);
+    auto& strokes = c_.steering.strokes;
+    if (strokes.size() >= kMaxQueuedStrokes) strokes.erase(strokes.begin());  // a program that stopped polling
+    strokes.push_back({a.input, a.x, a.y, a.radius, a.value});
+    c_.steering.note_request();
+  }
+  spdlog::debug("stroke on '{}' by '{}' at ({}, {}) r {} value {}", a.input, p.client, a.x, a.y, a.radius, a.value);
+  return ok(req);
+}
+
+std::string ControlOps::op_checkpoint(Peer& p, const proto::Request& req) {
+  const auto a = args_of<proto::CheckpointArgs>(req);
+  const std::string path = a.path.value_or("");
+  if (!path.empty() && path.front() != '/')
+    throw Error(Errc::bad_value, "checkpoint path '" + path + "' is relative; '" + c_.opts.name +
+                                     "' runs in another directory: give an absolute path");
+  if (path.size() > 4096) throw Error(Errc::out_of_range, "checkpoint path is longer than 4096 bytes");
+  std::uint64_t ticket = 0;
+  {
+    std::lock_guard lock(c_.steering.m);
+    if (!c_.steering.checkpoint.enabled)
+      throw Error(Errc::unsupported, "'" + c_.opts.name + "' (" + c_.opts.title +
+                                         ") does not write checkpoints: it is a program embedding the publisher, or "
+                                         "its simulation declares no state (docs/checkpoints.md)");
+    if (c_.steering.checkpoints.size() >= kMaxQueuedCheckpoints)
+      throw Error(Errc::too_many_clients, "'" + c_.opts.name + "' already has " +
+                                              std::to_string(kMaxQueuedCheckpoints) +
+                                              " checkpoints waiting; try again later");
+    ticket = ++c_.steering.checkpoint_tickets;
+    c_.steering.checkpoints.emplace_back(ticket, path);
+    c_.steering.note_request();
+  }
+  spdlog::info("checkpoint {} requested by '{}'{}", ticket, p.client, path.empty() ? "" : " into " + path);
+  return proto::encode_result(req.id, proto::CheckpointResult{ticket});
+}
+
+std::string ControlOps::op_detach(Peer& p, const proto::Request& req) {
+  (void)args_of<proto::NoArgs>(req);
+  const std::string id = p.id;  // `p` goes with the peer
+  c_.server.forget(id);
+  release_peer(id, "detached");
+  return ok(req);
+}
+
+std::string ControlOps::op_shutdown(Peer& p, const proto::Request& req) {
+  (void)args_of<proto::NoArgs>(req);
+  spdlog::info("shutdown requested by '{}' (pid {})", p.client, p.pid);
+  std::lock_guard lock(c_.steering.m);
+  c_.steering.shutdown = true;
+  c_.steering.note_request();
+  return ok(req);
+}
+
+}  // namespace cuview

@@ -1,0 +1,136 @@
+// Publishing and steering, on the program's thread: publish() writes a frame into a free slot
+// (never waiting for a reader), poll() and steps_allowed() hand over what clients asked for.
+#include <algorithm>
+#include <thread>
+
+#include "cuview/publisher.hpp"
+#include "publisher/publisher_state.hpp"
+
+namespace cuview {
+
+// ---------------------------------------------------------------- publishing
+
+bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write, CUstream_st* stream) {
+  start();
+  if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
+  // The restart is counted before the smaller step is stored (both seq_cst): a rate window that
+  // sees the smaller step also sees the restart.
+  if (at_step < progress.step.load()) progress.restarts.fetch_add(1);
+  progress.step.store(at_step);
+  progress.sim_time.store(at_time, std::memory_order_relaxed);
+  const std::int64_t now = monotonic_ns();
+  const bool due = opts.max_fps <= 0 || static_cast<double>(now - last_publish_ns) >= 1e9 / opts.max_fps;
+  if (!due && !publish_now) return false;
+  if (write == nullptr) {
+    for (const auto& b : blocks)
+      if (b.decl->data == nullptr)
+        throw Error(Errc::bad_value, where(opts.name) + ": " + b.what +
+                                         " was declared without a buffer; declare it with its data or publish "
+                                         "with a FieldWriter");
+  }
+  auto slot = ring->begin_write();
+  if (!slot) {
+    // Every slot is held by some reader: skip this frame, never wait. A frame that was due is
+    // skipped once; the next is due a frame period later (a forced one is tried again).
+    if (due) {
+      ring->count_skipped();
+      last_publish_ns = now;
+    }
+    return false;
+  }
+  publish_now = false;
+  last_publish_ns = now;
+  const std::uint64_t seq = ring->last_seq() + 1;
+  try {
+    void* queue = stream;
+    slots->before_write(*slot, queue);
+    auto* base = static_cast<std::byte*>(slots->slot(*slot));
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+      targets[i] = {base + layout.fields[i].offset, blocks[i].decl->bytes};
+    if (write != nullptr) {
+      (*write)(targets);
+    } else {
+      for (std::size_t i = 0; i < blocks.size(); ++i)
+        executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, queue);
+    }
+    executor->seal(base, layout, seq, at_step, queue);
+    slots->written(*slot, queue);
+  } catch (...) {
+    ring->abort_write(*slot);
+    throw;
+  }
+  const FrameInfo info{seq, *slot, at_step, at_time, realtime_ns()};
+  ring->end_write(*slot, info);  // counted: stats' frames_published is the ring's newest seq
+  server->notify(proto::kFrameTopic, proto::encode(proto::FrameNotice{session, seq, *slot, at_step, at_time, info.stamp_ns}));
+  return true;
+}
+
+bool Publisher::publish(std::uint64_t step, double sim_time, CUstream_st* stream) {
+  return state_->publish(step, sim_time, nullptr, stream);
+}
+bool Publisher::publish(std::uint64_t step, double sim_time, const FieldWriter& write, CUstream_st* stream) {
+  return state_->publish(step, sim_time, &write, stream);
+}
+void Publisher::publish_next_now() { state_->publish_now = true; }
+
+// ---------------------------------------------------------------- steering, on the program's thread
+
+Requests Publisher::poll() {
+  auto& s = *state_;
+  Requests r;
+  if (!s.started) return r;
+  std::lock_guard lock(s.steering.m);
+  s.steering.requests_seen = s.steering.requests;
+  if (s.steering.params_changed) {
+    r.params = s.steering.params->values();
+    s.in_effect = r.params;
+    s.steering.params_changed = false;
+  }
+  r.reset = std::exchange(s.steering.reset, false);
+  r.strokes = std::exchange(s.steering.strokes, {});
+  r.checkpoints = std::exchange(s.steering.checkpoints, {});
+  if (r.reset || (r.changes_frame() && s.steering.paused)) s.publish_now = true;
+  r.shutdown = s.steering.shutdown;
+  return r;
+}
+
+std::map<std::string, double> Publisher::params() const {
+  auto& s = *state_;
+  if (!s.started) return ParameterSet(s.declared.params, s.declared.presets).values();
+  return s.in_effect;
+}
+
+std::uint64_t Publisher::steps_allowed(std::uint64_t wanted) {
+  auto& s = *state_;
+  if (!s.started) return wanted;
+  std::lock_guard lock(s.steering.m);
+  if (!s.steering.paused) return wanted;
+  const std::uint64_t n = std::min(wanted, s.steering.pending_steps);
+  s.steering.pending_steps -= n;
+  if (n > 0 && s.steering.pending_steps == 0) s.publish_now = true;  // show where a `step` request ended
+  return n;
+}
+
+bool Publisher::paused() const {
+  auto& s = *state_;
+  if (!s.started) return false;
+  std::lock_guard lock(s.steering.m);
+  return s.steering.paused;
+}
+
+void Publisher::wait_for_requests(std::chrono::milliseconds timeout) {
+  auto& s = *state_;
+  if (!s.started) {
+    std::this_thread::sleep_for(timeout);
+    return;
+  }
+  std::unique_lock lock(s.steering.m);
+  s.steering.changed.wait_for(lock, timeout, [&] { return s.steering.requests != s.steering.requests_seen; });
+}
+
+std::string Publisher::backend() const { return state_->executor->name(); }
+std::string Publisher::device() const { return state_->executor->device(); }
+const std::string& Publisher::name() const { return state_->opts.name; }
+Executor& Publisher::executor() const { return *state_->executor; }
+
+}  // namespace cuview

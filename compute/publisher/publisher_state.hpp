@@ -1,0 +1,83 @@
+// The publisher's state, grouped by who may touch it: what is fixed once publishing began, what
+// only the program's thread uses, and what crosses to the control thread (Steering, Progress).
+// The control thread's own state lives in ControlOps; the sockets in the ControlServer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuview/publisher.hpp"
+#include "cuview/ring.hpp"
+#include "cuview/runtime_dir.hpp"
+#include "executor/executor.hpp"
+#include "publisher/control_ops.hpp"
+#include "publisher/steering.hpp"
+#include "publisher/transport/control_server.hpp"
+#include "share/slot_memory.hpp"
+
+namespace cuview {
+
+inline std::string where(const std::string& name) { return "publisher '" + name + "'"; }
+
+/// What the program declared before publishing (add_field, add_param, …).
+struct Declarations {
+  std::vector<FieldDecl> fields;
+  std::vector<ParticlesDecl> particles;
+  std::vector<ParamSpec> params;
+  std::vector<Preset> presets;
+  std::vector<InputSpec> inputs;
+  std::optional<std::string> preset;                          // use_preset()
+  std::optional<std::map<std::string, double>> start_params;  // use_params(): a restored run's
+  std::uint32_t width = 0, height = 0;
+};
+
+struct Publisher::State {
+  // ---- fixed once start() ran ----
+  PublisherOptions opts;
+  InstancePaths paths;
+  std::unique_ptr<InstanceLock> lock;  // released last
+  std::string session = random_hex(16);
+  std::unique_ptr<Executor> executor;
+  Declarations declared;
+  bool started = false, closed = false;
+  SlotLayout layout;
+  struct Block {
+    const FieldDecl* decl;  // in `declared`: fixed once started
+    std::string what;       // "field 'u'", "attribute 'x' of particle set 'p'", for messages
+  };
+  std::vector<Block> blocks;  // slot order: the fields, then every particle attribute
+  std::unique_ptr<SlotMemory> slots;
+  std::unique_ptr<RingWriter> ring;
+  proto::DescribeResult description;  // without params (those change)
+
+  // ---- crossing between the program's thread and the control thread ----
+  Steering steering;
+  Progress progress;
+
+  // ---- the control thread: requests' meaning, then their transport (stopped first) ----
+  std::unique_ptr<ControlOps> ops;
+  std::unique_ptr<ControlServer> server;
+
+  // ---- the program's thread only ----
+  bool publish_now = true;
+  std::int64_t last_publish_ns = 0;
+  std::vector<FieldTarget> targets;
+  std::map<std::string, double> in_effect;
+
+  explicit State(PublisherOptions o) : opts(std::move(o)), paths(opts.name) {}
+
+  void claim();
+  void check_declarable(const std::string& what) const;
+  void check_name(const std::string& name) const;
+  void check_buffer(const FieldDecl& f, const std::string& what) const;
+  void start();
+  void describe();
+  bool publish(std::uint64_t step, double sim_time, const FieldWriter* write, CUstream_st* stream);
+  void close(const std::string& reason) noexcept;
+};
+
+}  // namespace cuview

@@ -1,0 +1,47 @@
+// What crosses between the program's thread and the control thread: the requests clients made
+// (under one mutex) and the program's progress (atomics the control thread reads for `stats`).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuview/protocol.hpp"
+#include "cuview/schema.hpp"
+#include "publisher/parameter_set.hpp"
+
+namespace cuview {
+
+/// Clients' requests on their way to the program's poll(). Every member is guarded by `m`.
+struct Steering {
+  std::mutex m;
+  std::condition_variable changed;       // a request arrived (wait_for_requests)
+  std::unique_ptr<ParameterSet> params;  // the values clients asked for (stats shows them)
+  bool params_changed = false, reset = false, shutdown = false, paused = false;
+  std::vector<Stroke> strokes;                                     // drawn since the last poll()
+  std::vector<std::pair<std::uint64_t, std::string>> checkpoints;  // requested since the last poll()
+  std::uint64_t checkpoint_tickets = 0;
+  proto::CheckpointStatus checkpoint;  // the program's report_checkpoint(); disabled until then
+  std::uint64_t pending_steps = 0;
+  std::uint64_t requests = 0, requests_seen = 0;  // counts state-changing requests
+
+  /// Counts a state-changing request and wakes the program. The caller holds `m`.
+  void note_request() {
+    ++requests;
+    changed.notify_all();
+  }
+};
+
+/// Where the program is: written by its thread at each publish(), read by the control thread.
+struct Progress {
+  std::atomic<std::uint64_t> step{0};
+  std::atomic<std::uint64_t> restarts{0};  // times the published step went backwards (a reset)
+  std::atomic<double> sim_time{0};
+};
+
+}  // namespace cuview
