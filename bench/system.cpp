@@ -62,8 +62,9 @@ class ViewRenderer {
     if (mode_ == RenderMode::kernel && f.device_slot() != nullptr) {
       if (!kernel_) kernel_ = std::make_unique<KernelRenderer>();
       f.wait_on(kernel_->stream());
-      kernel_->render(reinterpret_cast<const float*>(static_cast<const unsigned char*>(f.device_slot()) + field_.offset),
-                      lut_.data(), t_, rgba_.data(), values_.data());
+      kernel_->render(
+          reinterpret_cast<const float*>(static_cast<const unsigned char*>(f.device_slot()) + field_.offset),
+          lut_.data(), t_, rgba_.data(), values_.data());
       return;
     }
 #endif

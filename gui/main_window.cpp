@@ -124,8 +124,8 @@ void MainWindow::build_status_bar() {
   readout_label_ = new QLabel;
   checkpoint_label_ = new QLabel;
   checkpoint_label_->setObjectName("checkpoint");
-  for (auto* l : {connection_label_, fps_label_, latency_label_, steps_label_, skipped_label_, backend_label_,
-                  checkpoint_label_})
+  for (auto* l :
+       {connection_label_, fps_label_, latency_label_, steps_label_, skipped_label_, backend_label_, checkpoint_label_})
     statusBar()->addWidget(l);
   statusBar()->addPermanentWidget(readout_label_);
 }
@@ -225,8 +225,8 @@ void MainWindow::on_painted(const RenderedFrame& f) {
   }
   // The shot shows a frame drawn as the window is now: not one rendered for the view's size before
   // the window was laid out, nor one of an earlier field or colormap.
-  const bool drawn_as_shown = f.image.size() == view_->size() && f.field == display_->field_index() &&
-                              f.colormap == display_->colormap();
+  const bool drawn_as_shown =
+      f.image.size() == view_->size() && f.field == display_->field_index() && f.colormap == display_->colormap();
   if (opts_.headless() && !headless_done_ && drawn_as_shown &&
       frames_displayed_ >= static_cast<quint64>(opts_.frames)) {
     headless_done_ = true;

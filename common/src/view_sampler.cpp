@@ -120,8 +120,7 @@ SampledView ViewSampler::sample(const Frame& frame, const proto::FieldDesc& fiel
   std::vector<const float*> rows(s.rows.size(), nullptr);
   bytes_copied_ = 0;
   if (frame.device() < 0) {  // shared memory, read in place
-    const auto* grid =
-        reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.slot_data()) + field.offset);
+    const auto* grid = reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.slot_data()) + field.offset);
     for (std::size_t py = 0; py < rows.size(); ++py)
       if (s.rows[py] >= 0)
         rows[py] = grid + (static_cast<std::size_t>(s.rows[py]) * region.field_w + s.col_lo) * field.components;
@@ -136,7 +135,8 @@ SampledView ViewSampler::sample(const Frame& frame, const proto::FieldDesc& fiel
     }
     const auto& r = s.distinct_rows;
     float* dst = staging_->reserve(r.size() * span);
-    const auto* grid = reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.device_slot()) + field.offset);
+    const auto* grid =
+        reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.device_slot()) + field.offset);
     const auto pitch = static_cast<std::size_t>(region.field_w) * field.components * sizeof(float);
     frame.wait();  // on the host: the frame is complete, and the GPU never switches to us for it
     cuda::DeviceGuard guard(staging_->device);
@@ -155,9 +155,8 @@ SampledView ViewSampler::sample(const Frame& frame, const proto::FieldDesc& fiel
               std::to_string(frame.info().seq));
       i += n;
     }
-    cuda::check(cudaStreamSynchronize(staging_->stream.get()),
-                "waiting for the sampled rows of field '" + field.name + "' of frame " +
-                    std::to_string(frame.info().seq));
+    cuda::check(cudaStreamSynchronize(staging_->stream.get()), "waiting for the sampled rows of field '" + field.name +
+                                                                   "' of frame " + std::to_string(frame.info().seq));
     bytes_copied_ = r.size() * span * sizeof(float);
     for (std::size_t py = 0, k = 0; py < s.rows.size(); ++py) {
       if (s.rows[py] < 0) continue;

@@ -119,7 +119,8 @@ void DisplayPanel::describe(const proto::DescribeResult& d) {
   for (const auto& v : point_views(d)) field_->addItem(v.label);
   const int index = find_field(field_, wanted);
   if (index < 0 && !wanted.isEmpty() && field_->count() > 0)
-    Q_EMIT error(QString("field '%1' does not exist in this simulation; showing '%2'").arg(wanted, field_->itemText(0)));
+    Q_EMIT error(
+        QString("field '%1' does not exist in this simulation; showing '%2'").arg(wanted, field_->itemText(0)));
   field_->setCurrentIndex(std::max(0, index));
   field_name_ = field_->currentText();
   field_->blockSignals(false);

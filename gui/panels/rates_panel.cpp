@@ -12,7 +12,9 @@ RatesPanel::RatesPanel(QWidget* window) : QDockWidget("Rates", window), plot_(ne
   setWidget(plot_);
 }
 
-void RatesPanel::show_stats(const proto::Stats& stats, double latency_ms) { plot_->add(stats.steps_per_second, latency_ms); }
+void RatesPanel::show_stats(const proto::Stats& stats, double latency_ms) {
+  plot_->add(stats.steps_per_second, latency_ms);
+}
 
 RatePlot::RatePlot(QWidget* parent) : QWidget(parent) {}
 

@@ -25,10 +25,12 @@ SimulationPanel::SimulationPanel(QWidget* window) : QDockWidget("Simulation", wi
     const bool pause = !paused_;
     Q_EMIT command_posted({pause ? "pause" : "resume", {}, [pause](Client& c) { pause ? c.pause() : c.resume(); }});
   });
-  connect(step, &QPushButton::clicked, this,
-          [this] { Q_EMIT command_posted({"step", {}, [](Client& c) { c.step(1); }}); });
-  connect(reset, &QPushButton::clicked, this,
-          [this] { Q_EMIT command_posted({"reset", {}, [](Client& c) { c.reset(); }}); });
+  connect(step, &QPushButton::clicked, this, [this] {
+    Q_EMIT command_posted({"step", {}, [](Client& c) { c.step(1); }});
+  });
+  connect(reset, &QPushButton::clicked, this, [this] {
+    Q_EMIT command_posted({"reset", {}, [](Client& c) { c.reset(); }});
+  });
   auto* preset_row = new QHBoxLayout;
   presets_ = new QComboBox;
   auto* apply = new QPushButton("Apply preset");

@@ -46,8 +46,7 @@ std::pair<float, float> ViewRenderer::range_for(const ViewRequest& view, int fie
   // Auto range follows the visible values, applied from the next frame on (no second look at the
   // values) — except when the range came from another field: then this frame has its own.
   std::pair<float, float> range{view.lo, view.hi};
-  if (view.auto_range)
-    range = auto_valid_ ? auto_range(auto_lo_, auto_hi_, view.colormap) : std::pair(0.0f, 1.0f);
+  if (view.auto_range) range = auto_valid_ ? auto_range(auto_lo_, auto_hi_, view.colormap) : std::pair(0.0f, 1.0f);
   if (!drawn) return range;
   if (data_hi - data_lo < 1e-6f) data_hi = data_lo + 1e-6f;
   if (view.auto_range && auto_field_ != field) range = auto_range(data_lo, data_hi, view.colormap);
@@ -80,8 +79,9 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
     const auto& set = d.particles.at(pv.set);
     const auto* position = position_of(set);
     if (position == nullptr)
-      return refuse(set.name,
-                    QString("particle set '%1' has no float32 'position' to draw").arg(QString::fromStdString(set.name)));
+      return refuse(
+          set.name,
+          QString("particle set '%1' has no float32 'position' to draw").arg(QString::fromStdString(set.name)));
     const auto* colour = pv.colour >= 0 ? &set.attributes.at(static_cast<std::size_t>(pv.colour)) : nullptr;
     sampled.region = t;
     sampled.values = sample_particles(frame, set, *position, colour, t, particle_half_);

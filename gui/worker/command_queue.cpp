@@ -6,8 +6,7 @@
 namespace cuview::gui {
 
 void CommandQueue::post(Command command) {
-  if (!command.key.isEmpty())
-    std::erase_if(queued_, [&](const Command& queued) { return queued.key == command.key; });
+  if (!command.key.isEmpty()) std::erase_if(queued_, [&](const Command& queued) { return queued.key == command.key; });
   queued_.push_back(std::move(command));
 }
 

@@ -1,9 +1,9 @@
-// What the real-window tests share. The viewer as a person uses it: real windows on an X server (Qt's xcb platform), real mouse and
-// keyboard input through that server, pixels read back from the server. The cuview-gui program
-// itself is started as a child process where the command line matters (--name, --attach, Ctrl+Q),
-// and a window in this process is driven where the test must look inside (the Attach button's
-// messages, the panel's spin boxes). Tagged [.window]: main() starts Xvfb for them, or reports them
-// skipped where it cannot.
+// What the real-window tests share. The viewer as a person uses it: real windows on an X server
+// (Qt's xcb platform), real mouse and keyboard input through that server, pixels read back from the
+// server. The cuview-gui program itself is started as a child process where the command line
+// matters (--name, --attach, Ctrl+Q), and a window in this process is driven where the test must
+// look inside (the Attach button's messages, the panel's spin boxes). Tagged [.window]: main()
+// starts Xvfb for them, or reports them skipped where it cannot.
 #pragma once
 
 #include <QGuiApplication>

@@ -93,7 +93,8 @@ BACKEND_TEST("a sampled view holds each sample's cell value, NaN outside the gri
   struct Case {
     double zoom, cx, cy;
   };
-  for (const auto& [zoom, cx, cy] : {Case{1, 150, 100}, Case{3.7, 40.2, 180.9}, Case{11, 299, 0}, Case{0.3, 150, 100}}) {
+  for (const auto& [zoom, cx, cy] :
+       {Case{1, 150, 100}, Case{3.7, 40.2, 180.9}, Case{11, 299, 0}, Case{0.3, 150, 100}}) {
     const auto region = ViewRegion::fit(300, 200, 640, 360, zoom, cx, cy);
     const auto sampled = sampler.sample(held.frame, field, region);
     INFO("zoom " << zoom << " around (" << cx << ", " << cy << ")");
