@@ -78,7 +78,7 @@ struct ViewerArgs {
   int view_w = 1280, view_h = 720;
   std::string render = "view";  ///< view | kernel | wait (bench/system.cpp, RenderMode)
 };
-/// A viewer as cuview-gui renders: takes the newest frame, renders it (gui::FrameRenderer, or
+/// A viewer as cuview-gui renders: takes the newest frame, renders it (cuview::ViewSampler, or
 /// another RenderMode), at `hz`. Prints one line
 /// "viewer frames=… seconds=… latency_p50_ms=… latency_p99_ms=… attach_ms=… verified_ms=…".
 int run_viewer(const ViewerArgs& a);

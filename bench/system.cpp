@@ -11,9 +11,9 @@
 #include "bench.hpp"
 #include "cuview/client.hpp"
 #include "cuview/posix.hpp"
+#include "cuview/view_sampler.hpp"
 #include "process.hpp"
 #include "render/colormap.hpp"
-#include "render/frame_renderer.hpp"
 #include "render/render.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "render_kernel.hpp"
@@ -32,8 +32,9 @@ std::string self_exe() {
 double ms_since(std::int64_t realtime_stamp) { return static_cast<double>(realtime_ns() - realtime_stamp) * 1e-6; }
 
 /// How a bench viewer turns a frame into pixels.
-///   view:   as cuview-gui does (gui::FrameRenderer): host wait on the frame's event, the view's
-///           sampled rows by the copy engine, colours on the CPU (host backend: read in place);
+///   view:   as cuview-gui does (cuview::ViewSampler, then gui::colour_values): host wait on the
+///           frame's event, the view's sampled rows by the copy engine, colours on the CPU (host
+///           backend: read in place);
 ///   kernel: the viewer's previous path, for comparison: its stream waits on the frame's event and
 ///           a render kernel runs in its own context (bench/render_kernel.cu);
 ///   wait:   the frame's handoff only: wait for its event on the host, render nothing.
@@ -46,7 +47,7 @@ class ViewRenderer {
         t_(gui::ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), w, h, 1.0, d.width / 2.0,
                                    d.height / 2.0)),
         lut_(gui::make_lut(gui::Colormap::viridis)),
-        offset_(d.fields.at(0).offset),
+        field_(d.fields.at(0)),
         rgba_(static_cast<std::size_t>(w) * h),
         values_(rgba_.size()) {}
 
@@ -60,22 +61,24 @@ class ViewRenderer {
     if (mode_ == RenderMode::kernel && f.device_slot() != nullptr) {
       if (!kernel_) kernel_ = std::make_unique<KernelRenderer>();
       f.wait_on(kernel_->stream());
-      kernel_->render(reinterpret_cast<const float*>(static_cast<const unsigned char*>(f.device_slot()) + offset_),
-                      lut_.data(), t_, rgba_.data(), values_.data());
+      kernel_->render(
+          reinterpret_cast<const float*>(static_cast<const unsigned char*>(f.device_slot()) + field_.offset),
+          lut_.data(), t_, rgba_.data(), values_.data());
       return;
     }
 #endif
-    view_.render(f, 0, offset_, t_, lut_.data(), rgba_.data(), values_.data());
+    const auto sampled = sampler_.sample(f, field_, t_);
+    gui::colour_values(sampled.values.data(), sampled.values.size(), lut_.data(), t_.lo, t_.hi, rgba_.data());
   }
 
  private:
   RenderMode mode_;
   gui::ViewTransform t_;
   gui::Lut lut_;
-  std::size_t offset_;
+  proto::FieldDesc field_;
   std::vector<std::uint32_t> rgba_;
-  std::vector<float> values_;
-  gui::FrameRenderer view_;
+  std::vector<float> values_;  ///< the kernel's
+  ViewSampler sampler_;
 #ifdef CUVIEW_HAVE_CUDA
   std::unique_ptr<KernelRenderer> kernel_;
 #endif

@@ -6,7 +6,8 @@
 #include <QWidget>
 #include <vector>
 
-#include "viewer_worker.hpp"
+#include "render/colormap.hpp"
+#include "render/rendered_frame.hpp"
 
 namespace cuview::gui {
 
@@ -89,31 +90,6 @@ class ColorBar : public QWidget {
  private:
   Lut lut_ = make_lut(Colormap::viridis);
   float lo_ = 0, hi_ = 1;
-};
-
-/// Steps per second and frame latency over the last minute.
-class RatePlot : public QWidget {
-  Q_OBJECT
- public:
-  explicit RatePlot(QWidget* parent = nullptr);
-  void add(double steps_per_s, double latency_ms);
-  /// The legend's two lines as drawn now ("steps/s ≤ …", "latency ≤ … ms").
-  [[nodiscard]] QStringList legend() const;
-  [[nodiscard]] QSize sizeHint() const override;
-  /// Wide and tall enough for the legend at its longest, so it is never cut off.
-  [[nodiscard]] QSize minimumSizeHint() const override;
-
- protected:
-  void paintEvent(QPaintEvent*) override;
-
- private:
-  struct Sample {
-    qint64 t_ms;
-    double steps, latency;
-  };
-  /// The largest steps/s and latency in the window (at least 1 each): the plot's scales.
-  [[nodiscard]] std::pair<double, double> maxima() const;
-  std::vector<Sample> samples_;
 };
 
 }  // namespace cuview::gui

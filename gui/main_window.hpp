@@ -1,37 +1,26 @@
-// The viewer's window: daemon list, field view with colour bar, display and simulation
-// controls generated from the daemon's description, status bar and rate plot.
+// The viewer's window: the field view with its colour bar in the middle, four docks around it
+// (panels/: daemons, display, simulation, rates), the status bar and the menus. It composes them:
+// the worker's signals go to the panels that show them, the panels' requests to the worker.
 #pragma once
 
 #include <QElapsedTimer>
 #include <QMainWindow>
-#include <QMap>
 #include <QSize>
 
+#include "application.hpp"
 #include "field_view.hpp"
-#include "viewer_worker.hpp"
+#include "worker/daemon_lister.hpp"
+#include "worker/viewer_worker.hpp"
 
-class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
-class QFormLayout;
-class QLabel;
-class QListWidget;
-class QPushButton;
 class QAction;
-class QIcon;
-class QImage;
+class QLabel;
 
 namespace cuview::gui {
 
-/// Drops the offscreen platform's warning about every window resize, which says nothing to a user.
-void quiet_platform_noise();
-/// cuview's icon (resources/icons), at every size it is drawn in.
-QIcon application_icon();
-/// The pixels of `widget` as the user sees them: grabbed from the window system on a real display,
-/// rendered by the widget itself offscreen.
-QImage grab_pixels(QWidget* widget);
-/// The window's size when no geometry was saved.
-inline constexpr QSize kDefaultWindowSize{1100, 760};
+class DaemonsPanel;
+class DisplayPanel;
+class RatesPanel;
+class SimulationPanel;
 
 struct ViewerOptions {
   QString name;        ///< attach to this daemon at start (empty: none)
@@ -87,49 +76,32 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* e) override;
 
  private:
-  void build_ui();
+  void build_status_bar();
+  void build_menus();
+  void connect_parts();
   void save_settings();
   void push_view();
-  /// The user picked `map` for the field shown.
-  void choose_colormap(Colormap map);
-  /// The colormap the field shown opens with: the user's choice for it; else diverging when its
-  /// values are both negative and positive (unless --colormap said otherwise); else the colormap
-  /// chosen last. Sets the Colormap list without taking it for the user's choice.
-  void show_colormap_of_field();
-  /// Learns from the first frame of a field with more than one value whether the field is signed.
-  /// True when that changes its colormap: the frame is stale then, and a fresh one is on its way.
-  bool learn_sign(const RenderedFrame& f);
   void on_frame(const RenderedFrame& f);
   void on_painted(const RenderedFrame& f);
   void on_connection(Connection state, const QString& text);
   void on_described(const proto::DescribeResult& d);
   void on_stats(const proto::Stats& s);
+  /// When the daemon last wrote a checkpoint, and a word when a new one lands or one failed.
+  void show_checkpoints(const proto::Stats& s);
   void on_error(const QString& message);
-  void on_daemons_listed(const QList<DaemonEntry>& list);
   void fail_headless(const QString& message);
   void toggle_recording(bool on);
 
   ViewerOptions opts_;
   ViewerWorker worker_;
+  DaemonLister lister_;
   FieldView* view_ = nullptr;
   ColorBar* colorbar_ = nullptr;
-  RatePlot* plot_ = nullptr;
-  QListWidget* daemons_ = nullptr;
-  QComboBox* field_ = nullptr;
-  QComboBox* colormap_ = nullptr;
-  QComboBox* range_mode_ = nullptr;
-  QDoubleSpinBox* range_lo_ = nullptr;
-  QDoubleSpinBox* range_hi_ = nullptr;
-  QComboBox* presets_ = nullptr;
-  QCheckBox* arrows_ = nullptr;  // vector fields: arrows over the magnitude
-  QPushButton* draw_ = nullptr;  // drawing mode, enabled when the simulation has an input
-  QDoubleSpinBox* brush_ = nullptr;
-  QString draw_input_;
-  QFormLayout* params_form_ = nullptr;
-  QWidget* params_box_ = nullptr;
-  QMap<QString, QDoubleSpinBox*> params_;
-  QPushButton* pause_ = nullptr;
-  QLabel* conn_label_ = nullptr;
+  DaemonsPanel* daemons_ = nullptr;
+  DisplayPanel* display_ = nullptr;
+  SimulationPanel* simulation_ = nullptr;
+  RatesPanel* rates_ = nullptr;
+  QLabel* connection_label_ = nullptr;
   QLabel* fps_label_ = nullptr;
   QLabel* latency_label_ = nullptr;
   QLabel* steps_label_ = nullptr;
@@ -145,14 +117,8 @@ class MainWindow : public QMainWindow {
   Connection state_ = Connection::detached;
   QString target_;
   QString session_;
-  QString field_name_;
-  QString sim_;                             ///< the simulation described last
-  Colormap preferred_ = Colormap::viridis;  ///< for fields the user chose nothing for
-  QMap<QString, Colormap> chosen_;          ///< the user's choice per field (this session)
-  QMap<QString, bool> signed_;              ///< per field of sim_: values both negative and positive
   QString last_error_;
   QString connection_detail_ = "detached";
-  bool paused_ = false;
   quint64 frames_displayed_ = 0, skipped_total_ = 0;
   double last_latency_ms_ = 0;
   QElapsedTimer fps_clock_;

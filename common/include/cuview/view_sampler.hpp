@@ -1,0 +1,118 @@
+// A view of a frame as plain values: which cells an output of W × H samples of a grid shows (zoom
+// and pan, nearest cell), and their values. The viewer colours them; a remote gateway would send
+// them as they are. The sampling is separable — a sample's cell row depends only on its output row,
+// its column only on its output column — so a view needs only its sampled rows of its visible
+// columns, and that is all that ever leaves the GPU: a CUDA frame is waited for on the host
+// (Frame::wait), then the copy engine brings those rows into pinned host memory. No kernel runs in
+// this process's CUDA context and no stream of it waits on the publisher's event: either would make
+// the GPU switch contexts under the simulation (docs/benchmarks.md, "Viewers that cost nothing").
+//
+// The header includes no client or CUDA header, so that device code can use ViewRegion.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "cuview/hd.hpp"
+
+namespace cuview {
+
+class Frame;
+namespace proto {
+struct FieldDesc;
+}
+
+/// The part of a grid an output shows: the cell at the output's centre and the cells-to-samples
+/// scale.
+struct ViewRegion {
+  int field_w = 0, field_h = 0;  ///< the grid, cells
+  int view_w = 0, view_h = 0;    ///< the output, samples (a viewer's pixels)
+  double center_x = 0, center_y = 0;
+  double pixels_per_cell = 1;
+
+  /// The whole grid fitted in the output, times `zoom`, centred on cell (cx, cy).
+  static ViewRegion fit(int fw, int fh, int vw, int vh, double zoom, double cx, double cy) {
+    ViewRegion r;
+    r.field_w = fw, r.field_h = fh, r.view_w = vw, r.view_h = vh;
+    r.center_x = cx, r.center_y = cy;
+    const double sx = static_cast<double>(vw) / fw, sy = static_cast<double>(vh) / fh;
+    r.pixels_per_cell = (sx < sy ? sx : sy) * zoom;
+    return r;
+  }
+  /// The cell column under output column `px`; -1 outside the grid.
+  CUVIEW_HD int col_at(int px) const {
+    const double fx = center_x + (px + 0.5 - view_w * 0.5) / pixels_per_cell;
+    return fx < 0 || fx >= field_w ? -1 : static_cast<int>(fx);
+  }
+  /// The cell row under output row `py`; -1 outside the grid.
+  CUVIEW_HD int row_at(int py) const {
+    const double fy = center_y + (py + 0.5 - view_h * 0.5) / pixels_per_cell;
+    return fy < 0 || fy >= field_h ? -1 : static_cast<int>(fy);
+  }
+  /// The cell under output sample (px, py); false when it lies outside the grid.
+  CUVIEW_HD bool cell_at(int px, int py, int& cx, int& cy) const {
+    cx = col_at(px);
+    cy = row_at(py);
+    return cx >= 0 && cy >= 0;
+  }
+};
+
+/// The value a cell shows: the scalar itself, or the magnitude of a vector of `components`.
+CUVIEW_HD inline float shown_value(const float* cell, int components) {
+  if (components == 1) return cell[0];
+  float s = 0;
+  for (int k = 0; k < components; ++k) s += cell[k] * cell[k];
+  return sqrtf(s);
+}
+
+/// The cells a region samples: per output row its cell row, per output column its cell column
+/// (-1 outside the grid), the distinct rows in order, and the span of visible columns.
+struct ViewSampling {
+  std::vector<int> rows, cols;
+  std::vector<int> distinct_rows;  ///< increasing
+  int col_lo = 0, col_count = 0;   ///< visible columns [col_lo, col_lo + col_count)
+  static ViewSampling of(const ViewRegion& region);
+};
+
+/// Whether a sample also carries the cell's vector components.
+enum class VectorComponents { omit, include };
+
+/// One field of one frame sampled over a region: plain values, row-major, one per output sample.
+struct SampledView {
+  ViewRegion region;
+  int components = 1;          ///< values per cell of the field
+  std::vector<float> values;   ///< view_w × view_h: the cell's value (a vector's magnitude); NaN outside the grid
+  std::vector<float> vectors;  ///< with VectorComponents::include: `components` per sample, NaN outside the grid
+};
+
+/// Samples views of frames. Keeps its pinned host rows and copy stream (CUDA) from one call to the
+/// next, so that a viewer allocates them once. Every CUDA call runs under a cuda::DeviceGuard of the
+/// frame's GPU: the calling thread's current device is never set. Move-only; one thread at a time.
+class ViewSampler {
+ public:
+  ViewSampler();
+  ~ViewSampler();
+  ViewSampler(ViewSampler&&) noexcept;
+  ViewSampler& operator=(ViewSampler&&) noexcept;
+  ViewSampler(const ViewSampler&) = delete;
+  ViewSampler& operator=(const ViewSampler&) = delete;
+
+  /// Samples `field` of `frame` (float32, field.components per cell, a region.field_w ×
+  /// region.field_h grid) over `region`. Host frames are read in place from shared memory; CUDA
+  /// frames are waited for on the host, then only the sampled rows of the visible columns are
+  /// copied. Throws Error(bad_value) naming a field that is not float32 or smaller than the grid,
+  /// Error(cuda) naming the failing copy.
+  [[nodiscard]] SampledView sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region,
+                                   VectorComponents vectors = VectorComponents::omit);
+  /// Bytes the last sample of a CUDA frame copied to the host (0 for a host frame).
+  [[nodiscard]] std::size_t bytes_copied() const noexcept { return bytes_copied_; }
+
+ private:
+  struct Staging;  // pinned rows and a copy stream, on the GPU of the last CUDA frame
+  std::unique_ptr<Staging> staging_;
+  std::size_t bytes_copied_ = 0;
+};
+
+}  // namespace cuview

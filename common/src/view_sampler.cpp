@@ -1,0 +1,177 @@
+#include "cuview/view_sampler.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "cuview/client.hpp"
+#include "cuview/error.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda/pinned_buffer.hpp"
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_guard.hpp"
+#include "cuview/cuda/stream.hpp"
+#endif
+
+namespace cuview {
+
+ViewSampling ViewSampling::of(const ViewRegion& region) {
+  ViewSampling s;
+  s.rows.resize(static_cast<std::size_t>(region.view_h));
+  s.cols.resize(static_cast<std::size_t>(region.view_w));
+  for (int py = 0; py < region.view_h; ++py) {
+    const int r = s.rows[static_cast<std::size_t>(py)] = region.row_at(py);
+    if (r >= 0 && (s.distinct_rows.empty() || s.distinct_rows.back() != r)) s.distinct_rows.push_back(r);
+  }
+  int lo = region.field_w, hi = -1;
+  for (int px = 0; px < region.view_w; ++px) {
+    const int c = s.cols[static_cast<std::size_t>(px)] = region.col_at(px);
+    if (c >= 0) lo = c < lo ? c : lo, hi = c > hi ? c : hi;
+  }
+  if (hi >= lo) s.col_lo = lo, s.col_count = hi - lo + 1;
+  return s;
+}
+
+namespace {
+/// The samples from the sampled rows: `row_data[py]` points at the first value of cell
+/// (col_lo, rows[py]), or is null where the row lies outside the grid.
+void gather(const std::vector<const float*>& row_data, const ViewSampling& s, SampledView& out) {
+  const auto& r = out.region;
+  const int components = out.components;
+  const bool with_vectors = !out.vectors.empty();
+  for (int py = 0; py < r.view_h; ++py) {
+    const float* row = row_data[static_cast<std::size_t>(py)];
+    for (int px = 0; px < r.view_w; ++px) {
+      const auto at = static_cast<std::size_t>(py) * r.view_w + px;
+      float* vector = with_vectors ? &out.vectors[at * components] : nullptr;
+      const int c = s.cols[static_cast<std::size_t>(px)];
+      if (row == nullptr || c < 0) {
+        out.values[at] = NAN;
+        for (int k = 0; vector && k < components; ++k) vector[k] = NAN;
+        continue;
+      }
+      const float* cell = row + static_cast<std::size_t>(c - s.col_lo) * components;
+      out.values[at] = shown_value(cell, components);
+      for (int k = 0; vector && k < components; ++k) vector[k] = cell[k];
+    }
+  }
+}
+
+void check_field(const proto::FieldDesc& field, const ViewRegion& region) {
+  const auto needed = static_cast<std::uint64_t>(region.field_w) * region.field_h * field.components * sizeof(float);
+  if (field.dtype != "float32" || field.components < 1)
+    throw Error(Errc::bad_value, "field '" + field.name + "' (" + field.dtype + " × " +
+                                     std::to_string(field.components) + ") cannot be sampled: only float32 fields can");
+  if (field.bytes < needed)
+    throw Error(Errc::bad_value, "field '" + field.name + "' holds " + std::to_string(field.bytes) +
+                                     " bytes, less than the " + std::to_string(needed) + " of a " +
+                                     std::to_string(region.field_w) + "×" + std::to_string(region.field_h) + " grid");
+}
+}  // namespace
+
+#ifdef CUVIEW_HAVE_CUDA
+struct ViewSampler::Staging {
+  explicit Staging(int gpu) : device(gpu) {
+    cuda::DeviceGuard guard(device);
+    stream = cuda::Stream::create();
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    // Released in the context they were made in, not whichever the thread has current.
+    try {
+      cuda::DeviceGuard guard(device);
+      rows = cuda::PinnedBuffer();
+      stream = cuda::Stream();
+    } catch (...) {  // the driver is gone: the members free what they still can
+    }
+  }
+  /// Pinned room for `count` floats; its contents are not kept when it grows.
+  float* reserve(std::size_t count) {
+    if (count * sizeof(float) > rows.size()) {
+      cuda::DeviceGuard guard(device);
+      rows = cuda::PinnedBuffer();  // freed before the larger one is taken
+      rows = cuda::PinnedBuffer(count * sizeof(float), "the sampled rows of a view");
+    }
+    return rows.as<float>();
+  }
+  int device;
+  cuda::Stream stream;
+  cuda::PinnedBuffer rows;
+};
+#else
+struct ViewSampler::Staging {};
+#endif
+
+ViewSampler::ViewSampler() = default;
+ViewSampler::~ViewSampler() = default;
+ViewSampler::ViewSampler(ViewSampler&&) noexcept = default;
+ViewSampler& ViewSampler::operator=(ViewSampler&&) noexcept = default;
+
+SampledView ViewSampler::sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region,
+                                VectorComponents vectors) {
+  check_field(field, region);
+  SampledView out;
+  out.region = region;
+  out.components = static_cast<int>(field.components);
+  const auto samples = static_cast<std::size_t>(region.view_w) * region.view_h;
+  out.values.resize(samples);
+  if (vectors == VectorComponents::include) out.vectors.resize(samples * field.components);
+  const auto s = ViewSampling::of(region);
+  const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
+  std::vector<const float*> rows(s.rows.size(), nullptr);
+  bytes_copied_ = 0;
+  if (frame.device() < 0) {  // shared memory, read in place
+    const auto* grid = reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.slot_data()) + field.offset);
+    for (std::size_t py = 0; py < rows.size(); ++py)
+      if (s.rows[py] >= 0)
+        rows[py] = grid + (static_cast<std::size_t>(s.rows[py]) * region.field_w + s.col_lo) * field.components;
+    gather(rows, s, out);
+    return out;
+  }
+#ifdef CUVIEW_HAVE_CUDA
+  if (s.col_count > 0 && !s.distinct_rows.empty()) {
+    if (!staging_ || staging_->device != frame.device()) {
+      staging_.reset();
+      staging_ = std::make_unique<Staging>(frame.device());
+    }
+    const auto& r = s.distinct_rows;
+    float* dst = staging_->reserve(r.size() * span);
+    const auto* grid =
+        reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.device_slot()) + field.offset);
+    const auto pitch = static_cast<std::size_t>(region.field_w) * field.components * sizeof(float);
+    frame.wait();  // on the host: the frame is complete, and the GPU never switches to us for it
+    cuda::DeviceGuard guard(staging_->device);
+    // The distinct rows, as runs of equal spacing: one strided 2D copy per run (a zoomed-in view
+    // is one run of consecutive rows; a zoomed-out one, runs of every k-th row).
+    for (std::size_t i = 0; i < r.size();) {
+      std::size_t n = 1;
+      const int stride = i + 1 < r.size() ? r[i + 1] - r[i] : 1;
+      while (i + n < r.size() && r[i + n] - r[i + n - 1] == stride) ++n;
+      cuda::check(
+          cudaMemcpy2DAsync(dst + i * span, span * sizeof(float),
+                            grid + (static_cast<std::size_t>(r[i]) * region.field_w + s.col_lo) * field.components,
+                            pitch * static_cast<std::size_t>(stride), span * sizeof(float), n, cudaMemcpyDeviceToHost,
+                            staging_->stream.get()),
+          "copying " + std::to_string(n) + " rows of field '" + field.name + "' of frame " +
+              std::to_string(frame.info().seq));
+      i += n;
+    }
+    cuda::check(cudaStreamSynchronize(staging_->stream.get()), "waiting for the sampled rows of field '" + field.name +
+                                                                   "' of frame " + std::to_string(frame.info().seq));
+    bytes_copied_ = r.size() * span * sizeof(float);
+    for (std::size_t py = 0, k = 0; py < s.rows.size(); ++py) {
+      if (s.rows[py] < 0) continue;
+      while (r[k] != s.rows[py]) ++k;
+      rows[py] = dst + k * span;
+    }
+  }
+  gather(rows, s, out);
+  return out;
+#else
+  throw Error(Errc::cuda, "frame " + std::to_string(frame.info().seq) +
+                              " is in GPU memory, but this program was built without CUDA");
+#endif
+}
+
+}  // namespace cuview

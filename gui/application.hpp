@@ -1,0 +1,23 @@
+// What the viewer program and its tests need around the window: Qt's noise filtered, the icon,
+// pixels read back as the user sees them, the window's default size.
+#pragma once
+
+#include <QIcon>
+#include <QImage>
+#include <QSize>
+
+class QWidget;
+
+namespace cuview::gui {
+
+/// Drops the offscreen platform's warning about every window resize, which says nothing to a user.
+void quiet_platform_noise();
+/// cuview's icon (resources/icons), at every size it is drawn in.
+QIcon application_icon();
+/// The pixels of `widget` as the user sees them: grabbed from the window system on a real display,
+/// rendered by the widget itself offscreen.
+QImage grab_pixels(QWidget* widget);
+/// The window's size when no geometry was saved.
+inline constexpr QSize kDefaultWindowSize{1100, 760};
+
+}  // namespace cuview::gui

@@ -1,0 +1,92 @@
+#include "panels/daemons_panel.hpp"
+
+#include <QAbstractItemView>
+#include <QHBoxLayout>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSet>
+#include <QVBoxLayout>
+
+namespace cuview::gui {
+
+DaemonsPanel::DaemonsPanel(QWidget* window) : QDockWidget("Daemons", window) {
+  setObjectName("daemons");
+  auto* box = new QWidget;
+  auto* column = new QVBoxLayout(box);
+  list_ = new QListWidget;
+  list_->setObjectName("daemons");
+  // Entries wrap to the dock's width (long ones are elided, the whole text is the tooltip):
+  // never a horizontal scroll bar hiding a daemon's state.
+  list_->setWordWrap(true);
+  list_->setTextElideMode(Qt::ElideRight);
+  list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  list_->setResizeMode(QListView::Adjust);
+  list_->setSpacing(2);
+  column->addWidget(list_);
+  auto* attach = new QPushButton("Attach");
+  attach->setObjectName("attach");
+  attach->setToolTip("Attach to the selected daemon (or the only one running)");
+  auto* detach = new QPushButton("Detach");
+  detach->setObjectName("detach");
+  detach->setToolTip("Stop reading frames; the simulation goes on");
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(attach);
+  buttons->addWidget(detach);
+  column->addLayout(buttons);
+  connect(attach, &QPushButton::clicked, this, &DaemonsPanel::attach_selected);
+  list_->setSelectionMode(QAbstractItemView::SingleSelection);
+  connect(list_, &QListWidget::itemDoubleClicked, this,
+          [this](QListWidgetItem* item) { Q_EMIT attach_requested(item->data(Qt::UserRole).toString()); });
+  connect(detach, &QPushButton::clicked, this, &DaemonsPanel::detach_requested);
+  setWidget(box);
+}
+
+void DaemonsPanel::show_daemons(const QList<DaemonEntry>& daemons, const QString& attached) {
+  QSet<QString> listed;
+  for (const auto& d : daemons) {
+    listed.insert(d.name);
+    const QString text = d.name + "\n" + d.summary;
+    QListWidgetItem* item = nullptr;
+    for (int i = 0; i < list_->count() && item == nullptr; ++i)
+      if (list_->item(i)->data(Qt::UserRole).toString() == d.name) item = list_->item(i);
+    if (item == nullptr) {
+      item = new QListWidgetItem(list_);
+      item->setData(Qt::UserRole, d.name);
+      if (list_->selectedItems().isEmpty() && d.name == attached) item->setSelected(true);
+    }
+    if (item->text() != text) item->setText(text);
+    item->setToolTip(d.name + ": " + d.summary);
+  }
+  for (int i = list_->count() - 1; i >= 0; --i)
+    if (!listed.contains(list_->item(i)->data(Qt::UserRole).toString())) delete list_->takeItem(i);
+}
+
+QStringList DaemonsPanel::names() const {
+  QStringList out;
+  for (int i = 0; i < list_->count(); ++i) out << list_->item(i)->data(Qt::UserRole).toString();
+  return out;
+}
+
+void DaemonsPanel::attach_selected() {
+  // What is highlighted counts, not Qt's current item (which focus alone may set).
+  if (const auto selected = list_->selectedItems(); !selected.isEmpty()) {
+    Q_EMIT attach_requested(selected.front()->data(Qt::UserRole).toString());
+    return;
+  }
+  const QStringList listed = names();
+  if (listed.size() == 1) {
+    list_->setCurrentRow(0, QItemSelectionModel::ClearAndSelect);
+    Q_EMIT attach_requested(listed.front());
+    return;
+  }
+  if (listed.isEmpty())
+    Q_EMIT error(
+        "no cuview-compute daemon is running for you; start one (cuview-compute --name NAME, or "
+        "scripts/run.sh) and it appears in the Daemons list");
+  else
+    Q_EMIT error(QString("%1 daemons are running (%2): select one in the Daemons list, then Attach")
+                     .arg(listed.size())
+                     .arg(listed.join(", ")));
+}
+
+}  // namespace cuview::gui

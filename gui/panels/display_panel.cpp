@@ -1,0 +1,187 @@
+#include "panels/display_panel.hpp"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QPushButton>
+#include <QSettings>
+#include <algorithm>
+
+#include "render/point_views.hpp"
+
+namespace cuview::gui {
+
+namespace {
+QString name_of(Colormap map) {
+  const auto name = kColormapNames[static_cast<std::size_t>(map)];
+  return QString::fromLatin1(name.data(), static_cast<int>(name.size()));
+}
+
+Colormap colormap_from(const QString& name, Colormap fallback) {
+  for (std::size_t i = 0; i < kColormapNames.size(); ++i)
+    if (name == name_of(static_cast<Colormap>(i))) return static_cast<Colormap>(i);
+  return fallback;
+}
+
+/// The entry of the field list that `name` picks (find_view: a field, or a particle view).
+int find_field(const QComboBox* fields, const QString& name) {
+  QStringList labels;
+  for (int i = 0; i < fields->count(); ++i) labels << fields->itemText(i);
+  return find_view(labels, name);
+}
+}  // namespace
+
+DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
+  setObjectName("display");
+  field_ = new QComboBox;
+  field_->setObjectName("field");
+  colormap_ = new QComboBox;
+  colormap_->setObjectName("colormap");
+  for (std::size_t i = 0; i < kColormapNames.size(); ++i) colormap_->addItem(name_of(static_cast<Colormap>(i)));
+  range_mode_ = new QComboBox;
+  range_mode_->setObjectName("range_mode");
+  range_mode_->addItems({"auto", "fixed"});
+  range_lo_ = new QDoubleSpinBox;
+  range_hi_ = new QDoubleSpinBox;
+  for (auto* s : {range_lo_, range_hi_}) {
+    s->setRange(-1e6, 1e6);
+    s->setDecimals(4);
+    s->setSingleStep(0.05);
+    s->setKeyboardTracking(false);
+    s->setEnabled(false);  // the range is automatic until the user fixes it
+  }
+  auto* reset_view = new QPushButton("Reset zoom");
+  arrows_ = new QCheckBox("arrows (vector fields)");
+  arrows_->setObjectName("arrows");
+  auto* box = new QWidget;
+  auto* form = new QFormLayout(box);
+  form->addRow("Field", field_);
+  form->addRow("", arrows_);
+  form->addRow("Colormap", colormap_);
+  form->addRow("Range", range_mode_);
+  form->addRow("Min", range_lo_);
+  form->addRow("Max", range_hi_);
+  form->addRow(reset_view);
+  connect(field_, &QComboBox::currentIndexChanged, this, [this] {
+    if (field_->currentIndex() >= 0) field_name_ = field_->currentText();
+    show_colormap_of_field();
+    Q_EMIT view_changed();
+  });
+  // activated: only what the user picks is a choice (the list also follows the field shown).
+  connect(colormap_, &QComboBox::activated, this, [this](int index) { choose_colormap(static_cast<Colormap>(index)); });
+  connect(colormap_, &QComboBox::currentIndexChanged, this, &DisplayPanel::view_changed);
+  connect(arrows_, &QCheckBox::toggled, this, &DisplayPanel::view_changed);
+  connect(range_mode_, &QComboBox::currentIndexChanged, this, [this](int mode) {
+    range_lo_->setEnabled(mode != 0);
+    range_hi_->setEnabled(mode != 0);
+    Q_EMIT view_changed();
+  });
+  connect(range_lo_, &QDoubleSpinBox::valueChanged, this, &DisplayPanel::view_changed);
+  connect(range_hi_, &QDoubleSpinBox::valueChanged, this, &DisplayPanel::view_changed);
+  connect(reset_view, &QPushButton::clicked, this, &DisplayPanel::reset_zoom);
+  setWidget(box);
+}
+
+void DisplayPanel::restore(const QSettings& settings) {
+  preferred_ = colormap_from(settings.value("view/colormap").toString(), Colormap::viridis);
+  range_mode_->setCurrentIndex(settings.value("view/range_mode", 0).toInt());
+  range_lo_->setValue(settings.value("view/range_lo", 0.0).toDouble());
+  range_hi_->setValue(settings.value("view/range_hi", 1.0).toDouble());
+}
+
+void DisplayPanel::save(QSettings& settings) const {
+  // The colormap chosen last, not the diverging one a signed field showed by itself.
+  settings.setValue("view/colormap", name_of(preferred_));
+  settings.setValue("view/range_mode", range_mode_->currentIndex());
+  settings.setValue("view/range_lo", range_lo_->value());
+  settings.setValue("view/range_hi", range_hi_->value());
+}
+
+void DisplayPanel::start_with(const QString& colormap, const QString& field) {
+  forced_colormap_ = colormap;
+  if (!colormap.isEmpty()) preferred_ = colormap_from(colormap, Colormap::viridis);
+  if (!field.isEmpty()) field_name_ = field;
+  show_colormap_of_field();
+}
+
+void DisplayPanel::describe(const proto::DescribeResult& d) {
+  // Whether a field is signed is learnt again for another simulation (a restarted one keeps it).
+  if (const QString sim = QString::fromStdString(d.sim); sim != sim_) {
+    signed_.clear();
+    sim_ = sim;
+  }
+  // Keep the selected field by name; say so if it no longer exists.
+  const QString wanted = field_name_;
+  field_->blockSignals(true);
+  field_->clear();
+  for (const auto& f : d.fields) field_->addItem(QString::fromStdString(f.name));
+  for (const auto& v : point_views(d)) field_->addItem(v.label);
+  const int index = find_field(field_, wanted);
+  if (index < 0 && !wanted.isEmpty() && field_->count() > 0)
+    Q_EMIT error(
+        QString("field '%1' does not exist in this simulation; showing '%2'").arg(wanted, field_->itemText(0)));
+  field_->setCurrentIndex(std::max(0, index));
+  field_name_ = field_->currentText();
+  field_->blockSignals(false);
+  show_colormap_of_field();
+}
+
+void DisplayPanel::fill(ViewRequest& v) const {
+  v.field = std::max(0, field_->currentIndex());
+  v.colormap = colormap();
+  v.auto_range = range_mode_->currentIndex() == 0;
+  v.lo = static_cast<float>(range_lo_->value());
+  v.hi = static_cast<float>(range_hi_->value());
+  v.arrows = arrows_->isChecked();
+}
+
+int DisplayPanel::field_index() const { return field_->currentIndex(); }
+
+Colormap DisplayPanel::colormap() const { return static_cast<Colormap>(std::max(0, colormap_->currentIndex())); }
+
+void DisplayPanel::set_colormap(Colormap map) {
+  colormap_->setCurrentIndex(static_cast<int>(map));
+  choose_colormap(map);
+}
+
+void DisplayPanel::choose_colormap(Colormap map) {
+  if (!field_name_.isEmpty()) chosen_.insert(field_name_, map);
+  // A map picked for a signed field is that field's; one picked for any other is the new default.
+  if (!signed_.value(field_name_, false)) preferred_ = map;
+}
+
+void DisplayPanel::show_colormap_of_field() {
+  Colormap map = preferred_;
+  if (const auto it = chosen_.constFind(field_name_); it != chosen_.constEnd())
+    map = *it;
+  else if (forced_colormap_.isEmpty() && signed_.value(field_name_, false))
+    map = Colormap::diverging;
+  const QSignalBlocker quiet(colormap_);  // the caller asks for the view
+  colormap_->setCurrentIndex(static_cast<int>(map));
+}
+
+bool DisplayPanel::learn_sign(const RenderedFrame& f) {
+  // Only a frame of the field shown now, and one that says something: a field that is 0
+  // everywhere (a flow at rest) is neither signed nor not yet.
+  if (f.field != field_->currentIndex() || signed_.contains(field_name_) || !(f.data_lo < f.data_hi)) return false;
+  signed_.insert(field_name_, f.data_lo < 0 && f.data_hi > 0);
+  const int before = colormap_->currentIndex();
+  show_colormap_of_field();
+  if (colormap_->currentIndex() == before) return false;
+  Q_EMIT view_changed();
+  return true;
+}
+
+void DisplayPanel::set_fixed_range(float lo, float hi) {
+  range_mode_->setCurrentIndex(1);
+  range_lo_->setValue(lo);
+  range_hi_->setValue(hi);
+}
+
+void DisplayPanel::set_field(const QString& name) {
+  field_name_ = name;
+  if (const int i = find_field(field_, name); i >= 0) field_->setCurrentIndex(i);
+}
+
+}  // namespace cuview::gui

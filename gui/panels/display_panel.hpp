@@ -1,0 +1,80 @@
+// The Display dock: which field (or particle view) is shown, arrows over vector fields, the
+// colormap and the range. It remembers the user's colormap per field and learns from the first
+// frames whether a field has both signs (then it opens in diverging, centred on 0).
+#pragma once
+
+#include <QDockWidget>
+#include <QMap>
+#include <QString>
+
+#include "render/colormap.hpp"
+#include "render/rendered_frame.hpp"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QSettings;
+
+namespace cuview::gui {
+
+/// Owns the Display dock's widgets and the per-field colormap choices; MainWindow asks it for its
+/// part of each view request.
+class DisplayPanel : public QDockWidget {
+  Q_OBJECT
+ public:
+  /// A dock of `window`, which places it.
+  explicit DisplayPanel(QWidget* window);
+
+  /// What interactive runs remembered (QSettings "view/…"); headless runs never call these.
+  void restore(const QSettings& settings);
+  void save(QSettings& settings) const;
+  /// The command line's choices, over what was remembered: a colormap for every field (empty:
+  /// none) and the field to show first (empty: the remembered one).
+  void start_with(const QString& colormap, const QString& field);
+
+  /// The fields and particle views of a newly described simulation; the field shown is kept by name.
+  void describe(const proto::DescribeResult& description);
+  /// Learns from the first frame of a field with more than one value whether the field is signed.
+  /// True when that changes its colormap: the frame is stale then, and a fresh one is on its way.
+  bool learn_sign(const RenderedFrame& frame);
+  /// The panel's part of a view request: field, colormap, range and arrows.
+  void fill(ViewRequest& request) const;
+
+  /// As a user picking `map` in the Colormap list: the choice for the field shown (and for fields
+  /// of one sign, the colormap from now on).
+  void set_colormap(Colormap map);
+  void set_fixed_range(float lo, float hi);
+  void set_field(const QString& name);
+  [[nodiscard]] int field_index() const;
+  [[nodiscard]] Colormap colormap() const;
+
+ Q_SIGNALS:
+  /// Something the view request holds changed.
+  void view_changed();
+  void reset_zoom();
+  void error(const QString& message);
+
+ private:
+  /// The user picked `map` for the field shown.
+  void choose_colormap(Colormap map);
+  /// The colormap the field shown opens with: the user's choice for it; else diverging when its
+  /// values are both negative and positive (unless the command line named one); else the colormap
+  /// chosen last. Sets the Colormap list without taking it for the user's choice.
+  void show_colormap_of_field();
+
+  QComboBox* field_ = nullptr;
+  QCheckBox* arrows_ = nullptr;  // vector fields: arrows over the magnitude
+  QComboBox* colormap_ = nullptr;
+  QComboBox* range_mode_ = nullptr;
+  QDoubleSpinBox* range_lo_ = nullptr;
+  QDoubleSpinBox* range_hi_ = nullptr;
+
+  QString forced_colormap_;                 ///< --colormap: every field's, never diverging by itself
+  QString field_name_;                      ///< the field shown, or wanted when the next description has it
+  QString sim_;                             ///< the simulation described last
+  Colormap preferred_ = Colormap::viridis;  ///< for fields the user chose nothing for
+  QMap<QString, Colormap> chosen_;          ///< the user's choice per field (this session)
+  QMap<QString, bool> signed_;              ///< per field of sim_: values both negative and positive
+};
+
+}  // namespace cuview::gui

@@ -1,0 +1,43 @@
+// What the UI asks the render step for (ViewRequest) and what it gets back (RenderedFrame): value
+// types, copied under the worker's lock and handed over a queued connection.
+#pragma once
+
+#include <QImage>
+#include <QMetaType>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cuview/client.hpp"
+#include "render/colormap.hpp"
+
+namespace cuview::gui {
+
+/// What the UI asks the worker to render.
+struct ViewRequest {
+  int width = 0, height = 0;  ///< pixels
+  int field = 0;              ///< a field, or past the fields: point_views(description)[field − fields]
+  Colormap colormap = Colormap::viridis;
+  bool auto_range = true;  ///< the values' range; centred on 0 with diverging when they have both signs
+  float lo = 0, hi = 1;    ///< used when !auto_range
+  double zoom = 1, center_x = -1, center_y = -1;  ///< center < 0: the field's centre
+  bool arrows = false;                            ///< vector fields: arrows over the magnitude
+};
+
+/// One rendered frame, handed to the UI thread by value.
+struct RenderedFrame {
+  QImage image;
+  std::shared_ptr<const std::vector<float>> values;  ///< per pixel, NaN outside the field
+  FrameInfo info;
+  float lo = 0, hi = 1;            ///< the range the colours were mapped from
+  float data_lo = 0, data_hi = 0;  ///< the smallest and largest value drawn (equal: one value, or none)
+  int field = 0;
+  Colormap colormap = Colormap::viridis;
+  double center_x = 0, center_y = 0, pixels_per_cell = 1;
+  int field_w = 0, field_h = 0;
+  std::uint64_t skipped = 0;  ///< frames published since the previous one that this viewer skipped
+};
+
+}  // namespace cuview::gui
+
+Q_DECLARE_METATYPE(cuview::gui::RenderedFrame)

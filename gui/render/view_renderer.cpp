@@ -1,0 +1,119 @@
+#include "render/view_renderer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "render/arrows.hpp"
+#include "render/particles.hpp"
+#include "render/point_views.hpp"
+#include "render/render.hpp"
+
+namespace cuview::gui {
+
+namespace {
+/// The automatic range for values in [lo, hi]: that, or −m..+m when a diverging map shows values
+/// of both signs, so that its middle colour is 0.
+std::pair<float, float> auto_range(float lo, float hi, Colormap map) {
+  if (map != Colormap::diverging || !(lo < 0 && hi > 0)) return {lo, hi};
+  const float m = std::max(-lo, hi);
+  return {-m, m};
+}
+
+const proto::FieldDesc* position_of(const proto::ParticleSetDesc& set) {
+  for (const auto& a : set.attributes)
+    if (a.dtype == "float32" && a.name == "position" && a.components >= 2) return &a;
+  return nullptr;
+}
+}  // namespace
+
+void ViewRenderer::forget_session() {
+  auto_valid_ = false;
+  auto_field_ = -1;
+  particle_half_ = 0;
+}
+
+RenderResult ViewRenderer::refuse(const std::string& what, const QString& why) {
+  RenderResult out;
+  if (unshowable_ != what) out.refusal = why;
+  unshowable_ = what;
+  return out;
+}
+
+std::pair<float, float> ViewRenderer::range_for(const ViewRequest& view, int field, bool drawn, float data_lo,
+                                                float data_hi) {
+  // Auto range follows the visible values, applied from the next frame on (no second look at the
+  // values) — except when the range came from another field: then this frame has its own.
+  std::pair<float, float> range{view.lo, view.hi};
+  if (view.auto_range) range = auto_valid_ ? auto_range(auto_lo_, auto_hi_, view.colormap) : std::pair(0.0f, 1.0f);
+  if (!drawn) return range;
+  if (data_hi - data_lo < 1e-6f) data_hi = data_lo + 1e-6f;
+  if (view.auto_range && auto_field_ != field) range = auto_range(data_lo, data_hi, view.colormap);
+  auto_lo_ = data_lo, auto_hi_ = data_hi, auto_valid_ = true, auto_field_ = field;
+  return range;
+}
+
+RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResult& d, const ViewRequest& view) {
+  if (view.width <= 0 || view.height <= 0 || d.fields.empty()) return {};
+  const auto points = point_views(d);
+  const int field = std::clamp(view.field, 0, static_cast<int>(d.fields.size() + points.size()) - 1);
+  const bool is_particles = static_cast<std::size_t>(field) >= d.fields.size();
+  const auto& fd = d.fields[is_particles ? 0 : static_cast<std::size_t>(field)];
+  if (!is_particles && (fd.dtype != "float32" || fd.components < 1 || fd.components > 3)) {
+    // The render path reads float32 scalars and vectors (as their magnitude); a plugin's other
+    // fields are described and verified, not drawn (yet): say so once rather than draw garbage.
+    return refuse(fd.name, QString("field '%1' (%2 × %3) cannot be drawn yet: the viewer draws float32 fields; pick "
+                                   "another field")
+                               .arg(QString::fromStdString(fd.name), QString::fromStdString(fd.dtype))
+                               .arg(fd.components));
+  }
+  unshowable_.clear();
+  const double cx = view.center_x < 0 ? d.width / 2.0 : view.center_x;
+  const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
+  auto t = ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height, view.zoom,
+                              cx, cy);
+  SampledView sampled;
+  if (is_particles) {
+    const auto& pv = points[static_cast<std::size_t>(field) - d.fields.size()];
+    const auto& set = d.particles.at(pv.set);
+    const auto* position = position_of(set);
+    if (position == nullptr)
+      return refuse(
+          set.name,
+          QString("particle set '%1' has no float32 'position' to draw").arg(QString::fromStdString(set.name)));
+    const auto* colour = pv.colour >= 0 ? &set.attributes.at(static_cast<std::size_t>(pv.colour)) : nullptr;
+    sampled.region = t;
+    sampled.values = sample_particles(frame, set, *position, colour, t, particle_half_);
+  } else {
+    t.components = static_cast<int>(fd.components);
+    const bool arrows = view.arrows && fd.components >= 2;
+    sampled = sampler_.sample(frame, fd, t, arrows ? VectorComponents::include : VectorComponents::omit);
+  }
+  float lo = INFINITY, hi = -INFINITY;
+  for (float v : sampled.values) {
+    if (std::isnan(v)) continue;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const bool drawn = lo <= hi;
+  std::tie(t.lo, t.hi) = range_for(view, field, drawn, lo, hi);
+
+  RenderedFrame out;
+  out.image = QImage(view.width, view.height, QImage::Format_ARGB32);
+  const auto lut = make_lut(view.colormap);
+  colour_values(sampled.values.data(), sampled.values.size(), lut.data(), t.lo, t.hi,
+                reinterpret_cast<std::uint32_t*>(out.image.bits()));
+  draw_arrows(out.image, sampled);
+  out.values = std::make_shared<const std::vector<float>>(std::move(sampled.values));
+  out.info = frame.info();
+  out.lo = t.lo, out.hi = t.hi;
+  out.data_lo = drawn ? lo : 0.0f, out.data_hi = drawn ? hi : 0.0f;
+  out.field = field;
+  out.colormap = view.colormap;
+  out.center_x = t.center_x, out.center_y = t.center_y, out.pixels_per_cell = t.pixels_per_cell;
+  out.field_w = t.field_w, out.field_h = t.field_h;
+  return {std::move(out), {}};
+}
+
+}  // namespace cuview::gui

@@ -1,0 +1,49 @@
+// The render step's one entry point: a frame and the UI's request in, a finished picture out. A
+// field is sampled by the client library (cuview::ViewSampler: host wait and copy-engine rows on
+// CUDA, in place on the host), a particle set is drawn as points; then the values are coloured,
+// and arrows drawn over a vector field. No Qt widget and no lock: it runs on the worker's thread.
+#pragma once
+
+#include <QString>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "cuview/client.hpp"
+#include "cuview/view_sampler.hpp"
+#include "render/rendered_frame.hpp"
+
+namespace cuview::gui {
+
+/// What the render step made of a frame.
+struct RenderResult {
+  std::optional<RenderedFrame> frame;  ///< empty: nothing to show for this request
+  QString refusal;                     ///< why not, the first time it is so for a field
+};
+
+/// Keeps what carries from one frame to the next: the automatic range, the space a particle set
+/// is fitted into, the sampler's pinned rows. One thread at a time.
+class ViewRenderer {
+ public:
+  /// `frame` of the session `description` describes, as `view` asks. Throws Error(cuda) naming a
+  /// failing copy.
+  RenderResult render(const Frame& frame, const proto::DescribeResult& description, const ViewRequest& view);
+  /// A new daemon session: the range and the particles' fit are learnt again.
+  void forget_session();
+
+ private:
+  /// The refusal to draw `what`, said once: empty when it was the last refusal too.
+  RenderResult refuse(const std::string& what, const QString& why);
+  /// The colours' range for values [data_lo, data_hi] of `field` (none drawn: `drawn` false), and
+  /// the automatic range learnt from them for the next frame.
+  std::pair<float, float> range_for(const ViewRequest& view, int field, bool drawn, float data_lo, float data_hi);
+
+  ViewSampler sampler_;
+  bool auto_valid_ = false;
+  int auto_field_ = -1;  ///< the field the automatic range was taken from
+  float auto_lo_ = 0, auto_hi_ = 1;
+  double particle_half_ = 0;  ///< half-width of the space the view shows; 0: fit at the next frame
+  std::string unshowable_;    ///< the field last refused as undrawable (said once)
+};
+
+}  // namespace cuview::gui

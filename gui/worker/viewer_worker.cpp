@@ -1,0 +1,196 @@
+#include "worker/viewer_worker.hpp"
+
+#include <QMutexLocker>
+#include <chrono>
+#include <utility>
+
+#include "cuview/error.hpp"
+
+namespace cuview::gui {
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+ViewerWorker::ViewerWorker(QObject* parent) : QThread(parent) {
+  qRegisterMetaType<RenderedFrame>();
+  qRegisterMetaType<Connection>();
+  qRegisterMetaType<proto::DescribeResult>();
+  qRegisterMetaType<proto::Stats>();
+}
+
+ViewerWorker::~ViewerWorker() {
+  {
+    QMutexLocker lock(&mu_);
+    stop_ = true;
+    wake_.wakeAll();
+  }
+  wait();
+}
+
+void ViewerWorker::set_target(const QString& name) {
+  QMutexLocker lock(&mu_);
+  target_ = name;
+  wake_.wakeAll();
+}
+
+void ViewerWorker::set_view(const ViewRequest& v) {
+  QMutexLocker lock(&mu_);
+  view_ = v;
+  view_changed_ = true;
+  wake_.wakeAll();
+}
+
+void ViewerWorker::frame_shown() {
+  QMutexLocker lock(&mu_);
+  shown_ = true;
+  wake_.wakeAll();
+}
+
+void ViewerWorker::post(Command command) {
+  QMutexLocker lock(&mu_);
+  commands_.post(std::move(command));
+  wake_.wakeAll();
+}
+
+void ViewerWorker::set_state(Connection s, const QString& text) {
+  if (s == state_ && text == state_text_) return;
+  state_ = s;
+  state_text_ = text;
+  Q_EMIT connection_changed(s, text);
+}
+
+void ViewerWorker::try_attach(const QString& name) {
+  AttachOptions o;
+  o.name = name.toStdString();
+  o.client = "cuview-gui";
+  o.timeout = 1500ms;
+  // Waiting after a disconnect keeps its short text; waiting from the start keeps the long one.
+  const bool was_attached =
+      state_ == Connection::connected || (state_ == Connection::waiting && state_text_.startsWith("disconnected"));
+  if (state_ != Connection::waiting) set_state(Connection::connecting, "connecting to " + name + "…");
+  try {
+    client_.emplace(Client::attach(o));
+    last_seq_ = 0;
+    renderer_.forget_session();
+    const auto& d = client_->description();
+    Q_EMIT described(d);
+    set_state(Connection::connected,
+              QString("connected to %1 (%2 on %3)")
+                  .arg(name, QString::fromStdString(d.backend), QString::fromStdString(d.device)));
+  } catch (const Error& e) {
+    client_.reset();
+    // A daemon that is not (yet, or no longer) there is waited for; anything else is shown.
+    if (e.code() == Errc::no_daemon || e.code() == Errc::daemon_gone || e.code() == Errc::timeout) {
+      // After a disconnect the short form says it all; before the first connection, say why and
+      // what to do ("no cuview-compute daemon named 'x' is running ...; start one with ...").
+      set_state(Connection::waiting, was_attached ? "disconnected — waiting for " + name
+                                                  : QString("waiting for %1: %2").arg(name, e.what()));
+    } else {
+      set_state(Connection::failed, QString("cannot attach to %1: %2").arg(name, e.what()));
+    }
+  }
+}
+
+void ViewerWorker::drop_client() {
+  current_.reset();  // release the held slot before detaching
+  client_.reset();
+}
+
+void ViewerWorker::run_commands(std::deque<Command> commands) {
+  for (auto& command : commands) {
+    if (!client_) {
+      Q_EMIT error(command.what + ": not attached to a daemon");
+      continue;
+    }
+    try {
+      command.run(*client_);
+    } catch (const Error& e) {
+      Q_EMIT error(command.what + ": " + e.what());
+    }
+  }
+}
+
+void ViewerWorker::render(const ViewRequest& view) {
+  auto result = renderer_.render(*current_, client_->description(), view);
+  if (!result.refusal.isEmpty()) Q_EMIT error(result.refusal);
+  if (!result.frame) {
+    QMutexLocker lock(&mu_);
+    shown_ = true;  // nothing goes to the UI, so nothing will say it was shown
+    return;
+  }
+  const auto seq = current_->info().seq;
+  result.frame->skipped = last_seq_ != 0 && seq > last_seq_ + 1 ? seq - last_seq_ - 1 : 0;
+  last_seq_ = seq;
+  Q_EMIT frame_ready(*result.frame);
+}
+
+void ViewerWorker::run() {
+  auto next_stats = Clock::now();
+  auto next_attach = Clock::now();
+  for (;;) {
+    QString target;
+    ViewRequest view;
+    bool may_render = false, view_changed = false;
+    std::deque<Command> commands;
+    {
+      QMutexLocker lock(&mu_);
+      if (stop_) break;
+      target = target_;
+      view = view_;
+      may_render = shown_;
+      if (may_render) {
+        // Consumed together with the view it describes, so no change made meanwhile is lost.
+        view_changed = std::exchange(view_changed_, false);
+      }
+      commands = commands_.take();
+    }
+    const auto now = Clock::now();
+    if (client_ && (target.isEmpty() || QString::fromStdString(client_->name()) != target)) {
+      drop_client();  // detaches
+      set_state(Connection::detached, "detached");
+    }
+    if (!client_ && !target.isEmpty() && now >= next_attach) {
+      try_attach(target);
+      next_attach = now + 250ms;
+    }
+    run_commands(std::move(commands));
+    if (!client_) {
+      QMutexLocker lock(&mu_);
+      if (!stop_ && commands_.empty()) wake_.wait(&mu_, 100);
+      continue;
+    }
+    try {
+      if (Clock::now() >= next_stats) {
+        Q_EMIT stats_updated(client_->stats());
+        next_stats = Clock::now() + 500ms;
+      }
+      if (may_render) {
+        auto frame = client_->next_frame(20ms);
+        if (frame) current_ = std::move(frame);  // releases the previous frame's slot
+        if (current_ && (frame || view_changed)) {
+          {
+            QMutexLocker lock(&mu_);
+            shown_ = false;
+          }
+          render(view);
+        }
+      } else {
+        QMutexLocker lock(&mu_);
+        if (!stop_ && !shown_ && commands_.empty()) wake_.wait(&mu_, 20);
+      }
+    } catch (const Error& e) {
+      if (e.code() == Errc::daemon_gone || e.code() == Errc::timeout) {
+        drop_client();
+        set_state(Connection::waiting, "disconnected — waiting for " + target);
+        next_attach = Clock::now() + 100ms;
+      } else {
+        Q_EMIT error(QString("frame from %1: %2").arg(target, e.what()));
+        QMutexLocker lock(&mu_);
+        shown_ = true;  // the frame that failed went nowhere: the next one may come
+        wake_.wait(&mu_, 200);
+      }
+    }
+  }
+  drop_client();
+}
+
+}  // namespace cuview::gui

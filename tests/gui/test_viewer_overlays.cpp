@@ -1,0 +1,118 @@
+// What the viewer draws besides a field's colours, offscreen: particles as points, arrows over a
+// vector field.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QImage>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+
+#include "backend_test.hpp"
+#include "cuview/client.hpp"
+#include "main_window.hpp"
+#include "viewer_test.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace cuview::gui;
+using namespace std::chrono_literals;
+
+BACKEND_TEST("particles are drawn as points coloured by their speed, only where they are", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("p", backend, {"--sim", "nbody", "--sim-option", "bodies=300", "--paused"}, "200x200");
+  auto w = open_viewer("p");
+  REQUIRE(shows_frames(*w));
+  w->set_field("bodies (points)");
+  REQUIRE(wait_for([&] { return w->view()->last_frame().field == 1; }));
+  // The speeds of the frame the viewer shows, as another process reads them.
+  auto reader = Client::attach(AttachOptions{.name = "p", .client = "test reader"});
+  auto frame = reader.next_frame(5s);
+  REQUIRE(frame);
+  const auto& set = reader.description().particles.at(0);
+  std::vector<std::byte> slot(reader.description().slot_bytes);
+  frame->copy_to_host(slot);
+  const auto& vel = set.attributes.at(1);
+  REQUIRE(vel.name == "velocity");
+  std::vector<float> v(300 * 3);
+  std::memcpy(v.data(), slot.data() + vel.offset, v.size() * sizeof(float));
+  float lo = INFINITY, hi = 0;
+  for (int i = 0; i < 300; ++i) {
+    const float s = std::sqrt(v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+    lo = std::min(lo, s), hi = std::max(hi, s);
+  }
+  REQUIRE(wait_for([&] { return w->view()->last_frame().info.seq == frame->info().seq; }));
+  const auto& shown = *w->view()->last_frame().values;
+  int points = 0, outside = 0;
+  for (float x : shown) {
+    if (std::isnan(x)) continue;
+    ++points;
+    if (x < lo - 1e-6f || x > hi + 1e-6f) ++outside;
+  }
+  CHECK(points > 200);   // most of the 300 bodies have a pixel of their own
+  CHECK(points <= 300);  // and nothing else is drawn
+  CHECK(outside == 0);   // each shows a speed of some body
+
+  // Coloured by another attribute: the list offers one view per attribute; by mass, every point
+  // shows the central body's 0.5 or a disc body's 0.5 / 299.
+  auto* fields = w->findChild<QComboBox*>("field");
+  REQUIRE(fields);
+  CHECK(fields->findText("bodies (points by velocity)") == 1);
+  CHECK(fields->findText("bodies (points by mass)") == 2);
+  w->set_field("bodies (points by mass)");
+  REQUIRE(wait_for([&] { return w->view()->last_frame().field == 2; }));
+  int light = 0, heavy = 0, other = 0;
+  for (float x : *w->view()->last_frame().values) {
+    if (std::isnan(x)) continue;
+    if (std::abs(x - 0.5f / 299) < 1e-7f)
+      ++light;
+    else if (std::abs(x - 0.5f) < 1e-6f)
+      ++heavy;
+    else
+      ++other;
+  }
+  CHECK(light > 200);
+  CHECK(heavy <= 1);
+  CHECK(other == 0);
+}
+
+BACKEND_TEST("arrows over a vector field point along the flow", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("a", backend, {"--sim", "lbm", "--paused"}, "160x64");
+  REQUIRE(ctl("a", {"step", "400"}).code == 0);
+  auto w = open_viewer("a");
+  REQUIRE(shows_frames(*w));
+  w->set_field("velocity");
+  auto* arrows = w->findChild<QCheckBox*>("arrows");
+  REQUIRE(arrows);
+  auto white = [](QRgb c) { return qRed(c) > 200 && qGreen(c) > 200 && qBlue(c) > 200; };  // no colormap is white
+  auto count_white = [&](const QImage& img) {
+    int n = 0;
+    for (int y = 0; y < img.height(); ++y)
+      for (int x = 0; x < img.width(); ++x) n += white(img.pixel(x, y));
+    return n;
+  };
+  REQUIRE(wait_for([&] { return w->view()->last_frame().field == 0; }));
+  CHECK(count_white(w->view()->last_frame().image) == 0);
+  arrows->setChecked(true);
+  REQUIRE(wait_for([&] { return count_white(w->view()->last_frame().image) > 100; }));
+  // Upstream of the cylinder the flow runs along +x: the arrow through a sample point there is
+  // horizontal (white to its right, not below it).
+  const auto& f = w->view()->last_frame();
+  // The arrow nearest the inlet on the channel's middle rows (arrows are 24 pixels apart, so
+  // which cell that is depends on the view's size), well before the flow turns around the
+  // cylinder (radius 6.4, centred at x = 32).
+  QPoint arrow(-1, -1);
+  double arrow_x = 1e9, arrow_y = 0;
+  for (int py = 12; py < f.image.height(); py += 24)
+    for (int px = 12; px < f.image.width(); px += 24) {
+      double cx = 0, cy = 0;
+      if (w->view()->cell_coords(QPoint(px, py), cx, cy) && std::abs(cy - 32) <= 10 && cx < arrow_x)
+        arrow = QPoint(px, py), arrow_x = cx, arrow_y = cy;
+    }
+  INFO("arrow at pixel (" << arrow.x() << ", " << arrow.y() << "), cell (" << arrow_x << ", " << arrow_y << ")");
+  REQUIRE(arrow_x <= 12);
+  const int px = arrow.x(), py = arrow.y();
+  CHECK((white(f.image.pixel(px + 3, py)) || white(f.image.pixel(px + 3, py - 1)) ||
+         white(f.image.pixel(px + 3, py + 1))));
+  CHECK_FALSE(white(f.image.pixel(px, py + 6)));
+}

@@ -1,0 +1,93 @@
+// The viewer as a person uses it, in real windows on a private X server (window_test.hpp):
+// a parameter typed into the Simulation panel, and every text fitting at any window size.
+#include <QApplication>
+#include <QDoubleSpinBox>
+#include <QFontMetrics>
+#include <QLabel>
+#include <QListWidget>
+#include <QScrollBar>
+#include <QStatusBar>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "main_window.hpp"
+#include "panels/rates_panel.hpp"
+#include "viewer_test.hpp"
+#include "window_test.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace cuview::gui;
+using namespace std::chrono_literals;
+
+TEST_CASE("a parameter typed into the Simulation panel of a real window is seen by cuview-ctl status",
+          "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host);
+  forget_window_geometry();
+  MainWindow w(attach_options("t"));
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  QDoubleSpinBox* f = nullptr;
+  REQUIRE(wait_for([&] { return (f = w.findChild<QDoubleSpinBox*>("param:F")) != nullptr && f->isVisible(); }));
+  x11::click(centre_of(f));
+  REQUIRE(wait_for([&] { return f->hasFocus(); }, 5000));
+  x11::key("ctrl+a");
+  x11::type("0.031");
+  x11::key("Return");
+  REQUIRE(wait_for([&] { return stats("t").F == 0.031; }, 10000));
+  auto r = ctl("t", {"status", "--json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("params").at("F") == 0.031);
+}
+
+TEST_CASE("the real window fits its text at its default size and resized", "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("a-daemon-with-a-long-name", Backend::host, {}, "1024x768");
+  forget_window_geometry();
+  MainWindow w(attach_options("a-daemon-with-a-long-name"));
+  show_real(w);
+  CHECK(w.size() == kDefaultWindowSize);
+  REQUIRE(shows_frames(w));
+  auto* list = w.findChild<QListWidget*>("daemons");
+  auto* plot = w.findChild<RatePlot*>();
+  REQUIRE((list && plot));
+  REQUIRE(wait_for([&] { return list->count() == 1 && list->item(0)->text().contains("step"); }));
+  REQUIRE(wait_for([&] { return plot->legend().front() != "steps/s ≤ 1"; }));  // rates have arrived
+
+  for (const QSize size : {kDefaultWindowSize, QSize(760, 520), QSize(1500, 950)}) {
+    w.resize(size);
+    REQUIRE(wait_for(
+        [&] {
+          return w.windowHandle()->geometry().size() == w.size() &&
+                 w.size() == w.size().expandedTo(w.minimumSizeHint());
+        },
+        5000));
+    QApplication::processEvents();
+    INFO("window " << w.width() << "×" << w.height() << " (asked " << size.width() << "×" << size.height() << ")");
+
+    // The daemon's entry: as wide as the list's viewport at most, tall enough for its wrapped text.
+    const QRect item = list->visualItemRect(list->item(0));
+    const QFontMetrics fm(list->font());
+    const QRect text = fm.boundingRect(QRect(0, 0, item.width() - 8, 10000), Qt::TextWordWrap, list->item(0)->text());
+    INFO("entry '" << list->item(0)->text().toStdString() << "' in " << item.width() << "×" << item.height());
+    CHECK(item.right() <= list->viewport()->width());
+    CHECK(text.height() <= item.height());
+    CHECK_FALSE(list->horizontalScrollBar()->isVisible());
+
+    // The rate plot's legend: each line fits beside its colour swatch.
+    const QFontMetrics pm(plot->font());
+    for (const QString& line : plot->legend()) {
+      INFO("legend '" << line.toStdString() << "' in a plot " << plot->width() << " wide");
+      CHECK(pm.horizontalAdvance(line) + pm.height() + 12 <= plot->width());
+    }
+    CHECK(plot->width() >= plot->minimumSizeHint().width());
+
+    // The status bar: no label narrower than its text.
+    for (auto* label : w.statusBar()->findChildren<QLabel*>()) {
+      if (!label->isVisible() || label->text().isEmpty()) continue;
+      INFO("status '" << label->text().toStdString() << "' " << label->width() << " wide");
+      CHECK(label->width() >= QFontMetrics(label->font()).horizontalAdvance(label->text()));
+    }
+  }
+}

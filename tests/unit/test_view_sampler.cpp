@@ -1,0 +1,138 @@
+// Sampling a view of a frame (cuview/view_sampler.hpp): every output sample holds its nearest
+// cell's exact value (a vector's magnitude, and its components when asked), NaN outside the grid,
+// at any zoom, on both backends; on CUDA only the sampled rows of the visible columns are copied.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend_test.hpp"
+#include "cuview/client.hpp"
+#include "cuview/error.hpp"
+#include "cuview/view_sampler.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace std::chrono_literals;
+
+namespace {
+/// A frame of a paused daemon, and its whole slot as another process reads it.
+struct HeldFrame {
+  Client client;
+  Frame frame;
+  std::vector<std::byte> slot;
+};
+
+HeldFrame hold_frame(const std::string& name) {
+  auto client = Client::attach(AttachOptions{.name = name, .client = "view sampler test"});
+  auto frame = client.next_frame(10s);
+  REQUIRE(frame);
+  std::vector<std::byte> slot(client.description().slot_bytes);
+  frame->copy_to_host(slot);
+  return {std::move(client), std::move(*frame), std::move(slot)};
+}
+
+const proto::FieldDesc& field_named(const proto::DescribeResult& d, const std::string& name) {
+  for (const auto& f : d.fields)
+    if (f.name == name) return f;
+  FAIL("no field " << name);
+  throw;
+}
+
+/// Where `sampled` differs from the cells of `grid` (components per cell), in words; empty when
+/// every sample is its cell's value (and components), NaN outside the grid.
+std::string difference(const SampledView& sampled, const float* grid) {
+  const auto& r = sampled.region;
+  const int n = sampled.components;
+  for (int py = 0; py < r.view_h; ++py)
+    for (int px = 0; px < r.view_w; ++px) {
+      const auto at = static_cast<std::size_t>(py) * r.view_w + px;
+      const float value = sampled.values[at];
+      int cx = 0, cy = 0;
+      const std::string where = "sample (" + std::to_string(px) + ", " + std::to_string(py) + ")";
+      if (!r.cell_at(px, py, cx, cy)) {
+        if (!std::isnan(value)) return where + " lies outside the grid but holds " + std::to_string(value);
+        continue;
+      }
+      const float* cell = grid + (static_cast<std::size_t>(cy) * r.field_w + cx) * n;
+      if (value != shown_value(cell, n))
+        return where + " holds " + std::to_string(value) + ", its cell (" + std::to_string(cx) + ", " +
+               std::to_string(cy) + ") " + std::to_string(shown_value(cell, n));
+      for (int k = 0; k < n && !sampled.vectors.empty(); ++k)
+        if (sampled.vectors[at * n + k] != cell[k]) return where + ": component " + std::to_string(k) + " differs";
+    }
+  return {};
+}
+}  // namespace
+
+TEST_CASE("a region samples each output pixel's nearest cell, by rows and columns apart", "[view_sampler]") {
+  // A 4×2 grid fitted in 8×4 samples: two samples per cell each way.
+  const auto whole = ViewSampling::of(ViewRegion::fit(4, 2, 8, 4, 1.0, 2.0, 1.0));
+  CHECK(whole.rows == std::vector<int>{0, 0, 1, 1});
+  CHECK(whole.cols == std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3});
+  CHECK(whole.distinct_rows == std::vector<int>{0, 1});
+  CHECK(whole.col_lo == 0);
+  CHECK(whole.col_count == 4);
+  // Centred on the grid's right edge: the right half of the output lies outside it.
+  const auto edge = ViewSampling::of(ViewRegion::fit(4, 2, 8, 4, 1.0, 4.0, 1.0));
+  CHECK(edge.cols == std::vector<int>{2, 2, 3, 3, -1, -1, -1, -1});
+  CHECK(edge.col_lo == 2);
+  CHECK(edge.col_count == 2);
+}
+
+BACKEND_TEST("a sampled view holds each sample's cell value, NaN outside the grid, at every zoom", "[view_sampler]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("s", backend, {"--paused"}, "300x200");
+  REQUIRE(ctl("s", {"step", "300"}).code == 0);  // structure worth sampling, then still
+  (void)wait_stats("s", [](const StatsView& s) { return s.step == 300; });
+  auto held = hold_frame("s");
+  const auto& field = field_named(held.client.description(), "u");
+  const auto* grid = reinterpret_cast<const float*>(held.slot.data() + field.offset);
+  ViewSampler sampler;
+  struct Case {
+    double zoom, cx, cy;
+  };
+  for (const auto& [zoom, cx, cy] :
+       {Case{1, 150, 100}, Case{3.7, 40.2, 180.9}, Case{11, 299, 0}, Case{0.3, 150, 100}}) {
+    const auto region = ViewRegion::fit(300, 200, 640, 360, zoom, cx, cy);
+    const auto sampled = sampler.sample(held.frame, field, region);
+    INFO("zoom " << zoom << " around (" << cx << ", " << cy << ")");
+    REQUIRE(sampled.values.size() == 640u * 360u);
+    CHECK(sampled.vectors.empty());
+    CHECK(difference(sampled, grid) == "");
+    const auto s = ViewSampling::of(region);
+    if (backend == Backend::host)
+      CHECK(sampler.bytes_copied() == 0);  // read in place
+    else
+      CHECK(sampler.bytes_copied() == s.distinct_rows.size() * s.col_count * sizeof(float));
+  }
+}
+
+BACKEND_TEST("a vector field is sampled as its magnitude, with its components when asked", "[view_sampler]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("flow", backend, {"--sim", "lbm", "--paused"}, "160x64");
+  REQUIRE(ctl("flow", {"step", "200"}).code == 0);
+  (void)wait_stats("flow", [](const StatsView& s) { return s.step == 200; });
+  auto held = hold_frame("flow");
+  const auto& velocity = field_named(held.client.description(), "velocity");
+  REQUIRE(velocity.components == 2);
+  const auto* grid = reinterpret_cast<const float*>(held.slot.data() + velocity.offset);
+  ViewSampler sampler;
+  const auto region = ViewRegion::fit(160, 64, 500, 300, 2.5, 60, 30);
+  const auto sampled = sampler.sample(held.frame, velocity, region, VectorComponents::include);
+  CHECK(sampled.components == 2);
+  REQUIRE(sampled.vectors.size() == 2u * 500u * 300u);
+  CHECK(difference(sampled, grid) == "");
+}
+
+TEST_CASE("a field that is not float32 is refused by name", "[view_sampler][bad-input]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("s", Backend::host, {"--paused"});
+  auto held = hold_frame("s");
+  auto field = held.client.description().fields.at(0);
+  field.dtype = "uint8";
+  ViewSampler sampler;
+  CHECK_THROWS_WITH(sampler.sample(held.frame, field, ViewRegion::fit(128, 128, 64, 64, 1, 64, 64)),
+                    Catch::Contains("'" + field.name + "'") && Catch::Contains("uint8"));
+}
