@@ -39,18 +39,24 @@ const Mechanism& automatic(const SlotPlace& place) {
   throw Error(Errc::internal, "no sharing mechanism for this backend; please report this bug");
 }
 
-/// "auto, legacy (cudaIpcGetMemHandle), vmm (...) or pool (...)": what `--sharing` accepts.
-std::string choices() {
+}  // namespace
+
+std::vector<std::string> sharing_choices() {
   std::vector<std::string> names{"auto"};
   for (const Mechanism& m : kMechanisms)
-    if (m.backend == Backend::cuda) names.push_back(std::string(m.name) + " (" + std::string(m.made_with) + ")");
-  std::string text;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  return text;
+    if (m.backend == Backend::cuda) names.emplace_back(m.name);
+  return names;
 }
 
-}  // namespace
+std::string sharing_choices_text() {
+  const auto names = sharing_choices();
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    if (const Mechanism* m = find_mechanism(names[i])) text += " (" + std::string(m->made_with) + ")";
+  }
+  return text;
+}
 
 std::span<const Mechanism> mechanisms() noexcept { return kMechanisms; }
 
@@ -64,7 +70,7 @@ void check_sharing(const std::string& sharing, const SlotPlace& place, const std
   // The host backend has one mechanism, chosen by "auto": `--sharing` names CUDA ones only.
   const Mechanism* named = find_mechanism(sharing);
   if (sharing != "auto" && (named == nullptr || named->backend != Backend::cuda))
-    throw Error(Errc::bad_value, who + ": unknown sharing mechanism '" + sharing + "'; choose " + choices());
+    throw Error(Errc::bad_value, who + ": unknown sharing mechanism '" + sharing + "'; choose " + sharing_choices_text());
   if (place.on_host()) {
     if (sharing != "auto")
       throw Error(Errc::unsupported, who + ": sharing '" + sharing +
