@@ -8,10 +8,12 @@ namespace cuview::share {
 
 // The halves, each defined in its mechanism's folder (common/src/share/NAME/NAME_export.cpp and
 // NAME_import.cpp).
+// clang-format off: one line per mechanism, as in the table below
 namespace shm { ExportHalf export_; ImportHalf import; }
 namespace legacy { Unsupported unsupported; ExportHalf export_; ImportHalf import; }
 namespace vmm { Unsupported unsupported; ExportHalf export_; ImportHalf import; }
 namespace pool { Unsupported unsupported; ExportHalf export_; ImportHalf import; }
+// clang-format on
 
 namespace {
 
@@ -29,8 +31,8 @@ const Mechanism kMechanisms[] = {
      CUVIEW_CUDA_HALF(legacy::export_), CUVIEW_CUDA_HALF(legacy::import)},
     {"vmm", Backend::cuda, "cuMemCreate and a file descriptor", CUVIEW_CUDA_HALF(vmm::unsupported),
      CUVIEW_CUDA_HALF(vmm::export_), CUVIEW_CUDA_HALF(vmm::import)},
-    {"pool", Backend::cuda, "an IPC memory pool", CUVIEW_CUDA_HALF(pool::unsupported),
-     CUVIEW_CUDA_HALF(pool::export_), CUVIEW_CUDA_HALF(pool::import)},
+    {"pool", Backend::cuda, "an IPC memory pool", CUVIEW_CUDA_HALF(pool::unsupported), CUVIEW_CUDA_HALF(pool::export_),
+     CUVIEW_CUDA_HALF(pool::import)},
 };
 
 const Mechanism& automatic(const SlotPlace& place) {
@@ -70,7 +72,8 @@ void check_sharing(const std::string& sharing, const SlotPlace& place, const std
   // The host backend has one mechanism, chosen by "auto": `--sharing` names CUDA ones only.
   const Mechanism* named = find_mechanism(sharing);
   if (sharing != "auto" && (named == nullptr || named->backend != Backend::cuda))
-    throw Error(Errc::bad_value, who + ": unknown sharing mechanism '" + sharing + "'; choose " + sharing_choices_text());
+    throw Error(Errc::bad_value,
+                who + ": unknown sharing mechanism '" + sharing + "'; choose " + sharing_choices_text());
   if (place.on_host()) {
     if (sharing != "auto")
       throw Error(Errc::unsupported, who + ": sharing '" + sharing +
@@ -97,9 +100,8 @@ void check_sharing(const std::string& sharing, const SlotPlace& place, const std
 #endif
 }
 
-std::unique_ptr<SlotMemory> make_slot_memory(const SlotLayout& layout, std::uint32_t slots,
-                                             const std::string& sharing, const SlotPlace& place,
-                                             const std::string& who) {
+std::unique_ptr<SlotMemory> make_slot_memory(const SlotLayout& layout, std::uint32_t slots, const std::string& sharing,
+                                             const SlotPlace& place, const std::string& who) {
   check_sharing(sharing, place, who);
   const Mechanism& mechanism = sharing == "auto" ? automatic(place) : *find_mechanism(sharing);
   return mechanism.export_(layout, slots, place);

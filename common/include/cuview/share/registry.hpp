@@ -58,9 +58,8 @@ std::string sharing_choices_text();
 void check_sharing(const std::string& sharing, const SlotPlace& place, const std::string& who);
 /// Slots at `place` shared by `sharing` ("auto": legacy on CUDA, shm on the host), after
 /// check_sharing.
-std::unique_ptr<SlotMemory> make_slot_memory(const SlotLayout& layout, std::uint32_t slots,
-                                             const std::string& sharing, const SlotPlace& place,
-                                             const std::string& who);
+std::unique_ptr<SlotMemory> make_slot_memory(const SlotLayout& layout, std::uint32_t slots, const std::string& sharing,
+                                             const SlotPlace& place, const std::string& who);
 /// A client's import of the slots `source.handles` describes, by the mechanism it names. Throws
 /// Error(bad_message) for a mechanism this client does not know or one of the other backend.
 std::unique_ptr<ImportedSlots> import_slots(const ImportSource& source);
