@@ -7,8 +7,7 @@
 namespace cuview::share {
 
 // The halves, each defined in its mechanism's folder (common/src/share/NAME/NAME_export.cpp and
-// NAME_import.cpp).
-// One line per mechanism, as in the table below.
+// NAME_import.cpp), one line per mechanism as in the table below.
 // clang-format off
 namespace shm { ExportHalf export_; ImportHalf import; }
 namespace legacy { Unsupported unsupported; ExportHalf export_; ImportHalf import; }
