@@ -11,6 +11,7 @@
 #include "checkpoint/checkpoint_file.hpp"
 #include "checkpoint/checkpointer.hpp"
 #include "cuview/error.hpp"
+#include "cuview/share/registry.hpp"
 #include "daemon.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda/probe.hpp"
@@ -33,10 +34,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cuda", "host"}))
       ->capture_default_str();
   app.add_option("--sharing", o.sharing,
-                 "how frames cross to viewers on CUDA: legacy (cudaIpcGetMemHandle), vmm (cuMemCreate, a file "
-                 "descriptor), pool (an IPC memory pool); auto: legacy on CUDA, shared memory on the host "
-                 "(docs/sharing.md)")
-      ->check(CLI::IsMember({"auto", "legacy", "vmm", "pool"}))
+                 "how frames cross to viewers (docs/sharing.md): " + cuview::share::sharing_choices_text() +
+                     "; auto is legacy on CUDA, shared memory on the host")
+      ->check(CLI::IsMember(cuview::share::sharing_choices()))
       ->capture_default_str();
   app.add_option("--device", o.device,
                  "the GPU to run on, by CUDA ordinal (as CUDA_VISIBLE_DEVICES numbers them; default: the first "

@@ -145,8 +145,7 @@ TEST_CASE("a moved-from owner of each CUDA object releases nothing", "[share][ra
   cuda::PinnedBuffer pinned(4096);
   cuda::PinnedBuffer pinned_owner = std::move(pinned);
   CHECK(pinned.empty());
-  CHECK(cudaMemcpyAsync(pinned_owner.data(), buffer.get(), 4096, cudaMemcpyDeviceToHost, stream.get()) ==
-        cudaSuccess);
+  CHECK(cudaMemcpyAsync(pinned_owner.data(), buffer.get(), 4096, cudaMemcpyDeviceToHost, stream.get()) == cudaSuccess);
   CHECK(cudaStreamSynchronize(stream.get()) == cudaSuccess);
   CHECK(pinned_owner.as<unsigned char>()[4095] == 1);
 

@@ -43,7 +43,8 @@ class CudaSlots : public SlotMemory {
 /// Why no CUDA mechanism can work on `device` (no interprocess events), else what
 /// `mechanism_check` says about the mechanism itself; a failing query (it may throw) becomes the
 /// reason too. For the mechanisms' `unsupported`; never throws.
-std::optional<std::string> cuda_unsupported(int device, std::optional<std::string> (*mechanism_check)(int device)) noexcept;
+std::optional<std::string> cuda_unsupported(int device,
+                                            std::optional<std::string> (*mechanism_check)(int device)) noexcept;
 /// cudaDeviceGetAttribute of `device`; throws Error(cuda).
 int device_attribute(cudaDeviceAttr attribute, int device);
 

@@ -7,11 +7,13 @@
 namespace cuview::share {
 
 // The halves, each defined in its mechanism's folder (common/src/share/NAME/NAME_export.cpp and
-// NAME_import.cpp).
+// NAME_import.cpp), one line per mechanism as in the table below.
+// clang-format off
 namespace shm { ExportHalf export_; ImportHalf import; }
 namespace legacy { Unsupported unsupported; ExportHalf export_; ImportHalf import; }
 namespace vmm { Unsupported unsupported; ExportHalf export_; ImportHalf import; }
 namespace pool { Unsupported unsupported; ExportHalf export_; ImportHalf import; }
+// clang-format on
 
 namespace {
 
@@ -29,8 +31,8 @@ const Mechanism kMechanisms[] = {
      CUVIEW_CUDA_HALF(legacy::export_), CUVIEW_CUDA_HALF(legacy::import)},
     {"vmm", Backend::cuda, "cuMemCreate and a file descriptor", CUVIEW_CUDA_HALF(vmm::unsupported),
      CUVIEW_CUDA_HALF(vmm::export_), CUVIEW_CUDA_HALF(vmm::import)},
-    {"pool", Backend::cuda, "an IPC memory pool", CUVIEW_CUDA_HALF(pool::unsupported),
-     CUVIEW_CUDA_HALF(pool::export_), CUVIEW_CUDA_HALF(pool::import)},
+    {"pool", Backend::cuda, "an IPC memory pool", CUVIEW_CUDA_HALF(pool::unsupported), CUVIEW_CUDA_HALF(pool::export_),
+     CUVIEW_CUDA_HALF(pool::import)},
 };
 
 const Mechanism& automatic(const SlotPlace& place) {
@@ -39,18 +41,24 @@ const Mechanism& automatic(const SlotPlace& place) {
   throw Error(Errc::internal, "no sharing mechanism for this backend; please report this bug");
 }
 
-/// "auto, legacy (cudaIpcGetMemHandle), vmm (...) or pool (...)": what `--sharing` accepts.
-std::string choices() {
+}  // namespace
+
+std::vector<std::string> sharing_choices() {
   std::vector<std::string> names{"auto"};
   for (const Mechanism& m : kMechanisms)
-    if (m.backend == Backend::cuda) names.push_back(std::string(m.name) + " (" + std::string(m.made_with) + ")");
-  std::string text;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  return text;
+    if (m.backend == Backend::cuda) names.emplace_back(m.name);
+  return names;
 }
 
-}  // namespace
+std::string sharing_choices_text() {
+  const auto names = sharing_choices();
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    if (const Mechanism* m = find_mechanism(names[i])) text += " (" + std::string(m->made_with) + ")";
+  }
+  return text;
+}
 
 std::span<const Mechanism> mechanisms() noexcept { return kMechanisms; }
 
@@ -64,7 +72,8 @@ void check_sharing(const std::string& sharing, const SlotPlace& place, const std
   // The host backend has one mechanism, chosen by "auto": `--sharing` names CUDA ones only.
   const Mechanism* named = find_mechanism(sharing);
   if (sharing != "auto" && (named == nullptr || named->backend != Backend::cuda))
-    throw Error(Errc::bad_value, who + ": unknown sharing mechanism '" + sharing + "'; choose " + choices());
+    throw Error(Errc::bad_value,
+                who + ": unknown sharing mechanism '" + sharing + "'; choose " + sharing_choices_text());
   if (place.on_host()) {
     if (sharing != "auto")
       throw Error(Errc::unsupported, who + ": sharing '" + sharing +
@@ -91,9 +100,8 @@ void check_sharing(const std::string& sharing, const SlotPlace& place, const std
 #endif
 }
 
-std::unique_ptr<SlotMemory> make_slot_memory(const SlotLayout& layout, std::uint32_t slots,
-                                             const std::string& sharing, const SlotPlace& place,
-                                             const std::string& who) {
+std::unique_ptr<SlotMemory> make_slot_memory(const SlotLayout& layout, std::uint32_t slots, const std::string& sharing,
+                                             const SlotPlace& place, const std::string& who) {
   check_sharing(sharing, place, who);
   const Mechanism& mechanism = sharing == "auto" ? automatic(place) : *find_mechanism(sharing);
   return mechanism.export_(layout, slots, place);

@@ -31,5 +31,4 @@ class Event {
   UniqueHandle<PointerTraits<cudaEvent_t, &cudaEventDestroy>> owner_;
 };
 
-
 }  // namespace cuview::cuda

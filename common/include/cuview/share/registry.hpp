@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cuview/frame_layout.hpp"
 #include "cuview/share/imported_slots.hpp"
@@ -45,6 +46,11 @@ struct Mechanism {
 std::span<const Mechanism> mechanisms() noexcept;
 /// The mechanism named `name`, or null.
 const Mechanism* find_mechanism(std::string_view name) noexcept;
+/// What `--sharing` accepts: "auto", then the CUDA mechanisms' names.
+std::vector<std::string> sharing_choices();
+/// The same in words for help and messages: "auto, legacy (cudaIpcGetMemHandle), ... or pool (an
+/// IPC memory pool)".
+std::string sharing_choices_text();
 
 /// Throws what make_slot_memory would for `sharing` ("auto" or a CUDA mechanism's name) at
 /// `place`, without allocating anything: Error(bad_value) for an unknown name, Error(unsupported)
@@ -52,9 +58,8 @@ const Mechanism* find_mechanism(std::string_view name) noexcept;
 void check_sharing(const std::string& sharing, const SlotPlace& place, const std::string& who);
 /// Slots at `place` shared by `sharing` ("auto": legacy on CUDA, shm on the host), after
 /// check_sharing.
-std::unique_ptr<SlotMemory> make_slot_memory(const SlotLayout& layout, std::uint32_t slots,
-                                             const std::string& sharing, const SlotPlace& place,
-                                             const std::string& who);
+std::unique_ptr<SlotMemory> make_slot_memory(const SlotLayout& layout, std::uint32_t slots, const std::string& sharing,
+                                             const SlotPlace& place, const std::string& who);
 /// A client's import of the slots `source.handles` describes, by the mechanism it names. Throws
 /// Error(bad_message) for a mechanism this client does not know or one of the other backend.
 std::unique_ptr<ImportedSlots> import_slots(const ImportSource& source);

@@ -34,5 +34,4 @@ class IpcMemory {
   UniqueHandle<PointerTraits<void*, &detail::release_ipc_mapping>> owner_;
 };
 
-
 }  // namespace cuview::cuda

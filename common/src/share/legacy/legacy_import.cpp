@@ -23,8 +23,6 @@ class ImportedIpcSlots final : public ImportedSlots {
 
 }  // namespace
 
-std::unique_ptr<ImportedSlots> import(const ImportSource& source) {
-  return std::make_unique<ImportedIpcSlots>(source);
-}
+std::unique_ptr<ImportedSlots> import(const ImportSource& source) { return std::make_unique<ImportedIpcSlots>(source); }
 
 }  // namespace cuview::share::legacy

@@ -28,8 +28,6 @@ class ImportedVmmSlots final : public ImportedSlots {
 
 }  // namespace
 
-std::unique_ptr<ImportedSlots> import(const ImportSource& source) {
-  return std::make_unique<ImportedVmmSlots>(source);
-}
+std::unique_ptr<ImportedSlots> import(const ImportSource& source) { return std::make_unique<ImportedVmmSlots>(source); }
 
 }  // namespace cuview::share::vmm
