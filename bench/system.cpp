@@ -67,8 +67,8 @@ class ViewRenderer {
       return;
     }
 #endif
-    const auto sampled = sampler_.sample(f, field_, t_);
-    gui::colour_values(sampled.values.data(), sampled.values.size(), lut_.data(), t_.lo, t_.hi, rgba_.data());
+    sampler_.sample(f, field_, t_, sampled_);
+    gui::colour_values(sampled_.values.data(), sampled_.values.size(), lut_.data(), t_.lo, t_.hi, rgba_.data());
   }
 
  private:
@@ -79,6 +79,7 @@ class ViewRenderer {
   std::vector<std::uint32_t> rgba_;
   std::vector<float> values_;  ///< the kernel's
   ViewSampler sampler_;
+  SampledView sampled_;  ///< reused from frame to frame, as cuview-gui's worker does
 #ifdef CUVIEW_HAVE_CUDA
   std::unique_ptr<KernelRenderer> kernel_;
 #endif

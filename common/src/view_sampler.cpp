@@ -108,15 +108,14 @@ ViewSampler::~ViewSampler() = default;
 ViewSampler::ViewSampler(ViewSampler&&) noexcept = default;
 ViewSampler& ViewSampler::operator=(ViewSampler&&) noexcept = default;
 
-SampledView ViewSampler::sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region,
-                                VectorComponents vectors) {
+void ViewSampler::sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region,
+                         SampledView& out, VectorComponents vectors) {
   check_field(field, region);
-  SampledView out;
   out.region = region;
   out.components = static_cast<int>(field.components);
   const auto samples = static_cast<std::size_t>(region.view_w) * region.view_h;
   out.values.resize(samples);
-  if (vectors == VectorComponents::include) out.vectors.resize(samples * field.components);
+  out.vectors.resize(vectors == VectorComponents::include ? samples * field.components : 0);
   const auto s = ViewSampling::of(region);
   const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
   std::vector<const float*> rows(s.rows.size(), nullptr);
@@ -127,7 +126,7 @@ SampledView ViewSampler::sample(const Frame& frame, const proto::FieldDesc& fiel
       if (s.rows[py] >= 0)
         rows[py] = grid + (static_cast<std::size_t>(s.rows[py]) * region.field_w + s.col_lo) * field.components;
     gather(rows, s, out);
-    return out;
+    return;
   }
 #ifdef CUVIEW_HAVE_CUDA
   if (s.col_count > 0 && !s.distinct_rows.empty()) {
@@ -167,7 +166,6 @@ SampledView ViewSampler::sample(const Frame& frame, const proto::FieldDesc& fiel
     }
   }
   gather(rows, s, out);
-  return out;
 #else
   throw Error(Errc::cuda, "frame " + std::to_string(frame.info().seq) +
                               " is in GPU memory, but this program was built without CUDA");

@@ -88,7 +88,7 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
   } else {
     t.components = static_cast<int>(fd.components);
     const bool arrows = view.arrows && fd.components >= 2;
-    sampled = sampler_.sample(frame, fd, t, arrows ? VectorComponents::include : VectorComponents::omit);
+    sampler_.sample(frame, fd, t, sampled, arrows ? VectorComponents::include : VectorComponents::omit);
   }
   float lo = INFINITY, hi = -INFINITY;
   for (float v : sampled.values) {

@@ -150,8 +150,13 @@ TEST_CASE("a moved-from owner of each CUDA object releases nothing", "[share][ra
   CHECK(pinned_owner.as<unsigned char>()[4095] == 1);
 
   auto pool = survive_move(cuda::MemPool::create_ipc(0));
-  auto slot = survive_move(cuda::PoolAllocation::allocate(pool, 4096, stream.ref()));
-  CHECK(cudaMemsetAsync(slot.get(), 0, 4096, stream.get()) == cudaSuccess);
+  // As the export half does: the pool's descriptor is made before a pointer is exported (without
+  // it, cudaMemPoolExportPointer refuses with cudaErrorInvalidValue).
+  const UniqueFd pool_fd = pool.export_fd();
+  CHECK(pool_fd);
+  constexpr std::size_t kSlotBytes = 4096;
+  auto slot = survive_move(cuda::PoolAllocation::allocate(pool, kSlotBytes, stream.ref()));
+  CHECK(cudaMemsetAsync(slot.get(), 0, kSlotBytes, stream.get()) == cudaSuccess);
   CHECK(cudaStreamSynchronize(stream.get()) == cudaSuccess);
   CHECK(slot.export_record().size() == 64);
 

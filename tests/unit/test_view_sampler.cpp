@@ -96,7 +96,8 @@ BACKEND_TEST("a sampled view holds each sample's cell value, NaN outside the gri
   for (const auto& [zoom, cx, cy] :
        {Case{1, 150, 100}, Case{3.7, 40.2, 180.9}, Case{11, 299, 0}, Case{0.3, 150, 100}}) {
     const auto region = ViewRegion::fit(300, 200, 640, 360, zoom, cx, cy);
-    const auto sampled = sampler.sample(held.frame, field, region);
+    SampledView sampled;
+    sampler.sample(held.frame, field, region, sampled);
     INFO("zoom " << zoom << " around (" << cx << ", " << cy << ")");
     REQUIRE(sampled.values.size() == 640u * 360u);
     CHECK(sampled.vectors.empty());
@@ -120,7 +121,8 @@ BACKEND_TEST("a vector field is sampled as its magnitude, with its components wh
   const auto* grid = reinterpret_cast<const float*>(held.slot.data() + velocity.offset);
   ViewSampler sampler;
   const auto region = ViewRegion::fit(160, 64, 500, 300, 2.5, 60, 30);
-  const auto sampled = sampler.sample(held.frame, velocity, region, VectorComponents::include);
+  SampledView sampled;
+  sampler.sample(held.frame, velocity, region, sampled, VectorComponents::include);
   CHECK(sampled.components == 2);
   REQUIRE(sampled.vectors.size() == 2u * 500u * 300u);
   CHECK(difference(sampled, grid) == "");
@@ -133,6 +135,7 @@ TEST_CASE("a field that is not float32 is refused by name", "[view_sampler][bad-
   auto field = held.client.description().fields.at(0);
   field.dtype = "uint8";
   ViewSampler sampler;
-  CHECK_THROWS_WITH(sampler.sample(held.frame, field, ViewRegion::fit(128, 128, 64, 64, 1, 64, 64)),
+  SampledView sampled;
+  CHECK_THROWS_WITH(sampler.sample(held.frame, field, ViewRegion::fit(128, 128, 64, 64, 1, 64, 64), sampled),
                     Catch::Contains("'" + field.name + "'") && Catch::Contains("uint8"));
 }

@@ -100,12 +100,13 @@ class ViewSampler {
   ViewSampler& operator=(const ViewSampler&) = delete;
 
   /// Samples `field` of `frame` (float32, field.components per cell, a region.field_w ×
-  /// region.field_h grid) over `region`. Host frames are read in place from shared memory; CUDA
+  /// region.field_h grid) over `region` into `out`, whose buffers are reused: a viewer that keeps
+  /// its SampledView allocates nothing per frame. Host frames are read in place from shared memory; CUDA
   /// frames are waited for on the host, then only the sampled rows of the visible columns are
   /// copied. Throws Error(bad_value) naming a field that is not float32 or smaller than the grid,
   /// Error(cuda) naming the failing copy.
-  [[nodiscard]] SampledView sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region,
-                                   VectorComponents vectors = VectorComponents::omit);
+  void sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region, SampledView& out,
+              VectorComponents vectors = VectorComponents::omit);
   /// Bytes the last sample of a CUDA frame copied to the host (0 for a host frame).
   [[nodiscard]] std::size_t bytes_copied() const noexcept { return bytes_copied_; }
 
