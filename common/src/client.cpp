@@ -309,11 +309,6 @@ struct Client::Impl {
     }
   }
 
-  /// The descriptors of a `handles` reply (VMM and pool sharing), through the channel.
-  std::vector<UniqueFd> fetch_fds(const proto::HandlesResult& h) {
-    return channel->fetch_descriptors(h, hello.session);
-  }
-
   void import_ring(const proto::HandlesResult& h) {
     auto imp = std::make_shared<detail::Imports>();
     imp->backend = h.backend;
@@ -322,7 +317,8 @@ struct Client::Impl {
       throw Error(Errc::bad_message, who() + " sent " + std::to_string(h.slots.size()) + " slot handles for " +
                                          std::to_string(desc.slots) + " slots");
     imp->ring = RingReader(h.control_shm, hello.session, h.lease);
-    share::ImportSource source{h, desc.slot_bytes, -1, who(), [this, &h] { return fetch_fds(h); }};
+    share::ImportSource source{h, desc.slot_bytes, -1, who(),
+                               [this, &h] { return channel->fetch_descriptors(h, hello.session); }};
     if (h.backend == "host") {
       imp->slots = share::import_slots(source);
     } else if (h.backend == "cuda") {
