@@ -18,6 +18,9 @@ packages=(
   python3-numpy                   # the Python package's tests (host backend)
   libhdf5-dev libxxhash-dev       # checkpoints: HDF5 files, XXH3 checksums
   python3-h5py hdf5-tools         # checkpoint tests read them as a user would (h5py, h5dump)
+  libzstd-dev libsodium-dev       # the gateway: compressed views; CURVE keys (libzmq's, through libsodium)
+  openssh-client openssh-server   # ssh:// remote viewers; the tests start a real sshd on loopback
+  iproute2                        # the remote benchmark limits a link with tc's tbf in a network namespace
 )
 missing=()
 for p in "${packages[@]}"; do

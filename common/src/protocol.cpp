@@ -95,8 +95,9 @@ void throw_field_type(const msgpack::object& o, const std::vector<FieldSpec>& sp
 
 }  // namespace detail
 
-msgpack::object_handle detail::unpack_bounded(std::string_view bytes, std::string_view what, std::size_t& offset) {
-  const msgpack::unpack_limit limit(kMaxContainerEntries, kMaxContainerEntries, kMaxRequestBytes, kMaxRequestBytes,
+msgpack::object_handle detail::unpack_bounded(std::string_view bytes, std::string_view what, std::size_t& offset,
+                                              std::size_t max_bin) {
+  const msgpack::unpack_limit limit(kMaxContainerEntries, kMaxContainerEntries, kMaxRequestBytes, max_bin,
                                     kMaxRequestBytes, kMaxNesting);
   try {
     offset = 0;
@@ -113,10 +114,10 @@ msgpack::object_handle detail::unpack_bounded(std::string_view bytes, std::strin
   }
 }
 
-namespace {
-msgpack::object_handle unpack_map(std::string_view bytes, std::string_view what) {
+namespace detail {
+msgpack::object_handle unpack_map(std::string_view bytes, std::string_view what, std::size_t max_bin) {
   std::size_t offset = 0;
-  msgpack::object_handle h = detail::unpack_bounded(bytes, what, offset);
+  msgpack::object_handle h = detail::unpack_bounded(bytes, what, offset, max_bin);
   if (offset != bytes.size())
     throw Error(Errc::bad_message, std::string(what) + " has " + std::to_string(bytes.size() - offset) +
                                        " trailing bytes after the message");
@@ -134,6 +135,11 @@ const msgpack::object* find_key(const msgpack::object& map, std::string_view key
   }
   return nullptr;
 }
+}  // namespace detail
+
+namespace {
+using detail::find_key;
+using detail::unpack_map;
 
 struct RequestEnvelope {
   std::uint32_t v = 0;

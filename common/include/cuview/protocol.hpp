@@ -396,8 +396,15 @@ inline constexpr std::size_t kMaxContainerEntries = 4096;
 inline constexpr std::size_t kMaxNesting = 16;
 
 namespace detail {
-/// msgpack::unpack within the bounds above. Throws Error(bad_message) naming `what`.
-msgpack::object_handle unpack_bounded(std::string_view bytes, std::string_view what, std::size_t& offset);
+/// msgpack::unpack within the bounds above (binary values up to `max_bin` bytes). Throws
+/// Error(bad_message) naming `what`.
+msgpack::object_handle unpack_bounded(std::string_view bytes, std::string_view what, std::size_t& offset,
+                                      std::size_t max_bin = kMaxRequestBytes);
+/// The same for bytes that must be exactly one map.
+msgpack::object_handle unpack_map(std::string_view bytes, std::string_view what,
+                                  std::size_t max_bin = kMaxRequestBytes);
+/// The value of `key` in `map`; nullptr when absent.
+const msgpack::object* find_key(const msgpack::object& map, std::string_view key);
 
 struct FieldSpec {
   std::string name;
@@ -438,9 +445,9 @@ T decode_as(const msgpack::object& o, std::string_view what) {
 
 /// Unpacks bytes that must hold exactly one msgpack value of type T (notices, tests).
 template <class T>
-T decode_bytes(std::string_view bytes, std::string_view what) {
+T decode_bytes(std::string_view bytes, std::string_view what, std::size_t max_bin = kMaxRequestBytes) {
   std::size_t offset = 0;
-  const auto h = detail::unpack_bounded(bytes, what, offset);
+  const auto h = detail::unpack_bounded(bytes, what, offset, max_bin);
   return decode_as<T>(h.get(), what);
 }
 

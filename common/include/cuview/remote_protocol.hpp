@@ -1,0 +1,200 @@
+// cuview's remote protocol, version 1: what a remote client and cuview-gateway say to each other
+// (docs/remote.md is its prose form). It wraps the local protocol (protocol.hpp) rather than
+// replacing it: a request for a publisher is the local request, byte for byte, and its reply is
+// the publisher's. The gateway adds a few ops of its own (hello, list, view, credit, stop, fetch)
+// and pushes views, heartbeats and "publisher gone" notices.
+//
+// Every ZeroMQ message is multipart (DEALER at the client, ROUTER at the gateway):
+//   client → gateway: [to, body]            to: "" (the gateway) or a publisher's name
+//   gateway → client: [kind, from, body]    kind: "reply" | "beat" | "gone"
+//                     [kind, from, body, payload]   kind: "view"
+// A body is one MessagePack map, decoded as strictly as the local protocol's.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cuview/protocol.hpp"
+
+namespace cuview::remote {
+
+/// Bumped on any incompatible change of the gateway's own messages. Requests to a publisher carry
+/// the local protocol's version (proto::kVersion) as they always do.
+inline constexpr std::uint32_t kVersion = 1;
+
+/// Bounds, checked before allocating: a request to the gateway, one view's samples, one fetched
+/// region's values, a compressed payload.
+inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
+inline constexpr std::uint64_t kMaxViewSamples = 4096ull * 4096ull;
+inline constexpr std::uint64_t kMaxFetchValues = 8192ull * 8192ull * 3ull;
+inline constexpr std::uint64_t kMaxPayloadBytes = 1ull << 30;
+
+inline constexpr std::string_view kReply = "reply";
+inline constexpr std::string_view kView = "view";
+inline constexpr std::string_view kBeat = "beat";
+inline constexpr std::string_view kGone = "gone";
+
+/// The gateway sends a beat to every client it knows this often; a client that hears nothing for
+/// kSilenceLimitMs treats the gateway as gone and re-attaches.
+inline constexpr int kBeatIntervalMs = 250;
+inline constexpr int kSilenceLimitMs = 1000;
+
+/// How a view's values travel. u8 and u16 are the frame's range [lo, hi] in 255 and 65 535
+/// levels (the top code means "no value": outside the grid); f32 is lossless (NaN: no value).
+enum class Encoding : std::uint8_t { u8, u16, f32 };
+std::string_view name_of(Encoding e) noexcept;
+/// Throws Error(bad_value) naming the encodings there are.
+Encoding encoding_named(std::string_view name);
+/// Bytes per value, before compression.
+constexpr std::size_t value_bytes(Encoding e) { return e == Encoding::u8 ? 1 : e == Encoding::u16 ? 2 : 4; }
+
+/// The gateway's own operations (requests with `to` = "").
+enum class Op : std::uint8_t { hello, list, view, credit, stop, fetch };
+struct OpSpec {
+  Op op;
+  std::string_view name;
+  std::string_view summary;
+};
+inline constexpr OpSpec kOps[] = {
+    {Op::hello, "hello", "start talking to the gateway: its version, host, user and session"},
+    {Op::list, "list", "the publishers running on the gateway's host"},
+    {Op::view, "view", "receive views of one field of a publisher: region, output size, encoding"},
+    {Op::credit, "credit", "allow the gateway to send n more views (never answered)"},
+    {Op::stop, "stop", "stop receiving views of a publisher"},
+    {Op::fetch, "fetch", "one rectangle of a field at full resolution, float32, lossless"},
+};
+std::string_view name_of(Op op) noexcept;
+/// Throws Error(unknown_op) listing the gateway's ops.
+Op check_op(std::string_view name);
+
+// ---- requests to the gateway: {v, op, id, args} ----
+
+struct GatewayRequest {
+  std::uint32_t v = kVersion;
+  std::string op;
+  std::uint64_t id = 0;  ///< echoed in the reply; 0 for `credit`, which is never answered
+  msgpack::object args;
+  msgpack::object_handle handle;
+};
+/// Strict decoding of a request's envelope. Throws Error(bad_message | version_mismatch |
+/// unknown_field | missing_field); `id_out` is set as early as it can be read.
+GatewayRequest decode_gateway_request(std::string_view bytes, std::uint64_t& id_out);
+
+template <class Args>
+std::string encode_gateway_request(Op op, std::uint64_t id, const Args& args) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4);
+  pk.pack("v"), pk.pack(kVersion);
+  pk.pack("op"), pk.pack(name_of(op));
+  pk.pack("id"), pk.pack(id);
+  pk.pack("args"), pk.pack(args);
+  return {buf.data(), buf.size()};
+}
+
+struct HelloArgs {
+  std::string client;  ///< free text for the gateway's log
+  MSGPACK_DEFINE_MAP(client);
+};
+struct HelloResult {
+  std::uint32_t protocol = kVersion;  ///< the gateway's remote version
+  std::uint32_t local_protocol = proto::kVersion;
+  std::string gateway_version;
+  std::string session;  ///< changes on every gateway start
+  std::string host, user;
+  std::vector<std::string> encodings;  ///< what `view` may pin
+  MSGPACK_DEFINE_MAP(protocol, local_protocol, gateway_version, session, host, user, encodings);
+};
+
+struct PublisherEntry {
+  std::string name;
+  std::string sim, backend, device;  ///< empty when the gateway could not describe it
+  std::uint32_t width = 0, height = 0;
+  std::uint32_t viewers = 0;  ///< remote clients of this gateway watching it
+  MSGPACK_DEFINE_MAP(name, sim, backend, device, width, height, viewers);
+};
+struct ListResult {
+  std::vector<PublisherEntry> publishers;
+  MSGPACK_DEFINE_MAP(publishers);
+};
+
+/// `view`: from now on, send views of `field` of publisher `name`, each `view_w` × `view_h`
+/// samples of the region centred on cell (center_x, center_y) at `pixels_per_cell` (ViewRegion),
+/// while credits last. Replaces this client's earlier view of `name`; grants `credits` (1..8).
+struct ViewArgs {
+  std::string name;
+  std::string field;
+  std::uint32_t view_w = 0, view_h = 0;
+  double center_x = 0, center_y = 0, pixels_per_cell = 1;
+  std::string encoding = "auto";  ///< "auto": the gateway fits it to the link; or u8 | u16 | f32
+  std::uint32_t credits = 2;
+  MSGPACK_DEFINE_MAP(name, field, view_w, view_h, center_x, center_y, pixels_per_cell, encoding, credits);
+};
+struct CreditArgs {
+  std::string name;
+  std::uint32_t n = 1;
+  std::uint64_t seq = 0;  ///< the last view received, for the gateway's link measurement
+  MSGPACK_DEFINE_MAP(name, n, seq);
+};
+struct StopArgs {
+  std::string name;
+  MSGPACK_DEFINE_MAP(name);
+};
+/// `fetch`: the rectangle [x, x+w) × [y, y+h) of `field` of the newest frame, every component.
+struct FetchArgs {
+  std::string name, field;
+  std::uint32_t x = 0, y = 0, w = 0, h = 0;
+  MSGPACK_DEFINE_MAP(name, field, x, y, w, h);
+};
+struct FetchResult {
+  std::string session;
+  std::uint64_t seq = 0, step = 0;
+  double sim_time = 0;
+  std::uint32_t x = 0, y = 0, w = 0, h = 0, components = 1;
+  std::string compression = "zstd";
+  std::uint64_t raw_bytes = 0;  ///< w × h × components × 4: float32, little-endian, row-major
+  std::vector<char> data;       ///< zstd frame of raw_bytes bytes
+  MSGPACK_DEFINE_MAP(session, seq, step, sim_time, x, y, w, h, components, compression, raw_bytes, data);
+};
+
+// ---- pushed by the gateway ----
+
+/// The body of a "view" message; its payload is a zstd frame of view_w × view_h values in
+/// `encoding`, row-major, little-endian. A value q of u8/u16 stands for lo + q × (hi − lo) / (levels − 1)
+/// with levels 255 or 65 535; the top code (255, 65 535) is "no value". |decoded − true| ≤ error_bound.
+struct ViewHeader {
+  std::string session;  ///< the publisher's
+  std::uint64_t seq = 0, step = 0;
+  double sim_time = 0;
+  std::int64_t stamp_ns = 0;  ///< CLOCK_REALTIME when the publisher published the frame
+  std::int64_t sent_ns = 0;   ///< CLOCK_REALTIME when the gateway sent this view
+  std::string field;
+  std::uint32_t view_w = 0, view_h = 0;
+  double center_x = 0, center_y = 0, pixels_per_cell = 1;
+  std::string encoding;  ///< u8 | u16 | f32
+  std::string compression = "zstd";
+  float lo = 0, hi = 0;     ///< the range of the view's values (u8, u16)
+  double error_bound = 0;   ///< the largest |decoded − true| of any value: 0 for f32
+  std::uint64_t raw_bytes = 0;  ///< view_w × view_h × bytes per value
+  double link_bytes_per_s = 0;  ///< the gateway's estimate of this client's link (0: not yet measured)
+  MSGPACK_DEFINE_MAP(session, seq, step, sim_time, stamp_ns, sent_ns, field, view_w, view_h, center_x, center_y,
+                     pixels_per_cell, encoding, compression, lo, hi, error_bound, raw_bytes, link_bytes_per_s);
+};
+
+struct Beat {
+  std::string session;  ///< the gateway's
+  std::int64_t unix_ns = 0;
+  MSGPACK_DEFINE_MAP(session, unix_ns);
+};
+
+/// "gone": the publisher `from` exited, shut down or restarted; the session it had is over.
+struct Gone {
+  std::string session;
+  std::string reason;
+  MSGPACK_DEFINE_MAP(session, reason);
+};
+
+}  // namespace cuview::remote

@@ -1,0 +1,73 @@
+#include "cuview/remote_protocol.hpp"
+
+namespace cuview::remote {
+
+std::string_view name_of(Encoding e) noexcept {
+  switch (e) {
+    case Encoding::u8: return "u8";
+    case Encoding::u16: return "u16";
+    case Encoding::f32: return "f32";
+  }
+  return "u8";
+}
+
+Encoding encoding_named(std::string_view name) {
+  for (auto e : {Encoding::u8, Encoding::u16, Encoding::f32})
+    if (name_of(e) == name) return e;
+  throw Error(Errc::bad_value, "unknown view encoding '" + std::string(name) +
+                                   "'; encodings: auto (fitted to the link), u8, u16, f32");
+}
+
+std::string_view name_of(Op op) noexcept {
+  for (const auto& s : kOps)
+    if (s.op == op) return s.name;
+  return "?";
+}
+
+Op check_op(std::string_view name) {
+  for (const auto& s : kOps)
+    if (s.name == name) return s.op;
+  std::string known;
+  for (const auto& s : kOps) known += (known.empty() ? "" : ", ") + std::string(s.name);
+  throw Error(Errc::unknown_op, "the gateway has no op '" + std::string(name) + "'; its ops: " + known +
+                                    " (a publisher's ops go to the publisher's name, not to \"\")");
+}
+
+namespace {
+struct Envelope {
+  std::uint32_t v = 0;
+  std::string op;
+  std::uint64_t id = 0;
+  msgpack::object args;
+  MSGPACK_DEFINE_MAP(v, op, id, args);
+};
+}  // namespace
+
+GatewayRequest decode_gateway_request(std::string_view bytes, std::uint64_t& id_out) {
+  id_out = 0;
+  if (bytes.size() > kMaxRequestBytes)
+    throw Error(Errc::bad_message, "gateway request of " + std::to_string(bytes.size()) + " bytes is larger than the " +
+                                       std::to_string(kMaxRequestBytes) + "-byte limit");
+  auto h = proto::detail::unpack_map(bytes, "gateway request");
+  const auto& root = h.get();
+  if (const auto* id = proto::detail::find_key(root, "id"); id && id->type == msgpack::type::POSITIVE_INTEGER)
+    id_out = id->via.u64;
+  const auto* v = proto::detail::find_key(root, "v");
+  if (v == nullptr) throw Error(Errc::missing_field, "gateway request lacks the protocol version field 'v'");
+  if (v->type != msgpack::type::POSITIVE_INTEGER)
+    throw Error(Errc::bad_message, "field 'v' of gateway request must be an unsigned integer");
+  if (v->via.u64 != kVersion)
+    throw Error(Errc::version_mismatch, "client speaks cuview remote protocol " + std::to_string(v->via.u64) +
+                                            ", this gateway speaks remote protocol " + std::to_string(kVersion) +
+                                            "; use a cuview client from the same cuview release as the gateway");
+  auto env = proto::decode_as<Envelope>(root, "gateway request");
+  GatewayRequest r;
+  r.v = env.v;
+  r.op = std::move(env.op);
+  r.id = env.id;
+  r.args = env.args;
+  r.handle = std::move(h);
+  return r;
+}
+
+}  // namespace cuview::remote
