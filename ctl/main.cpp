@@ -114,6 +114,9 @@ struct AttachArgs {
   bool reattach = false;
   double timeout_s = 10;
   std::string save;  ///< write the last frame's slot here
+  // --remote: views
+  std::string field, encoding = "auto", view_size = "640x360";
+  int view_w = 640, view_h = 360;
 };
 
 bool retryable(const cuview::Error& e) {
@@ -137,7 +140,49 @@ void save_slot(const cuview::Frame& frame, const cuview::proto::DescribeResult& 
               slot.size(), path.c_str());
 }
 
+/// `attach --remote`: views instead of frames, each stating its encoding and error bound.
+int attach_remote(const cuview::AttachOptions& base, const AttachArgs& a) {
+  auto opts = base;
+  opts.client = "cuview-ctl attach";
+  auto client = Client::attach(opts);
+  const auto& d = client.description();
+  if (d.fields.empty()) throw cuview::Error(cuview::Errc::bad_value, "daemon '" + opts.name + "' has no fields");
+  cuview::ViewWatch w;
+  w.field = a.field.empty() ? d.fields.front().name : a.field;
+  w.encoding = a.encoding;
+  w.region = cuview::ViewRegion::fit(static_cast<int>(d.width), static_cast<int>(d.height), a.view_w, a.view_h, 1,
+                                     d.width / 2.0, d.height / 2.0);
+  client.watch(w);
+  std::printf("attached to '%s' session %s through %s: %s %ux%u on %s (%s); views of %s, %dx%d, encoding %s\n",
+              opts.name.c_str(), client.hello().session.c_str(), opts.remote.c_str(), d.sim.c_str(), d.width,
+              d.height, d.backend.c_str(), d.device.c_str(), w.field.c_str(), a.view_w, a.view_h, a.encoding.c_str());
+  std::fflush(stdout);
+  const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
+  cuview::RemoteView view;
+  std::map<std::string, std::uint64_t> encodings;
+  std::uint64_t received = 0, first_seq = 0, last_seq = 0;
+  double worst_bound = 0;
+  while (received < a.frames) {
+    if (!client.next_view(view, frame_timeout))
+      throw cuview::Error(cuview::Errc::timeout, "no view from '" + opts.name + "' within " +
+                                                     std::to_string(a.timeout_s) + " s; is it paused? (`cuview-ctl resume`)");
+    if (received == 0) first_seq = view.header.seq;
+    last_seq = view.header.seq;
+    ++received;
+    ++encodings[view.header.encoding];
+    worst_bound = std::max(worst_bound, view.header.error_bound);
+    if (a.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.hold_ms));
+  }
+  std::string enc;
+  for (const auto& [e, n] : encodings) enc += (enc.empty() ? "" : ", ") + e + " " + std::to_string(n);
+  std::printf("received %llu views (seq %llu..%llu; encodings: %s; largest error bound %.6g, last range [%g, %g])\n",
+              static_cast<unsigned long long>(received), static_cast<unsigned long long>(first_seq),
+              static_cast<unsigned long long>(last_seq), enc.c_str(), worst_bound, view.header.lo, view.header.hi);
+  return 0;
+}
+
 int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
+  if (!base.remote.empty()) return attach_remote(base, a);
   auto opts = base;
   opts.client = "cuview-ctl attach";
   std::uint64_t received = 0, verified = 0, sessions = 0, first_seq = 0, last_seq = 0, gaps = 0;
@@ -331,6 +376,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "cuview-ctl " CUVIEW_VERSION);
   app.add_option("--name", opts.name, "instance name of the daemon")->capture_default_str();
   app.add_option("--timeout", timeout_s, "seconds to wait for each answer")->capture_default_str();
+  app.add_option("--remote", opts.remote,
+                 "the daemon runs on another host: reach it through its cuview-gateway at ssh://[user@]host[:port], "
+                 "tcp://host:port[?key=KEY] or unix:PATH (docs/remote.md)");
   app.require_subcommand(1);
 
   // The subcommands that are one request each come from the protocol's op table, with its summaries.
@@ -360,6 +408,11 @@ int main(int argc, char** argv) {
   att->add_flag("--reattach", aa.reattach, "when the daemon restarts, attach to the new one and go on");
   att->add_option("--save", aa.save, "write the last frame's slot (raw bytes, layout as in describe) to this file");
   att->add_option("--frame-timeout", aa.timeout_s, "seconds to wait for each frame")->capture_default_str();
+  att->add_option("--field", aa.field, "with --remote: the field to view (default: the first)");
+  att->add_option("--view", aa.view_size, "with --remote: the view's size WxH")->capture_default_str();
+  att->add_option("--encoding", aa.encoding, "with --remote: auto (fitted to the link), u8, u16 or f32")
+      ->check(CLI::IsMember({"auto", "u8", "u16", "f32"}))
+      ->capture_default_str();
   std::uint64_t steps = 1;
   command(Op::step)->add_option("N", steps)->required();
   std::vector<std::string> assignments;
@@ -383,12 +436,23 @@ int main(int argc, char** argv) {
   ckpt->add_flag("--no-wait", no_wait, "return once the daemon has the request");
   CLI11_PARSE(app, argc, argv);
   opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  if (std::sscanf(aa.view_size.c_str(), "%dx%d", &aa.view_w, &aa.view_h) != 2 || aa.view_w < 1 || aa.view_h < 1) {
+    std::fprintf(stderr, "cuview-ctl: --view '%s' is not WxH (e.g. 1280x720)\n", aa.view_size.c_str());
+    return 2;
+  }
 
   try {
     if (*sims) return list_simulations(json);
     if (*list) {
       nlohmann::json out = nlohmann::json::array();
-      for (const auto& n : cuview::list_running_instances()) {
+      std::vector<std::string> names;
+      if (opts.remote.empty()) {
+        names = cuview::list_running_instances();
+      } else {
+        auto host = cuview::RemoteHost::connect(opts.remote, "cuview-ctl list", std::max(opts.timeout, 5000ms));
+        for (const auto& p : host.publishers()) names.push_back(p.name);
+      }
+      for (const auto& n : names) {
         auto o = opts;
         o.name = n;
         o.import = cuview::Import::control_only;

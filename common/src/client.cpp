@@ -14,6 +14,7 @@
 #include "cuview/frame_layout.hpp"
 #include "cuview/runtime_dir.hpp"
 #include "cuview/share/registry.hpp"
+#include "transport/remote_channel.hpp"
 #include "transport/request_channel.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda/check.hpp"
@@ -247,6 +248,7 @@ SlotLayout layout_of(const proto::DescribeResult& d) {
 struct Client::Impl {
   AttachOptions opts;
   std::unique_ptr<transport::RequestChannel> channel;
+  transport::RemoteChannel* remote = nullptr;  ///< the channel, when it goes through a gateway
   std::mutex mu;  // guards channel and next_id
   std::uint64_t next_id = 1;
   proto::HelloResult hello;
@@ -269,6 +271,9 @@ struct Client::Impl {
   }
 
   [[noreturn]] void throw_gone() const {
+    if (remote)
+      throw Error(Errc::daemon_gone, who() + ": " + remote->gone_reason() + "; its session " + hello.session +
+                                         " is over. Attach again once a daemon named '" + opts.name + "' runs");
     const bool shut = imports && imports->ring.state() == DaemonState::shut_down;
     throw Error(Errc::daemon_gone, who() + (shut ? " shut down" : " exited") + "; its session " + hello.session +
                                        " is over. Attach again once a daemon named '" + opts.name + "' runs");
@@ -276,6 +281,12 @@ struct Client::Impl {
 
   template <class Result, class Args>
   Result call(proto::Op op, const Args& args, std::chrono::milliseconds timeout) {
+    auto reply = call_raw(op, args, timeout);
+    return proto::decode_as<Result>(reply.result, "'" + std::string(proto::name_of(op)) + "' result");
+  }
+
+  template <class Args>
+  proto::Reply call_raw(proto::Op op, const Args& args, std::chrono::milliseconds timeout) {
     std::lock_guard lock(mu);
     const std::uint64_t id = next_id++;
     const std::string name(proto::name_of(op));
@@ -296,7 +307,7 @@ struct Client::Impl {
       auto reply = proto::decode_reply(*bytes);
       if (reply.id != id) continue;  // the late answer to a request that timed out
       if (!reply.ok) throw Error(errc_from_string(reply.error.code), reply.error.message);
-      return proto::decode_as<Result>(reply.result, "'" + name + "' result");
+      return reply;
     }
   }
 
@@ -358,6 +369,16 @@ bool daemon_running(const std::string& name) { return InstanceLock::is_held(Inst
 
 Client Client::attach(const AttachOptions& options) {
   auto impl = std::make_unique<Impl>(options);
+  if (!options.remote.empty()) {
+    validate_instance_name(options.name);
+    auto channel = transport::open_remote_channel(options.remote, options.name, options.timeout);
+    impl->remote = channel.get();
+    impl->channel = std::move(channel);
+    proto::HelloArgs hello{options.client, static_cast<std::int32_t>(::getpid())};
+    impl->hello = impl->call<proto::HelloResult>(proto::Op::hello, hello, options.timeout);
+    impl->desc = impl->call<proto::DescribeResult>(proto::Op::describe, proto::NoArgs{}, options.timeout);
+    return Client(std::move(impl));
+  }
   impl->channel = transport::open_local_channel(options.name);
   proto::HelloArgs hello{options.client, static_cast<std::int32_t>(::getpid())};
   impl->hello = impl->call<proto::HelloResult>(proto::Op::hello, hello, options.timeout);
@@ -389,6 +410,10 @@ std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     if (im.detached) throw Error(Errc::not_attached, "next_frame after detach from " + im.who());
+    if (im.remote)
+      throw Error(Errc::unsupported, "next_frame on a remote attachment to " + im.who() + " through " +
+                                         im.opts.remote + ": remote clients receive views (watch, next_view) or "
+                                         "regions (fetch), not the ring's frames");
     if (!im.imports)
       throw Error(Errc::not_attached, "next_frame on a control-only attachment to " + im.who() +
                                           "; attach with Import::frames to receive frames");
@@ -403,6 +428,81 @@ std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
     // Short slices so that a daemon that dies without waking us is noticed quickly.
     im.imports->ring.wait_notify(seen, std::min<Clock::duration>(deadline - now, 100ms));
   }
+}
+
+bool Client::remote() const noexcept { return impl_->remote != nullptr; }
+
+namespace {
+transport::RemoteChannel& remote_channel_of(transport::RemoteChannel* remote, const std::string& who,
+                                            std::string_view call) {
+  if (remote == nullptr)
+    throw Error(Errc::unsupported, std::string(call) + " on a local attachment to " + who +
+                                       ": local clients receive frames (next_frame) and sample them (ViewSampler)");
+  return *remote;
+}
+}  // namespace
+
+void Client::watch(const ViewWatch& w) {
+  auto& im = *impl_;
+  auto& ch = remote_channel_of(im.remote, im.who(), "watch");
+  const auto& r = w.region;
+  remote::ViewArgs a{im.opts.name, w.field, static_cast<std::uint32_t>(std::max(r.view_w, 0)),
+                     static_cast<std::uint32_t>(std::max(r.view_h, 0)), r.center_x, r.center_y, r.pixels_per_cell,
+                     w.encoding, 2};
+  std::lock_guard lock(im.mu);
+  if (im.gone()) im.throw_gone();
+  (void)ch.gateway_call<proto::NoArgs>(remote::Op::view, a, im.opts.timeout);
+}
+
+bool Client::next_view(RemoteView& out, std::chrono::milliseconds timeout) {
+  auto& im = *impl_;
+  auto& ch = remote_channel_of(im.remote, im.who(), "next_view");
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    std::unique_lock lock(im.mu);
+    if (im.detached) throw Error(Errc::not_attached, "next_view after detach from " + im.who());
+    if (im.gone()) im.throw_gone();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    // Short slices under the lock, so that control calls of other threads get their turn.
+    auto arrived = ch.take_view(std::clamp<std::chrono::milliseconds>(left, 0ms, 20ms));
+    if (arrived) {
+      auto& h = arrived->header;
+      const std::uint64_t count = std::uint64_t{h.view_w} * h.view_h;
+      const auto encoding = remote::encoding_named(h.encoding);
+      ch.decoder.decode(encoding, h.lo, h.hi, count, h.raw_bytes,
+                        std::string_view(static_cast<const char*>(arrived->payload.data()), arrived->payload.size()),
+                        out.view.values);
+      ch.credit(h.seq);
+      auto& region = out.view.region;
+      region = ViewRegion{};
+      region.field_w = static_cast<int>(im.desc.width), region.field_h = static_cast<int>(im.desc.height);
+      region.view_w = static_cast<int>(h.view_w), region.view_h = static_cast<int>(h.view_h);
+      region.center_x = h.center_x, region.center_y = h.center_y, region.pixels_per_cell = h.pixels_per_cell;
+      out.view.components = 1;
+      out.view.vectors.clear();
+      out.header = std::move(h);
+      return true;
+    }
+    if (left <= 0ms) return false;
+  }
+}
+
+RemoteRegion Client::fetch(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
+                           std::uint32_t h) {
+  auto& im = *impl_;
+  auto& ch = remote_channel_of(im.remote, im.who(), "fetch");
+  std::lock_guard lock(im.mu);
+  if (im.gone()) im.throw_gone();
+  auto r = ch.gateway_call<remote::FetchResult>(remote::Op::fetch, remote::FetchArgs{im.opts.name, field, x, y, w, h},
+                                                std::max<std::chrono::milliseconds>(im.opts.timeout, 30s),
+                                                remote::kMaxPayloadBytes);
+  const std::uint64_t count = std::uint64_t{r.w} * r.h * r.components;
+  if (r.w != w || r.h != h || r.x != x || r.y != y || count > remote::kMaxFetchValues)
+    throw Error(Errc::bad_message, "the gateway answered fetch of " + field + " with a different rectangle");
+  RemoteRegion out{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, {}};
+  ch.decoder.decode(remote::Encoding::f32, 0, 0, count, r.raw_bytes, std::string_view(r.data.data(), r.data.size()),
+                    out.values);
+  return out;
 }
 
 bool Client::daemon_alive() const noexcept { return !impl_->gone(); }
@@ -455,5 +555,36 @@ void Client::shutdown() {
   impl_->detached = true;  // the daemon forgets every client as it exits
 }
 void Client::detach() noexcept { impl_->detach(); }
+
+proto::Reply Client::forward(proto::Op op, const msgpack::object& args) {
+  return impl_->call_raw(op, args, impl_->opts.timeout);
+}
+
+// ---------------------------------------------------------------- RemoteHost
+
+struct RemoteHost::Impl {
+  std::unique_ptr<transport::RemoteChannel> channel;
+  remote::HelloResult hello;
+  std::chrono::milliseconds timeout;
+};
+
+RemoteHost::RemoteHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RemoteHost::RemoteHost(RemoteHost&&) noexcept = default;
+RemoteHost& RemoteHost::operator=(RemoteHost&&) noexcept = default;
+RemoteHost::~RemoteHost() = default;
+
+RemoteHost RemoteHost::connect(const std::string& url, const std::string& client, std::chrono::milliseconds timeout) {
+  auto impl = std::make_unique<Impl>();
+  impl->channel = transport::open_remote_channel(url, "", timeout);
+  impl->timeout = timeout;
+  impl->hello = impl->channel->gateway_call<remote::HelloResult>(remote::Op::hello, remote::HelloArgs{client}, timeout);
+  return RemoteHost(std::move(impl));
+}
+
+const remote::HelloResult& RemoteHost::hello() const noexcept { return impl_->hello; }
+
+std::vector<remote::PublisherEntry> RemoteHost::publishers() {
+  return impl_->channel->gateway_call<remote::ListResult>(remote::Op::list, proto::NoArgs{}, impl_->timeout).publishers;
+}
 
 }  // namespace cuview

@@ -17,8 +17,10 @@
 #include "cuview/cuda/stream_ref.hpp"
 #include "cuview/frame_layout.hpp"
 #include "cuview/protocol.hpp"
+#include "cuview/remote_protocol.hpp"
 #include "cuview/ring.hpp"
 #include "cuview/schema.hpp"
+#include "cuview/view_sampler.hpp"
 
 namespace cuview {
 
@@ -30,6 +32,32 @@ struct AttachOptions {
   std::string client = "cuview client";
   Import import = Import::frames;
   std::chrono::milliseconds timeout{3000};  ///< for each control request
+  /// Empty: the daemon runs on this host. Otherwise the cuview-gateway to reach it through:
+  /// ssh://[user@]host[:port], tcp://host:port[?key=KEY] or unix:PATH (docs/remote.md). A remote
+  /// attachment imports nothing, whatever `import` says: it receives views (watch, next_view) and
+  /// full-resolution regions (fetch); every control call works as it does locally.
+  std::string remote;
+};
+
+/// What a remote client asks to see: one field over a region, at the region's output size.
+struct ViewWatch {
+  std::string field;
+  ViewRegion region;  ///< field_w, field_h: the grid's; view_w, view_h: the output's
+  std::string encoding = "auto";  ///< "auto" (fitted to the link), or pinned: u8, u16, f32
+};
+
+/// A view of a remote frame: its values (NaN outside the grid) and how exact they are.
+struct RemoteView {
+  remote::ViewHeader header;  ///< seq, step, encoding, error bound, range, the gateway's link estimate
+  SampledView view;           ///< the region and its values
+};
+
+/// A rectangle of a field at full resolution: float32, exact.
+struct RemoteRegion {
+  std::uint64_t seq = 0, step = 0;
+  double sim_time = 0;
+  std::uint32_t x = 0, y = 0, w = 0, h = 0, components = 1;
+  std::vector<float> values;  ///< h × w × components, row-major
 };
 
 namespace detail {
@@ -115,6 +143,19 @@ class Client {
   /// Waits for a frame newer than the last one returned. Empty on timeout. Throws
   /// Error(daemon_gone) within ~100 ms of the daemon exiting, shutting down or restarting.
   [[nodiscard]] std::optional<Frame> next_frame(std::chrono::milliseconds timeout);
+  /// Whether this attachment goes through a gateway (AttachOptions::remote).
+  [[nodiscard]] bool remote() const noexcept;
+  /// Remote: from now on the gateway sends views of `watch` (replacing an earlier one). Throws
+  /// Error(bad_value) naming an unknown field or encoding; Error(unsupported) when local.
+  void watch(const ViewWatch& watch);
+  /// Remote: the newest view into `out` (its buffers reused), waiting at most `timeout`; false when
+  /// none came. Throws Error(daemon_gone) within a second of the daemon, the gateway or the link
+  /// going away; Error(bad_message) for a view that does not decode.
+  [[nodiscard]] bool next_view(RemoteView& out, std::chrono::milliseconds timeout);
+  /// Remote: the rectangle [x, x+w) × [y, y+h) of `field` in the newest frame, exact. Throws
+  /// Error(bad_value | out_of_range) naming the field or the rectangle.
+  RemoteRegion fetch(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w, std::uint32_t h);
+
   /// True while the daemon of this session runs and has not shut down.
   [[nodiscard]] bool daemon_alive() const noexcept;
   /// Seconds since the daemon's last loop turn (large when it is frozen).
@@ -137,6 +178,10 @@ class Client {
   /// write failed, Error(timeout) when it takes longer than `timeout`.
   proto::CheckpointStatus wait_checkpoint(std::uint64_t ticket, std::chrono::milliseconds timeout);
   void shutdown();
+  /// Sends `op` with `args` as they are (a MessagePack map) and returns the daemon's reply, whose
+  /// `result` is the daemon's result: for a gateway forwarding requests it did not make. Throws as
+  /// the typed calls do, with the daemon's code and message.
+  proto::Reply forward(proto::Op op, const msgpack::object& args);
   /// Tells the daemon this client is leaving; later frame waits throw. Called by the destructor.
   void detach() noexcept;
 
@@ -148,5 +193,25 @@ class Client {
 
 /// Whether a daemon is running under `name` right now (its lock is held).
 bool daemon_running(const std::string& name);
+
+/// A connection to the cuview-gateway of another host, to list what runs there (attach to one
+/// with AttachOptions::remote). Move-only; one thread at a time.
+class RemoteHost {
+ public:
+  /// Connects and says hello. Throws as Client::attach does for a remote.
+  static RemoteHost connect(const std::string& url, const std::string& client = "cuview client",
+                            std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+  RemoteHost(RemoteHost&&) noexcept;
+  RemoteHost& operator=(RemoteHost&&) noexcept;
+  ~RemoteHost();
+  [[nodiscard]] const remote::HelloResult& hello() const noexcept;
+  /// The publishers running on that host now. Throws Error(daemon_gone) when the gateway is gone.
+  std::vector<remote::PublisherEntry> publishers();
+
+ private:
+  struct Impl;
+  explicit RemoteHost(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace cuview

@@ -95,6 +95,21 @@ std::string encode_gateway_request(Op op, std::uint64_t id, const Args& args) {
   return {buf.data(), buf.size()};
 }
 
+/// The gateway's replies to its own ops: {v, id, ok, result} or {v, id, ok: false, error}, as a
+/// publisher's replies are (with the remote version in `v`).
+template <class Result>
+std::string encode_gateway_result(std::uint64_t id, const Result& result) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4);
+  pk.pack("v"), pk.pack(kVersion);
+  pk.pack("id"), pk.pack(id);
+  pk.pack("ok"), pk.pack(true);
+  pk.pack("result"), pk.pack(result);
+  return {buf.data(), buf.size()};
+}
+std::string encode_gateway_error(std::uint64_t id, Errc code, const std::string& message);
+
 struct HelloArgs {
   std::string client;  ///< free text for the gateway's log
   MSGPACK_DEFINE_MAP(client);

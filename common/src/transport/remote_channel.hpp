@@ -1,0 +1,110 @@
+// The remote channel: a Client's requests to one publisher through a cuview-gateway
+// (remote_protocol.hpp). Requests and replies are the local protocol's, carried in [name, body]
+// messages; the gateway's own ops (view, credit, fetch) and its pushed views, beats and "gone"
+// notices travel on the same link. The publisher counts as exited when the gateway says so,
+// restarts, or falls silent for a second.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cuview/remote/value_codec.hpp"
+#include "cuview/remote_protocol.hpp"
+#include "remote/remote_link.hpp"
+#include "transport/request_channel.hpp"
+
+namespace cuview::transport {
+
+/// A view as it arrived: its header and its payload, not yet decoded.
+struct ArrivedView {
+  remote::ViewHeader header;
+  zmq::message_t payload;
+};
+
+class RemoteChannel final : public RequestChannel {
+ public:
+  /// Connects to the gateway at `url` for the publisher `name`. Throws as RemoteLink::open.
+  RemoteChannel(const std::string& url, const std::string& name, std::chrono::milliseconds timeout);
+
+  [[nodiscard]] std::string endpoint() const override;
+  [[nodiscard]] bool send(std::string_view request) override;
+  [[nodiscard]] std::optional<std::string> receive(std::chrono::milliseconds timeout) override;
+  void watch_publisher(pid_t) override {}  // the gateway watches it, and says "gone"
+  [[nodiscard]] bool publisher_exited() const noexcept override;
+  [[nodiscard]] std::vector<UniqueFd> fetch_descriptors(const proto::HandlesResult& h,
+                                                        const std::string& session) override;
+
+  /// One of the gateway's own ops, answered by the gateway. Throws Error with its code and message.
+  template <class Result, class Args>
+  Result gateway_call(remote::Op op, const Args& args, std::chrono::milliseconds timeout,
+                      std::size_t max_bin = proto::kMaxRequestBytes);
+  /// The newest view that arrived, waiting at most `timeout`; older ones are dropped (and their
+  /// credits returned at once).
+  std::optional<ArrivedView> take_view(std::chrono::milliseconds timeout);
+  /// Allows the gateway one more view (after `seq`).
+  void credit(std::uint64_t seq);
+  /// Why the publisher counts as gone, for messages.
+  [[nodiscard]] std::string gone_reason() const;
+
+  remote::ValueDecoder decoder;  ///< keeps its zstd context between views
+
+ private:
+  /// Reads one message if one comes within `timeout` and files it.
+  void pump(std::chrono::milliseconds timeout);
+  std::unique_ptr<remote::RemoteLink> link_;
+  std::string name_;
+  std::deque<std::string> replies_;           // from the publisher (through the gateway)
+  std::deque<std::string> gateway_replies_;   // from the gateway itself
+  std::optional<ArrivedView> newest_;
+  std::uint64_t next_gateway_id_ = 1;
+  bool gone_ = false;
+  std::string gone_reason_;
+};
+
+std::unique_ptr<RemoteChannel> open_remote_channel(const std::string& url, const std::string& name,
+                                                   std::chrono::milliseconds timeout);
+
+template <class Result, class Args>
+Result RemoteChannel::gateway_call(remote::Op op, const Args& args, std::chrono::milliseconds timeout,
+                                   std::size_t max_bin) {
+  using Clock = std::chrono::steady_clock;
+  const std::uint64_t id = next_gateway_id_++;
+  const std::string what = "the gateway at " + link_->url().text;
+  if (!link_->send("", remote::encode_gateway_request(op, id, args)))
+    throw Error(Errc::timeout, "cannot send '" + std::string(remote::name_of(op)) + "' to " + what +
+                                   ": its queue is full; is the link down?");
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    while (!gateway_replies_.empty()) {
+      const std::string bytes = std::move(gateway_replies_.front());
+      gateway_replies_.pop_front();
+      std::size_t offset = 0;
+      auto h = proto::detail::unpack_bounded(bytes, "gateway reply", offset, max_bin);
+      const auto* rid = proto::detail::find_key(h.get(), "id");
+      if (rid == nullptr || rid->type != msgpack::type::POSITIVE_INTEGER || rid->via.u64 != id) continue;
+      const auto* ok = proto::detail::find_key(h.get(), "ok");
+      if (ok == nullptr || ok->type != msgpack::type::BOOLEAN)
+        throw Error(Errc::bad_message, what + " sent a reply without 'ok'");
+      if (!ok->via.boolean) {
+        const auto* err = proto::detail::find_key(h.get(), "error");
+        auto body = err ? proto::decode_as<proto::ErrorBody>(*err, "gateway error") : proto::ErrorBody{"internal", "?"};
+        throw Error(errc_from_string(body.code), body.message);
+      }
+      const auto* result = proto::detail::find_key(h.get(), "result");
+      return proto::decode_as<Result>(result ? *result : msgpack::object(), "'" + std::string(remote::name_of(op)) + "' result");
+    }
+    if (link_->silent())
+      throw Error(Errc::daemon_gone, what + " fell silent (no heartbeat for a second): it, the network or the ssh "
+                                            "forwarding is gone; connect again");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left <= std::chrono::milliseconds(0))
+      throw Error(Errc::timeout, what + " did not answer '" + std::string(remote::name_of(op)) + "' within " +
+                                     std::to_string(timeout.count()) + " ms");
+    pump(std::min(left, std::chrono::milliseconds(50)));
+  }
+}
+
+}  // namespace cuview::transport

@@ -1,0 +1,383 @@
+#include "publisher_feed.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cuview/posix.hpp"
+
+namespace cuview::gateway {
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+PublisherFeed::PublisherFeed(std::string name, zmq::context_t& context, FeedSettings settings)
+    : name_(std::move(name)), settings_(settings), outbox_(context, zmq::socket_type::push),
+      last_active_ns_(monotonic_ns()) {
+  outbox_.set(zmq::sockopt::linger, 0);
+  outbox_.set(zmq::sockopt::sndhwm, 0);  // bounded by the credits, never by dropping a reply
+  outbox_.connect(kOutbox);
+  entry_.name = name_;
+  thread_ = std::thread([this] { run(); });
+}
+
+PublisherFeed::~PublisherFeed() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void PublisherFeed::publisher_request(const PeerId& peer, std::string body) {
+  {
+    std::lock_guard lock(mu_);
+    tasks_.push_back({peer, false, std::move(body)});
+  }
+  last_active_ns_ = monotonic_ns();
+  wake_.notify_all();
+}
+
+void PublisherFeed::gateway_request(const PeerId& peer, std::string body) {
+  {
+    std::lock_guard lock(mu_);
+    tasks_.push_back({peer, true, std::move(body)});
+  }
+  last_active_ns_ = monotonic_ns();
+  wake_.notify_all();
+}
+
+void PublisherFeed::forget(const PeerId& peer) {
+  // Through the queue, so that the feed thread alone touches its watchers.
+  {
+    std::lock_guard lock(mu_);
+    tasks_.push_back({peer, true, {}});
+  }
+  wake_.notify_all();
+}
+
+remote::PublisherEntry PublisherFeed::entry() const {
+  std::lock_guard lock(mu_);
+  return entry_;
+}
+
+double PublisherFeed::idle_s() const {
+  std::lock_guard lock(mu_);
+  if (entry_.viewers > 0 || !tasks_.empty()) return 0;
+  return static_cast<double>(monotonic_ns() - last_active_ns_.load()) * 1e-9;
+}
+
+void PublisherFeed::send(const PeerId& peer, std::string_view kind, std::string_view body, std::string_view payload,
+                         bool with_payload) {
+  outbox_.send(zmq::buffer(peer), zmq::send_flags::sndmore);
+  outbox_.send(zmq::buffer(kind), zmq::send_flags::sndmore);
+  // Replies to the gateway's own ops come from the gateway (""), everything else from the publisher.
+  outbox_.send(zmq::buffer(kind == remote::kReply && gateway_reply_ ? std::string_view() : std::string_view(name_)),
+               zmq::send_flags::sndmore);
+  if (!with_payload) {
+    outbox_.send(zmq::buffer(body), zmq::send_flags::none);
+    return;
+  }
+  outbox_.send(zmq::buffer(body), zmq::send_flags::sndmore);
+  outbox_.send(zmq::buffer(payload), zmq::send_flags::none);
+}
+
+void PublisherFeed::reply_error(const PeerId& peer, bool gateway, std::uint64_t id, const Error& e) {
+  send(peer, remote::kReply,
+       gateway ? remote::encode_gateway_error(id, e.code(), e.what()) : proto::encode_error(id, e.code(), e.what()));
+}
+
+// ---------------------------------------------------------------- the thread
+
+void PublisherFeed::run() {
+  for (;;) {
+    std::deque<Task> tasks;
+    {
+      std::unique_lock lock(mu_);
+      if (watchers_.empty() && tasks_.empty() && !stop_) wake_.wait_for(lock, 50ms);
+      if (stop_) break;
+      tasks.swap(tasks_);
+    }
+    for (auto& t : tasks) handle(t);
+    try {
+      if (control_ && !control_->daemon_alive()) publisher_gone("exited");
+      if (!watchers_.empty()) serve_watchers();
+    } catch (const Error& e) {
+      if (e.code() == Errc::daemon_gone)
+        publisher_gone("exited");
+      else
+        spdlog::warn("gateway: publisher '{}': {}", name_, e.what());
+    }
+  }
+  current_.reset();
+  frames_.reset();
+  control_.reset();
+}
+
+bool PublisherFeed::attach_control() {
+  if (control_) return true;
+  if (Clock::now() < next_attach_try_) return false;
+  try {
+    AttachOptions o;
+    o.name = name_;
+    o.client = "cuview-gateway";
+    o.import = Import::control_only;
+    control_ = Client::attach(o);
+    attach_error_.clear();
+    std::lock_guard lock(mu_);
+    const auto& d = control_->description();
+    entry_ = {name_, d.sim, d.backend, d.device, d.width, d.height, static_cast<std::uint32_t>(watchers_.size())};
+    spdlog::info("gateway: attached to publisher '{}' (session {})", name_, control_->hello().session);
+    return true;
+  } catch (const Error& e) {
+    attach_error_ = e.what();
+    next_attach_try_ = Clock::now() + 200ms;
+    return false;
+  }
+}
+
+bool PublisherFeed::ensure_frames() {
+  if (frames_) return true;
+  if (!attach_control()) return false;
+  AttachOptions o;
+  o.name = name_;
+  o.client = "cuview-gateway (views)";
+  frames_ = Client::attach(o);
+  return true;
+}
+
+void PublisherFeed::count_viewers() {
+  std::lock_guard lock(mu_);
+  entry_.viewers = static_cast<std::uint32_t>(watchers_.size());
+}
+
+void PublisherFeed::publisher_gone(const std::string& reason) {
+  const std::string session = control_ ? control_->hello().session : std::string();
+  spdlog::info("gateway: publisher '{}' (session {}) {}", name_, session, reason);
+  const auto body = proto::encode(remote::Gone{session, reason});
+  std::set<PeerId> told;
+  for (const auto& p : hello_peers_) told.insert(p);
+  for (const auto& [p, w] : watchers_) told.insert(p);
+  for (const auto& p : told) send(p, remote::kGone, body);
+  hello_peers_.clear();
+  watchers_.clear();
+  last_active_ns_ = monotonic_ns();
+  current_.reset();
+  frames_.reset();
+  control_.reset();
+  std::lock_guard lock(mu_);
+  entry_ = remote::PublisherEntry{};
+  entry_.name = name_;
+}
+
+void PublisherFeed::handle(Task& task) {
+  gateway_reply_ = task.for_gateway;
+  if (task.body.empty()) {  // forget
+    hello_peers_.erase(task.peer);
+    watchers_.erase(task.peer);
+    count_viewers();
+    return;
+  }
+  if (task.for_gateway)
+    handle_gateway_request(task.peer, task.body);
+  else
+    handle_publisher_request(task.peer, task.body);
+}
+
+void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::string& body) {
+  std::uint64_t id = 0;
+  try {
+    // The same envelope checks the publisher makes: a client hears the same errors through the
+    // gateway as it would locally.
+    auto request = proto::decode_request(body, id);
+    const auto op = proto::check_op(request.op);
+    if (!attach_control())
+      throw Error(attach_error_.find("no cuview-compute daemon") != std::string::npos ? Errc::no_daemon : Errc::daemon_gone,
+                  attach_error_);
+    const auto& session = control_->hello().session;
+    if (op != proto::Op::hello && request.session && *request.session != session)
+      throw Error(Errc::stale_session, "session " + *request.session + " of daemon '" + name_ +
+                                           "' is over (the daemon restarted; its session now is " + session +
+                                           "); say hello again");
+    switch (op) {
+      case proto::Op::hello:
+        (void)proto::decode_as<proto::HelloArgs>(request.args, "'hello' arguments");
+        hello_peers_.insert(peer);
+        send(peer, remote::kReply, proto::encode_result(id, control_->hello()));
+        return;
+      case proto::Op::handles:
+        throw Error(Errc::unsupported, "daemon '" + name_ +
+                                           "' is reached through a gateway: a remote client receives views (the "
+                                           "gateway's 'view' op), not the ring's memory handles");
+      case proto::Op::detach:
+        hello_peers_.erase(peer);
+        watchers_.erase(peer);
+        count_viewers();
+        send(peer, remote::kReply, proto::encode_result(id, proto::NoArgs{}));
+        return;
+      case proto::Op::describe:
+      case proto::Op::stats:
+      case proto::Op::pause:
+      case proto::Op::resume:
+      case proto::Op::step:
+      case proto::Op::set:
+      case proto::Op::reset:
+      case proto::Op::draw:
+      case proto::Op::checkpoint:
+      case proto::Op::shutdown: {
+        auto reply = control_->forward(op, request.args);
+        send(peer, remote::kReply, proto::encode_result(id, reply.result));
+        return;
+      }
+    }
+  } catch (const Error& e) {
+    if (e.code() == Errc::daemon_gone) publisher_gone("exited");
+    reply_error(peer, false, id, e);
+  }
+}
+
+void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string& body) {
+  std::uint64_t id = 0;
+  try {
+    auto request = remote::decode_gateway_request(body, id);
+    switch (remote::check_op(request.op)) {
+      case remote::Op::view: {
+        auto a = proto::decode_as<remote::ViewArgs>(request.args, "'view' arguments");
+        if (!attach_control())
+          throw Error(Errc::no_daemon, attach_error_);
+        const auto& d = control_->description();
+        Watcher w;
+        const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == a.field; });
+        if (f == d.fields.end()) {
+          std::string names;
+          for (const auto& x : d.fields) names += (names.empty() ? "" : ", ") + x.name;
+          throw Error(Errc::bad_value, "daemon '" + name_ + "' has no field '" + a.field + "'; its fields: " + names);
+        }
+        if (f->dtype != "float32")
+          throw Error(Errc::unsupported, "field '" + a.field + "' of daemon '" + name_ + "' is " + f->dtype +
+                                             "; remote views carry float32 fields");
+        if (a.view_w == 0 || a.view_h == 0 || std::uint64_t{a.view_w} * a.view_h > remote::kMaxViewSamples)
+          throw Error(Errc::out_of_range, "a view of " + std::to_string(a.view_w) + " × " + std::to_string(a.view_h) +
+                                              " samples; a view has 1 to " + std::to_string(remote::kMaxViewSamples) +
+                                              " samples");
+        if (!(a.pixels_per_cell > 0) || !std::isfinite(a.center_x) || !std::isfinite(a.center_y))
+          throw Error(Errc::out_of_range, "a view needs pixels_per_cell > 0 and a finite centre");
+        if (a.credits < 1 || a.credits > 8)
+          throw Error(Errc::out_of_range, "credits " + std::to_string(a.credits) + ": a view starts with 1 to 8");
+        if (a.encoding != "auto") w.pinned = remote::encoding_named(a.encoding);
+        w.field = static_cast<std::size_t>(f - d.fields.begin());
+        w.credits = a.credits;
+        w.args = std::move(a);
+        // A new region of the same view keeps what was learnt about the link.
+        if (auto old = watchers_.find(peer); old != watchers_.end()) w.meter = old->second.meter;
+        watchers_[peer] = std::move(w);
+        count_viewers();
+        send(peer, remote::kReply, remote::encode_gateway_result(id, proto::NoArgs{}));
+        return;
+      }
+      case remote::Op::credit: {
+        const auto a = proto::decode_as<remote::CreditArgs>(request.args, "'credit' arguments");
+        if (auto w = watchers_.find(peer); w != watchers_.end()) {
+          w->second.meter.acked(a.seq, Clock::now());
+          w->second.credits = std::min<std::uint32_t>(w->second.credits + std::min<std::uint32_t>(a.n, 8), 8);
+        }
+        return;  // never answered
+      }
+      case remote::Op::stop:
+        (void)proto::decode_as<remote::StopArgs>(request.args, "'stop' arguments");
+        watchers_.erase(peer);
+        count_viewers();
+        send(peer, remote::kReply, remote::encode_gateway_result(id, proto::NoArgs{}));
+        return;
+      case remote::Op::fetch: {
+        const auto a = proto::decode_as<remote::FetchArgs>(request.args, "'fetch' arguments");
+        if (!ensure_frames()) throw Error(Errc::no_daemon, attach_error_);
+        const auto& d = frames_->description();
+        const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == a.field; });
+        if (f == d.fields.end()) throw Error(Errc::bad_value, "daemon '" + name_ + "' has no field '" + a.field + "'");
+        if (f->dtype != "float32")
+          throw Error(Errc::unsupported, "field '" + a.field + "' is " + f->dtype + "; fetch carries float32 fields");
+        if (a.w == 0 || a.h == 0 || std::uint64_t{a.x} + a.w > d.width || std::uint64_t{a.y} + a.h > d.height)
+          throw Error(Errc::out_of_range, "rectangle " + std::to_string(a.w) + " × " + std::to_string(a.h) + " at (" +
+                                              std::to_string(a.x) + ", " + std::to_string(a.y) +
+                                              ") is empty or leaves the " + std::to_string(d.width) + " × " +
+                                              std::to_string(d.height) + " grid");
+        for (auto waited = 0ms; !current_; waited += 20ms) {
+          if (waited > 3s) throw Error(Errc::timeout, "daemon '" + name_ + "' published no frame within 3 s");
+          if (auto fr = frames_->next_frame(20ms)) current_ = std::move(fr);
+        }
+        if (auto fr = frames_->next_frame(0ms)) current_ = std::move(fr);
+        const std::uint32_t comps = f->components;
+        const std::size_t row_bytes = std::size_t{a.w} * comps * 4;
+        std::vector<std::byte> raw(row_bytes * a.h);
+        current_->wait();
+        for (std::uint32_t r = 0; r < a.h; ++r)
+          current_->copy_to_host(f->offset + ((std::size_t{a.y} + r) * d.width + a.x) * comps * 4,
+                                 std::span(raw).subspan(r * row_bytes, row_bytes));
+        remote::FetchResult out;
+        out.session = frames_->hello().session;
+        const auto& info = current_->info();
+        out.seq = info.seq, out.step = info.step, out.sim_time = info.sim_time;
+        out.x = a.x, out.y = a.y, out.w = a.w, out.h = a.h, out.components = comps;
+        out.raw_bytes = raw.size();
+        std::string packed;
+        encoder_.compress(raw, packed);
+        out.data.assign(packed.begin(), packed.end());
+        send(peer, remote::kReply, remote::encode_gateway_result(id, out));
+        return;
+      }
+      case remote::Op::hello:
+      case remote::Op::list:
+        throw Error(Errc::internal, "the gateway routed '" + request.op + "' to a publisher");
+    }
+  } catch (const Error& e) {
+    if (e.code() == Errc::daemon_gone) publisher_gone("exited");
+    if (id != 0) reply_error(peer, true, id, e);
+  }
+}
+
+void PublisherFeed::serve_watchers() {
+  if (!ensure_frames()) return;
+  // The newest frame; wait a little for one when every watcher has seen the current one.
+  bool anyone_waiting = false;
+  for (auto& [p, w] : watchers_)
+    if (w.credits > 0 && (w.dirty || !current_ || current_->info().seq > w.last_sent)) anyone_waiting = true;
+  if (auto fr = frames_->next_frame(anyone_waiting ? 0ms : 10ms)) {
+    current_.reset();  // release the older slot first
+    current_ = std::move(fr);
+  }
+  if (!current_) return;
+  const auto& d = frames_->description();
+  const auto& info = current_->info();
+  for (auto& [peer, w] : watchers_) {
+    if (w.credits == 0 || (!w.dirty && info.seq <= w.last_sent)) continue;
+    const auto& a = w.args;
+    ViewRegion region;
+    region.field_w = static_cast<int>(d.width), region.field_h = static_cast<int>(d.height);
+    region.view_w = static_cast<int>(a.view_w), region.view_h = static_cast<int>(a.view_h);
+    region.center_x = a.center_x, region.center_y = a.center_y, region.pixels_per_cell = a.pixels_per_cell;
+    sampler_.sample(*current_, d.fields[w.field], region, w.sampled);
+    const std::size_t samples = w.sampled.values.size();
+    const auto encoding = w.pinned ? *w.pinned : w.meter.choose(samples, settings_.target_fps);
+    encoder_.encode(w.sampled.values, encoding, w.encoded);
+    remote::ViewHeader h;
+    h.session = frames_->hello().session;
+    h.seq = info.seq, h.step = info.step, h.sim_time = info.sim_time, h.stamp_ns = info.stamp_ns;
+    h.sent_ns = realtime_ns();
+    h.field = a.field;
+    h.view_w = a.view_w, h.view_h = a.view_h;
+    h.center_x = a.center_x, h.center_y = a.center_y, h.pixels_per_cell = a.pixels_per_cell;
+    h.encoding = std::string(remote::name_of(encoding));
+    h.lo = w.encoded.lo, h.hi = w.encoded.hi, h.error_bound = w.encoded.error_bound;
+    h.raw_bytes = w.encoded.raw_bytes;
+    h.link_bytes_per_s = w.meter.bytes_per_s();
+    send(peer, remote::kView, proto::encode(h), w.encoded.payload, true);
+    w.meter.sent(info.seq, encoding, w.encoded.payload.size(), samples, Clock::now());
+    --w.credits;
+    w.last_sent = info.seq;
+    w.dirty = false;
+  }
+}
+
+}  // namespace cuview::gateway

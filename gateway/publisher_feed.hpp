@@ -1,0 +1,112 @@
+// One local publisher as the gateway serves it: a thread of its own, so that a frozen or slow
+// publisher delays only its own remote clients. It attaches like a local viewer does (control
+// always while anyone asks; the ring only while someone watches: host waits and copy-engine rows,
+// no kernels, no stream waits), forwards the publisher's ops, samples each watcher's view of the
+// newest frame, encodes it and hands it to the network thread while the watcher has credit.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "cuview/client.hpp"
+#include "cuview/remote/value_codec.hpp"
+#include "cuview/remote_protocol.hpp"
+#include "link_meter.hpp"
+
+namespace cuview::gateway {
+
+/// A remote client: one byte naming the gateway socket it came through, then its ZeroMQ
+/// routing id on that socket.
+using PeerId = std::string;
+
+/// The network thread's side of the outbox: feeds send [peer, kind, from, body(, payload)] to it.
+inline constexpr const char* kOutbox = "inproc://cuview-gateway-outbox";
+
+struct FeedSettings {
+  double target_fps = 30;  ///< the frame rate "auto" encodings aim for
+};
+
+class PublisherFeed {
+ public:
+  PublisherFeed(std::string name, zmq::context_t& context, FeedSettings settings);
+  ~PublisherFeed();  // stops and joins the thread; detaches
+  PublisherFeed(const PublisherFeed&) = delete;
+  PublisherFeed& operator=(const PublisherFeed&) = delete;
+
+  /// A request of the local protocol, from `peer`, for this publisher.
+  void publisher_request(const PeerId& peer, std::string body);
+  /// One of the gateway's ops naming this publisher (view, credit, stop, fetch).
+  void gateway_request(const PeerId& peer, std::string body);
+  /// `peer` is gone: everything it asked for ends.
+  void forget(const PeerId& peer);
+  /// What the publisher list shows of it (empty fields until attached).
+  [[nodiscard]] remote::PublisherEntry entry() const;
+  /// Seconds since a remote client last asked this feed anything or watched it.
+  [[nodiscard]] double idle_s() const;
+
+ private:
+  struct Task {
+    PeerId peer;
+    bool for_gateway;
+    std::string body;
+  };
+  struct Watcher {
+    remote::ViewArgs args;
+    std::optional<remote::Encoding> pinned;
+    std::size_t field = 0;
+    std::uint32_t credits = 0;
+    std::uint64_t last_sent = 0;
+    bool dirty = true;  ///< a new view: send the current frame again
+    LinkMeter meter;
+    SampledView sampled;
+    remote::EncodedValues encoded;
+  };
+
+  void run();
+  void handle(Task& task);
+  void handle_publisher_request(const PeerId& peer, const std::string& body);
+  void handle_gateway_request(const PeerId& peer, const std::string& body);
+  void serve_watchers();
+  [[nodiscard]] bool attach_control();
+  [[nodiscard]] bool ensure_frames();
+  void publisher_gone(const std::string& reason);
+  void count_viewers();
+  void send(const PeerId& peer, std::string_view kind, std::string_view body, std::string_view payload = {},
+            bool with_payload = false);
+  void reply_error(const PeerId& peer, bool gateway, std::uint64_t id, const Error& e);
+
+  const std::string name_;
+  const FeedSettings settings_;
+  zmq::socket_t outbox_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<Task> tasks_;
+  bool stop_ = false;
+  std::atomic<std::int64_t> last_active_ns_;
+  remote::PublisherEntry entry_;  // under mu_
+
+  // feed-thread state
+  std::optional<Client> control_, frames_;
+  std::optional<Frame> current_;
+  std::string attach_error_;
+  std::chrono::steady_clock::time_point next_attach_try_{};
+  bool gateway_reply_ = false;  ///< the task being handled is one of the gateway's ops
+  std::set<PeerId> hello_peers_;
+  std::map<PeerId, Watcher> watchers_;
+  ViewSampler sampler_;
+  remote::ValueEncoder encoder_;
+  std::thread thread_;
+};
+
+}  // namespace cuview::gateway
