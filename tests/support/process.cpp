@@ -118,6 +118,26 @@ RuntimeDir::~RuntimeDir() {
   fs::remove_all(path_, ec);
 }
 
+std::string gateway_url() {
+  return "unix:" + (runtime_root() / ".gateway" / "gateway.sock").string();
+}
+
+ChildProcess start_gateway(std::vector<std::string> extra) {
+  std::vector<std::string> argv{bin("cuview-gateway")};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  const fs::path socket = runtime_root() / ".gateway" / "gateway.sock";
+  std::error_code ec;
+  fs::remove(socket, ec);
+  ChildProcess g(argv);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!fs::exists(socket)) {
+    if (!g.running()) fail("cuview-gateway exited before serving " + socket.string() + ": " + g.err());
+    if (std::chrono::steady_clock::now() > deadline) fail("cuview-gateway did not serve " + socket.string() + " in 30 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return g;
+}
+
 cuview::Client attach(const std::string& name, const std::string& client) {
   AttachOptions o;
   o.name = name;

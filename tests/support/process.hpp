@@ -75,6 +75,11 @@ ChildProcess start_daemon(const std::string& name, Backend backend, std::vector<
 /// a frame (fails the test, with its output, if it exits first or takes longer than 60 s).
 ChildProcess start_embed_wave(const std::string& name, Backend backend, const std::string& size = "128x96");
 
+/// Starts cuview-gateway (in this test's runtime directory) and returns once its socket exists.
+ChildProcess start_gateway(std::vector<std::string> extra = {});
+/// The gateway's socket as a client's URL: unix:$XDG_RUNTIME_DIR/cuview/.gateway/gateway.sock.
+std::string gateway_url();
+
 struct Result {
   int code = -1;
   std::string out, err;

@@ -36,7 +36,7 @@ struct AttachOptions {
   /// ssh://[user@]host[:port], tcp://host:port[?key=KEY] or unix:PATH (docs/remote.md). A remote
   /// attachment imports nothing, whatever `import` says: it receives views (watch, next_view) and
   /// full-resolution regions (fetch); every control call works as it does locally.
-  std::string remote;
+  std::string remote{};
 };
 
 /// What a remote client asks to see: one field over a region, at the region's output size.

@@ -1,0 +1,293 @@
+// Remote clients through cuview-gateway (docs/remote.md): what a person at another machine
+// notices — steering works as it does locally, with the daemon's own errors; views carry values
+// within their stated error bound and exact regions on request; a restarted daemon or gateway
+// is noticed within a second and attached to again; one client that stops reading delays no other.
+#include <signal.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <span>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "backend_test.hpp"
+#include "cuview/client.hpp"
+#include "cuview/remote_protocol.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace std::chrono_literals;
+
+namespace {
+Client attach_remote(const std::string& name, const std::string& url = gateway_url()) {
+  AttachOptions o;
+  o.name = name;
+  o.client = "remote test";
+  o.remote = url;
+  return Client::attach(o);
+}
+
+/// The field `name` of a paused daemon's newest frame, read locally: the truth.
+std::vector<float> local_field(const std::string& daemon, const std::string& name, std::uint64_t* seq = nullptr) {
+  auto c = attach(daemon);
+  auto frame = c.next_frame(10s);
+  REQUIRE(frame);
+  const auto& d = c.description();
+  const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == name; });
+  REQUIRE(f != d.fields.end());
+  std::vector<float> v(std::size_t{d.width} * d.height * f->components);
+  frame->copy_to_host(f->offset, std::as_writable_bytes(std::span(v)));
+  if (seq) *seq = frame->info().seq;
+  return v;
+}
+
+std::string error_of(const std::function<void()>& f, Errc* code = nullptr) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (code) *code = e.code();
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+BACKEND_TEST("a remote client steers a daemon through the gateway and hears the daemon's own errors",
+             "[integration][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", backend);
+  auto gateway = start_gateway();
+  auto remote = attach_remote("run1");
+  auto local = attach("run1");
+  CHECK(remote.remote());
+  CHECK(remote.hello().session == local.hello().session);
+  CHECK(remote.description().fields.size() == local.description().fields.size());
+  remote.pause();
+  CHECK(stats("run1").paused);
+  const auto before = stats("run1").step;
+  std::this_thread::sleep_for(200ms);
+  const auto held = stats("run1").step;
+  remote.step(7);
+  (void)wait_stats("run1", [&](const StatsView& s) { return s.step == held + 7; });
+  CHECK(held >= before);
+  remote.set({{"F", 0.031}});
+  CHECK(stats("run1").F == Approx(0.031));
+  Errc remote_code{}, local_code{};
+  const auto remote_msg = error_of([&] { remote.set({{"F", 3.0}}); }, &remote_code);
+  const auto local_msg = error_of([&] { local.set({{"F", 3.0}}); }, &local_code);
+  CHECK(remote_code == Errc::out_of_range);
+  CHECK(remote_code == local_code);
+  CHECK(remote_msg == local_msg);
+  CHECK(error_of([&] { remote.set({{"nope", 1}}); }) == error_of([&] { local.set({{"nope", 1}}); }));
+  CHECK(remote.stats().paused);
+  remote.resume();
+  CHECK_FALSE(stats("run1").paused);
+  // A remote attachment receives views, not the ring.
+  Errc code{};
+  CHECK_THAT(error_of([&] { (void)remote.next_frame(100ms); }, &code), Catch::Contains("views"));
+  CHECK(code == Errc::unsupported);
+}
+
+BACKEND_TEST("remote views hold the field's values within their stated error bound, and fetch is exact",
+             "[integration][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", backend, {}, "200x150");
+  auto gateway = start_gateway();
+  auto remote = attach_remote("run1");
+  remote.pause();
+  std::this_thread::sleep_for(300ms);
+  std::uint64_t seq = 0;
+  const auto truth = local_field("run1", "v", &seq);
+  const auto region = remote.fetch("v", 0, 0, 200, 150);
+  CHECK(region.seq >= seq);
+  REQUIRE(region.values.size() == truth.size());
+  CHECK(region.values == truth);  // float32, lossless
+  const auto part = remote.fetch("v", 30, 40, 50, 20);
+  for (std::uint32_t y = 0; y < 20; ++y)
+    for (std::uint32_t x = 0; x < 50; ++x) REQUIRE(part.values[y * 50 + x] == truth[(40 + y) * 200 + 30 + x]);
+
+  for (const std::string encoding : {"u8", "u16", "f32"}) {
+    ViewWatch w;
+    w.field = "v";
+    w.encoding = encoding;
+    // Zoomed in twice on a corner, so that part of the view lies outside the grid.
+    w.region = ViewRegion::fit(200, 150, 320, 240, 2.0, 20, 20);
+    remote.watch(w);
+    RemoteView view;
+    REQUIRE(remote.next_view(view, 10s));
+    INFO("encoding " << encoding);
+    CHECK(view.header.encoding == encoding);
+    CHECK(view.header.view_w == 320);
+    const auto& r = view.view.region;
+    const double bound = view.header.error_bound;
+    if (encoding == "f32") CHECK(bound == 0);
+    if (encoding != "f32") CHECK(bound > 0);
+    CHECK(bound <= (view.header.hi - view.header.lo) / (encoding == "u8" ? 255.0 : 65535.0) + 1e-12);
+    std::size_t outside = 0, checked = 0;
+    for (int py = 0; py < r.view_h; ++py)
+      for (int px = 0; px < r.view_w; ++px) {
+        int cx = 0, cy = 0;
+        const float got = view.view.values[std::size_t(py) * r.view_w + px];
+        if (!r.cell_at(px, py, cx, cy)) {
+          REQUIRE(std::isnan(got));
+          ++outside;
+          continue;
+        }
+        const float want = truth[std::size_t(cy) * 200 + cx];
+        REQUIRE(std::abs(got - want) <= bound * 1.0001 + 1e-7);
+        ++checked;
+      }
+    CHECK(outside > 0);
+    CHECK(checked > 0);
+  }
+  Errc code{};
+  CHECK_THAT(error_of([&] { remote.watch({"nope", ViewRegion::fit(200, 150, 64, 64, 1, 100, 75), "auto"}); }, &code),
+             Catch::Contains("no field 'nope'") && Catch::Contains("u, v"));
+  CHECK(code == Errc::bad_value);
+  CHECK_THAT(error_of([&] { (void)remote.fetch("v", 190, 0, 20, 10); }, &code), Catch::Contains("leaves the"));
+  CHECK(code == Errc::out_of_range);
+}
+
+BACKEND_TEST("a daemon restarting under the gateway is noticed within a second, and attached to again",
+             "[integration][remote]") {
+  RuntimeDir rt;
+  auto daemon = std::make_optional(start_daemon("run1", backend));
+  auto gateway = start_gateway();
+  auto remote = attach_remote("run1");
+  const auto& d = remote.description();
+  remote.watch({"u", ViewRegion::fit(int(d.width), int(d.height), 64, 64, 1, d.width / 2.0, d.height / 2.0), "auto"});
+  RemoteView view;
+  REQUIRE(remote.next_view(view, 10s));
+  daemon->signal(SIGKILL);
+  (void)daemon->wait_for(10s);
+  const auto killed = std::chrono::steady_clock::now();
+  Errc code{};
+  const auto msg = error_of(
+      [&] {
+        while (std::chrono::steady_clock::now() - killed < 10s) (void)remote.next_view(view, 100ms);
+      },
+      &code);
+  CHECK(code == Errc::daemon_gone);
+  CHECK(std::chrono::steady_clock::now() - killed < 1500ms);
+  CHECK_THAT(msg, Catch::Contains("run1"));
+  daemon.reset();
+  daemon.emplace(start_daemon("run1", backend));
+  auto again = attach_remote("run1");
+  again.watch({"u", ViewRegion::fit(int(d.width), int(d.height), 64, 64, 1, d.width / 2.0, d.height / 2.0), "auto"});
+  REQUIRE(again.next_view(view, 10s));
+  CHECK(view.header.session == again.hello().session);
+}
+
+BACKEND_TEST("a gateway killed under a remote client leaves the simulation running; the client notices and re-attaches",
+             "[integration][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", backend);
+  auto gateway = std::make_optional(start_gateway());
+  auto remote = attach_remote("run1");
+  remote.watch({"u", ViewRegion::fit(128, 128, 64, 64, 1, 64, 64), "u8"});
+  RemoteView view;
+  REQUIRE(remote.next_view(view, 10s));
+  const auto step = stats("run1").step;
+  gateway->signal(SIGKILL);
+  (void)gateway->wait_for(10s);
+  const auto killed = std::chrono::steady_clock::now();
+  Errc code{};
+  (void)error_of(
+      [&] {
+        while (std::chrono::steady_clock::now() - killed < 10s) (void)remote.next_view(view, 100ms);
+      },
+      &code);
+  CHECK(code == Errc::daemon_gone);
+  CHECK(std::chrono::steady_clock::now() - killed < 1500ms);
+  (void)wait_stats("run1", [&](const StatsView& s) { return s.step > step; });
+  gateway.reset();
+  gateway.emplace(start_gateway());
+  auto again = attach_remote("run1");
+  again.watch({"u", ViewRegion::fit(128, 128, 64, 64, 1, 64, 64), "u8"});
+  REQUIRE(again.next_view(view, 10s));
+}
+
+TEST_CASE("a remote client that stops reading delays no other client", "[integration][remote][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host, {"--fps", "60"});
+  auto gateway = start_gateway();
+  auto frozen = attach_remote("run1");
+  frozen.watch({"u", ViewRegion::fit(128, 128, 256, 256, 1, 64, 64), "f32"});
+  auto reader = attach_remote("run1");
+  reader.watch({"u", ViewRegion::fit(128, 128, 256, 256, 1, 64, 64), "f32"});
+  RemoteView view;
+  std::uint64_t first = 0, last = 0;
+  for (int i = 0; i < 40; ++i) {
+    REQUIRE(reader.next_view(view, 5s));
+    if (i == 0) first = view.header.seq;
+    last = view.header.seq;
+  }
+  CHECK(last > first);
+  // The frozen client's views were never read; the gateway sent it its credits' worth and no more,
+  // and the publisher counts the gateway as one reader of two sessions at most.
+  CHECK(stats("run1").readers <= 1);
+}
+
+TEST_CASE("the gateway answers malformed and foreign requests with errors and goes on serving",
+          "[integration][remote][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host);
+  auto gateway = start_gateway();
+  zmq::context_t ctx;
+  zmq::socket_t s(ctx, zmq::socket_type::dealer);
+  s.set(zmq::sockopt::linger, 0);
+  s.connect("ipc://" + gateway_url().substr(5));
+  auto exchange = [&](const std::string& to, const std::string& body) -> std::optional<proto::ErrorBody> {
+    s.send(zmq::buffer(to), zmq::send_flags::sndmore);
+    s.send(zmq::buffer(body), zmq::send_flags::none);
+    const auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::vector<zmq::message_t> parts;
+      zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, 100ms);
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      for (;;) {
+        zmq::message_t m;
+        (void)s.recv(m);
+        const bool more = m.more();
+        parts.push_back(std::move(m));
+        if (!more) break;
+      }
+      if (parts.size() < 3 || parts[0].to_string() != "reply") continue;
+      auto reply = proto::decode_reply(parts[2].to_string());
+      if (reply.ok) return std::nullopt;
+      return reply.error;
+    }
+    FAIL("no reply from the gateway within 3 s");
+    return std::nullopt;
+  };
+  auto e = exchange("", remote::encode_gateway_request(remote::Op::list, 5, proto::NoArgs{}));
+  CHECK_FALSE(e);
+  // Another version of the remote protocol: told which versions there are.
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4), pk.pack("v"), pk.pack(99), pk.pack("op"), pk.pack("list"), pk.pack("id"), pk.pack(6), pk.pack("args"),
+      pk.pack_map(0);
+  e = exchange("", std::string(buf.data(), buf.size()));
+  REQUIRE(e);
+  CHECK(e->code == "version_mismatch");
+  CHECK_THAT(e->message, Catch::Contains("99") && Catch::Contains("remote protocol 1"));
+  e = exchange("", remote::encode_gateway_request(remote::Op::view, 7, remote::ViewArgs{"run1", "u", 0, 10}));
+  REQUIRE(e);
+  CHECK(e->code == "out_of_range");
+  e = exchange("run1", proto::encode_request(proto::Op::handles, 8, "", proto::NoArgs{}));
+  REQUIRE(e);
+  CHECK(e->code == "unsupported");
+  e = exchange("../etc", proto::encode_request(proto::Op::stats, 9, "", proto::NoArgs{}));
+  REQUIRE(e);
+  CHECK(e->code == "bad_value");
+  e = exchange("run1", std::string("\xc1\x00garbage", 9));
+  REQUIRE(e);
+  CHECK(e->code == "bad_message");
+  // Still serving.
+  auto remote = attach_remote("run1");
+  CHECK(remote.stats().name == "run1");
+}
