@@ -19,8 +19,11 @@ std::string z85_of(const zmq::message_t& key) {
   return text.data();
 }
 
-std::string stop_endpoint(const void* owner) {
-  return "inproc://cuview-zap-stop-" + std::to_string(reinterpret_cast<std::uintptr_t>(owner));
+/// A name of its own for each handler's stop pair (a closed socket's inproc name may be held a
+/// little longer than the socket).
+std::string next_stop_endpoint() {
+  static std::atomic<std::uint64_t> count{0};
+  return "inproc://cuview-zap-stop-" + std::to_string(count.fetch_add(1));
 }
 
 }  // namespace
@@ -32,8 +35,9 @@ ZapHandler::ZapHandler(zmq::context_t& context, ZapDecision decide, ZapLog log)
     rep_.set(zmq::sockopt::linger, 0);
     stop_receiver_ = zmq::socket_t(context, zmq::socket_type::pair);
     stop_sender_ = zmq::socket_t(context, zmq::socket_type::pair);
-    stop_receiver_.bind(stop_endpoint(this));
-    stop_sender_.connect(stop_endpoint(this));
+    const std::string stop = next_stop_endpoint();
+    stop_receiver_.bind(stop);
+    stop_sender_.connect(stop);
   } catch (const zmq::error_t& e) {
     throw Error(Errc::system, std::string("ZAP handler: creating its sockets: ") + e.what());
   }
@@ -55,6 +59,11 @@ ZapHandler::~ZapHandler() {
     // The context is shutting down: the thread sees ETERM and leaves on its own.
   }
   thread_.join();
+  try {
+    rep_.unbind(kEndpoint);  // at once, unlike close(): a new handler may bind it right away
+  } catch (const zmq::error_t&) {
+    // The context is gone or going: nothing is bound any more.
+  }
 }
 
 void ZapHandler::say(const std::string& line) const noexcept {
@@ -88,39 +97,37 @@ void ZapHandler::answer() {
 
   // RFC 27: version, request id, domain, address, routing id, mechanism, credentials...
   const std::string request_id = request.size() > 1 ? request[1].to_string() : std::string();
-  std::string status = "400", text = "refused", user;
+  std::string status = "400", text = "refused", user, why;
   if (request.size() < 6 || request[0].to_string_view() != kZapVersion) {
     status = "500";
     text = "malformed ZAP request";
-    say("ZAP: a malformed request (" + std::to_string(request.size()) + " frames); refused");
-    refusals_.fetch_add(1, std::memory_order_relaxed);
+    why = "ZAP: refused a malformed request (" + std::to_string(request.size()) + " frames)";
   } else {
     const std::string address = request[3].to_string();
     const std::string mechanism = request[5].to_string();
     const std::string key = mechanism == "CURVE" && request.size() == 7 ? z85_of(request[6]) : std::string();
-    std::optional<std::string> accepted;
     if (key.empty()) {
       text = "only CURVE is accepted";
-      say("ZAP: refused a " + mechanism + " peer from " + address + ": only CURVE clients are accepted");
+      why = "ZAP: refused a " + mechanism + " peer from " + address + ": only CURVE clients are accepted";
     } else {
       try {
-        accepted = decide_(mechanism, key, address);
-        if (!accepted) say("ZAP: refused the CURVE key " + key + " from " + address + ": not authorised");
+        if (auto accepted = decide_(mechanism, key, address)) {
+          status = "200";
+          text = "OK";
+          user = std::move(*accepted);
+        } else {
+          why = "ZAP: refused the CURVE key " + key + " from " + address + ": not authorised";
+        }
       } catch (const std::exception& e) {
         status = "500";
         text = "internal error";
-        say("ZAP: refused the CURVE key " + key + " from " + address + ": deciding threw: " + e.what());
+        why = "ZAP: refused the CURVE key " + key + " from " + address + ": deciding threw: " + e.what();
       }
     }
-    if (accepted) {
-      status = "200";
-      text = "OK";
-      user = *accepted;
-      acceptances_.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      refusals_.fetch_add(1, std::memory_order_relaxed);
-    }
   }
+  // Counted before the log line, so a reader woken by the line sees the count.
+  (status == "200" ? acceptances_ : refusals_).fetch_add(1, std::memory_order_relaxed);
+  if (!why.empty()) say(why);
   const std::array<std::string_view, 6> reply{kZapVersion, request_id, status, text, user, ""};
   for (std::size_t i = 0; i < reply.size(); ++i)
     (void)rep_.send(zmq::buffer(reply[i]), i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
