@@ -6,40 +6,24 @@
 #include <string_view>
 
 #include "cuview/protocol.hpp"
+#include "decode_as_each.hpp"
 
 using namespace cuview;
 using namespace cuview::proto;
-
-template <class T>
-static void decode_quietly(const msgpack::object& o) {
-  try {
-    (void)decode_as<T>(o, "fuzzed");
-  } catch (const Error&) {
-  }
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   try {
     std::uint64_t id = 0;
     const auto r = decode_request(bytes, id);
-    decode_quietly<HelloArgs>(r.args);
-    decode_quietly<StepArgs>(r.args);
-    decode_quietly<SetArgs>(r.args);
-    decode_quietly<NoArgs>(r.args);
+    fuzz::decode_as_each<HelloArgs, StepArgs, SetArgs, NoArgs>(r.args);
   } catch (const Error&) {
   }
   try {
     const auto reply = decode_reply(bytes);
-    decode_quietly<HelloResult>(reply.result);
-    decode_quietly<DescribeResult>(reply.result);
-    decode_quietly<HandlesResult>(reply.result);
-    decode_quietly<Stats>(reply.result);
+    fuzz::decode_as_each<HelloResult, DescribeResult, HandlesResult, Stats>(reply.result);
   } catch (const Error&) {
   }
-  try {
-    (void)decode_bytes<FrameNotice>(bytes, "frame notice");
-  } catch (const Error&) {
-  }
+  fuzz::decode_bytes_as_each<FrameNotice>(bytes);
   return 0;
 }
