@@ -24,7 +24,7 @@ class PythonRemoteClient(unittest.TestCase):
         cls.rt = private_runtime_dir()
         cls.daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "pyr", "--backend", "host", "--size",
                                        f"{W}x{H}", "--paused", "--log-level", "warn"])
-        cls.gateway = subprocess.Popen([f"{BIN}/cuview-gateway"])
+        cls.gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--log-level", "warn"])
         cls.url = "unix:" + os.path.join(cls.rt.name, "cuview", ".gateway", "gateway.sock")
         deadline = time.time() + 20
         while True:
@@ -130,12 +130,40 @@ class PythonRemoteClient(unittest.TestCase):
     def test_control_calls_work_remotely(self):
         with cuview.attach("pyr", remote=self.url) as sim:
             self.assertTrue(sim.status()["paused"])
+            before = sim.status()["step"]
             sim.resume()
             try:
                 self.assertFalse(sim.status()["paused"])
+                deadline = time.time() + 10
+                while sim.status()["step"] == before and time.time() < deadline:
+                    time.sleep(0.01)
             finally:
                 sim.pause()
-            self.assertTrue(sim.status()["paused"])
+            status = sim.status()
+            self.assertTrue(status["paused"])
+            self.assertGreater(status["step"], before)
+            # Fixed again for the other tests: a step while paused publishes its frame.
+            sim.step(1)
+            self.wait_for_frame_of_step(lambda: sim.status()["step"])
+
+    def wait_for_frame_of_step(self, step_now):
+        """Waits until the newest frame is of the step the paused publisher says it is at."""
+        deadline = time.time() + 10
+        seen = []
+        with cuview.attach("pyr") as sim:
+            while time.time() < deadline:
+                frame = sim.next_frame(timeout=0.1)
+                if frame is not None:
+                    with frame:
+                        seen.append(frame.step)
+                if seen and seen[-1] == step_now():
+                    return
+        raise AssertionError(f"the newest frame stays at step {seen[-1:]}, the publisher at {step_now()}")
+
+    def test_steering_is_checked_remotely_by_the_publisher(self):
+        with cuview.attach("pyr", remote=self.url) as sim:
+            sim.set(F=0.031)
+            self.assertEqual(sim.status()["params"]["F"], 0.031)
             with self.assertRaises(cuview.CuviewError) as e:
                 sim.set(F=5)
             self.assertEqual(e.exception.code, "out_of_range")  # the publisher's own refusal
