@@ -2,6 +2,7 @@
 // catches what the C++ call throws and turns it into a status and a thread-local message.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,12 +11,16 @@
 #include "cuview/client.h"
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
+#include "cuview/runtime_dir.hpp"
 
 struct cuview_client {
   cuview::Client client;
+  std::string remote;  // the gateway's URL; empty when local
   std::string describe_json, stats_json;
   std::vector<cuview_block> blocks;
   std::vector<std::string> names;  // "set.attribute" for particle attributes, for cuview_block_index
+  cuview::RemoteView view;         // the last cuview_next_view's, which points into it
+  cuview::RemoteRegion region;     // the last cuview_fetch's, likewise
 };
 
 struct cuview_frame {
@@ -50,8 +55,12 @@ cuview_status null_argument(const char* call) {
 }
 
 template <class T>
+nlohmann::json json_of(const T& value) {
+  return nlohmann::json::from_msgpack(cuview::proto::encode(value));
+}
+template <class T>
 std::string to_json(const T& value) {
-  return nlohmann::json::from_msgpack(cuview::proto::encode(value)).dump();
+  return json_of(value).dump();
 }
 
 cuview_block block_of(const cuview::proto::FieldDesc& f, const char* set) {
@@ -82,24 +91,52 @@ const char* cuview_status_name(cuview_status status) {
 const char* cuview_last_error(void) { return g_error.c_str(); }
 const char* cuview_version(void) { return CUVIEW_VERSION; }
 
+namespace {
+/// A new handle on the client `o` attaches, its blocks listed from the description.
+cuview_client* attached(const cuview::AttachOptions& o) {
+  auto* c = new cuview_client{cuview::Client::attach(o), o.remote, {}, {}, {}, {}, {}, {}};
+  const auto& d = c->client.description();
+  c->describe_json = to_json(d);
+  for (const auto& f : d.fields) c->blocks.push_back(block_of(f, nullptr)), c->names.push_back(f.name);
+  for (const auto& p : d.particles)
+    for (const auto& a : p.attributes)
+      c->blocks.push_back(block_of(a, p.name.c_str())), c->names.push_back(p.name + "." + a.name);
+  return c;
+}
+
+cuview::AttachOptions attach_options(const char* name, const char* client_name, int timeout_ms) {
+  cuview::AttachOptions o;
+  o.name = name;
+  o.client = client_name != nullptr ? client_name : "cuview C client";
+  if (timeout_ms > 0) o.timeout = std::chrono::milliseconds(timeout_ms);
+  return o;
+}
+}  // namespace
+
 cuview_status cuview_attach(const char* name, const char* client_name, int control_only, int timeout_ms,
                             cuview_client** out) {
   if (name == nullptr || out == nullptr) return null_argument("cuview_attach");
   *out = nullptr;
   return guarded([&] {
-    cuview::AttachOptions o;
-    o.name = name;
-    o.client = client_name != nullptr ? client_name : "cuview C client";
+    auto o = attach_options(name, client_name, timeout_ms);
     o.import = control_only != 0 ? cuview::Import::control_only : cuview::Import::frames;
-    if (timeout_ms > 0) o.timeout = std::chrono::milliseconds(timeout_ms);
-    auto* c = new cuview_client{cuview::Client::attach(o), {}, {}, {}, {}};
-    const auto& d = c->client.description();
-    c->describe_json = to_json(d);
-    for (const auto& f : d.fields) c->blocks.push_back(block_of(f, nullptr)), c->names.push_back(f.name);
-    for (const auto& p : d.particles)
-      for (const auto& a : p.attributes)
-        c->blocks.push_back(block_of(a, p.name.c_str())), c->names.push_back(p.name + "." + a.name);
-    *out = c;
+    *out = attached(o);
+  });
+}
+
+cuview_status cuview_attach_remote(const char* name, const char* client_name, const char* remote, int timeout_ms,
+                                   cuview_client** out) {
+  if (name == nullptr || remote == nullptr || out == nullptr) return null_argument("cuview_attach_remote");
+  *out = nullptr;
+  if (*remote == '\0') {
+    g_error = "cuview_attach_remote: the gateway URL is empty; give ssh://host, tcp://host:port?key=KEY or "
+              "unix:PATH, or attach locally with cuview_attach";
+    return CUVIEW_BAD_VALUE;
+  }
+  return guarded([&] {
+    auto o = attach_options(name, client_name, timeout_ms);
+    o.remote = remote;
+    *out = attached(o);
   });
 }
 
@@ -191,6 +228,80 @@ cuview_status cuview_frame_verify(const cuview_frame* frame) {
   if (frame == nullptr) return null_argument("cuview_frame_verify");
   return guarded([&] {
     if (auto problem = frame->frame.verify()) throw cuview::Error(cuview::Errc::bad_value, *problem);
+  });
+}
+
+const char* cuview_remote(const cuview_client* client) { return client != nullptr ? client->remote.c_str() : ""; }
+
+cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t view_w, uint32_t view_h, double zoom,
+                           double center_x, double center_y, const char* encoding) {
+  if (client == nullptr || field == nullptr) return null_argument("cuview_watch");
+  return guarded([&] {
+    const auto& d = client->client.description();
+    const auto fw = static_cast<int>(d.width), fh = static_cast<int>(d.height);
+    if (!(zoom > 0) || !std::isfinite(zoom))
+      throw cuview::Error(cuview::Errc::out_of_range, "cuview_watch: zoom " + std::to_string(zoom) +
+                                                          " of a view of '" + client->client.name() +
+                                                          "'; a zoom is finite and > 0");
+    cuview::ViewWatch w;
+    w.field = field;
+    w.region = cuview::ViewRegion::fit(fw, fh, static_cast<int>(view_w), static_cast<int>(view_h), zoom,
+                                       std::isnan(center_x) ? fw * 0.5 : center_x,
+                                       std::isnan(center_y) ? fh * 0.5 : center_y);
+    if (encoding != nullptr) w.encoding = encoding;
+    client->client.watch(w);
+  });
+}
+
+cuview_status cuview_next_view(cuview_client* client, int timeout_ms, cuview_view* out) {
+  if (client == nullptr || out == nullptr) return null_argument("cuview_next_view");
+  bool none = false;
+  const auto s = guarded([&] {
+    auto& v = client->view;
+    if (!client->client.next_view(v, std::chrono::milliseconds(std::max(timeout_ms, 0)))) {
+      none = true;
+      return;
+    }
+    const auto& h = v.header;
+    *out = cuview_view{h.seq,           h.step,         h.sim_time,     h.field.c_str(),   h.encoding.c_str(),
+                       h.error_bound,   h.lo,           h.hi,           h.view_w,          h.view_h,
+                       h.center_x,      h.center_y,     h.pixels_per_cell, v.view.values.data(), v.view.values.size()};
+  });
+  if (s == CUVIEW_OK && none) {
+    g_error = "no new view of '" + client->client.name() + "' within " + std::to_string(timeout_ms) + " ms";
+    return CUVIEW_NO_FRAME;
+  }
+  return s;
+}
+
+cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
+                           cuview_region* out) {
+  if (client == nullptr || field == nullptr || out == nullptr) return null_argument("cuview_fetch");
+  return guarded([&] {
+    const auto& d = client->client.description();
+    // To the edge: a rectangle starting outside the grid stays empty, which the gateway refuses by name.
+    if (w == 0) w = x < d.width ? d.width - x : 0;
+    if (h == 0) h = y < d.height ? d.height - y : 0;
+    auto& r = client->region;
+    r = client->client.fetch(field, x, y, w, h);
+    *out = cuview_region{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, r.values.data(), r.values.size()};
+  });
+}
+
+cuview_status cuview_list_json(const char* remote, int timeout_ms, const char** json) {
+  if (json == nullptr) return null_argument("cuview_list_json");
+  static thread_local std::string listed;
+  return guarded([&] {
+    auto out = nlohmann::json::array();
+    if (remote == nullptr || *remote == '\0') {
+      for (const auto& name : cuview::list_running_instances()) out.push_back({{"name", name}});
+    } else {
+      const auto timeout = std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms : 5000);
+      auto host = cuview::RemoteHost::connect(remote, "cuview C client", timeout);
+      for (const auto& p : host.publishers()) out.push_back(json_of(p));
+    }
+    listed = out.dump();
+    *json = listed.c_str();
   });
 }
 

@@ -7,6 +7,12 @@
             print(frame.step, float(u.mean()))
         sim.set(F=0.03)
 
+Remote: `cuview.attach(name, remote="ssh://host")` attaches through the cuview-gateway of another
+host (docs/remote.md). Such a client receives no frames; `view()` gives a view of a field as NumPy
+values within a stated error bound, `fetch()` a rectangle at full resolution, exact, and every
+control call (status, pause, set, draw, ...) works as for a local client. `cuview.list(remote=URL)`
+lists what runs there.
+
 Field views speak DLPack (`torch.from_dlpack`, `cupy.from_dlpack`, `numpy.from_dlpack`),
 `__cuda_array_interface__` (CUDA) and NumPy's `__array_interface__` (host backend). They are
 read-only and valid inside the frame's `with` block: leaving it releases the slot (after the GPU
@@ -16,11 +22,14 @@ what you keep. Built on libcuview.so (cuview/client.h) through ctypes; no compil
 import ctypes
 import json
 import os
+import time
 
 from . import _capi, _dlpack
 from ._capi import lib
 
-__all__ = ["attach", "Client", "Frame", "FieldView", "CuviewError", "version"]
+__all__ = ["attach", "list", "Client", "Frame", "FieldView", "View", "CuviewError", "version"]
+
+_UNSUPPORTED, _BAD_VALUE = 19, 6
 
 _TYPESTR = {"float32": "<f4", "float16": "<f2", "int32": "<i4", "uint8": "|u1"}
 
@@ -42,22 +51,44 @@ def _check(status):
         raise CuviewError(status, lib.cuview_last_error().decode())
 
 
-def attach(name="default", client="cuview python", control_only=False, timeout=3.0):
+def attach(name="default", client="cuview python", control_only=False, timeout=3.0, remote=None):
     """Attaches to the publisher `name` (cuview-compute or a program embedding the publisher).
-    Raises CuviewError("no_daemon", ...) when none runs under that name."""
-    return Client(name, client, control_only, timeout)
+    Raises CuviewError("no_daemon", ...) when none runs under that name.
+
+    remote: the cuview-gateway of another host to attach through, "ssh://[user@]host[:port]",
+    "tcp://host:port?key=KEY" or "unix:/path/gateway.sock" (docs/remote.md). A remote client has
+    views (Client.view) and regions (Client.fetch) instead of frames; `control_only` does not apply."""
+    return Client(name, client, control_only, timeout, remote)
+
+
+def list(remote=None, timeout=5.0):
+    """The publishers running now, as dicts with at least "name": this host's (remote=None), or
+    those the cuview-gateway at `remote` serves, each also with "sim", "backend", "device",
+    "width", "height" and "viewers" (that gateway's remote watchers). Raises CuviewError when the
+    gateway cannot be reached."""
+    out = ctypes.c_char_p()
+    _check(lib.cuview_list_json(remote.encode() if remote else None, int(timeout * 1000), ctypes.byref(out)))
+    return json.loads(out.value.decode())
 
 
 class Client:
-    """An attachment; detaches when closed (or at the end of a `with` block)."""
+    """An attachment; detaches when closed (or at the end of a `with` block). Local clients
+    receive frames (next_frame); remote ones views (view) and regions (fetch)."""
 
-    def __init__(self, name, client, control_only, timeout):
+    def __init__(self, name, client, control_only, timeout, remote=None):
         self._h = None
         handle = ctypes.c_void_p()
-        _check(lib.cuview_attach(name.encode(), client.encode(), int(control_only), int(timeout * 1000),
-                                 ctypes.byref(handle)))
+        if remote:
+            _check(lib.cuview_attach_remote(name.encode(), client.encode(), remote.encode(), int(timeout * 1000),
+                                            ctypes.byref(handle)))
+        else:
+            _check(lib.cuview_attach(name.encode(), client.encode(), int(control_only), int(timeout * 1000),
+                                     ctypes.byref(handle)))
         self._h = handle
         self.name = name
+        #: the gateway's URL this client attached through; None when local
+        self.remote = remote or None
+        self._watching = None  # the arguments of the current watch (remote)
         self.backend = lib.cuview_backend(handle).decode()
         #: "shm" (host), "legacy", "vmm" or "pool": how the frames reach this process
         self.sharing = lib.cuview_sharing(handle).decode()
@@ -103,12 +134,81 @@ class Client:
         """The newest frame not seen yet, held until released (use it in a `with` block); None when
         none came within `timeout` seconds. Raises CuviewError("daemon_gone") when the publisher
         exited or restarted."""
+        if self.remote:
+            raise CuviewError(_UNSUPPORTED, f"'{self.name}' is attached through the gateway {self.remote}: a remote "
+                              "client receives no frames; use client.view() for a view of a field or "
+                              "client.fetch() for it at full resolution")
         handle = ctypes.c_void_p()
         status = lib.cuview_next_frame(self._handle(), int(timeout * 1000), ctypes.byref(handle))
         if status == _capi.NO_FRAME:
             return None
         _check(status)
         return Frame(self, handle)
+
+    def _grid_field(self, field, call):
+        """The field `field` names (the first field when None), refused by name when it is none."""
+        names = [f["name"] for f in self.description["fields"]]
+        if field is None:
+            return names[0]
+        if field not in names:
+            raise CuviewError(_BAD_VALUE, f"{call}: '{self.name}' has no field '{field}'; its fields: {', '.join(names)}")
+        return field
+
+    def view(self, field=None, width=None, height=None, zoom=1.0, center=None, encoding="auto", timeout=2.0):
+        """Remote: the next view of `field` (None: the first field), a View whose `.values` is a
+        (height, width) float32 array (a vector field's magnitude), NaN outside the grid.
+
+        width, height: the output's samples (None: the grid's). The whole grid is fitted into them,
+        times `zoom`, centred on cell `center` = (x, y) (None: the grid's centre). encoding: "auto"
+        (the gateway fits it to the link) or pinned "u8", "u16", "f32" (exact); every value is within
+        the view's `error_bound` of the true one. A changed region starts a new watch; views come as
+        frames are published (one at once after a new watch). Returns None when no new view came
+        within `timeout` seconds (a paused publisher sends none after the first). Raises
+        CuviewError("unsupported") on a local client, ("bad_value") naming an unknown field."""
+        if not self.remote:
+            raise CuviewError(_UNSUPPORTED, f"view() of '{self.name}': a local client takes frames (next_frame); "
+                              "views are for clients attached with remote=URL")
+        d = self.description
+        field = self._grid_field(field, "view")
+        width = int(width or d["width"])
+        height = int(height or d["height"])
+        cx, cy = (float("nan"), float("nan")) if center is None else (float(center[0]), float(center[1]))
+        watch = (field, width, height, float(zoom), cx, cy, encoding)
+        if watch != self._watching:
+            self._watching = None
+            _check(lib.cuview_watch(self._handle(), field.encode(), width, height, float(zoom), cx, cy,
+                                    encoding.encode()))
+            self._watching = watch
+        deadline = time.monotonic() + timeout
+        v = _capi.View()
+        while True:
+            left = max(0, int((deadline - time.monotonic()) * 1000))
+            status = lib.cuview_next_view(self._handle(), left, ctypes.byref(v))
+            if status == _capi.NO_FRAME:
+                return None
+            _check(status)
+            # Views of an earlier watch may still be on their way: skip them.
+            if (v.field.decode() == field and (v.view_w, v.view_h) == (width, height)
+                    and encoding in ("auto", v.encoding.decode())):
+                return View(v, (d["width"], d["height"]))
+            if left == 0:
+                return None
+
+    def fetch(self, field=None, x=0, y=0, w=None, h=None):
+        """Remote: the rectangle [x, x+w) × [y, y+h) of `field` (None: the first field) in the newest
+        frame, at full resolution and exact: a float32 NumPy array of shape (h, w), or
+        (h, w, components) for a vector field, with `.seq`, `.step`, `.time`, `.x`, `.y` and
+        `.field` of where it came from. w, h None: to the grid's edge. Raises
+        CuviewError("out_of_range") for a rectangle leaving the grid, ("bad_value") naming an
+        unknown field."""
+        if not self.remote:
+            raise CuviewError(_UNSUPPORTED, f"fetch() of '{self.name}': a local client reads frames "
+                              "(next_frame); fetch is for clients attached with remote=URL")
+        field = self._grid_field(field, "fetch")
+        r = _capi.Region()
+        _check(lib.cuview_fetch(self._handle(), field.encode(), int(x), int(y), int(w or 0), int(h or 0),
+                                ctypes.byref(r)))
+        return _region(field, r)
 
     def set(self, preset=None, **params):
         """Steers: set(F=0.03, k=0.06) or set(preset="maze"); each value is checked against its range."""
@@ -190,6 +290,76 @@ class Frame:
             if key == name:
                 return FieldView(self, key, lib.cuview_frame_data(self._alive(), i), dtype, shape, strides)
         raise KeyError(f"'{self._client.name}' publishes no field '{name}'; it has: {', '.join(self._client.fields)}")
+
+
+def _copied(pointer, count):
+    """A NumPy copy of `count` float32 values the C API lends until its next call."""
+    import numpy as np
+    if count == 0:
+        return np.empty(0, dtype=np.float32)
+    return np.ctypeslib.as_array(pointer, shape=(count,)).copy()
+
+
+class View:
+    """A view of a remote frame (Client.view). `values`: (height, width) float32 NumPy array, NaN
+    outside the grid, each within `error_bound` of the true value (0 for "f32"). Also an array
+    itself: numpy.asarray(view) is `values`."""
+
+    def __init__(self, v, grid):
+        self.seq, self.step, self.time = v.seq, v.step, v.sim_time
+        self._grid = grid
+        self.field = v.field.decode()
+        #: "u8", "u16" or "f32": how the gateway encoded it
+        self.encoding = v.encoding.decode()
+        self.error_bound = v.error_bound
+        self.lo, self.hi = v.lo, v.hi
+        self.center = (v.center_x, v.center_y)
+        self.pixels_per_cell = v.pixels_per_cell
+        self.values = _copied(v.values, v.count).reshape(v.view_h, v.view_w)
+
+    @property
+    def shape(self):
+        return self.values.shape
+
+    def cell_of(self, row, col):
+        """The grid cell (x, y) sample (row, col) shows, or None outside the grid."""
+        h, w = self.values.shape
+        fx = self.center[0] + (col + 0.5 - w * 0.5) / self.pixels_per_cell
+        fy = self.center[1] + (row + 0.5 - h * 0.5) / self.pixels_per_cell
+        inside = 0 <= fx < self._grid[0] and 0 <= fy < self._grid[1]
+        return (int(fx), int(fy)) if inside else None
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    def __repr__(self):
+        return (f"<cuview view of {self.field} {self.values.shape[1]}x{self.values.shape[0]} {self.encoding} "
+                f"(error <= {self.error_bound:g}), frame {self.seq}, step {self.step}>")
+
+
+_region_array = None
+
+
+def _region(field, r):
+    """The fetched values as a NumPy array (a subclass carrying where they came from)."""
+    global _region_array
+    if _region_array is None:
+        import numpy as np
+
+        class RegionArray(np.ndarray):
+            """A rectangle of a remote field at full resolution (Client.fetch), exact: `field`,
+            `seq`, `step` and `time` of its frame, `x`, `y` its corner in the grid."""
+            _meta = ("field", "seq", "step", "time", "x", "y")
+
+            def __array_finalize__(self, obj):
+                for k in self._meta:
+                    setattr(self, k, getattr(obj, k, None))
+
+        _region_array = RegionArray
+    shape = (r.h, r.w) if r.components == 1 else (r.h, r.w, r.components)
+    out = _copied(r.values, r.count).reshape(shape).view(_region_array)
+    out.field, out.seq, out.step, out.time, out.x, out.y = field, r.seq, r.step, r.sim_time, r.x, r.y
+    return out
 
 
 class FieldView:

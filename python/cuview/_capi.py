@@ -24,6 +24,41 @@ class Block(ctypes.Structure):
     ]
 
 
+class View(ctypes.Structure):
+    _fields_ = [
+        ("seq", c_uint64),
+        ("step", c_uint64),
+        ("sim_time", c_double),
+        ("field", c_char_p),
+        ("encoding", c_char_p),
+        ("error_bound", c_double),
+        ("lo", ctypes.c_float),
+        ("hi", ctypes.c_float),
+        ("view_w", c_uint32),
+        ("view_h", c_uint32),
+        ("center_x", c_double),
+        ("center_y", c_double),
+        ("pixels_per_cell", c_double),
+        ("values", ctypes.POINTER(ctypes.c_float)),
+        ("count", c_size_t),
+    ]
+
+
+class Region(ctypes.Structure):
+    _fields_ = [
+        ("seq", c_uint64),
+        ("step", c_uint64),
+        ("sim_time", c_double),
+        ("x", c_uint32),
+        ("y", c_uint32),
+        ("w", c_uint32),
+        ("h", c_uint32),
+        ("components", c_uint32),
+        ("values", ctypes.POINTER(ctypes.c_float)),
+        ("count", c_size_t),
+    ]
+
+
 def _candidates():
     env = os.environ.get("CUVIEW_LIBRARY")
     if env:
@@ -91,3 +126,9 @@ _proto("cuview_set", c_int, c_void_p, c_char_p, c_double)
 _proto("cuview_set_preset", c_int, c_void_p, c_char_p)
 _proto("cuview_checkpoint", c_int, c_void_p, c_char_p, ctypes.c_int64, ctypes.POINTER(c_uint64), c_char_p, c_size_t)
 _proto("cuview_draw", c_int, c_void_p, c_char_p, c_double, c_double, c_double, c_int)
+_proto("cuview_attach_remote", c_int, c_char_p, c_char_p, c_char_p, c_int, ctypes.POINTER(c_void_p))
+_proto("cuview_remote", c_char_p, c_void_p)
+_proto("cuview_watch", c_int, c_void_p, c_char_p, c_uint32, c_uint32, c_double, c_double, c_double, c_char_p)
+_proto("cuview_next_view", c_int, c_void_p, c_int, ctypes.POINTER(View))
+_proto("cuview_fetch", c_int, c_void_p, c_char_p, c_uint32, c_uint32, c_uint32, c_uint32, ctypes.POINTER(Region))
+_proto("cuview_list_json", c_int, c_char_p, c_int, ctypes.POINTER(c_char_p))

@@ -4,13 +4,13 @@ and PyTorch where installed). Run by CTest (python-host) with PYTHONPATH=python.
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 import numpy as np
 
 import cuview
+from private_runtime import private_runtime_dir
 
 BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
 BACKEND = os.environ.get("CUVIEW_TEST_BACKEND", "host")
@@ -19,10 +19,7 @@ BACKEND = os.environ.get("CUVIEW_TEST_BACKEND", "host")
 class PythonClient(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.rt = tempfile.TemporaryDirectory()
-        os.chmod(cls.rt.name, 0o700)
-        os.environ["XDG_RUNTIME_DIR"] = cls.rt.name
-        os.environ["XDG_STATE_HOME"] = os.path.join(cls.rt.name, "state")  # checkpoints
+        cls.rt = private_runtime_dir()
         cls.daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "py", "--backend", BACKEND, "--size",
                                        "96x64", "--paused", "--log-level", "warn"])
         for _ in range(200):

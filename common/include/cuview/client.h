@@ -91,6 +91,13 @@ CUVIEW_API const char* cuview_version(void);
  * timeout_ms bounds each control request. On success *out must be freed with cuview_detach. */
 CUVIEW_API cuview_status cuview_attach(const char* name, const char* client_name, int control_only, int timeout_ms,
                                        cuview_client** out);
+/* Attaches to the publisher `name` of another host through its cuview-gateway: `remote` is
+ * "ssh://[user@]host[:port]", "tcp://host:port?key=KEY" or "unix:/path/gateway.sock"
+ * (docs/remote.md). A remote client receives no frames (cuview_next_frame: CUVIEW_UNSUPPORTED):
+ * it watches views (cuview_watch, cuview_next_view) and fetches regions (cuview_fetch); every other
+ * call works as for a local client. On success *out must be freed with cuview_detach. */
+CUVIEW_API cuview_status cuview_attach_remote(const char* name, const char* client_name, const char* remote,
+                                              int timeout_ms, cuview_client** out);
 /* Detaches and frees the client; frames still held stay valid until released. NULL is ignored. */
 CUVIEW_API void cuview_detach(cuview_client* client);
 
@@ -130,6 +137,61 @@ CUVIEW_API cuview_status cuview_frame_wait_on(const cuview_frame* frame, void* s
 CUVIEW_API cuview_status cuview_frame_synchronize(const cuview_frame* frame);
 /* Checks trailer and checksum: CUVIEW_OK, or CUVIEW_BAD_VALUE with the problem in cuview_last_error. */
 CUVIEW_API cuview_status cuview_frame_verify(const cuview_frame* frame);
+
+/* ---- Remote clients (cuview_attach_remote) ---- */
+
+/* The gateway's URL the client attached through, or "" for a local client. */
+CUVIEW_API const char* cuview_remote(const cuview_client* client);
+
+/* One view of a remote frame: view_h × view_w float values, row-major, of one field (a vector
+ * field's magnitude), NaN where a sample lies outside the grid. Every value is within error_bound
+ * of the true one (0 for "f32"; u8 and u16 quantise [lo, hi]). Strings and values belong to the
+ * client, valid until its next cuview_next_view or cuview_detach. */
+typedef struct cuview_view {
+  uint64_t seq, step;
+  double sim_time;
+  const char* field;
+  const char* encoding; /* "u8", "u16" or "f32" */
+  double error_bound;
+  float lo, hi;
+  uint32_t view_w, view_h;
+  double center_x, center_y, pixels_per_cell; /* the region: its centre cell and its scale */
+  const float* values;
+  size_t count; /* view_w × view_h */
+} cuview_view;
+
+/* A rectangle of a field at full resolution, exact: h × w × components float32 values,
+ * row-major. Values belong to the client, valid until its next cuview_fetch or cuview_detach. */
+typedef struct cuview_region {
+  uint64_t seq, step;
+  double sim_time;
+  uint32_t x, y, w, h, components;
+  const float* values;
+  size_t count; /* h × w × components */
+} cuview_region;
+
+/* From now on the gateway sends views of `field` (a float32 grid field), replacing an earlier
+ * watch: view_w × view_h samples of the grid fitted into them, times `zoom`, centred on cell
+ * (center_x, center_y) (NaN: the grid's centre). `encoding`: "auto" or NULL (fitted to the link),
+ * or pinned: "u8", "u16", "f32". CUVIEW_BAD_VALUE names an unknown field (and the fields there);
+ * CUVIEW_UNSUPPORTED for a local client. */
+CUVIEW_API cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t view_w, uint32_t view_h,
+                                      double zoom, double center_x, double center_y, const char* encoding);
+/* Waits up to timeout_ms for the next view of the watch and fills *out. Views arrive as frames
+ * are published (one right after a watch); CUVIEW_NO_FRAME: none came. CUVIEW_DAEMON_GONE: the
+ * publisher, the gateway or the link went away. One thread at a time per client. */
+CUVIEW_API cuview_status cuview_next_view(cuview_client* client, int timeout_ms, cuview_view* out);
+/* The rectangle [x, x+w) × [y, y+h) of `field` in the newest frame, exact, into *out; w or h 0:
+ * to the grid's right or bottom edge. CUVIEW_OUT_OF_RANGE names a rectangle leaving the grid. One
+ * thread at a time per client. */
+CUVIEW_API cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x, uint32_t y, uint32_t w,
+                                      uint32_t h, cuview_region* out);
+
+/* The publishers running now, as a JSON array of objects with at least "name". remote NULL or "":
+ * this host's, by name; otherwise those the gateway at `remote` serves, each with "sim",
+ * "backend", "device", "width", "height" and "viewers" (the gateway's remote watchers). The string
+ * stays valid until the next cuview_list_json on the calling thread. */
+CUVIEW_API cuview_status cuview_list_json(const char* remote, int timeout_ms, const char** json);
 
 /* Steering; each returns the publisher's refusal, if any (e.g. CUVIEW_OUT_OF_RANGE). */
 CUVIEW_API cuview_status cuview_pause(cuview_client* client);

@@ -1,0 +1,200 @@
+"""The Python package attached through a cuview-gateway (remote="unix:..."): views within their
+stated error bound, pinned encodings honoured, exact fetches equal to the frame a local client
+reads, control calls, refusals by name. A host-backend daemon and a gateway in a private
+XDG_RUNTIME_DIR. Run by CTest (python-remote) with PYTHONPATH=python."""
+import math
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+import numpy as np
+
+import cuview
+from private_runtime import private_runtime_dir
+
+BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
+W, H = 96, 64
+
+
+class PythonRemoteClient(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rt = private_runtime_dir()
+        cls.daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "pyr", "--backend", "host", "--size",
+                                       f"{W}x{H}", "--paused", "--log-level", "warn"])
+        cls.gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--log-level", "warn"])
+        cls.url = "unix:" + os.path.join(cls.rt.name, "cuview", ".gateway", "gateway.sock")
+        deadline = time.time() + 20
+        while True:
+            try:
+                cuview.attach("pyr", remote=cls.url).close()
+                break
+            except cuview.CuviewError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.05)
+        # A field with structure in it, then fixed: every comparison below is against one frame.
+        subprocess.run([f"{BIN}/cuview-ctl", "--name", "pyr", "step", "200"], check=True, capture_output=True)
+        with cuview.attach("pyr", control_only=True) as sim:
+            while sim.status()["step"] != 200:
+                if time.time() > deadline:
+                    raise AssertionError("the daemon did not reach step 200")
+                time.sleep(0.025)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.gateway.terminate()
+        cls.gateway.wait(30)
+        cls.daemon.terminate()
+        cls.daemon.wait(30)
+        cls.rt.cleanup()
+
+    def local_field(self, name):
+        """Field `name` of the newest frame, as a local client reads it."""
+        with cuview.attach("pyr") as sim:
+            with sim.next_frame(timeout=2) as frame:
+                return frame.step, np.array(frame[name])
+
+    def test_a_remote_host_lists_its_publishers(self):
+        listed = cuview.list(remote=self.url)
+        entry = next(p for p in listed if p["name"] == "pyr")
+        self.assertEqual((entry["width"], entry["height"]), (W, H))
+        self.assertEqual(entry["backend"], "host")
+        self.assertIn("pyr", [p["name"] for p in cuview.list()])  # this host's, by name
+
+    def test_a_fetch_is_the_published_field_exactly(self):
+        step, u = self.local_field("u")
+        with cuview.attach("pyr", remote=self.url) as sim:
+            self.assertEqual(sim.remote, self.url)
+            self.assertEqual(sim.fields, ["u", "v"])
+            whole = sim.fetch("u")
+            self.assertEqual(whole.shape, (H, W))
+            self.assertEqual(whole.dtype, np.float32)
+            self.assertEqual(whole.step, step)
+            np.testing.assert_array_equal(whole, u)
+            part = sim.fetch("u", x=10, y=5, w=20, h=7)
+            self.assertEqual((part.x, part.y), (10, 5))
+            np.testing.assert_array_equal(part, u[5:12, 10:30])
+            with self.assertRaises(cuview.CuviewError) as e:
+                sim.fetch("u", x=90, y=0, w=20, h=1)
+            self.assertEqual(e.exception.code, "out_of_range")
+
+    def assert_view_matches(self, view, truth):
+        """Every sample of `view` is its cell's true value within the view's error bound; NaN
+        exactly where it shows no cell."""
+        rows, cols = view.values.shape
+        shown = 0
+        for r in range(rows):
+            for c in range(cols):
+                cell = view.cell_of(r, c)
+                value = view.values[r, c]
+                if cell is None:
+                    self.assertTrue(math.isnan(value), f"sample ({r}, {c}) outside the grid is {value}")
+                    continue
+                x, y = cell
+                shown += 1
+                self.assertLessEqual(abs(float(value) - float(truth[y, x])), view.error_bound * (1 + 1e-6) + 1e-7,
+                                     f"sample ({r}, {c}) of cell ({x}, {y}), {view.encoding}")
+        self.assertGreater(shown, 0)
+
+    def test_views_in_each_pinned_encoding_are_within_their_error_bound(self):
+        with cuview.attach("pyr", remote=self.url) as sim:
+            truth = sim.fetch("v")
+            self.assertGreater(float(truth.max()), 0.0)  # the seeds are in it, not only zeros
+            bounds = {}
+            for encoding in ("u8", "u16", "f32"):
+                view = sim.view("v", width=48, height=40, encoding=encoding, timeout=5)
+                self.assertIsNotNone(view, f"no {encoding} view within 5 s")
+                self.assertEqual(view.encoding, encoding)
+                self.assertEqual(view.values.shape, (40, 48))
+                self.assertEqual(view.values.dtype, np.float32)
+                self.assertEqual(view.step, truth.step)
+                self.assert_view_matches(view, truth)
+                bounds[encoding] = view.error_bound
+            self.assertEqual(bounds["f32"], 0.0)
+            self.assertLess(bounds["u16"], bounds["u8"])
+            auto = sim.view("v", width=48, height=40, timeout=5)
+            self.assertIn(auto.encoding, ("u8", "u16", "f32"))
+            self.assert_view_matches(auto, truth)
+
+    def test_a_zoomed_view_shows_nan_outside_the_grid(self):
+        with cuview.attach("pyr", remote=self.url) as sim:
+            truth = sim.fetch("u")
+            view = sim.view("u", width=64, height=64, zoom=2, center=(0, 0), encoding="f32", timeout=5)
+            self.assertTrue(np.isnan(view.values[0, 0]))  # up and left of cell (0, 0)
+            self.assertFalse(np.isnan(view.values[-1, -1]))
+            self.assert_view_matches(view, truth)
+
+    def test_control_calls_work_remotely(self):
+        with cuview.attach("pyr", remote=self.url) as sim:
+            self.assertTrue(sim.status()["paused"])
+            before = sim.status()["step"]
+            sim.resume()
+            try:
+                self.assertFalse(sim.status()["paused"])
+                deadline = time.time() + 10
+                while sim.status()["step"] == before and time.time() < deadline:
+                    time.sleep(0.01)
+            finally:
+                sim.pause()
+            status = sim.status()
+            self.assertTrue(status["paused"])
+            self.assertGreater(status["step"], before)
+            # Fixed again for the other tests: a step while paused publishes its frame.
+            sim.step(1)
+            self.wait_for_frame_of_step(lambda: sim.status()["step"])
+
+    def wait_for_frame_of_step(self, step_now):
+        """Waits until the newest frame is of the step the paused publisher says it is at."""
+        deadline = time.time() + 10
+        seen = []
+        with cuview.attach("pyr") as sim:
+            while time.time() < deadline:
+                frame = sim.next_frame(timeout=0.1)
+                if frame is not None:
+                    with frame:
+                        seen.append(frame.step)
+                if seen and seen[-1] == step_now():
+                    return
+        raise AssertionError(f"the newest frame stays at step {seen[-1:]}, the publisher at {step_now()}")
+
+    def test_steering_is_checked_remotely_by_the_publisher(self):
+        with cuview.attach("pyr", remote=self.url) as sim:
+            sim.set(F=0.031)
+            self.assertEqual(sim.status()["params"]["F"], 0.031)
+            with self.assertRaises(cuview.CuviewError) as e:
+                sim.set(F=5)
+            self.assertEqual(e.exception.code, "out_of_range")  # the publisher's own refusal
+
+    def test_an_unknown_field_is_refused_naming_the_fields(self):
+        with cuview.attach("pyr", remote=self.url) as sim:
+            for call in (lambda: sim.view("w"), lambda: sim.fetch("w")):
+                with self.assertRaises(cuview.CuviewError) as e:
+                    call()
+                self.assertEqual(e.exception.code, "bad_value")
+                self.assertIn("'w'", str(e.exception))
+                self.assertIn("u, v", str(e.exception))
+
+    def test_remote_frames_point_to_view_and_fetch(self):
+        with cuview.attach("pyr", remote=self.url) as sim:
+            with self.assertRaises(cuview.CuviewError) as e:
+                sim.next_frame()
+            self.assertEqual(e.exception.code, "unsupported")
+            self.assertIn("view()", str(e.exception))
+            self.assertIn("fetch()", str(e.exception))
+        with cuview.attach("pyr", control_only=True) as sim:
+            with self.assertRaises(cuview.CuviewError) as e:
+                sim.view("u")
+            self.assertEqual(e.exception.code, "unsupported")
+
+    def test_an_unreachable_gateway_is_a_clear_error(self):
+        missing = "unix:" + os.path.join(self.rt.name, "nowhere.sock")
+        with self.assertRaises(cuview.CuviewError) as e:
+            cuview.attach("pyr", remote=missing, timeout=1)
+        self.assertIn("nowhere.sock", str(e.exception))
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())
