@@ -108,6 +108,7 @@ Gateway::Gateway(GatewayOptions options) : options_(std::move(options)), impl_(s
 #endif
   }
   spdlog::info("gateway: serving {} (session {})", options_.paths.socket.string(), session_);
+  if (options_.announce_port != 0) announcer_ = std::make_unique<Announcer>(options_.announce_port, tcp_endpoint_);
 }
 
 Gateway::~Gateway() {

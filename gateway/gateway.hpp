@@ -15,6 +15,7 @@
 
 #include <zmq.hpp>
 
+#include "announce.hpp"
 #include "cuview/posix.hpp"
 #include "publisher_feed.hpp"
 
@@ -44,6 +45,7 @@ struct GatewayOptions {
   std::filesystem::path key;        ///< the gateway's CURVE key file
   std::filesystem::path authorized; ///< the clients' public keys
   FeedSettings feed;
+  std::uint16_t announce_port = 0;  ///< UDP port to announce this gateway on (announce.hpp); 0: silent
 };
 
 class Gateway {
@@ -79,6 +81,7 @@ class Gateway {
   std::map<PeerId, Peer> peers_;
   std::map<std::string, std::unique_ptr<PublisherFeed>> feeds_;
   std::chrono::steady_clock::time_point next_beat_{};
+  std::unique_ptr<Announcer> announcer_;  ///< with announce_port: the beacon's own thread
 };
 
 }  // namespace cuview::gateway

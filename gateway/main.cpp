@@ -91,12 +91,24 @@ int main(int argc, char** argv) {
                  "link is chosen")
       ->check(CLI::Range(1.0, 240.0))
       ->capture_default_str();
+  int announce_port = 0;
+  app.add_flag("--announce{" + std::to_string(cuview::gateway::kDefaultAnnouncePort) + "}", announce_port,
+               "announce this gateway on the LAN every second (UDP broadcast to --announce=PORT, default " +
+                   std::to_string(cuview::gateway::kDefaultAnnouncePort) +
+                   "): its host, user and tcp:// URL, never a publisher's name (docs/remote-announce.md)");
+  app.add_option("--announce-port", announce_port, "announce, on this UDP port (as --announce=PORT)")
+      ->check(CLI::Range(1, 65535));
   app.add_flag("--ensure", ensure_running,
                "start a gateway in the background unless one runs, then print its socket's path (what "
                "ssh:// clients run over ssh)");
   app.add_flag("--print-key", print_key, "print this gateway's public key (making the key on first use) and exit");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (announce_port < 0 || announce_port > 65535) {
+    std::fprintf(stderr, "cuview-gateway: --announce=%d is not a UDP port (1..65535)\n", announce_port);
+    return 2;
+  }
+  o.announce_port = static_cast<std::uint16_t>(announce_port);
 
   try {
     cuview::ensure_private_dir(cuview::runtime_root());

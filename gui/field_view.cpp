@@ -134,7 +134,11 @@ QString FieldView::readout(QPoint p) const {
   t.center_x = frame_.center_x, t.center_y = frame_.center_y, t.pixels_per_cell = frame_.pixels_per_cell;
   int cx = 0, cy = 0;
   if (!t.cell_at(p.x(), p.y(), cx, cy)) return {};
-  return QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
+  const QString text = QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
+  // A remote value is the gateway's encoding of the true one: say how far off it may be.
+  if (frame_.link && frame_.link->error_bound > 0)
+    return text + QString(" ± %1").arg(frame_.link->error_bound, 0, 'g', 2);
+  return text;
 }
 
 namespace {

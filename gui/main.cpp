@@ -29,6 +29,13 @@ int main(int argc, char** argv) {
   cli.set_version_flag("--version", "cuview-gui " CUVIEW_VERSION);
   cli.allow_extras();
   cli.add_option("-n,--name", name, "attach to the daemon NAME at start");
+  std::string remote;
+  cli.add_option("--remote", remote,
+                 "reach daemons through the cuview-gateway at URL: ssh://[user@]host[:port], tcp://host:port?key=KEY "
+                 "or unix:PATH (docs/remote.md); the Daemons list shows its publishers");
+  cli.add_option("--announce-port", o.announce_port, "the UDP port gateways announce themselves on (LAN discovery)")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
   cli.add_flag("--attach", attach_last, "attach to the daemon used last (or 'default')");
   cli.add_option("--screenshot", screenshot,
                  "headless: save a PNG of the view of --name (or 'default') to PATH after --frames frames, then "
@@ -84,6 +91,7 @@ int main(int argc, char** argv) {
   QApplication::setWindowIcon(cuview::gui::application_icon());
 
   o.name = QString::fromStdString(name);
+  o.remote = QString::fromStdString(remote);
   o.screenshot = QString::fromStdString(screenshot);
   if (o.name.isEmpty() && attach_last) o.name = QSettings().value("daemon/name", "default").toString();
   if (o.name.isEmpty() && o.headless()) o.name = "default";

@@ -33,7 +33,8 @@ void show_status(QLabel* label, const QString& text) {
 }
 }  // namespace
 
-MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWindow(parent), opts_(options) {
+MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent)
+    : QMainWindow(parent), opts_(options), remote_(options.remote) {
   setWindowTitle("cuview");
   setWindowIcon(application_icon());
   view_ = new FieldView;
@@ -44,7 +45,7 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWin
   row->addWidget(view_, 1);
   row->addWidget(colorbar_);
   setCentralWidget(central);
-  daemons_ = new DaemonsPanel(this);
+  daemons_ = new DaemonsPanel(this, opts_.announce_port);
   addDockWidget(Qt::LeftDockWidgetArea, daemons_);
   display_ = new DisplayPanel(this);
   addDockWidget(Qt::RightDockWidgetArea, display_);
@@ -65,6 +66,8 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent) : QMainWin
   display_->start_with(opts_.colormap, opts_.field);
   fps_clock_.start();
   headless_clock_.start();
+  lister_.set_remote(remote_);
+  display_->set_remote(!remote_.isEmpty());
   worker_.start();
   lister_.start();
   push_view();
@@ -98,6 +101,7 @@ void MainWindow::connect_parts() {
           [this](const QList<DaemonEntry>& daemons) { daemons_->show_daemons(daemons, target_); });
   connect(daemons_, &DaemonsPanel::attach_requested, this, &MainWindow::attach_to);
   connect(daemons_, &DaemonsPanel::detach_requested, this, &MainWindow::detach);
+  connect(daemons_, &DaemonsPanel::gateway_requested, this, &MainWindow::use_gateway);
   connect(daemons_, &DaemonsPanel::error, this, &MainWindow::on_error);
   connect(display_, &DisplayPanel::view_changed, this, &MainWindow::push_view);
   connect(display_, &DisplayPanel::reset_zoom, view_, &FieldView::reset_view);
@@ -121,11 +125,16 @@ void MainWindow::build_status_bar() {
   steps_label_ = new QLabel;
   skipped_label_ = new QLabel;
   backend_label_ = new QLabel;
+  remote_label_ = new QLabel;
+  remote_label_->setObjectName("remote");
+  remote_label_->setToolTip(
+      "values sent by the gateway: its encoding, the largest difference from the true value, the link's rate");
   readout_label_ = new QLabel;
   checkpoint_label_ = new QLabel;
   checkpoint_label_->setObjectName("checkpoint");
   for (auto* l :
-       {connection_label_, fps_label_, latency_label_, steps_label_, skipped_label_, backend_label_, checkpoint_label_})
+       {connection_label_, fps_label_, latency_label_, steps_label_, skipped_label_, backend_label_, remote_label_,
+        checkpoint_label_})
     statusBar()->addWidget(l);
   statusBar()->addPermanentWidget(readout_label_);
 }
@@ -161,7 +170,16 @@ void MainWindow::build_menus() {
 void MainWindow::attach_to(const QString& name) {
   target_ = name;
   if (!opts_.headless()) QSettings().setValue("daemon/name", name);
-  worker_.set_target(name);
+  worker_.set_target(name, remote_);
+}
+
+void MainWindow::use_gateway(const QString& url) {
+  if (url == remote_) return;
+  detach();
+  remote_ = url;
+  lister_.set_remote(url);
+  display_->set_remote(!url.isEmpty());
+  statusBar()->showMessage(url.isEmpty() ? "listing this host's daemons" : "listing the publishers of " + url, 8000);
 }
 
 void MainWindow::attach_selected() { daemons_->attach_selected(); }
@@ -201,8 +219,17 @@ void MainWindow::on_frame(const RenderedFrame& f) {
     return;
   }
   view_->show_frame(f);
+  show_link(f);
   colorbar_->set(f.colormap, f.lo, f.hi);
   if (!view_->isVisible()) worker_.frame_shown();  // nothing will paint it: do not stall the worker
+}
+
+void MainWindow::show_link(const RenderedFrame& f) {
+  remote_label_->setVisible(f.link.has_value());
+  if (!f.link) return;
+  QString text = QString("remote %1 · %2 · ±%3").arg(remote_, f.link->encoding).arg(f.link->error_bound, 0, 'g', 2);
+  if (f.link->link_bytes_per_s > 0) text += QString(" · %1 MB/s").arg(f.link->link_bytes_per_s / 1e6, 0, 'f', 1);
+  show_status(remote_label_, text);
 }
 
 void MainWindow::on_painted(const RenderedFrame& f) {
@@ -267,6 +294,7 @@ void MainWindow::on_connection(Connection state, const QString& text) {
   connection_label_->setToolTip(text);
   view_->set_message(state == Connection::connected ? QString() : state == Connection::detached ? kDetachedHint : text);
   if (state != Connection::connected) show_status(backend_label_, {});
+  if (state == Connection::detached) remote_label_->setVisible(false);
   if (state == Connection::failed) {
     on_error(text);
     if (opts_.headless()) fail_headless(text);

@@ -24,6 +24,8 @@ class SimulationPanel;
 
 struct ViewerOptions {
   QString name;        ///< attach to this daemon at start (empty: none)
+  QString remote;      ///< the gateway to reach daemons through (AttachOptions::remote); empty: this host
+  int announce_port = 8991;  ///< where gateways' announcements are listened for (docs/remote-announce.md)
   QString screenshot;  ///< headless: save a PNG here after `frames` frames, then quit
   int frames = 1;
   int timeout_s = 30;         ///< headless: give up after this long without enough frames
@@ -45,6 +47,10 @@ class MainWindow : public QMainWindow {
 
   // For tests and scripting.
   void attach_to(const QString& name);
+  /// From now on, list and attach to the publishers of the gateway at `url` (empty: this host's);
+  /// detaches from the daemon shown.
+  void use_gateway(const QString& url);
+  [[nodiscard]] QString gateway() const { return remote_; }
   /// What the Attach button and Daemon → Attach do: the selected daemon; with none selected,
   /// the only one listed; otherwise a message saying what to pick.
   void attach_selected();
@@ -82,6 +88,8 @@ class MainWindow : public QMainWindow {
   void save_settings();
   void push_view();
   void on_frame(const RenderedFrame& f);
+  /// "remote ssh://host · u16 · ±3.1e-06 · 18.2 MB/s" for a remote view, nothing for a local frame.
+  void show_link(const RenderedFrame& f);
   void on_painted(const RenderedFrame& f);
   void on_connection(Connection state, const QString& text);
   void on_described(const proto::DescribeResult& d);
@@ -107,6 +115,7 @@ class MainWindow : public QMainWindow {
   QLabel* steps_label_ = nullptr;
   QLabel* skipped_label_ = nullptr;
   QLabel* backend_label_ = nullptr;
+  QLabel* remote_label_ = nullptr;  ///< the gateway, encoding, error bound and link of a remote view
   QLabel* readout_label_ = nullptr;
   QLabel* checkpoint_label_ = nullptr;  ///< when the daemon last wrote a checkpoint
   QAction* checkpoint_now_ = nullptr;
@@ -116,6 +125,7 @@ class MainWindow : public QMainWindow {
 
   Connection state_ = Connection::detached;
   QString target_;
+  QString remote_;  ///< the gateway attached through; empty: this host
   QString session_;
   QString last_error_;
   QString connection_detail_ = "detached";

@@ -2,6 +2,7 @@
 
 #include <QAbstractItemView>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSet>
@@ -9,7 +10,7 @@
 
 namespace cuview::gui {
 
-DaemonsPanel::DaemonsPanel(QWidget* window) : QDockWidget("Daemons", window) {
+DaemonsPanel::DaemonsPanel(QWidget* window, quint16 announce_port) : QDockWidget("Daemons", window) {
   setObjectName("daemons");
   auto* box = new QWidget;
   auto* column = new QVBoxLayout(box);
@@ -36,22 +37,39 @@ DaemonsPanel::DaemonsPanel(QWidget* window) : QDockWidget("Daemons", window) {
   connect(attach, &QPushButton::clicked, this, &DaemonsPanel::attach_selected);
   list_->setSelectionMode(QAbstractItemView::SingleSelection);
   connect(list_, &QListWidget::itemDoubleClicked, this,
-          [this](QListWidgetItem* item) { Q_EMIT attach_requested(item->data(Qt::UserRole).toString()); });
+          [this](QListWidgetItem* item) {
+            if (const QString name = item->data(Qt::UserRole).toString(); !name.isEmpty()) Q_EMIT attach_requested(name);
+          });
   connect(detach, &QPushButton::clicked, this, &DaemonsPanel::detach_requested);
+
+  auto* network = new QLabel("On the network");
+  network->setToolTip("cuview gateways announcing themselves (cuview-gateway --announce); double-click one to list "
+                      "its publishers. Connecting still needs its key (tcp://…?key=) or ssh access.");
+  column->addWidget(network);
+  gateways_ = new QListWidget;
+  gateways_->setObjectName("gateways");
+  gateways_->setMaximumHeight(120);
+  column->addWidget(gateways_);
+  connect(gateways_, &QListWidget::itemDoubleClicked, this,
+          [this](QListWidgetItem* item) { Q_EMIT gateway_requested(item->data(Qt::UserRole).toString()); });
+  beacons_ = new GatewayBeacons(announce_port, this);
+  connect(beacons_, &GatewayBeacons::changed, this, &DaemonsPanel::show_gateways);
+  show_gateways();
   setWidget(box);
 }
 
 void DaemonsPanel::show_daemons(const QList<DaemonEntry>& daemons, const QString& attached) {
   QSet<QString> listed;
   for (const auto& d : daemons) {
-    listed.insert(d.name);
-    const QString text = d.name + "\n" + d.summary;
+    listed.insert(d.name);  // an entry without a name says why nothing is listed: it cannot be attached
+    const QString text = d.name.isEmpty() ? d.summary : d.name + "\n" + d.summary;
     QListWidgetItem* item = nullptr;
     for (int i = 0; i < list_->count() && item == nullptr; ++i)
       if (list_->item(i)->data(Qt::UserRole).toString() == d.name) item = list_->item(i);
     if (item == nullptr) {
       item = new QListWidgetItem(list_);
       item->setData(Qt::UserRole, d.name);
+      if (d.name.isEmpty()) item->setFlags(Qt::ItemIsEnabled);
       if (list_->selectedItems().isEmpty() && d.name == attached) item->setSelected(true);
     }
     if (item->text() != text) item->setText(text);
@@ -63,8 +81,32 @@ void DaemonsPanel::show_daemons(const QList<DaemonEntry>& daemons, const QString
 
 QStringList DaemonsPanel::names() const {
   QStringList out;
-  for (int i = 0; i < list_->count(); ++i) out << list_->item(i)->data(Qt::UserRole).toString();
+  for (int i = 0; i < list_->count(); ++i)
+    if (const QString name = list_->item(i)->data(Qt::UserRole).toString(); !name.isEmpty()) out << name;
   return out;
+}
+
+QStringList DaemonsPanel::gateway_urls() const {
+  QStringList out;
+  for (int i = 0; i < gateways_->count(); ++i)
+    if (const QString url = gateways_->item(i)->data(Qt::UserRole).toString(); !url.isEmpty()) out << url;
+  return out;
+}
+
+void DaemonsPanel::show_gateways() {
+  gateways_->clear();
+  auto* here = new QListWidgetItem("this host", gateways_);
+  here->setData(Qt::UserRole, QString());
+  here->setToolTip("the daemons running on this host");
+  for (const auto& g : beacons_->gateways()) {
+    auto* item = new QListWidgetItem(QString("%1@%2\n%3").arg(g.user, g.host, g.url), gateways_);
+    item->setData(Qt::UserRole, g.url);
+    item->setToolTip(g.url + " — a tcp:// gateway still needs its key (append ?key=…) to connect");
+  }
+  if (!beacons_->listening_error().isEmpty()) {
+    auto* deaf = new QListWidgetItem(beacons_->listening_error(), gateways_);
+    deaf->setFlags(Qt::ItemIsEnabled);
+  }
 }
 
 void DaemonsPanel::attach_selected() {

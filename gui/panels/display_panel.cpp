@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QStandardItemModel>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QPushButton>
@@ -13,6 +14,19 @@
 namespace cuview::gui {
 
 namespace {
+const QString kRemoteOverlays =
+    "not available remotely: a gateway sends one value per pixel of a field, no vectors or particles";
+
+/// Greys out the particle views (the entries from `first` on) of a remote simulation's field list.
+void disable_point_views(QComboBox* fields, int first) {
+  auto* model = qobject_cast<QStandardItemModel*>(fields->model());
+  if (model == nullptr) return;
+  for (int i = first; i < fields->count(); ++i) {
+    model->item(i)->setEnabled(false);
+    model->item(i)->setToolTip(kRemoteOverlays);
+  }
+}
+
 QString name_of(Colormap map) {
   const auto name = kColormapNames[static_cast<std::size_t>(map)];
   return QString::fromLatin1(name.data(), static_cast<int>(name.size()));
@@ -105,6 +119,13 @@ void DisplayPanel::start_with(const QString& colormap, const QString& field) {
   show_colormap_of_field();
 }
 
+void DisplayPanel::set_remote(bool remote) {
+  remote_ = remote;
+  arrows_->setEnabled(!remote);
+  if (remote) arrows_->setChecked(false);
+  arrows_->setToolTip(remote ? kRemoteOverlays : QString("vector fields: arrows over the magnitude"));
+}
+
 void DisplayPanel::describe(const proto::DescribeResult& d) {
   // Whether a field is signed is learnt again for another simulation (a restarted one keeps it).
   if (const QString sim = QString::fromStdString(d.sim); sim != sim_) {
@@ -117,6 +138,7 @@ void DisplayPanel::describe(const proto::DescribeResult& d) {
   field_->clear();
   for (const auto& f : d.fields) field_->addItem(QString::fromStdString(f.name));
   for (const auto& v : point_views(d)) field_->addItem(v.label);
+  if (remote_) disable_point_views(field_, static_cast<int>(d.fields.size()));
   const int index = find_field(field_, wanted);
   if (index < 0 && !wanted.isEmpty() && field_->count() > 0)
     Q_EMIT error(

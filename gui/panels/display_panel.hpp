@@ -34,6 +34,8 @@ class DisplayPanel : public QDockWidget {
 
   /// The fields and particle views of a newly described simulation; the field shown is kept by name.
   void describe(const proto::DescribeResult& description);
+  /// Remote views carry one value per pixel: arrows and particle views are disabled, saying why.
+  void set_remote(bool remote);
   /// Learns from the first frame of a field with more than one value whether the field is signed.
   /// True when that changes its colormap: the frame is stale then, and a fresh one is on its way.
   bool learn_sign(const RenderedFrame& frame);
@@ -69,6 +71,7 @@ class DisplayPanel : public QDockWidget {
   QDoubleSpinBox* range_lo_ = nullptr;
   QDoubleSpinBox* range_hi_ = nullptr;
 
+  bool remote_ = false;
   QString forced_colormap_;                 ///< --colormap: every field's, never diverging by itself
   QString field_name_;                      ///< the field shown, or wanted when the next description has it
   QString sim_;                             ///< the simulation described last

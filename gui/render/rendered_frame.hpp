@@ -5,7 +5,9 @@
 #include <QImage>
 #include <QMetaType>
 #include <cstdint>
+#include <QString>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cuview/client.hpp"
@@ -24,6 +26,14 @@ struct ViewRequest {
   bool arrows = false;                            ///< vector fields: arrows over the magnitude
 };
 
+/// How a remote view came: the gateway's encoding, how far a value may be from the true one, and
+/// the gateway's estimate of the link.
+struct RemoteLink {
+  QString encoding;  ///< u8, u16 or f32
+  double error_bound = 0;
+  double link_bytes_per_s = 0;  ///< 0: not measured yet
+};
+
 /// One rendered frame, handed to the UI thread by value.
 struct RenderedFrame {
   QImage image;
@@ -36,6 +46,7 @@ struct RenderedFrame {
   double center_x = 0, center_y = 0, pixels_per_cell = 1;
   int field_w = 0, field_h = 0;
   std::uint64_t skipped = 0;  ///< frames published since the previous one that this viewer skipped
+  std::optional<RemoteLink> link;  ///< a remote view's; empty for a frame read on this host
 };
 
 }  // namespace cuview::gui

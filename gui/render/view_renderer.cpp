@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 #include <utility>
 
 #include "render/arrows.hpp"
@@ -90,6 +89,27 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
     const bool arrows = view.arrows && fd.components >= 2;
     sampler_.sample(frame, fd, t, sampled, arrows ? VectorComponents::include : VectorComponents::omit);
   }
+  RenderedFrame out = colour(std::move(sampled), field, view);
+  out.info = frame.info();
+  return {std::move(out), {}};
+}
+
+RenderResult ViewRenderer::render(RemoteView&& remote, const proto::DescribeResult& d, const ViewRequest& view) {
+  if (view.field < 0 || static_cast<std::size_t>(view.field) >= d.fields.size())
+    return refuse("particles", "particle views are not available remotely: a gateway sends fields only");
+  const auto& h = remote.header;
+  // The view may still be of the field watched before: it is coloured as that field's.
+  const auto named = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& f) { return f.name == h.field; });
+  if (named == d.fields.end()) return {};
+  unshowable_.clear();
+  RenderedFrame out = colour(std::move(remote.view), static_cast<int>(named - d.fields.begin()), view);
+  out.info.seq = h.seq, out.info.step = h.step, out.info.sim_time = h.sim_time, out.info.stamp_ns = h.stamp_ns;
+  out.link = RemoteLink{QString::fromStdString(h.encoding), h.error_bound, h.link_bytes_per_s};
+  return {std::move(out), {}};
+}
+
+RenderedFrame ViewRenderer::colour(SampledView&& sampled, int field, const ViewRequest& view) {
+  const ViewRegion& r = sampled.region;
   float lo = INFINITY, hi = -INFINITY;
   for (float v : sampled.values) {
     if (std::isnan(v)) continue;
@@ -97,23 +117,22 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
     hi = std::max(hi, v);
   }
   const bool drawn = lo <= hi;
-  std::tie(t.lo, t.hi) = range_for(view, field, drawn, lo, hi);
+  const auto [range_lo, range_hi] = range_for(view, field, drawn, lo, hi);
 
   RenderedFrame out;
-  out.image = QImage(view.width, view.height, QImage::Format_ARGB32);
+  out.image = QImage(r.view_w, r.view_h, QImage::Format_ARGB32);
   const auto lut = make_lut(view.colormap);
-  colour_values(sampled.values.data(), sampled.values.size(), lut.data(), t.lo, t.hi,
-                reinterpret_cast<std::uint32_t*>(out.image.bits()));
+  colour_values(sampled.values.data(), std::min(sampled.values.size(), static_cast<std::size_t>(r.view_w) * r.view_h),
+                lut.data(), range_lo, range_hi, reinterpret_cast<std::uint32_t*>(out.image.bits()));
   draw_arrows(out.image, sampled);
   out.values = std::make_shared<const std::vector<float>>(std::move(sampled.values));
-  out.info = frame.info();
-  out.lo = t.lo, out.hi = t.hi;
+  out.lo = range_lo, out.hi = range_hi;
   out.data_lo = drawn ? lo : 0.0f, out.data_hi = drawn ? hi : 0.0f;
   out.field = field;
   out.colormap = view.colormap;
-  out.center_x = t.center_x, out.center_y = t.center_y, out.pixels_per_cell = t.pixels_per_cell;
-  out.field_w = t.field_w, out.field_h = t.field_h;
-  return {std::move(out), {}};
+  out.center_x = r.center_x, out.center_y = r.center_y, out.pixels_per_cell = r.pixels_per_cell;
+  out.field_w = r.field_w, out.field_h = r.field_h;
+  return out;
 }
 
 }  // namespace cuview::gui

@@ -1,7 +1,8 @@
-// The render step's one entry point: a frame and the UI's request in, a finished picture out. A
-// field is sampled by the client library (cuview::ViewSampler: host wait and copy-engine rows on
-// CUDA, in place on the host), a particle set is drawn as points; then the values are coloured,
-// and arrows drawn over a vector field. No Qt widget and no lock: it runs on the worker's thread.
+// The render step: a frame and the UI's request in, a finished picture out. A field is sampled by
+// the client library (cuview::ViewSampler: host wait and copy-engine rows on CUDA, in place on the
+// host), a particle set is drawn as points; then the values are coloured, and arrows drawn over a
+// vector field. A remote view arrives already sampled (by the gateway): it enters at the colouring.
+// No Qt widget and no lock: it runs on the worker's thread.
 #pragma once
 
 #include <QString>
@@ -28,6 +29,9 @@ class ViewRenderer {
   /// `frame` of the session `description` describes, as `view` asks. Throws Error(cuda) naming a
   /// failing copy.
   RenderResult render(const Frame& frame, const proto::DescribeResult& description, const ViewRequest& view);
+  /// A view a gateway sampled (RemoteView), coloured as `view` asks; its values are moved into the
+  /// result. Particle views are refused: a gateway sends fields only.
+  RenderResult render(RemoteView&& remote, const proto::DescribeResult& description, const ViewRequest& view);
   /// A new daemon session: the range and the particles' fit are learnt again.
   void forget_session();
 
@@ -36,6 +40,8 @@ class ViewRenderer {
   RenderResult refuse(const std::string& what, const QString& why);
   /// The colours' range for values [data_lo, data_hi] of `field` (none drawn: `drawn` false), and
   /// the automatic range learnt from them for the next frame.
+  /// Colours `sampled` (its region: the picture's size and place) into the finished frame.
+  RenderedFrame colour(SampledView&& sampled, int field, const ViewRequest& view);
   std::pair<float, float> range_for(const ViewRequest& view, int field, bool drawn, float data_lo, float data_hi);
 
   ViewSampler sampler_;

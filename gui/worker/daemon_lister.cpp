@@ -2,6 +2,7 @@
 
 #include <QMutexLocker>
 #include <chrono>
+#include <optional>
 
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
@@ -32,7 +33,34 @@ QString summary_of(const std::string& name) {
     return QString("not answering: %1").arg(err.what());
   }
 }
+/// The publishers of the gateway `host` is connected to (connecting it first when it is not, to
+/// `url`); a failure drops the connection, to be made again next time, and is listed as such.
+QList<DaemonEntry> publishers_of(const QString& url, std::optional<RemoteHost>& host) {
+  try {
+    if (!host) host.emplace(RemoteHost::connect(url.toStdString(), "cuview-gui (list)", 2000ms));
+    QList<DaemonEntry> out;
+    for (const auto& p : host->publishers()) {
+      const QString what = p.sim.empty() ? QString("not described by the gateway")
+                                         : QString("%1 %2×%3 on %4")
+                                               .arg(QString::fromStdString(p.sim))
+                                               .arg(p.width)
+                                               .arg(p.height)
+                                               .arg(QString::fromStdString(p.backend));
+      out.push_back({QString::fromStdString(p.name), QString("%1\nremote · %2 viewer(s)").arg(what).arg(p.viewers)});
+    }
+    return out;
+  } catch (const Error& err) {
+    host.reset();
+    return {{QString(), QString("gateway %1 not answering: %2").arg(url, err.what())}};
+  }
+}
 }  // namespace
+
+void DaemonLister::set_remote(const QString& url) {
+  QMutexLocker lock(&mu_);
+  remote_ = url;
+  wake_.wakeAll();
+}
 
 DaemonLister::DaemonLister(QObject* parent) : QThread(parent) { qRegisterMetaType<QList<DaemonEntry>>(); }
 
@@ -51,12 +79,25 @@ bool DaemonLister::stopping() {
 }
 
 void DaemonLister::run() {
+  std::optional<RemoteHost> host;  // this thread's, kept open between listings
+  QString host_url;
   for (;;) {
-    QList<DaemonEntry> daemons;
-    for (const auto& name : list_running_instances()) {
-      if (stopping()) return;
-      daemons.push_back({QString::fromStdString(name), summary_of(name)});
+    QString url;
+    {
+      QMutexLocker lock(&mu_);
+      url = remote_;
     }
+    if (url != host_url) host.reset(), host_url = url;
+    QList<DaemonEntry> daemons;
+    if (!url.isEmpty()) {
+      daemons = publishers_of(url, host);
+    } else {
+      for (const auto& name : list_running_instances()) {
+        if (stopping()) return;
+        daemons.push_back({QString::fromStdString(name), summary_of(name)});
+      }
+    }
+    if (stopping()) return;
     Q_EMIT listed(daemons);
     QMutexLocker lock(&mu_);
     if (!stop_) wake_.wait(&mu_, kListIntervalMs);

@@ -1,6 +1,8 @@
 // The Daemons panel's source: every 2 s, the daemons running for this user and what each is doing.
 // Asking means attaching to each (control only, 500 ms timeout), so it runs on a thread of its own:
-// a slow or frozen daemon never delays a frame of the one being watched.
+// a slow or frozen daemon never delays a frame of the one being watched. With a gateway set, it lists
+// that gateway's publishers instead, over one RemoteHost kept open (and connected again when it
+// fails).
 #pragma once
 
 #include <QList>
@@ -21,6 +23,8 @@ class DaemonLister : public QThread {
  public:
   explicit DaemonLister(QObject* parent = nullptr);
   ~DaemonLister() override;  // stops, wakes and joins the thread (after the daemon it is asking, if any)
+  /// Lists the publishers of the gateway at `url` from now on (empty: this host's daemons). Any thread.
+  void set_remote(const QString& url);
 
  Q_SIGNALS:
   /// Every daemon running now, in the runtime directory's order.
@@ -34,6 +38,7 @@ class DaemonLister : public QThread {
   QMutex mu_;
   QWaitCondition wake_;
   bool stop_ = false;
+  QString remote_;
 };
 
 }  // namespace cuview::gui

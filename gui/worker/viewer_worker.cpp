@@ -26,9 +26,10 @@ ViewerWorker::~ViewerWorker() {
   wait();
 }
 
-void ViewerWorker::set_target(const QString& name) {
+void ViewerWorker::set_target(const QString& name, const QString& remote) {
   QMutexLocker lock(&mu_);
   target_ = name;
+  remote_ = remote;
   wake_.wakeAll();
 }
 
@@ -58,9 +59,10 @@ void ViewerWorker::set_state(Connection s, const QString& text) {
   Q_EMIT connection_changed(s, text);
 }
 
-void ViewerWorker::try_attach(const QString& name) {
+void ViewerWorker::try_attach(const QString& name, const QString& remote) {
   AttachOptions o;
   o.name = name.toStdString();
+  o.remote = remote.toStdString();
   o.client = "cuview-gui";
   o.timeout = 1500ms;
   // Waiting after a disconnect keeps its short text; waiting from the start keeps the long one.
@@ -69,13 +71,17 @@ void ViewerWorker::try_attach(const QString& name) {
   if (state_ != Connection::waiting) set_state(Connection::connecting, "connecting to " + name + "…");
   try {
     client_.emplace(Client::attach(o));
+    client_remote_ = remote;
+    watched_.reset();
+    held_view_.reset();
     last_seq_ = 0;
     renderer_.forget_session();
     const auto& d = client_->description();
     Q_EMIT described(d);
     set_state(Connection::connected,
-              QString("connected to %1 (%2 on %3)")
-                  .arg(name, QString::fromStdString(d.backend), QString::fromStdString(d.device)));
+              QString("connected to %1 (%2 on %3%4)")
+                  .arg(name, QString::fromStdString(d.backend), QString::fromStdString(d.device),
+                       remote.isEmpty() ? QString() : ", through " + remote));
   } catch (const Error& e) {
     client_.reset();
     // A daemon that is not (yet, or no longer) there is waited for; anything else is shown.
@@ -93,6 +99,7 @@ void ViewerWorker::try_attach(const QString& name) {
 void ViewerWorker::drop_client() {
   current_.reset();  // release the held slot before detaching
   client_.reset();
+  watched_.reset();  // a re-attached client watches afresh (the held view stays until a new one comes)
 }
 
 void ViewerWorker::run_commands(std::deque<Command> commands) {
@@ -109,15 +116,57 @@ void ViewerWorker::run_commands(std::deque<Command> commands) {
   }
 }
 
+void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
+  const auto& d = client_->description();
+  if (view.width <= 0 || view.height <= 0 || view.field < 0 || static_cast<std::size_t>(view.field) >= d.fields.size()) {
+    // Nothing a gateway can send (a particle view, a window not laid out yet): say why, wait.
+    if (auto refused = renderer_.render(RemoteView{}, d, view); !refused.refusal.isEmpty()) Q_EMIT error(refused.refusal);
+    QMutexLocker lock(&mu_);
+    if (!stop_ && !view_changed_ && commands_.empty()) wake_.wait(&mu_, 100);
+    return;
+  }
+  ViewWatch w;
+  w.field = d.fields[static_cast<std::size_t>(view.field)].name;
+  const double cx = view.center_x < 0 ? d.width / 2.0 : view.center_x;
+  const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
+  w.region = ViewRegion::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height,
+                             view.zoom, cx, cy);
+  const auto same = [](const ViewWatch& a, const ViewWatch& b) {
+    const auto &r = a.region, &q = b.region;
+    return a.field == b.field && r.view_w == q.view_w && r.view_h == q.view_h && r.center_x == q.center_x &&
+           r.center_y == q.center_y && r.pixels_per_cell == q.pixels_per_cell;
+  };
+  if (!watched_ || !same(*watched_, w)) {
+    client_->watch(w);
+    watched_ = w;
+  }
+  const bool arrived = client_->next_view(incoming_, 20ms);
+  if (arrived) {
+    if (!held_view_) held_view_.emplace();
+    std::swap(*held_view_, incoming_);  // incoming_ keeps buffers for the next view
+  }
+  const bool fits =
+      held_view_ && held_view_->view.region.view_w == view.width && held_view_->view.region.view_h == view.height;
+  // A colour change re-colours the held view; a new region waits for the gateway's view of it.
+  if (!held_view_ || !(arrived || (view_changed && fits))) return;
+  {
+    QMutexLocker lock(&mu_);
+    shown_ = false;
+  }
+  hand_over(renderer_.render(RemoteView(*held_view_), d, view), held_view_->header.seq);
+}
+
 void ViewerWorker::render(const ViewRequest& view) {
-  auto result = renderer_.render(*current_, client_->description(), view);
+  hand_over(renderer_.render(*current_, client_->description(), view), current_->info().seq);
+}
+
+void ViewerWorker::hand_over(RenderResult result, std::uint64_t seq) {
   if (!result.refusal.isEmpty()) Q_EMIT error(result.refusal);
   if (!result.frame) {
     QMutexLocker lock(&mu_);
     shown_ = true;  // nothing goes to the UI, so nothing will say it was shown
     return;
   }
-  const auto seq = current_->info().seq;
   result.frame->skipped = last_seq_ != 0 && seq > last_seq_ + 1 ? seq - last_seq_ - 1 : 0;
   last_seq_ = seq;
   Q_EMIT frame_ready(*result.frame);
@@ -127,7 +176,7 @@ void ViewerWorker::run() {
   auto next_stats = Clock::now();
   auto next_attach = Clock::now();
   for (;;) {
-    QString target;
+    QString target, remote;
     ViewRequest view;
     bool may_render = false, view_changed = false;
     std::deque<Command> commands;
@@ -135,6 +184,7 @@ void ViewerWorker::run() {
       QMutexLocker lock(&mu_);
       if (stop_) break;
       target = target_;
+      remote = remote_;
       view = view_;
       may_render = shown_;
       if (may_render) {
@@ -144,12 +194,12 @@ void ViewerWorker::run() {
       commands = commands_.take();
     }
     const auto now = Clock::now();
-    if (client_ && (target.isEmpty() || QString::fromStdString(client_->name()) != target)) {
+    if (client_ && (target.isEmpty() || QString::fromStdString(client_->name()) != target || client_remote_ != remote)) {
       drop_client();  // detaches
       set_state(Connection::detached, "detached");
     }
     if (!client_ && !target.isEmpty() && now >= next_attach) {
-      try_attach(target);
+      try_attach(target, remote);
       next_attach = now + 250ms;
     }
     run_commands(std::move(commands));
@@ -163,7 +213,9 @@ void ViewerWorker::run() {
         Q_EMIT stats_updated(client_->stats());
         next_stats = Clock::now() + 500ms;
       }
-      if (may_render) {
+      if (may_render && client_->remote()) {
+        render_remote(view, view_changed);
+      } else if (may_render) {
         auto frame = client_->next_frame(20ms);
         if (frame) current_ = std::move(frame);  // releases the previous frame's slot
         if (current_ && (frame || view_changed)) {

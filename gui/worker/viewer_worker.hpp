@@ -4,6 +4,9 @@
 // newest frame, has the render step (render/view_renderer.hpp) turn it into a picture at the
 // window's size, and hands that to the UI, a value type over a queued connection. A frame is
 // rendered only once the view has painted the previous one: frames are skipped, never queued.
+// Through a gateway (a remote target) it watches the field and region the view shows instead, and
+// colours the views the gateway samples; the watch follows the view, once per turn of its loop, so
+// that a burst of zooms and pans becomes one watch.
 #pragma once
 
 #include <QMutex>
@@ -28,8 +31,9 @@ class ViewerWorker : public QThread {
   ~ViewerWorker() override;  // stops, wakes and joins the thread
 
   // Each of these may be called from any thread.
-  /// Attach to `name` (and keep re-attaching to it); empty detaches.
-  void set_target(const QString& name);
+  /// Attach to `name` (and keep re-attaching to it), through the gateway at `remote` when it is not
+  /// empty (AttachOptions::remote); an empty name detaches.
+  void set_target(const QString& name, const QString& remote = {});
   void set_view(const ViewRequest& v);
   /// The view has painted the last frame: the worker may render the next one.
   void frame_shown();
@@ -49,16 +53,21 @@ class ViewerWorker : public QThread {
 
  private:
   void set_state(Connection s, const QString& text);
-  void try_attach(const QString& name);
+  void try_attach(const QString& name, const QString& remote);
   void run_commands(std::deque<Command> commands);
   /// Renders the held frame as `view` asks and hands it over; with nothing to hand over, the
   /// next frame may come at once.
   void render(const ViewRequest& view);
+  /// Hands a rendered frame of sequence `seq` to the UI, or frees the worker for the next one.
+  void hand_over(RenderResult result, std::uint64_t seq);
   void drop_client();
+  /// Remote: watches what `view` shows (when that changed), colours the newest view the gateway
+  /// sent, or the one held when only the colours changed.
+  void render_remote(const ViewRequest& view, bool view_changed);
 
   QMutex mu_;
   QWaitCondition wake_;
-  QString target_;
+  QString target_, remote_;
   ViewRequest view_;
   bool view_changed_ = false;
   bool shown_ = true;
@@ -71,6 +80,10 @@ class ViewerWorker : public QThread {
   Connection state_ = Connection::detached;
   QString state_text_;
   std::uint64_t last_seq_ = 0;
+  QString client_remote_;                 ///< the gateway client_ is attached through
+  std::optional<ViewWatch> watched_;      ///< what the gateway was last asked to send
+  std::optional<RemoteView> held_view_;   ///< the newest remote view, kept for colour changes
+  RemoteView incoming_;                   ///< next_view's buffers, reused
   ViewRenderer renderer_;  ///< its sampler's pinned rows and copy stream belong to this thread
 };
 

@@ -1,0 +1,214 @@
+// The viewer through a gateway (cuview-gui --remote): the field it sends drawn, the status bar
+// saying how exact it is, values read by hovering within that bound, steering reaching the daemon,
+// a publisher and a gateway restarted under it, and gateways announced on the network. The URL is
+// a variable: unix:<the gateway's socket> here; CUVIEW_TEST_REMOTE_URL (e.g. an ssh:// URL once a
+// real sshd fixture runs) replaces it.
+#include <signal.h>
+#include <unistd.h>
+
+#include <QCheckBox>
+#include <QLabel>
+#include <QListWidget>
+#include <QRegularExpression>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "main_window.hpp"
+#include "viewer_test.hpp"
+#include "window_test.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace cuview::gui;
+using namespace std::chrono_literals;
+
+namespace {
+std::filesystem::path gateway_socket() {
+  return std::filesystem::path(std::getenv("XDG_RUNTIME_DIR")) / "cuview" / ".gateway" / "gateway.sock";
+}
+
+/// What the tests attach through.
+QString remote_url() {
+  if (const char* url = std::getenv("CUVIEW_TEST_REMOTE_URL"); url != nullptr && *url != '\0') return url;
+  return QString::fromStdString("unix:" + gateway_socket().string());
+}
+
+/// cuview-gateway, returned once it serves its socket (a restarted one: its own, not the socket
+/// file the killed one left).
+ChildProcess start_gateway(std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv{bin("cuview-gateway")};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  ChildProcess gateway(argv);
+  REQUIRE(wait_for([&] { return gateway.err().find("gateway: serving") != std::string::npos || !gateway.running(); },
+                   20000));
+  INFO(gateway.err());
+  REQUIRE(gateway.running());
+  return gateway;
+}
+
+/// A port of this test run, for announcements: two runs at once never hear each other.
+int test_announce_port() { return 20000 + static_cast<int>(::getpid() % 20000); }
+
+std::unique_ptr<MainWindow> open_remote_viewer(const QString& name) {
+  ViewerOptions o;
+  o.name = name;
+  o.remote = remote_url();
+  o.announce_port = test_announce_port();
+  auto w = std::make_unique<MainWindow>(o);
+  w->resize(900, 600);
+  w->show();
+  return w;
+}
+
+/// A readout: "(cx, cy) = v ± bound".
+struct Readout {
+  int x = 0, y = 0;
+  double value = 0;
+};
+std::optional<Readout> parse_readout(const QString& text) {
+  static const QRegularExpression re(R"(^\((\d+), (\d+)\) = (\S+))");
+  const auto m = re.match(text);
+  if (!m.hasMatch()) return {};
+  return Readout{m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).toDouble()};
+}
+}  // namespace
+
+TEST_CASE("a remote viewer draws the field the gateway sends, says how exact it is, and hovering reads true values",
+          "[gui][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_still_flow("run1");
+  auto gateway = start_gateway();
+  auto w = open_remote_viewer("run1");
+  REQUIRE(shows_frames(*w));
+  INFO(w->connection_detail().toStdString());
+  CHECK(w->connection_detail().contains("through " + remote_url()));
+
+  // Pixels: a field, not a blank view.
+  REQUIRE(wait_for([&] { return distinct_colours(w->view()->last_frame().image) > 20; }, 10000));
+
+  // The status bar: remote, the URL, an encoding and an error bound.
+  auto* link = w->findChild<QLabel*>("remote");
+  REQUIRE(link);
+  REQUIRE(wait_for([&] { return link->isVisible() && link->text().startsWith("remote " + remote_url()); }, 5000));
+  static const QRegularExpression says(R"(^remote \S+ · (u8|u16|f32) · ±\S+)");
+  CHECK(says.match(link->text()).hasMatch());
+
+  // Hovering: the readout is the true value (the paused daemon's, read by a local client), within
+  // the bound the gateway gives.
+  auto truth_client = attach("run1");
+  auto frame = truth_client.next_frame(5000ms);
+  REQUIRE(frame);
+  const RenderedFrame f = w->view()->last_frame();  // what readout() reads: no events run below
+  REQUIRE(f.link);
+  const auto& d = truth_client.description();
+  const auto& field = d.fields.at(static_cast<std::size_t>(f.field));
+  int checked = 0;
+  for (int py = 40; py < f.image.height(); py += 97) {
+    for (int px = 30; px < f.image.width(); px += 113) {
+      const auto r = parse_readout(w->view()->readout({px, py}));
+      if (!r) continue;
+      const float* cell = frame->host_field(static_cast<std::size_t>(f.field)) +
+                          (static_cast<std::size_t>(r->y) * d.width + r->x) * field.components;
+      const double truth = shown_value(cell, static_cast<int>(field.components));
+      INFO("pixel (" << px << ", " << py << ") reads " << r->value << ", cell (" << r->x << ", " << r->y << ") is "
+                     << truth << "; bound " << f.link->error_bound);
+      CHECK(std::abs(r->value - truth) <= f.link->error_bound + 1e-5 * std::abs(truth) + 1e-7);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 10);
+
+  // Overlays a gateway cannot send are disabled, saying why.
+  auto* arrows = w->findChild<QCheckBox*>("arrows");
+  REQUIRE(arrows);
+  CHECK_FALSE(arrows->isEnabled());
+  CHECK(arrows->toolTip().contains("not available remotely"));
+}
+
+TEST_CASE("a parameter changed in a remote viewer reaches the daemon; its Daemons list is the gateway's",
+          "[gui][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host);
+  auto other = start_daemon("run2", Backend::host);
+  auto gateway = start_gateway();
+  auto w = open_remote_viewer("run1");
+  REQUIRE(shows_frames(*w));
+  w->set_parameter("F", 0.031);
+  REQUIRE(wait_for([&] { return stats("run1").F == 0.031; }, 10000));
+  REQUIRE(wait_for(
+      [&] {
+        auto names = w->daemon_names();
+        names.sort();
+        return names == QStringList{"run1", "run2"};
+      },
+      10000));
+  auto* list = w->findChild<QListWidget*>("daemons");
+  REQUIRE(list);
+  CHECK(list->item(0)->text().contains("remote"));
+}
+
+TEST_CASE("a remote viewer shows frames again after its publisher and then its gateway restart", "[gui][remote]") {
+  RuntimeDir rt;
+  auto daemon = std::make_unique<ChildProcess>(start_daemon("run1", Backend::host));
+  auto gateway = std::make_unique<ChildProcess>(start_gateway());
+  auto w = open_remote_viewer("run1");
+  REQUIRE(shows_frames(*w));
+
+  const QString first_session = w->session();
+  daemon->signal(SIGKILL);
+  REQUIRE(daemon->wait_for(10s));
+  REQUIRE(wait_for([&] { return w->connection() == Connection::waiting; }, 5000));
+  daemon = std::make_unique<ChildProcess>(start_daemon("run1", Backend::host));
+  REQUIRE(shows_frames(*w, w->frames_displayed()));
+  CHECK(w->session() != first_session);
+
+  gateway->signal(SIGKILL);
+  REQUIRE(gateway->wait_for(10s));
+  REQUIRE(wait_for([&] { return w->connection() == Connection::waiting; }, 5000));
+  gateway = std::make_unique<ChildProcess>(start_gateway());
+  const quint64 before = w->frames_displayed();
+  REQUIRE(wait_for([&] { return w->connection() == Connection::connected && w->frames_displayed() > before; }, 10000));
+}
+
+TEST_CASE("a gateway started with --announce is listed under On the network, with no publisher's name",
+          "[gui][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("secret-run", Backend::host);
+  const int port = test_announce_port();
+  auto gateway = start_gateway({"--announce-port", std::to_string(port)});
+  ViewerOptions o;
+  o.announce_port = port;
+  MainWindow w(o);
+  w.show();
+  auto* gateways = w.findChild<QListWidget*>("gateways");
+  REQUIRE(gateways);
+  const char* user = std::getenv("USER");
+  INFO(gateway.err());
+  REQUIRE(wait_for(
+      [&] {
+        for (int i = 0; i < gateways->count(); ++i)
+          if (gateways->item(i)->data(Qt::UserRole).toString().startsWith("ssh://")) return true;
+        return false;
+      },
+      10000));
+  for (int i = 0; i < gateways->count(); ++i) {
+    CHECK_FALSE(gateways->item(i)->text().contains("secret-run"));
+    if (user != nullptr && gateways->item(i)->data(Qt::UserRole).toString().startsWith("ssh://"))
+      CHECK(gateways->item(i)->text().startsWith(QString(user) + "@"));
+  }
+}
+
+TEST_CASE("cuview-gui --remote shows the field in a real window", "[.window][window]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host);
+  auto gateway = start_gateway();
+  auto gui = start_viewer({"--remote", remote_url().toStdString(), "--name", "run1", "--announce-port",
+                           std::to_string(test_announce_port())});
+  INFO(gui.err());
+  const auto window = x11::window_of(gui.pid());
+  REQUIRE(window);
+  REQUIRE(wait_for([&] { return x11::window_name(*window).find("cuview — run1") == 0; }, 15000));
+  REQUIRE(wait_for([&] { return distinct_colours(screen_pixels(*window)) > 50; }, 10000));
+}
