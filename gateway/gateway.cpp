@@ -129,7 +129,12 @@ void Gateway::run(const std::atomic<bool>& stop) {
   items.push_back({outbox_.handle(), 0, ZMQ_POLLIN, 0});
   auto next_reap = Clock::now() + 1s;
   while (!stop) {
-    zmq::poll(items, 50ms);
+    try {
+      zmq::poll(items, 50ms);
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+      continue;  // a signal: the loop looks at `stop`
+    }
     for (std::size_t i = 0; i < sockets_.size(); ++i) {
       if (!(items[i].revents & ZMQ_POLLIN)) continue;
       for (int n = 0; n < 256; ++n) {  // a burst, but never starving the others
@@ -211,7 +216,9 @@ void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
         remote::ListResult r;
         for (const auto& name : list_running_instances()) {
           auto it = feeds_.find(name);
-          r.publishers.push_back(it != feeds_.end() ? it->second->entry() : remote::PublisherEntry{name});
+          remote::PublisherEntry unknown;
+          unknown.name = name;
+          r.publishers.push_back(it != feeds_.end() ? it->second->entry() : unknown);
         }
         answer = remote::encode_gateway_result(id, r);
         break;

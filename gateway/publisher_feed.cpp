@@ -237,6 +237,20 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
   }
 }
 
+std::vector<proto::FieldDesc>::const_iterator PublisherFeed::float_field(const proto::DescribeResult& d,
+                                                                       const std::string& field) const {
+  const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == field; });
+  if (f == d.fields.end()) {
+    std::string names;
+    for (const auto& x : d.fields) names += (names.empty() ? "" : ", ") + x.name;
+    throw Error(Errc::bad_value, "daemon '" + name_ + "' has no field '" + field + "'; its fields: " + names);
+  }
+  if (f->dtype != "float32")
+    throw Error(Errc::unsupported, "field '" + field + "' of daemon '" + name_ + "' is " + f->dtype +
+                                       "; remote views and fetches carry float32 fields");
+  return f;
+}
+
 void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string& body) {
   std::uint64_t id = 0;
   try {
@@ -248,15 +262,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
           throw Error(Errc::no_daemon, attach_error_);
         const auto& d = control_->description();
         Watcher w;
-        const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == a.field; });
-        if (f == d.fields.end()) {
-          std::string names;
-          for (const auto& x : d.fields) names += (names.empty() ? "" : ", ") + x.name;
-          throw Error(Errc::bad_value, "daemon '" + name_ + "' has no field '" + a.field + "'; its fields: " + names);
-        }
-        if (f->dtype != "float32")
-          throw Error(Errc::unsupported, "field '" + a.field + "' of daemon '" + name_ + "' is " + f->dtype +
-                                             "; remote views carry float32 fields");
+        const auto f = float_field(d, a.field);
         if (a.view_w == 0 || a.view_h == 0 || std::uint64_t{a.view_w} * a.view_h > remote::kMaxViewSamples)
           throw Error(Errc::out_of_range, "a view of " + std::to_string(a.view_w) + " × " + std::to_string(a.view_h) +
                                               " samples; a view has 1 to " + std::to_string(remote::kMaxViewSamples) +
@@ -294,10 +300,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         const auto a = proto::decode_as<remote::FetchArgs>(request.args, "'fetch' arguments");
         if (!ensure_frames()) throw Error(Errc::no_daemon, attach_error_);
         const auto& d = frames_->description();
-        const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == a.field; });
-        if (f == d.fields.end()) throw Error(Errc::bad_value, "daemon '" + name_ + "' has no field '" + a.field + "'");
-        if (f->dtype != "float32")
-          throw Error(Errc::unsupported, "field '" + a.field + "' is " + f->dtype + "; fetch carries float32 fields");
+        const auto f = float_field(d, a.field);
         if (a.w == 0 || a.h == 0 || std::uint64_t{a.x} + a.w > d.width || std::uint64_t{a.y} + a.h > d.height)
           throw Error(Errc::out_of_range, "rectangle " + std::to_string(a.w) + " × " + std::to_string(a.h) + " at (" +
                                               std::to_string(a.x) + ", " + std::to_string(a.y) +

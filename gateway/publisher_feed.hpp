@@ -77,6 +77,9 @@ class PublisherFeed {
   void handle_publisher_request(const PeerId& peer, const std::string& body);
   void handle_gateway_request(const PeerId& peer, const std::string& body);
   void serve_watchers();
+  /// The float32 field `field`; throws Error(bad_value) naming the fields there are.
+  std::vector<proto::FieldDesc>::const_iterator float_field(const proto::DescribeResult& d,
+                                                            const std::string& field) const;
   [[nodiscard]] bool attach_control();
   [[nodiscard]] bool ensure_frames();
   void publisher_gone(const std::string& reason);

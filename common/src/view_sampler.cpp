@@ -117,7 +117,7 @@ void ViewSampler::sample(const Frame& frame, const proto::FieldDesc& field, cons
   out.values.resize(samples);
   out.vectors.resize(vectors == VectorComponents::include ? samples * field.components : 0);
   const auto s = ViewSampling::of(region);
-  const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
+  [[maybe_unused]] const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
   std::vector<const float*> rows(s.rows.size(), nullptr);
   bytes_copied_ = 0;
   if (frame.device() < 0) {  // shared memory, read in place
