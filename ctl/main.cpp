@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cuview/client.hpp"
+#include "cuview/remote/curve_keys.hpp"
 #include "cuview/runtime_dir.hpp"
 #include "executor/executor.hpp"
 #include "publisher/parameter_set.hpp"
@@ -378,7 +379,8 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout_s, "seconds to wait for each answer")->capture_default_str();
   app.add_option("--remote", opts.remote,
                  "the daemon runs on another host: reach it through its cuview-gateway at ssh://[user@]host[:port], "
-                 "tcp://host:port[?key=KEY] or unix:PATH (docs/remote.md)");
+                 "tcp://host:port[?key=KEY] or unix:PATH (docs/remote.md); tcp+listen://ADDR:PORT?key=KEY waits "
+                 "there for a gateway that dials out (cuview-gateway --dial)");
   app.require_subcommand(1);
 
   // The subcommands that are one request each come from the protocol's op table, with its summaries.
@@ -400,6 +402,11 @@ int main(int argc, char** argv) {
   auto* sims =
       app.add_subcommand("sims", "list the simulations cuview-compute --sim can run, with their fields and parameters");
   sims->add_flag("--json", json, "print JSON");
+  std::string key_file;
+  auto* keygen = app.add_subcommand("keygen",
+                                    "make this user's CURVE key for tcp:// gateways (kept if it exists) and print the "
+                                    "line to add to the gateway host's ~/.config/cuview/authorized_keys");
+  keygen->add_option("--out", key_file, "the secret key's file (default ~/.config/cuview/client.key)");
   AttachArgs aa;
   auto* att = app.add_subcommand("attach", "import the frame ring and receive frames");
   att->add_option("--frames", aa.frames, "frames to receive")->capture_default_str();
@@ -443,6 +450,19 @@ int main(int argc, char** argv) {
 
   try {
     if (*sims) return list_simulations(json);
+    if (*keygen) {
+      const std::filesystem::path file = key_file.empty() ? cuview::remote::default_client_key() : key_file;
+      const bool existed = std::filesystem::exists(file);
+      char host[256] = {};
+      ::gethostname(host, sizeof host - 1);
+      const char* user = std::getenv("USER");
+      const auto key = cuview::remote::load_or_create_keypair(file, std::string(user ? user : "user") + "@" + host);
+      std::printf("%s %s (public key in %s.pub)\n", existed ? "kept the existing key" : "made a new key",
+                  file.c_str(), file.c_str());
+      std::printf("add this line to ~/.config/cuview/authorized_keys on the gateway's host:\n%s %s@%s\n",
+                  key.public_key.c_str(), user ? user : "user", host);
+      return 0;
+    }
     if (*list) {
       nlohmann::json out = nlohmann::json::array();
       std::vector<std::string> names;

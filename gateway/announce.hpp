@@ -1,7 +1,7 @@
 // LAN discovery, the gateway's half (after Tracy's broadcast of running clients): once a second a
 // small UDP datagram to the broadcast addresses says that a gateway runs here, for whom, and the
 // tcp:// URL it listens on. It names no publisher: a peer without a key learns nothing but that a
-// gateway is there (docs/remote-announce.md has the datagram). Plain POSIX sockets, a thread of its
+// gateway is there (docs/remote.md has the datagram). Plain POSIX sockets, a thread of its
 // own: announcing never waits on the gateway's network loop, nor it on a send.
 #pragma once
 

@@ -8,11 +8,8 @@
 
 #include "cuview/runtime_dir.hpp"
 #include "cuview/zmq_util.hpp"
-#if __has_include("cuview/remote/curve_keys.hpp")
-#define CUVIEW_HAVE_CURVE_KEYS 1
 #include "cuview/remote/curve_keys.hpp"
 #include "cuview/remote/zap_handler.hpp"
-#endif
 
 namespace cuview::gateway {
 namespace fs = std::filesystem;
@@ -20,7 +17,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 GatewayPaths::GatewayPaths()
-    : dir(runtime_root() / ".gateway"), socket(dir / "gateway.sock"), lock(dir / "lock"), log(dir / "gateway.log") {}
+    : dir(runtime_root() / ".gateway"), socket(dir / "gateway.sock"), lock(dir / "lock"), log(dir / "gateway.log"),
+      pid(dir / "pid") {}
 
 GatewayLock::GatewayLock(const GatewayPaths& paths) {
   fd_ = UniqueFd(::open(paths.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
@@ -42,11 +40,9 @@ bool GatewayLock::is_held(const GatewayPaths& paths) {
 }
 
 struct Gateway::Impl {
-#ifdef CUVIEW_HAVE_CURVE_KEYS
   std::unique_ptr<remote::ZapHandler> zap;
   std::unique_ptr<remote::AuthorizedKeys> authorized;
   std::mutex authorized_mu;
-#endif
 };
 
 Gateway::Gateway(GatewayOptions options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
@@ -70,7 +66,6 @@ Gateway::Gateway(GatewayOptions options) : options_(std::move(options)), impl_(s
   sockets_.push_back(std::move(local));
 
   if (!options_.listen.empty() || !options_.dial.empty()) {
-#ifdef CUVIEW_HAVE_CURVE_KEYS
     const auto key = remote::load_or_create_keypair(options_.key, "cuview-gateway");
     impl_->authorized = std::make_unique<remote::AuthorizedKeys>(remote::AuthorizedKeys::read(options_.authorized));
     impl_->zap = std::make_unique<remote::ZapHandler>(
@@ -103,9 +98,6 @@ Gateway::Gateway(GatewayOptions options) : options_(std::move(options)), impl_(s
       spdlog::info("gateway: dialling {} (CURVE)", options_.dial);
       sockets_.push_back(std::move(dial));
     }
-#else
-    throw Error(Errc::unsupported, "this cuview-gateway was built without CURVE keys; tcp:// is unavailable");
-#endif
   }
   spdlog::info("gateway: serving {} (session {})", options_.paths.socket.string(), session_);
   if (options_.announce_port != 0) announcer_ = std::make_unique<Announcer>(options_.announce_port, tcp_endpoint_);

@@ -24,7 +24,7 @@ namespace cuview::gateway {
 /// Where this user's gateway keeps its socket and lock: $XDG_RUNTIME_DIR/cuview/.gateway (0700).
 struct GatewayPaths {
   GatewayPaths();
-  std::filesystem::path dir, socket, lock, log;
+  std::filesystem::path dir, socket, lock, log, pid;
 };
 
 /// Held by the running gateway (flock): one per user and host.

@@ -19,10 +19,7 @@
 #include "cuview/error.hpp"
 #include "cuview/runtime_dir.hpp"
 #include "gateway.hpp"
-#if __has_include("cuview/remote/curve_keys.hpp")
 #include "cuview/remote/curve_keys.hpp"
-#define CUVIEW_HAVE_CURVE_KEYS 1
-#endif
 
 namespace {
 std::atomic<bool> g_stop{false};
@@ -95,7 +92,7 @@ int main(int argc, char** argv) {
   app.add_flag("--announce{" + std::to_string(cuview::gateway::kDefaultAnnouncePort) + "}", announce_port,
                "announce this gateway on the LAN every second (UDP broadcast to --announce=PORT, default " +
                    std::to_string(cuview::gateway::kDefaultAnnouncePort) +
-                   "): its host, user and tcp:// URL, never a publisher's name (docs/remote-announce.md)");
+                   "): its host, user and tcp:// URL, never a publisher's name (docs/remote.md)");
   app.add_option("--announce-port", announce_port, "announce, on this UDP port (as --announce=PORT)")
       ->check(CLI::Range(1, 65535));
   app.add_flag("--ensure", ensure_running,
@@ -113,23 +110,23 @@ int main(int argc, char** argv) {
   try {
     cuview::ensure_private_dir(cuview::runtime_root());
     cuview::ensure_private_dir(o.paths.dir);
-#ifdef CUVIEW_HAVE_CURVE_KEYS
-    o.key = key_file.empty() ? cuview::remote::config_dir() / "gateway.key" : std::filesystem::path(key_file);
-    o.authorized = authorized_file.empty() ? cuview::remote::config_dir() / "authorized_keys"
-                                           : std::filesystem::path(authorized_file);
+    o.key = key_file.empty() ? cuview::remote::default_gateway_key() : std::filesystem::path(key_file);
+    o.authorized =
+        authorized_file.empty() ? cuview::remote::default_authorized_keys() : std::filesystem::path(authorized_file);
     if (print_key) {
       std::printf("%s\n", cuview::remote::load_or_create_keypair(o.key, "cuview-gateway").public_key.c_str());
       return 0;
     }
-#else
-    if (print_key) throw cuview::Error(cuview::Errc::unsupported, "this build has no CURVE keys");
-#endif
     if (ensure_running) return ensure(o.paths, argv[0]);
 
     spdlog::set_default_logger(spdlog::stderr_color_mt("cuview-gateway"));
     spdlog::set_level(spdlog::level::from_str(log_level));
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
     cuview::gateway::GatewayLock lock(o.paths);
+    if (FILE* f = std::fopen(o.paths.pid.c_str(), "w")) {
+      std::fprintf(f, "%d\n", static_cast<int>(::getpid()));
+      std::fclose(f);
+    }
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     ::sigaction(SIGINT, &sa, nullptr);
@@ -138,6 +135,8 @@ int main(int argc, char** argv) {
     cuview::gateway::Gateway gateway(o);
     gateway.run(g_stop);
     spdlog::info("gateway: stopping");
+    std::error_code ec;
+    std::filesystem::remove(o.paths.pid, ec);
     return 0;
   } catch (const cuview::Error& e) {
     std::fprintf(stderr, "cuview-gateway: %s\n", e.what());

@@ -33,6 +33,11 @@ int main(int argc, char** argv) {
   cli.add_option("--remote", remote,
                  "reach daemons through the cuview-gateway at URL: ssh://[user@]host[:port], tcp://host:port?key=KEY "
                  "or unix:PATH (docs/remote.md); the Daemons list shows its publishers");
+  std::string listen;
+  cli.add_option("--listen", listen,
+                 "wait at tcp://ADDR:PORT?key=GATEWAYKEY for a gateway that dials out (cuview-gateway --dial), for "
+                 "a GPU host that accepts no inbound connections; CURVE keys as for tcp:// (docs/remote.md)")
+      ->excludes("--remote");
   cli.add_option("--announce-port", o.announce_port, "the UDP port gateways announce themselves on (LAN discovery)")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();
@@ -91,6 +96,7 @@ int main(int argc, char** argv) {
   QApplication::setWindowIcon(cuview::gui::application_icon());
 
   o.name = QString::fromStdString(name);
+  if (!listen.empty()) remote = (listen.rfind("tcp://", 0) == 0 ? "tcp+listen://" + listen.substr(6) : listen);
   o.remote = QString::fromStdString(remote);
   o.screenshot = QString::fromStdString(screenshot);
   if (o.name.isEmpty() && attach_last) o.name = QSettings().value("daemon/name", "default").toString();

@@ -25,7 +25,7 @@ class SimulationPanel;
 struct ViewerOptions {
   QString name;        ///< attach to this daemon at start (empty: none)
   QString remote;      ///< the gateway to reach daemons through (AttachOptions::remote); empty: this host
-  int announce_port = 8991;  ///< where gateways' announcements are listened for (docs/remote-announce.md)
+  int announce_port = 8991;  ///< where gateways' announcements are listened for (docs/remote.md)
   QString screenshot;  ///< headless: save a PNG here after `frames` frames, then quit
   int frames = 1;
   int timeout_s = 30;         ///< headless: give up after this long without enough frames

@@ -18,7 +18,7 @@ struct Beacon {
   std::string host, user, listen;
 };
 
-/// The beacon in `bytes` (docs/remote-announce.md), or empty for anything else: strictly a map
+/// The beacon in `bytes` (docs/remote.md), or empty for anything else: strictly a map
 /// with "cuview": "gateway" and "v": 1, unpacked under small limits.
 std::optional<Beacon> decode(const QByteArray& bytes) {
   if (bytes.size() > kMaxDatagram) return {};

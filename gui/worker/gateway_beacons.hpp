@@ -1,5 +1,5 @@
 // The gateways announcing themselves on the LAN (cuview-gateway --announce; the datagram is in
-// docs/remote-announce.md): a UDP socket on the announce port, shared with other viewers of this
+// docs/remote.md): a UDP socket on the announce port, shared with other viewers of this
 // host, heard on the UI thread (Qt's socket notifier: nothing here blocks). A gateway not heard for
 // 5 s is forgotten. Hearing one grants nothing: connecting still needs its keys (or ssh).
 #pragma once

@@ -14,10 +14,7 @@
 #include "cuview/runtime_dir.hpp"
 #include "cuview/zmq_util.hpp"
 #include "remote/child_process.hpp"
-#if __has_include("cuview/remote/curve_keys.hpp")
-#define CUVIEW_HAVE_CURVE_KEYS 1
 #include "cuview/remote/curve_keys.hpp"
-#endif
 
 namespace cuview::remote {
 namespace fs = std::filesystem;
@@ -163,23 +160,33 @@ std::unique_ptr<RemoteLink> RemoteLink::open(const std::string& text, std::chron
       break;
   }
   auto link = std::unique_ptr<RemoteLink>(new RemoteLink(url, std::move(forward)));
-  if (url.scheme == RemoteUrl::Scheme::tcp) {
-#if __has_include("cuview/remote/curve_keys.hpp")
-#define CUVIEW_HAVE_CURVE_KEYS 1
-    const auto mine = read_keypair(config_dir() / "client.key");
-    const auto server = KnownGateways::read(config_dir() / "known_gateways").require_key(url.host_port(), url.key);
-    apply_client_curve(link->socket_, mine, server);
-#else
-    throw Error(Errc::unsupported, "tcp:// gateways need CURVE keys, which this build lacks");
-#endif
+  if (url.scheme == RemoteUrl::Scheme::tcp) link->apply_keys();
+  if (url.listen) {
+    // Requests wait (up to the timeout) for the gateway to dial in rather than fail at once.
+    link->socket_.set(zmq::sockopt::sndtimeo, static_cast<int>(timeout.count()));
+    link->blocking_send_ = true;
+    link->socket_.bind(endpoint);
+  } else {
+    link->socket_.connect(endpoint);
   }
-  link->socket_.connect(endpoint);
   return link;
 }
 
+void RemoteLink::apply_keys() {
+  const auto key_file = default_client_key();
+  if (!fs::exists(key_file))
+    throw Error(Errc::access, "no CURVE key of this user at " + key_file.string() + " for " + url_.text +
+                                  ": make one with `cuview-ctl keygen`, then add the line it prints to "
+                                  "~/.config/cuview/authorized_keys on " + url_.host);
+  const auto mine = read_keypair(key_file);
+  const auto server = KnownGateways::read(default_known_gateways()).require_key(url_.host_port(), url_.key);
+  apply_client_curve(socket_, mine, server);
+}
+
 bool RemoteLink::send(std::string_view to, std::string_view body) {
-  if (!socket_.send(zmq::buffer(to), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return false;
-  return socket_.send(zmq::buffer(body), zmq::send_flags::dontwait).has_value();
+  const auto wait = blocking_send_ ? zmq::send_flags::none : zmq::send_flags::dontwait;
+  if (!socket_.send(zmq::buffer(to), zmq::send_flags::sndmore | wait)) return false;
+  return socket_.send(zmq::buffer(body), wait).has_value();
 }
 
 std::optional<Incoming> RemoteLink::receive(std::chrono::milliseconds timeout) {
@@ -199,6 +206,7 @@ std::optional<Incoming> RemoteLink::receive(std::chrono::milliseconds timeout) {
     if (!more) break;
   }
   last_heard_ = Clock::now();
+  heard_ = true;
   if (parts.size() < 3 || parts.size() > 4) return std::nullopt;  // not a gateway's message: ignored
   Incoming in{parts[0].to_string(), parts[1].to_string(), parts[2].to_string(), {}};
   if (parts.size() == 4) in.payload = std::move(parts[3]);
@@ -208,7 +216,9 @@ std::optional<Incoming> RemoteLink::receive(std::chrono::milliseconds timeout) {
 bool RemoteLink::silent() const noexcept {
   const auto now = Clock::now();
   const auto limit = std::chrono::milliseconds(kSilenceLimitMs);
-  return now - last_heard_ > limit && now - listening_since_ > limit;
+  // Before the gateway first spoke, a request's own timeout decides (a listening client waits for
+  // a gateway to dial in).
+  return heard_ && now - last_heard_ > limit && now - listening_since_ > limit;
 }
 
 void RemoteLink::note_gateway_session(const std::string& s) {

@@ -49,6 +49,9 @@ class RemoteLink {
 
  private:
   RemoteLink(RemoteUrl url, std::shared_ptr<SshForward> forward);
+  /// tcp: this user's key, and the gateway's (pinned, or offered in the URL and pinned now).
+  void apply_keys();
+  bool blocking_send_ = false;  ///< tcp+listen: wait for the gateway to dial in
   RemoteUrl url_;
   std::shared_ptr<SshForward> forward_;  // keeps the ssh forwarding up while this link lives
   zmq::context_t context_{1};
@@ -57,6 +60,7 @@ class RemoteLink {
   std::chrono::steady_clock::time_point listening_since_, last_listened_;
   std::string gateway_session_;
   bool gateway_restarted_ = false;
+  bool heard_ = false;  ///< the gateway has spoken at least once
 };
 
 }  // namespace cuview::remote

@@ -8,7 +8,7 @@ namespace cuview::remote {
 namespace {
 [[noreturn]] void bad(const std::string& url, const std::string& why) {
   throw Error(Errc::bad_value, "remote '" + url + "': " + why +
-                                   "; write ssh://[user@]host[:port], tcp://host:port[?key=KEY] or unix:/path/to/socket");
+                                   "; write ssh://[user@]host[:port], tcp://host:port[?key=KEY] unix:/path/to/socket or tcp+listen://addr:port?key=KEY");
 }
 
 int parse_port(const std::string& url, std::string_view s) {
@@ -45,6 +45,10 @@ RemoteUrl RemoteUrl::parse(const std::string& url) {
   } else if (starts("tcp://")) {
     r.scheme = Scheme::tcp;
     rest = url.substr(6);
+  } else if (starts("tcp+listen://")) {
+    r.scheme = Scheme::tcp;
+    r.listen = true;
+    rest = url.substr(13);
   } else {
     bad(url, "unknown scheme");
   }

@@ -2,6 +2,7 @@
 //   ssh://[user@]host[:port]     through the user's own ssh (its config, agent, ProxyJump apply)
 //   tcp://host:port[?key=KEY]    CURVE-encrypted TCP; KEY pins the gateway's public key on first use
 //   unix:PATH                    a gateway socket on this host (or one forwarded by hand)
+//   tcp+listen://addr:port?key=KEY   listen there for a gateway that dials out (--dial); CURVE as tcp://
 #pragma once
 
 #include <optional>
@@ -18,6 +19,7 @@ struct RemoteUrl {
   int port = 0;      ///< ssh: 0 for ssh's default; tcp: required
   std::string path;  ///< unix: the socket
   std::optional<std::string> key;  ///< tcp: ?key=
+  bool listen = false;              ///< tcp+listen://: bind and wait for the gateway to dial in
 
   /// Throws Error(bad_value) naming what is wrong with `url` and the forms there are.
   static RemoteUrl parse(const std::string& url);

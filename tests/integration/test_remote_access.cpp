@@ -1,0 +1,219 @@
+// The two ways in to a gateway, as a user takes them: ssh:// through a real sshd (the gateway
+// started on demand, the forwarding's death noticed), and tcp:// with CURVE keys (an authorised
+// key served, a keyless, unknown or mis-pinned peer refused and told nothing).
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "cuview/client.hpp"
+#include "cuview/remote/curve_keys.hpp"
+#include "cuview/remote_protocol.hpp"
+#include "process.hpp"
+#include "ssh_server.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+/// Sets an environment variable for this test, restoring it afterwards.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+/// Stops the gateway `--ensure` started in the background (it outlives the ssh session by design).
+struct StopEnsuredGateway {
+  ~StopEnsuredGateway() {
+    std::ifstream f(runtime_root() / ".gateway" / "pid");
+    int pid = 0;
+    if (f >> pid && pid > 0) ::kill(pid, SIGTERM);
+    for (int i = 0; i < 100 && pid > 0 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(20ms);
+  }
+};
+
+int free_port() {
+  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+/// The user's steps: a key for the laptop (`cuview-ctl keygen`), its line in the gateway's
+/// authorized_keys (both hosts share $XDG_CONFIG_HOME here).
+void authorise_this_user() {
+  auto keygen = ctl("run1", {"keygen"});
+  INFO(keygen.out << keygen.err);
+  REQUIRE(keygen.code == 0);
+  const auto pub = remote::read_keypair(remote::default_client_key()).public_key;
+  CHECK_THAT(keygen.out, Catch::Contains(pub));
+  std::ofstream(remote::default_authorized_keys()) << pub << " laptop\n";
+}
+
+/// Whether anything at all comes back on `s` within `wait` after sending a gateway `list`.
+bool answered(zmq::socket_t& s, std::chrono::milliseconds wait) {
+  (void)s.send(zmq::buffer(std::string()), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  (void)s.send(zmq::buffer(remote::encode_gateway_request(remote::Op::list, 1, proto::NoArgs{})),
+               zmq::send_flags::dontwait);
+  zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+  zmq::poll(&item, 1, wait);
+  return (item.revents & ZMQ_POLLIN) != 0;
+}
+}  // namespace
+
+TEST_CASE("cuview-ctl --remote ssh://localhost reaches a daemon through a real sshd, starting the gateway on demand",
+          "[integration][remote][ssh][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host);
+  SshServer sshd;
+  ScopedEnv ssh("CUVIEW_SSH_COMMAND", sshd.ssh_command());
+  ScopedEnv gw("CUVIEW_REMOTE_GATEWAY", bin("cuview-gateway"));
+  StopEnsuredGateway stop_gateway;
+  auto r = ctl("run1", {"--remote", "ssh://localhost", "status"}, 60s);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("grayscott"));
+  r = ctl("run1", {"--remote", "ssh://localhost:" + std::to_string(sshd.port()), "pause"}, 60s);
+  REQUIRE(r.code == 0);
+  CHECK(stats("run1").paused);
+  r = ctl("run1", {"--remote", "ssh://localhost", "attach", "--frames", "3", "--view", "160x90"}, 60s);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("received 3 views"));
+
+  // The forwarding dies under a watching client: it notices within a second; the simulation runs on.
+  AttachOptions o;
+  o.name = "run1";
+  o.remote = "ssh://localhost";
+  auto client = Client::attach(o);
+  client.resume();
+  client.watch({"u", ViewRegion::fit(128, 128, 64, 64, 1, 64, 64), "u8"});
+  RemoteView view;
+  REQUIRE(client.next_view(view, 10s));
+  sshd.stop();
+  const auto cut = std::chrono::steady_clock::now();
+  Errc code{};
+  try {
+    while (std::chrono::steady_clock::now() - cut < 10s) (void)client.next_view(view, 100ms);
+  } catch (const Error& e) {
+    code = e.code();
+  }
+  CHECK(code == Errc::daemon_gone);
+  CHECK(std::chrono::steady_clock::now() - cut < 2s);
+  const auto step = stats("run1").step;
+  (void)wait_stats("run1", [&](const StatsView& s) { return s.step > step; });
+}
+
+TEST_CASE("ssh:// to a host without cuview-gateway says what to install", "[integration][remote][ssh][host]") {
+  RuntimeDir rt;
+  SshServer sshd;
+  ScopedEnv ssh("CUVIEW_SSH_COMMAND", sshd.ssh_command());
+  ScopedEnv gw("CUVIEW_REMOTE_GATEWAY", "/nonexistent/cuview-gateway");
+  const auto r = ctl("run1", {"--remote", "ssh://localhost", "status"}, 60s);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("cuview-gateway is not installed on localhost"));
+}
+
+TEST_CASE("a tcp gateway serves an authorised key and tells a peer without one nothing",
+          "[integration][remote][curve][host]") {
+  RuntimeDir rt;
+  ScopedEnv config("XDG_CONFIG_HOME", (rt.path() / "config").string());
+  auto daemon = start_daemon("run1", Backend::host);
+  authorise_this_user();
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(free_port());
+  auto gateway = start_gateway({"--listen", endpoint});
+  const auto gateway_key = remote::load_or_create_keypair(remote::default_gateway_key(), "gateway").public_key;
+
+  // First use pins the key given in the URL; later uses need no key.
+  auto r = ctl("run1", {"--remote", endpoint + "?key=" + gateway_key, "status"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("grayscott"));
+  r = ctl("run1", {"--remote", endpoint, "pause"});
+  REQUIRE(r.code == 0);
+  CHECK(stats("run1").paused);
+  // A different key offered for a pinned gateway: refused before anything is sent.
+  const auto other = remote::generate_keypair().public_key;
+  r = ctl("run1", {"--remote", endpoint + "?key=" + other, "status"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("known_gateways"));
+
+  zmq::context_t ctx;
+  SECTION("a plain TCP peer hears nothing") {
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.connect(endpoint);
+    CHECK_FALSE(answered(s, 1500ms));
+  }
+  SECTION("a CURVE peer with a key not in authorized_keys hears nothing") {
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    remote::apply_client_curve(s, remote::generate_keypair(), gateway_key);
+    s.connect(endpoint);
+    CHECK_FALSE(answered(s, 1500ms));
+  }
+  SECTION("an authorised key that expects another gateway's key hears nothing") {
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    remote::apply_client_curve(s, remote::read_keypair(remote::default_client_key()), other);
+    s.connect(endpoint);
+    CHECK_FALSE(answered(s, 1500ms));
+  }
+  SECTION("the authorised key is answered") {
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    remote::apply_client_curve(s, remote::read_keypair(remote::default_client_key()), gateway_key);
+    s.connect(endpoint);
+    CHECK(answered(s, 5000ms));
+  }
+}
+
+TEST_CASE("a gateway that dials out reaches a client listening for it, with CURVE both ways",
+          "[integration][remote][curve][host]") {
+  RuntimeDir rt;
+  ScopedEnv config("XDG_CONFIG_HOME", (rt.path() / "config").string());
+  auto daemon = start_daemon("run1", Backend::host);
+  authorise_this_user();
+  const auto gateway_key = remote::load_or_create_keypair(remote::default_gateway_key(), "gateway").public_key;
+  const std::string where = "127.0.0.1:" + std::to_string(free_port());
+  AttachOptions o;
+  o.name = "run1";
+  o.remote = "tcp+listen://" + where + "?key=" + gateway_key;
+  o.timeout = 20s;
+  std::optional<ChildProcess> gateway;
+  std::thread dial([&] {
+    std::this_thread::sleep_for(300ms);  // the client listens first
+    gateway.emplace(start_gateway({"--dial", "tcp://" + where}));
+  });
+  auto client = Client::attach(o);
+  dial.join();
+  CHECK(client.stats().name == "run1");
+  client.watch({"u", ViewRegion::fit(128, 128, 64, 64, 1, 64, 64), "u16"});
+  RemoteView view;
+  CHECK(client.next_view(view, 10s));
+  CHECK(view.header.encoding == "u16");
+}
