@@ -178,7 +178,7 @@ struct FetchResult {
 // ---- pushed by the gateway ----
 
 /// The body of a "view" message; its payload is a zstd frame of view_w × view_h values in
-/// `encoding`, row-major, little-endian. A value q of u8/u16 stands for lo + q × (hi − lo) / (levels − 1)
+/// `encoding`, row-major, u16 and f32 in byte planes (value_codec.hpp). A value q of u8/u16 stands for lo + q × (hi − lo) / (levels − 1)
 /// with levels 255 or 65 535; the top code (255, 65 535) is "no value". |decoded − true| ≤ error_bound.
 struct ViewHeader {
   std::string session;  ///< the publisher's

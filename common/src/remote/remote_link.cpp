@@ -36,9 +36,12 @@ std::vector<std::string> destination_args(const RemoteUrl& u) {
   return a;
 }
 
+/// What the far side runs: $CUVIEW_REMOTE_GATEWAY, or cuview-gateway from the PATH of a
+/// non-interactive ssh session, to which ~/.local/bin (where `cmake --install --prefix ~/.local`
+/// puts it) is added.
 std::string gateway_program() {
   const char* g = std::getenv("CUVIEW_REMOTE_GATEWAY");
-  return g != nullptr && *g != '\0' ? g : "cuview-gateway";
+  return g != nullptr && *g != '\0' ? g : "PATH=\"$PATH:$HOME/.local/bin\" cuview-gateway";
 }
 }  // namespace
 
