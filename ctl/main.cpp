@@ -141,44 +141,68 @@ void save_slot(const cuview::Frame& frame, const cuview::proto::DescribeResult& 
               slot.size(), path.c_str());
 }
 
-/// `attach --remote`: views instead of frames, each stating its encoding and error bound.
+/// `attach --remote`: views instead of frames, each stating its encoding and error bound. With
+/// `reattach`, a daemon or gateway that goes away is waited for and attached to again.
 int attach_remote(const cuview::AttachOptions& base, const AttachArgs& a) {
   auto opts = base;
   opts.client = "cuview-ctl attach";
-  auto client = Client::attach(opts);
-  const auto& d = client.description();
-  if (d.fields.empty()) throw cuview::Error(cuview::Errc::bad_value, "daemon '" + opts.name + "' has no fields");
-  cuview::ViewWatch w;
-  w.field = a.field.empty() ? d.fields.front().name : a.field;
-  w.encoding = a.encoding;
-  w.region = cuview::ViewRegion::fit(static_cast<int>(d.width), static_cast<int>(d.height), a.view_w, a.view_h, 1,
-                                     d.width / 2.0, d.height / 2.0);
-  client.watch(w);
-  std::printf("attached to '%s' session %s through %s: %s %ux%u on %s (%s); views of %s, %dx%d, encoding %s\n",
-              opts.name.c_str(), client.hello().session.c_str(), opts.remote.c_str(), d.sim.c_str(), d.width,
-              d.height, d.backend.c_str(), d.device.c_str(), w.field.c_str(), a.view_w, a.view_h, a.encoding.c_str());
-  std::fflush(stdout);
   const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
   cuview::RemoteView view;
   std::map<std::string, std::uint64_t> encodings;
-  std::uint64_t received = 0, first_seq = 0, last_seq = 0;
+  std::uint64_t received = 0, first_seq = 0, last_seq = 0, sessions = 0;
   double worst_bound = 0;
+  auto deadline = std::chrono::steady_clock::time_point::max();
   while (received < a.frames) {
-    if (!client.next_view(view, frame_timeout))
-      throw cuview::Error(cuview::Errc::timeout, "no view from '" + opts.name + "' within " +
-                                                     std::to_string(a.timeout_s) + " s; is it paused? (`cuview-ctl resume`)");
-    if (received == 0) first_seq = view.header.seq;
-    last_seq = view.header.seq;
-    ++received;
-    ++encodings[view.header.encoding];
-    worst_bound = std::max(worst_bound, view.header.error_bound);
-    if (a.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.hold_ms));
+    try {
+      auto client = Client::attach(opts);
+      deadline = std::chrono::steady_clock::time_point::max();
+      ++sessions;
+      const auto& d = client.description();
+      if (d.fields.empty()) throw cuview::Error(cuview::Errc::bad_value, "daemon '" + opts.name + "' has no fields");
+      cuview::ViewWatch w;
+      w.field = a.field.empty() ? d.fields.front().name : a.field;
+      w.encoding = a.encoding;
+      w.region = cuview::ViewRegion::fit(static_cast<int>(d.width), static_cast<int>(d.height), a.view_w, a.view_h,
+                                         1, d.width / 2.0, d.height / 2.0);
+      client.watch(w);
+      std::printf("attached to '%s' session %s through %s: %s %ux%u on %s (%s); views of %s, %dx%d, encoding %s\n",
+                  opts.name.c_str(), client.hello().session.c_str(), opts.remote.c_str(), d.sim.c_str(), d.width,
+                  d.height, d.backend.c_str(), d.device.c_str(), w.field.c_str(), a.view_w, a.view_h,
+                  a.encoding.c_str());
+      std::fflush(stdout);
+      while (received < a.frames) {
+        if (!client.next_view(view, frame_timeout))
+          throw cuview::Error(cuview::Errc::timeout, "no view from '" + opts.name + "' within " +
+                                                         std::to_string(a.timeout_s) +
+                                                         " s; is it paused? (`cuview-ctl resume`)");
+        if (received == 0) first_seq = view.header.seq;
+        last_seq = view.header.seq;
+        ++received;
+        ++encodings[view.header.encoding];
+        worst_bound = std::max(worst_bound, view.header.error_bound);
+        if (a.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.hold_ms));
+      }
+    } catch (const cuview::Error& e) {
+      if (!a.reattach || !retryable(e)) throw;
+      if (deadline == std::chrono::steady_clock::time_point::max()) {
+        std::printf("gone (%s); waiting to re-attach\n", e.what());
+        std::fflush(stdout);
+        deadline = std::chrono::steady_clock::now() + frame_timeout;
+      }
+      if (std::chrono::steady_clock::now() > deadline)
+        throw cuview::Error(cuview::Errc::no_daemon, "daemon '" + opts.name + "' through " + opts.remote +
+                                                         " did not come back within " + std::to_string(a.timeout_s) +
+                                                         " s (" + e.what() + ")");
+      std::this_thread::sleep_for(100ms);
+    }
   }
   std::string enc;
   for (const auto& [e, n] : encodings) enc += (enc.empty() ? "" : ", ") + e + " " + std::to_string(n);
-  std::printf("received %llu views (seq %llu..%llu; encodings: %s; largest error bound %.6g, last range [%g, %g])\n",
+  std::printf("received %llu views (seq %llu..%llu; encodings: %s; largest error bound %.6g, last range [%g, %g]) "
+              "from %llu session(s)\n",
               static_cast<unsigned long long>(received), static_cast<unsigned long long>(first_seq),
-              static_cast<unsigned long long>(last_seq), enc.c_str(), worst_bound, view.header.lo, view.header.hi);
+              static_cast<unsigned long long>(last_seq), enc.c_str(), worst_bound, view.header.lo, view.header.hi,
+              static_cast<unsigned long long>(sessions));
   return 0;
 }
 

@@ -56,6 +56,9 @@ std::vector<Row> daemon_death(const Config& c);
 std::vector<Row> hostile(const Config& c);
 /// Another Unix user, refused at every door (access.cpp); `self` is this program, for the probes.
 std::vector<Row> access(const Config& c, const std::string& self);
+/// Remote viewers through cuview-gateway killed, frozen, the gateway killed and restarted under
+/// them, malformed messages at its socket (remote.cpp).
+std::vector<Row> remote_viewers(const Config& c);
 /// Clients of other protocol versions (versions.cpp).
 std::vector<Row> versions(const Config& c);
 

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   app.add_option("--config", config, "short (CI) or long (GPU host)")->check(CLI::IsMember({"short", "long"}));
   app.add_option("--backend", backend, "daemon backend")->check(CLI::IsMember({"host", "cuda"}));
   app.add_option("--only", only,
-                 "run only these scenarios: viewers, embedded, lbm, nbody, frozen, daemon, hostile, access, versions");
+                 "run only these scenarios: viewers, embedded, lbm, nbody, frozen, daemon, hostile, access, versions, remote");
   app.add_option("--out", out, "append the table to this Markdown file");
   app.add_option("--extra-row", extra, "a row measured elsewhere: 'scenario|trials|failures|worst'");
   app.add_option("--probe-socket", probe_sock)->group("");
@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
       {"hostile", [&] { return hostile(c); }},
       {"access", [&] { return access(c, self); }},
       {"versions", [&] { return versions(c); }},
+      {"remote", [&] { return remote_viewers(c); }},
   };
   std::vector<Row> rows;
   for (auto& [name, run] : scenarios) {
