@@ -475,7 +475,8 @@ int main(int argc, char** argv) {
   try {
     if (*sims) return list_simulations(json);
     if (*keygen) {
-      const std::filesystem::path file = key_file.empty() ? cuview::remote::default_client_key() : key_file;
+      const std::filesystem::path file =
+          key_file.empty() ? cuview::remote::default_client_key() : std::filesystem::path(key_file);
       const bool existed = std::filesystem::exists(file);
       char host[256] = {};
       ::gethostname(host, sizeof host - 1);

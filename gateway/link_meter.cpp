@@ -23,9 +23,11 @@ void LinkMeter::acked(std::uint64_t seq, Clock::time_point t) {
   // The link carried this view from when it went out, or from when it finished the one before.
   const auto start = std::max(f.t, last_ack_);
   last_ack_ = t;
-  const double s = std::chrono::duration<double>(t - start).count();
-  if (s <= 0) return;
-  const double sample = static_cast<double>(f.bytes) / std::max(s, 1e-4);
+  pooled_bytes_ += static_cast<double>(f.bytes);
+  pooled_s_ += std::max(std::chrono::duration<double>(t - start).count(), 0.0);
+  if (pooled_s_ < 0.05) return;
+  const double sample = pooled_bytes_ / pooled_s_;
+  pooled_bytes_ = pooled_s_ = 0;
   rate_ = rate_ == 0 ? sample : 0.75 * rate_ + 0.25 * sample;
 }
 

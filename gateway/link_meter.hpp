@@ -1,7 +1,8 @@
 // How fast one remote client takes views, and which encoding that allows. Each view sent is
-// timed until the client's credit for it comes back; bytes over that time (counted from when the
-// link was free of the previous view) is one sample of the link's delivery rate, as TCP's
-// delivery-rate estimators do. The encoding is the finest whose views, at the sizes measured for
+// timed until the client's credit for it reaches the gateway (from when the link was free of the
+// previous view), as TCP's delivery-rate estimators do; views are pooled until they account for
+// at least 50 ms of the link's time, so that small views crossing a token bucket's burst at memory
+// speed do not pass for the link's rate. The encoding is the finest whose views, at the sizes measured for
 // that encoding so far, still arrive at the target frame rate; the credits then set the frame
 // rate: a slow link gets fewer frames, never late ones.
 #pragma once
@@ -41,6 +42,7 @@ class LinkMeter {
   std::deque<InFlight> in_flight_;
   Clock::time_point last_ack_{};
   double rate_ = 0;
+  double pooled_bytes_ = 0, pooled_s_ = 0;  // acknowledged since the last rate sample
   std::array<double, 3> per_sample_{0, 0, 0};  // by Encoding, EWMA; 0: not measured
 };
 

@@ -180,7 +180,7 @@ void PublisherFeed::handle(Task& task) {
     return;
   }
   if (task.for_gateway)
-    handle_gateway_request(task.peer, task.body);
+    handle_gateway_request(task.peer, task.body, task.at);
   else
     handle_publisher_request(task.peer, task.body);
 }
@@ -251,7 +251,7 @@ std::vector<proto::FieldDesc>::const_iterator PublisherFeed::float_field(const p
   return f;
 }
 
-void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string& body) {
+void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string& body, Clock::time_point at) {
   std::uint64_t id = 0;
   try {
     auto request = remote::decode_gateway_request(body, id);
@@ -285,7 +285,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
       case remote::Op::credit: {
         const auto a = proto::decode_as<remote::CreditArgs>(request.args, "'credit' arguments");
         if (auto w = watchers_.find(peer); w != watchers_.end()) {
-          w->second.meter.acked(a.seq, Clock::now());
+          w->second.meter.acked(a.seq, at);
           w->second.credits = std::min<std::uint32_t>(w->second.credits + std::min<std::uint32_t>(a.n, 8), 8);
         }
         return;  // never answered

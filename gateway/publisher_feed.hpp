@@ -59,6 +59,9 @@ class PublisherFeed {
     PeerId peer;
     bool for_gateway;
     std::string body;
+    /// When the network thread received it: a credit's arrival time, for the link measurement,
+    /// however long the feed was busy sampling meanwhile.
+    std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
   };
   struct Watcher {
     remote::ViewArgs args;
@@ -75,7 +78,7 @@ class PublisherFeed {
   void run();
   void handle(Task& task);
   void handle_publisher_request(const PeerId& peer, const std::string& body);
-  void handle_gateway_request(const PeerId& peer, const std::string& body);
+  void handle_gateway_request(const PeerId& peer, const std::string& body, std::chrono::steady_clock::time_point at);
   void serve_watchers();
   /// The float32 field `field`; throws Error(bad_value) naming the fields there are.
   std::vector<proto::FieldDesc>::const_iterator float_field(const proto::DescribeResult& d,

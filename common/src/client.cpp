@@ -499,9 +499,14 @@ RemoteRegion Client::fetch(const std::string& field, std::uint32_t x, std::uint3
   const std::uint64_t count = std::uint64_t{r.w} * r.h * r.components;
   if (r.w != w || r.h != h || r.x != x || r.y != y || count > remote::kMaxFetchValues)
     throw Error(Errc::bad_message, "the gateway answered fetch of " + field + " with a different rectangle");
+  if (r.raw_bytes != count * sizeof(float))
+    throw Error(Errc::bad_message, "the gateway's fetch of " + field + " says " + std::to_string(r.raw_bytes) +
+                                       " bytes for " + std::to_string(count) + " float32 values");
   RemoteRegion out{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, {}};
-  ch.decoder.decode(remote::Encoding::f32, 0, 0, count, r.raw_bytes, std::string_view(r.data.data(), r.data.size()),
-                    out.values);
+  std::vector<std::byte> raw;
+  ch.decoder.decompress(std::string_view(r.data.data(), r.data.size()), r.raw_bytes, remote::kMaxFetchValues * 4, raw);
+  out.values.resize(count);
+  std::memcpy(out.values.data(), raw.data(), raw.size());
   return out;
 }
 

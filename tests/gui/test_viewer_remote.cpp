@@ -35,19 +35,6 @@ QString remote_url() {
   return QString::fromStdString("unix:" + gateway_socket().string());
 }
 
-/// cuview-gateway, returned once it serves its socket (a restarted one: its own, not the socket
-/// file the killed one left).
-ChildProcess start_gateway(std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv{bin("cuview-gateway")};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  ChildProcess gateway(argv);
-  REQUIRE(wait_for([&] { return gateway.err().find("gateway: serving") != std::string::npos || !gateway.running(); },
-                   20000));
-  INFO(gateway.err());
-  REQUIRE(gateway.running());
-  return gateway;
-}
-
 /// A port of this test run, for announcements: two runs at once never hear each other.
 int test_announce_port() { return 20000 + static_cast<int>(::getpid() % 20000); }
 

@@ -257,7 +257,8 @@ TEST_CASE("the gateway answers malformed and foreign requests with errors and go
         if (!more) break;
       }
       if (parts.size() < 3 || parts[0].to_string() != "reply") continue;
-      auto reply = proto::decode_reply(parts[2].to_string());
+      const auto body = parts[2].to_string();
+      auto reply = parts[1].size() == 0 ? remote::decode_gateway_reply(body) : proto::decode_reply(body);
       if (reply.ok) return std::nullopt;
       return reply.error;
     }

@@ -38,9 +38,11 @@ inline constexpr std::string_view kBeat = "beat";
 inline constexpr std::string_view kGone = "gone";
 
 /// The gateway sends a beat to every client it knows this often; a client that hears nothing for
-/// kSilenceLimitMs treats the gateway as gone and re-attaches.
+/// kSilenceLimitMs treats the gateway as gone and re-attaches. (A connection that drops — the
+/// gateway or the ssh forwarding exited — is noticed at once; silence catches a frozen gateway or
+/// a lost network, with room for a few large views queued ahead of a beat on a slow link.)
 inline constexpr int kBeatIntervalMs = 250;
-inline constexpr int kSilenceLimitMs = 1000;
+inline constexpr int kSilenceLimitMs = 3000;
 
 /// How a view's values travel. u8 and u16 are the frame's range [lo, hi] in 255 and 65 535
 /// levels (the top code means "no value": outside the grid); f32 is lossless (NaN: no value).
@@ -109,6 +111,10 @@ std::string encode_gateway_result(std::uint64_t id, const Result& result) {
   return {buf.data(), buf.size()};
 }
 std::string encode_gateway_error(std::uint64_t id, Errc code, const std::string& message);
+/// Decodes a reply of the gateway (any `v`: a client of another version still reads its error).
+/// `result` points into `handle`'s zone; binary values up to `max_bin` bytes (a fetch's data).
+/// Throws Error(bad_message) naming what is malformed.
+proto::Reply decode_gateway_reply(std::string_view bytes, std::size_t max_bin = proto::kMaxRequestBytes);
 
 struct HelloArgs {
   std::string client;  ///< free text for the gateway's log

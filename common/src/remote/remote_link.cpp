@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -139,6 +141,45 @@ RemoteLink::RemoteLink(RemoteUrl url, std::shared_ptr<SshForward> forward)
   configure_client_socket(socket_);
   socket_.set(zmq::sockopt::rcvhwm, 64);
   last_heard_ = listening_since_ = last_listened_ = Clock::now();
+  static std::atomic<unsigned> links{0};
+  const std::string monitor = "inproc://cuview-remote-link-" + std::to_string(links++);
+  if (zmq_socket_monitor(socket_.handle(), monitor.c_str(),
+                         ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0)
+    throw_errno("watching the connection to the gateway at " + url_.text + " (zmq_socket_monitor)", zmq_errno());
+  monitor_ = zmq::socket_t(context_, zmq::socket_type::pair);
+  monitor_.set(zmq::sockopt::linger, 0);
+  monitor_.connect(monitor);
+}
+
+void RemoteLink::read_events() {
+  for (;;) {
+    zmq::message_t event, address;
+    if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
+    if (event.more()) (void)monitor_.recv(address, zmq::recv_flags::dontwait);
+    if (event.size() < 6) continue;
+    std::uint16_t id = 0;
+    std::uint32_t value = 0;
+    std::memcpy(&id, event.data(), 2);
+    std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
+    if (id == ZMQ_EVENT_DISCONNECTED) {
+      dropped_ = true;
+    } else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+      refused_ = "the gateway at " + url_.text + " refused this user's key (status " + std::to_string(value) +
+                 "): add the line `cuview-ctl keygen` prints to ~/.config/cuview/authorized_keys on " + url_.host;
+    } else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+      refused_ = "the CURVE handshake with " + url_.text +
+                 " failed: is the gateway's key the one pinned in ~/.config/cuview/known_gateways?";
+    }
+  }
+}
+
+std::string RemoteLink::why_silent() const {
+  if (!refused_.empty()) return refused_;
+  if (dropped_)
+    return "the connection to the gateway at " + url_.text + " dropped: it, or the ssh forwarding, exited";
+  return "the gateway at " + url_.text + " fell silent (no heartbeat for " + std::to_string(kSilenceLimitMs / 1000) +
+         " s): it is frozen, or the network is gone";
 }
 
 RemoteLink::~RemoteLink() = default;
@@ -199,6 +240,7 @@ std::optional<Incoming> RemoteLink::receive(std::chrono::milliseconds timeout) {
   zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
   zmq::poll(&item, 1, timeout);
   last_listened_ = Clock::now();
+  read_events();
   if (!(item.revents & ZMQ_POLLIN)) return std::nullopt;
   std::vector<zmq::message_t> parts;
   for (;;) {
@@ -221,7 +263,7 @@ bool RemoteLink::silent() const noexcept {
   const auto limit = std::chrono::milliseconds(kSilenceLimitMs);
   // Before the gateway first spoke, a request's own timeout decides (a listening client waits for
   // a gateway to dial in).
-  return heard_ && now - last_heard_ > limit && now - listening_since_ > limit;
+  return dropped_ || !refused_.empty() || (heard_ && now - last_heard_ > limit && now - listening_since_ > limit);
 }
 
 void RemoteLink::note_gateway_session(const std::string& s) {

@@ -37,9 +37,12 @@ class RemoteLink {
   [[nodiscard]] bool send(std::string_view to, std::string_view body);
   /// The next message, waiting at most `timeout`. Beats are counted and returned like any other.
   std::optional<Incoming> receive(std::chrono::milliseconds timeout);
-  /// True when the gateway has been silent for longer than kSilenceLimitMs while we listened
-  /// (its beats stopped: it, the ssh forwarding or the network is gone).
+  /// True once the connection to the gateway dropped (it, or the ssh forwarding, exited: noticed
+  /// at once), or when the gateway has been silent for longer than kSilenceLimitMs while we
+  /// listened (frozen, or the network is gone).
   [[nodiscard]] bool silent() const noexcept;
+  /// Why the gateway cannot be heard, in words ("" while it can).
+  [[nodiscard]] std::string why_silent() const;
   /// The gateway's session, from its beats and hello ("" until one came).
   [[nodiscard]] const std::string& gateway_session() const noexcept { return gateway_session_; }
   /// Records the session a beat or hello named; a different one than before means the gateway
@@ -61,6 +64,11 @@ class RemoteLink {
   std::string gateway_session_;
   bool gateway_restarted_ = false;
   bool heard_ = false;  ///< the gateway has spoken at least once
+  // Connection events of socket_ (zmq_socket_monitor): a dropped connection, a refused key.
+  void read_events();
+  zmq::socket_t monitor_;
+  bool dropped_ = false;
+  std::string refused_;
 };
 
 }  // namespace cuview::remote

@@ -54,6 +54,27 @@ std::string encode_gateway_error(std::uint64_t id, Errc code, const std::string&
   return {buf.data(), buf.size()};
 }
 
+proto::Reply decode_gateway_reply(std::string_view bytes, std::size_t max_bin) {
+  proto::Reply r;
+  r.handle = proto::detail::unpack_map(bytes, "gateway reply", max_bin);
+  const auto& root = r.handle.get();
+  const auto* id = proto::detail::find_key(root, "id");
+  const auto* ok = proto::detail::find_key(root, "ok");
+  if (id == nullptr || id->type != msgpack::type::POSITIVE_INTEGER || ok == nullptr ||
+      ok->type != msgpack::type::BOOLEAN)
+    throw Error(Errc::bad_message, "gateway reply lacks an unsigned 'id' or a boolean 'ok'");
+  r.id = id->via.u64;
+  r.ok = ok->via.boolean;
+  if (!r.ok) {
+    const auto* err = proto::detail::find_key(root, "error");
+    if (err == nullptr) throw Error(Errc::bad_message, "gateway reply with ok false lacks 'error'");
+    r.error = proto::decode_as<proto::ErrorBody>(*err, "gateway error");
+  } else if (const auto* result = proto::detail::find_key(root, "result")) {
+    r.result = *result;
+  }
+  return r;
+}
+
 GatewayRequest decode_gateway_request(std::string_view bytes, std::uint64_t& id_out) {
   id_out = 0;
   if (bytes.size() > kMaxRequestBytes)

@@ -32,8 +32,7 @@ bool RemoteChannel::publisher_exited() const noexcept {
 std::string RemoteChannel::gone_reason() const {
   if (gone_) return "the gateway at " + link_->url().text + " says it " + gone_reason_;
   if (link_->gateway_restarted()) return "the gateway at " + link_->url().text + " restarted";
-  return "the gateway at " + link_->url().text + " fell silent (no heartbeat for a second): it, the network or the "
-         "ssh forwarding is gone";
+  return link_->why_silent();
 }
 
 std::vector<UniqueFd> RemoteChannel::fetch_descriptors(const proto::HandlesResult&, const std::string&) {

@@ -81,24 +81,12 @@ Result RemoteChannel::gateway_call(remote::Op op, const Args& args, std::chrono:
     while (!gateway_replies_.empty()) {
       const std::string bytes = std::move(gateway_replies_.front());
       gateway_replies_.pop_front();
-      std::size_t offset = 0;
-      auto h = proto::detail::unpack_bounded(bytes, "gateway reply", offset, max_bin);
-      const auto* rid = proto::detail::find_key(h.get(), "id");
-      if (rid == nullptr || rid->type != msgpack::type::POSITIVE_INTEGER || rid->via.u64 != id) continue;
-      const auto* ok = proto::detail::find_key(h.get(), "ok");
-      if (ok == nullptr || ok->type != msgpack::type::BOOLEAN)
-        throw Error(Errc::bad_message, what + " sent a reply without 'ok'");
-      if (!ok->via.boolean) {
-        const auto* err = proto::detail::find_key(h.get(), "error");
-        auto body = err ? proto::decode_as<proto::ErrorBody>(*err, "gateway error") : proto::ErrorBody{"internal", "?"};
-        throw Error(errc_from_string(body.code), body.message);
-      }
-      const auto* result = proto::detail::find_key(h.get(), "result");
-      return proto::decode_as<Result>(result ? *result : msgpack::object(), "'" + std::string(remote::name_of(op)) + "' result");
+      auto reply = remote::decode_gateway_reply(bytes, max_bin);
+      if (reply.id != id) continue;
+      if (!reply.ok) throw Error(errc_from_string(reply.error.code), reply.error.message);
+      return proto::decode_as<Result>(reply.result, "'" + std::string(remote::name_of(op)) + "' result");
     }
-    if (link_->silent())
-      throw Error(Errc::daemon_gone, what + " fell silent (no heartbeat for a second): it, the network or the ssh "
-                                            "forwarding is gone; connect again");
+    if (link_->silent()) throw Error(Errc::daemon_gone, link_->why_silent() + "; connect again");
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left <= std::chrono::milliseconds(0))
       throw Error(Errc::timeout, what + " did not answer '" + std::string(remote::name_of(op)) + "' within " +
