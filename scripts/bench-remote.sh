@@ -12,7 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
-bench=$(realpath "$build/bench/cuview-bench")
+bench=$(realpath "$build/bin/cuview-bench")
 out=${OUT:-/tmp/cuview-bench-remote.md}
 [[ -x $bench ]] || { echo "bench-remote: no $bench; build cuview-bench, cuview-compute, cuview-gateway first" >&2; exit 1; }
 : >"$out"
