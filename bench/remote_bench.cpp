@@ -108,6 +108,7 @@ std::string make_keys(const std::filesystem::path& config_home) {
 
 struct ViewerResult {
   std::vector<double> latency_ms;  ///< now − the frame's publish stamp, when the view is decoded
+  std::vector<double> link_estimate;  ///< the gateway's estimate of this link, bytes/s, per view
   std::uint64_t views = 0;
   double seconds = 0;
   std::map<std::string, std::uint64_t> encodings;
@@ -137,6 +138,7 @@ void remote_viewer(const std::string& url, const std::string& name, const std::s
       if (!c.next_view(view, 100ms)) continue;
       out.latency_ms.push_back(static_cast<double>(realtime_ns() - view.header.stamp_ns) * 1e-6);
       ++out.views;
+      out.link_estimate.push_back(view.header.link_bytes_per_s);
       ++out.encodings[view.header.encoding];
     }
     out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -217,12 +219,13 @@ struct Summary {
   double min_views_per_s = 0;  ///< the slowest viewer's
   double median_ms = 0, p95_ms = 0;
   double wire_bytes_per_view = 0;
+  double link_estimate = 0;  ///< the gateway's, bytes/s, median over the views
   std::string encodings;  ///< what the views came in, with shares
 };
 
 Summary summarise(const Run& r) {
   Summary s;
-  std::vector<double> all;
+  std::vector<double> all, estimates;
   std::map<std::string, std::uint64_t> enc;
   std::uint64_t views = 0;
   s.min_views_per_s = 1e300;
@@ -231,11 +234,13 @@ Summary summarise(const Run& r) {
     s.views_per_s += rate / static_cast<double>(r.viewers.size());
     s.min_views_per_s = std::min(s.min_views_per_s, rate);
     all.insert(all.end(), v.latency_ms.begin(), v.latency_ms.end());
+    estimates.insert(estimates.end(), v.link_estimate.begin(), v.link_estimate.end());
     for (const auto& [e, k] : v.encodings) enc[e] += k;
     views += v.views;
   }
   s.median_ms = percentile(all, 0.5);
   s.p95_ms = percentile(all, 0.95);
+  s.link_estimate = percentile(estimates, 0.5);
   const double total_rate = s.views_per_s * static_cast<double>(r.viewers.size());
   s.wire_bytes_per_view = total_rate > 0 ? r.wire_bytes_per_s / total_rate : 0;
   for (const auto& [e, k] : enc)
@@ -244,6 +249,8 @@ Summary summarise(const Run& r) {
   if (s.encodings.empty()) s.encodings = "none";
   return s;
 }
+
+std::string mbit(double bytes_per_s) { return fmt(bytes_per_s * 8e-6, "%.0f") + " Mbit/s"; }
 
 std::string kb(double bytes) { return fmt(bytes / 1000, bytes < 10'000 ? "%.2f" : "%.0f") + " kB"; }
 
@@ -290,7 +297,8 @@ std::string remote_section(const Options& o) {
 
   Table bytes{{"field (grid)", "u8", "u16", "f32", "raw f32 view"}, {}};
   Table views{{"link", "field", "encoding asked → sent", "viewers", "views/s per viewer (slowest)",
-               "frame → remote values, ms (median / p95)", "on the wire per view", "target (1 viewer, auto)"},
+               "frame → remote values, ms (median / p95)", "on the wire per view", "gateway's link estimate (median)",
+               "target (1 viewer, auto)"},
               {}};
   Table cost{{"link", "field", "steps/s, 0 viewers (before / after)", "1 viewer", "4 viewers", "target: 4 viewers < 0.3 %"},
              {}};
@@ -327,14 +335,15 @@ std::string remote_section(const Options& o) {
       views.rows.push_back({link, c.id(), "auto → " + s.encodings, std::to_string(n),
                             fmt(s.views_per_s, "%.1f") + (n > 1 ? " (" + fmt(s.min_views_per_s, "%.1f") + ")" : ""),
                             fmt(s.median_ms, "%.1f") + " / " + fmt(s.p95_ms, "%.1f"), kb(s.wire_bytes_per_view),
-                            n == 1 ? judge(link, c, s) : "—"});
+                            mbit(s.link_estimate), n == 1 ? judge(link, c, s) : "—"});
     }
     const double after = steps_per_s(control, secs * 0.9);
     for (const char* e : {"u8", "u16", "f32"}) {
       if (!o.remote_pinned) break;
       const auto s = summarise(run_viewers(control, url, name, c.field, e, 1, secs));
       views.rows.push_back({link, c.id(), std::string(e) + " (pinned)", "1", fmt(s.views_per_s, "%.1f"),
-                            fmt(s.median_ms, "%.1f") + " / " + fmt(s.p95_ms, "%.1f"), kb(s.wire_bytes_per_view), "—"});
+                            fmt(s.median_ms, "%.1f") + " / " + fmt(s.p95_ms, "%.1f"), kb(s.wire_bytes_per_view),
+                            mbit(s.link_estimate), "—"});
     }
     // After the runs: the fields have developed as far as in the runs' views (an LBM flow starts at
     // rest, which compresses far better than its vortex street).
