@@ -312,7 +312,8 @@ std::string remote_section(const Options& o) {
 
   std::optional<test::ChildProcess> daemon;
   std::string running;  // the sim `daemon` runs
-  for (const auto& c : cases) {
+  std::string notes;  // cases that could not be measured, with the daemon's last words
+  for (const auto& c : cases) try {
     const std::string name = "remote-" + c.sim;
     if (running != c.sim + c.size) {
       if (daemon) stop(*daemon);
@@ -369,6 +370,12 @@ std::string remote_section(const Options& o) {
                 " % (0-viewer windows differ by " + fmt(100 * std::fabs(before - after) / base, "%.1f") + " %)";
     }
     cost.rows.push_back({link, c.id(), fmt(before, "%.0f") + " / " + fmt(after, "%.0f"), versus(1), versus(4), verdict});
+  } catch (const std::exception& e) {
+    std::string last_words = daemon ? daemon->err() : "";
+    if (last_words.size() > 600) last_words = "…" + last_words.substr(last_words.size() - 600);
+    notes += "\n**" + c.id() + " on " + link + " not measured**: " + e.what() +
+             (last_words.empty() ? "" : "\n\n```\n" + last_words + "\n```") + "\n";
+    if (daemon && !daemon->running()) daemon.reset(), running.clear();  // the next case starts a new one
   }
   if (daemon) stop(*daemon);
   stop(gateway);
@@ -382,7 +389,7 @@ std::string remote_section(const Options& o) {
      << "this process, each its own Client; on the wire: bytes across `lo` per view, TCP/IP and CURVE included):\n\n"
      << views.markdown() << "\nCost to the simulation (steps/s counted over the viewers' window; 0 viewers "
      << "measured before and after):\n\n"
-     << cost.markdown();
+     << cost.markdown() << notes;
   return md.str();
 }
 
