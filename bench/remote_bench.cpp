@@ -346,7 +346,7 @@ std::string remote_section(const Options& o) {
     }
     const double after = steps_per_s(control, secs * 0.9);
     for (const char* e : {"u8", "u16", "f32"}) {
-      if (!o.remote_pinned) break;
+      if (!o.remote_pinned) continue;
       const auto s = summarise(run_viewers(control, url, name, c.field, e, 1, secs));
       views.rows.push_back({link, c.id(), std::string(e) + " (pinned)" + s.failures, "1", fmt(s.views_per_s, "%.1f"),
                             fmt(s.median_ms, "%.1f") + " / " + fmt(s.p95_ms, "%.1f"), kb(s.wire_bytes_per_view),
