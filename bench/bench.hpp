@@ -21,6 +21,8 @@ struct Dist {
 };
 Dist latency_dist(std::vector<double> v);  ///< p99 = 99th percentile
 Dist rate_dist(std::vector<double> v);     ///< p99 = 1st percentile (the slow tail of a rate)
+/// The q-quantile (0..1) of `v`, the nearest rank above; 0 for no values.
+double percentile(std::vector<double> v, double q);
 
 std::string fmt(double v, const char* f = "%.3g");
 /// "1.23 × 10¹¹" style, for Markdown.
@@ -41,6 +43,12 @@ struct Options {
   int samples = 40;       ///< handoff samples per case
   std::vector<std::string> sections{"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint"};
   [[nodiscard]] bool wants(const std::string& s) const;
+  // ---- section "remote" (bench/remote_bench.cpp), not among the defaults ----
+  std::string link_label = "unlimited";    ///< the link it runs over: unlimited, 1gbit, 100mbit (sets the target)
+  std::vector<std::string> remote_fields;  ///< sim/field ids; empty: all
+  std::vector<int> remote_viewers{1, 4};   ///< viewer counts of the auto-encoded rows
+  double remote_seconds = 2;               ///< per row
+  bool remote_pinned = true;               ///< also u8, u16, f32 pinned with one viewer
 };
 
 /// "key=value key=value" lines, as the helper processes print their results.
@@ -67,6 +75,9 @@ std::string kernel_section(const Options& o);
 std::string host_kernel_section(const Options& o);
 /// Section 7: a checkpoint's stall, write time and rate, and the steps the loop ran meanwhile.
 std::string checkpoint_section(const Options& o, Executor::Kind kind);
+/// Views through cuview-gateway over one link (Options::link_label): bytes per view and encoding,
+/// views/s and frame → remote latency with 1 and 4 viewers, the simulation's cost. Host backend.
+std::string remote_section(const Options& o);
 /// Sections 2, 3, 4 (CUDA only) and 5 for one backend ("cuda" or "host").
 std::string system_sections(const Options& o, const std::string& backend);
 

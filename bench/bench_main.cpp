@@ -3,6 +3,7 @@
 //   cuview-bench [--sizes 2048,4096,8192] [--host-sizes 256,512] [--sections
 //   kernel,handoff,cost,copy,attach,sharing,checkpoint]
 //                [--reps 15] [--window 1] [--samples 40] [--out FILE]
+//   cuview-bench --sections remote --link-label 100mbit   (one link; scripts/bench-remote.sh runs all)
 // The subcommands `viewer` and `copy-producer` are the helper processes the suite starts.
 #include <sys/utsname.h>
 
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   app.add_option("--host-sizes", o.host_sizes, "host-backend grid sides")->delimiter(',')->capture_default_str();
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
-      ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint"}))
+      ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
   app.add_option("--backends", backends, "which backends to measure")
@@ -43,6 +44,18 @@ int main(int argc, char** argv) {
   app.add_option("--reps", o.reps, "timed repetitions per kernel figure (after a warm-up)")->capture_default_str();
   app.add_option("--window", o.window_s, "seconds per step-rate window (five per figure)")->capture_default_str();
   app.add_option("--samples", o.samples, "frames per handoff figure")->capture_default_str();
+  app.add_option("--link-label", o.link_label,
+                 "section remote: the link it runs over (unlimited, 1gbit, 100mbit: which target applies); "
+                 "scripts/bench-remote.sh sets the limit")
+      ->capture_default_str();
+  app.add_option("--remote-fields", o.remote_fields,
+                 "section remote: grayscott/u, lbm/speed, lbm/vorticity, nbody/density (default: all)")
+      ->delimiter(',');
+  app.add_option("--remote-viewers", o.remote_viewers, "section remote: viewer counts of the auto rows")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--remote-seconds", o.remote_seconds, "section remote: seconds per row")->capture_default_str();
+  app.add_flag("!--no-pinned", o.remote_pinned, "section remote: skip the rows of pinned encodings");
   app.add_option("--out", out, "also append the tables to this Markdown file");
   std::string label;
   app.add_option("--label", label, "a note for the heading, e.g. \"under MPS\"");
@@ -125,6 +138,7 @@ int main(int argc, char** argv) {
     guarded("CUDA checkpoint section", [&] { return checkpoint_section(o, Executor::Kind::cuda); });
   if (host && o.wants("checkpoint"))
     guarded("host checkpoint section", [&] { return checkpoint_section(o, Executor::Kind::host); });
+  if (o.wants("remote")) guarded("remote section", [&] { return remote_section(o); });
   if (!out.empty()) std::ofstream(out, std::ios::app) << md;
   return rc;
 }

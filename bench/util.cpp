@@ -19,6 +19,12 @@ Dist latency_dist(std::vector<double> v) {
   return {at(v, 0.5), at(v, 0.99), v.size()};
 }
 
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return at(v, q);
+}
+
 Dist rate_dist(std::vector<double> v) {
   if (v.empty()) return {};
   std::sort(v.begin(), v.end());
