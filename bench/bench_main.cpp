@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--remote-seconds", o.remote_seconds, "section remote: seconds per row")->capture_default_str();
   app.add_flag("!--no-pinned", o.remote_pinned, "section remote: skip the rows of pinned encodings");
+  app.add_option("--remote-backend", o.remote_backend, "section remote: the daemons' backend (cuda: GPU-sized grids)")
+      ->check(CLI::IsMember({"host", "cuda"}))
+      ->capture_default_str();
   app.add_option("--out", out, "also append the tables to this Markdown file");
   std::string label;
   app.add_option("--label", label, "a note for the heading, e.g. \"under MPS\"");

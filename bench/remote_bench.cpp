@@ -52,7 +52,14 @@ struct FieldCase {
 /// The fields measured: Gray–Scott's u (fine texture), LBM's speed and vorticity, N-body density
 /// (bodies per cell: scattered bright cells in the dark, a fine texture at cell scale). Sizes keep
 /// each host-backend simulation (one thread) near or above 100 steps a second on a small machine.
-const std::vector<FieldCase>& all_cases() {
+const std::vector<FieldCase>& all_cases(bool cuda) {
+  // On a GPU the grids a user watches: the simulation is fast, the view's size is the same.
+  static const std::vector<FieldCase> gpu_cases{
+      {"grayscott", "u", "4096x4096", Texture::fine, {}},
+      {"lbm", "speed", "2048x1024", Texture::smooth, {}},
+      {"lbm", "vorticity", "2048x1024", Texture::smooth, {}},
+      {"nbody", "density", "1024x1024", Texture::fine, {}}};
+  if (cuda) return gpu_cases;
   static const std::vector<FieldCase> cases{
       {"grayscott", "u", "1024x1024", Texture::fine, {}},
       {"lbm", "speed", "256x128", Texture::smooth, {}},
@@ -284,7 +291,8 @@ void stop(test::ChildProcess& p) {
 
 std::string remote_section(const Options& o) {
   std::vector<FieldCase> cases;
-  for (const auto& c : all_cases())
+  const bool cuda = o.remote_backend == "cuda";
+  for (const auto& c : all_cases(cuda))
     if (o.remote_fields.empty() ||
         std::find(o.remote_fields.begin(), o.remote_fields.end(), c.id()) != o.remote_fields.end())
       cases.push_back(c);
@@ -320,13 +328,13 @@ std::string remote_section(const Options& o) {
       daemon.reset();
       std::vector<std::string> args{"--sim", c.sim, "--fps", "120", "--log-level", "warn", "--no-final-checkpoint"};
       args.insert(args.end(), c.options.begin(), c.options.end());
-      daemon.emplace(test::start_daemon(name, test::Backend::host, args, c.size));
+      daemon.emplace(test::start_daemon(name, cuda ? test::Backend::cuda : test::Backend::host, args, c.size));
       running = c.sim + c.size;
     }
     auto control = Client::attach({.name = name, .client = "cuview-bench control", .import = Import::control_only});
     // A frame every step: at 16 steps a frame (the default) a host-backend grid publishes fewer
     // frames than the targets ask for; --fps 120 still caps the rate.
-    control.set({{"steps_per_frame", 1}});
+    if (!cuda) control.set({{"steps_per_frame", 1}});
 
     const auto ratio = [&](int e, double b) {
       const double raw = static_cast<double>(kViewW) * kViewH * (e == 0 ? 1 : e == 1 ? 2 : 4);
@@ -385,7 +393,8 @@ std::string remote_section(const Options& o) {
 
   std::ostringstream md;
   md << "\n### Remote viewers, link: " << link << " (" << kViewW << "×" << kViewH
-     << " view, host backend, daemon --fps 120 and steps_per_frame 1, gateway tcp:// with CURVE, " << fmt(secs, "%g")
+     << (cuda ? " view, CUDA backend, daemon --fps 120" : " view, host backend, daemon --fps 120 and steps_per_frame 1")
+     << ", gateway tcp:// with CURVE, " << fmt(secs, "%g")
      << " s per row)\n\nCompressed bytes of one view, as the gateway encodes it (median of 5 frames, taken after the rows below; × = the "
         "encoding's raw bytes over the compressed):\n\n"
      << bytes.markdown() << "\nViews received (auto: the gateway's choice for this link; 4 viewers: threads of "

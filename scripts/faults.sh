@@ -22,10 +22,10 @@ runs=300000; [[ $config == long ]] && runs=2000000
 wants() { [[ -z $only || ,$only, == *,$1,* ]]; }
 args=(--config "$config" --backend "$backend")
 [[ -n $out ]] && args+=(--out "$out")
-for s in viewers embedded lbm nbody frozen daemon hostile access versions; do
+for s in viewers embedded lbm nbody frozen daemon hostile access versions remote; do
   [[ -n $only ]] && wants $s && args+=(--only $s)
 done
-if [[ -n $only ]] && ! wants viewers && ! wants embedded && ! wants lbm && ! wants nbody && ! wants frozen && ! wants daemon && ! wants hostile && ! wants access && ! wants versions; then
+if [[ -n $only ]] && ! wants viewers && ! wants embedded && ! wants lbm && ! wants nbody && ! wants frozen && ! wants daemon && ! wants hostile && ! wants access && ! wants versions && ! wants remote; then
   args+=(--only none)  # the fuzzer alone
 fi
 if wants fuzz; then

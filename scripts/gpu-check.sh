@@ -34,11 +34,19 @@ for sharing in ${SHARINGS:-legacy vmm pool}; do
   run "integration-gpu-$sharing" cuview-integration-tests "[gpu]" --durations yes
   mkdir -p "$out/$sharing"
   CUVIEW_SCREENSHOT_DIR=$out/$sharing run "gui-gpu-$sharing" cuview-gui-tests "[gpu]" --durations yes
-  run "faults-$sharing" scripts/faults.sh --only viewers,embedded,daemon --backend cuda --bin "$CUVIEW_BIN_DIR"
+  run "faults-$sharing" scripts/faults.sh --only viewers,embedded,daemon,remote --backend cuda --bin "$CUVIEW_BIN_DIR"
   CUVIEW_TEST_BACKEND=cuda CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python \
     run "python-cuda-$sharing" python3 tests/python/test_client.py -v
 done
 unset CUVIEW_SHARING
+fi
+
+# Remote viewers of CUDA daemons through a gateway on this host (tcp:// with CURVE, unlimited
+# loopback): views per second, latency, and the cost of 1 and 4 remote viewers to the simulation.
+if [ -n "${REMOTE_BENCH:-}" ]; then
+  cuview-bench --sections remote --remote-backend cuda --remote-seconds 3 --out "$out/remote.md" >"$out/remote.log" 2>&1
+  echo "remote-bench: rc=$?" | tee -a "$out/summary.txt"
+  cat "$out/remote.md" >>"$out/summary.txt"
 fi
 
 # The benchmark suite (docs/benchmarks.md), unless SKIP_BENCH is set.
