@@ -49,6 +49,7 @@ struct Options {
   std::vector<int> remote_viewers{1, 4};   ///< viewer counts of the auto-encoded rows
   double remote_seconds = 2;               ///< per row
   bool remote_pinned = true;               ///< also u8, u16, f32 pinned with one viewer
+  double remote_target_fps = 0;            ///< the gateway's --target-fps (0: its default)
   std::string remote_backend = "host";     ///< the daemons' backend: host (small grids) or cuda (large ones)
 };
 

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--remote-seconds", o.remote_seconds, "section remote: seconds per row")->capture_default_str();
   app.add_flag("!--no-pinned", o.remote_pinned, "section remote: skip the rows of pinned encodings");
+  app.add_option("--remote-target-fps", o.remote_target_fps, "section remote: the gateway's --target-fps (0: default)");
   app.add_option("--remote-backend", o.remote_backend, "section remote: the daemons' backend (cuda: GPU-sized grids)")
       ->check(CLI::IsMember({"host", "cuda"}))
       ->capture_default_str();

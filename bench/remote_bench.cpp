@@ -307,7 +307,9 @@ std::string remote_section(const Options& o) {
   remote::KnownGateways::read(remote::default_known_gateways())
       .pin("127.0.0.1:" + std::to_string(port), gateway_key);
   const std::string url = "tcp://127.0.0.1:" + std::to_string(port) + "?key=" + gateway_key;
-  auto gateway = test::start_gateway({"--listen", "tcp://127.0.0.1:" + std::to_string(port), "--log-level", "warn"});
+  std::vector<std::string> gateway_args{"--listen", "tcp://127.0.0.1:" + std::to_string(port), "--log-level", "warn"};
+  if (o.remote_target_fps > 0) gateway_args.insert(gateway_args.end(), {"--target-fps", fmt(o.remote_target_fps, "%g")});
+  auto gateway = test::start_gateway(gateway_args);
 
   Table bytes{{"field (grid)", "u8", "u16", "f32", "raw f32 view"}, {}};
   Table views{{"link", "field", "encoding asked → sent", "viewers", "views/s per viewer (slowest)",

@@ -33,7 +33,7 @@ using PeerId = std::string;
 inline constexpr const char* kOutbox = "inproc://cuview-gateway-outbox";
 
 struct FeedSettings {
-  double target_fps = 30;  ///< the frame rate "auto" encodings aim for
+  double target_fps = 60;  ///< the frame rate "auto" encodings aim for
 };
 
 class PublisherFeed {
