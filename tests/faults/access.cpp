@@ -18,6 +18,7 @@
 
 #include "campaign.hpp"
 #include "cuview/protocol.hpp"
+#include "cuview/remote_protocol.hpp"
 #include "cuview/runtime_dir.hpp"
 
 using namespace cuview::test;
@@ -85,6 +86,23 @@ std::vector<Row> access(const Config& c, const std::string& self) {
     ::chmod(paths.dir.c_str(), 0700);
     ::chmod(paths.dir.parent_path().c_str(), 0700);
   }
+  {  // the user's gateway (docs/remote.md): a foreign client, and a foreign raw socket with its
+     // directory opened up by mistake, hear nothing — not even the names of the publishers
+    auto gateway = start_gateway();
+    const fs::path socket = runtime_root() / ".gateway" / "gateway.sock";
+    ++row.trials;
+    ChildProcess p(as_other({bin("cuview-ctl"), "--remote", "unix:" + socket.string(), "list"}));
+    const auto code = p.wait_for(30s);
+    if (!code || *code == 0 || p.out().find("f ") != std::string::npos)
+      row.fail("a foreign cuview-ctl --remote was answered by the gateway: " + p.out());
+    ::chmod(socket.parent_path().c_str(), 0755);
+    ::chmod(runtime_root().c_str(), 0755);
+    ++row.trials;
+    ChildProcess probe(as_other({self, "--probe-socket", "ipc://" + socket.string()}));
+    if (probe.wait_for(30s) != 0) row.fail("a foreign raw socket got an answer from the gateway: " + probe.out());
+    ::chmod(socket.parent_path().c_str(), 0700);
+    ::chmod(runtime_root().c_str(), 0700);
+  }
   {  // a hello that names a process of another user
     ++row.trials;
     ChildProcess sleeper(as_other({"/bin/sleep", "60"}));
@@ -151,6 +169,9 @@ int probe_socket(const std::string& endpoint) {
   s.set(zmq::sockopt::rcvtimeo, 2000);
   s.connect(endpoint);
   s.send(zmq::buffer(proto::encode_request("hello", 1, "", proto::HelloArgs{"foreign", ::getpid()})));
+  // And in the gateway's form: [to, body], a `list` of the publishers there.
+  s.send(zmq::buffer(std::string()), zmq::send_flags::sndmore);
+  s.send(zmq::buffer(remote::encode_gateway_request(remote::Op::list, 2, proto::NoArgs{})));
   zmq::message_t m;
   if (s.recv(m)) {
     std::printf("answered: %s\n", m.to_string().c_str());
