@@ -220,11 +220,11 @@ Reply decode_reply(std::string_view bytes) {
   return r;
 }
 
-std::string encode_error(std::uint64_t id, Errc code, const std::string& message) {
+std::string encode_error(std::uint64_t id, Errc code, const std::string& message, std::uint32_t version) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
   pk.pack_map(4);
-  pk.pack("v"), pk.pack(kVersion);
+  pk.pack("v"), pk.pack(version);
   pk.pack("id"), pk.pack(id);
   pk.pack("ok"), pk.pack(false);
   pk.pack("error"), pk.pack(ErrorBody{std::string(to_string(code)), message});

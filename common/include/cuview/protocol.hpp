@@ -344,14 +344,15 @@ struct Reply {
 };
 Reply decode_reply(std::string_view bytes);
 
-std::string encode_error(std::uint64_t id, Errc code, const std::string& message);
+/// A reply envelope; `version` is another protocol's (the gateway's own replies) when given.
+std::string encode_error(std::uint64_t id, Errc code, const std::string& message, std::uint32_t version = kVersion);
 
 template <class Result>
-std::string encode_result(std::uint64_t id, const Result& result) {
+std::string encode_result(std::uint64_t id, const Result& result, std::uint32_t version = kVersion) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
   pk.pack_map(4);
-  pk.pack("v"), pk.pack(kVersion);
+  pk.pack("v"), pk.pack(version);
   pk.pack("id"), pk.pack(id);
   pk.pack("ok"), pk.pack(true);
   pk.pack("result"), pk.pack(result);

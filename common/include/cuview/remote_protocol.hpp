@@ -101,16 +101,11 @@ std::string encode_gateway_request(Op op, std::uint64_t id, const Args& args) {
 /// publisher's replies are (with the remote version in `v`).
 template <class Result>
 std::string encode_gateway_result(std::uint64_t id, const Result& result) {
-  msgpack::sbuffer buf;
-  msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_map(4);
-  pk.pack("v"), pk.pack(kVersion);
-  pk.pack("id"), pk.pack(id);
-  pk.pack("ok"), pk.pack(true);
-  pk.pack("result"), pk.pack(result);
-  return {buf.data(), buf.size()};
+  return proto::encode_result(id, result, kVersion);
 }
-std::string encode_gateway_error(std::uint64_t id, Errc code, const std::string& message);
+inline std::string encode_gateway_error(std::uint64_t id, Errc code, const std::string& message) {
+  return proto::encode_error(id, code, message, kVersion);
+}
 /// Decodes a reply of the gateway (any `v`: a client of another version still reads its error).
 /// `result` points into `handle`'s zone; binary values up to `max_bin` bytes (a fetch's data).
 /// Throws Error(bad_message) naming what is malformed.

@@ -43,17 +43,6 @@ struct Envelope {
 };
 }  // namespace
 
-std::string encode_gateway_error(std::uint64_t id, Errc code, const std::string& message) {
-  msgpack::sbuffer buf;
-  msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_map(4);
-  pk.pack("v"), pk.pack(kVersion);
-  pk.pack("id"), pk.pack(id);
-  pk.pack("ok"), pk.pack(false);
-  pk.pack("error"), pk.pack(proto::ErrorBody{std::string(to_string(code)), message});
-  return {buf.data(), buf.size()};
-}
-
 proto::Reply decode_gateway_reply(std::string_view bytes, std::size_t max_bin) {
   proto::Reply r;
   r.handle = proto::detail::unpack_map(bytes, "gateway reply", max_bin);
