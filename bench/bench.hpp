@@ -51,6 +51,9 @@ struct Options {
   bool remote_pinned = true;               ///< also u8, u16, f32 pinned with one viewer
   double remote_target_fps = 0;            ///< the gateway's --target-fps (0: its default)
   std::string remote_backend = "host";     ///< the daemons' backend: host (small grids) or cuda (large ones)
+  // ---- section "publish" (bench/publish_cost.cpp), not among the defaults ----
+  std::vector<std::string> publish_sims{"grayscott", "lbm", "nbody"};
+  int publish_pairs = 8;  ///< pairs of windows (publishing off, on) per figure
 };
 
 /// "key=value key=value" lines, as the helper processes print their results.
@@ -80,6 +83,9 @@ std::string checkpoint_section(const Options& o, Executor::Kind kind);
 /// Views through cuview-gateway over one link (Options::link_label): bytes per view and encoding,
 /// views/s and frame → remote latency with 1 and 4 viewers, the simulation's cost. Host backend.
 std::string remote_section(const Options& o);
+/// Publishing's cost (off, no reader, 1 and 4 viewers), a daemon's start → first step, and a
+/// fresh client's first frame, per simulation and size, on one backend ("cuda" or "host").
+std::string publish_section(const Options& o, const std::string& backend);
 /// Sections 2, 3, 4 (CUDA only) and 5 for one backend ("cuda" or "host").
 std::string system_sections(const Options& o, const std::string& backend);
 

@@ -1,7 +1,7 @@
 // cuview-bench: the performance figures of cuview on this machine, as Markdown tables
 // (docs/benchmarks.md holds the GPU host's). Benchmarks print numbers; they never judge them.
 //   cuview-bench [--sizes 2048,4096,8192] [--host-sizes 256,512] [--sections
-//   kernel,handoff,cost,copy,attach,sharing,checkpoint]
+//   kernel,handoff,cost,copy,attach,sharing,checkpoint,publish]
 //                [--reps 15] [--window 1] [--samples 40] [--out FILE]
 //   cuview-bench --sections remote --link-label 100mbit   (one link; scripts/bench-remote.sh runs all)
 // The subcommands `viewer` and `copy-producer` are the helper processes the suite starts.
@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   app.add_option("--host-sizes", o.host_sizes, "host-backend grid sides")->delimiter(',')->capture_default_str();
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
-      ->check(CLI::IsMember({"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote"}))
+      ->check(CLI::IsMember(
+          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
   app.add_option("--backends", backends, "which backends to measure")
@@ -59,6 +60,11 @@ int main(int argc, char** argv) {
   app.add_option("--remote-target-fps", o.remote_target_fps, "section remote: the gateway's --target-fps (0: default)");
   app.add_option("--remote-backend", o.remote_backend, "section remote: the daemons' backend (cuda: GPU-sized grids)")
       ->check(CLI::IsMember({"host", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--publish-sims", o.publish_sims, "section publish: the simulations")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--publish-pairs", o.publish_pairs, "section publish: pairs of windows (off, on) per figure")
       ->capture_default_str();
   app.add_option("--out", out, "also append the tables to this Markdown file");
   std::string label;
@@ -143,6 +149,11 @@ int main(int argc, char** argv) {
   if (host && o.wants("checkpoint"))
     guarded("host checkpoint section", [&] { return checkpoint_section(o, Executor::Kind::host); });
   if (o.wants("remote")) guarded("remote section", [&] { return remote_section(o); });
+  if (o.wants("publish")) {
+    if (std::getenv("DISPLAY") == nullptr) ::setenv("QT_QPA_PLATFORM", "offscreen", 0);  // the first-frame GUI runs
+    if (cuda) guarded("CUDA publish section", [&] { return publish_section(o, "cuda"); });
+    if (host) guarded("host publish section", [&] { return publish_section(o, "host"); });
+  }
   if (!out.empty()) std::ofstream(out, std::ios::app) << md;
   return rc;
 }

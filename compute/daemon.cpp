@@ -6,6 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 
@@ -54,6 +59,54 @@ FieldDecl declared(const sim::FieldSpec& f, std::uint32_t width, std::uint32_t h
   return {f.name,         nullptr, cells * f.components * size_of(f.dtype), width, height, f.dtype, f.components,
           Memory::device, f.help};
 }
+/// The phases of a daemon's start, timed: one log line says where the time went, and while a
+/// phase runs longer than a second a line each second says which one it is.
+class StartPhases {
+ public:
+  StartPhases() : t0_(monotonic_ns()), last_(t0_) {
+    watcher_ = std::thread([this] {
+      std::unique_lock lock(m_);
+      while (!cv_.wait_for(lock, std::chrono::seconds(1), [&] { return done_; }))
+        spdlog::info("still starting: {} ({:.1f} s so far)", phase_, static_cast<double>(monotonic_ns() - t0_) * 1e-9);
+    });
+  }
+  ~StartPhases() { stop(); }
+  /// Ends the current phase (timed under its name) and begins `next`.
+  void next(const std::string& next) {
+    const auto now = monotonic_ns();
+    std::lock_guard lock(m_);
+    if (!phase_.empty()) times_ += (times_.empty() ? "" : ", ") + phase_ + fmt_s(now - last_);
+    phase_ = next;
+    last_ = now;
+  }
+  /// Ends the last phase and says how long the start took, and where.
+  void finish() {
+    next("");
+    stop();
+    spdlog::info("started in {:.2f} s ({})", static_cast<double>(monotonic_ns() - t0_) * 1e-9, times_);
+  }
+
+ private:
+  static std::string fmt_s(std::int64_t ns) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %.2f s", static_cast<double>(ns) * 1e-9);
+    return buf;
+  }
+  void stop() {
+    {
+      std::lock_guard lock(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (watcher_.joinable()) watcher_.join();
+  }
+  std::int64_t t0_, last_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::string phase_, times_;
+  std::thread watcher_;
+};
 }  // namespace
 
 template <class F>
@@ -72,6 +125,8 @@ void block_shutdown_signals() {
 }
 
 Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
+  StartPhases phases;
+  phases.next("loading the simulation");
   const sim::SimulationFactory* factory = nullptr;
   if (is_plugin_path(opts.sim)) {
     plugin_ = sim::Plugin::load(opts.sim);
@@ -89,6 +144,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     throw Error(Errc::out_of_range,
                 "--slots " + std::to_string(opts.slots) + " is out of range: use 1 to " + std::to_string(kMaxSlots));
 
+  phases.next(opts.backend == "host" ? "choosing the backend" : "starting the GPU (CUDA context)");
   publisher_.emplace(PublisherOptions{.name = opts.name,
                                       .backend = opts.backend,
                                       .sharing = opts.sharing,
@@ -100,6 +156,8 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
   Executor& executor = publisher_->executor();
   const sim::SimulationConfig config{opts.width, opts.height, opts.sim_options};
   try {
+    phases.next("allocating the simulation's " + std::to_string(opts.width) + "x" + std::to_string(opts.height) +
+                " grid");
     sim_ = plugin_ ? plugin_->make(executor, config) : factory->make(executor, config);
     const auto fields = in_simulation("fields", [&] { return sim_->fields(); });
     if (fields.empty())
@@ -125,6 +183,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     meta_.cuview_version = CUVIEW_VERSION;
     const auto state = in_simulation("state", [&] { return sim_->state(); });
     if (!opts.restore.empty()) try {
+        phases.next("reading checkpoint " + opts.restore);
         load_checkpoint();
       } catch (const Error& e) {
         throw RestoreFailed(e.what());
@@ -152,8 +211,10 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
         throw RestoreFailed("cannot restore checkpoint " + opts_.restore + ": its parameters do not fit '" + sim_name_ +
                             "': " + e.what());
       }
+    phases.next("making the frame ring");
     publisher_->start();
     apply_params(publisher_->params());
+    phases.next(restored_ ? "restoring the state" : "making the initial state");
     if (restored_) {
       std::vector<const void*> in;
       for (const auto& b : restored_->blocks) in.push_back(b.data.get());
@@ -177,6 +238,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     throw Error(e.code(), "simulation '" + sim_name_ + "'" + (plugin_ ? " (plugin " + plugin_->path() + ")" : "") +
                               ": " + e.what());
   }
+  phases.finish();
   write_fields_ = [this](const std::vector<FieldTarget>& targets) {
     in_simulation("write_fields", [&] { sim_->write_fields(targets); });
   };
@@ -224,6 +286,7 @@ void Daemon::reset() {
 }
 
 void Daemon::publish() {
+  if (!publishing_.load(std::memory_order_relaxed)) return;
   (void)publisher_->publish(step_, sim_time_, write_fields_, publisher_->executor().stream());
 }
 

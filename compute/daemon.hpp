@@ -3,6 +3,7 @@
 // for between batches; the publisher's thread answers the clients.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -55,6 +56,10 @@ class Daemon {
   /// shuts down the same way: returns 1.
   int run();
 
+  /// For benchmarks (cuview-bench --sections publish): whether the loop calls publish() at all.
+  /// Off, the run goes on and clients get no frame. Any thread.
+  void set_publishing(bool on) noexcept { publishing_.store(on); }
+
  private:
   /// Runs one call into the simulation; whatever it throws becomes SimulationFailed naming the
   /// simulation, the plugin file and the call.
@@ -77,6 +82,7 @@ class Daemon {
   checkpoint::Meta meta_;  // what every checkpoint of this run says besides step, time and parameters
   FieldWriter write_fields_;
   UniqueFd signals_;
+  std::atomic<bool> publishing_{true};
   std::uint32_t steps_per_frame_ = 16;
   std::uint64_t step_ = 0;
   double sim_time_ = 0;

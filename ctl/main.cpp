@@ -85,9 +85,13 @@ void print_status(const cuview::proto::Stats& s) {
               s.backend.c_str(), s.device.c_str(), s.sharing.c_str(), s.paused ? "paused" : "running");
   std::printf("  step %llu (t = %.1f), %.0f steps/s\n", static_cast<unsigned long long>(s.step), s.sim_time,
               s.steps_per_second);
-  std::printf("  frames %llu published (%.1f/s), %llu skipped; %u slots, %u held\n",
-              static_cast<unsigned long long>(s.frames_published), s.frames_per_second,
-              static_cast<unsigned long long>(s.frames_skipped), s.slots, s.held_slots);
+  if (s.readers == 0)  // the publisher copies nothing then (docs/architecture.md, "No reader, no copy")
+    std::printf("  frames %llu published, none while nobody reads; %u slots\n",
+                static_cast<unsigned long long>(s.frames_published), s.slots);
+  else
+    std::printf("  frames %llu published (%.1f/s), %llu skipped; %u slots, %u held\n",
+                static_cast<unsigned long long>(s.frames_published), s.frames_per_second,
+                static_cast<unsigned long long>(s.frames_skipped), s.slots, s.held_slots);
   std::printf("  clients %u (%u reading), memory %llu KiB, up %.0f s, session %s\n", s.clients, s.readers,
               static_cast<unsigned long long>(s.rss_kib), s.uptime_s, s.session.c_str());
   std::printf("  params:");

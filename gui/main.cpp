@@ -14,9 +14,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "main_window.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda/probe.hpp"
+#endif
 
 int main(int argc, char** argv) {
   cuview::gui::ViewerOptions o;
@@ -87,6 +91,11 @@ int main(int argc, char** argv) {
   qt_argv.push_back(nullptr);
   int qt_argc = static_cast<int>(qt_args.size());
 
+  // The CUDA driver loads while Qt connects to the display and the window is built; the viewer's
+  // worker then makes its context on the daemon's GPU only (no context on any other GPU).
+#ifdef CUVIEW_HAVE_CUDA
+  std::jthread driver(cuview::cuda::init_driver);
+#endif
   cuview::gui::quiet_platform_noise();
   QApplication app(qt_argc, qt_argv.data());
   QApplication::setOrganizationName("cuview");

@@ -50,6 +50,17 @@ if [ -n "${REMOTE_BENCH:-}" ]; then
   cat "$out/remote.md" >>"$out/summary.txt"
 fi
 
+# What publishing costs (off, no reader, 1 and 4 viewers), start → first step and first frames, for
+# every built-in simulation at 4096² and 8192² (docs/benchmarks.md, "Publishing").
+if [ -n "${PUBLISH_BENCH:-}" ]; then
+  CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python \
+    cuview-bench --sections publish --backends cuda --sizes "${PUBLISH_SIZES:-4096,8192}" \
+    --publish-pairs "${PUBLISH_PAIRS:-8}" --window "${PUBLISH_WINDOW:-0.5}" --out "$out/publish.md" \
+    >"$out/publish.log" 2>&1
+  echo "publish-bench: rc=$?" | tee -a "$out/summary.txt"
+  cat "$out/publish.md" >>"$out/summary.txt"
+fi
+
 # The benchmark suite (docs/benchmarks.md), unless SKIP_BENCH is set.
 if [ -z "${SKIP_BENCH:-}" ]; then
   scripts/gpu-bench.sh | tee -a "$out/summary.txt"

@@ -87,6 +87,12 @@ std::optional<std::uint32_t> RingWriter::open_lease(std::int32_t pid) {
     for (auto& h : lease.holds) h.store(0);
     lease.generation.fetch_add(1);
     lease.pid.store(pid);
+    if (readers_.fetch_add(1) == 0) {
+      // Whatever the ring offers is from before the last reader left: withdraw it (seq stays, so
+      // the next frame is newer for every reader) and have the publisher publish now.
+      cb.latest.fetch_or(kNoSlot);
+      arrivals_.fetch_add(1);
+    }
     return i;
   }
   return std::nullopt;
@@ -96,7 +102,7 @@ void RingWriter::close_lease(std::uint32_t i) {
   if (i >= kMaxLeases) return;
   auto& lease = block().leases[i];
   for (auto& h : lease.holds) h.store(0);
-  lease.pid.store(0);
+  if (lease.pid.exchange(0) != 0) readers_.fetch_sub(1);
 }
 
 std::uint32_t RingWriter::held_slots() const {

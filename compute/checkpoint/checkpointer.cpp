@@ -75,7 +75,8 @@ Checkpointer::Checkpointer(Options o, Executor& executor, sim::Simulation& sim, 
   status_.dir = o_.dir.string();
   status_.every_s = o_.every_s;
   status_changed_ = true;  // the first take_status() says so
-  for (const auto& s : specs_) blocks_.push_back({s, executor_.host_memory(std::max<std::size_t>(1, s.bytes()))});
+  // The capture buffers (pinned on CUDA: gigabytes for a large grid, seconds to allocate) are
+  // made at the first checkpoint, so that a run starts at once.
   writer_ = std::thread([this] { run_writer(); });
 }
 
@@ -96,6 +97,11 @@ Checkpointer::Job Checkpointer::capture(std::uint64_t step, double sim_time,
   // The steps already queued run first (the GPU is busy with them, nothing is lost); the stall
   // is what follows: the GPU copying the state out while no step can run.
   executor_.finish();
+  if (blocks_.empty()) {
+    const double a0 = now_ms();
+    for (const auto& s : specs_) blocks_.push_back({s, executor_.host_memory(std::max<std::size_t>(1, s.bytes()))});
+    spdlog::info("checkpoint buffers allocated ({:.0f} ms, kept for the next checkpoints)", now_ms() - a0);
+  }
   const double t0 = now_ms();
   std::vector<void*> out;
   for (auto& b : blocks_) out.push_back(b.data.get());

@@ -9,21 +9,48 @@
 #include "cuview/cuda/probe.hpp"
 #include "cuview/cuda/stream.hpp"
 #include "cuview/error.hpp"
+#include "executor/checksum.cuh"
 #include "executor/executor.hpp"
 
 namespace cuview {
 namespace {
 
 /// Sums the frame checksum over one field's 32-bit words (index: the word's byte offset in the
-/// slot / 4) into the trailer, reading the slot once.
+/// slot / 4) into `sum`, reading the slot once: for fields not summed as they were written.
 __global__ void checksum_kernel(const std::uint32_t* __restrict__ words, std::size_t count, std::size_t first_index,
-                                SlotTrailer* trailer) {
-  std::uint64_t sum = 0;
+                                std::uint64_t* sum) {
+  std::uint64_t partial = 0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    sum += checksum_term(words[i], first_index + i);
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-  if ((threadIdx.x & 31) == 0) atomicAdd(reinterpret_cast<unsigned long long*>(&trailer->checksum), sum);
+    partial += checksum_term(words[i], first_index + i);
+  add_checksum(partial, sum);
+}
+
+/// Copies one field into the slot and adds its checksum terms: one read and one write per word.
+/// `vec`: both pointers 16-byte aligned and the count a multiple of 4 (uint4 loads and stores).
+__global__ void copy_sum_kernel(const std::uint32_t* __restrict__ src, std::uint32_t* __restrict__ dst,
+                                std::size_t count, std::size_t first_index, bool vec, std::uint64_t* sum) {
+  std::uint64_t partial = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t start = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (vec) {
+    const auto* s4 = reinterpret_cast<const uint4*>(src);
+    auto* d4 = reinterpret_cast<uint4*>(dst);
+    for (std::size_t i = start; i < count / 4; i += stride) {
+      const uint4 v = s4[i];
+      d4[i] = v;
+      const std::uint64_t w = first_index + 4 * i;
+      partial += checksum_term(v.x, w) + checksum_term(v.y, w + 1) + checksum_term(v.z, w + 2) +
+                 checksum_term(v.w, w + 3);
+    }
+  } else {
+    for (std::size_t i = start; i < count; i += stride) {
+      const std::uint32_t v = src[i];
+      dst[i] = v;
+      partial += checksum_term(v, first_index + i);
+    }
+  }
+  add_checksum(partial, sum);
 }
 
 /// Writes seq and step, then the GPU's global timer (ns): the moment the frame was complete, for
@@ -85,31 +112,45 @@ class CudaExecutor final : public Executor {
     }
   }
 
+  void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef stream) override {
+    cuda::DeviceGuard guard(probe_.device);
+    open_frame(slot, layout);
+    cuda::check(cudaMemsetAsync(checksum_sink(), 0, sizeof(std::uint64_t), stream.get()),
+                "clearing the checksum of a frame");
+  }
+
   void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef stream) override {
     cuda::DeviceGuard guard(probe_.device);
+    const int f = whole_field(dst, bytes);
+    if (f >= 0 && on_this_gpu(src)) {
+      const std::size_t words = bytes / 4;
+      const bool vec = (reinterpret_cast<std::uintptr_t>(src) | reinterpret_cast<std::uintptr_t>(dst)) % 16 == 0 &&
+                       words % 4 == 0;
+      copy_sum_kernel<<<blocks_for(vec ? words / 4 : words), kThreads, 0, stream.get()>>>(
+          static_cast<const std::uint32_t*>(src), static_cast<std::uint32_t*>(dst), words,
+          frame_.layout->fields[static_cast<std::size_t>(f)].offset / 4, vec, checksum_sink());
+      cuda::check(cudaGetLastError(), "launching the copy of " + std::to_string(bytes) + " bytes into a ring slot");
+      frame_.summed[static_cast<std::size_t>(f)] = 1;
+      return;
+    }
     cuda::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream.get()),
                 "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes into a ring slot");
   }
 
-  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step,
-            cuda::StreamRef stream_ref) override {
+  void seal(std::uint64_t seq, std::uint64_t step, cuda::StreamRef stream_ref) override {
     cuda::DeviceGuard guard(probe_.device);
     const cudaStream_t stream = stream_ref.get();
-    auto* base = static_cast<unsigned char*>(slot);
-    auto* trailer = reinterpret_cast<SlotTrailer*>(base + layout.trailer_offset);
-    const std::string what = " of frame " + std::to_string(seq);
-    cuda::check(cudaMemsetAsync(&trailer->checksum, 0, sizeof trailer->checksum, stream),
-                "clearing the checksum" + what);
-    for (const auto& f : layout.fields) {
+    const auto& layout = *frame_.layout;
+    for (std::size_t i = 0; i < layout.fields.size(); ++i) {
+      if (frame_.summed[i]) continue;
+      const auto& f = layout.fields[i];
       const std::size_t words = f.bytes / 4;
-      const int threads = 256;
-      const int blocks = static_cast<int>(
-          std::max<std::size_t>(1, std::min<std::size_t>((words + threads - 1) / threads, std::size_t(sms_) * 8)));
-      checksum_kernel<<<blocks, threads, 0, stream>>>(reinterpret_cast<const std::uint32_t*>(base + f.offset), words,
-                                                      f.offset / 4, trailer);
+      checksum_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
+          reinterpret_cast<const std::uint32_t*>(frame_.base + f.offset), words, f.offset / 4, checksum_sink());
     }
-    trailer_kernel<<<1, 1, 0, stream>>>(trailer, seq, step);
-    cuda::check(cudaGetLastError(), "launching the checksum and trailer kernels" + what);
+    trailer_kernel<<<1, 1, 0, stream>>>(trailer(), seq, step);
+    cuda::check(cudaGetLastError(), "launching the checksum and trailer kernels of frame " + std::to_string(seq));
+    frame_ = {};
   }
 
   void finish() override {
@@ -125,6 +166,24 @@ class CudaExecutor final : public Executor {
   }
 
  private:
+  static constexpr int kThreads = 256;
+  [[nodiscard]] int blocks_for(std::size_t items) const {
+    return static_cast<int>(std::max<std::size_t>(
+        1, std::min<std::size_t>((items + kThreads - 1) / kThreads, static_cast<std::size_t>(sms_) * 8)));
+  }
+  [[nodiscard]] SlotTrailer* trailer() const {
+    return reinterpret_cast<SlotTrailer*>(frame_.base + frame_.layout->trailer_offset);
+  }
+  std::uint64_t* checksum_sink() override { return &trailer()->checksum; }
+  /// Whether `p` is device memory of this GPU (asked at every copy: about a microsecond).
+  [[nodiscard]] bool on_this_gpu(const void* p) const {
+    cudaPointerAttributes a{};
+    const bool yes = cudaPointerGetAttributes(&a, p) == cudaSuccess && a.type == cudaMemoryTypeDevice &&
+                     a.device == probe_.device;
+    (void)cudaGetLastError();
+    return yes;
+  }
+
   cuda::Probe probe_;
   int sms_ = 1;
   cuda::Stream stream_;

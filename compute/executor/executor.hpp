@@ -12,8 +12,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cuview/cuda/stream_ref.hpp"
+#include "cuview/error.hpp"
 #include "cuview/frame_layout.hpp"
 #include "cuview/schema.hpp"
 
@@ -24,6 +26,13 @@ struct BufferLocation {
   bool host_accessible = true;     ///< the CPU can read it (host memory, pinned or managed)
   bool device_accessible = false;  ///< the executor's GPU can read it (device or managed memory)
   int device = -1;                 ///< for device memory: the GPU it is on
+};
+
+/// Where a kernel writing a whole field of a frame adds its words' checksum terms (see
+/// Executor::sum_into): device memory on CUDA, host memory on the host backend.
+struct FieldChecksum {
+  std::uint64_t* sum = nullptr;  ///< the frame's running checksum
+  std::uint64_t first_word = 0;  ///< the field's first word: its byte offset in the slot / 4
 };
 
 class Executor {
@@ -44,19 +53,67 @@ class Executor {
   virtual void end_batch() {}
   /// Where `data` lives. Throws Error(cuda) when the CUDA runtime cannot say.
   [[nodiscard]] virtual BufferLocation locate(const void* data) const = 0;
+  /// Begins writing the frame in `slot` (queued on `stream`, before its fields): its checksum
+  /// starts at zero and no field is summed yet. Then copy(), a writer's own kernels (sum_into())
+  /// and seal() write the frame.
+  virtual void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef stream) = 0;
   /// Copies `bytes` from `src` (host or device memory) to `dst` (slot memory), queued on `stream`.
+  /// A copy of one whole field of the frame begun, from memory this executor reads directly (its
+  /// GPU's memory on CUDA), adds the field's checksum terms as it goes: the field costs one read
+  /// and one write, and seal() does not read it again.
   virtual void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef stream) = 0;
-  /// Writes the trailer of a slot whose fields are written (queued after them on `stream`): the
-  /// frame checksum over the fields, `seq`, `step` and the time it was complete.
-  virtual void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step,
-                    cuda::StreamRef stream) = 0;
+  /// For a writer whose own kernel writes the whole field `target` of the frame begun: where
+  /// that kernel adds checksum_term(bits, first_word + i) of every 32-bit word i it writes, each
+  /// exactly once (add_checksum() in executor/checksum.cuh sums a block's terms with one atomic).
+  /// seal() then leaves that field alone. Throws Error(bad_value) when `target` is not a field of
+  /// the frame begun.
+  FieldChecksum sum_into(const FieldTarget& target);
+  /// Finishes the frame begun, queued on `stream` after its fields: the checksum over every field
+  /// not summed while it was written, then the trailer (seq, step, the time it was complete).
+  virtual void seal(std::uint64_t seq, std::uint64_t step, cuda::StreamRef stream) = 0;
   /// Blocks until everything queued on the executor's stream has run.
   virtual void finish() {}
   /// Host memory the executor copies to and from at full speed: pinned on CUDA.
   [[nodiscard]] virtual std::shared_ptr<std::byte> host_memory(std::size_t bytes) const {
     return {new std::byte[bytes], std::default_delete<std::byte[]>()};
   }
+
+ protected:
+  /// The frame being written, between begin_frame() and seal().
+  struct Frame {
+    std::byte* base = nullptr;
+    const SlotLayout* layout = nullptr;
+    std::vector<char> summed;  ///< per field: its checksum terms were added as it was written
+  };
+  void open_frame(void* slot, const SlotLayout& layout) {
+    frame_.base = static_cast<std::byte*>(slot);
+    frame_.layout = &layout;
+    frame_.summed.assign(layout.fields.size(), 0);
+  }
+  /// The field of the open frame that [dst, dst + bytes) is exactly, or -1.
+  [[nodiscard]] int whole_field(const void* dst, std::size_t bytes) const {
+    if (frame_.layout == nullptr) return -1;
+    const auto* d = static_cast<const std::byte*>(dst);
+    for (std::size_t i = 0; i < frame_.layout->fields.size(); ++i) {
+      const auto& f = frame_.layout->fields[i];
+      if (d == frame_.base + f.offset && bytes == f.bytes) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  /// The open frame's running checksum (where sum_into() points kernels).
+  [[nodiscard]] virtual std::uint64_t* checksum_sink() = 0;
+  Frame frame_;
 };
+
+inline FieldChecksum Executor::sum_into(const FieldTarget& target) {
+  const int i = whole_field(target.data, (target.bytes + 3) / 4 * 4);
+  if (i < 0)
+    throw Error(Errc::bad_value, "sum_into: the target of " + std::to_string(target.bytes) +
+                                     " bytes is not a whole field of the frame being written; call it from "
+                                     "write_fields() with one of its targets");
+  frame_.summed[static_cast<std::size_t>(i)] = 1;
+  return {checksum_sink(), frame_.layout->fields[static_cast<std::size_t>(i)].offset / 4};
+}
 
 /// The host CPU: everything runs inline on the calling thread.
 std::unique_ptr<Executor> make_host_executor();

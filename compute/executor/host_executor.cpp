@@ -15,13 +15,49 @@ class HostExecutor final : public Executor {
     return "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
   }
   BufferLocation locate(const void*) const override { return {}; }
-  void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef) override { std::memcpy(dst, src, bytes); }
-  void seal(void* slot, const SlotLayout& layout, std::uint64_t seq, std::uint64_t step, cuda::StreamRef) override {
-    auto* base = static_cast<std::byte*>(slot);
-    const std::uint64_t sum = slot_checksum(slot, layout);
-    const SlotTrailer t{seq, step, sum, static_cast<std::uint64_t>(realtime_ns())};
-    std::memcpy(base + layout.trailer_offset, &t, sizeof t);
+  void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef) override {
+    open_frame(slot, layout);
+    sum_ = 0;
   }
+  void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef) override {
+    const int f = whole_field(dst, bytes);
+    if (f < 0) {
+      std::memcpy(dst, src, bytes);
+      return;
+    }
+    // One pass: each word is read once, stored and summed.
+    const auto first = frame_.layout->fields[static_cast<std::size_t>(f)].offset / 4;
+    const auto* in = static_cast<const unsigned char*>(src);
+    auto* out = static_cast<unsigned char*>(dst);
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < bytes / 4; ++i) {
+      std::uint32_t w;
+      std::memcpy(&w, in + 4 * i, 4);
+      std::memcpy(out + 4 * i, &w, 4);
+      sum += checksum_term(w, first + i);
+    }
+    sum_ += sum;
+    frame_.summed[static_cast<std::size_t>(f)] = 1;
+  }
+  void seal(std::uint64_t seq, std::uint64_t step, cuda::StreamRef) override {
+    const auto& layout = *frame_.layout;
+    for (std::size_t i = 0; i < layout.fields.size(); ++i) {
+      if (frame_.summed[i]) continue;
+      const auto& f = layout.fields[i];
+      for (std::size_t w = 0; w < f.bytes / 4; ++w) {
+        std::uint32_t bits;
+        std::memcpy(&bits, frame_.base + f.offset + 4 * w, 4);
+        sum_ += checksum_term(bits, f.offset / 4 + w);
+      }
+    }
+    const SlotTrailer t{seq, step, sum_, static_cast<std::uint64_t>(realtime_ns())};
+    std::memcpy(frame_.base + layout.trailer_offset, &t, sizeof t);
+    frame_ = {};
+  }
+
+ private:
+  std::uint64_t* checksum_sink() override { return &sum_; }
+  std::uint64_t sum_ = 0;
 };
 
 }  // namespace

@@ -184,11 +184,17 @@ std::string ControlOps::op_describe(Peer&, const proto::Request& req) {
 std::string ControlOps::op_handles(Peer& p, const proto::Request& req) {
   (void)args_of<proto::NoArgs>(req);
   if (!p.lease) {
+    const auto arrivals = c_.ring.arrivals();
     p.lease = c_.ring.open_lease(p.pid);
     if (!p.lease)
       throw Error(Errc::too_many_clients, "all " + std::to_string(kMaxLeases) + " reader leases of '" +
                                               c_.opts.name + "' are in use; detach a viewer and try again");
     spdlog::info("client '{}' (pid {}) is reading frames (lease {})", p.client, p.pid, *p.lease);
+    if (c_.ring.arrivals() != arrivals) {  // the first reader: a paused program publishes for it too
+      std::lock_guard lock(c_.steering.m);
+      c_.steering.reader_arrived = true;
+      c_.steering.note_request();
+    }
   }
   proto::HandlesResult h;
   h.backend = c_.executor.name();

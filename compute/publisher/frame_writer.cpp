@@ -21,9 +21,10 @@ FrameWriter::FrameWriter(Executor& executor, sim::Simulation& simulation, std::u
 
 void FrameWriter::write(void* slot, std::uint64_t seq, std::uint64_t step) {
   auto* base = static_cast<std::byte*>(slot);
+  executor_.begin_frame(slot, layout_, executor_.stream());
   for (std::size_t f = 0; f < targets_.size(); ++f) targets_[f] = {base + layout_.fields[f].offset, bytes_[f]};
   simulation_.write_fields(targets_);
-  executor_.seal(slot, layout_, seq, step, executor_.stream());
+  executor_.seal(seq, step, executor_.stream());
 }
 
 }  // namespace cuview

@@ -19,6 +19,13 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   if (at_step < progress.step.load()) progress.restarts.fetch_add(1);
   progress.step.store(at_step);
   progress.sim_time.store(at_time, std::memory_order_relaxed);
+  // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that
+  // arrives withdraws the ring's old frame and gets one from the next call, due or not.
+  if (ring->readers() == 0) return false;
+  if (const auto a = ring->arrivals(); a != arrivals_seen) {
+    arrivals_seen = a;
+    publish_now = true;
+  }
   const std::int64_t now = monotonic_ns();
   const bool due = opts.max_fps <= 0 || static_cast<double>(now - last_publish_ns) >= 1e9 / opts.max_fps;
   if (!due && !publish_now) return false;
@@ -45,6 +52,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   try {
     slots->before_write(*slot, stream);
     auto* base = static_cast<std::byte*>(slots->slot(*slot));
+    executor->begin_frame(base, layout, stream);
     for (std::size_t i = 0; i < blocks.size(); ++i)
       targets[i] = {base + layout.fields[i].offset, blocks[i].decl->bytes};
     if (write != nullptr) {
@@ -53,7 +61,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
       for (std::size_t i = 0; i < blocks.size(); ++i)
         executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, stream);
     }
-    executor->seal(base, layout, seq, at_step, stream);
+    executor->seal(seq, at_step, stream);
     slots->written(*slot, stream);
   } catch (...) {
     ring->abort_write(*slot);
@@ -89,6 +97,7 @@ Requests Publisher::poll() {
   r.reset = std::exchange(s.steering.reset, false);
   r.strokes = std::exchange(s.steering.strokes, {});
   r.checkpoints = std::exchange(s.steering.checkpoints, {});
+  r.reader_arrived = std::exchange(s.steering.reader_arrived, false);
   if (r.reset || (r.changes_frame() && s.steering.paused)) s.publish_now = true;
   r.shutdown = s.steering.shutdown;
   return r;

@@ -65,6 +65,7 @@ struct Publisher::State {
   // ---- the program's thread only ----
   bool publish_now = true;
   std::int64_t last_publish_ns = 0;
+  std::uint64_t arrivals_seen = 0;  // RingWriter::arrivals() when publish() last looked
   std::vector<FieldTarget> targets;
   std::map<std::string, double> in_effect;
 

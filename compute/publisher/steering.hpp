@@ -23,6 +23,7 @@ struct Steering {
   std::condition_variable changed;       // a request arrived (wait_for_requests)
   std::unique_ptr<ParameterSet> params;  // the values clients asked for (stats shows them)
   bool params_changed = false, reset = false, shutdown = false, paused = false;
+  bool reader_arrived = false;  // a reader came while none was reading (publish even while paused)
   std::vector<Stroke> strokes;                                     // drawn since the last poll()
   std::vector<std::pair<std::uint64_t, std::string>> checkpoints;  // requested since the last poll()
   std::uint64_t checkpoint_tickets = 0;

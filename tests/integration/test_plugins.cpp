@@ -170,7 +170,7 @@ TEST_CASE("the heat example plugin computes on the CUDA executor what its host l
   auto gpu = start_daemon("g", Backend::cuda, {"--sim", plugin("heat"), "--paused", "--seed", "3"}, "96x64");
   for (const char* n : {"h", "g"}) {
     REQUIRE(ctl(n, {"step", "300"}).code == 0);
-    (void)wait_stats(n, [](const StatsView& s) { return s.step == 300 && s.frames_published >= 2; });
+    (void)wait_stats(n, [](const StatsView& s) { return s.step == 300; });
   }
   auto ch = Client::attach(AttachOptions{.name = "h", .client = "test"});
   auto cg = Client::attach(AttachOptions{.name = "g", .client = "test"});

@@ -178,7 +178,7 @@ ChildProcess start_embed_wave(const std::string& name, Backend backend, const st
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   for (;;) {
     try {
-      if (stats(name).frames_published > 0) return wave;
+      if (stats(name).step > 0) return wave;  // running (nothing is published before a reader comes)
     } catch (const Error&) {
       // not answering yet
     }

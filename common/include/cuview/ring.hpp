@@ -16,6 +16,8 @@ inline constexpr std::uint32_t kMaxSlots = 16;
 inline constexpr std::uint32_t kMaxLeases = 64;
 inline constexpr std::uint64_t kControlMagic = 0x31424b4c43574556ull;  // "VEWCLKB1"
 inline constexpr std::uint32_t kControlLayout = 1;
+/// The slot half of ControlBlock::latest when no frame is offered.
+inline constexpr std::uint32_t kNoSlot = 0xff;
 
 enum class DaemonState : std::uint32_t { starting = 0, running = 1, shut_down = 2 };
 
@@ -42,7 +44,9 @@ struct ControlBlock {
   std::int32_t daemon_pid;
   std::atomic<std::uint32_t> state;          ///< DaemonState
   std::atomic<std::int64_t> heartbeat_ns;    ///< monotonic_ns() of the daemon's last loop turn
-  std::atomic<std::uint64_t> latest;         ///< (seq << 8) | slot of the newest frame; seq 0 = none yet
+  /// (seq << 8) | slot of the newest frame; seq 0 = none yet; slot kNoSlot = withdrawn (see
+  /// RingWriter::open_lease): frame seq is no longer offered, the next one will be.
+  std::atomic<std::uint64_t> latest;
   std::atomic<std::uint32_t> notify;         ///< futex word: bumped on every publish and on shutdown
   std::atomic<std::uint64_t> frames_skipped; ///< frames not published because every slot was held
   SlotMeta slots[kMaxSlots];
@@ -87,10 +91,17 @@ class RingWriter {
   void abort_write(std::uint32_t slot) noexcept;
   [[nodiscard]] std::uint64_t last_seq() const noexcept { return last_seq_; }  ///< the publishing thread's
 
-  /// Assigns a free lease row to reader `pid`; empty when all kMaxLeases rows are in use.
+  /// Assigns a free lease row to reader `pid`; empty when all kMaxLeases rows are in use. The
+  /// first reader after a time with none withdraws the newest frame (it shows the run as it was
+  /// when the last reader left, since nothing is published while nobody reads) and counts an
+  /// arrival: the publisher publishes at its next call.
   [[nodiscard]] std::optional<std::uint32_t> open_lease(std::int32_t pid);
   /// Frees a lease and drops every hold it had (the reader detached or died).
   void close_lease(std::uint32_t lease);
+  /// Leases open now. Any thread.
+  [[nodiscard]] std::uint32_t readers() const noexcept { return readers_.load(); }
+  /// Times a reader arrived while none was reading. Any thread.
+  [[nodiscard]] std::uint64_t arrivals() const noexcept { return arrivals_.load(); }
   /// Number of slots some lease holds now.
   [[nodiscard]] std::uint32_t held_slots() const;
 
@@ -102,6 +113,8 @@ class RingWriter {
   SharedMemory shm_;
   std::uint32_t slot_count_;
   std::uint64_t last_seq_ = 0;
+  std::atomic<std::uint32_t> readers_{0};
+  std::atomic<std::uint64_t> arrivals_{0};
 };
 
 /// A reader's view of a control block it mapped. Thread-safe: every operation is atomic.

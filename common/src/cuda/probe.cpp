@@ -4,6 +4,12 @@
 
 namespace cuview::cuda {
 
+void init_driver() noexcept {
+  int count = 0;
+  (void)cudaGetDeviceCount(&count);
+  (void)cudaGetLastError();
+}
+
 Probe probe(int device) noexcept {
   Probe p;
   cudaDriverGetVersion(&p.driver_version);

@@ -8,6 +8,7 @@
 #include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/error.hpp"
+#include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
 
 namespace cuview::sim::grayscott {
@@ -126,10 +127,35 @@ __global__ void __launch_bounds__(kTileThreads)
   tile_steps<SW, SH, K, 1>(su, sv, uo, vo, x0, y0, width, height, p);
 }
 
+/// u = 1, v = 0 everywhere (initial_state's background).
+__global__ void gs_fill_kernel(float* __restrict__ u, float* __restrict__ v, std::size_t cells) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < cells;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    u[i] = 1.0f;
+    v[i] = 0.0f;
+  }
+}
+
+/// Square `s` of initial_state(), one thread per cell; squares are launched in order, so a later
+/// one overwrites an earlier one as on the host.
+__global__ void gs_square_kernel(float* __restrict__ u, float* __restrict__ v, int width, int height,
+                                 std::uint64_t seed, Squares sq, int s) {
+  const int dx = blockIdx.x * blockDim.x + threadIdx.x, dy = blockIdx.y * blockDim.y + threadIdx.y;
+  if (dx >= sq.side || dy >= sq.side) return;
+  const std::uint64_t k = sq.first_output(s);
+  const int x0 = static_cast<int>(splitmix64_at(seed, k) % static_cast<std::uint64_t>(width));
+  const int y0 = static_cast<int>(splitmix64_at(seed, k + 1) % static_cast<std::uint64_t>(height));
+  const std::size_t i = static_cast<std::size_t>((y0 + dy) % height) * width + (x0 + dx) % width;
+  const float noise = noise_of(splitmix64_at(seed, k + 2 + static_cast<std::uint64_t>(dy) * sq.side + dx));
+  u[i] = __fadd_rn(0.5f, noise);
+  v[i] = __fsub_rn(0.25f, noise);
+}
+
 class GrayScottCuda final : public Simulation {
  public:
   GrayScottCuda(Executor& executor, int width, int height, std::uint32_t steps_per_launch)
-      : device_(executor.device_id()),
+      : executor_(executor),
+        device_(executor.device_id()),
         stream_(executor.stream().get()),
         w_(width),
         h_(height),
@@ -148,15 +174,16 @@ class GrayScottCuda final : public Simulation {
   double time_per_step() const override { return p_.dt; }
 
   void reset(std::uint64_t seed) override {
+    // Made on the GPU (the host's bits, see initial_state): a large grid starts at once.
     cuda::DeviceGuard guard(device_);
-    std::vector<float> u(cells()), v(cells());
-    initial_state(w_, h_, seed, u.data(), v.data());
     cur_ = 0;
-    const std::size_t bytes = cells() * sizeof(float);
-    cuda::check(cudaMemcpyAsync(u_[0].get(), u.data(), bytes, cudaMemcpyHostToDevice, stream_),
-                "uploading the initial u");
-    cuda::check(cudaMemcpyAsync(v_[0].get(), v.data(), bytes, cudaMemcpyHostToDevice, stream_),
-                "uploading the initial v");
+    auto* u = static_cast<float*>(u_[0].get());
+    auto* v = static_cast<float*>(v_[0].get());
+    gs_fill_kernel<<<1024, 256, 0, stream_>>>(u, v, cells());
+    const Squares sq = squares_of(w_, h_);
+    const dim3 block(32, 8), grid((sq.side + 31) / 32, (sq.side + 7) / 8);
+    for (int s = 0; s < sq.count; ++s) gs_square_kernel<<<grid, block, 0, stream_>>>(u, v, w_, h_, seed, sq, s);
+    cuda::check(cudaGetLastError(), "launching the Gray–Scott initial-state kernels");
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after reset");
   }
 
@@ -214,14 +241,14 @@ class GrayScottCuda final : public Simulation {
 
   void write_fields(const std::vector<FieldTarget>& targets) override {
     cuda::DeviceGuard guard(device_);
-    cuda::check(cudaMemcpyAsync(targets[0].data, u_[cur_].get(), targets[0].bytes, cudaMemcpyDeviceToDevice, stream_),
-                "copying u into a ring slot");
-    cuda::check(cudaMemcpyAsync(targets[1].data, v_[cur_].get(), targets[1].bytes, cudaMemcpyDeviceToDevice, stream_),
-                "copying v into a ring slot");
+    // The executor's copy adds the checksum as it goes: one read and one write per value.
+    executor_.copy(targets[0].data, u_[cur_].get(), targets[0].bytes, executor_.stream());
+    executor_.copy(targets[1].data, v_[cur_].get(), targets[1].bytes, executor_.stream());
   }
 
  private:
   [[nodiscard]] std::size_t cells() const { return static_cast<std::size_t>(w_) * h_; }
+  Executor& executor_;
   int device_;
   cudaStream_t stream_;
   int w_, h_;

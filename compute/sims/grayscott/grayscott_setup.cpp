@@ -44,29 +44,23 @@ GrayScottParams from(const std::map<std::string, double>& values) {
   return p;
 }
 
-namespace {
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+Squares squares_of(int width, int height) {
+  return {std::max(1, width * height / (128 * 128)), std::max(4, std::min(width, height) / 16)};
 }
-}  // namespace
 
 void initial_state(int width, int height, std::uint64_t seed, float* u, float* v) {
   const std::size_t cells = static_cast<std::size_t>(width) * height;
   std::fill(u, u + cells, 1.0f);
   std::fill(v, v + cells, 0.0f);
-  std::uint64_t rng = seed;
-  const int side = std::max(4, std::min(width, height) / 16);
-  const int squares = std::max(1, width * height / (128 * 128));
-  for (int s = 0; s < squares; ++s) {
-    const int x0 = static_cast<int>(splitmix64(rng) % static_cast<std::uint64_t>(width));
-    const int y0 = static_cast<int>(splitmix64(rng) % static_cast<std::uint64_t>(height));
-    for (int dy = 0; dy < side; ++dy) {
-      for (int dx = 0; dx < side; ++dx) {
+  const Squares sq = squares_of(width, height);
+  for (int s = 0; s < sq.count; ++s) {  // in order: a later square overwrites an earlier one
+    std::uint64_t k = sq.first_output(s);
+    const int x0 = static_cast<int>(splitmix64_at(seed, k++) % static_cast<std::uint64_t>(width));
+    const int y0 = static_cast<int>(splitmix64_at(seed, k++) % static_cast<std::uint64_t>(height));
+    for (int dy = 0; dy < sq.side; ++dy) {
+      for (int dx = 0; dx < sq.side; ++dx) {
         const std::size_t i = static_cast<std::size_t>((y0 + dy) % height) * width + (x0 + dx) % width;
-        const float noise = static_cast<float>(splitmix64(rng) % 2001) * 1e-5f - 0.01f;
+        const float noise = noise_of(splitmix64_at(seed, k++));
         u[i] = 0.5f + noise;
         v[i] = 0.25f - noise;
       }

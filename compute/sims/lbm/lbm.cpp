@@ -83,21 +83,8 @@ void update_flags(const std::vector<std::uint8_t>& solid, std::vector<std::uint1
                   const LbmOptions& o, int x0, int y0, int x1, int y1) {
   x0 = std::max(x0, 0), y0 = std::max(y0, 0), x1 = std::min(x1, width), y1 = std::min(y1, height);
   for (int y = y0; y < y1; ++y)
-    for (int x = x0; x < x1; ++x) {
-      const std::size_t here = static_cast<std::size_t>(y) * width + x;
-      std::uint16_t fl = solid[here] ? kSolidBit : 0;
-      for (int i = 0; i < kQ; ++i) {
-        int sx = x - cx(i);
-        const int sy = y - cy(i);
-        bool bounce = sy < 0 || sy >= height;
-        if (!bounce) {
-          if (sx < 0 || sx >= width) sx = o.periodic ? (sx < 0 ? width - 1 : 0) : (sx < 0 ? -1 : width - 1);
-          bounce = sx >= 0 && solid[static_cast<std::size_t>(sy) * width + sx];
-        }
-        if (bounce) fl |= static_cast<std::uint16_t>(1u << i);
-      }
-      flags[here] = fl;
-    }
+    for (int x = x0; x < x1; ++x)
+      flags[static_cast<std::size_t>(y) * width + x] = flags_of_cell(solid.data(), x, y, width, height, o.periodic);
 }
 
 std::vector<InputSpec> inputs() {

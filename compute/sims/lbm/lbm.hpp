@@ -117,19 +117,18 @@ CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint1
   rho = 1.0f + drho;
 }
 
-/// The published fields of cell (x, y): velocity (2 floats), speed, vorticity (∂uy/∂x − ∂ux/∂y,
-/// central differences, one-sided at the edges) and density.
-CUVIEW_HD inline void lbm_observe(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x, int y,
-                                  int width, int height, float force, float* velocity, float* speed, float* vorticity,
-                                  float* density) {
+/// The published values of cell (x, y): velocity, speed, vorticity (∂uy/∂x − ∂ux/∂y, central
+/// differences, one-sided at the edges) and density.
+struct Observed {
+  float ux, uy, speed, vorticity, rho;
+};
+CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
+                                       int y, int width, int height, float force) {
   const std::size_t cells = static_cast<std::size_t>(width) * height;
   const std::size_t at = static_cast<std::size_t>(y) * width + x;
-  float rho, ux, uy;
-  cell_moments(f, flags, at, cells, force, rho, ux, uy);
-  velocity[2 * at] = ux;
-  velocity[2 * at + 1] = uy;
-  speed[at] = sqrtf(ux * ux + uy * uy);
-  density[at] = rho;
+  Observed o{};
+  cell_moments(f, flags, at, cells, force, o.rho, o.ux, o.uy);
+  o.speed = sqrtf(o.ux * o.ux + o.uy * o.uy);
   const int xl = x > 0 ? x - 1 : x, xr = x < width - 1 ? x + 1 : x;
   const int yd = y > 0 ? y - 1 : y, yu = y < height - 1 ? y + 1 : y;
   float r, uxl, uyl, uxr, uyr, uxd, uyd, uxu, uyu;
@@ -138,7 +137,21 @@ CUVIEW_HD inline void lbm_observe(const float* __restrict__ f, const std::uint16
   cell_moments(f, flags, static_cast<std::size_t>(yd) * width + x, cells, force, r, uxd, uyd);
   cell_moments(f, flags, static_cast<std::size_t>(yu) * width + x, cells, force, r, uxu, uyu);
   const float dx = static_cast<float>(xr - xl), dy = static_cast<float>(yu - yd);
-  vorticity[at] = (dx > 0 ? (uyr - uyl) / dx : 0.0f) - (dy > 0 ? (uxu - uxd) / dy : 0.0f);
+  o.vorticity = (dx > 0 ? (uyr - uyl) / dx : 0.0f) - (dy > 0 ? (uxu - uxd) / dy : 0.0f);
+  return o;
+}
+
+/// The published fields of cell (x, y): velocity (2 floats), speed, vorticity and density.
+CUVIEW_HD inline void lbm_observe(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x, int y,
+                                  int width, int height, float force, float* velocity, float* speed, float* vorticity,
+                                  float* density) {
+  const std::size_t at = static_cast<std::size_t>(y) * width + x;
+  const Observed o = observe_cell(f, flags, x, y, width, height, force);
+  velocity[2 * at] = o.ux;
+  velocity[2 * at + 1] = o.uy;
+  speed[at] = o.speed;
+  vorticity[at] = o.vorticity;
+  density[at] = o.rho;
 }
 
 }  // namespace cuview::sim::lbm

@@ -32,6 +32,24 @@ LbmOptions options_from(const std::map<std::string, std::string>& options);
 /// Walls on the top and bottom rows and, with `cylinder`, a disc of radius height/10 centred at
 /// (width/5, height/2 + 1) — one cell off the axis, so that the wake sheds vortices.
 std::vector<std::uint8_t> obstacle_mask(int width, int height, const LbmOptions& o);
+/// The flags of cell (x, y) for a mask `solid` and the x boundary (`periodic` or not): what
+/// cell_flags() computes for every cell, on the host or on the GPU.
+CUVIEW_HD inline std::uint16_t flags_of_cell(const std::uint8_t* solid, int x, int y, int width, int height,
+                                             bool periodic) {
+  const std::size_t here = static_cast<std::size_t>(y) * width + x;
+  std::uint16_t fl = solid[here] ? kSolidBit : 0;
+  for (int i = 0; i < kQ; ++i) {
+    int sx = x - cx(i);
+    const int sy = y - cy(i);
+    bool bounce = sy < 0 || sy >= height;
+    if (!bounce) {
+      if (sx < 0 || sx >= width) sx = periodic ? (sx < 0 ? width - 1 : 0) : (sx < 0 ? -1 : width - 1);
+      bounce = sx >= 0 && solid[static_cast<std::size_t>(sy) * width + sx];
+    }
+    if (bounce) fl |= static_cast<std::uint16_t>(1u << i);
+  }
+  return fl;
+}
 /// The per-cell flags lbm_cell reads (lbm.hpp) for a mask and the x boundary of `o`.
 std::vector<std::uint16_t> cell_flags(const std::vector<std::uint8_t>& solid, int width, int height,
                                       const LbmOptions& o);

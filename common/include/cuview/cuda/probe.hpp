@@ -19,4 +19,8 @@ struct Probe {
 /// answer, not an error.
 Probe probe(int device = 0) noexcept;
 
+/// Loads and initialises the CUDA driver (tens of milliseconds) without making a context on any
+/// GPU, so that a program can do it on a thread of its own while it starts (cuview-gui does).
+void init_driver() noexcept;
+
 }  // namespace cuview::cuda

@@ -99,11 +99,17 @@ struct Requests {
   /// (absolute; empty: the program's own choice).
   std::vector<std::pair<std::uint64_t, std::string>> checkpoints;
   bool shutdown = false;  ///< stop the program (`cuview-ctl shutdown`)
+  /// A reader attached while none was reading: nothing was published meanwhile, so the ring offers
+  /// it no frame until the next publish().
+  bool reader_arrived = false;
 
-  /// Whether these requests change what a frame shows (parameters, a reset, strokes). A paused
-  /// program publishes after applying them, so that viewers see the change at once: poll() has
-  /// made that publish() due.
-  [[nodiscard]] bool changes_frame() const noexcept { return !params.empty() || reset || !strokes.empty(); }
+  /// Whether a paused program should publish now: these requests change what a frame shows
+  /// (parameters, a reset, strokes), or a reader arrived and waits for its first frame. A paused
+  /// program publishes after applying them, so that viewers see the change (or the run) at once:
+  /// poll() has made that publish() due.
+  [[nodiscard]] bool changes_frame() const noexcept {
+    return !params.empty() || reset || !strokes.empty() || reader_arrived;
+  }
 };
 
 /// Writes every declared field into a slot: one target per field in declaration order, then one
@@ -149,11 +155,13 @@ class Publisher {
   /// Creates the ring and starts answering clients. publish() calls it the first time.
   void start();
 
-  /// Publishes the declared buffers as frame `step` (simulated time `sim_time`) when a frame is
-  /// due (max_fps) and a slot is free: the copies into the slot, its checksum and its
-  /// interprocess event are queued on `stream` (a cudaStream_t converts; after the work that wrote
-  /// the buffers; `{}` is the default stream; ignored on the host, where the copy is done before it
-  /// returns). Never waits for a client. Returns whether a frame was published. Throws
+  /// Publishes the declared buffers as frame `step` (simulated time `sim_time`) when a client
+  /// reads frames, a frame is due (max_fps) and a slot is free: the copies into the slot, its
+  /// checksum and its interprocess event are queued on `stream` (a cudaStream_t converts; after the
+  /// work that wrote the buffers; `{}` is the default stream; ignored on the host, where the copy is
+  /// done before it returns). While no client reads frames (holds a lease) it records the step for
+  /// `stats` and copies nothing; a reader that arrives gets a frame from the next call, due or not.
+  /// Never waits for a client. Returns whether a frame was published. Throws
   /// Error(bad_value) when nothing is declared or a field has no buffer, Error(cuda) when the GPU
   /// fails.
   bool publish(std::uint64_t step, double sim_time = 0, cuda::StreamRef stream = {});

@@ -1,0 +1,237 @@
+// Section "publish": what publishing costs the simulation, and how fast a run and its first
+// picture start — one harness for every figure (docs/benchmarks.md, "Publishing").
+//
+// Cost: cuview-compute's own loop (cuview::Daemon) runs in this process, so that publishing can
+// be switched off and on between windows of the same run (Daemon::set_publishing). Each block
+// alternates windows with publishing off and on (ABBA order, so that a drift of the GPU's clock
+// cancels) and reports the median of the on/off ratios of neighbouring windows; the block's pairs
+// split into two interleaved halves give two independent figures, whose difference says how far
+// the figure can be trusted. Viewers are separate processes (`cuview-bench viewer`, rendering as
+// cuview-gui does at 60 Hz); while publishing is off they wait, holding their lease.
+//
+// Start: a fresh cuview-compute process, from spawn to its first step (polled through stats), and
+// the phases its log line "started in …" names. First frame: fresh `cuview-ctl attach --frames 1`,
+// `cuview-gui --screenshot --frames 1` and Python processes against the running daemon, from
+// spawn to exit (they exit once they have the frame).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "bench.hpp"
+#include "cuview/client.hpp"
+#include "cuview/posix.hpp"
+#include "daemon.hpp"
+#include "process.hpp"
+
+namespace cuview::bench {
+namespace {
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string self_exe() {
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/self/exe", ec).string();
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// Steps per second over one window.
+double window_rate(Client& ctl, double seconds) {
+  const auto s0 = ctl.stats().step;
+  const auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const auto s1 = ctl.stats().step;
+  return static_cast<double>(s1 - s0) / seconds_since(t0);
+}
+
+struct Cost {
+  double off = 0;               ///< median steps/s with publishing off
+  double ratio = 0;             ///< median of on/off over neighbouring windows
+  double half_a = 0, half_b = 0;  ///< the same over the odd and the even pairs
+};
+
+/// `pairs` pairs of windows, ABBA: off on, on off, off on, …
+Cost alternate(Daemon& d, Client& ctl, int pairs, double window_s) {
+  std::vector<double> off, ratios, a, b;
+  for (int i = 0; i < pairs; ++i) {
+    const bool on_first = i % 2 == 1;
+    double r_off = 0, r_on = 0;
+    for (int k = 0; k < 2; ++k) {
+      const bool on = (k == 0) == on_first;
+      d.set_publishing(on);
+      std::this_thread::sleep_for(50ms);  // the queued batches of the other mode drain
+      (on ? r_on : r_off) = window_rate(ctl, window_s);
+    }
+    off.push_back(r_off);
+    ratios.push_back(r_on / r_off);
+    (i % 2 == 0 ? a : b).push_back(r_on / r_off);
+  }
+  d.set_publishing(true);
+  return {percentile(off, 0.5), percentile(ratios, 0.5), percentile(a, 0.5), percentile(b, 0.5)};
+}
+
+std::string cost_text(const Cost& c) { return fmt(100 * (1 - c.ratio), "%.2f") + " %"; }
+std::string halves_text(const Cost& c) {
+  return fmt(100 * (1 - c.half_a), "%.2f") + " / " + fmt(100 * (1 - c.half_b), "%.2f") + " %";
+}
+
+/// Spawn → exit of a process that attaches and takes one frame, median of `n` (ms).
+double first_frame_ms(const std::vector<std::string>& argv, int n, std::string* failure) {
+  std::vector<double> ms;
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    test::ChildProcess p(argv);
+    const auto code = p.wait_for(30s);
+    if (!code || *code != 0) {
+      *failure = argv[0] + " failed (" + (code ? "exit " + std::to_string(*code) : std::string("timed out")) +
+                 "): " + p.err().substr(0, 300);
+      return 0;
+    }
+    ms.push_back(1000 * seconds_since(t0));
+  }
+  return percentile(ms, 0.5);
+}
+
+struct Start {
+  double first_step_ms = 0;
+  std::string phases;  ///< the daemon's own "started in …" line
+};
+
+/// A fresh cuview-compute: spawn → first step (stats polled every 5 ms), then shut down.
+Start measure_start(const std::string& name, const std::string& sim, const std::string& size,
+                    const std::string& backend) {
+  const auto t0 = Clock::now();
+  test::ChildProcess p({test::bin("cuview-compute"), "--name", name, "--sim", sim, "--size", size, "--backend",
+                        backend, "--no-final-checkpoint", "--log-level", "info"});
+  Start s;
+  for (;;) {
+    if (seconds_since(t0) > 120) test::fail("cuview-compute --sim " + sim + " --size " + size + " took over 120 s to start");
+    if (!p.running()) test::fail("cuview-compute --sim " + sim + " exited while starting: " + p.err());
+    try {
+      auto c = Client::attach({.name = name, .client = "cuview-bench start", .import = Import::control_only});
+      if (c.stats().step > 0) {
+        s.first_step_ms = 1000 * seconds_since(t0);
+        c.shutdown();
+        break;
+      }
+    } catch (const Error&) {
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  (void)p.wait_for(60s);
+  std::smatch m;
+  const std::string err = p.err();
+  static const std::regex kStarted(R"(started in ([0-9.]+ s \([^\n]*\)))");
+  if (std::regex_search(err, m, kStarted)) s.phases = m[1];
+  return s;
+}
+
+}  // namespace
+
+std::string publish_section(const Options& o, const std::string& backend) {
+  const bool cuda = backend == "cuda";
+  const auto& sizes = cuda ? o.sizes : o.host_sizes;
+  test::RuntimeDir rt;
+  const double w = o.window_s;
+  const int pairs = o.publish_pairs;
+
+  Table start{{"simulation", "grid", "process start → first step (ms)", "the daemon's log: started in …"}, {}};
+  Table cost{{"simulation", "grid", "steps/s, publishing off", "no reader (60 Hz)", "1 viewer at 60 Hz",
+              "4 viewers at 60 Hz", "halves (no reader; 1 viewer)"},
+             {}};
+  Table first{{"simulation", "grid", "cuview-ctl attach --frames 1", "cuview-gui --screenshot --frames 1",
+               "Python: attach → first array"},
+              {}};
+
+  for (const auto& sim : o.publish_sims) {
+    for (int n : sizes) {
+      const std::string grid = std::to_string(n) + "²", size = std::to_string(n) + "x" + std::to_string(n);
+      const std::string name = "pub-" + sim + "-" + std::to_string(n);
+      const Start st = measure_start(name, sim, size, backend);
+      start.rows.push_back({sim, grid, fmt(st.first_step_ms, "%.0f"), st.phases.empty() ? "—" : st.phases});
+
+      DaemonOptions dopt;
+      dopt.name = name, dopt.sim = sim, dopt.backend = backend;
+      dopt.width = dopt.height = static_cast<std::uint32_t>(n);
+      dopt.final_checkpoint = false;
+      Daemon daemon(dopt);
+      std::thread loop([&] { (void)daemon.run(); });
+      try {
+        auto ctl = Client::attach({.name = name, .client = "cuview-bench publish", .import = Import::control_only});
+        while (ctl.stats().step == 0) std::this_thread::sleep_for(10ms);
+        std::this_thread::sleep_for(std::chrono::duration<double>(w));  // past the first batches
+        const Cost idle = alternate(daemon, ctl, pairs, w);
+        Cost with[2];
+        const int counts[2] = {1, 4};
+        for (int k = 0; k < 2; ++k) {
+          const double secs = pairs * 2 * (w + 0.05) + 3;
+          std::vector<test::ChildProcess> viewers;
+          for (int i = 0; i < counts[k]; ++i)
+            viewers.emplace_back(std::vector<std::string>{self_exe(), "viewer", "--name", name, "--hz", "60",
+                                                          "--seconds", fmt(secs + 2, "%g")});
+          const auto t0 = Clock::now();
+          while (ctl.stats().readers < static_cast<std::uint32_t>(counts[k])) {
+            if (seconds_since(t0) > 30) test::fail("the bench viewers did not attach within 30 s");
+            std::this_thread::sleep_for(10ms);
+          }
+          std::this_thread::sleep_for(500ms);  // past their first frames
+          with[k] = alternate(daemon, ctl, pairs, w);
+          for (auto& v : viewers) (void)v.wait_for(60s);
+        }
+        cost.rows.push_back({sim, grid, fmt(idle.off, "%.0f"), cost_text(idle), cost_text(with[0]), cost_text(with[1]),
+                             halves_text(idle) + "; " + halves_text(with[0])});
+
+        std::string failure;
+        const double ctl_ms =
+            first_frame_ms({test::bin("cuview-ctl"), "--name", name, "attach", "--frames", "1"}, 5, &failure);
+        double gui_ms = 0;
+        const std::string gui = test::bin("cuview-gui");
+        if (::access(gui.c_str(), X_OK) == 0) {
+          const auto png = (rt.path() / "first.png").string();
+          gui_ms = first_frame_ms({gui, "--name", name, "--screenshot", png, "--frames", "1"}, 5, &failure);
+        }
+        const double py_ms = first_frame_ms(
+            {"python3", "-c",
+             "import cuview\nc = cuview.attach('" + name + "')\nf = c.next_frame(timeout=10.0)\nassert f is not None"},
+            5, &failure);
+        first.rows.push_back({sim, grid, ctl_ms > 0 ? fmt(ctl_ms, "%.0f") + " ms" : "—",
+                              gui_ms > 0 ? fmt(gui_ms, "%.0f") + " ms" : "—",
+                              py_ms > 0 ? fmt(py_ms, "%.0f") + " ms" : "— " + failure});
+        ctl.shutdown();
+      } catch (...) {
+        try {
+          Client::attach({.name = name, .client = "cuview-bench", .import = Import::control_only}).shutdown();
+        } catch (...) {
+        }
+        loop.join();
+        throw;
+      }
+      loop.join();
+    }
+  }
+
+  std::ostringstream md;
+  const std::string on = cuda ? "" : " — host backend";
+  md << "\n### Publishing" << on << "\n\n"
+     << "Start: a fresh `cuview-compute` process, spawn → first step (stats polled every 5 ms), and where its own "
+        "log says the time went.\n\n"
+     << start.markdown()
+     << "\nCost to the simulation: cuview-compute's loop in this process, publishing switched off and on between "
+        "windows of "
+     << fmt(w, "%g") << " s (" << pairs
+     << " pairs per figure, ABBA). Each figure is 1 − the median of on/off over neighbouring windows; *halves* are "
+        "the same figure over the odd and the even pairs (two runs). Targets: no reader ≤ 0.1 %, one viewer at 60 "
+        "Hz ≤ 0.3 %.\n\n"
+     << cost.markdown()
+     << "\nFirst frame: a fresh process attaching to the running daemon, spawn → exit, median of 5 (the GUI "
+        "offscreen when no display is set). Python: `cuview.attach(name).next_frame()` in a fresh interpreter.\n\n"
+     << first.markdown();
+  return md.str();
+}
+
+}  // namespace cuview::bench
