@@ -11,6 +11,10 @@
 
 #include "executor/executor.hpp"
 
+namespace cuview::test {
+class ChildProcess;
+}
+
 namespace cuview::bench {
 
 /// Median and the tail: for latencies the slowest 1 % (99th percentile), for rates the slowest
@@ -97,6 +101,8 @@ struct ViewerArgs {
   int view_w = 1280, view_h = 720;
   std::string render = "view";  ///< view | kernel | wait (bench/system.cpp, RenderMode)
 };
+/// Starts `cuview-bench viewer` (this program) as a child process.
+test::ChildProcess spawn_viewer(const std::string& name, double hz, double seconds, const std::string& render = "view");
 /// A viewer as cuview-gui renders: takes the newest frame, renders it (cuview::ViewSampler, or
 /// another RenderMode), at `hz`. Prints one line
 /// "viewer frames=… seconds=… latency_p50_ms=… latency_p99_ms=… attach_ms=… verified_ms=…".

@@ -111,11 +111,6 @@ double step_rate(Client& c, double window_s) {
   return rate_dist(rates).median;
 }
 
-test::ChildProcess spawn_viewer(const std::string& name, double hz, double seconds,
-                                const std::string& render = "view") {
-  return test::ChildProcess({self_exe(), "viewer", "--name", name, "--hz", fmt(hz, "%g"), "--seconds",
-                             fmt(seconds, "%g"), "--render", render});
-}
 
 std::map<std::string, double> finish_helper(test::ChildProcess& p, const std::string& prefix,
                                             std::chrono::seconds limit) {
@@ -169,6 +164,12 @@ Handoff measure_handoff(Client& c, bool idle, int samples, bool cuda) {
 std::string ms(const Dist& d) { return fmt(d.median, "%.3f") + " / " + fmt(d.p99, "%.3f"); }
 
 }  // namespace
+
+test::ChildProcess spawn_viewer(const std::string& name, double hz, double seconds,
+                                const std::string& render) {
+  return test::ChildProcess({self_exe(), "viewer", "--name", name, "--hz", fmt(hz, "%g"), "--seconds",
+                             fmt(seconds, "%g"), "--render", render});
+}
 
 int run_viewer(const ViewerArgs& a) {
   const auto t0 = monotonic_ns();

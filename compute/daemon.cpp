@@ -327,6 +327,7 @@ int Daemon::run() {
       in_simulation("step", [&] { sim_->step(n); });
       executor.end_batch();
       step_ += n;
+      steps_taken_.store(step_, std::memory_order_relaxed);
       sim_time_ += static_cast<double>(n) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
       publish();
     }

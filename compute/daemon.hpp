@@ -59,6 +59,8 @@ class Daemon {
   /// For benchmarks (cuview-bench --sections publish): whether the loop calls publish() at all.
   /// Off, the run goes on and clients get no frame. Any thread.
   void set_publishing(bool on) noexcept { publishing_.store(on); }
+  /// Steps taken so far (updated after each batch; `stats` sees them only through publish()). Any thread.
+  [[nodiscard]] std::uint64_t steps_taken() const noexcept { return steps_taken_.load(std::memory_order_relaxed); }
 
  private:
   /// Runs one call into the simulation; whatever it throws becomes SimulationFailed naming the
@@ -83,6 +85,7 @@ class Daemon {
   FieldWriter write_fields_;
   UniqueFd signals_;
   std::atomic<bool> publishing_{true};
+  std::atomic<std::uint64_t> steps_taken_{0};
   std::uint32_t steps_per_frame_ = 16;
   std::uint64_t step_ = 0;
   double sim_time_ = 0;

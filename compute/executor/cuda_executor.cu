@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/cuda/event.hpp"
 #include "cuview/cuda/pinned_buffer.hpp"
@@ -174,7 +175,11 @@ class CudaExecutor final : public Executor {
   [[nodiscard]] SlotTrailer* trailer() const {
     return reinterpret_cast<SlotTrailer*>(frame_.base + frame_.layout->trailer_offset);
   }
-  std::uint64_t* checksum_sink() override { return &trailer()->checksum; }
+  std::uint64_t* checksum_sink() override {
+    if (frame_.layout != nullptr) return &trailer()->checksum;
+    if (scratch_.get() == nullptr) scratch_ = cuda::DeviceBuffer(sizeof(std::uint64_t));
+    return static_cast<std::uint64_t*>(scratch_.get());
+  }
   /// Whether `p` is device memory of this GPU (asked at every copy: about a microsecond).
   [[nodiscard]] bool on_this_gpu(const void* p) const {
     cudaPointerAttributes a{};
@@ -185,6 +190,7 @@ class CudaExecutor final : public Executor {
   }
 
   cuda::Probe probe_;
+  cuda::DeviceBuffer scratch_;  // checksum terms of fields written outside a frame
   int sms_ = 1;
   cuda::Stream stream_;
   cuda::Event batch_done_[2];

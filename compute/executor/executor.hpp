@@ -66,7 +66,8 @@ class Executor {
   /// that kernel adds checksum_term(bits, first_word + i) of every 32-bit word i it writes, each
   /// exactly once (add_checksum() in executor/checksum.cuh sums a block's terms with one atomic).
   /// seal() then leaves that field alone. Throws Error(bad_value) when `target` is not a field of
-  /// the frame begun.
+  /// the frame begun; with no frame begun (fields written elsewhere, as tests do) the terms go to
+  /// a scratch word.
   FieldChecksum sum_into(const FieldTarget& target);
   /// Finishes the frame begun, queued on `stream` after its fields: the checksum over every field
   /// not summed while it was written, then the trailer (seq, step, the time it was complete).
@@ -100,12 +101,14 @@ class Executor {
     }
     return -1;
   }
-  /// The open frame's running checksum (where sum_into() points kernels).
+  /// The open frame's running checksum (where sum_into() points kernels); with no frame open, a
+  /// scratch word nobody reads.
   [[nodiscard]] virtual std::uint64_t* checksum_sink() = 0;
   Frame frame_;
 };
 
 inline FieldChecksum Executor::sum_into(const FieldTarget& target) {
+  if (frame_.layout == nullptr) return {checksum_sink(), 0};  // fields written outside a frame: summed into nothing
   const int i = whole_field(target.data, (target.bytes + 3) / 4 * 4);
   if (i < 0)
     throw Error(Errc::bad_value, "sum_into: the target of " + std::to_string(target.bytes) +

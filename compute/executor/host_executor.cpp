@@ -56,7 +56,8 @@ class HostExecutor final : public Executor {
   }
 
  private:
-  std::uint64_t* checksum_sink() override { return &sum_; }
+  std::uint64_t* checksum_sink() override { return frame_.layout != nullptr ? &sum_ : &scratch_; }
+  std::uint64_t scratch_ = 0;
   std::uint64_t sum_ = 0;
 };
 

@@ -19,6 +19,13 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   if (at_step < progress.step.load()) progress.restarts.fetch_add(1);
   progress.step.store(at_step);
   progress.sim_time.store(at_time, std::memory_order_relaxed);
+  if (write == nullptr) {
+    for (const auto& b : blocks)
+      if (b.decl->data == nullptr)
+        throw Error(Errc::bad_value, where(opts.name) + ": " + b.what +
+                                         " was declared without a buffer; declare it with its data or publish "
+                                         "with a FieldWriter");
+  }
   // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that
   // arrives withdraws the ring's old frame and gets one from the next call, due or not.
   if (ring->readers() == 0) return false;
@@ -29,13 +36,6 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   const std::int64_t now = monotonic_ns();
   const bool due = opts.max_fps <= 0 || static_cast<double>(now - last_publish_ns) >= 1e9 / opts.max_fps;
   if (!due && !publish_now) return false;
-  if (write == nullptr) {
-    for (const auto& b : blocks)
-      if (b.decl->data == nullptr)
-        throw Error(Errc::bad_value, where(opts.name) + ": " + b.what +
-                                         " was declared without a buffer; declare it with its data or publish "
-                                         "with a FieldWriter");
-  }
   auto slot = ring->begin_write();
   if (!slot) {
     // Every slot is held by some reader: skip this frame, never wait. A frame that was due is
