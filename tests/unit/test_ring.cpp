@@ -102,8 +102,16 @@ TEST_CASE("closing a dead reader's lease frees the slots it held", "[ring]") {
   r.release(0);  // a late release from the old reader must not disturb the next owner of the row
   auto next = w.open_lease(4343);
   RingReader r2(w.shm_name(), "s", *next);
+  // The first reader after none: the frame left from before is withdrawn (it is of an old step),
+  // and the publisher is told to publish at once.
+  CHECK(w.readers() == 1);
+  CHECK(w.arrivals() == 2);
+  CHECK_FALSE(r2.acquire_newer(0));
+  CHECK(latest_slot_of(w.block().latest.load()) == kNoSlot);
+  CHECK(publish(w));
   auto f = r2.acquire_newer(0);
   REQUIRE(f);
+  CHECK(f->seq == 4);
   r.release(f->slot);
   CHECK(w.held_slots() == 1);
 }
