@@ -40,6 +40,17 @@ BACKEND_TEST("SIGTERM shuts down gracefully: clients are told, files and segment
   CHECK_THAT(r.err, Catch::Contains("no cuview-compute daemon named 't'"));
 }
 
+BACKEND_TEST("a daemon says in its log how long its start took and where the time went", "[integration][lifecycle]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend, {"--sim", "lbm"}, "512x256");
+  REQUIRE(ctl("t", {"shutdown"}).code == 0);
+  REQUIRE(daemon.wait_for(30s));
+  const std::string log = daemon.err();
+  INFO(log);
+  CHECK_THAT(log, Catch::Matches(R"((.|\n)*started in [0-9.]+ s \(loading the simulation [0-9.]+ s, .*allocating the simulation's 512x256 grid [0-9.]+ s, .*making the initial state [0-9.]+ s\)(.|\n)*)"));
+  CHECK(log.find("started in") < log.find("ready: attach with"));
+}
+
 BACKEND_TEST("a crashed daemon's leftovers are removed by the next start", "[integration][lifecycle]") {
   RuntimeDir rt;
   auto daemon = std::make_unique<ChildProcess>(start_daemon("t", backend));
