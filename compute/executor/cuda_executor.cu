@@ -123,7 +123,8 @@ class CudaExecutor final : public Executor {
   void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef stream) override {
     cuda::DeviceGuard guard(probe_.device);
     const int f = whole_field(dst, bytes);
-    if (f >= 0 && on_this_gpu(src)) {
+    const BufferLocation from = f >= 0 ? locate(src) : BufferLocation{};
+    if (f >= 0 && !from.host_accessible && from.device == probe_.device) {  // this GPU's own memory
       const std::size_t words = bytes / 4;
       const bool vec = (reinterpret_cast<std::uintptr_t>(src) | reinterpret_cast<std::uintptr_t>(dst)) % 16 == 0 &&
                        words % 4 == 0;
@@ -180,15 +181,6 @@ class CudaExecutor final : public Executor {
     if (scratch_.get() == nullptr) scratch_ = cuda::DeviceBuffer(sizeof(std::uint64_t));
     return static_cast<std::uint64_t*>(scratch_.get());
   }
-  /// Whether `p` is device memory of this GPU (asked at every copy: about a microsecond).
-  [[nodiscard]] bool on_this_gpu(const void* p) const {
-    cudaPointerAttributes a{};
-    const bool yes = cudaPointerGetAttributes(&a, p) == cudaSuccess && a.type == cudaMemoryTypeDevice &&
-                     a.device == probe_.device;
-    (void)cudaGetLastError();
-    return yes;
-  }
-
   cuda::Probe probe_;
   cuda::DeviceBuffer scratch_;  // checksum terms of fields written outside a frame
   int sms_ = 1;

@@ -41,15 +41,8 @@ class HostExecutor final : public Executor {
   }
   void seal(std::uint64_t seq, std::uint64_t step, cuda::StreamRef) override {
     const auto& layout = *frame_.layout;
-    for (std::size_t i = 0; i < layout.fields.size(); ++i) {
-      if (frame_.summed[i]) continue;
-      const auto& f = layout.fields[i];
-      for (std::size_t w = 0; w < f.bytes / 4; ++w) {
-        std::uint32_t bits;
-        std::memcpy(&bits, frame_.base + f.offset + 4 * w, 4);
-        sum_ += checksum_term(bits, f.offset / 4 + w);
-      }
-    }
+    for (std::size_t i = 0; i < layout.fields.size(); ++i)
+      if (!frame_.summed[i]) sum_ += field_checksum(frame_.base, layout.fields[i]);
     const SlotTrailer t{seq, step, sum_, static_cast<std::uint64_t>(realtime_ns())};
     std::memcpy(frame_.base + layout.trailer_offset, &t, sizeof t);
     frame_ = {};

@@ -59,18 +59,23 @@ CUVIEW_HD inline std::uint64_t checksum_term(std::uint32_t bits, std::uint64_t i
   return (static_cast<std::uint64_t>(bits) ^ 0x5bd1e9955bd1e995ull) * weight;
 }
 
-/// The frame checksum of a slot in host memory: checksum_term over every 32-bit word of every
-/// block the layout lists. The host executor seals with it; clients verify with it.
-inline std::uint64_t slot_checksum(const void* slot, const SlotLayout& layout) {
+/// One field's part of the frame checksum, for a slot in host memory.
+inline std::uint64_t field_checksum(const void* slot, const SlotLayout::Field& f) {
   const auto* base = static_cast<const unsigned char*>(slot);
   std::uint64_t sum = 0;
-  for (const auto& f : layout.fields) {
-    for (std::size_t i = 0; i < f.bytes / 4; ++i) {
-      std::uint32_t bits;
-      std::memcpy(&bits, base + f.offset + 4 * i, sizeof bits);
-      sum += checksum_term(bits, f.offset / 4 + i);
-    }
+  for (std::size_t i = 0; i < f.bytes / 4; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, base + f.offset + 4 * i, sizeof bits);
+    sum += checksum_term(bits, f.offset / 4 + i);
   }
+  return sum;
+}
+
+/// The frame checksum of a slot in host memory: checksum_term over every 32-bit word of every
+/// block the layout lists. The host executor seals with it (field by field); clients verify with it.
+inline std::uint64_t slot_checksum(const void* slot, const SlotLayout& layout) {
+  std::uint64_t sum = 0;
+  for (const auto& f : layout.fields) sum += field_checksum(slot, f);
   return sum;
 }
 

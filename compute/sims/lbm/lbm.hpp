@@ -141,10 +141,11 @@ CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::u
   return o;
 }
 
-/// The published fields of cell (x, y): velocity (2 floats), speed, vorticity and density.
-CUVIEW_HD inline void lbm_observe(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x, int y,
-                                  int width, int height, float force, float* velocity, float* speed, float* vorticity,
-                                  float* density) {
+/// Writes the published fields of cell (x, y): velocity (2 floats), speed, vorticity and
+/// density; returns what it wrote.
+CUVIEW_HD inline Observed lbm_observe(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
+                                      int y, int width, int height, float force, float* velocity, float* speed,
+                                      float* vorticity, float* density) {
   const std::size_t at = static_cast<std::size_t>(y) * width + x;
   const Observed o = observe_cell(f, flags, x, y, width, height, force);
   velocity[2 * at] = o.ux;
@@ -152,6 +153,7 @@ CUVIEW_HD inline void lbm_observe(const float* __restrict__ f, const std::uint16
   speed[at] = o.speed;
   vorticity[at] = o.vorticity;
   density[at] = o.rho;
+  return o;
 }
 
 }  // namespace cuview::sim::lbm

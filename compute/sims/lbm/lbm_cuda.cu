@@ -66,12 +66,7 @@ __global__ void __launch_bounds__(kTileW* kTileH)
     const int x = (tile % tiles_x) * kTileW + threadIdx.x, y = (tile / tiles_x) * kTileH + threadIdx.y;
     if (x >= width || y >= height) continue;
     const std::size_t at = static_cast<std::size_t>(y) * width + x;
-    const Observed o = observe_cell(f, flags, x, y, width, height, force);
-    t.velocity[2 * at] = o.ux;
-    t.velocity[2 * at + 1] = o.uy;
-    t.speed[at] = o.speed;
-    t.vorticity[at] = o.vorticity;
-    t.density[at] = o.rho;
+    const Observed o = lbm_observe(f, flags, x, y, width, height, force, t.velocity, t.speed, t.vorticity, t.density);
     partial += float_term(o.ux, t.w_velocity + 2 * at) + float_term(o.uy, t.w_velocity + 2 * at + 1) +
                float_term(o.speed, t.w_speed + at) + float_term(o.vorticity, t.w_vorticity + at) +
                float_term(o.rho, t.w_density + at);
