@@ -17,6 +17,9 @@
 #include "cuview/error.hpp"
 #include "cuview/ring.hpp"
 #include "executor/executor.hpp"
+#include "parts/comm.hpp"
+#include "parts/turn.hpp"
+#include "parts/watchdog.hpp"
 #include "publisher/parameter_set.hpp"
 
 namespace cuview {
@@ -52,6 +55,13 @@ const sim::SimulationFactory& find_simulation(const std::string& name) {
   }
   throw Error(Errc::bad_value, "--sim " + name + " is not a known simulation; known: " + names +
                                    " (cuview-ctl sims lists them with their fields and parameters)");
+}
+
+std::string decomposable_names() {
+  std::string names;
+  for (const auto& f : sim::builtin_simulations())
+    if (f.decomposable) names += (names.empty() ? "" : ", ") + f.name;
+  return names;
 }
 
 /// A simulation's field as the publisher declares it: written by the simulation (no buffer).
@@ -144,6 +154,24 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     throw Error(Errc::out_of_range,
                 "--slots " + std::to_string(opts.slots) + " is out of range: use 1 to " + std::to_string(kMaxSlots));
 
+  std::uint32_t rows = opts.height;  // this process's rows: all of them, or its rank's slab
+  std::optional<PartOptions> part;
+  if (opts.comm != nullptr) {
+    const auto n = static_cast<std::uint32_t>(opts.comm->size()), k = static_cast<std::uint32_t>(opts.comm->rank());
+    if (factory == nullptr || !factory->decomposable)
+      throw Error(Errc::unsupported, "--sim " + opts.sim + " cannot run over several ranks (mpirun -n " +
+                                         std::to_string(n) + "); the simulations that can: " + decomposable_names() +
+                                         ". Run it with one process, without mpirun");
+    if (opts.height / n < 2)
+      throw Error(Errc::out_of_range, "--size " + std::to_string(opts.width) + "x" + std::to_string(opts.height) +
+                                          " has too few rows for " + std::to_string(n) +
+                                          " ranks: each needs at least 2; use fewer ranks or more rows");
+    const auto r = sim::slab_rows(opts.height, k, n);
+    rows = r.count;
+    std::string group = k == 0 ? random_hex(8) : std::string();
+    opts.comm->broadcast(group);  // one id for every part of this run
+    part = PartOptions{k, n, 0, r.first, opts.width, opts.height, group, static_cast<int>(k), {}};
+  }
   phases.next(opts.backend == "host" ? "choosing the backend" : "starting the GPU (CUDA context)");
   publisher_.emplace(PublisherOptions{.name = opts.name,
                                       .backend = opts.backend,
@@ -152,18 +180,24 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                                       .title = sim_name_,
                                       .slots = opts.slots,
                                       .max_fps = opts.max_fps,
-                                      .start_paused = opts.start_paused});
+                                      .start_paused = opts.start_paused,
+                                      .part = part});
   Executor& executor = publisher_->executor();
-  const sim::SimulationConfig config{opts.width, opts.height, opts.sim_options};
+  sim::SimulationConfig config{opts.width, rows, opts.sim_options};
+  if (part) {
+    phases.next("connecting to the neighbouring ranks");
+    halo_ = opts.comm->make_halo(executor.kind() == Executor::Kind::cuda ? executor.device_id() : -1);
+    slab_ = {part->offset_y, rows, opts.height, halo_.get()};
+    config.slab = &slab_;
+  }
   try {
-    phases.next("allocating the simulation's " + std::to_string(opts.width) + "x" + std::to_string(opts.height) +
-                " grid");
+    phases.next("allocating the simulation's " + std::to_string(opts.width) + "x" + std::to_string(rows) + " grid");
     sim_ = plugin_ ? plugin_->make(executor, config) : factory->make(executor, config);
     const auto fields = in_simulation("fields", [&] { return sim_->fields(); });
     if (fields.empty())
       throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");
     for (const auto& f : fields)
-      publisher_->add_field(declared(f, opts.width, opts.height, std::uint64_t{opts.width} * opts.height));
+      publisher_->add_field(declared(f, opts.width, rows, std::uint64_t{opts.width} * rows));
     for (const auto& set : in_simulation("particle_sets", [&] { return sim_->particle_sets(); })) {
       ParticlesDecl p{set.name, set.count, {}, set.help, set.bounds};
       for (const auto& a : set.attributes) p.attributes.push_back(declared(a, 0, 0, set.count));
@@ -179,6 +213,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     meta_.state_version = in_simulation("state_version", [&] { return sim_->state_version(); });
     meta_.width = opts.width, meta_.height = opts.height;
     meta_.options = opts.sim_options;
+    if (part) meta_.options[parts::kRanksOption] = std::to_string(part->count) + ":" + std::to_string(part->index);
     meta_.backend = executor.name();
     meta_.cuview_version = CUVIEW_VERSION;
     const auto state = in_simulation("state", [&] { return sim_->state(); });
@@ -190,9 +225,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
       }
     if (!state.empty()) {
       const bool asked = opts.checkpoint_every_s > 0 || !opts.checkpoint_dir.empty() || !opts.restore.empty();
-      checkpoint::Options co{
-          opts.checkpoint_dir.empty() ? checkpoint::default_dir(opts.name) : std::filesystem::path(opts.checkpoint_dir),
-          opts.checkpoint_every_s, opts.keep};
+      checkpoint::Options co{checkpoint_dir(), opts.checkpoint_every_s, opts.keep};
       try {
         checkpointer_ = std::make_unique<checkpoint::Checkpointer>(co, executor, *sim_, meta_);
         report_checkpoints();  // enabled, where, how often
@@ -251,10 +284,11 @@ void Daemon::load_checkpoint() {
   namespace fs = std::filesystem;
   fs::path path = opts_.restore;
   std::optional<checkpoint::Loaded> loaded;
-  if (opts_.restore == "latest") {
-    const fs::path dir =
-        opts_.checkpoint_dir.empty() ? checkpoint::default_dir(opts_.name) : fs::path(opts_.checkpoint_dir);
-    auto [newest, read] = checkpoint::Checkpointer::latest(dir);
+  if (opts_.restore == "latest" && opts_.comm != nullptr) {
+    std::tie(path, loaded) = parts::restore_latest(*opts_.comm, checkpoint_dir());
+    opts_.restore = path.string();
+  } else if (opts_.restore == "latest") {
+    auto [newest, read] = checkpoint::Checkpointer::latest(checkpoint_dir());
     path = newest;
     loaded = std::move(read);
     opts_.restore = path.string();
@@ -265,6 +299,13 @@ void Daemon::load_checkpoint() {
       !why.empty())
     throw Error(Errc::bad_value, "cannot restore checkpoint " + path.string() + ": " + why);
   restored_ = std::move(loaded);
+}
+
+std::filesystem::path Daemon::checkpoint_dir() const {
+  std::filesystem::path dir =
+      opts_.checkpoint_dir.empty() ? checkpoint::default_dir(opts_.name) : std::filesystem::path(opts_.checkpoint_dir);
+  if (opts_.comm != nullptr) dir /= "part-" + std::to_string(opts_.comm->rank());
+  return dir;
 }
 
 void Daemon::report_checkpoints() {
@@ -282,7 +323,7 @@ void Daemon::reset() {
   step_ = 0;
   sim_time_ = 0;
   publisher_->publish_next_now();
-  publish();
+  if (opts_.comm == nullptr) publish();  // parts publish when they all agree, at the end of the turn
 }
 
 void Daemon::publish() {
@@ -291,6 +332,7 @@ void Daemon::publish() {
 }
 
 int Daemon::run() {
+  if (opts_.comm != nullptr) return run_parts();
   publish();  // the initial state, before anyone is told to attach
   if (opts_.ready_fd >= 0) {
     (void)!::write(opts_.ready_fd, "ready\n", 6);
@@ -355,6 +397,134 @@ int Daemon::run() {
   publisher_->close(failure.empty() ? "shutdown" : "simulation failed: " + failure);
   spdlog::info("daemon '{}' stopped at step {}", opts_.name, step_);
   return failure.empty() && saved ? 0 : 1;
+}
+
+int Daemon::run_parts() {
+  parts::Comm& comm = *opts_.comm;
+  const bool leader = comm.rank() == 0;
+  const std::string who = "rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size());
+  // A rank of this host that dies is named to this part's viewers, and this rank ends rather than
+  // wait for it forever.
+  parts::Watchdog watchdog(comm, [this](const std::string& reason) { publisher_->abandon(reason); });
+  publisher_->record_step(step_, sim_time_);  // a restored run's step, before any turn
+  comm.barrier();  // every part is attachable
+  if (leader) {
+    if (opts_.ready_fd >= 0) {
+      (void)!::write(opts_.ready_fd, "ready\n", 6);
+      ::close(opts_.ready_fd);
+    }
+    spdlog::info("ready: {} ranks publish '{}' as {} parts; attach with `cuview-ctl --name {} status` or "
+                 "`cuview-gui --name {}`",
+                 comm.size(), opts_.name, comm.size(), opts_.name, opts_.name);
+  }
+
+  std::string failure;
+  Executor& executor = publisher_->executor();
+  std::vector<std::uint64_t> tickets;  // rank 0: checkpoint requests waiting for the next capture
+  double next_checkpoint_s = -1;
+  try {
+    for (;;) {
+      bool stop_here = false;
+      signalfd_siginfo si{};
+      if (::read(signals_.get(), &si, sizeof si) == sizeof si) {
+        spdlog::info("{}: received {}: shutting down every rank", who, si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+        stop_here = true;
+      }
+      // Every part polls (arrivals, refusals); only part 0 takes steering, and rank 0 decides.
+      Requests polled = publisher_->poll();
+      parts::Turn turn;
+      if (leader) {
+        turn.requests = std::move(polled);
+        turn.stop = stop_here || turn.requests.shutdown;
+        turn.steps = turn.stop ? 0 : static_cast<std::uint32_t>(publisher_->steps_allowed(steps_per_frame_));
+        turn.paused = publisher_->paused();
+        if (checkpointer_) {
+          for (const auto& [ticket, path] : turn.requests.checkpoints) {
+            if (!path.empty())
+              spdlog::warn("checkpoint to {} asked: a run of ranks writes one file per rank in {}; writing there",
+                           path, checkpoint_dir().parent_path().string());
+            tickets.push_back(ticket);
+          }
+          const double now = static_cast<double>(monotonic_ns()) * 1e-9;
+          if (next_checkpoint_s < 0) next_checkpoint_s = now + opts_.checkpoint_every_s;
+          const bool due = opts_.checkpoint_every_s > 0 && now >= next_checkpoint_s;
+          if (due) next_checkpoint_s = now + opts_.checkpoint_every_s;
+          turn.checkpoint = !turn.stop && (due || !tickets.empty());
+        }
+      }
+      std::string bytes = leader ? parts::encode(turn) : std::string();
+      comm.broadcast(bytes);
+      if (!leader) {
+        turn = parts::decode_turn(bytes);
+        publisher_->follow(turn.requests, turn.paused);
+      }
+      if (turn.stop) break;
+      // The same changes on every rank, before stepping from the same step.
+      if (!turn.requests.params.empty()) apply_params(turn.requests.params);
+      if (turn.requests.reset) reset();
+      for (const auto& stroke : turn.requests.strokes) in_simulation("draw", [&] { sim_->draw(stroke); });
+      if (turn.checkpoint && checkpointer_) {
+        const std::uint64_t ticket = tickets.empty() ? 0 : tickets.front();
+        if (!tickets.empty()) tickets.erase(tickets.begin());
+        in_simulation("save_state",
+                      [&] { checkpointer_->capture_now(step_, sim_time_, publisher_->params(), ticket); });
+      }
+      if (checkpointer_) report_checkpoints();
+      if (turn.steps > 0) {
+        in_simulation("step", [&] { sim_->step(turn.steps); });  // halos inside, with the neighbours
+        executor.end_batch();
+        step_ += turn.steps;
+        steps_taken_.store(step_, std::memory_order_relaxed);
+        sim_time_ +=
+            static_cast<double>(turn.steps) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
+      }
+      // Every part publishes the same steps: a frame when any part's readers want one, so that a
+      // viewer of all parts finds each step in every ring. Any rank's signal stops them all.
+      std::int64_t agreed[2] = {publisher_->frame_wanted() ? 1 : 0, stop_here ? 1 : 0};
+      comm.max(agreed);
+      if (agreed[0] != 0 && publishing_.load(std::memory_order_relaxed)) {
+        publisher_->publish_next_now();
+        publish();
+      } else {
+        publisher_->record_step(step_, sim_time_);
+      }
+      if (agreed[1] != 0) break;
+      if (turn.steps == 0 && leader) publisher_->wait_for_requests(std::chrono::milliseconds(50));
+    }
+  } catch (const SimulationFailed& e) {
+    failure = e.what();
+  } catch (const Error& e) {
+    if (e.code() != Errc::cuda) throw;
+    failure = "the GPU work of simulation '" + sim_name_ + "' failed: " + e.what();
+  }
+  if (!failure.empty()) {
+    // The other ranks wait in a halo or a collective that this rank will not join: say why, tell
+    // this part's clients, and end the whole job.
+    spdlog::error("{}: {}; stopping the run '{}' at step {}", who, failure, opts_.name, step_);
+    watchdog.finishing();  // the others are ended with this one: not a death to report
+    publisher_->close(who + " failed: " + failure);
+    comm.abort(1);
+  }
+  bool saved = true;
+  if (checkpointer_ && opts_.final_checkpoint) {
+    try {
+      const auto path =
+          in_simulation("save_state", [&] { return checkpointer_->write_now(step_, sim_time_, publisher_->params()); });
+      spdlog::info("{}: final checkpoint: {} (restart with the same mpirun -n and --restore latest)", who,
+                   path.string());
+    } catch (const std::exception& e) {
+      spdlog::error("{}: the final checkpoint of step {} failed: {}", who, step_, e.what());
+      saved = false;
+    }
+    report_checkpoints();
+  }
+  checkpointer_.reset();
+  std::int64_t ok[1] = {saved ? 0 : 1};
+  watchdog.finishing();
+  comm.max(ok);  // every rank has written its part before any says it is done
+  publisher_->close("shutdown");
+  spdlog::info("{}: part {} of '{}' stopped at step {}", who, comm.rank(), opts_.name, step_);
+  return ok[0] == 0 ? 0 : 1;
 }
 
 }  // namespace cuview

@@ -15,6 +15,11 @@
 #include "cuview/publisher.hpp"
 #include "sims/plugin.hpp"
 #include "sims/simulation.hpp"
+#include "sims/slab.hpp"
+
+namespace cuview::parts {
+class Comm;
+}
 
 namespace cuview {
 
@@ -39,6 +44,10 @@ struct DaemonOptions {
   unsigned keep = 5;              ///< checkpoints kept in the directory; 0: all
   bool final_checkpoint = true;   ///< one at SIGTERM/SIGINT/shutdown
   std::string restore;            ///< a checkpoint file, or "latest" (in the directory); empty: start afresh
+  /// Set when the run is decomposed over ranks (cuview-compute under mpirun): this process is
+  /// rank comm->rank() and publishes part comm->rank() of `name`; width × height is the global
+  /// grid, split into slabs of rows. Every rank makes its Daemon and calls run() (a collective).
+  parts::Comm* comm = nullptr;
 };
 
 /// Blocks SIGINT and SIGTERM in the calling thread (and threads it starts later), so that the
@@ -73,10 +82,16 @@ class Daemon {
   /// Reads, verifies and checks opts_.restore against this run before anything starts.
   void load_checkpoint();
   void report_checkpoints();
+  /// The decomposed run's loop: rank 0 polls, every rank applies the same turn (docs/protocol.md "Parts").
+  int run_parts();
+  /// Parts: where this rank's checkpoints go (the run's directory, part-K).
+  [[nodiscard]] std::filesystem::path checkpoint_dir() const;
 
   DaemonOptions opts_;
   std::optional<sim::Plugin> plugin_;  // outlives the simulation it made
   std::string sim_name_;               // the built-in's name, or the plugin's own
+  std::unique_ptr<sim::Halo> halo_;  // parts: outlives the simulation that exchanges through it
+  sim::Slab slab_;                  // parts: the rows this rank owns
   std::optional<Publisher> publisher_;
   std::unique_ptr<sim::Simulation> sim_;
   std::unique_ptr<checkpoint::Checkpointer> checkpointer_;

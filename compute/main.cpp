@@ -13,6 +13,7 @@
 #include "cuview/error.hpp"
 #include "cuview/share/registry.hpp"
 #include "daemon.hpp"
+#include "parts/comm.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda/probe.hpp"
 #endif
@@ -61,8 +62,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4));
   std::vector<std::string> sim_options;
   app.add_option("--sim-option", sim_options,
-                 "KEY=VALUE for the simulation, repeatable (lbm: flow=channel|periodic, obstacle=cylinder|none; "
-                 "nbody: bodies=N, setup=disc|galaxies)");
+                 "KEY=VALUE for the simulation, repeatable (lbm: flow=channel|periodic, obstacle=cylinder|none, "
+                 "overlap=on|off; nbody: bodies=N, setup=disc|galaxies)");
   std::string every, verify;
   app.add_option("--checkpoint-dir", o.checkpoint_dir,
                  "where checkpoints go (default: $XDG_STATE_HOME/cuview/NAME, else ~/.local/state/cuview/NAME)");
@@ -149,14 +150,36 @@ int main(int argc, char** argv) {
   o.width = static_cast<std::uint32_t>(std::stoul(m[1]));
   o.height = static_cast<std::uint32_t>(std::stoul(m[2]));
 
+  // Started by mpirun as one of several ranks: one part of a decomposed run (docs/protocol.md
+  // "Parts"). --size is the global grid; each rank owns a slab of its rows and, on CUDA, the GPU
+  // of its rank on this host.
+  std::unique_ptr<cuview::parts::Comm> comm;
+  if (cuview::parts::launched_ranks() > 1) {
+    try {
+      comm = cuview::parts::init_mpi(&argc, &argv);
+    } catch (const cuview::Error& e) {
+      spdlog::error("{}", e.what());
+      return 1;
+    }
+    o.comm = comm.get();
+    spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ cuview-compute[%P] rank " + std::to_string(comm->rank()) +
+                        ": %v");
+#ifdef CUVIEW_HAVE_CUDA
+    if (o.device < 0 && o.backend != "host" && cuview::cuda::probe(comm->local_rank()).usable)
+      o.device = comm->local_rank();  // one rank per GPU, by its rank on this host
+#endif
+  }
+
   try {
     cuview::Daemon daemon(o);
     return daemon.run();
   } catch (const cuview::Error& e) {
     spdlog::error("{}", e.what());
+    if (comm) comm->abort(1);  // the other ranks wait for this one in a collective: end them too
     return e.code() == cuview::Errc::already_running ? 3 : 1;
   } catch (const std::exception& e) {
     spdlog::error("unexpected error: {}", e.what());
+    if (comm) comm->abort(1);
     return 1;
   }
 }

@@ -28,7 +28,7 @@ using namespace std::chrono_literals;
 using cuview::Client;
 
 nlohmann::json to_json(const cuview::proto::Stats& s) {
-  return {{"name", s.name},
+  nlohmann::json j = {{"name", s.name},
           {"session", s.session},
           {"backend", s.backend},
           {"sharing", s.sharing},
@@ -63,6 +63,13 @@ nlohmann::json to_json(const cuview::proto::Stats& s) {
             {"stall_ms", s.checkpoint.stall_ms},
             {"write_ms", s.checkpoint.write_ms},
             {"error", s.checkpoint.error}}}};
+  if (s.part)
+    j["part"] = {{"index", s.part->index},         {"count", s.part->count},
+                 {"offset_x", s.part->offset_x},   {"offset_y", s.part->offset_y},
+                 {"global_width", s.part->global_width}, {"global_height", s.part->global_height},
+                 {"group", s.part->group},         {"rank", s.part->rank},
+                 {"host", s.part->host}};
+  return j;
 }
 
 std::string clock_time(double unix_time) {
@@ -110,6 +117,41 @@ void print_status(const cuview::proto::Stats& s) {
                 clock_time(c.unix_time).c_str(), c.path.c_str());
   std::printf("\n");
   if (!c.error.empty()) std::printf("  last checkpoint failure: %s\n", c.error.c_str());
+}
+
+/// `status` of a run of parts: one line per part, then what they have in common and how far apart
+/// they are.
+void print_part_status(const std::vector<cuview::proto::Stats>& parts) {
+  const auto& s0 = parts.front();
+  const auto& p0 = *s0.part;
+  std::printf("%s: %s %ux%u in %zu parts on %s (group %s), %s\n", s0.name.c_str(), s0.sim.c_str(), p0.global_width,
+              p0.global_height, parts.size(), s0.backend.c_str(), p0.group.c_str(), s0.paused ? "paused" : "running");
+  std::uint64_t lo = UINT64_MAX, hi = 0, published = 0, skipped = 0;
+  double slowest = 0, fewest_fps = 0;
+  std::uint32_t held = 0, readers = 0;
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const auto& s = parts[k];
+    const auto& p = *s.part;
+    const std::string rank = p.rank >= 0 ? std::to_string(p.rank) : "-";
+    std::printf("  part %u  rank %s  on %s  %s  rows %u-%u cols %u-%u  step %llu  %.0f steps/s  %.1f frames/s  "
+                "%u reading  %u/%u held\n",
+                p.index, rank.c_str(), p.host.c_str(), s.device.c_str(), p.offset_y, p.offset_y + s.height - 1,
+                p.offset_x, p.offset_x + s.width - 1, static_cast<unsigned long long>(s.step), s.steps_per_second,
+                s.frames_per_second, s.readers, s.held_slots, s.slots);
+    lo = std::min(lo, s.step), hi = std::max(hi, s.step);
+    slowest = k == 0 ? s.steps_per_second : std::min(slowest, s.steps_per_second);
+    fewest_fps = k == 0 ? s.frames_per_second : std::min(fewest_fps, s.frames_per_second);
+    published += s.frames_published, skipped += s.frames_skipped;
+    held += s.held_slots, readers = std::max(readers, s.readers);
+  }
+  std::printf("  %zu parts: steps %llu-%llu, slowest part %.0f steps/s and %.1f frames/s; frames %llu published, "
+              "%llu skipped; %u reading, %u slots held in all\n",
+              parts.size(), static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi), slowest,
+              fewest_fps, static_cast<unsigned long long>(published), static_cast<unsigned long long>(skipped), readers,
+              held);
+  std::printf("  params:");
+  for (const auto& [k, v] : s0.params) std::printf(" %s=%g", k.c_str(), v);
+  std::printf("\n");
 }
 
 struct AttachArgs {
@@ -210,6 +252,32 @@ int attach_remote(const cuview::AttachOptions& base, const AttachArgs& a) {
   return 0;
 }
 
+/// The first lines `attach` prints: for a whole publisher as ever, for a run of parts one more
+/// line per part (where its block lies, where it runs).
+void print_attached(const cuview::Group& g, const std::string& name) {
+  const auto& lead = g.parts().front();
+  const auto& d = lead.description();
+  if (!g.decomposed()) {
+    std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots shared by %s\n", name.c_str(),
+                lead.hello().session.c_str(), d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(),
+                d.slots, lead.sharing().c_str());
+    return;
+  }
+  std::printf("attached to '%s' group %s: %s %ux%u in %zu parts on %s, shared by %s\n", name.c_str(),
+              g.group_id().c_str(), d.sim.c_str(), g.global_width(), g.global_height(), g.size(), d.backend.c_str(),
+              lead.sharing().c_str());
+  for (std::size_t k = 0; k < g.size(); ++k) {
+    const auto& c = g.parts()[k];
+    const auto& p = g.part_desc(k);
+    std::printf("  part %u (rank %d on %s, pid %d, %s): block %ux%u at (%u, %u), session %s, %u slots\n", p.index,
+                p.rank, p.host.c_str(), c.hello().daemon_pid, c.description().device.c_str(), c.description().width,
+                c.description().height, p.offset_x, p.offset_y, c.hello().session.c_str(), c.description().slots);
+  }
+}
+
+/// Receives frames (of a run of parts: groups of one step from every part) through cuview::Group;
+/// returns the process exit code. With `reattach`, a daemon (or part) that goes away is waited for
+/// (up to the frame timeout) and its successor attached.
 int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
   if (!base.remote.empty()) return attach_remote(base, a);
   auto opts = base;
@@ -218,12 +286,12 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
   const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
   std::string last_session;
   auto deadline = std::chrono::steady_clock::time_point::max();  // set while waiting for a successor
-  bool first_attempt = true;
+  bool first_attempt = true, decomposed = false;
   while (received < a.frames) {
-    std::optional<Client> client;
+    std::optional<cuview::Group> group;
     try {
-      client.emplace(Client::attach(opts));
-      if (client->hello().session == last_session)  // the old daemon, still shutting down
+      group.emplace(cuview::Group::attach(opts));
+      if (group->leader().hello().session == last_session)  // the old daemon, still shutting down
         throw cuview::Error(cuview::Errc::daemon_gone, "daemon '" + opts.name + "' is shutting down");
     } catch (const cuview::Error& e) {
       // A name with no daemon at all fails at once; a daemon that went away is waited for.
@@ -240,36 +308,48 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
     }
     first_attempt = false;
     ++sessions;
-    last_session = client->hello().session;
+    last_session = group->leader().hello().session;
+    decomposed = group->decomposed();
     deadline = std::chrono::steady_clock::time_point::max();
     opts.timeout = base.timeout;
-    const auto& d = client->description();
-    std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots shared by %s\n", opts.name.c_str(),
-                last_session.c_str(), d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(), d.slots,
-                client->sharing().c_str());
+    print_attached(*group, opts.name);
     std::fflush(stdout);
     try {
       std::uint64_t prev = 0;
       while (received < a.frames) {
-        auto frame = client->next_frame(frame_timeout);
-        if (!frame)
+        auto frames = group->next(frame_timeout);
+        if (!frames)
           throw cuview::Error(cuview::Errc::timeout, "no frame from '" + opts.name + "' within " +
                                                          std::to_string(a.timeout_s) +
                                                          " s; is it paused? (`cuview-ctl resume`)");
-        const auto& info = frame->info();
+        // Sequence numbers (and so gaps) are part 0's: every part counts its own.
+        const auto& info = frames->part(0).info();
         if (received == 0) first_seq = info.seq;
         if (prev != 0 && info.seq != prev + 1) ++gaps;
         prev = last_seq = info.seq;
         ++received;
+        if (decomposed) {
+          std::printf("step %llu:", static_cast<unsigned long long>(frames->step()));
+          for (std::size_t k = 0; k < frames->size(); ++k)
+            std::printf(" part %zu seq %llu slot %u;", k, static_cast<unsigned long long>(frames->part(k).info().seq),
+                        frames->part(k).info().slot);
+          std::printf("\n");
+        }
         if (a.verify) {
-          if (auto problem = frame->verify()) {
+          if (auto problem = frames->verify()) {
             std::fprintf(stderr, "cuview-ctl: verification failed: %s\n", problem->c_str());
             return 1;
           }
           ++verified;
         }
         if (a.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.hold_ms));
-        if (received == a.frames && !a.save.empty()) save_slot(*frame, d, a.save);
+        if (received == a.frames && !a.save.empty()) {
+          if (!decomposed)
+            save_slot(frames->part(0), group->leader().description(), a.save);
+          else  // one file per part, each the part's own slot layout
+            for (std::size_t k = 0; k < frames->size(); ++k)
+              save_slot(frames->part(k), group->parts()[k].description(), a.save + ".part-" + std::to_string(k));
+        }
       }
     } catch (const cuview::Error& e) {
       if (e.code() != cuview::Errc::daemon_gone || !a.reattach) throw;
@@ -280,10 +360,10 @@ int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
       opts.timeout = std::min<std::chrono::milliseconds>(base.timeout, 1000ms);
     }
   }
-  std::printf("received %llu frames (seq %llu..%llu, %llu gaps where frames were skipped) from %llu session(s)",
-              static_cast<unsigned long long>(received), static_cast<unsigned long long>(first_seq),
-              static_cast<unsigned long long>(last_seq), static_cast<unsigned long long>(gaps),
-              static_cast<unsigned long long>(sessions));
+  std::printf("received %llu %s (seq %llu..%llu, %llu gaps where frames were skipped) from %llu session(s)",
+              static_cast<unsigned long long>(received), decomposed ? "groups" : "frames",
+              static_cast<unsigned long long>(first_seq), static_cast<unsigned long long>(last_seq),
+              static_cast<unsigned long long>(gaps), static_cast<unsigned long long>(sessions));
   if (a.verify) std::printf(", %llu verified intact", static_cast<unsigned long long>(verified));
   std::printf("\n");
   return 0;
@@ -494,29 +574,35 @@ int main(int argc, char** argv) {
     }
     if (*list) {
       nlohmann::json out = nlohmann::json::array();
-      std::vector<std::string> names;
+      std::vector<cuview::RunningInstance> instances;
       if (opts.remote.empty()) {
-        names = cuview::list_running_instances();
+        instances = cuview::list_instances();
       } else {
         auto host = cuview::RemoteHost::connect(opts.remote, "cuview-ctl list", std::max(opts.timeout, 5000ms));
-        for (const auto& p : host.publishers()) names.push_back(p.name);
+        for (const auto& p : host.publishers()) instances.push_back({p.name, 0});
       }
-      for (const auto& n : names) {
+      for (const auto& [n, parts] : instances) {
         auto o = opts;
         o.name = n;
         o.import = cuview::Import::control_only;
+        // A run of parts is listed once, as its part 0 (which steers it) sees it.
+        if (parts > 0) o.part = 0;
+        const std::string shown = parts > 0 ? n + " (" + std::to_string(parts) + " parts)" : n;
         try {
           auto s = Client::attach(o).stats();
-          if (json)
+          const auto w = s.part ? s.part->global_width : s.width, h = s.part ? s.part->global_height : s.height;
+          if (json) {
             out.push_back(to_json(s));
-          else
-            std::printf("%-16s %s %ux%u on %s, %s, step %llu\n", n.c_str(), s.sim.c_str(), s.width, s.height,
+            if (parts > 0) out.back()["parts"] = parts;
+          } else {
+            std::printf("%-16s %s %ux%u on %s, %s, step %llu\n", shown.c_str(), s.sim.c_str(), w, h,
                         s.backend.c_str(), s.paused ? "paused" : "running", static_cast<unsigned long long>(s.step));
+          }
         } catch (const cuview::Error& e) {
           if (json)
             out.push_back({{"name", n}, {"error", e.what()}});
           else
-            std::printf("%-16s (not answering: %s)\n", n.c_str(), e.what());
+            std::printf("%-16s (not answering: %s)\n", shown.c_str(), e.what());
         }
       }
       if (json) std::cout << out.dump(2) << "\n";
@@ -525,8 +611,28 @@ int main(int argc, char** argv) {
     if (*att) return attach(opts, aa);
     opts.client = "cuview-ctl " + app.get_subcommands().front()->get_name();
     opts.import = cuview::Import::control_only;
+    const auto op = op_of.at(app.get_subcommands().front());
+    // A run of parts (MPI ranks): status shows every part; everything else goes to part 0, which
+    // steers the run (it hands each request to all parts at one step) and describes its own block.
+    if (opts.remote.empty() && cuview::running_parts(opts.name) > 0) {
+      if (op == Op::stats) {
+        auto group = cuview::Group::attach(opts);
+        if (group.decomposed()) {
+          const auto parts = group.stats();
+          if (json) {
+            nlohmann::json out = nlohmann::json::array();
+            for (const auto& s : parts) out.push_back(to_json(s));
+            std::cout << out.dump(2) << "\n";
+          } else {
+            print_part_status(parts);
+          }
+          return 0;
+        }
+      }
+      opts.part = 0;
+    }
     auto client = Client::attach(opts);
-    switch (op_of.at(app.get_subcommands().front())) {
+    switch (op) {
       case Op::stats: {
         const auto status = client.stats();
         if (json)
@@ -535,7 +641,14 @@ int main(int argc, char** argv) {
           print_status(status);
         break;
       }
-      case Op::describe: print_description(client.description()); break;
+      case Op::describe:
+        print_description(client.description());
+        if (const auto& p = client.description().part)
+          std::printf("  part %u of %u (rank %d on %s, group %s): the grid above is its block, at (%u, %u) in the "
+                      "global grid of %ux%u; `status` shows every part\n",
+                      p->index, p->count, p->rank, p->host.c_str(), p->group.c_str(), p->offset_x, p->offset_y,
+                      p->global_width, p->global_height);
+        break;
       case Op::pause: client.pause(); break;
       case Op::resume: client.resume(); break;
       case Op::step: client.step(steps); break;

@@ -6,10 +6,7 @@
 # $OUT (or /tmp/cuview-gpu); one result line per suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/cuview-gpu}
-mkdir -p "$out" /tmp/rt
-tar xJf .device/runtime.txz -C /tmp/rt && . /tmp/rt/env.sh
-export CUVIEW_BIN_DIR=/tmp/rt/bin
+. scripts/gpu-env.sh
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 echo "GPU: $gpu" | tee "$out/summary.txt"
 cuview-compute --check-cuda | tee -a "$out/summary.txt"
@@ -40,6 +37,10 @@ for sharing in ${SHARINGS:-legacy vmm pool}; do
     run "python-cuda-$sharing" python3 tests/python/test_client.py -v
 done
 unset CUVIEW_SHARING
+# Decomposed runs on this host's GPUs (one rank per GPU, NCCL halos), once per sharing mechanism.
+for sharing in ${SHARINGS:-legacy vmm pool}; do
+  CUVIEW_SHARING=$sharing run "parts-gpu-$sharing" cuview-parts-tests "[gpu]" --durations yes
+done
 fi
 
 # Remote viewers of CUDA daemons through a gateway on this host (tcp:// with CURVE, unlimited

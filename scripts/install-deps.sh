@@ -21,6 +21,7 @@ packages=(
   libzstd-dev libsodium-dev       # the gateway: compressed views; CURVE keys (libzmq's, through libsodium)
   openssh-client openssh-server   # ssh:// remote viewers; the tests start a real sshd on loopback
   iproute2                        # the remote benchmark limits a link with tc's tbf in a network namespace
+  openmpi-bin libopenmpi-dev      # runs decomposed over ranks: mpirun -n N cuview-compute
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,8 +15,11 @@
 #include "cuview/error.hpp"
 #include "cuview/runtime_dir.hpp"
 
+// A client either owns its cuview::Client (cuview_attach) or borrows one of a group's parts
+// (cuview_group_part), which the group frees; `client` points at it either way.
 struct cuview_client {
-  cuview::Client client;
+  std::unique_ptr<cuview::Client> owned;
+  cuview::Client* client = nullptr;
   std::string remote;  // the gateway's URL; empty when local
   std::string describe_json, stats_json;
   std::vector<cuview_block> blocks;
@@ -23,9 +28,24 @@ struct cuview_client {
   cuview::RemoteRegion region;     // the last cuview_fetch's, likewise
 };
 
+// Likewise a frame owns its cuview::Frame (cuview_next_frame) or borrows a part's frame of a
+// group frame (cuview_group_frame_part), which cuview_group_frame_release releases.
 struct cuview_frame {
-  cuview::Frame frame;
+  std::optional<cuview::Frame> owned;
+  const cuview::Frame* frame = nullptr;
   std::vector<const void*> data;
+};
+
+struct cuview_group {
+  cuview::Group group;
+  std::vector<std::unique_ptr<cuview_client>> parts;  // borrowing group.part(k)
+  std::vector<cuview_part_info> infos;                // their strings point into group and parts
+  std::string gone_reason;
+};
+
+struct cuview_group_frame {
+  cuview::FrameGroup frames;
+  std::vector<cuview_frame> parts;  // borrowing frames.part(k)
 };
 
 namespace {
@@ -92,10 +112,14 @@ const char* cuview_last_error(void) { return g_error.c_str(); }
 const char* cuview_version(void) { return CUVIEW_VERSION; }
 
 namespace {
-/// A new handle on the client `o` attaches, its blocks listed from the description.
-cuview_client* attached(const cuview::AttachOptions& o) {
-  auto* c = new cuview_client{cuview::Client::attach(o), o.remote, {}, {}, {}, {}, {}, {}};
-  const auto& d = c->client.description();
+/// A handle on `client` (owned when `owned` holds it), its blocks listed from the description.
+std::unique_ptr<cuview_client> wrapped(cuview::Client& client, std::unique_ptr<cuview::Client> owned,
+                                       std::string remote) {
+  auto c = std::make_unique<cuview_client>();
+  c->owned = std::move(owned);
+  c->client = &client;
+  c->remote = std::move(remote);
+  const auto& d = client.description();
   c->describe_json = to_json(d);
   for (const auto& f : d.fields) c->blocks.push_back(block_of(f, nullptr)), c->names.push_back(f.name);
   for (const auto& p : d.particles)
@@ -104,9 +128,26 @@ cuview_client* attached(const cuview::AttachOptions& o) {
   return c;
 }
 
-cuview::AttachOptions attach_options(const char* name, const char* client_name, int timeout_ms) {
+/// A new handle on the client `o` attaches.
+cuview_client* attached(const cuview::AttachOptions& o) {
+  auto owned = std::make_unique<cuview::Client>(cuview::Client::attach(o));
+  auto& client = *owned;
+  return wrapped(client, std::move(owned), o.remote).release();
+}
+
+/// Fills `frame`'s pointer to each block of the client's slot layout (frames are waited for on
+/// the host first: complete before anyone reads them).
+void point_blocks(cuview_frame& frame, const cuview_client& client) {
+  frame.frame->wait();
+  const auto* base = static_cast<const std::byte*>(frame.frame->slot_data());
+  for (const auto& b : client.blocks) frame.data.push_back(base + b.offset);
+}
+
+cuview::AttachOptions attach_options(const char* name, const char* client_name, int timeout_ms,
+                                     int control_only = 0) {
   cuview::AttachOptions o;
   o.name = name;
+  o.import = control_only != 0 ? cuview::Import::control_only : cuview::Import::frames;
   o.client = client_name != nullptr ? client_name : "cuview C client";
   if (timeout_ms > 0) o.timeout = std::chrono::milliseconds(timeout_ms);
   return o;
@@ -118,9 +159,7 @@ cuview_status cuview_attach(const char* name, const char* client_name, int contr
   if (name == nullptr || out == nullptr) return null_argument("cuview_attach");
   *out = nullptr;
   return guarded([&] {
-    auto o = attach_options(name, client_name, timeout_ms);
-    o.import = control_only != 0 ? cuview::Import::control_only : cuview::Import::frames;
-    *out = attached(o);
+    *out = attached(attach_options(name, client_name, timeout_ms, control_only));
   });
 }
 
@@ -140,13 +179,15 @@ cuview_status cuview_attach_remote(const char* name, const char* client_name, co
   });
 }
 
-void cuview_detach(cuview_client* client) { delete client; }
+void cuview_detach(cuview_client* client) {
+  if (client != nullptr && client->owned) delete client;  // a group's part is freed with its group
+}
 
 const char* cuview_backend(const cuview_client* client) {
-  return client != nullptr ? client->client.hello().backend.c_str() : "";
+  return client != nullptr ? client->client->hello().backend.c_str() : "";
 }
 const char* cuview_sharing(const cuview_client* client) {
-  return client != nullptr ? client->client.sharing().c_str() : "";
+  return client != nullptr ? client->client->sharing().c_str() : "";
 }
 const char* cuview_describe_json(const cuview_client* client) {
   return client != nullptr ? client->describe_json.c_str() : "";
@@ -156,7 +197,7 @@ size_t cuview_block_count(const cuview_client* client) { return client != nullpt
 cuview_status cuview_block_info(const cuview_client* client, size_t index, cuview_block* out) {
   if (client == nullptr || out == nullptr) return null_argument("cuview_block_info");
   if (index >= client->blocks.size()) {
-    g_error = "block " + std::to_string(index) + " does not exist: '" + client->client.name() + "' publishes " +
+    g_error = "block " + std::to_string(index) + " does not exist: '" + client->client->name() + "' publishes " +
               std::to_string(client->blocks.size());
     return CUVIEW_OUT_OF_RANGE;
   }
@@ -174,7 +215,7 @@ long cuview_block_index(const cuview_client* client, const char* name) {
 cuview_status cuview_stats_json(cuview_client* client, const char** json) {
   if (client == nullptr || json == nullptr) return null_argument("cuview_stats_json");
   return guarded([&] {
-    client->stats_json = to_json(client->client.stats());
+    client->stats_json = to_json(client->client->stats());
     *json = client->stats_json.c_str();
   });
 }
@@ -184,50 +225,52 @@ cuview_status cuview_next_frame(cuview_client* client, int timeout_ms, cuview_fr
   *out = nullptr;
   bool none = false;
   const auto s = guarded([&] {
-    auto f = client->client.next_frame(std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms));
+    auto f = client->client->next_frame(std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms));
     if (!f) {
       none = true;
       return;
     }
-    f->wait();  // complete before anyone reads it, with a host wait
-    auto* frame = new cuview_frame{std::move(*f), {}};
-    const auto* base = static_cast<const std::byte*>(frame->frame.slot_data());
-    for (const auto& b : client->blocks) frame->data.push_back(base + b.offset);
-    *out = frame;
+    auto frame = std::make_unique<cuview_frame>();
+    frame->owned.emplace(std::move(*f));
+    frame->frame = &*frame->owned;
+    point_blocks(*frame, *client);
+    *out = frame.release();
   });
   if (s == CUVIEW_OK && none) {
-    g_error = "no new frame from '" + client->client.name() + "' within " + std::to_string(timeout_ms) + " ms";
+    g_error = "no new frame from '" + client->client->name() + "' within " + std::to_string(timeout_ms) + " ms";
     return CUVIEW_NO_FRAME;
   }
   return s;
 }
 
-void cuview_frame_release(cuview_frame* frame) { delete frame; }
-uint64_t cuview_frame_seq(const cuview_frame* frame) { return frame != nullptr ? frame->frame.info().seq : 0; }
-uint64_t cuview_frame_step(const cuview_frame* frame) { return frame != nullptr ? frame->frame.info().step : 0; }
-double cuview_frame_time(const cuview_frame* frame) { return frame != nullptr ? frame->frame.info().sim_time : 0; }
+void cuview_frame_release(cuview_frame* frame) {
+  if (frame != nullptr && frame->owned) delete frame;  // a group frame's part goes with it
+}
+uint64_t cuview_frame_seq(const cuview_frame* frame) { return frame != nullptr ? frame->frame->info().seq : 0; }
+uint64_t cuview_frame_step(const cuview_frame* frame) { return frame != nullptr ? frame->frame->info().step : 0; }
+double cuview_frame_time(const cuview_frame* frame) { return frame != nullptr ? frame->frame->info().sim_time : 0; }
 
 const void* cuview_frame_data(const cuview_frame* frame, size_t index) {
   return frame != nullptr && index < frame->data.size() ? frame->data[index] : nullptr;
 }
-int cuview_frame_device(const cuview_frame* frame) { return frame != nullptr ? frame->frame.device() : -1; }
+int cuview_frame_device(const cuview_frame* frame) { return frame != nullptr ? frame->frame->device() : -1; }
 
 cuview_status cuview_frame_wait_on(const cuview_frame* frame, void* stream) {
   if (frame == nullptr) return null_argument("cuview_frame_wait_on");
-  return guarded([&] { frame->frame.wait_on(static_cast<CUstream_st*>(stream)); });  // a cudaStream_t
+  return guarded([&] { frame->frame->wait_on(static_cast<CUstream_st*>(stream)); });  // a cudaStream_t
 }
 
 cuview_status cuview_frame_synchronize(const cuview_frame* frame) {
   if (frame == nullptr) return null_argument("cuview_frame_synchronize");
   return guarded([&] {
-    frame->frame.synchronize_device();
+    frame->frame->synchronize_device();
   });
 }
 
 cuview_status cuview_frame_verify(const cuview_frame* frame) {
   if (frame == nullptr) return null_argument("cuview_frame_verify");
   return guarded([&] {
-    if (auto problem = frame->frame.verify()) throw cuview::Error(cuview::Errc::bad_value, *problem);
+    if (auto problem = frame->frame->verify()) throw cuview::Error(cuview::Errc::bad_value, *problem);
   });
 }
 
@@ -237,11 +280,11 @@ cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t vi
                            double center_x, double center_y, const char* encoding) {
   if (client == nullptr || field == nullptr) return null_argument("cuview_watch");
   return guarded([&] {
-    const auto& d = client->client.description();
+    const auto& d = client->client->description();
     const auto fw = static_cast<int>(d.width), fh = static_cast<int>(d.height);
     if (!(zoom > 0) || !std::isfinite(zoom))
       throw cuview::Error(cuview::Errc::out_of_range, "cuview_watch: zoom " + std::to_string(zoom) +
-                                                          " of a view of '" + client->client.name() +
+                                                          " of a view of '" + client->client->name() +
                                                           "'; a zoom is finite and > 0");
     cuview::ViewWatch w;
     w.field = field;
@@ -249,7 +292,7 @@ cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t vi
                                        std::isnan(center_x) ? fw * 0.5 : center_x,
                                        std::isnan(center_y) ? fh * 0.5 : center_y);
     if (encoding != nullptr) w.encoding = encoding;
-    client->client.watch(w);
+    client->client->watch(w);
   });
 }
 
@@ -258,7 +301,7 @@ cuview_status cuview_next_view(cuview_client* client, int timeout_ms, cuview_vie
   bool none = false;
   const auto s = guarded([&] {
     auto& v = client->view;
-    if (!client->client.next_view(v, std::chrono::milliseconds(std::max(timeout_ms, 0)))) {
+    if (!client->client->next_view(v, std::chrono::milliseconds(std::max(timeout_ms, 0)))) {
       none = true;
       return;
     }
@@ -268,7 +311,7 @@ cuview_status cuview_next_view(cuview_client* client, int timeout_ms, cuview_vie
                        h.center_x,      h.center_y,     h.pixels_per_cell, v.view.values.data(), v.view.values.size()};
   });
   if (s == CUVIEW_OK && none) {
-    g_error = "no new view of '" + client->client.name() + "' within " + std::to_string(timeout_ms) + " ms";
+    g_error = "no new view of '" + client->client->name() + "' within " + std::to_string(timeout_ms) + " ms";
     return CUVIEW_NO_FRAME;
   }
   return s;
@@ -278,12 +321,12 @@ cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x,
                            cuview_region* out) {
   if (client == nullptr || field == nullptr || out == nullptr) return null_argument("cuview_fetch");
   return guarded([&] {
-    const auto& d = client->client.description();
+    const auto& d = client->client->description();
     // To the edge: a rectangle starting outside the grid stays empty, which the gateway refuses by name.
     if (w == 0) w = x < d.width ? d.width - x : 0;
     if (h == 0) h = y < d.height ? d.height - y : 0;
     auto& r = client->region;
-    r = client->client.fetch(field, x, y, w, h);
+    r = client->client->fetch(field, x, y, w, h);
     *out = cuview_region{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, r.values.data(), r.values.size()};
   });
 }
@@ -309,26 +352,26 @@ cuview_status cuview_list_json(const char* remote, int timeout_ms, const char** 
   if (client == nullptr) return null_argument(#call); \
   return guarded([&] { expr; })
 
-cuview_status cuview_pause(cuview_client* client) { CUVIEW_CONTROL(cuview_pause, client->client.pause()); }
-cuview_status cuview_resume(cuview_client* client) { CUVIEW_CONTROL(cuview_resume, client->client.resume()); }
-cuview_status cuview_step(cuview_client* client, uint64_t n) { CUVIEW_CONTROL(cuview_step, client->client.step(n)); }
+cuview_status cuview_pause(cuview_client* client) { CUVIEW_CONTROL(cuview_pause, client->client->pause()); }
+cuview_status cuview_resume(cuview_client* client) { CUVIEW_CONTROL(cuview_resume, client->client->resume()); }
+cuview_status cuview_step(cuview_client* client, uint64_t n) { CUVIEW_CONTROL(cuview_step, client->client->step(n)); }
 cuview_status cuview_set(cuview_client* client, const char* param, double value) {
   if (param == nullptr) return null_argument("cuview_set");
-  CUVIEW_CONTROL(cuview_set, client->client.set({{param, value}}));
+  CUVIEW_CONTROL(cuview_set, client->client->set({{param, value}}));
 }
 cuview_status cuview_set_preset(cuview_client* client, const char* preset) {
   if (preset == nullptr) return null_argument("cuview_set_preset");
-  CUVIEW_CONTROL(cuview_set_preset, client->client.set({}, std::string(preset)));
+  CUVIEW_CONTROL(cuview_set_preset, client->client->set({}, std::string(preset)));
 }
-cuview_status cuview_reset(cuview_client* client) { CUVIEW_CONTROL(cuview_reset, client->client.reset()); }
+cuview_status cuview_reset(cuview_client* client) { CUVIEW_CONTROL(cuview_reset, client->client->reset()); }
 cuview_status cuview_draw(cuview_client* client, const char* input, double x, double y, double radius, int value) {
   if (input == nullptr) return null_argument("cuview_draw");
-  CUVIEW_CONTROL(cuview_draw, client->client.draw({std::string(input), x, y, radius, value}));
+  CUVIEW_CONTROL(cuview_draw, client->client->draw({std::string(input), x, y, radius, value}));
 }
 cuview_status cuview_checkpoint(cuview_client* client, const char* path, int64_t timeout_ms, uint64_t* step,
                                 char* written, size_t written_size) {
   CUVIEW_CONTROL(cuview_checkpoint, {
-    auto& c = client->client;
+    auto& c = *client->client;
     const auto s = c.wait_checkpoint(c.checkpoint(path != nullptr ? path : ""),
                                      std::chrono::milliseconds(std::max<int64_t>(timeout_ms, 0)));
     if (step != nullptr) *step = s.step;
@@ -339,6 +382,134 @@ cuview_status cuview_checkpoint(cuview_client* client, const char* path, int64_t
     }
   });
 }
-cuview_status cuview_shutdown(cuview_client* client) { CUVIEW_CONTROL(cuview_shutdown, client->client.shutdown()); }
+cuview_status cuview_shutdown(cuview_client* client) { CUVIEW_CONTROL(cuview_shutdown, client->client->shutdown()); }
+
+// ---------------------------------------------------------------- groups (runs of parts)
+
+uint32_t cuview_running_parts(const char* name) {
+  if (name == nullptr) return 0;
+  try {
+    return cuview::running_parts(name);
+  } catch (const std::exception&) {
+    return 0;  // an unusable runtime directory: nothing runs there as parts
+  }
+}
+
+cuview_status cuview_group_attach(const char* name, const char* client_name, int control_only, int timeout_ms,
+                                  cuview_group** out) {
+  if (name == nullptr || out == nullptr) return null_argument("cuview_group_attach");
+  *out = nullptr;
+  return guarded([&] {
+    auto g = std::make_unique<cuview_group>(cuview::Group::attach(attach_options(name, client_name, timeout_ms,
+                                                                                  control_only)));
+    for (std::size_t k = 0; k < g->group.size(); ++k) {
+      auto& part = g->group.part(k);
+      g->parts.push_back(wrapped(part, nullptr, ""));
+      const auto& p = g->group.part_desc(k);
+      const auto& d = part.description();
+      g->infos.push_back(cuview_part_info{p.index, p.count, p.offset_x, p.offset_y, d.width, d.height,
+                                          p.global_width, p.global_height, p.rank, part.hello().daemon_pid,
+                                          p.host.c_str(), d.device.c_str(), p.group.c_str()});
+    }
+    *out = g.release();
+  });
+}
+
+void cuview_group_detach(cuview_group* group) { delete group; }
+int cuview_group_decomposed(const cuview_group* group) {
+  return group != nullptr && group->group.decomposed() ? 1 : 0;
+}
+size_t cuview_group_parts(const cuview_group* group) { return group != nullptr ? group->parts.size() : 0; }
+
+namespace {
+/// Whether part `k` of `size` exists; otherwise the thread's last error says so.
+bool part_exists(std::size_t k, std::size_t size, const std::string& name, const char* call) {
+  if (k < size) return true;
+  g_error = std::string(call) + ": part " + std::to_string(k) + " of '" + name + "' does not exist: the group has " +
+            std::to_string(size) + " part(s)";
+  return false;
+}
+}  // namespace
+
+cuview_status cuview_group_part_info(const cuview_group* group, size_t k, cuview_part_info* out) {
+  if (group == nullptr || out == nullptr) return null_argument("cuview_group_part_info");
+  if (!part_exists(k, group->infos.size(), group->group.name(), "cuview_group_part_info")) return CUVIEW_OUT_OF_RANGE;
+  *out = group->infos[k];
+  return CUVIEW_OK;
+}
+
+cuview_client* cuview_group_part(cuview_group* group, size_t k) {
+  if (group == nullptr) {
+    null_argument("cuview_group_part");
+    return nullptr;
+  }
+  if (!part_exists(k, group->parts.size(), group->group.name(), "cuview_group_part")) return nullptr;
+  return group->parts[k].get();
+}
+cuview_client* cuview_group_leader(cuview_group* group) { return cuview_group_part(group, 0); }
+
+const char* cuview_group_gone_reason(cuview_group* group) {
+  if (group == nullptr) return "";
+  group->gone_reason = group->group.gone_reason().value_or("");
+  return group->gone_reason.c_str();
+}
+
+cuview_status cuview_group_next(cuview_group* group, int timeout_ms, cuview_group_frame** out) {
+  if (group == nullptr || out == nullptr) return null_argument("cuview_group_next");
+  *out = nullptr;
+  bool none = false;
+  const auto s = guarded([&] {
+    auto frames = group->group.next(std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms));
+    if (!frames) {
+      none = true;
+      return;
+    }
+    auto gf = std::make_unique<cuview_group_frame>(std::move(*frames));
+    gf->parts.resize(gf->frames.size());
+    for (std::size_t k = 0; k < gf->parts.size(); ++k) {
+      gf->parts[k].frame = &gf->frames.part(k);
+      point_blocks(gf->parts[k], *group->parts[k]);
+    }
+    *out = gf.release();
+  });
+  if (s == CUVIEW_OK && none) {
+    g_error = "no new step from every part of '" + group->group.name() + "' within " + std::to_string(timeout_ms) +
+              " ms";
+    return CUVIEW_NO_FRAME;
+  }
+  return s;
+}
+
+void cuview_group_frame_release(cuview_group_frame* frames) { delete frames; }
+uint64_t cuview_group_frame_step(const cuview_group_frame* frames) {
+  return frames != nullptr ? frames->frames.step() : 0;
+}
+size_t cuview_group_frame_parts(const cuview_group_frame* frames) {
+  return frames != nullptr ? frames->parts.size() : 0;
+}
+const cuview_frame* cuview_group_frame_part(const cuview_group_frame* frames, size_t k) {
+  return frames != nullptr && k < frames->parts.size() ? &frames->parts[k] : nullptr;
+}
+
+size_t cuview_group_frame_field_bytes(const cuview_group_frame* frames, size_t field) {
+  if (frames == nullptr) return 0;
+  try {
+    return frames->frames.global_field_bytes(field);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+cuview_status cuview_group_frame_copy_field(const cuview_group_frame* frames, size_t field, void* dst, size_t bytes) {
+  if (frames == nullptr || dst == nullptr) return null_argument("cuview_group_frame_copy_field");
+  return guarded([&] { frames->frames.copy_field_to_host(field, {static_cast<std::byte*>(dst), bytes}); });
+}
+
+cuview_status cuview_group_frame_verify(const cuview_group_frame* frames) {
+  if (frames == nullptr) return null_argument("cuview_group_frame_verify");
+  return guarded([&] {
+    if (auto problem = frames->frames.verify()) throw cuview::Error(cuview::Errc::bad_value, *problem);
+  });
+}
 
 }  // extern "C"

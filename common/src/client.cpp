@@ -262,7 +262,9 @@ struct Client::Impl {
   ~Impl() { detach(); }
 
   [[nodiscard]] std::string who() const {
-    return "daemon '" + opts.name + "'" + (hello.daemon_pid ? " (pid " + std::to_string(hello.daemon_pid) + ")" : "");
+    const std::string what = opts.part ? "part " + std::to_string(*opts.part) + " of '" + opts.name + "'"
+                                       : "daemon '" + opts.name + "'";
+    return what + (hello.daemon_pid ? " (pid " + std::to_string(hello.daemon_pid) + ")" : "");
   }
 
   [[nodiscard]] bool gone() const noexcept {
@@ -365,7 +367,9 @@ Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 Client::~Client() = default;
 
-bool daemon_running(const std::string& name) { return InstanceLock::is_held(InstancePaths(name)); }
+bool daemon_running(const std::string& name) {
+  return InstanceLock::is_held(InstancePaths(name)) || running_parts(name) > 0;
+}
 
 Client Client::attach(const AttachOptions& options) {
   auto impl = std::make_unique<Impl>(options);
@@ -379,7 +383,7 @@ Client Client::attach(const AttachOptions& options) {
     impl->desc = impl->call<proto::DescribeResult>(proto::Op::describe, proto::NoArgs{}, options.timeout);
     return Client(std::move(impl));
   }
-  impl->channel = transport::open_local_channel(options.name);
+  impl->channel = transport::open_local_channel(options.name, options.part);
   proto::HelloArgs hello{options.client, static_cast<std::int32_t>(::getpid())};
   impl->hello = impl->call<proto::HelloResult>(proto::Op::hello, hello, options.timeout);
   impl->channel->watch_publisher(impl->hello.daemon_pid);
@@ -409,25 +413,38 @@ std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
   auto& im = *impl_;
   const auto deadline = Clock::now() + timeout;
   for (;;) {
-    if (im.detached) throw Error(Errc::not_attached, "next_frame after detach from " + im.who());
-    if (im.remote)
-      throw Error(Errc::unsupported, "next_frame on a remote attachment to " + im.who() + " through " +
-                                         im.opts.remote + ": remote clients receive views (watch, next_view) or "
-                                         "regions (fetch), not the ring's frames");
-    if (!im.imports)
-      throw Error(Errc::not_attached, "next_frame on a control-only attachment to " + im.who() +
-                                          "; attach with Import::frames to receive frames");
-    if (im.gone()) im.throw_gone();
-    const std::uint32_t seen = im.imports->ring.notify_value();
-    if (auto info = im.imports->ring.acquire_newer(im.last_seq.load())) {
+    const auto& ring = frame_ring("next_frame");
+    const std::uint32_t seen = ring.notify_value();
+    if (auto info = ring.acquire_newer(im.last_seq.load())) {
       im.last_seq.store(info->seq);
       return Frame(im.imports, *info);
     }
     const auto now = Clock::now();
     if (now >= deadline) return std::nullopt;
     // Short slices so that a daemon that dies without waking us is noticed quickly.
-    im.imports->ring.wait_notify(seen, std::min<Clock::duration>(deadline - now, 100ms));
+    ring.wait_notify(seen, std::min<Clock::duration>(deadline - now, 100ms));
   }
+}
+
+const RingReader& Client::frame_ring(std::string_view call) const {
+  const auto& im = *impl_;
+  const std::string what(call);
+  if (im.detached) throw Error(Errc::not_attached, what + " after detach from " + im.who());
+  if (im.remote)
+    throw Error(Errc::unsupported, what + " on a remote attachment to " + im.who() + " through " + im.opts.remote +
+                                       ": remote clients receive views (watch, next_view) or regions (fetch), not "
+                                       "the ring's frames");
+  if (!im.imports)
+    throw Error(Errc::not_attached, what + " on a control-only attachment to " + im.who() +
+                                        "; attach with Import::frames to receive frames");
+  if (im.gone()) im.throw_gone();
+  return im.imports->ring;
+}
+
+Frame Client::adopt(const FrameInfo& info) const noexcept { return Frame(impl_->imports, info); }
+
+bool Client::said_shut_down() const noexcept {
+  return impl_->imports && impl_->imports->ring.state() == DaemonState::shut_down;
 }
 
 bool Client::remote() const noexcept { return impl_->remote != nullptr; }

@@ -152,6 +152,59 @@ std::optional<FrameInfo> RingReader::acquire_newer(std::uint64_t after_seq) cons
   return std::nullopt;
 }
 
+namespace {
+/// Frames with a seq at or below this are not offered: while the newest is withdrawn for a new
+/// reader (RingWriter::open_lease), every frame published before it is from an old state.
+std::uint64_t withdrawn_through(const ControlBlock& cb) {
+  const std::uint64_t latest = cb.latest.load();
+  return latest_slot_of(latest) == kNoSlot ? latest_seq_of(latest) : 0;
+}
+
+/// The frame slot `s` holds now, read without a hold: empty while it is being written, empty or
+/// withdrawn, or when it changed under the read (its step then belongs to another frame).
+std::optional<FrameInfo> peek(const ControlBlock& cb, std::uint32_t s, std::uint64_t floor) {
+  const auto& meta = cb.slots[s];
+  const std::uint64_t before = meta.state.load();
+  if ((before & 1u) != 0 || (before >> 1) <= floor) return std::nullopt;
+  const std::uint64_t step = meta.step.load();
+  if (meta.state.load() != before) return std::nullopt;
+  return FrameInfo{before >> 1, s, step, 0, 0};
+}
+}  // namespace
+
+std::optional<FrameInfo> RingReader::acquire_step(std::uint64_t step, std::uint64_t after_seq) const {
+  auto& cb = mut();
+  const std::uint32_t slots = std::min(cb.slot_count, kMaxSlots);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const std::uint64_t floor = std::max(after_seq, withdrawn_through(cb));
+    std::optional<FrameInfo> pick;
+    for (std::uint32_t s = 0; s < slots; ++s) {
+      const auto f = peek(cb, s, floor);
+      if (f && f->step == step && (!pick || f->seq > pick->seq)) pick = f;
+    }
+    if (!pick) return std::nullopt;
+    // Hold, then recheck (the handshake above): a writer that marked the slot before our hold
+    // changed its state; one that marks it after sees the hold and backs off.
+    auto& hold = cb.leases[lease_].holds[pick->slot];
+    hold.fetch_add(1);
+    const auto& meta = cb.slots[pick->slot];
+    if (meta.state.load() == (pick->seq << 1))
+      return FrameInfo{pick->seq, pick->slot, meta.step.load(), meta.sim_time, meta.stamp_ns};
+    hold.fetch_sub(1);  // overwritten meanwhile: look again (another slot may hold that step)
+  }
+  return std::nullopt;
+}
+
+std::vector<FrameInfo> RingReader::offered() const {
+  const auto& cb = block();
+  const std::uint64_t floor = withdrawn_through(cb);
+  std::vector<FrameInfo> out;
+  for (std::uint32_t s = 0; s < std::min(cb.slot_count, kMaxSlots); ++s)
+    if (auto f = peek(cb, s, floor)) out.push_back(*f);
+  std::sort(out.begin(), out.end(), [](const FrameInfo& a, const FrameInfo& b) { return a.seq < b.seq; });
+  return out;
+}
+
 void RingReader::release(std::uint32_t slot) const noexcept {
   if (slot >= kMaxSlots) return;
   auto& lease = mut().leases[lease_];

@@ -33,14 +33,20 @@ fs::path runtime_root() {
   return fs::path("/tmp") / ("cuview-" + std::to_string(::getuid()));
 }
 
-InstancePaths::InstancePaths(const std::string& n) : name(n) {
+InstancePaths::InstancePaths(const std::string& n, std::optional<std::uint32_t> k) : name(n), part(k) {
   validate_instance_name(n);
-  dir = runtime_root() / n;
+  name_dir = runtime_root() / n;
+  name_lock = name_dir / "lock";
+  dir = k ? name_dir / ("part-" + std::to_string(*k)) : name_dir;
   lock = dir / "lock";
   segments = dir / "segments";
   control = dir / "control";
   frames = dir / "frames";
   fds = dir / "fds";
+}
+
+std::string InstancePaths::who() const {
+  return part ? "part " + std::to_string(*part) + " of '" + name + "'" : "'" + name + "'";
 }
 
 namespace {
@@ -89,15 +95,47 @@ bool check_private_dir(const fs::path& dir) {
   return true;
 }
 
+namespace {
+/// flock(2) without waiting, tried for up to ~100 ms: another process's is_held() probe holds a
+/// shared lock for an instant, which must not make a start fail.
+bool try_flock(int fd, int op) {
+  for (int i = 0;; ++i) {
+    if (::flock(fd, op | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK || i == 20) return false;
+    ::usleep(5000);
+  }
+}
+}  // namespace
+
 InstanceLock::InstanceLock(const InstancePaths& paths) {
+  if (paths.part) {
+    // Shared on the name: every part of this run may hold it, a whole publisher may not.
+    name_fd_ = UniqueFd(::open(paths.name_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!name_fd_) throw_errno("opening lock file " + paths.name_lock.string(), errno);
+    if (!try_flock(name_fd_.get(), LOCK_SH)) {
+      if (errno == EWOULDBLOCK)
+        throw Error(Errc::already_running, "a cuview-compute daemon named '" + paths.name +
+                                               "' is already running as a whole (it holds " +
+                                               paths.name_lock.string() + "), so " + paths.who() +
+                                               " cannot start; stop it with `cuview-ctl --name " + paths.name +
+                                               " shutdown` or pick another --name");
+      throw_errno("locking " + paths.name_lock.string(), errno);
+    }
+  }
   fd_ = UniqueFd(::open(paths.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd_) throw_errno("opening lock file " + paths.lock.string(), errno);
-  if (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK)
+  if (!try_flock(fd_.get(), LOCK_EX)) {
+    if (errno == EWOULDBLOCK) {
+      if (paths.part)
+        throw Error(Errc::already_running, paths.who() + " is already running (it holds " + paths.lock.string() +
+                                               "); stop that run with `cuview-ctl --name " + paths.name +
+                                               " shutdown` or pick another --name");
       throw Error(Errc::already_running, "a cuview-compute daemon named '" + paths.name +
                                              "' is already running (it holds " + paths.lock.string() +
+                                             (running_parts(paths.name) > 0 ? ", as parts of an MPI run" : "") +
                                              "); stop it with `cuview-ctl --name " + paths.name +
                                              " shutdown` or pick another --name");
+    }
     throw_errno("locking " + paths.lock.string(), errno);
   }
   // The lock file is never unlinked: unlinking a flock()ed file lets two processes lock two inodes.
@@ -112,18 +150,36 @@ bool InstanceLock::is_held(const InstancePaths& paths) {
   return errno == EWOULDBLOCK;
 }
 
-std::vector<std::string> list_running_instances() {
-  std::vector<std::string> names;
+std::uint32_t running_parts(const std::string& name) {
+  std::uint32_t k = 0;
+  while (InstanceLock::is_held(InstancePaths(name, k))) ++k;
+  return k;
+}
+
+std::vector<RunningInstance> list_instances() {
+  std::vector<RunningInstance> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(runtime_root(), ec)) {
     const std::string n = entry.path().filename().string();
     try {
-      if (entry.is_directory() && InstanceLock::is_held(InstancePaths(n))) names.push_back(n);
+      if (!entry.is_directory()) continue;
+      // The name's lock is held exclusively by a whole publisher and shared by parts: a shared
+      // probe fails only for the former. Parts are recognised by their part 0.
+      if (InstanceLock::is_held(InstancePaths(n)))
+        out.push_back({n, 0});
+      else if (const auto parts = running_parts(n); parts > 0)
+        out.push_back({n, parts});
     } catch (const Error&) {
       // not an instance directory (invalid name): ignore
     }
   }
-  std::sort(names.begin(), names.end());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+std::vector<std::string> list_running_instances() {
+  std::vector<std::string> names;
+  for (auto& i : list_instances()) names.push_back(std::move(i.name));
   return names;
 }
 

@@ -35,7 +35,9 @@ ViewSampling ViewSampling::of(const ViewRegion& region) {
 namespace {
 /// The samples from the sampled rows: `row_data[py]` points at the first value of cell
 /// (col_lo, rows[py]), or is null where the row lies outside the grid.
-void gather(const std::vector<const float*>& row_data, const ViewSampling& s, SampledView& out) {
+/// `fill`: samples outside the grid become NaN; otherwise they are left as they are (another
+/// part of a decomposed grid writes them).
+void gather(const std::vector<const float*>& row_data, const ViewSampling& s, SampledView& out, bool fill = true) {
   const auto& r = out.region;
   const int components = out.components;
   const bool with_vectors = !out.vectors.empty();
@@ -46,6 +48,7 @@ void gather(const std::vector<const float*>& row_data, const ViewSampling& s, Sa
       float* vector = with_vectors ? &out.vectors[at * components] : nullptr;
       const int c = s.cols[static_cast<std::size_t>(px)];
       if (row == nullptr || c < 0) {
+        if (!fill) continue;
         out.values[at] = NAN;
         for (int k = 0; vector && k < components; ++k) vector[k] = NAN;
         continue;
@@ -57,15 +60,15 @@ void gather(const std::vector<const float*>& row_data, const ViewSampling& s, Sa
   }
 }
 
-void check_field(const proto::FieldDesc& field, const ViewRegion& region) {
-  const auto needed = static_cast<std::uint64_t>(region.field_w) * region.field_h * field.components * sizeof(float);
+void check_field(const proto::FieldDesc& field, int field_w, int field_h) {
+  const auto needed = static_cast<std::uint64_t>(field_w) * field_h * field.components * sizeof(float);
   if (field.dtype != "float32" || field.components < 1)
     throw Error(Errc::bad_value, "field '" + field.name + "' (" + field.dtype + " × " +
                                      std::to_string(field.components) + ") cannot be sampled: only float32 fields can");
   if (field.bytes < needed)
     throw Error(Errc::bad_value, "field '" + field.name + "' holds " + std::to_string(field.bytes) +
                                      " bytes, less than the " + std::to_string(needed) + " of a " +
-                                     std::to_string(region.field_w) + "×" + std::to_string(region.field_h) + " grid");
+                                     std::to_string(field_w) + "×" + std::to_string(field_h) + " grid");
 }
 }  // namespace
 
@@ -108,15 +111,54 @@ ViewSampler::~ViewSampler() = default;
 ViewSampler::ViewSampler(ViewSampler&&) noexcept = default;
 ViewSampler& ViewSampler::operator=(ViewSampler&&) noexcept = default;
 
+void ViewSampler::begin(SampledView& out, const ViewRegion& region, int components, VectorComponents vectors) {
+  out.region = region;
+  out.components = components;
+  const auto samples = static_cast<std::size_t>(region.view_w) * region.view_h;
+  out.values.assign(samples, NAN);
+  out.vectors.assign(vectors == VectorComponents::include ? samples * static_cast<std::size_t>(components) : 0, NAN);
+}
+
 void ViewSampler::sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region,
                          SampledView& out, VectorComponents vectors) {
-  check_field(field, region);
+  check_field(field, region.field_w, region.field_h);
   out.region = region;
   out.components = static_cast<int>(field.components);
   const auto samples = static_cast<std::size_t>(region.view_w) * region.view_h;
   out.values.resize(samples);
   out.vectors.resize(vectors == VectorComponents::include ? samples * field.components : 0);
-  const auto s = ViewSampling::of(region);
+  sample_grid(frame, field, region.field_w, ViewSampling::of(region), out, true);
+}
+
+void ViewSampler::sample_block(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region,
+                               const Block& block, SampledView& out) {
+  check_field(field, block.w, block.h);
+  if (out.region.view_w != region.view_w || out.region.view_h != region.view_h ||
+      out.components != static_cast<int>(field.components))
+    throw Error(Errc::bad_value, "sample_block: call ViewSampler::begin with this region and field first");
+  // The whole grid's sampling, computed once for every part, then moved into this block's cells:
+  // each output row maps to one global row and so to exactly one part, so no row is lost or drawn
+  // twice at a border.
+  ViewSampling s = ViewSampling::of(region);
+  for (auto& r : s.rows) r = r >= block.y && r < block.y + block.h ? r - block.y : -1;
+  std::vector<int> distinct;
+  for (int r : s.distinct_rows)
+    if (r >= block.y && r < block.y + block.h) distinct.push_back(r - block.y);
+  s.distinct_rows = std::move(distinct);
+  int lo = block.w, hi = -1;
+  for (auto& c : s.cols) {
+    c = c >= block.x && c < block.x + block.w ? c - block.x : -1;
+    if (c >= 0) lo = c < lo ? c : lo, hi = c > hi ? c : hi;
+  }
+  s.col_lo = hi >= lo ? lo : 0;
+  s.col_count = hi >= lo ? hi - lo + 1 : 0;
+  sample_grid(frame, field, block.w, s, out, false);
+}
+
+void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field, int field_w, const ViewSampling& s,
+                              SampledView& out, bool fill) {
+  ViewRegion region = out.region;
+  region.field_w = field_w;  // the grid the frame holds (a part's block, or the whole grid)
   [[maybe_unused]] const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
   std::vector<const float*> rows(s.rows.size(), nullptr);
   bytes_copied_ = 0;
@@ -125,7 +167,7 @@ void ViewSampler::sample(const Frame& frame, const proto::FieldDesc& field, cons
     for (std::size_t py = 0; py < rows.size(); ++py)
       if (s.rows[py] >= 0)
         rows[py] = grid + (static_cast<std::size_t>(s.rows[py]) * region.field_w + s.col_lo) * field.components;
-    gather(rows, s, out);
+    gather(rows, s, out, fill);
     return;
   }
 #ifdef CUVIEW_HAVE_CUDA
@@ -165,7 +207,7 @@ void ViewSampler::sample(const Frame& frame, const proto::FieldDesc& field, cons
       rows[py] = dst + k * span;
     }
   }
-  gather(rows, s, out);
+  gather(rows, s, out, fill);
 #else
   throw Error(Errc::cuda, "frame " + std::to_string(frame.info().seq) +
                               " is in GPU memory, but this program was built without CUDA");

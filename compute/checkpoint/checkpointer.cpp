@@ -136,6 +136,11 @@ void Checkpointer::tick(std::uint64_t step, double sim_time, const std::map<std:
     requests_.pop_front();
   }
   if (due) next_due_s_ = now_s + o_.every_s;
+  hand_over(step, sim_time, params, path, ticket);
+}
+
+void Checkpointer::hand_over(std::uint64_t step, double sim_time, const std::map<std::string, double>& params,
+                             const std::string& path, std::uint64_t ticket) {
   Job j;
   try {
     j = capture(step, sim_time, params, path, ticket);
@@ -152,6 +157,15 @@ void Checkpointer::tick(std::uint64_t step, double sim_time, const std::map<std:
     job_ = std::move(j);
   }
   cv_.notify_all();
+}
+
+void Checkpointer::capture_now(std::uint64_t step, double sim_time, const std::map<std::string, double>& params,
+                               std::uint64_t ticket) {
+  {
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [&] { return !busy_; });
+  }
+  hand_over(step, sim_time, params, {}, ticket);
 }
 
 fs::path Checkpointer::write_now(std::uint64_t step, double sim_time, const std::map<std::string, double>& params) {

@@ -49,6 +49,10 @@ class Checkpointer {
   /// Between batches: captures the state when a request waits or the period is due and the
   /// writer is free. `now_s` is monotonic seconds.
   void tick(std::uint64_t step, double sim_time, const std::map<std::string, double>& params, double now_s);
+  /// Decomposed runs, where every rank must capture the same step: waits for a write under way,
+  /// captures now and hands the file to the writer. `ticket`: the request it answers (0: none).
+  void capture_now(std::uint64_t step, double sim_time, const std::map<std::string, double>& params,
+                   std::uint64_t ticket);
   /// At exit: waits for the writer, then captures and writes on this thread. Returns the file.
   /// Throws Error naming what failed.
   std::filesystem::path write_now(std::uint64_t step, double sim_time, const std::map<std::string, double>& params);
@@ -71,6 +75,9 @@ class Checkpointer {
   Job capture(std::uint64_t step, double sim_time, const std::map<std::string, double>& params, std::string path,
               std::uint64_t ticket);
   void finish(const Job& job, const std::string& error, double write_ms);
+  /// Captures now and gives the file to the writer (which the caller found free).
+  void hand_over(std::uint64_t step, double sim_time, const std::map<std::string, double>& params,
+                 const std::string& path, std::uint64_t ticket);
   void run_writer();
   void prune();
 

@@ -62,6 +62,13 @@ std::string ControlOps::answer(const std::string& peer, std::string_view bytes) 
 
 std::string ControlOps::dispatch(proto::Op op, const std::string& peer, const proto::Request& req) {
   using proto::Op;
+  // A part other than 0 answers what it shows; its run is steered through part 0, whose
+  // program hands every request to all parts at one step.
+  if (c_.opts.part && c_.opts.part->index != 0 && op != Op::hello && op != Op::describe && op != Op::handles &&
+      op != Op::stats && op != Op::detach)
+    throw Error(Errc::unsupported, "part " + std::to_string(c_.opts.part->index) + " of '" + c_.opts.name +
+                                       "' does not take '" + req.op + "': a run of parts is steered through part 0 (`cuview-ctl --name " +
+                                       c_.opts.name + " " + req.op + "` does that)");
   // No default: the compiler flags an op without a handler (-Werror=switch on this file), and
   // the integration test "every op of the table has a handler" sends each one.
   switch (op) {
@@ -242,6 +249,7 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
     s.params = c_.steering.params->values();
     s.checkpoint = c_.steering.checkpoint;
   }
+  s.part = d.part;
   return proto::encode_result(req.id, s);
 }
 
@@ -316,9 +324,11 @@ std::string ControlOps::op_draw(Peer& p, const proto::Request& req) {
                                      (names.empty() ? std::string("it takes no drawing") : "its inputs are: " + names));
   }
   const auto& d = c_.description;
-  if (!(a.x >= 0 && a.x < d.width && a.y >= 0 && a.y < d.height))
+  // A run of parts is drawn on in global cells (every part gets the stroke, part 0 takes it).
+  const std::uint32_t gw = d.part ? d.part->global_width : d.width, gh = d.part ? d.part->global_height : d.height;
+  if (!(a.x >= 0 && a.x < gw && a.y >= 0 && a.y < gh))
     throw Error(Errc::out_of_range, "stroke at (" + number(a.x) + ", " + number(a.y) + ") lies outside the " +
-                                        std::to_string(d.width) + "x" + std::to_string(d.height) + " grid");
+                                        std::to_string(gw) + "x" + std::to_string(gh) + " grid");
   if (!(a.radius >= 0.5 && a.radius <= 256))
     throw Error(Errc::out_of_range, "stroke radius " + number(a.radius) + " is out of range [0.5, 256]");
   if (a.value != 0 && a.value != 1)

@@ -12,13 +12,7 @@ namespace cuview {
 
 bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write,
                                cuda::StreamRef stream) {
-  start();
-  if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
-  // The restart is counted before the smaller step is stored (both seq_cst): a rate window that
-  // sees the smaller step also sees the restart.
-  if (at_step < progress.step.load()) progress.restarts.fetch_add(1);
-  progress.step.store(at_step);
-  progress.sim_time.store(at_time, std::memory_order_relaxed);
+  record(at_step, at_time);
   if (write == nullptr) {
     for (const auto& b : blocks)
       if (b.decl->data == nullptr)
@@ -72,6 +66,18 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   server->notify(proto::kFrameTopic, proto::encode(proto::FrameNotice{session, seq, *slot, at_step, at_time, info.stamp_ns}));
   return true;
 }
+
+void Publisher::State::record(std::uint64_t at_step, double at_time) {
+  start();
+  if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
+  // The restart is counted before the smaller step is stored (both seq_cst): a rate window that
+  // sees the smaller step also sees the restart.
+  if (at_step < progress.step.load()) progress.restarts.fetch_add(1);
+  progress.step.store(at_step);
+  progress.sim_time.store(at_time, std::memory_order_relaxed);
+}
+
+void Publisher::record_step(std::uint64_t step, double sim_time) { state_->record(step, sim_time); }
 
 bool Publisher::publish(std::uint64_t step, double sim_time, cuda::StreamRef stream) {
   return state_->publish(step, sim_time, nullptr, stream);
@@ -135,6 +141,24 @@ void Publisher::wait_for_requests(std::chrono::milliseconds timeout) {
   }
   std::unique_lock lock(s.steering.m);
   s.steering.changed.wait_for(lock, timeout, [&] { return s.steering.requests != s.steering.requests_seen; });
+}
+
+bool Publisher::frame_wanted() const {
+  const auto& s = *state_;
+  if (!s.started || s.closed || s.ring->readers() == 0) return false;
+  if (s.publish_now || s.ring->arrivals() != s.arrivals_seen || s.opts.max_fps <= 0) return true;
+  return static_cast<double>(monotonic_ns() - s.last_publish_ns) >= 1e9 / s.opts.max_fps;
+}
+
+void Publisher::follow(const Requests& leader, bool paused) {
+  auto& s = *state_;
+  if (!s.started) return;
+  std::lock_guard lock(s.steering.m);
+  if (!leader.params.empty()) {
+    s.steering.params->assign(leader.params);
+    s.in_effect = leader.params;
+  }
+  s.steering.paused = paused;
 }
 
 std::string Publisher::backend() const { return state_->executor->name(); }

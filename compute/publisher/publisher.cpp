@@ -29,9 +29,20 @@ constexpr std::uint32_t kMaxSide = 32768;
 // ---------------------------------------------------------------- declaring
 
 void Publisher::State::claim() {
-  ensure_private_dir(paths.dir.parent_path());
-  ensure_private_dir(paths.dir);
+  ensure_private_dir(paths.name_dir.parent_path());
+  ensure_private_dir(paths.name_dir);
+  if (paths.part) ensure_private_dir(paths.dir);
   lock = std::make_unique<InstanceLock>(paths);
+  if (paths.part && *paths.part == 0) {
+    // Parts beyond this run's count left by an earlier, larger run (nobody holds their lock)
+    // would make clients count too many parts.
+    for (std::uint32_t k = opts.part->count; fs::exists(InstancePaths(opts.name, k).dir); ++k) {
+      const InstancePaths stale(opts.name, k);
+      if (InstanceLock::is_held(stale)) continue;
+      std::error_code ec;
+      fs::remove_all(stale.dir, ec);
+    }
+  }
   // We hold the lock, so whatever is here belongs to a publisher that died without cleaning up.
   std::error_code ec;
   fs::remove(paths.control, ec);
@@ -92,6 +103,15 @@ Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(
                                         " slots is out of range: use 1 to " + std::to_string(kMaxSlots));
   if (!(s.opts.max_fps >= 0))
     throw Error(Errc::out_of_range, where(s.opts.name) + ": max_fps must be 0 (every publish) or more");
+  if (const auto& p = s.opts.part) {
+    if (p->count < 1 || p->index >= p->count)
+      throw Error(Errc::out_of_range, where(s.opts.name) + ": part " + std::to_string(p->index) + " of " +
+                                          std::to_string(p->count) + " does not exist; parts are numbered 0 to count-1");
+    if (p->group.empty())
+      throw Error(Errc::bad_value, where(s.opts.name) +
+                                       ": PartOptions::group is empty; give every part of the run the same id "
+                                       "(cuview::mpi::part_options makes one)");
+  }
   s.claim();
   s.executor = make_executor(s.opts.backend, s.opts.device);
   // CUVIEW_SHARING picks the CUDA mechanism of a program that leaves it to "auto".
@@ -221,6 +241,15 @@ void Publisher::State::start() {
     throw Error(Errc::bad_value, where(opts.name) +
                                      ": nothing to publish: declare at least one field with "
                                      "add_field() before publish()");
+  if (const auto& p = opts.part;
+      p && (std::uint64_t{p->offset_x} + declared.width > p->global_width ||
+            std::uint64_t{p->offset_y} + declared.height > p->global_height))
+    throw Error(Errc::out_of_range,
+                where(opts.name) + " (" + paths.who() + "): its block of " + std::to_string(declared.width) + "x" +
+                    std::to_string(declared.height) + " cells at (" + std::to_string(p->offset_x) + ", " +
+                    std::to_string(p->offset_y) + ") does not fit in the global grid of " +
+                    std::to_string(p->global_width) + "x" + std::to_string(p->global_height) +
+                    "; check PartOptions' offsets and global size against the declared fields");
   auto params = std::make_unique<ParameterSet>(declared.params, declared.presets);
   if (declared.preset) params->assign(params->apply(declared.preset, {}));
   if (declared.start_params) params->assign(params->apply(std::nullopt, *declared.start_params));
@@ -295,6 +324,22 @@ void Publisher::State::describe() {
     description.particles.push_back(std::move(pd));
   }
   for (const auto& i : declared.inputs) description.inputs.push_back({i.name, i.kind, i.help});
+  if (const auto& p = opts.part) {
+    std::string host = p->host;
+    if (host.empty()) {
+      const char* env = std::getenv("CUVIEW_HOST");  // lets tests play two hosts on one machine
+      if (env != nullptr && *env != '\0') {
+        host = env;
+      } else {
+        char buf[256] = {};
+        (void)::gethostname(buf, sizeof buf - 1);
+        host = buf;
+      }
+    }
+    description.part = proto::PartDesc{p->index,         p->count,         p->offset_x, p->offset_y,
+                                       p->global_width,  p->global_height, p->group,    p->rank,
+                                       host};
+  }
 }
 
 void Publisher::start() { state_->start(); }
@@ -302,6 +347,22 @@ void Publisher::start() { state_->start(); }
 // ---------------------------------------------------------------- closing
 
 void Publisher::close(const std::string& reason) noexcept { state_->close(reason); }
+
+void Publisher::abandon(const std::string& reason) noexcept {
+  auto& s = *state_;
+  if (!s.started || s.closed) return;
+  s.ring->set_state(DaemonState::shut_down);
+  try {
+    s.server->notify(proto::kByeTopic, proto::encode(proto::ByeNotice{s.session, reason}));
+  } catch (...) {
+    // the ring's state already says it
+  }
+  // The process ends without its destructors: its shared memory goes once the clients unmap it.
+  std::ifstream in(s.paths.segments);
+  for (std::string name; std::getline(in, name);) ::shm_unlink(name.c_str());
+  std::error_code ec;
+  fs::remove(s.paths.segments, ec);
+}
 
 void Publisher::State::close(const std::string& reason) noexcept {
   if (closed) return;

@@ -69,7 +69,8 @@ struct Publisher::State {
   std::vector<FieldTarget> targets;
   std::map<std::string, double> in_effect;
 
-  explicit State(PublisherOptions o) : opts(std::move(o)), paths(opts.name) {}
+  explicit State(PublisherOptions o)
+      : opts(std::move(o)), paths(opts.name, opts.part ? std::optional(opts.part->index) : std::nullopt) {}
 
   void claim();
   void check_declarable(const std::string& what) const;
@@ -78,6 +79,7 @@ struct Publisher::State {
   void start();
   void describe();
   bool publish(std::uint64_t step, double sim_time, const FieldWriter* write, cuda::StreamRef stream);
+  void record(std::uint64_t step, double sim_time);
   void close(const std::string& reason) noexcept;
 };
 

@@ -15,10 +15,10 @@ std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& con
 
 const std::vector<SimulationFactory>& builtin_simulations() {
   static const std::vector<SimulationFactory> list{
-      {"grayscott", "Gray–Scott reaction–diffusion: two chemicals u and v on a periodic grid", &grayscott::make},
-      {"lbm", "lattice-Boltzmann flow (D2Q9, BGK) past a cylinder in a channel: a Kármán vortex street", &lbm::make},
+      {"grayscott", "Gray–Scott reaction–diffusion: two chemicals u and v on a periodic grid", &grayscott::make, false},
+      {"lbm", "lattice-Boltzmann flow (D2Q9, BGK) past a cylinder in a channel: a Kármán vortex street", &lbm::make, true},
       {"nbody", "N-body gravity (all pairs, softened, leapfrog): a rotating disc, or two galaxies colliding",
-       &nbody::make},
+       &nbody::make, false},
   };
   return list;
 }

@@ -18,6 +18,7 @@
 
 #include "cuview/schema.hpp"
 #include "executor/executor.hpp"
+#include "sims/slab.hpp"
 
 namespace cuview::sim {
 
@@ -68,6 +69,10 @@ struct SimulationConfig {
   std::uint32_t width = 512, height = 512;
   /// Simulation-specific settings (e.g. Gray–Scott's "steps_per_launch"); unknown keys are refused.
   std::map<std::string, std::string> options;
+  /// Built-in simulations decomposed over ranks: the rows this part owns (width × slab->rows
+  /// cells), the global height and the halo. Null: the whole grid. Plugins are never given one
+  /// (appended last, so plugins built before it read the members above unchanged).
+  const Slab* slab = nullptr;
 };
 
 class Simulation {
@@ -121,6 +126,8 @@ struct SimulationFactory {
   std::string name;
   std::string help;
   std::unique_ptr<Simulation> (*make)(Executor& executor, const SimulationConfig& config);
+  /// It runs decomposed over ranks (SimulationConfig::slab), bit for bit the whole grid's run.
+  bool decomposable = false;
 };
 
 /// Every simulation cuview-compute can run without a plugin.

@@ -53,25 +53,36 @@ std::pair<float, float> ViewRenderer::range_for(const ViewRequest& view, int fie
   return range;
 }
 
+namespace {
+/// The render path reads float32 scalars and vectors (as their magnitude).
+bool drawable(const proto::FieldDesc& fd) { return fd.dtype == "float32" && fd.components >= 1 && fd.components <= 3; }
+/// The grid of `d` fitted in the view, centred where the view asks (the grid's centre by default).
+ViewTransform fitted(const proto::DescribeResult& d, const ViewRequest& view) {
+  const double cx = view.center_x < 0 ? d.width / 2.0 : view.center_x;
+  const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
+  return ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height, view.zoom,
+                            cx, cy);
+}
+}  // namespace
+
+RenderResult ViewRenderer::refuse_undrawable(const proto::FieldDesc& fd) {
+  // A plugin's other fields are described and verified, not drawn (yet): say so once rather
+  // than draw garbage.
+  return refuse(fd.name, QString("field '%1' (%2 × %3) cannot be drawn yet: the viewer draws float32 fields; pick "
+                                 "another field")
+                             .arg(QString::fromStdString(fd.name), QString::fromStdString(fd.dtype))
+                             .arg(fd.components));
+}
+
 RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResult& d, const ViewRequest& view) {
   if (view.width <= 0 || view.height <= 0 || d.fields.empty()) return {};
   const auto points = point_views(d);
   const int field = std::clamp(view.field, 0, static_cast<int>(d.fields.size() + points.size()) - 1);
   const bool is_particles = static_cast<std::size_t>(field) >= d.fields.size();
   const auto& fd = d.fields[is_particles ? 0 : static_cast<std::size_t>(field)];
-  if (!is_particles && (fd.dtype != "float32" || fd.components < 1 || fd.components > 3)) {
-    // The render path reads float32 scalars and vectors (as their magnitude); a plugin's other
-    // fields are described and verified, not drawn (yet): say so once rather than draw garbage.
-    return refuse(fd.name, QString("field '%1' (%2 × %3) cannot be drawn yet: the viewer draws float32 fields; pick "
-                                   "another field")
-                               .arg(QString::fromStdString(fd.name), QString::fromStdString(fd.dtype))
-                               .arg(fd.components));
-  }
+  if (!is_particles && !drawable(fd)) return refuse_undrawable(fd);
   unshowable_.clear();
-  const double cx = view.center_x < 0 ? d.width / 2.0 : view.center_x;
-  const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
-  auto t = ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height, view.zoom,
-                              cx, cy);
+  auto t = fitted(d, view);
   SampledView sampled;
   if (is_particles) {
     const auto& pv = points[static_cast<std::size_t>(field) - d.fields.size()];
@@ -91,6 +102,31 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
   }
   RenderedFrame out = colour(std::move(sampled), field, view);
   out.info = frame.info();
+  return {std::move(out), {}};
+}
+
+RenderResult ViewRenderer::render(const FrameGroup& frames, const std::vector<const proto::DescribeResult*>& parts,
+                                  const proto::DescribeResult& d, const ViewRequest& view) {
+  if (view.width <= 0 || view.height <= 0 || d.fields.empty()) return {};
+  if (view.field < 0 || static_cast<std::size_t>(view.field) >= d.fields.size())
+    return refuse("particles", "a run of parts shows fields only: pick a field");
+  const auto field = static_cast<std::size_t>(view.field);
+  const auto& fd = d.fields[field];
+  if (!drawable(fd)) return refuse_undrawable(fd);
+  unshowable_.clear();
+  auto t = fitted(d, view);
+  t.components = static_cast<int>(fd.components);
+  const bool arrows = view.arrows && fd.components >= 2;
+  SampledView sampled;
+  ViewSampler::begin(sampled, t, t.components, arrows ? VectorComponents::include : VectorComponents::omit);
+  for (std::size_t k = 0; k < frames.size() && k < parts.size(); ++k) {
+    const auto& p = frames.part_desc(k);
+    const ViewSampler::Block block{static_cast<int>(p.offset_x), static_cast<int>(p.offset_y),
+                                   static_cast<int>(parts[k]->width), static_cast<int>(parts[k]->height)};
+    sampler_.sample_block(frames.part(k), parts[k]->fields.at(field), t, block, sampled);
+  }
+  RenderedFrame out = colour(std::move(sampled), static_cast<int>(field), view);
+  out.info = frames.part(0).info();
   return {std::move(out), {}};
 }
 

@@ -29,6 +29,11 @@ class ViewRenderer {
   /// `frame` of the session `description` describes, as `view` asks. Throws Error(cuda) naming a
   /// failing copy.
   RenderResult render(const Frame& frame, const proto::DescribeResult& description, const ViewRequest& view);
+  /// The frames of one step of every part of a run of parts (`parts`: each part's description;
+  /// `description`: the whole run's, with the global grid's size), as one picture: each part's
+  /// block sampled from the whole grid's sampling, so the parts meet without a seam.
+  RenderResult render(const FrameGroup& frames, const std::vector<const proto::DescribeResult*>& parts,
+                      const proto::DescribeResult& description, const ViewRequest& view);
   /// A view a gateway sampled (RemoteView), coloured as `view` asks; its values are moved into the
   /// result. Particle views are refused: a gateway sends fields only.
   RenderResult render(RemoteView&& remote, const proto::DescribeResult& description, const ViewRequest& view);
@@ -38,6 +43,7 @@ class ViewRenderer {
  private:
   /// The refusal to draw `what`, said once: empty when it was the last refusal too.
   RenderResult refuse(const std::string& what, const QString& why);
+  RenderResult refuse_undrawable(const proto::FieldDesc& field);
   /// The colours' range for values [data_lo, data_hi] of `field` (none drawn: `drawn` false), and
   /// the automatic range learnt from them for the next frame.
   /// Colours `sampled` (its region: the picture's size and place) into the finished frame.

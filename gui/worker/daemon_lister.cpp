@@ -14,19 +14,22 @@ using namespace std::chrono_literals;
 namespace {
 constexpr unsigned long kListIntervalMs = 2000;
 
-QString summary_of(const std::string& name) {
+QString summary_of(const RunningInstance& instance) {
   try {
     AttachOptions o;
-    o.name = name;
+    o.name = instance.name;
     o.client = "cuview-gui (list)";
     o.import = Import::control_only;
     o.timeout = 500ms;
+    if (instance.parts > 0) o.part = 0;  // a run of parts: part 0 speaks for the run
     const auto s = Client::attach(o).stats();
-    return QString("%1 %2×%3 on %4\n%5 · step %6")
+    const auto w = s.part ? s.part->global_width : s.width, h = s.part ? s.part->global_height : s.height;
+    return QString("%1 %2×%3 on %4%5\n%6 · step %7")
         .arg(QString::fromStdString(s.sim))
-        .arg(s.width)
-        .arg(s.height)
+        .arg(w)
+        .arg(h)
         .arg(QString::fromStdString(s.backend))
+        .arg(instance.parts > 0 ? QString(", %1 parts").arg(instance.parts) : QString())
         .arg(s.paused ? "paused" : "running")
         .arg(s.step);
   } catch (const Error& err) {
@@ -92,9 +95,9 @@ void DaemonLister::run() {
     if (!url.isEmpty()) {
       daemons = publishers_of(url, host);
     } else {
-      for (const auto& name : list_running_instances()) {
+      for (const auto& instance : list_instances()) {
         if (stopping()) return;
-        daemons.push_back({QString::fromStdString(name), summary_of(name)});
+        daemons.push_back({QString::fromStdString(instance.name), summary_of(instance)});
       }
     }
     if (stopping()) return;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cuview/error.hpp"
+#include "cuview/runtime_dir.hpp"
 
 namespace cuview::gui {
 using namespace std::chrono_literals;
@@ -70,6 +71,31 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
       state_ == Connection::connected || (state_ == Connection::waiting && state_text_.startsWith("disconnected"));
   if (state_ != Connection::waiting) set_state(Connection::connecting, "connecting to " + name + "…");
   try {
+    if (remote.isEmpty() && running_parts(o.name) > 0) {
+      // A run of parts: one picture of the global grid from every part's frames.
+      group_.emplace(Group::attach(o));
+      client_remote_ = remote;
+      last_seq_ = 0;
+      renderer_.forget_session();
+      group_description_ = group_->leader().description();
+      group_description_.width = group_->global_width();
+      group_description_.height = group_->global_height();
+      part_descriptions_.clear();
+      QStringList where;
+      for (std::size_t k = 0; k < group_->size(); ++k) {
+        const auto& d = group_->part(k).description();
+        part_descriptions_.push_back(&d);
+        where << QString("rank %1 on %2, %3")
+                     .arg(group_->part_desc(k).rank)
+                     .arg(QString::fromStdString(group_->part_desc(k).host), QString::fromStdString(d.device));
+      }
+      Q_EMIT described(group_description_);
+      set_state(Connection::connected, QString("connected to %1: %2 parts (%3)")
+                                           .arg(name)
+                                           .arg(group_->size())
+                                           .arg(where.join("; ")));
+      return;
+    }
     client_.emplace(Client::attach(o));
     client_remote_ = remote;
     watched_.reset();
@@ -84,6 +110,7 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
                        remote.isEmpty() ? QString() : ", through " + remote));
   } catch (const Error& e) {
     client_.reset();
+    group_.reset();
     // A daemon that is not (yet, or no longer) there is waited for; anything else is shown.
     if (e.code() == Errc::no_daemon || e.code() == Errc::daemon_gone || e.code() == Errc::timeout) {
       // After a disconnect the short form says it all; before the first connection, say why and
@@ -96,20 +123,27 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
   }
 }
 
+Client* ViewerWorker::leader() {
+  if (client_) return &*client_;
+  return group_ ? &group_->leader() : nullptr;
+}
+
 void ViewerWorker::drop_client() {
   current_.reset();  // release the held slot before detaching
+  current_group_.reset();
   client_.reset();
+  group_.reset();
   watched_.reset();  // a re-attached client watches afresh (the held view stays until a new one comes)
 }
 
 void ViewerWorker::run_commands(std::deque<Command> commands) {
   for (auto& command : commands) {
-    if (!client_) {
+    if (leader() == nullptr) {
       Q_EMIT error(command.what + ": not attached to a daemon");
       continue;
     }
     try {
-      command.run(*client_);
+      command.run(*leader());  // a run of parts is steered through part 0
     } catch (const Error& e) {
       Q_EMIT error(command.what + ": " + e.what());
     }
@@ -157,6 +191,11 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
 }
 
 void ViewerWorker::render(const ViewRequest& view) {
+  if (current_group_) {
+    hand_over(renderer_.render(*current_group_, part_descriptions_, group_description_, view),
+              current_group_->part(0).info().seq);
+    return;
+  }
   hand_over(renderer_.render(*current_, client_->description(), view), current_->info().seq);
 }
 
@@ -194,31 +233,39 @@ void ViewerWorker::run() {
       commands = commands_.take();
     }
     const auto now = Clock::now();
-    if (client_ && (target.isEmpty() || QString::fromStdString(client_->name()) != target || client_remote_ != remote)) {
+    if (leader() != nullptr &&
+        (target.isEmpty() || QString::fromStdString(leader()->name()) != target || client_remote_ != remote)) {
       drop_client();  // detaches
       set_state(Connection::detached, "detached");
     }
-    if (!client_ && !target.isEmpty() && now >= next_attach) {
+    if (leader() == nullptr && !target.isEmpty() && now >= next_attach) {
       try_attach(target, remote);
       next_attach = now + 250ms;
     }
     run_commands(std::move(commands));
-    if (!client_) {
+    if (leader() == nullptr) {
       QMutexLocker lock(&mu_);
       if (!stop_ && commands_.empty()) wake_.wait(&mu_, 100);
       continue;
     }
     try {
       if (Clock::now() >= next_stats) {
-        Q_EMIT stats_updated(client_->stats());
+        Q_EMIT stats_updated(leader()->stats());
         next_stats = Clock::now() + 500ms;
       }
-      if (may_render && client_->remote()) {
+      if (may_render && client_ && client_->remote()) {
         render_remote(view, view_changed);
       } else if (may_render) {
-        auto frame = client_->next_frame(20ms);
-        if (frame) current_ = std::move(frame);  // releases the previous frame's slot
-        if (current_ && (frame || view_changed)) {
+        // A new frame (or group of the parts' frames) releases the previous one's slots.
+        bool arrived = false;
+        if (group_) {
+          auto frames = group_->next(20ms);
+          if ((arrived = frames.has_value())) current_group_ = std::move(frames);
+        } else {
+          auto frame = client_->next_frame(20ms);
+          if ((arrived = frame.has_value())) current_ = std::move(frame);
+        }
+        if ((current_ || current_group_) && (arrived || view_changed)) {
           {
             QMutexLocker lock(&mu_);
             shown_ = false;
@@ -231,8 +278,12 @@ void ViewerWorker::run() {
       }
     } catch (const Error& e) {
       if (e.code() == Errc::daemon_gone || e.code() == Errc::timeout) {
+        // A run of parts says which part (rank) went, and why, when one did.
+        const auto why = group_ && group_->decomposed() ? group_->gone_reason() : std::nullopt;
         drop_client();
-        set_state(Connection::waiting, "disconnected — waiting for " + target);
+        set_state(Connection::waiting, why ? QString("disconnected: %1 — waiting for %2")
+                                                 .arg(QString::fromStdString(*why), target)
+                                           : "disconnected — waiting for " + target);
         next_attach = Clock::now() + 100ms;
       } else {
         Q_EMIT error(QString("frame from %1: %2").arg(target, e.what()));

@@ -61,6 +61,8 @@ class ViewerWorker : public QThread {
   /// Hands a rendered frame of sequence `seq` to the UI, or frees the worker for the next one.
   void hand_over(RenderResult result, std::uint64_t seq);
   void drop_client();
+  /// The client that takes steering and stats: the whole publisher's, or part 0's of a run of parts.
+  [[nodiscard]] Client* leader();
   /// Remote: watches what `view` shows (when that changed), colours the newest view the gateway
   /// sent, or the one held when only the colours changed.
   void render_remote(const ViewRequest& view, bool view_changed);
@@ -77,6 +79,11 @@ class ViewerWorker : public QThread {
   // worker-thread state
   std::optional<Client> client_;
   std::optional<Frame> current_;  ///< held, so that a paused simulation can be re-rendered
+  // A run of parts (mpirun): every part's frame of one step makes the picture.
+  std::optional<Group> group_;
+  std::optional<FrameGroup> current_group_;      ///< held, as current_
+  proto::DescribeResult group_description_;       ///< part 0's, with the global grid's size
+  std::vector<const proto::DescribeResult*> part_descriptions_;
   Connection state_ = Connection::detached;
   QString state_text_;
   std::uint64_t last_seq_ = 0;

@@ -13,6 +13,12 @@ values within a stated error bound, `fetch()` a rectangle at full resolution, ex
 control call (status, pause, set, draw, ...) works as for a local client. `cuview.list(remote=URL)`
 lists what runs there.
 
+Runs of parts (`mpirun -n N cuview-compute ...`: one part per rank, each a block of the global
+grid): `cuview.attach(name)` returns a `Group`, whose `next_frame()` gives a `GroupFrame` of one
+step from every part. `group_frame.parts` lists `(frame, (y0, x0))`, each frame a block read as
+above; `group_frame.assemble("u")` is the whole grid (NumPy on the host backend, CuPy on part 0's
+GPU on CUDA). Steering a group goes to part 0, which hands it to every part at one step.
+
 Field views speak DLPack (`torch.from_dlpack`, `cupy.from_dlpack`, `numpy.from_dlpack`),
 `__cuda_array_interface__` (CUDA) and NumPy's `__array_interface__` (host backend). They are
 read-only and valid inside the frame's `with` block: leaving it releases the slot (after the GPU
@@ -27,7 +33,8 @@ import time
 from . import _capi, _dlpack
 from ._capi import lib
 
-__all__ = ["attach", "list", "Client", "Frame", "FieldView", "View", "CuviewError", "version"]
+__all__ = ["attach", "attach_group", "list", "Client", "Group", "Frame", "GroupFrame", "FieldView", "View",
+           "CuviewError", "version"]
 
 _UNSUPPORTED, _BAD_VALUE = 19, 6
 
@@ -57,8 +64,38 @@ def attach(name="default", client="cuview python", control_only=False, timeout=3
 
     remote: the cuview-gateway of another host to attach through, "ssh://[user@]host[:port]",
     "tcp://host:port?key=KEY" or "unix:/path/gateway.sock" (docs/remote.md). A remote client has
-    views (Client.view) and regions (Client.fetch) instead of frames; `control_only` does not apply."""
+    views (Client.view) and regions (Client.fetch) instead of frames; `control_only` does not apply.
+
+    A Client for a whole publisher; a Group when `name` runs as parts (mpirun -n N
+    cuview-compute ...; not through a gateway)."""
+    if not remote and lib.cuview_running_parts(name.encode()) > 0:
+        return Group(name, client, control_only, timeout)
     return Client(name, client, control_only, timeout, remote)
+
+
+def attach_group(name="default", client="cuview python", control_only=False, timeout=3.0):
+    """Attaches to every part of `name` as a Group, also when a whole publisher runs under it (a
+    group of one part covering the whole grid), so that a tool can treat both alike. A part not up
+    yet, or still one of an earlier run, is waited for until `timeout` seconds pass; then
+    CuviewError names it."""
+    return Group(name, client, control_only, timeout)
+
+
+class _Handle:
+    """A C handle that `free` frees once, when closed or when nothing refers to it any more. An
+    object and the borrowed handles inside it (a group's part clients, a group frame's part frames)
+    share one, so that no reference cycle delays the freeing."""
+
+    def __init__(self, h, free):
+        self.h, self._free = h, free
+
+    def close(self):
+        if self.h:
+            h, self.h = self.h, None
+            self._free(h)
+
+    def __del__(self):
+        self.close()
 
 
 def list(remote=None, timeout=5.0):
@@ -84,7 +121,18 @@ class Client:
         else:
             _check(lib.cuview_attach(name.encode(), client.encode(), int(control_only), int(timeout * 1000),
                                      ctypes.byref(handle)))
+        self._adopt(handle, name, remote)
+
+    @classmethod
+    def _borrowed(cls, handle, name, owner):
+        """A part client of a group (cuview_group_part): `owner` (the group's _Handle) frees it."""
+        c = cls.__new__(cls)
+        c._adopt(handle, name, None, owner)
+        return c
+
+    def _adopt(self, handle, name, remote, owner=None):
         self._h = handle
+        self._owner = owner
         self.name = name
         #: the gateway's URL this client attached through; None when local
         self.remote = remote or None
@@ -106,7 +154,9 @@ class Client:
         return [b[0] for b in self._blocks]
 
     def close(self):
-        if self._h:
+        """Detaches. A group's part client (Group.leader, Group.part) stays attached with its group:
+        closing the group detaches it."""
+        if self._h and self._owner is None:
             lib.cuview_detach(self._h)
             self._h = None
 
@@ -117,10 +167,11 @@ class Client:
         self.close()
 
     def __del__(self):
-        self.close()
+        if getattr(self, "_h", None):
+            self.close()
 
     def _handle(self):
-        if not self._h:
+        if not self._h or (self._owner is not None and not self._owner.h):
             raise CuviewError(8, f"the client of '{self.name}' is closed; attach again")
         return self._h
 
@@ -248,10 +299,14 @@ class Client:
 
 
 class Frame:
-    """One published frame, its slot held. `frame["u"]` is a zero-copy view of field u."""
+    """One published frame, its slot held. `frame["u"]` is a zero-copy view of field u.
 
-    def __init__(self, client, handle):
+    A part of a GroupFrame is one part's block, held with the other parts' (`held`): releasing it
+    releases the group frame."""
+
+    def __init__(self, client, handle, held=None):
         self._h = None
+        self._held = held
         self._client = client
         self._h = handle
         self.seq = lib.cuview_frame_seq(handle)
@@ -266,10 +321,15 @@ class Frame:
         self.release()
 
     def __del__(self):
-        self.release()
+        if self._held is None:
+            self.release()
 
     def release(self):
         """Lets the publisher write the slot again, after this process's GPU work on the device."""
+        if self._held is not None:
+            self._h = None
+            self._held.close()  # a group frame's parts go together
+            return
         if self._h:
             if self.device >= 0:
                 lib.cuview_frame_synchronize(self._h)
@@ -281,7 +341,7 @@ class Frame:
         _check(lib.cuview_frame_verify(self._alive()))
 
     def _alive(self):
-        if not self._h:
+        if not self._h or (self._held is not None and not self._held.h):
             raise CuviewError(6, f"frame {self.seq} was released; take a new one with next_frame()")
         return self._h
 
@@ -290,6 +350,186 @@ class Frame:
             if key == name:
                 return FieldView(self, key, lib.cuview_frame_data(self._alive(), i), dtype, shape, strides)
         raise KeyError(f"'{self._client.name}' publishes no field '{name}'; it has: {', '.join(self._client.fields)}")
+
+
+class Group:
+    """An attachment to every part of a run decomposed into parts (cuview.attach of a name that runs
+    as parts, or cuview.attach_group); detaches from all when closed (or at the end of a `with`
+    block). A whole publisher attached with attach_group is a group of one part.
+
+    Steering (set, step, pause, resume, reset, draw, checkpoint, shutdown) and status() go to the
+    leader, part 0, which hands each request to every part at one step; `parts` are the part
+    clients (each part's description and status; the others refuse steering)."""
+
+    def __init__(self, name, client, control_only, timeout):
+        handle = ctypes.c_void_p()
+        _check(lib.cuview_group_attach(name.encode(), client.encode(), int(control_only), int(timeout * 1000),
+                                       ctypes.byref(handle)))
+        self._g = _Handle(handle.value, lib.cuview_group_detach)
+        self.name = name
+        #: False when a whole publisher runs under the name (a group of one part)
+        self.decomposed = bool(lib.cuview_group_decomposed(handle))
+        count = lib.cuview_group_parts(handle)
+        #: one Client per part, in part order (borrowed from the group: closing the group closes them)
+        self.parts = [Client._borrowed(lib.cuview_group_part(handle, k), name, self._g) for k in range(count)]
+        #: per part, where its block lies and what runs it: index, count, offset_x, offset_y, width,
+        #: height, global_width, global_height, rank (-1 for a whole publisher), pid, host, device, group
+        self.parts_info = []
+        for k in range(count):
+            p = _capi.PartInfo()
+            _check(lib.cuview_group_part_info(handle, k, ctypes.byref(p)))
+            info = {f: getattr(p, f) for f, _ in _capi.PartInfo._fields_}
+            for f in ("host", "device", "group"):
+                info[f] = info[f].decode()
+            self.parts_info.append(info)
+        #: part 0, which takes the run's steering
+        self.leader = self.parts[0]
+        self.backend = self.leader.backend
+        #: (global_height, global_width)
+        self.shape = (self.parts_info[0]["global_height"], self.parts_info[0]["global_width"])
+
+    @property
+    def fields(self):
+        """Names of the fields (every part has the same), as Client.fields."""
+        return self.leader.fields
+
+    def part(self, k):
+        """Part k's Client."""
+        if not 0 <= k < len(self.parts):
+            raise IndexError(f"part {k} of '{self.name}' does not exist: the group has {len(self.parts)} part(s)")
+        return self.parts[k]
+
+    def close(self):
+        self._g.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if not self._g.h:
+            raise CuviewError(8, f"the group of '{self.name}' is closed; attach again")
+        return self._g.h
+
+    def next_frame(self, timeout=1.0):
+        """The newest step not seen yet that every part offers, as a GroupFrame holding that step's
+        frame in every part (use it in a `with` block); None when none came within `timeout`
+        seconds. Raises CuviewError("daemon_gone") naming the part that went away."""
+        handle = ctypes.c_void_p()
+        status = lib.cuview_group_next(self._handle(), int(timeout * 1000), ctypes.byref(handle))
+        if status == _capi.NO_FRAME:
+            return None
+        _check(status)
+        return GroupFrame(self, handle.value)
+
+    def gone_reason(self):
+        """None while every part runs; otherwise which part went and why."""
+        reason = lib.cuview_group_gone_reason(self._handle()).decode()
+        return reason or None
+
+    def statuses(self):
+        """Every part's status(), in part order."""
+        return [p.status() for p in self.parts]
+
+
+def _leader_call(name):
+    def call(self, *args, **kwargs):
+        self._handle()
+        return getattr(self.leader, name)(*args, **kwargs)
+
+    call.__name__ = name
+    call.__doc__ = f"Client.{name} of the leader (part 0), which hands it to every part at one step."
+    return call
+
+
+for _name in ("status", "set", "pause", "resume", "step", "reset", "draw", "checkpoint", "shutdown"):
+    setattr(Group, _name, _leader_call(_name))
+
+
+class GroupFrame:
+    """The frames of one step from every part of a group, held until released (use it in a `with`
+    block): `parts` lists `(frame, (y0, x0))`, each part's Frame (its block: `frame["u"]`) and
+    where its block starts in the global grid; assemble() puts a field's blocks together."""
+
+    def __init__(self, group, handle):
+        count = lib.cuview_group_frame_parts(handle)
+        raw = [lib.cuview_group_frame_part(handle, k) for k in range(count)]
+        devices = [lib.cuview_frame_device(p) for p in raw]
+
+        def free(h):
+            for p, d in zip(raw, devices):
+                if d >= 0:
+                    lib.cuview_frame_synchronize(p)
+            lib.cuview_group_frame_release(h)
+
+        self._held = _Handle(handle, free)
+        self.name = group.name
+        self.step = lib.cuview_group_frame_step(handle)
+        #: (global_height, global_width)
+        self.shape = group.shape
+        self._fields = [f["name"] for f in group.leader.description["fields"]]
+        self.parts = [(Frame(group.parts[k], raw[k], self._held),
+                       (group.parts_info[k]["offset_y"], group.parts_info[k]["offset_x"])) for k in range(count)]
+        self.time = self.parts[0][0].time
+        #: part 0's frame's GPU (where assemble() puts the global array); -1 on the host backend
+        self.device = devices[0]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def release(self):
+        """Lets every part's publisher write its slot again, after this process's GPU work."""
+        self._held.close()
+
+    def _alive(self):
+        if not self._held.h:
+            raise CuviewError(6, f"the frames of step {self.step} of '{self.name}' were released; take new ones "
+                              "with next_frame()")
+        return self._held.h
+
+    def verify(self):
+        """Raises CuviewError("bad_value") naming the first part whose frame is not intact."""
+        _check(lib.cuview_group_frame_verify(self._alive()))
+
+    def assemble(self, field, host=False):
+        """Field `field` over the whole global grid, each part's block at its offset: a NumPy array on
+        the host backend (or with host=True); on CUDA a CuPy array on part 0's GPU, filled from each
+        part's GPU (peer copies). Shape (global_height, global_width) or (..., components)."""
+        h = self._alive()
+        if field not in self._fields:
+            raise KeyError(f"'{self.name}' publishes no grid field '{field}'; it has: {', '.join(self._fields)}")
+        index = self._fields.index(field)
+        _, dtype, shape, _ = self.parts[0][0]._client._blocks[index]
+        full = self.shape + tuple(shape[2:])
+        if self.device < 0 or host:
+            import numpy as np
+            out = np.empty(full, dtype=np.dtype(_TYPESTR[dtype]))
+            _check(lib.cuview_group_frame_copy_field(h, index, out.ctypes.data, out.nbytes))
+            return out
+        try:
+            import cupy
+        except ImportError as e:
+            raise ImportError(f"assemble('{field}') of the CUDA run '{self.name}' makes a CuPy array on GPU "
+                              f"{self.device}, and CuPy is not installed: install it (cupy-cuda12x), or pass "
+                              "host=True for a NumPy copy") from e
+        with cupy.cuda.Device(self.device):
+            out = cupy.empty(full, dtype=_TYPESTR[dtype])
+            for frame, (y0, x0) in self.parts:
+                with cupy.cuda.Device(frame.device):
+                    block = cupy.ascontiguousarray(cupy.from_dlpack(frame[field]))
+                if frame.device != self.device:  # to part 0's GPU first
+                    moved = cupy.empty(block.shape, block.dtype)
+                    moved.data.copy_from_device(block.data, block.nbytes)
+                    block = moved
+                out[y0:y0 + block.shape[0], x0:x0 + block.shape[1]] = block
+            # Done reading the frames before any of them is released (release waits on their GPUs only).
+            cupy.cuda.get_current_stream().synchronize()
+        return out
 
 
 def _copied(pointer, count):

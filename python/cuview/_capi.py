@@ -59,6 +59,24 @@ class Region(ctypes.Structure):
     ]
 
 
+class PartInfo(ctypes.Structure):
+    _fields_ = [
+        ("index", c_uint32),
+        ("count", c_uint32),
+        ("offset_x", c_uint32),
+        ("offset_y", c_uint32),
+        ("width", c_uint32),
+        ("height", c_uint32),
+        ("global_width", c_uint32),
+        ("global_height", c_uint32),
+        ("rank", ctypes.c_int32),
+        ("pid", ctypes.c_int32),
+        ("host", c_char_p),
+        ("device", c_char_p),
+        ("group", c_char_p),
+    ]
+
+
 def _candidates():
     env = os.environ.get("CUVIEW_LIBRARY")
     if env:
@@ -132,3 +150,20 @@ _proto("cuview_watch", c_int, c_void_p, c_char_p, c_uint32, c_uint32, c_double, 
 _proto("cuview_next_view", c_int, c_void_p, c_int, ctypes.POINTER(View))
 _proto("cuview_fetch", c_int, c_void_p, c_char_p, c_uint32, c_uint32, c_uint32, c_uint32, ctypes.POINTER(Region))
 _proto("cuview_list_json", c_int, c_char_p, c_int, ctypes.POINTER(c_char_p))
+_proto("cuview_running_parts", c_uint32, c_char_p)
+_proto("cuview_group_attach", c_int, c_char_p, c_char_p, c_int, c_int, ctypes.POINTER(c_void_p))
+_proto("cuview_group_detach", None, c_void_p)
+_proto("cuview_group_decomposed", c_int, c_void_p)
+_proto("cuview_group_parts", c_size_t, c_void_p)
+_proto("cuview_group_part_info", c_int, c_void_p, c_size_t, ctypes.POINTER(PartInfo))
+_proto("cuview_group_part", c_void_p, c_void_p, c_size_t)
+_proto("cuview_group_leader", c_void_p, c_void_p)
+_proto("cuview_group_gone_reason", c_char_p, c_void_p)
+_proto("cuview_group_next", c_int, c_void_p, c_int, ctypes.POINTER(c_void_p))
+_proto("cuview_group_frame_release", None, c_void_p)
+_proto("cuview_group_frame_step", c_uint64, c_void_p)
+_proto("cuview_group_frame_parts", c_size_t, c_void_p)
+_proto("cuview_group_frame_part", c_void_p, c_void_p, c_size_t)
+_proto("cuview_group_frame_field_bytes", c_size_t, c_void_p, c_size_t)
+_proto("cuview_group_frame_copy_field", c_int, c_void_p, c_size_t, c_void_p, c_size_t)
+_proto("cuview_group_frame_verify", c_int, c_void_p)

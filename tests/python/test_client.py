@@ -1,7 +1,10 @@
 """The Python package against a real publisher: attach, zero-copy arrays equal to the frame another
-process reads, steering, refusals. Backend from CUVIEW_TEST_BACKEND (host by default; cuda uses CuPy
-and PyTorch where installed). Run by CTest (python-host) with PYTHONPATH=python."""
+process reads, steering, refusals; a run decomposed into parts under mpirun read as a group, its
+assembled fields equal to the one-process run's. Backend from CUVIEW_TEST_BACKEND (host by default;
+cuda uses CuPy and PyTorch where installed). Run by CTest (python-host) with PYTHONPATH=python."""
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -176,6 +179,190 @@ class PythonClient(unittest.TestCase):
         self.assertEqual(e.exception.code, "no_daemon")
         self.assertIn("nobody-here", str(e.exception))
 
+
+def mpirun_argv(ranks, program, args):
+    """`mpirun -n N PROGRAM ARGS` as tests/support/mpi_run.cpp makes it: --allow-run-as-root as
+    root, --oversubscribe on small machines, this test's runtime directory (and on GPU hosts the
+    library path and NCCL's settings) passed to every rank."""
+    argv = [shutil.which("mpirun"), "--oversubscribe", "-n", str(ranks)]
+    if os.geteuid() == 0:
+        argv.insert(1, "--allow-run-as-root")
+    for var in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "LD_LIBRARY_PATH", "CUVIEW_SHARING", "CUVIEW_HOST",
+                "NCCL_NVLS_ENABLE", "NVSHMEM_DISABLE_NVLS", "CUDA_VISIBLE_DEVICES"):
+        if var in os.environ:
+            argv += ["-x", var]
+    return argv + [program] + args
+
+
+class PythonGroup(unittest.TestCase):
+    """`mpirun -n 2 cuview-compute --sim lbm` (two parts of 96x32) beside the same run in one process:
+    stepped alike, every field the group assembles equals the whole run's, bit for bit. On CUDA one
+    rank per GPU, assembled by CuPy on part 0's GPU."""
+    STEP = 40
+    ARGS = ["--backend", BACKEND, "--sim", "lbm", "--size", "96x64", "--paused", "--no-final-checkpoint",
+            "--log-level", "warn"]
+
+    @classmethod
+    def setUpClass(cls):
+        if shutil.which("mpirun") is None:
+            raise unittest.SkipTest("mpirun is not installed (Debian: openmpi-bin): runs of parts are not tested here")
+        if BACKEND == "cuda":
+            try:
+                import cupy
+            except ImportError:
+                raise unittest.SkipTest("CuPy is not installed: a CUDA group is assembled with CuPy")
+            if cupy.cuda.runtime.getDeviceCount() < 2:
+                raise unittest.SkipTest("a CUDA run of two parts takes two GPUs, one rank each")
+        cls.rt = private_runtime_dir()
+        cls.whole = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "one"] + cls.ARGS)
+        # mpirun in a process group of its own: killing the group takes every rank with it.
+        cls.mpirun = subprocess.Popen(mpirun_argv(2, f"{BIN}/cuview-compute", ["--name", "g"] + cls.ARGS),
+                                      start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            cls.group = cls.wait_for(lambda: cuview.attach("g", timeout=10), cls.mpirun, "mpirun -n 2")
+            cls.one = cls.wait_for(lambda: cuview.attach("one"), cls.whole, "the one-process run")
+            for sim in (cls.group, cls.one):
+                sim.step(cls.STEP)  # the group's through part 0, which hands it to both parts
+            deadline = time.time() + 60
+            while time.time() < deadline:  # the steps run in batches: wait for every part
+                steps = [s["step"] for s in cls.group.statuses()] + [cls.one.status()["step"]]
+                if steps == [cls.STEP] * 3:
+                    break
+                time.sleep(0.025)
+            else:
+                raise AssertionError(f"the runs did not reach step {cls.STEP}: at {steps}")
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @staticmethod
+    def wait_for(attach, process, what):
+        deadline = time.time() + 60
+        while True:
+            try:
+                return attach()
+            except cuview.CuviewError as e:
+                if process.poll() is not None:
+                    out = process.stdout.read().decode() if process.stdout else ""
+                    raise AssertionError(f"{what} exited ({process.returncode}) before it could be attached: {out}")
+                if time.time() > deadline:
+                    raise AssertionError(f"{what} could not be attached within 60 s: {e}")
+                time.sleep(0.1)
+
+    @classmethod
+    def tearDownClass(cls):
+        for sim in ("group", "one"):
+            if hasattr(cls, sim):
+                getattr(cls, sim).close()
+        if hasattr(cls, "mpirun"):
+            try:
+                os.killpg(cls.mpirun.pid, signal.SIGTERM)
+                cls.mpirun.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(cls.mpirun.pid, signal.SIGKILL)
+                cls.mpirun.wait(30)
+            except ProcessLookupError:
+                pass
+            cls.mpirun.stdout.close()
+        if hasattr(cls, "whole"):
+            cls.whole.terminate()
+            cls.whole.wait(30)
+        if hasattr(cls, "rt"):
+            cls.rt.cleanup()
+
+    @staticmethod
+    def at_step(source, step):
+        """The frame (or group frame) of `step` from `source`."""
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            f = source.next_frame(timeout=2)
+            if f is not None and f.step == step:
+                return f
+            if f is not None:
+                f.release()
+        raise AssertionError(f"no frame of step {step} from '{source.name}'")
+
+    @staticmethod
+    def host(array):
+        if BACKEND == "host":
+            return np.asarray(array)
+        import cupy
+        return cupy.asnumpy(array)
+
+    def whole_field(self, frame, name):
+        if BACKEND == "host":
+            return np.array(frame[name])
+        import cupy
+        with cupy.cuda.Device(frame.device):
+            return cupy.asnumpy(cupy.from_dlpack(frame[name]))
+
+    def test_attach_finds_the_parts_and_says_where_each_block_lies(self):
+        g = self.group
+        self.assertIsInstance(g, cuview.Group)
+        self.assertTrue(g.decomposed)
+        self.assertEqual(g.shape, (64, 96))
+        self.assertEqual(len(g.parts), 2)
+        self.assertIs(g.leader, g.parts[0])
+        self.assertIsInstance(self.one, cuview.Client)  # a whole publisher attaches as before
+        for k, p in enumerate(g.parts_info):
+            self.assertEqual((p["index"], p["count"], p["rank"]), (k, 2, k))
+            self.assertEqual((p["offset_x"], p["offset_y"], p["width"], p["height"]), (0, 32 * k, 96, 32))
+            self.assertEqual((p["global_width"], p["global_height"]), (96, 64))
+            self.assertEqual(p["group"], g.parts_info[0]["group"])
+            self.assertTrue(p["host"])
+            self.assertGreater(p["pid"], 0)
+            self.assertTrue(p["device"])
+        self.assertNotEqual(g.parts_info[0]["pid"], g.parts_info[1]["pid"])
+        self.assertEqual(g.fields, self.one.fields)
+        self.assertIsNone(g.gone_reason())
+
+    def test_assembled_fields_equal_the_one_process_run_bit_for_bit(self):
+        with self.at_step(self.group, self.STEP) as gf, self.at_step(self.one, self.STEP) as whole:
+            gf.verify()
+            self.assertEqual(len(gf.parts), 2)
+            self.assertEqual([off for _, off in gf.parts], [(0, 0), (32, 0)])
+            for name in self.one.fields:
+                expected = self.whole_field(whole, name)
+                assembled = gf.assemble(name)
+                if BACKEND == "cuda":
+                    import cupy
+                    self.assertIsInstance(assembled, cupy.ndarray)
+                    self.assertEqual(assembled.device.id, gf.parts[0][0].device)
+                self.assertTrue(np.array_equal(self.host(assembled), expected), f"field {name}")
+                self.assertTrue(np.array_equal(gf.assemble(name, host=True), expected), f"field {name}, host=True")
+                for frame, (y0, x0) in gf.parts:  # each part's block is its slice of the whole
+                    self.assertEqual(frame.step, self.STEP)
+                    block = self.whole_field(frame, name)
+                    np.testing.assert_array_equal(block, expected[y0:y0 + block.shape[0], x0:x0 + block.shape[1]])
+                if BACKEND == "host":
+                    self.assertGreater(float(np.abs(expected).max()), 0.0)
+            with self.assertRaises(KeyError):
+                gf.assemble("nothing")
+            part, _ = gf.parts[1]
+        with self.assertRaises(cuview.CuviewError):  # released with the group frame
+            part["density"].__dlpack__()
+        with self.assertRaises(cuview.CuviewError):
+            gf.assemble("density")
+
+    def test_steering_goes_through_part_0_and_other_parts_refuse_it(self):
+        with self.assertRaises(cuview.CuviewError) as e:
+            self.group.parts[1].pause()
+        self.assertIn("part", str(e.exception))
+        self.group.pause()  # part 0 takes it for the run
+        self.assertEqual(self.group.status()["step"], self.STEP)
+
+    def test_a_whole_publisher_attaches_as_a_group_of_one_part(self):
+        # New attachments take the run's newest frame (of STEP): the other tests' stay as they are.
+        with cuview.attach_group("one") as g, cuview.attach("one") as one:
+            self.assertFalse(g.decomposed)
+            self.assertEqual(len(g.parts), 1)
+            self.assertEqual(g.shape, (64, 96))
+            p = g.parts_info[0]
+            self.assertEqual((p["index"], p["count"], p["rank"], p["offset_x"], p["offset_y"]), (0, 1, -1, 0, 0))
+            self.assertEqual((p["width"], p["height"]), (96, 64))
+            with self.at_step(g, self.STEP) as gf, self.at_step(one, self.STEP) as whole:
+                np.testing.assert_array_equal(self.host(gf.assemble("vorticity")),
+                                              self.whole_field(whole, "vorticity"))
 
 if __name__ == "__main__":
     sys.exit(unittest.main())

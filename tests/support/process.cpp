@@ -51,7 +51,7 @@ static fs::path scratch(const std::string& stem) {
          ("cuview-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" + stem);
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, int pass_fd) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, int pass_fd, bool own_group) : group_(own_group) {
   out_ = scratch("out");
   err_ = scratch("err");
   posix_spawn_file_actions_t fa;
@@ -62,15 +62,27 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, int pass_fd) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (own_group) {  // a process group of its own: the destructor ends its children too (mpirun's ranks)
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  }
+  const int rc = ::posix_spawn(&pid_, args[0], &fa, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) fail("posix_spawn " + argv[0] + ": " + std::strerror(rc));
 }
 
 ChildProcess::ChildProcess(ChildProcess&& o) noexcept
-    : pid_(std::exchange(o.pid_, -1)), status_(o.status_), out_(std::move(o.out_)), err_(std::move(o.err_)) {}
+    : pid_(std::exchange(o.pid_, -1)),
+      group_(o.group_),
+      status_(o.status_),
+      out_(std::move(o.out_)),
+      err_(std::move(o.err_)) {}
 
 ChildProcess::~ChildProcess() {
+  if (pid_ > 0 && group_) ::kill(-pid_, SIGKILL);  // whatever of its group is left, even after it exited
   if (pid_ > 0 && !status_) {
     ::kill(pid_, SIGCONT);
     ::kill(pid_, SIGKILL);

@@ -28,7 +28,9 @@ const char* to_string(Backend b);
 class ChildProcess {
  public:
   /// `pass_fd` is inherited by the child under the same number (e.g. a --ready-fd pipe).
-  explicit ChildProcess(const std::vector<std::string>& argv, int pass_fd = -1);
+  /// `own_group`: the child leads a new process group, which the destructor SIGKILLs whole (a
+  /// launcher's children, such as mpirun's ranks, go with it).
+  explicit ChildProcess(const std::vector<std::string>& argv, int pass_fd = -1, bool own_group = false);
   ChildProcess(ChildProcess&& o) noexcept;
   ChildProcess& operator=(ChildProcess&&) = delete;
   ChildProcess(const ChildProcess&) = delete;
@@ -44,6 +46,7 @@ class ChildProcess {
 
  private:
   pid_t pid_ = -1;
+  bool group_ = false;
   std::optional<int> status_;
   std::filesystem::path out_, err_;
 };

@@ -21,6 +21,31 @@ std::optional<std::uint32_t> publish(RingWriter& w) {
   if (s) w.end_write(*s, info(w.last_seq() + 1, *s));
   return s;
 }
+/// Stands in for the slots' memory in the stress tests: every word of a slot holds the seq of
+/// the frame written into it.
+struct FakeSlots {
+  std::size_t words;
+  std::vector<std::atomic<std::uint64_t>> data;
+  FakeSlots(std::uint32_t slots, std::size_t w) : words(w), data(slots * w) {}
+
+  /// Publishes `frames` frames as fast as the ring lets it (a frame finding every slot held is retried).
+  void write_frames(RingWriter& w, std::uint64_t frames) {
+    for (std::uint64_t published = 0; published < frames;) {
+      auto s = w.begin_write();
+      if (!s) continue;
+      const std::uint64_t seq = w.last_seq() + 1;
+      for (std::size_t i = 0; i < words; ++i) data[*s * words + i].store(seq, std::memory_order_relaxed);
+      w.end_write(*s, info(seq, *s));
+      ++published;
+    }
+  }
+  /// Whether the slot of `f` still holds frame f.seq in every word.
+  [[nodiscard]] bool intact(const FrameInfo& f) const {
+    for (std::size_t i = 0; i < words; ++i)
+      if (data[f.slot * words + i].load(std::memory_order_relaxed) != f.seq) return false;
+    return true;
+  }
+};
 }  // namespace
 
 TEST_CASE("a reader gets the newest frame and never the same frame twice", "[ring]") {
@@ -128,10 +153,8 @@ TEST_CASE("a control block of another session is refused", "[ring][bad-input]") 
 }
 
 TEST_CASE("readers racing a fast writer never see a torn or overwritten frame", "[ring][stress]") {
-  constexpr std::uint32_t kSlots = 3;
-  constexpr std::size_t kWords = 4096;
-  RingWriter w(kSlots, "s");
-  std::vector<std::atomic<std::uint64_t>> data(kSlots * kWords);  // stands in for the slots' memory
+  RingWriter w(3, "s");
+  FakeSlots slots(3, 4096);
   std::atomic<bool> done{false};
   std::atomic<std::uint64_t> bad{0}, seen{0};
   std::vector<std::thread> readers;
@@ -143,29 +166,124 @@ TEST_CASE("readers racing a fast writer never see a torn or overwritten frame", 
         auto f = r.acquire_newer(last);
         if (!f) continue;
         last = f->seq;
-        for (std::size_t i = 0; i < kWords; ++i) {
-          if (data[f->slot * kWords + i].load(std::memory_order_relaxed) != f->seq) {
-            ++bad;
-            break;
-          }
-        }
+        if (!slots.intact(*f)) ++bad;
         ++seen;
         r.release(f->slot);
       }
     });
   }
-  std::uint64_t published = 0;
-  while (published < 20000) {
-    auto s = w.begin_write();
-    if (!s) continue;
-    const std::uint64_t seq = w.last_seq() + 1;
-    for (std::size_t i = 0; i < kWords; ++i) data[*s * kWords + i].store(seq, std::memory_order_relaxed);
-    w.end_write(*s, info(seq, *s));
-    ++published;
-  }
+  slots.write_frames(w, 20000);
   done = true;
   for (auto& t : readers) t.join();
   INFO("frames read: " << seen.load());
+  CHECK(seen.load() > 0);
+  CHECK(bad.load() == 0);
+}
+
+TEST_CASE("offered() lists the published frames without holding them, oldest first", "[ring]") {
+  RingWriter w(3, "s");
+  RingReader r(w.shm_name(), "s", *w.open_lease(::getpid()));
+  CHECK(r.offered().empty());  // nothing published
+  publish(w);
+  publish(w);
+  publish(w);
+  auto offered = r.offered();
+  REQUIRE(offered.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(offered[i].seq == i + 1);
+    CHECK(offered[i].step == (i + 1) * 10);
+  }
+  CHECK(w.held_slots() == 0);  // a snapshot holds nothing
+  // A slot being written is not offered.
+  auto s = w.begin_write();
+  REQUIRE(s);
+  offered = r.offered();
+  REQUIRE(offered.size() == 2);
+  CHECK(offered[0].seq == 2);
+  CHECK(offered[1].seq == 3);
+  w.end_write(*s, info(4, *s));
+  CHECK(r.offered().back().seq == 4);
+}
+
+TEST_CASE("offered() and acquire_step() leave out frames withdrawn for a new reader", "[ring]") {
+  RingWriter w(3, "s");
+  auto first = w.open_lease(::getpid());
+  publish(w);
+  publish(w);
+  w.close_lease(*first);
+  RingReader r(w.shm_name(), "s", *w.open_lease(::getpid()));  // the first reader after none
+  CHECK(r.offered().empty());
+  CHECK_FALSE(r.acquire_step(20, 0));
+  publish(w);
+  const auto offered = r.offered();
+  REQUIRE_FALSE(offered.empty());
+  CHECK(offered.back().seq == 3);
+  CHECK(r.acquire_step(30, 0));
+}
+
+TEST_CASE("acquire_step holds the frame of exactly that step, newer than after_seq", "[ring]") {
+  RingWriter w(3, "s");
+  RingReader r(w.shm_name(), "s", *w.open_lease(::getpid()));
+  publish(w);  // step 10
+  publish(w);  // step 20
+  publish(w);  // step 30
+  CHECK_FALSE(r.acquire_step(15, 0));  // no frame of that step
+  CHECK_FALSE(r.acquire_step(20, 2));  // frame 2 is not newer than 2
+  auto f = r.acquire_step(20, 1);
+  REQUIRE(f);
+  CHECK(f->seq == 2);
+  CHECK(f->step == 20);
+  CHECK(f->sim_time == 2.0);
+  CHECK(w.held_slots() == 1);
+  // The writer keeps publishing around the held frame, never into it.
+  for (int i = 0; i < 20; ++i) {
+    auto s = publish(w);
+    REQUIRE(s);
+    CHECK(*s != f->slot);
+  }
+  CHECK((w.block().slots[f->slot].state.load() >> 1) == 2);
+  r.release(f->slot);
+  CHECK(w.held_slots() == 0);
+  // Two frames of one step (the program reset): the newer is taken.
+  RingWriter v(3, "t");
+  RingReader rv(v.shm_name(), "t", *v.open_lease(::getpid()));
+  for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+    auto s = v.begin_write();
+    REQUIRE(s);
+    v.end_write(*s, FrameInfo{seq, *s, seq == 2 ? 7u : 5u, 0, 0});
+  }
+  auto g = rv.acquire_step(5, 0);
+  REQUIRE(g);
+  CHECK(g->seq == 3);
+  rv.release(g->slot);
+}
+
+TEST_CASE("a reader picking steps from offered() never holds a frame the writer overwrote", "[ring][stress]") {
+  RingWriter w(2, "s");
+  FakeSlots slots(2, 2048);
+  std::atomic<bool> done{false};
+  std::atomic<std::uint64_t> bad{0}, seen{0}, missed{0};
+  std::thread reader([&, lease = *w.open_lease(::getpid())] {
+    RingReader r(w.shm_name(), "s", lease);
+    std::uint64_t last = 0;
+    while (!done.load()) {
+      const auto offered = r.offered();
+      if (offered.empty() || offered.back().seq <= last) continue;
+      auto f = r.acquire_step(offered.back().step, last);
+      if (!f) {
+        ++missed;  // overwritten between the snapshot and the hold: allowed, and retried
+        continue;
+      }
+      if (f->step != f->seq * 10 || !slots.intact(*f)) ++bad;
+      last = f->seq;
+      ++seen;
+      r.release(f->slot);
+    }
+  });
+  slots.write_frames(w, 20000);
+  done = true;
+  reader.join();
+  INFO("frames read: " << seen.load() << ", snapshots overtaken: " << missed.load());
   CHECK(seen.load() > 0);
   CHECK(bad.load() == 0);
 }

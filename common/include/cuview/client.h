@@ -98,7 +98,8 @@ CUVIEW_API cuview_status cuview_attach(const char* name, const char* client_name
  * call works as for a local client. On success *out must be freed with cuview_detach. */
 CUVIEW_API cuview_status cuview_attach_remote(const char* name, const char* client_name, const char* remote,
                                               int timeout_ms, cuview_client** out);
-/* Detaches and frees the client; frames still held stay valid until released. NULL is ignored. */
+/* Detaches and frees the client; frames still held stay valid until released. NULL and a group's
+ * borrowed clients (cuview_group_part, cuview_group_leader) are ignored. */
 CUVIEW_API void cuview_detach(cuview_client* client);
 
 /* The publisher: "cuda" or "host", and its `describe` reply as JSON (docs/protocol.md). */
@@ -120,7 +121,7 @@ CUVIEW_API cuview_status cuview_stats_json(cuview_client* client, const char** j
  * came; CUVIEW_DAEMON_GONE: the publisher exited or restarted (attach again). */
 CUVIEW_API cuview_status cuview_next_frame(cuview_client* client, int timeout_ms, cuview_frame** out);
 /* Releases the slot and frees the frame. On CUDA, first finish the GPU work that reads it
- * (cuview_frame_synchronize). NULL is ignored. */
+ * (cuview_frame_synchronize). NULL and a group frame's parts (cuview_group_frame_part) are ignored. */
 CUVIEW_API void cuview_frame_release(cuview_frame* frame);
 CUVIEW_API uint64_t cuview_frame_seq(const cuview_frame* frame);
 CUVIEW_API uint64_t cuview_frame_step(const cuview_frame* frame);
@@ -211,6 +212,106 @@ CUVIEW_API cuview_status cuview_draw(cuview_client* client, const char* input, d
 CUVIEW_API cuview_status cuview_checkpoint(cuview_client* client, const char* path, int64_t timeout_ms, uint64_t* step,
                                            char* written, size_t written_size);
 CUVIEW_API cuview_status cuview_shutdown(cuview_client* client);
+
+/* ---- Runs of parts: a publisher decomposed over processes (mpirun -n N cuview-compute) ----
+ *
+ * Each part publishes its block of the global grid with its own ring (docs/protocol.md "Parts").
+ * A group attaches every part and takes frames of one step from all of them at once:
+ *
+ *   cuview_group* g;
+ *   if (cuview_group_attach("flow", "my tool", 0, 3000, &g) != CUVIEW_OK) ...
+ *   cuview_group_frame* gf;
+ *   if (cuview_group_next(g, 1000, &gf) == CUVIEW_OK) {
+ *     for (size_t k = 0; k < cuview_group_frame_parts(gf); ++k) {
+ *       cuview_part_info p;
+ *       cuview_group_part_info(g, k, &p);                     // where part k's block lies
+ *       const cuview_frame* f = cuview_group_frame_part(gf, k);
+ *       const void* vort = cuview_frame_data(f, 0);            // its block of field 0
+ *     }
+ *     cuview_group_frame_copy_field(gf, 0, global, cuview_group_frame_field_bytes(gf, 0));
+ *     cuview_group_frame_release(gf);                          // every part's slot
+ *   }
+ *   cuview_step(cuview_group_leader(g), 10);                   // steering goes to part 0
+ *   cuview_group_detach(g);
+ *
+ * A name a whole publisher runs under attaches as a group of one part (covering the whole grid),
+ * so a tool may always use a group. Threads: cuview_group_next for one thread at a time; the
+ * leader's and parts' control calls from any thread, as a client's. */
+
+typedef struct cuview_group cuview_group;
+typedef struct cuview_group_frame cuview_group_frame;
+
+/* Where part `index`'s block lies in the global grid, and what runs it. Strings belong to the
+ * group, valid until cuview_group_detach. */
+typedef struct cuview_part_info {
+  uint32_t index, count;        /* part `index` of `count` */
+  uint32_t offset_x, offset_y;  /* the block's first cell in the global grid */
+  uint32_t width, height;       /* the block */
+  uint32_t global_width, global_height;
+  int32_t rank;                 /* the part's MPI rank; -1 for a whole publisher */
+  int32_t pid;                  /* the part's process */
+  const char* host;             /* where the part runs ("" for a whole publisher) */
+  const char* device;           /* what it computes on: the `describe` reply's "device" */
+  const char* group;            /* the run's id, the same in every part (a whole publisher's session) */
+} cuview_part_info;
+
+/* How many parts of `name` run now, counted from part 0: 0 when none run or `name` is a whole
+ * publisher. */
+CUVIEW_API uint32_t cuview_running_parts(const char* name);
+
+/* Attaches every part of `name` (part 0 first, which says how many there are; the others at once)
+ * with the options of cuview_attach. A part not up yet, or still one of an earlier run under that
+ * name, is retried until timeout_ms passes; then the failure names the part. On success *out must
+ * be freed with cuview_group_detach. */
+CUVIEW_API cuview_status cuview_group_attach(const char* name, const char* client_name, int control_only,
+                                             int timeout_ms, cuview_group** out);
+/* Detaches from every part and frees the group, its part and leader clients with it; group frames
+ * still held stay valid until released. NULL is ignored. */
+CUVIEW_API void cuview_group_detach(cuview_group* group);
+/* 1 when `name` runs as parts, 0 for a whole publisher (a group of one part). */
+CUVIEW_API int cuview_group_decomposed(const cuview_group* group);
+/* The number of parts (1 for a whole publisher). */
+CUVIEW_API size_t cuview_group_parts(const cuview_group* group);
+/* Part k's block and process. CUVIEW_OUT_OF_RANGE for a part that does not exist. */
+CUVIEW_API cuview_status cuview_group_part_info(const cuview_group* group, size_t k, cuview_part_info* out);
+/* Part k's client, borrowed from the group (freed by cuview_group_detach; cuview_detach ignores it):
+ * its blocks (cuview_block_info: the block's shape), describe and stats JSON. Parts other than 0
+ * refuse steering. NULL for a part that does not exist (cuview_last_error says so). */
+CUVIEW_API cuview_client* cuview_group_part(cuview_group* group, size_t k);
+/* Part 0's client, borrowed as above: steer the whole run through it (cuview_pause, cuview_step,
+ * cuview_set, cuview_draw, ...: part 0 hands each request to every part at one step). */
+CUVIEW_API cuview_client* cuview_group_leader(cuview_group* group);
+/* "" while every part runs; otherwise which part went and why, e.g. "part 1 of 'flow' (rank 1,
+ * pid 4711 on host-b) shut down: rank 1 failed". The string stays valid until the next call. */
+CUVIEW_API const char* cuview_group_gone_reason(cuview_group* group);
+
+/* Waits up to timeout_ms for a step newer than the last one returned that every part offers, and
+ * holds that step's frame in every part (complete: waited for on the host, as cuview_next_frame
+ * does). No publisher ever waits for it. CUVIEW_NO_FRAME: no such step came; CUVIEW_DAEMON_GONE:
+ * a part went away (the message names it and its reason; attach again once all run);
+ * CUVIEW_NOT_ATTACHED: the group is control-only. */
+CUVIEW_API cuview_status cuview_group_next(cuview_group* group, int timeout_ms, cuview_group_frame** out);
+/* Releases every part's slot and frees the group frame, with its part frames. On CUDA, first
+ * finish the GPU work that reads them (cuview_frame_synchronize on each). NULL is ignored. */
+CUVIEW_API void cuview_group_frame_release(cuview_group_frame* frames);
+/* The step every part's frame shows. */
+CUVIEW_API uint64_t cuview_group_frame_step(const cuview_group_frame* frames);
+/* The number of parts, one frame each. */
+CUVIEW_API size_t cuview_group_frame_parts(const cuview_group_frame* frames);
+/* Part k's frame, borrowed (valid until cuview_group_frame_release; cuview_frame_release ignores
+ * it): read it with the cuview_frame_* calls; its blocks are those of cuview_group_part(group, k).
+ * NULL for a part that does not exist. */
+CUVIEW_API const cuview_frame* cuview_group_frame_part(const cuview_group_frame* frames, size_t k);
+/* Bytes of field `field` over the global grid (global_width × global_height cells); 0 for a field
+ * that does not exist (particle attributes are not part of the grid). */
+CUVIEW_API size_t cuview_group_frame_field_bytes(const cuview_group_frame* frames, size_t field);
+/* Copies field `field` of every part into `dst` as one row-major global grid, each block at its
+ * offset (on CUDA through host copies). `bytes` must be cuview_group_frame_field_bytes:
+ * CUVIEW_BAD_VALUE otherwise, CUVIEW_OUT_OF_RANGE for a field that does not exist. */
+CUVIEW_API cuview_status cuview_group_frame_copy_field(const cuview_group_frame* frames, size_t field, void* dst,
+                                                       size_t bytes);
+/* Checks every part's frame (cuview_frame_verify): CUVIEW_BAD_VALUE names the first bad part. */
+CUVIEW_API cuview_status cuview_group_frame_verify(const cuview_group_frame* frames);
 
 #ifdef __cplusplus
 }

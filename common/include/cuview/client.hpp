@@ -13,6 +13,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cuview/cuda/stream_ref.hpp"
 #include "cuview/frame_layout.hpp"
@@ -37,6 +39,9 @@ struct AttachOptions {
   /// attachment imports nothing, whatever `import` says: it receives views (watch, next_view) and
   /// full-resolution regions (fetch); every control call works as it does locally.
   std::string remote{};
+  /// Part K of a publisher decomposed into parts (docs/protocol.md "Parts"); cuview::Group
+  /// attaches every part. Empty: a whole publisher (attaching a decomposed one this way is refused).
+  std::optional<std::uint32_t> part{};
 };
 
 /// What a remote client asks to see: one field over a region, at the region's output size.
@@ -62,7 +67,10 @@ struct RemoteRegion {
 
 namespace detail {
 struct Imports;
-}
+struct GroupLayout;
+}  // namespace detail
+
+class Group;
 
 /// Every call on a Client or Frame leaves the calling thread's current CUDA device as it found
 /// it: GPU work runs in the frame's GPU's primary context, pushed for the call and popped after.
@@ -186,8 +194,123 @@ class Client {
   void detach() noexcept;
 
  private:
+  friend class Group;
   struct Impl;
   explicit Client(std::unique_ptr<Impl> impl);
+  /// For Group, which picks frames across parts itself: this attachment's ring, after the checks
+  /// next_frame() makes (`call` names the caller in their errors; throws Error(daemon_gone) when
+  /// the publisher is gone).
+  [[nodiscard]] const RingReader& frame_ring(std::string_view call) const;
+  /// For Group: the Frame of `info`, which the caller holds through frame_ring() (the Frame
+  /// releases it).
+  [[nodiscard]] Frame adopt(const FrameInfo& info) const noexcept;
+  /// For Group's messages: whether the publisher said it shut down (rather than just exited).
+  [[nodiscard]] bool said_shut_down() const noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The frames of one step from every part of a publisher decomposed into parts (Group::next):
+/// part k's Frame is its block of the global grid, which starts at part_desc(k)'s offset. Every
+/// frame is held until the FrameGroup is destroyed, then all are released together. Move-only;
+/// one thread at a time. It stays readable after its Group is gone (as a Frame after its Client).
+class FrameGroup {
+ public:
+  FrameGroup(FrameGroup&&) noexcept;
+  FrameGroup& operator=(FrameGroup&&) noexcept;
+  ~FrameGroup();  // releases every part's slot; never throws
+
+  /// The step every part's frame shows.
+  [[nodiscard]] std::uint64_t step() const noexcept { return step_; }
+  /// Parts, one frame each.
+  [[nodiscard]] std::size_t size() const noexcept { return frames_.size(); }
+  /// Part k's frame (its FrameInfo, its block's data). Throws Error(out_of_range).
+  [[nodiscard]] const Frame& part(std::size_t k) const;
+  [[nodiscard]] const std::vector<Frame>& frames() const noexcept { return frames_; }
+  /// Where part k's block lies in the global grid. Throws Error(out_of_range).
+  [[nodiscard]] const proto::PartDesc& part_desc(std::size_t k) const;
+  [[nodiscard]] std::uint32_t global_width() const noexcept;
+  [[nodiscard]] std::uint32_t global_height() const noexcept;
+  /// Bytes of field `field` over the whole global grid: global_width × global_height × the bytes
+  /// of one cell (components × the dtype's size). Throws Error(out_of_range).
+  [[nodiscard]] std::size_t global_field_bytes(std::size_t field) const;
+  /// Copies field `field` of every part into `dst` (global_field_bytes(field) bytes) as one
+  /// row-major global grid, each part's block at its offset; cells no part covers are left as
+  /// they were. On CUDA it waits for each frame first, as Frame::copy_to_host does. Throws
+  /// Error(out_of_range) for a field that does not exist, Error(bad_value) for a `dst` of another
+  /// size.
+  void copy_field_to_host(std::size_t field, std::span<std::byte> dst) const;
+  /// Each part's Frame::verify(); empty when all are intact, otherwise the first problem, naming
+  /// the part.
+  [[nodiscard]] std::optional<std::string> verify() const;
+
+ private:
+  friend class Group;
+  FrameGroup(std::shared_ptr<const detail::GroupLayout> layout, std::vector<Frame> frames, std::uint64_t step) noexcept;
+  std::shared_ptr<const detail::GroupLayout> layout_;
+  std::vector<Frame> frames_;
+  std::uint64_t step_ = 0;
+};
+
+/// An attachment to every part of a publisher decomposed into parts (an MPI run; docs/protocol.md
+/// "Parts"): one Client per part, and frames of one step from all of them at once (next()).
+/// Attached to the name of a whole publisher, it is a group of one part (decomposed() false,
+/// part_desc(0) covering the whole grid, next() returning that publisher's frames), so that a
+/// caller can always use a Group. Steer the run through leader() (part 0: its program hands every
+/// request to all parts at one step; the other parts refuse steering). Move-only. next() is for one thread at a time; the control calls may
+/// run on other threads, as a Client's do. Destroying it detaches from every part.
+class Group {
+ public:
+  /// Attaches part 0 of `options.name`, learns the number of parts and the run's group id from
+  /// it, then the other parts at once (in parallel). A part that is not running yet, or that is
+  /// from another run (another group id) is retried until `options.timeout` passes; then this
+  /// throws Error naming the part ("part 2 of 'flow' is from another run ..."). `options.part`
+  /// is ignored. Throws as Client::attach does otherwise (no_daemon, version_mismatch, ...).
+  static Group attach(const AttachOptions& options);
+
+  Group(Group&&) noexcept;
+  Group& operator=(Group&&) noexcept;
+  ~Group();
+
+  [[nodiscard]] const std::string& name() const noexcept;
+  /// False when the name is a whole publisher (a group of one part).
+  [[nodiscard]] bool decomposed() const noexcept;
+  [[nodiscard]] std::size_t size() const noexcept;
+  /// One Client per part, in part order.
+  [[nodiscard]] const std::vector<Client>& parts() const noexcept;
+  /// Part k's Client (its description, stats; steering other than through part 0 is refused by
+  /// the part). Throws Error(out_of_range).
+  [[nodiscard]] Client& part(std::size_t k);
+  /// Part 0, which takes the run's steering.
+  [[nodiscard]] Client& leader();
+  /// Where part k's block lies in the global grid (for a whole publisher: all of it, offset 0,
+  /// count 1, rank -1). Throws Error(out_of_range).
+  [[nodiscard]] const proto::PartDesc& part_desc(std::size_t k) const;
+  /// The run's group id (for a whole publisher: its session).
+  [[nodiscard]] const std::string& group_id() const noexcept;
+  [[nodiscard]] std::uint32_t global_width() const noexcept;
+  [[nodiscard]] std::uint32_t global_height() const noexcept;
+
+  /// Waits for a step newer than the last group returned that every part offers, and holds that
+  /// step's frame in every part: the newest such step (a part that skipped a frame because its
+  /// slots were held makes the group take an older step all parts still have). Empty on timeout.
+  /// Never makes a publisher wait. Throws Error(daemon_gone), naming the part, its rank, pid and
+  /// host and its reason, within ~100 ms of any part's publisher going away; Error(not_attached |
+  /// unsupported) for a control-only or remote attachment.
+  [[nodiscard]] std::optional<FrameGroup> next(std::chrono::milliseconds timeout);
+  /// True while every part's publisher runs and has not shut down.
+  [[nodiscard]] bool alive() const noexcept;
+  /// Empty while alive(); otherwise which part went and why: "part 1 of 'flow' (rank 1, pid 4711
+  /// on host-b) shut down: rank 1 failed", with the reason the part said as it went, if it did.
+  [[nodiscard]] std::optional<std::string> gone_reason() const;
+
+  /// Every part's stats, in part order.
+  [[nodiscard]] std::vector<proto::Stats> stats();
+  /// Detaches from every part (the destructor does it).
+  void detach() noexcept;
+
+ private:
+  struct Impl;
+  explicit Group(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

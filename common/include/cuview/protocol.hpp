@@ -19,7 +19,7 @@ namespace cuview::proto {
 
 /// Bumped on any incompatible change. The envelopes (`v`, `id`, `ok`, `error`) never change,
 /// so a daemon can always tell a client of another version which versions both speak.
-inline constexpr std::uint32_t kVersion = 3;  // 2: dtypes, vectors, particles; 3: sharing mechanisms
+inline constexpr std::uint32_t kVersion = 4;  // 2: dtypes, vectors, particles; 3: sharing mechanisms; 4: parts
 /// Requests larger than this are answered with bad_message; larger than kMaxWireBytes the
 /// connection is dropped by ZeroMQ before the daemon allocates it.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
@@ -156,6 +156,20 @@ struct ParticleSetDesc {
   MSGPACK_DEFINE_MAP(name, count, attributes, help, bounds);
 };
 
+/// Where a part of a decomposed publisher sits (docs/protocol.md "Parts"): part `index` of
+/// `count`, whose grid (DescribeResult::width × height) is the block of the global grid that
+/// starts at (offset_x, offset_y). Absent (nil) for a whole publisher.
+struct PartDesc {
+  std::uint32_t index = 0, count = 1;
+  std::uint32_t offset_x = 0, offset_y = 0;
+  std::uint32_t global_width = 0, global_height = 0;
+  std::string group;   ///< the same in every part of one run (chosen by part 0); differs between runs
+  std::int32_t rank = -1;  ///< the MPI rank (or the program's own numbering), -1 when none
+  std::string host;    ///< where the part runs (its hostname)
+  bool operator==(const PartDesc&) const = default;
+  MSGPACK_DEFINE_MAP(index, count, offset_x, offset_y, global_width, global_height, group, rank, host);
+};
+
 struct DescribeResult {
   std::string session, backend, device, sim;
   std::uint32_t width = 0, height = 0, slots = 0;
@@ -165,8 +179,9 @@ struct DescribeResult {
   std::vector<ParamDesc> params;
   std::vector<PresetDesc> presets;
   std::vector<InputDesc> inputs;
+  std::optional<PartDesc> part;  ///< set by a part of a decomposed publisher
   MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, slots, slot_bytes, trailer_offset, fields, particles,
-                     params, presets, inputs);
+                     params, presets, inputs, part);
 };
 
 /// One ring slot; what `memory` and `offset` mean depends on HandlesResult::sharing:
@@ -231,9 +246,10 @@ struct Stats {
   double uptime_s = 0;
   std::map<std::string, double> params;
   CheckpointStatus checkpoint;
+  std::optional<PartDesc> part;  ///< set by a part of a decomposed publisher
   MSGPACK_DEFINE_MAP(session, name, backend, sharing, device, sim, width, height, slots, paused, step, sim_time,
                      frames_published, frames_skipped, clients, readers, held_slots, steps_per_second,
-                     frames_per_second, rss_kib, uptime_s, params, checkpoint);
+                     frames_per_second, rss_kib, uptime_s, params, checkpoint, part);
 };
 
 struct ErrorBody {

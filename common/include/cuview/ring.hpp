@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cuview/posix.hpp"
 
@@ -24,7 +25,9 @@ enum class DaemonState : std::uint32_t { starting = 0, running = 1, shut_down = 
 /// Per-slot state word: (seq << 1) | writing. Unique per frame, so no ABA.
 struct SlotMeta {
   std::atomic<std::uint64_t> state;
-  std::uint64_t step;
+  /// Atomic (same size and layout as a plain word) so that offered() can read it without a hold:
+  /// it is only trusted when `state` reads the same frame before and after.
+  std::atomic<std::uint64_t> step;
   double sim_time;
   std::int64_t stamp_ns;  ///< CLOCK_REALTIME when the frame was published
 };
@@ -128,6 +131,16 @@ class RingReader {
   /// Newest frame after `after_seq`, held for this lease until release(); empty when no newer
   /// frame is published (or it was overwritten while being acquired, then call again).
   [[nodiscard]] std::optional<FrameInfo> acquire_newer(std::uint64_t after_seq) const;
+  /// The newest published frame of exactly `step` with seq > after_seq, held for this lease until
+  /// release(); empty when no slot offers one (or it was overwritten while being acquired). For
+  /// readers that combine the rings of several parts (cuview::Group), which need one step from
+  /// every part rather than each ring's newest. Lock-free; the writer never waits.
+  [[nodiscard]] std::optional<FrameInfo> acquire_step(std::uint64_t step, std::uint64_t after_seq) const;
+  /// The frames the ring offers now (seq, slot and step; sim_time and stamp_ns are not read),
+  /// oldest first, without holding any: a snapshot that may be stale as soon as it returns, to
+  /// choose a step that acquire_step() then holds. Frames withdrawn for a new reader
+  /// (RingWriter::open_lease) are not offered.
+  [[nodiscard]] std::vector<FrameInfo> offered() const;
   void release(std::uint32_t slot) const noexcept;
   /// Blocks until the ring's notify word moves past `seen` or `timeout` passes.
   void wait_notify(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept;

@@ -107,10 +107,26 @@ class ViewSampler {
   /// Error(cuda) naming the failing copy.
   void sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region, SampledView& out,
               VectorComponents vectors = VectorComponents::omit);
+  /// A part's cells in the whole grid of a decomposed publisher (its PartDesc offsets and size).
+  struct Block {
+    int x = 0, y = 0, w = 0, h = 0;
+  };
+  /// Sizes `out` for `region` (of the whole grid) and fills it with NaN: the start of a picture
+  /// made of parts with sample_block().
+  static void begin(SampledView& out, const ViewRegion& region, int components,
+                    VectorComponents vectors = VectorComponents::omit);
+  /// Samples one part of a decomposed grid into `out`, a view of the whole grid (`region`'s
+  /// field_w × field_h are the global grid's): only samples whose cells lie in `block` are
+  /// written, from `frame`, which holds the block (block.w × block.h cells). The whole grid's
+  /// sampling is the same for every part, so the parts meet without a seam. Call begin() first.
+  void sample_block(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region, const Block& block,
+                    SampledView& out);
   /// Bytes the last sample of a CUDA frame copied to the host (0 for a host frame).
   [[nodiscard]] std::size_t bytes_copied() const noexcept { return bytes_copied_; }
 
  private:
+  void sample_grid(const Frame& frame, const proto::FieldDesc& field, int field_w, const ViewSampling& s,
+                   SampledView& out, bool fill);
   struct Staging;  // pinned rows and a copy stream, on the GPU of the last CUDA frame
   std::unique_ptr<Staging> staging_;
   std::size_t bytes_copied_ = 0;

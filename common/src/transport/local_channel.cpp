@@ -2,6 +2,7 @@
 // liveness, its descriptor socket (or pidfd_getfd) for descriptors.
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <zmq.hpp>
 
 #include "cuview/error.hpp"
@@ -15,15 +16,24 @@ namespace {
 
 class LocalChannel final : public RequestChannel {
  public:
-  explicit LocalChannel(const std::string& name) : paths_(name) {
+  LocalChannel(const std::string& name, std::optional<std::uint32_t> part) : paths_(name, part) {
     // Ownership first: a directory of another user is refused before anything in it is touched.
-    const bool exists = check_private_dir(paths_.dir.parent_path()) && check_private_dir(paths_.dir);
+    const bool exists = check_private_dir(paths_.name_dir.parent_path()) && check_private_dir(paths_.name_dir) &&
+                        (!part || check_private_dir(paths_.dir));
     if (!exists || !InstanceLock::is_held(paths_)) {
+      if (!part) {
+        if (const auto parts = running_parts(name); parts > 0)
+          throw Error(Errc::bad_value, "'" + name + "' runs as " + std::to_string(parts) +
+                                           " parts (an MPI run): attach to it as a group (cuview::Group, "
+                                           "cuview_group_attach, cuview.attach in Python; cuview-ctl and cuview-gui "
+                                           "do so by themselves)");
+      }
       std::string others;
       for (const auto& n : list_running_instances()) others += (others.empty() ? "" : ", ") + n;
-      throw Error(Errc::no_daemon, "no cuview-compute daemon named '" + name + "' is running (nothing holds " +
-                                       paths_.lock.string() + "); start one with `cuview-compute --name " + name +
-                                       "`" + (others.empty() ? std::string() : "; running now: " + others));
+      throw Error(Errc::no_daemon, "no cuview-compute daemon " + (part ? paths_.who() : "named '" + name + "'") +
+                                       " is running (nothing holds " + paths_.lock.string() +
+                                       "); start one with `cuview-compute --name " + name + "`" +
+                                       (others.empty() ? std::string() : "; running now: " + others));
     }
     configure_client_socket(socket_);
     socket_.connect(paths_.control_endpoint());
@@ -95,8 +105,8 @@ class LocalChannel final : public RequestChannel {
 
 }  // namespace
 
-std::unique_ptr<RequestChannel> open_local_channel(const std::string& name) {
-  return std::make_unique<LocalChannel>(name);
+std::unique_ptr<RequestChannel> open_local_channel(const std::string& name, std::optional<std::uint32_t> part) {
+  return std::make_unique<LocalChannel>(name, part);
 }
 
 }  // namespace cuview::transport

@@ -44,6 +44,8 @@ class RequestChannel {
 /// The local channel to the publisher named `name`, connected. Throws Error(access) for a runtime
 /// directory of another user, Error(no_daemon) when no publisher of that name runs (naming those
 /// that do).
-std::unique_ptr<RequestChannel> open_local_channel(const std::string& name);
+/// `part`: part K of a decomposed publisher named `name` (docs/protocol.md "Parts").
+std::unique_ptr<RequestChannel> open_local_channel(const std::string& name,
+                                                   std::optional<std::uint32_t> part = std::nullopt);
 
 }  // namespace cuview::transport

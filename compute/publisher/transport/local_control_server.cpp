@@ -48,6 +48,10 @@ class LocalControlServer final : public ControlServer {
   ~LocalControlServer() override {
     stop();
     router_.close();
+    // The `bye` notice was queued just before: with the sockets' usual linger of 0 closing would
+    // drop it before it leaves, and subscribers (cuview::Group) would never learn why we went.
+    // A short linger lets it go without making a close wait on a subscriber that is stuck.
+    pub_.set(zmq::sockopt::linger, 200);
     pub_.close();
     std::error_code ec;
     std::filesystem::remove(paths_.control, ec);
@@ -82,6 +86,9 @@ class LocalControlServer final : public ControlServer {
 
   void notify(std::string_view topic, const std::string& body) override {
     std::lock_guard lock(pub_mutex_);
+    // Takes in subscribers that connected or subscribed since the last send (a send only looks
+    // now and then): else a notice sent at once, like the `bye` of a close, can miss them.
+    (void)pub_.get(zmq::sockopt::events);
     pub_.send(zmq::buffer(topic), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     pub_.send(zmq::buffer(body), zmq::send_flags::dontwait);
   }

@@ -16,16 +16,19 @@ LbmOptions options_from(const std::map<std::string, std::string>& options) {
       o.periodic = value == "periodic";
     } else if (key == "obstacle" && (value == "cylinder" || value == "none")) {
       o.cylinder = value == "cylinder";
+    } else if (key == "overlap" && (value == "on" || value == "off")) {
+      o.overlap = value == "on";
     } else {
       throw Error(Errc::bad_value, "lbm: option " + key + "=" + value +
-                                       " is not known; lbm has flow=channel|periodic and obstacle=cylinder|none");
+                                       " is not known; lbm has flow=channel|periodic, obstacle=cylinder|none and "
+                                       "overlap=on|off");
     }
   }
   return o;
 }
 
-std::vector<StateSpec> state(int width, int height) {
-  const auto w = static_cast<std::uint64_t>(width), h = static_cast<std::uint64_t>(height);
+std::vector<StateSpec> state(int width, int rows) {
+  const auto w = static_cast<std::uint64_t>(width), h = static_cast<std::uint64_t>(rows);
   return {{"populations", DType::float32, {kQ, h, w}, "D2Q9 populations f_i − w_i, direction outermost"},
           {"obstacles", DType::uint8, {h, w}, "1 where the cell is solid (walls, the cylinder, what was drawn)"}};
 }
@@ -60,112 +63,165 @@ LbmParams from(const std::map<std::string, double>& values, const LbmOptions& o)
   return p;
 }
 
-std::vector<std::uint8_t> obstacle_mask(int width, int height, const LbmOptions& o) {
-  std::vector<std::uint8_t> solid(static_cast<std::size_t>(width) * height, 0);
-  for (int x = 0; x < width; ++x) solid[x] = solid[static_cast<std::size_t>(height - 1) * width + x] = 1;
-  if (o.cylinder) {
-    const double cxr = width / 5.0, cyr = height / 2.0 + 1.0, r = std::max(2.0, height / 10.0);
-    for (int y = 0; y < height; ++y)
-      for (int x = 0; x < width; ++x)
-        if ((x - cxr) * (x - cxr) + (y - cyr) * (y - cyr) <= r * r) solid[static_cast<std::size_t>(y) * width + x] = 1;
+std::vector<std::uint8_t> obstacle_mask(const Window& g, const LbmOptions& o) {
+  std::vector<std::uint8_t> solid(g.cells(), 0);
+  const int h = g.global_height;
+  const double cxr = g.width / 5.0, cyr = h / 2.0 + 1.0, r = std::max(2.0, h / 10.0);
+  for (int ly = 0; ly < g.stored_rows(); ++ly) {
+    const int y = g.global_row(ly);
+    std::uint8_t* row = solid.data() + static_cast<std::size_t>(ly) * g.width;
+    if (y <= 0 || y >= h - 1) {  // the walls, and the rows beyond them
+      std::fill(row, row + g.width, std::uint8_t{1});
+      continue;
+    }
+    if (o.cylinder)
+      for (int x = 0; x < g.width; ++x)
+        if ((x - cxr) * (x - cxr) + (y - cyr) * (y - cyr) <= r * r) row[x] = 1;
   }
   return solid;
 }
 
-std::vector<std::uint16_t> cell_flags(const std::vector<std::uint8_t>& solid, int width, int height,
-                                      const LbmOptions& o) {
+std::vector<std::uint16_t> cell_flags(const std::vector<std::uint8_t>& solid, const Window& g, const LbmOptions& o) {
   std::vector<std::uint16_t> flags(solid.size(), 0);
-  update_flags(solid, flags, width, height, o, 0, 0, width, height);
+  update_flags(solid, flags, g, o, 0, 0, g.width, g.stored_rows());
   return flags;
 }
 
-void update_flags(const std::vector<std::uint8_t>& solid, std::vector<std::uint16_t>& flags, int width, int height,
+void update_flags(const std::vector<std::uint8_t>& solid, std::vector<std::uint16_t>& flags, const Window& g,
                   const LbmOptions& o, int x0, int y0, int x1, int y1) {
-  x0 = std::max(x0, 0), y0 = std::max(y0, 0), x1 = std::min(x1, width), y1 = std::min(y1, height);
+  x0 = std::max(x0, 0), y0 = std::max(y0, 0), x1 = std::min(x1, g.width), y1 = std::min(y1, g.stored_rows());
   for (int y = y0; y < y1; ++y)
     for (int x = x0; x < x1; ++x)
-      flags[static_cast<std::size_t>(y) * width + x] = flags_of_cell(solid.data(), x, y, width, height, o.periodic);
+      flags[static_cast<std::size_t>(y) * g.width + x] = stored_flags(solid.data(), g, x, y, o.periodic);
 }
 
 std::vector<InputSpec> inputs() {
   return {{"obstacles", "mask", "solid cells the flow goes around: draw to add, erase to remove"}};
 }
 
-Touched draw(const Stroke& s, std::vector<std::uint8_t>& solid, std::vector<std::uint16_t>& flags, int width,
-             int height, const LbmOptions& o) {
+Touched draw(const Stroke& s, std::vector<std::uint8_t>& solid, std::vector<std::uint16_t>& flags, const Window& g,
+             const LbmOptions& o) {
   const int r = static_cast<int>(std::ceil(s.radius));
   const int cx0 = static_cast<int>(s.x), cy0 = static_cast<int>(s.y);
-  for (int y = std::max(1, cy0 - r); y <= std::min(height - 2, cy0 + r); ++y)  // the walls stay
-    for (int x = std::max(0, cx0 - r); x <= std::min(width - 1, cx0 + r); ++x) {
+  // Global rows, the walls kept, within the stored ones (ghost rows included: a part's ghost rows
+  // must follow the strokes its neighbours apply to their own rows).
+  const int first = std::max({1, cy0 - r, g.global_row(0)});
+  const int last = std::min({g.global_height - 2, cy0 + r, g.global_row(g.stored_rows() - 1)});
+  for (int y = first; y <= last; ++y)
+    for (int x = std::max(0, cx0 - r); x <= std::min(g.width - 1, cx0 + r); ++x) {
       const double dx = x + 0.5 - s.x, dy = y + 0.5 - s.y;
-      if (dx * dx + dy * dy <= s.radius * s.radius) solid[static_cast<std::size_t>(y) * width + x] = s.value ? 1 : 0;
+      if (dx * dx + dy * dy <= s.radius * s.radius)
+        solid[static_cast<std::size_t>(y - g.global_row(0)) * g.width + x] = s.value ? 1 : 0;
     }
   // A cell's flags depend on its neighbours: redo one cell more on every side (and the far column,
-  // which the outflow or the periodic wrap reads from).
-  Touched t{std::max(0, cx0 - r - 1), std::max(0, cy0 - r - 1), std::min(width, cx0 + r + 2),
-            std::min(height, cy0 + r + 2)};
-  update_flags(solid, flags, width, height, o, t.x0, t.y0, t.x1, t.y1);
-  if (t.x0 == 0 || t.x1 == width) {  // the wrap or the outflow column sees the other edge
-    update_flags(solid, flags, width, height, o, 0, t.y0, 1, t.y1);
-    update_flags(solid, flags, width, height, o, width - 1, t.y0, width, t.y1);
-    t.x0 = 0, t.x1 = width;
+  // which the outflow or the periodic wrap reads from). In stored rows, clamped to them.
+  const int ly0 = std::max(0, cy0 - r - 1 - g.global_row(0)),
+            ly1 = std::max(ly0, std::min(g.stored_rows(), cy0 + r + 2 - g.global_row(0)));
+  Touched t{std::max(0, cx0 - r - 1), ly0, std::min(g.width, cx0 + r + 2), ly1};
+  if (t.y0 == t.y1) return t;
+  update_flags(solid, flags, g, o, t.x0, t.y0, t.x1, t.y1);
+  if (t.x0 == 0 || t.x1 == g.width) {  // the wrap or the outflow column sees the other edge
+    update_flags(solid, flags, g, o, 0, t.y0, 1, t.y1);
+    update_flags(solid, flags, g, o, g.width - 1, t.y0, g.width, t.y1);
+    t.x0 = 0, t.x1 = g.width;
   }
   return t;
 }
 
-void initial_state(int width, int height, const std::vector<std::uint8_t>& solid, float u0, float* f) {
-  const std::size_t cells = static_cast<std::size_t>(width) * height;
+void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, float* f) {
+  const std::size_t cells = g.cells();
   for (std::size_t c = 0; c < cells; ++c)
     for (int i = 0; i < kQ; ++i) f[i * cells + c] = solid[c] ? 0.0f : shifted_equilibrium(i, 0.0f, 1.0f, u0, 0.0f);
 }
 
+void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>& solid) {
+  if (!halo) return;
+  const std::size_t w = static_cast<std::size_t>(g.width);
+  std::uint8_t* m = solid.data();  // rows are contiguous: send and receive in place
+  halo->exchange(m + w, m, m + w * g.rows, m + w * (g.rows + 1), w, false, cuda::StreamRef{});
+}
+
 namespace {
 
+/// On the host: one loop over the owned rows per step, then the ghost rows from the neighbours.
 class LbmHost final : public Simulation {
  public:
-  LbmHost(int width, int height, const LbmOptions& o)
-      : w_(width), h_(height), o_(o), solid_(obstacle_mask(width, height, o)), flags_(cell_flags(solid_, w_, h_, o_)) {
-    f_.resize(cells() * kQ), f2_.resize(cells() * kQ);
+  LbmHost(const Window& g, Halo* halo, const LbmOptions& o)
+      : g_(g), halo_(halo), o_(o), solid_(obstacle_mask(g_, o_)), flags_(cell_flags(solid_, g_, o_)) {
+    f_.resize(g_.cells() * kQ), f2_.resize(g_.cells() * kQ);
+    if (halo_) halo_rows_.resize(4 * row_floats());
   }
   std::vector<FieldSpec> fields() const override { return lbm::fields(); }
   std::vector<ParamSpec> params() const override { return lbm::params(); }
   std::vector<Preset> presets() const override { return lbm::presets(); }
-  void reset(std::uint64_t) override { initial_state(w_, h_, solid_, o_.periodic ? 0.0f : p_.u_in, f_.data()); }
+  void reset(std::uint64_t) override {
+    initial_state(g_, solid_, o_.periodic ? 0.0f : p_.u_in, f_.data());
+    exchange_populations();
+  }
   void set_params(const std::map<std::string, double>& values) override { p_ = from(values, o_); }
   void step(std::uint32_t n) override {
     for (std::uint32_t s = 0; s < n; ++s) {
-      for (int y = 0; y < h_; ++y)
-        for (int x = 0; x < w_; ++x) lbm_cell(f_.data(), f2_.data(), flags_.data(), x, y, w_, h_, p_);
+      for (int y = 1; y <= g_.rows; ++y)
+        for (int x = 0; x < g_.width; ++x)
+          lbm_cell(f_.data(), f2_.data(), flags_.data(), x, y, g_.width, g_.stored_rows(), p_);
       std::swap(f_, f2_);
+      exchange_populations();
     }
   }
   std::vector<InputSpec> inputs() const override { return lbm::inputs(); }
-  void draw(const Stroke& s) override { (void)lbm::draw(s, solid_, flags_, w_, h_, o_); }
-  std::vector<StateSpec> state() const override { return lbm::state(w_, h_); }
+  void draw(const Stroke& s) override { (void)lbm::draw(s, solid_, flags_, g_, o_); }
+  std::vector<StateSpec> state() const override { return lbm::state(g_.width, g_.rows); }
   void save_state(const std::vector<void*>& out) override {
-    std::memcpy(out[0], f_.data(), f_.size() * sizeof(float));
-    std::memcpy(out[1], solid_.data(), solid_.size());
+    auto* f = static_cast<float*>(out[0]);
+    for (int i = 0; i < kQ; ++i)
+      std::memcpy(f + i * g_.owned_cells(), plane(f_, i) + g_.width, g_.owned_cells() * sizeof(float));
+    std::memcpy(out[1], solid_.data() + g_.width, g_.owned_cells());
   }
   void load_state(const std::vector<const void*>& in) override {
-    std::memcpy(f_.data(), in[0], f_.size() * sizeof(float));
-    std::memcpy(solid_.data(), in[1], solid_.size());
-    flags_ = cell_flags(solid_, w_, h_, o_);
+    const auto* f = static_cast<const float*>(in[0]);
+    for (int i = 0; i < kQ; ++i)
+      std::memcpy(plane(f_, i) + g_.width, f + i * g_.owned_cells(), g_.owned_cells() * sizeof(float));
+    std::memcpy(solid_.data() + g_.width, in[1], g_.owned_cells());
+    exchange_mask_ghosts(halo_, g_, solid_);
+    flags_ = cell_flags(solid_, g_, o_);
+    exchange_populations();
   }
   void write_fields(const std::vector<FieldTarget>& t) override {
-    for (int y = 0; y < h_; ++y)
-      for (int x = 0; x < w_; ++x)
-        lbm_observe(f_.data(), flags_.data(), x, y, w_, h_, p_.force, static_cast<float*>(t[0].data),
+    for (int y = 1; y <= g_.rows; ++y)
+      for (int x = 0; x < g_.width; ++x)
+        lbm_observe(f_.data(), flags_.data(), x, y, g_.width, g_.stored_rows(), g_.global_row(y), g_.global_height,
+                    p_.force, static_cast<std::size_t>(y - 1) * g_.width + x, static_cast<float*>(t[0].data),
                     static_cast<float*>(t[1].data), static_cast<float*>(t[2].data), static_cast<float*>(t[3].data));
   }
 
  private:
-  [[nodiscard]] std::size_t cells() const { return static_cast<std::size_t>(w_) * h_; }
-  int w_, h_;
+  [[nodiscard]] std::size_t row_floats() const { return static_cast<std::size_t>(kQ) * g_.width; }
+  [[nodiscard]] float* plane(std::vector<float>& f, int i) const { return f.data() + i * g_.cells(); }
+  /// Sends the first and last owned rows of every population plane to the parts above and below
+  /// and receives their edge rows into the ghost rows (packed: the planes are far apart).
+  void exchange_populations() {
+    if (!halo_) return;
+    float *to_up = halo_rows_.data(), *to_down = to_up + row_floats(), *from_up = to_down + row_floats(),
+          *from_down = from_up + row_floats();
+    const std::size_t w = static_cast<std::size_t>(g_.width), last = w * g_.rows, below = w * (g_.rows + 1);
+    for (int i = 0; i < kQ; ++i) {
+      std::memcpy(to_up + i * w, plane(f_, i) + w, w * sizeof(float));
+      std::memcpy(to_down + i * w, plane(f_, i) + last, w * sizeof(float));
+    }
+    halo_->exchange(to_up, from_up, to_down, from_down, row_floats() * sizeof(float), false, cuda::StreamRef{});
+    for (int i = 0; i < kQ; ++i) {
+      if (halo_->has_up()) std::memcpy(plane(f_, i), from_up + i * w, w * sizeof(float));
+      if (halo_->has_down()) std::memcpy(plane(f_, i) + below, from_down + i * w, w * sizeof(float));
+    }
+  }
+  Window g_;
+  Halo* halo_;
   LbmOptions o_;
   LbmParams p_;
   std::vector<std::uint8_t> solid_;
   std::vector<std::uint16_t> flags_;
   std::vector<float> f_, f2_;
+  std::vector<float> halo_rows_;  ///< to up, to down, from up, from down: one row of every plane each
 };
 
 }  // namespace
@@ -173,11 +229,26 @@ class LbmHost final : public Simulation {
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
   const LbmOptions o = options_from(config.options);
   const int w = static_cast<int>(config.width), h = static_cast<int>(config.height);
+  Window g{w, 0, h, h};
+  Halo* halo = nullptr;
+  if (const Slab* slab = config.slab) {
+    if (slab->rows != config.height || slab->rows == 0 ||
+        std::uint64_t{slab->first_row} + slab->rows > slab->global_height)
+      throw Error(Errc::bad_value, "lbm: a part owning rows [" + std::to_string(slab->first_row) + ", " +
+                                       std::to_string(std::uint64_t{slab->first_row} + slab->rows) + ") of a " +
+                                       std::to_string(slab->global_height) + "-row grid was made with height " +
+                                       std::to_string(config.height) +
+                                       "; a part's height must be its rows, at least one, all within the grid "
+                                       "(sim::slab_rows gives each part's)");
+    g = Window{w, static_cast<int>(slab->first_row), static_cast<int>(slab->rows),
+               static_cast<int>(slab->global_height)};
+    halo = slab->halo;
+  }
 #ifdef CUVIEW_HAVE_CUDA
-  if (executor.kind() == Executor::Kind::cuda) return make_cuda(executor, w, h, o);
+  if (executor.kind() == Executor::Kind::cuda) return make_cuda(executor, g, halo, o);
 #endif
   (void)executor;
-  return std::make_unique<LbmHost>(w, h, o);
+  return std::make_unique<LbmHost>(g, halo, o);
 }
 
 }  // namespace cuview::sim::lbm

@@ -11,6 +11,9 @@
 // deviations that carry the flow; `flags` one 16-bit word per cell: bit i (0-8) says the
 // population arriving in direction i bounces back (its source is solid, or beyond the top or
 // bottom edge), bit kSolidBit that the cell itself is solid. One load per cell instead of nine.
+// A part of a y-decomposed grid (sims/slab.hpp) stores its rows between two ghost rows, copies of
+// its neighbours' edge rows: `height` below is that padded height, `y` a row of it, and only the
+// published values need to know where the rows lie in the global grid.
 #pragma once
 
 #include <cstddef>
@@ -118,19 +121,21 @@ CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint1
 }
 
 /// The published values of cell (x, y): velocity, speed, vorticity (∂uy/∂x − ∂ux/∂y, central
-/// differences, one-sided at the edges) and density.
+/// differences, one-sided at the edges) and density. `y` is a row of the stored `height` rows and
+/// `global_y` the same row in the grid of `global_height` rows: the differences turn one-sided at
+/// the grid's top and bottom edges, while the rows beyond a part's own are its ghost rows.
 struct Observed {
   float ux, uy, speed, vorticity, rho;
 };
 CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
-                                       int y, int width, int height, float force) {
+                                       int y, int width, int height, int global_y, int global_height, float force) {
   const std::size_t cells = static_cast<std::size_t>(width) * height;
   const std::size_t at = static_cast<std::size_t>(y) * width + x;
   Observed o{};
   cell_moments(f, flags, at, cells, force, o.rho, o.ux, o.uy);
   o.speed = sqrtf(o.ux * o.ux + o.uy * o.uy);
   const int xl = x > 0 ? x - 1 : x, xr = x < width - 1 ? x + 1 : x;
-  const int yd = y > 0 ? y - 1 : y, yu = y < height - 1 ? y + 1 : y;
+  const int yd = global_y > 0 ? y - 1 : y, yu = global_y < global_height - 1 ? y + 1 : y;
   float r, uxl, uyl, uxr, uyr, uxd, uyd, uxu, uyu;
   cell_moments(f, flags, static_cast<std::size_t>(y) * width + xl, cells, force, r, uxl, uyl);
   cell_moments(f, flags, static_cast<std::size_t>(y) * width + xr, cells, force, r, uxr, uyr);
@@ -141,18 +146,18 @@ CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::u
   return o;
 }
 
-/// Writes the published fields of cell (x, y): velocity (2 floats), speed, vorticity and
-/// density; returns what it wrote.
+/// Writes the published fields of stored cell (x, y) (observe_cell's arguments) at cell `out` of
+/// the published frame: velocity (2 floats), speed, vorticity and density; returns what it wrote.
 CUVIEW_HD inline Observed lbm_observe(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
-                                      int y, int width, int height, float force, float* velocity, float* speed,
-                                      float* vorticity, float* density) {
-  const std::size_t at = static_cast<std::size_t>(y) * width + x;
-  const Observed o = observe_cell(f, flags, x, y, width, height, force);
-  velocity[2 * at] = o.ux;
-  velocity[2 * at + 1] = o.uy;
-  speed[at] = o.speed;
-  vorticity[at] = o.vorticity;
-  density[at] = o.rho;
+                                      int y, int width, int height, int global_y, int global_height, float force,
+                                      std::size_t out, float* velocity, float* speed, float* vorticity,
+                                      float* density) {
+  const Observed o = observe_cell(f, flags, x, y, width, height, global_y, global_height, force);
+  velocity[2 * out] = o.ux;
+  velocity[2 * out + 1] = o.uy;
+  speed[out] = o.speed;
+  vorticity[out] = o.vorticity;
+  density[out] = o.rho;
   return o;
 }
 

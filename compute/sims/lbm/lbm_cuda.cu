@@ -1,6 +1,8 @@
 // The lattice-Boltzmann flow on the CUDA executor: populations double-buffered on the device, one
 // thread per cell running lbm_cell (lbm.hpp) per step; the published fields are computed by a
-// second kernel straight into the ring slot.
+// second kernel straight into the ring slot. A part of a decomposed grid (sims/slab.hpp) steps
+// its two edge rows first and exchanges them on a high-priority stream while it steps the rows
+// between (overlap=on), so the neighbours' rows arrive while the GPU is still busy.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -9,6 +11,7 @@
 #include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/error.hpp"
+#include "cuview/unique_handle.hpp"
 #include "executor/checksum.cuh"
 #include "executor/executor.hpp"
 #include "sims/lbm/lbm_setup.hpp"
@@ -18,19 +21,21 @@ namespace {
 
 constexpr int kBlockX = 256, kBlockY = 1;
 
+/// Steps `count` stored rows: first, first + stride, … (every owned row, the two edge rows, or the
+/// rows between them: the same lbm_cell whichever, so the results do not depend on the split).
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     lbm_step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint16_t* __restrict__ flags,
-                    int width, int height, LbmParams p) {
-  const int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x < width && y < height) lbm_cell(f, fo, flags, x, y, width, height, p);
+                    int width, int height, int first, int stride, int count, LbmParams p) {
+  const int x = blockIdx.x * kBlockX + threadIdx.x, j = blockIdx.y * kBlockY + threadIdx.y;
+  if (x < width && j < count) lbm_cell(f, fo, flags, x, first + j * stride, width, height, p);
 }
 
-/// Every cell's flags from the mask (flags_of_cell, as the host computes them).
-__global__ void lbm_flags_kernel(const std::uint8_t* __restrict__ solid, std::uint16_t* __restrict__ flags, int width,
-                                 int height, bool periodic) {
+/// Every stored cell's flags from the mask (stored_flags, as the host computes them).
+__global__ void lbm_flags_kernel(const std::uint8_t* __restrict__ solid, std::uint16_t* __restrict__ flags, Window g,
+                                 bool periodic) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x < width && y < height)
-    flags[static_cast<std::size_t>(y) * width + x] = flags_of_cell(solid, x, y, width, height, periodic);
+  if (x < g.width && y < g.stored_rows())
+    flags[static_cast<std::size_t>(y) * g.width + x] = stored_flags(solid, g, x, y, periodic);
 }
 
 struct Equilibrium {
@@ -47,9 +52,31 @@ __global__ void lbm_initial_kernel(const std::uint16_t* __restrict__ flags, std:
   }
 }
 
-/// The published fields, written straight into the ring slot, their checksum terms added as they
-/// are written (Executor::sum_into): a fixed grid of blocks walks 32×8 tiles, so each block adds
-/// its sum with one atomic.
+/// The first and last owned rows of every population plane, packed one after the other into
+/// `to_up` and `to_down` (kQ × width floats each): what the halo sends.
+__global__ void lbm_pack_kernel(const float* __restrict__ f, float* __restrict__ to_up, float* __restrict__ to_down,
+                                Window g) {
+  const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
+                    w = static_cast<std::size_t>(g.width);
+  if (k >= kQ * w) return;
+  const std::size_t plane = k / w * g.cells(), x = k % w;
+  to_up[k] = f[plane + w + x];
+  to_down[k] = f[plane + w * g.rows + x];
+}
+/// What the halo received, into the ghost rows of a side that has a neighbour.
+__global__ void lbm_unpack_kernel(float* __restrict__ f, const float* __restrict__ from_up,
+                                  const float* __restrict__ from_down, Window g, bool up, bool down) {
+  const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
+                    w = static_cast<std::size_t>(g.width);
+  if (k >= kQ * w) return;
+  const std::size_t plane = k / w * g.cells(), x = k % w;
+  if (up) f[plane + x] = from_up[k];
+  if (down) f[plane + w * (g.rows + 1) + x] = from_down[k];
+}
+
+/// The published fields of the owned rows, written straight into the ring slot, their checksum
+/// terms added as they are written (Executor::sum_into): a fixed grid of blocks walks 32×8 tiles,
+/// so each block adds its sum with one atomic.
 struct ObserveTargets {
   float *velocity, *speed, *vorticity, *density;
   std::uint64_t w_velocity, w_speed, w_vorticity, w_density;  // first words in the slot
@@ -58,15 +85,16 @@ struct ObserveTargets {
 constexpr int kTileW = 32, kTileH = 8;
 
 __global__ void __launch_bounds__(kTileW* kTileH)
-    lbm_observe_kernel(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int width, int height,
-                       float force, ObserveTargets t) {
-  const int tiles_x = (width + kTileW - 1) / kTileW, tiles = tiles_x * ((height + kTileH - 1) / kTileH);
+    lbm_observe_kernel(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, Window g, float force,
+                       ObserveTargets t) {
+  const int tiles_x = (g.width + kTileW - 1) / kTileW, tiles = tiles_x * ((g.rows + kTileH - 1) / kTileH);
   std::uint64_t partial = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int x = (tile % tiles_x) * kTileW + threadIdx.x, y = (tile / tiles_x) * kTileH + threadIdx.y;
-    if (x >= width || y >= height) continue;
-    const std::size_t at = static_cast<std::size_t>(y) * width + x;
-    const Observed o = lbm_observe(f, flags, x, y, width, height, force, t.velocity, t.speed, t.vorticity, t.density);
+    if (x >= g.width || y >= g.rows) continue;
+    const std::size_t at = static_cast<std::size_t>(y) * g.width + x;  // in the published frame: owned rows only
+    const Observed o = lbm_observe(f, flags, x, y + 1, g.width, g.stored_rows(), g.first_row + y, g.global_height,
+                                   force, at, t.velocity, t.speed, t.vorticity, t.density);
     partial += float_term(o.ux, t.w_velocity + 2 * at) + float_term(o.uy, t.w_velocity + 2 * at + 1) +
                float_term(o.speed, t.w_speed + at) + float_term(o.vorticity, t.w_vorticity + at) +
                float_term(o.rho, t.w_density + at);
@@ -74,21 +102,46 @@ __global__ void __launch_bounds__(kTileW* kTileH)
   add_checksum(partial, t.sum);
 }
 
+using OwnedStream = UniqueHandle<PointerTraits<cudaStream_t, &cudaStreamDestroy>>;
+using OwnedEvent = UniqueHandle<PointerTraits<cudaEvent_t, &cudaEventDestroy>>;
+
+/// An event only for ordering streams: timing disabled, the cheapest kind to record and wait on.
+OwnedEvent ordering_event() {
+  cudaEvent_t e = nullptr;
+  cuda::check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating the lattice-Boltzmann halo events");
+  return OwnedEvent(e);
+}
+
 class LbmCuda final : public Simulation {
  public:
-  LbmCuda(Executor& executor, int width, int height, const LbmOptions& o)
+  LbmCuda(Executor& executor, const Window& g, Halo* halo, const LbmOptions& o)
       : executor_(executor),
         device_(executor.device_id()),
         stream_(executor.stream().get()),
-        w_(width),
-        h_(height),
+        g_(g),
+        halo_(halo),
         o_(o) {
     cuda::DeviceGuard guard(device_);
     cuda::check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_), "counting the GPU's SMs");
-    mask_ = obstacle_mask(w_, h_, o_);
-    flags_ = cuda::DeviceBuffer(cells() * sizeof(std::uint16_t));
-    f_[0] = cuda::DeviceBuffer(cells() * kQ * sizeof(float));
-    f_[1] = cuda::DeviceBuffer(cells() * kQ * sizeof(float));
+    mask_ = obstacle_mask(g_, o_);
+    flags_ = cuda::DeviceBuffer(g_.cells() * sizeof(std::uint16_t));
+    for (auto& f : f_) {
+      f = cuda::DeviceBuffer(g_.cells() * kQ * sizeof(float));
+      // The ghost rows of a grid's outer edges are never written: zeros, not whatever was there.
+      cuda::check(cudaMemsetAsync(f.get(), 0, f.size(), stream_), "clearing the populations");
+    }
+    if (halo_) {
+      halo_rows_ = cuda::DeviceBuffer(4 * row_floats() * sizeof(float));
+      // The neighbours wait for these rows: their copies should not queue behind the inner rows.
+      int least = 0, greatest = 0;
+      cuda::check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "asking the GPU's stream priorities");
+      cudaStream_t s = nullptr;
+      cuda::check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest),
+                  "creating the lattice-Boltzmann halo stream");
+      halo_stream_.reset(s);
+      edges_done_ = ordering_event();
+      halo_done_ = ordering_event();
+    }
     upload_mask();
   }
   std::vector<FieldSpec> fields() const override { return lbm::fields(); }
@@ -102,18 +155,31 @@ class LbmCuda final : public Simulation {
     for (int i = 0; i < kQ; ++i) eq.f[i] = shifted_equilibrium(i, 0.0f, 1.0f, o_.periodic ? 0.0f : p_.u_in, 0.0f);
     cur_ = 0;
     lbm_initial_kernel<<<std::max(1, 8 * sms_), 256, 0, stream_>>>(static_cast<const std::uint16_t*>(flags_.get()),
-                                                                   cells(), eq, static_cast<float*>(f_[0].get()));
+                                                                   g_.cells(), eq, static_cast<float*>(f_[0].get()));
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann initial-state kernel");
+    exchange_populations(static_cast<float*>(f_[0].get()), stream_);
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after reset");
   }
 
   void step(std::uint32_t steps) override {
     cuda::DeviceGuard guard(device_);
-    const dim3 block(kBlockX, kBlockY), grid((w_ + kBlockX - 1) / kBlockX, (h_ + kBlockY - 1) / kBlockY);
+    const int rows = g_.rows;
     for (std::uint32_t s = 0; s < steps; ++s) {
-      lbm_step_kernel<<<grid, block, 0, stream_>>>(static_cast<const float*>(f_[cur_].get()),
-                                                   static_cast<float*>(f_[1 - cur_].get()),
-                                                   static_cast<const std::uint16_t*>(flags_.get()), w_, h_, p_);
+      const auto* f = static_cast<const float*>(f_[cur_].get());
+      auto* fo = static_cast<float*>(f_[1 - cur_].get());
+      if (!halo_ || !o_.overlap) {
+        step_rows(f, fo, 1, 1, rows);
+        exchange_populations(fo, stream_);
+      } else {
+        step_rows(f, fo, 1, std::max(1, rows - 1), std::min(rows, 2));  // the edge rows (one if rows is 1)
+        cuda::check(cudaEventRecord(edges_done_.get(), stream_), "recording the edge rows' step");
+        cuda::check(cudaStreamWaitEvent(halo_stream_.get(), edges_done_.get(), 0), "ordering the halo after them");
+        exchange_populations(fo, halo_stream_.get());
+        cuda::check(cudaEventRecord(halo_done_.get(), halo_stream_.get()), "recording the halo exchange");
+        if (rows > 2) step_rows(f, fo, 2, 1, rows - 2);  // meanwhile, the rows between
+        // The next step reads the ghost rows, and overwrites f, which the halo stream no longer reads.
+        cuda::check(cudaStreamWaitEvent(stream_, halo_done_.get(), 0), "ordering the next step after the halo");
+      }
       cur_ = 1 - cur_;
     }
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann step kernel");
@@ -125,34 +191,48 @@ class LbmCuda final : public Simulation {
     // The previous upload reads flags_host_ (pageable memory): let it finish before changing it.
     cuda::check(cudaStreamSynchronize(stream_), "waiting before an obstacle edit");
     if (flags_host_.empty()) {  // made on the GPU at the start: fetched at the first edit
-      flags_host_.resize(cells());
-      cuda::check(cudaMemcpy(flags_host_.data(), flags_.get(), cells() * sizeof(std::uint16_t), cudaMemcpyDeviceToHost),
-                  "fetching the obstacle flags");
+      flags_host_.resize(g_.cells());
+      cuda::check(
+          cudaMemcpy(flags_host_.data(), flags_.get(), g_.cells() * sizeof(std::uint16_t), cudaMemcpyDeviceToHost),
+          "fetching the obstacle flags");
     }
-    const Touched t = lbm::draw(s, mask_, flags_host_, w_, h_, o_);
-    const std::size_t pitch = static_cast<std::size_t>(w_) * sizeof(std::uint16_t);
-    const std::size_t first = static_cast<std::size_t>(t.y0) * w_ + t.x0;
+    const Touched t = lbm::draw(s, mask_, flags_host_, g_, o_);
+    if (t.y0 >= t.y1) return;  // the stroke misses this part's rows
+    const std::size_t pitch = static_cast<std::size_t>(g_.width) * sizeof(std::uint16_t);
+    const std::size_t first = static_cast<std::size_t>(t.y0) * g_.width + t.x0;
     cuda::check(cudaMemcpy2DAsync(static_cast<std::uint16_t*>(flags_.get()) + first, pitch, flags_host_.data() + first,
                                   pitch, static_cast<std::size_t>(t.x1 - t.x0) * sizeof(std::uint16_t),
                                   static_cast<std::size_t>(t.y1 - t.y0), cudaMemcpyHostToDevice, stream_),
                 "uploading an obstacle edit");
   }
 
-  std::vector<StateSpec> state() const override { return lbm::state(w_, h_); }
+  std::vector<StateSpec> state() const override { return lbm::state(g_.width, g_.rows); }
   void save_state(const std::vector<void*>& out) override {
     cuda::DeviceGuard guard(device_);
-    cuda::check(cudaMemcpyAsync(out[0], f_[cur_].get(), cells() * kQ * sizeof(float), cudaMemcpyDeviceToHost, stream_),
-                "saving the populations");
-    std::memcpy(out[1], mask_.data(), mask_.size());  // the host copy is the truth (draw() keeps it)
+    // The owned rows of each plane, one after the other (a whole grid's rows, in a checkpoint).
+    // One copy per plane: a plane's pitch may exceed what cudaMemcpy2D takes (cudaDevAttrMaxPitch).
+    const auto* f = static_cast<const float*>(f_[cur_].get());
+    for (int i = 0; i < kQ; ++i)
+      cuda::check(cudaMemcpyAsync(static_cast<float*>(out[0]) + i * g_.owned_cells(), f + i * g_.cells() + g_.width,
+                                  g_.owned_cells() * sizeof(float), cudaMemcpyDeviceToHost, stream_),
+                  "saving the populations");
+    // The host copy is the truth (draw() keeps it).
+    std::memcpy(out[1], mask_.data() + g_.width, g_.owned_cells());
   }
   void load_state(const std::vector<const void*>& in) override {
     cuda::DeviceGuard guard(device_);
     cuda::check(cudaStreamSynchronize(stream_), "waiting before restoring the state");  // flags_host_ may be in flight
-    std::memcpy(mask_.data(), in[1], mask_.size());
+    std::memcpy(mask_.data() + g_.width, in[1], g_.owned_cells());
+    exchange_mask_ghosts(halo_, g_, mask_);
     upload_mask();
     cur_ = 0;
-    cuda::check(cudaMemcpyAsync(f_[0].get(), in[0], cells() * kQ * sizeof(float), cudaMemcpyHostToDevice, stream_),
-                "restoring the populations");
+    auto* f = static_cast<float*>(f_[0].get());
+    for (int i = 0; i < kQ; ++i)
+      cuda::check(
+          cudaMemcpyAsync(f + i * g_.cells() + g_.width, static_cast<const float*>(in[0]) + i * g_.owned_cells(),
+                          g_.owned_cells() * sizeof(float), cudaMemcpyHostToDevice, stream_),
+          "restoring the populations");
+    exchange_populations(f, stream_);
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after restoring the state");
   }
 
@@ -160,26 +240,51 @@ class LbmCuda final : public Simulation {
     cuda::DeviceGuard guard(device_);
     const FieldChecksum v = executor_.sum_into(t[0]), s = executor_.sum_into(t[1]), w = executor_.sum_into(t[2]),
                         d = executor_.sum_into(t[3]);
-    const ObserveTargets targets{static_cast<float*>(t[0].data), static_cast<float*>(t[1].data),
-                                 static_cast<float*>(t[2].data), static_cast<float*>(t[3].data),
-                                 v.first_word, s.first_word, w.first_word, d.first_word, v.sum};
-    const int tiles = ((w_ + kTileW - 1) / kTileW) * ((h_ + kTileH - 1) / kTileH);
+    const ObserveTargets targets{static_cast<float*>(t[0].data),
+                                 static_cast<float*>(t[1].data),
+                                 static_cast<float*>(t[2].data),
+                                 static_cast<float*>(t[3].data),
+                                 v.first_word,
+                                 s.first_word,
+                                 w.first_word,
+                                 d.first_word,
+                                 v.sum};
+    const int tiles = ((g_.width + kTileW - 1) / kTileW) * ((g_.rows + kTileH - 1) / kTileH);
     lbm_observe_kernel<<<std::min(tiles, 8 * sms_), dim3(kTileW, kTileH), 0, stream_>>>(
-        static_cast<const float*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), w_, h_, p_.force,
+        static_cast<const float*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), g_, p_.force,
         targets);
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann field kernel");
   }
 
  private:
-  [[nodiscard]] std::size_t cells() const { return static_cast<std::size_t>(w_) * h_; }
+  [[nodiscard]] std::size_t row_floats() const { return static_cast<std::size_t>(kQ) * g_.width; }
+  /// Steps `count` stored rows from `first`, `stride` apart, on the executor's stream.
+  void step_rows(const float* f, float* fo, int first, int stride, int count) {
+    const dim3 block(kBlockX, kBlockY), grid((g_.width + kBlockX - 1) / kBlockX, (count + kBlockY - 1) / kBlockY);
+    lbm_step_kernel<<<grid, block, 0, stream_>>>(f, fo, static_cast<const std::uint16_t*>(flags_.get()), g_.width,
+                                                 g_.stored_rows(), first, stride, count, p_);
+  }
+  /// Queued on `stream`: sends the edge rows of `f` to the neighbouring parts and writes what they
+  /// send into its ghost rows. Nothing without a halo (the whole grid).
+  void exchange_populations(float* f, cudaStream_t stream) {
+    if (!halo_) return;
+    auto* to_up = static_cast<float*>(halo_rows_.get());
+    float *to_down = to_up + row_floats(), *from_up = to_down + row_floats(), *from_down = from_up + row_floats();
+    const unsigned blocks = static_cast<unsigned>((row_floats() + 255) / 256);
+    lbm_pack_kernel<<<blocks, 256, 0, stream>>>(f, to_up, to_down, g_);
+    cuda::check(cudaGetLastError(), "launching the halo pack kernel");
+    halo_->exchange(to_up, from_up, to_down, from_down, row_floats() * sizeof(float), true, stream);
+    lbm_unpack_kernel<<<blocks, 256, 0, stream>>>(f, from_up, from_down, g_, halo_->has_up(), halo_->has_down());
+    cuda::check(cudaGetLastError(), "launching the halo unpack kernel");
+  }
   /// The device flags from mask_, computed on the GPU; the host copy is made again at the next edit.
   void upload_mask() {
-    cuda::DeviceBuffer solid(cells());
-    cuda::check(cudaMemcpyAsync(solid.get(), mask_.data(), cells(), cudaMemcpyHostToDevice, stream_),
+    cuda::DeviceBuffer solid(g_.cells());
+    cuda::check(cudaMemcpyAsync(solid.get(), mask_.data(), g_.cells(), cudaMemcpyHostToDevice, stream_),
                 "uploading the obstacle mask");
-    const dim3 block(32, 8), grid((w_ + 31) / 32, (h_ + 7) / 8);
+    const dim3 block(32, 8), grid((g_.width + 31) / 32, (g_.stored_rows() + 7) / 8);
     lbm_flags_kernel<<<grid, block, 0, stream_>>>(static_cast<const std::uint8_t*>(solid.get()),
-                                                  static_cast<std::uint16_t*>(flags_.get()), w_, h_, o_.periodic);
+                                                  static_cast<std::uint16_t*>(flags_.get()), g_, o_.periodic);
     cuda::check(cudaGetLastError(), "launching the obstacle-flags kernel");
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after computing the obstacle flags");
     flags_host_.clear();
@@ -188,19 +293,24 @@ class LbmCuda final : public Simulation {
   Executor& executor_;
   int device_, sms_ = 1;
   cudaStream_t stream_;
-  int w_, h_;
+  Window g_;
+  Halo* halo_;
   LbmOptions o_;
   LbmParams p_;
-  std::vector<std::uint8_t> mask_;
+  std::vector<std::uint8_t> mask_;  ///< the stored rows' obstacles (ghost rows included)
   std::vector<std::uint16_t> flags_host_;
   cuda::DeviceBuffer flags_, f_[2];
   int cur_ = 0;
+  // A part of a decomposed grid only: the rows it exchanges, and the stream that exchanges them.
+  cuda::DeviceBuffer halo_rows_;  ///< to up, to down, from up, from down: one row of every plane each
+  OwnedStream halo_stream_;
+  OwnedEvent edges_done_, halo_done_;
 };
 
 }  // namespace
 
-std::unique_ptr<Simulation> make_cuda(Executor& executor, int width, int height, const LbmOptions& o) {
-  return std::make_unique<LbmCuda>(executor, width, height, o);
+std::unique_ptr<Simulation> make_cuda(Executor& executor, const Window& g, Halo* halo, const LbmOptions& o) {
+  return std::make_unique<LbmCuda>(executor, g, halo, o);
 }
 
 }  // namespace cuview::sim::lbm

@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,21 @@
 namespace cuview {
 
 class Executor;
+
+/// A publisher that is one part of a grid decomposed over processes (MPI ranks): every part
+/// publishes under the same name, its own block of the global grid, and clients see the parts as
+/// one picture (docs/protocol.md "Parts", docs/sdk.md "Publishing from an MPI program"). The
+/// block is the declared fields' grid; it must lie inside the global grid.
+struct PartOptions {
+  std::uint32_t index = 0, count = 1;       ///< part K of N (cuview-compute: the MPI rank and size)
+  std::uint32_t offset_x = 0, offset_y = 0;  ///< the block's first cell in the global grid
+  std::uint32_t global_width = 0, global_height = 0;
+  /// The same in every part of one run, different between runs (cuview/mpi_parts.hpp makes one):
+  /// clients check it to never combine parts of two runs.
+  std::string group;
+  int rank = -1;     ///< shown by status; -1: none
+  std::string host;  ///< shown by status; empty: this host's name ($CUVIEW_HOST overrides it)
+};
 
 struct PublisherOptions {
   /// Instance name: clients attach with `--name NAME`. Two live publishers cannot share one.
@@ -61,6 +77,9 @@ struct PublisherOptions {
   double max_fps = 60;
   /// Start paused, as after `cuview-ctl pause` (for programs that honour steps_allowed()).
   bool start_paused = false;
+  /// Set: this publisher is one part of a decomposed grid. Parts other than 0 refuse steering
+  /// (clients steer part 0, whose program hands the requests to every part: follow()).
+  std::optional<PartOptions> part{};
 };
 
 /// A field on a 2D grid of width × height cells, row-major, `components` values of `dtype` per
@@ -167,6 +186,9 @@ class Publisher {
   bool publish(std::uint64_t step, double sim_time = 0, cuda::StreamRef stream = {});
   /// The same, with `write` filling the slot instead of copying the declared buffers.
   bool publish(std::uint64_t step, double sim_time, const FieldWriter& write, cuda::StreamRef stream = {});
+  /// Records the program's step for stats without publishing: for parts, which publish only the
+  /// steps they agreed on (cuview/mpi_parts.hpp) and call this after the other batches.
+  void record_step(std::uint64_t step, double sim_time = 0);
   /// The next publish() ignores max_fps (after a reset, or where a `step` request ended).
   void publish_next_now();
 
@@ -182,6 +204,19 @@ class Publisher {
   [[nodiscard]] bool paused() const;
   /// Blocks until a client sends a request or `timeout` passes.
   void wait_for_requests(std::chrono::milliseconds timeout);
+
+  /// Parts: whether publish() now would write a frame (a client reads, and a frame is due or was
+  /// asked for). Parts agree on it (any part wanting one) so that every part publishes the same
+  /// steps; then each calls publish_next_now() and publish().
+  [[nodiscard]] bool frame_wanted() const;
+  /// Parts other than 0: adopt what part 0's poll() returned (the parameters in effect) and its
+  /// paused state, so that this part's stats and describe say what the run does.
+  void follow(const Requests& leader, bool paused);
+  /// Any thread, async-signal-unsafe but lock-free for the ring: tells attached clients this
+  /// publisher is gone for `reason` (its ring says shut down, a `bye` is queued) without waiting
+  /// for the program's thread, which may be stuck (a dead peer rank in a collective). Then the
+  /// process should end; nothing else is safe to call.
+  void abandon(const std::string& reason) noexcept;
 
   /// Stops answering and tells attached clients why (shown by viewers and `cuview-ctl`):
   /// "shutdown", or the failure that ended the program. The destructor says "shutdown".

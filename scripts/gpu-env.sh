@@ -1,0 +1,12 @@
+# Sourced by the GPU scripts on the GPU host: unpacks the bundle (scripts/gpu-bundle.sh) into
+# /tmp/rt and sets PATH, LD_LIBRARY_PATH and friends; makes $out for the logs.
+out=${OUT:-/tmp/cuview-gpu}
+mkdir -p "$out" /tmp/rt
+tar xJf .device/runtime.txz -C /tmp/rt && . /tmp/rt/env.sh
+# The host's own Open MPI serves mpirun's ranks (same soname; its plugins match its libraries):
+# the bundled copy of the build machine's would shadow it. NCCL is the host's too (dlopen).
+rm -f /tmp/rt/lib/libmpi* /tmp/rt/lib/libopen-rte* /tmp/rt/lib/libopen-pal* /tmp/rt/lib/libpmix* \
+  /tmp/rt/lib/libhwloc* /tmp/rt/lib/libevent*
+export CUVIEW_BIN_DIR=/tmp/rt/bin
+# NVLink multicast stays off (the device tool's KINDS.md says why).
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Weak scaling of the decomposed lattice-Boltzmann flow over this host's GPUs (docs/benchmarks.md
+# "Several GPUs"): the same grid per GPU on 1 GPU (one process) and on N GPUs (mpirun -n N, one
+# rank per GPU, NCCL halos), steps per second read from `cuview-ctl status` over timed windows;
+# the cost of one viewer of every part (cuview-ctl attach, frames at the daemon's 60 Hz) in
+# alternating windows; the time a fresh viewer takes to its first group of frames.
+# Run on the GPU host after scripts/gpu-check.sh has unpacked the bundle (or with it on PATH).
+# PER_GPU="8192x8192 4096x4096" GPUS=2 WINDOW=2 PAIRS=2; writes $OUT/parts-bench.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/cuview-gpu}
+mkdir -p "$out"
+gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
+window=${WINDOW:-2}
+pairs=${PAIRS:-2}
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/xdg-bench}
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+mpi=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x XDG_RUNTIME_DIR -x NCCL_NVLS_ENABLE)
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+
+step_of() {  # NAME: the run's step (part 0's when decomposed)
+  cuview-ctl --name "$1" status --json 2>/dev/null |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); d=d["parts"][0] if isinstance(d,dict) and "parts" in d else (d[0] if isinstance(d,list) else d); print(d["step"])' 2>/dev/null
+}
+rate() {  # NAME SECONDS: steps per second over a window
+  local s0 s1 t0 t1
+  s0=$(step_of "$1"); t0=$(date +%s.%N)
+  sleep "$2"
+  s1=$(step_of "$1"); t1=$(date +%s.%N)
+  python3 -c "print(f'{($s1-$s0)/($t1-$t0):.2f}')"
+}
+wait_up() {  # NAME: until it answers and steps
+  for _ in $(seq 200); do
+    s=$(step_of "$1") && [ "${s:-0}" -gt 0 ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+measure() {  # LABEL NAME: rates without and with a viewer (ABBA), viewer cost, first-frame time
+  local label=$1 name=$2 none=() viewed=()
+  wait_up "$name" || { echo "| $label | did not start | | | |"; return; }
+  sleep 1
+  for _ in $(seq "$pairs"); do
+    none+=("$(rate "$name" "$window")")
+    cuview-ctl --name "$name" attach --frames 1000000 --frame-timeout 10 >/dev/null 2>&1 &
+    local viewer=$!
+    sleep 0.5
+    viewed+=("$(rate "$name" "$window")")
+    viewed+=("$(rate "$name" "$window")")
+    kill "$viewer" 2>/dev/null; wait "$viewer" 2>/dev/null
+    sleep 0.3
+    none+=("$(rate "$name" "$window")")
+  done
+  local t0 t1
+  t0=$(date +%s.%N); cuview-ctl --name "$name" attach --frames 1 >/dev/null 2>&1; t1=$(date +%s.%N)
+  python3 - "$label" "$t0" "$t1" "${none[*]}" "${viewed[*]}" <<'PY'
+import sys, statistics as st
+label, t0, t1, none, viewed = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4].split(), sys.argv[5].split()
+a, b = st.median(map(float, none)), st.median(map(float, viewed))
+print(f"| {label} | {a:.1f} | {b:.1f} | {100*(a-b)/a:.2f} % | {1000*(t1-t0):.0f} ms |")
+PY
+}
+
+{
+echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) × $gpus, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+echo "| run | steps/s, no viewer | steps/s, 1 viewer | viewer cost | ctl attach → first frame(s) |"
+echo "| --- | --- | --- | --- | --- |"
+} | tee "$out/parts-bench.md"
+for per in ${PER_GPU:-8192x8192 4096x4096}; do
+  w=${per%x*}; h=${per#*x}
+  cuview-compute --sim lbm --backend cuda --device 0 --size "$per" --name one --no-final-checkpoint >"$out/one-$per.log" 2>&1 &
+  pid=$!
+  measure "1 GPU, $per" one | tee -a "$out/parts-bench.md"
+  kill -TERM $pid; wait $pid
+  for overlap in on off; do
+    "${mpi[@]}" -n "$gpus" cuview-compute --sim lbm --backend cuda --size "${w}x$((h * gpus))" --name many \
+      --sim-option overlap=$overlap --no-final-checkpoint >"$out/many-$per-$overlap.log" 2>&1 &
+    pid=$!
+    measure "$gpus GPUs, $per each (${w}x$((h * gpus))), overlap=$overlap" many | tee -a "$out/parts-bench.md"
+    kill -TERM $pid; wait $pid
+  done
+done

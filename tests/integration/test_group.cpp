@@ -1,0 +1,377 @@
+// A publisher decomposed into parts (an MPI run, played here by embedded publishers in threads
+// of this process): cuview::Group attaches every part, hands out frames of one step from all of
+// them, never a torn group, places each block where its part says, and names the part that went.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <barrier>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "backend_test.hpp"
+#include "cuview/client.hpp"
+#include "cuview/publisher.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+constexpr std::uint32_t kWidth = 40, kHeight = 50;  // 50 rows split unevenly over 3 parts
+
+/// What every cell shows at a step: its global row and column, and the step.
+float value(std::uint32_t row, std::uint32_t col, std::uint64_t step) {
+  return static_cast<float>(row * 1000 + col + step);
+}
+
+struct RunOptions {
+  std::uint32_t parts = 2;
+  std::uint32_t slots = 3;
+  double max_fps = 0;
+  std::vector<std::string> groups{};  ///< per part; empty: one id for all
+  bool threads = true;              ///< publish continuously from one thread per part
+};
+
+/// The parts of one run: part k owns rows [k·H/N, (k+1)·H/N) of a kWidth × kHeight grid, a field
+/// "u" whose cells are value(row, col, step). With `threads`, every part publishes steps 1, 2, …
+/// from its own thread, the parts kept in lock step by a barrier as MPI ranks are by their halo
+/// exchange; without, the test publishes each part's steps itself.
+class Run {
+ public:
+  Run(const std::string& name, RunOptions o) : o_(std::move(o)), sync_(o_.parts, Stop{this}) {
+    for (std::uint32_t k = 0; k < o_.parts; ++k) {
+      const std::uint32_t y0 = k * kHeight / o_.parts, y1 = (k + 1) * kHeight / o_.parts;
+      PartOptions p{k,
+                    o_.parts,
+                    0,
+                    y0,
+                    kWidth,
+                    kHeight,
+                    o_.groups.empty() ? "run-1" : o_.groups[k],
+                    static_cast<int>(k),
+                    k % 2 == 0 ? "host-a" : "host-b"};
+      pubs_.push_back(std::make_unique<Publisher>(PublisherOptions{
+          .name = name, .backend = "host", .title = "rows", .slots = o_.slots, .max_fps = o_.max_fps, .part = p}));
+      rows_.push_back({y0, y1});
+      data_.emplace_back(std::size_t{kWidth} * (y1 - y0));
+      pubs_[k]->add_field({"u", data_[k].data(), data_[k].size() * sizeof(float), kWidth, y1 - y0, DType::float32, 1,
+                           Memory::host, "row * 1000 + col + step"});
+      pubs_[k]->add_param({"gain", 1, 0, 10, false, "a parameter to steer"});
+      pubs_[k]->start();
+    }
+    if (o_.threads)
+      for (std::uint32_t k = 0; k < o_.parts; ++k) threads_.emplace_back([this, k] { loop(k); });
+  }
+  ~Run() { stop(); }
+
+  /// Ends the publishing threads (the publishers stay until the Run goes).
+  void stop() {
+    stop_ = true;
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+  /// Publishes `step` from part k (a Run without threads).
+  bool publish(std::uint32_t k, std::uint64_t step) {
+    fill(k, step);
+    return pubs_[k]->publish(step, static_cast<double>(step) / 10);
+  }
+  Publisher& part(std::uint32_t k) { return *pubs_[k]; }
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> rows(std::uint32_t k) const { return rows_[k]; }
+
+ private:
+  /// Runs between phases, before any part goes on: every part reads the same decisions.
+  struct Stop {
+    Run* run;
+    void operator()() noexcept {
+      run->stopping_ = run->stop_.load();
+      run->publish_now_ = run->want_.exchange(false);
+    }
+  };
+
+  void fill(std::uint32_t k, std::uint64_t step) {
+    auto& d = data_[k];
+    for (std::uint32_t r = rows_[k].first; r < rows_[k].second; ++r)
+      for (std::uint32_t c = 0; c < kWidth; ++c) d[std::size_t{r - rows_[k].first} * kWidth + c] = value(r, c, step);
+  }
+
+  /// As an MPI program does: the parts agree whether to publish this step (any part wanting a
+  /// frame), so that all publish the same steps whatever each one's clock says. publish() is
+  /// called at every step all the same: it records the step for `stats`.
+  void loop(std::uint32_t k) {
+    for (std::uint64_t step = 1;; ++step) {
+      if (pubs_[k]->frame_wanted()) want_ = true;
+      sync_.arrive_and_wait();
+      if (stopping_) return;
+      if (publish_now_) pubs_[k]->publish_next_now();
+      publish(k, step);
+    }
+  }
+
+  RunOptions o_;
+  std::vector<std::unique_ptr<Publisher>> pubs_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> rows_;
+  std::vector<std::vector<float>> data_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> want_{false};
+  bool stopping_ = false, publish_now_ = false;
+  std::barrier<Stop> sync_;
+  std::vector<std::thread> threads_;
+};
+
+/// The message of the cuview::Error that `f` throws, and its code (fails the test when none).
+template <class F>
+std::pair<std::string, Errc> error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {e.what(), e.code()};
+  }
+  FAIL("no cuview::Error was thrown");
+  return {};
+}
+
+/// Fails the check unless every cell of `g`'s global field is value(row, col, g.step()).
+void check_assembled(const FrameGroup& g) {
+  std::vector<float> global(std::size_t{kWidth} * kHeight, -1.0f);
+  g.copy_field_to_host(0, std::as_writable_bytes(std::span(global)));
+  std::size_t wrong = 0;
+  for (std::uint32_t r = 0; r < kHeight; ++r)
+    for (std::uint32_t c = 0; c < kWidth; ++c) wrong += global[std::size_t{r} * kWidth + c] != value(r, c, g.step());
+  INFO("group of step " << g.step());
+  CHECK(wrong == 0);
+}
+
+AttachOptions options(const std::string& name, Import import = Import::frames) {
+  return AttachOptions{.name = name, .client = "group test", .import = import};
+}
+}  // namespace
+
+TEST_CASE("a group attaches every part and places each block where its part says", "[integration][group][host]") {
+  const std::uint32_t n = GENERATE(2u, 3u);
+  RuntimeDir rt;
+  Run run("flow", {.parts = n});
+  auto g = Group::attach(options("flow"));
+  REQUIRE(g.decomposed());
+  REQUIRE(g.size() == n);
+  CHECK(g.global_width() == kWidth);
+  CHECK(g.global_height() == kHeight);
+  CHECK(g.group_id() == "run-1");
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const auto& p = g.part_desc(k);
+    CHECK(p.index == k);
+    CHECK(p.count == n);
+    CHECK(p.offset_y == run.rows(k).first);
+    CHECK(p.rank == static_cast<int>(k));
+    CHECK(g.parts()[k].description().height == run.rows(k).second - run.rows(k).first);
+  }
+  CHECK(&g.leader() == &g.part(0));
+  CHECK(error_of([&] { (void)g.part_desc(n); }).second == Errc::out_of_range);
+  auto f = g.next(10s);
+  REQUIRE(f);
+  REQUIRE(f->size() == n);
+  for (std::uint32_t k = 0; k < n; ++k) CHECK(f->part(k).info().step == f->step());
+  CHECK(f->verify() == std::nullopt);
+  check_assembled(*f);
+}
+
+TEST_CASE("groups are never torn while the parts publish as fast as they can into two slots",
+          "[integration][group][host]") {
+  const std::uint32_t n = GENERATE(2u, 3u);
+  RuntimeDir rt;
+  Run run("fast", {.parts = n, .slots = 2, .max_fps = 0});
+  auto g = Group::attach(options("fast"));
+  // Another reader holds a frame of part 0 throughout: that part writes into its one free slot.
+  auto other = Client::attach(AttachOptions{.name = "fast", .client = "holder", .part = 0});
+  auto held = other.next_frame(10s);
+  REQUIRE(held);
+  std::uint64_t last = 0, groups = 0;
+  const auto until = std::chrono::steady_clock::now() + 60s;
+  while (groups < 300 && std::chrono::steady_clock::now() < until) {
+    auto f = g.next(5s);
+    REQUIRE(f);
+    CHECK(f->step() > last);
+    last = f->step();
+    for (std::uint32_t k = 0; k < n; ++k) REQUIRE(f->part(k).info().step == f->step());
+    // Assembled while the writers go on: a block overwritten under the hold would show it.
+    check_assembled(*f);
+    if (groups % 16 == 0) std::this_thread::sleep_for(2ms);
+    ++groups;
+  }
+  CHECK(groups == 300);
+  REQUIRE(held->verify() == std::nullopt);  // the other reader's frame was never written either
+}
+
+TEST_CASE("a part that skipped a step makes the group take the newest step every part has",
+          "[integration][group][host]") {
+  RuntimeDir rt;
+  Run run("skip", {.parts = 2, .slots = 3, .threads = false});
+  auto g = Group::attach(options("skip"));
+  for (std::uint64_t step = 1; step <= 2; ++step)
+    for (std::uint32_t k = 0; k < 2; ++k) REQUIRE(run.publish(k, step));
+  REQUIRE(run.publish(0, 3));  // part 1 skips step 3 (its slots were held, say)
+  auto f = g.next(5s);
+  REQUIRE(f);
+  CHECK(f->step() == 2);
+  check_assembled(*f);
+  f.reset();
+  CHECK_FALSE(g.next(200ms));  // step 3 is not in part 1, and step 2 was handed out
+  REQUIRE(run.publish(1, 3));
+  f = g.next(5s);
+  REQUIRE(f);
+  CHECK(f->step() == 3);
+  check_assembled(*f);
+}
+
+TEST_CASE("a part that goes away makes next() say which part, where it ran and why",
+          "[integration][group][host]") {
+  RuntimeDir rt;
+  Run run("gone", {.parts = 3, .threads = false});
+  auto g = Group::attach(options("gone"));
+  for (std::uint32_t k = 0; k < 3; ++k) REQUIRE(run.publish(k, 1));
+  REQUIRE(g.next(5s));
+  CHECK(g.alive());
+  CHECK(g.gone_reason() == std::nullopt);
+  // The group hears a part's goodbye on its notice socket, which takes a moment to connect (a
+  // part that goes within milliseconds of the attach is reported without its reason).
+  std::this_thread::sleep_for(200ms);
+  run.part(1).close("rank 1 lost its GPU");
+  const auto [message, code] = error_of([&] { (void)g.next(5s); });
+  CHECK(code == Errc::daemon_gone);
+  CHECK_THAT(message, Contains("part 1 of 'gone'") && Contains("rank 1") && Contains("host-b") &&
+                          Contains("pid " + std::to_string(::getpid())) && Contains("shut down") &&
+                          Contains("rank 1 lost its GPU"));
+  CHECK_FALSE(g.alive());
+  REQUIRE(g.gone_reason());
+  CHECK_THAT(*g.gone_reason(), Contains("part 1 of 'gone'"));
+}
+
+TEST_CASE("a run is steered through part 0; the other parts refuse steering, naming part 0",
+          "[integration][group][host]") {
+  RuntimeDir rt;
+  Run run("steer", {.parts = 2, .threads = false});
+  auto g = Group::attach(options("steer", Import::control_only));
+  const auto [message, code] = error_of([&] { g.part(1).set({{"gain", 2}}); });
+  CHECK(code == Errc::unsupported);
+  CHECK_THAT(message, Contains("part 1 of 'steer'") && Contains("part 0") && Contains("cuview-ctl"));
+  g.leader().set({{"gain", 2}});
+  CHECK(run.part(0).poll().params.at("gain") == 2);
+  CHECK(run.part(1).poll().params.empty());
+  // Frames were not imported: next() says so.
+  CHECK(error_of([&] { (void)g.next(10ms); }).second == Errc::not_attached);
+}
+
+TEST_CASE("parts of two runs are never combined into one group", "[integration][group][host]") {
+  RuntimeDir rt;
+  Run run("mixed", {.parts = 3, .groups = {"run-a", "run-a", "run-b"}, .threads = false});
+  auto o = options("mixed");
+  o.timeout = 500ms;
+  const auto start = std::chrono::steady_clock::now();
+  const auto [message, code] = error_of([&] { (void)Group::attach(o); });
+  CHECK(code == Errc::stale_session);
+  CHECK_THAT(message, Contains("part 2 of 'mixed' is from another run") && Contains("run-b") && Contains("run-a"));
+  CHECK(std::chrono::steady_clock::now() - start >= 400ms);  // retried until the timeout
+}
+
+TEST_CASE("a single client is told to attach to a decomposed name as a group, or to one part",
+          "[integration][group][host]") {
+  RuntimeDir rt;
+  Run run("whole", {.parts = 2, .threads = false});
+  const auto [message, code] = error_of([] { (void)Client::attach(options("whole")); });
+  CHECK(code == Errc::bad_value);
+  CHECK_THAT(message, Contains("runs as 2 parts") && Contains("cuview::Group"));
+  auto one = Client::attach(AttachOptions{.name = "whole", .client = "test", .part = 1});
+  REQUIRE(one.description().part);
+  CHECK(one.description().part->index == 1);
+  CHECK(one.description().part->offset_y == run.rows(1).first);
+}
+
+TEST_CASE("a group of a whole publisher is a group of one part", "[integration][group][host]") {
+  RuntimeDir rt;
+  std::vector<float> u(std::size_t{kWidth} * kHeight);
+  Publisher pub({.name = "single", .backend = "host", .max_fps = 0});
+  pub.add_field({"u", u.data(), u.size() * sizeof(float), kWidth, kHeight, DType::float32, 1, Memory::host, ""});
+  pub.start();
+  auto g = Group::attach(options("single"));
+  CHECK_FALSE(g.decomposed());
+  REQUIRE(g.size() == 1);
+  CHECK(g.part_desc(0).global_width == kWidth);
+  CHECK(g.part_desc(0).count == 1);
+  for (std::uint32_t r = 0; r < kHeight; ++r)
+    for (std::uint32_t c = 0; c < kWidth; ++c) u[std::size_t{r} * kWidth + c] = value(r, c, 7);
+  REQUIRE(pub.publish(7));
+  auto f = g.next(5s);
+  REQUIRE(f);
+  CHECK(f->step() == 7);
+  check_assembled(*f);
+}
+
+TEST_CASE("a reader killed while holding a group frees its slot in every part", "[integration][group][host]") {
+  RuntimeDir rt;
+  Run run("held", {.parts = 3, .max_fps = 200});
+  auto watch = Group::attach(options("held", Import::control_only));
+  auto held_in_all = [&](std::uint32_t want) {
+    for (const auto& s : watch.stats())
+      if (s.held_slots != want) return false;
+    return true;
+  };
+  ChildProcess holder({bin("cuview-ctl"), "--name", "held", "attach", "--frames", "2", "--hold-ms", "60000"});
+  auto until = std::chrono::steady_clock::now() + 20s;
+  while (!held_in_all(1) && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
+  INFO(holder.out() << holder.err());
+  REQUIRE(held_in_all(1));
+  holder.signal(SIGKILL);
+  until = std::chrono::steady_clock::now() + 2s;
+  while (!held_in_all(0) && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
+  CHECK(held_in_all(0));
+}
+
+TEST_CASE("cuview-ctl shows a run of parts part by part and steers it through part 0",
+          "[integration][group][ctl][host]") {
+  RuntimeDir rt;
+  Run run("ctlrun", {.parts = 3, .max_fps = 200});
+  const auto status = ctl("ctlrun", {"status"});
+  INFO(status.out << status.err);
+  REQUIRE(status.code == 0);
+  CHECK_THAT(status.out, Contains("40x50 in 3 parts") && Contains("group run-1"));
+  for (int k = 0; k < 3; ++k) CHECK_THAT(status.out, Contains("  part " + std::to_string(k) + "  rank "));
+  CHECK_THAT(status.out, Contains("rows 16-32") && Contains("on host-b"));
+  CHECK_THAT(status.out, Contains("3 parts: steps"));
+  CHECK_THAT(status.out, !Contains("  step 0 "));  // every part reports its own progress
+
+  const auto js = ctl("ctlrun", {"status", "--json"});
+  REQUIRE(js.code == 0);
+  const auto parts = nlohmann::json::parse(js.out);
+  REQUIRE(parts.is_array());
+  REQUIRE(parts.size() == 3);
+  for (int k = 0; k < 3; ++k) {
+    CHECK(parts[k]["part"]["index"] == k);
+    CHECK(parts[k]["part"]["count"] == 3);
+  }
+  CHECK(parts[2]["part"]["offset_y"] == 33);
+
+  const auto describe = ctl("ctlrun", {"describe"});  // part 0's, saying where its block lies
+  CHECK(describe.code == 0);
+  CHECK_THAT(describe.out, Contains("40x16") && Contains("part 0 of 3") && Contains("global grid of 40x50"));
+
+  const auto list = ctl("ctlrun", {"list"});
+  CHECK_THAT(list.out, Contains("ctlrun (3 parts)"));
+
+  const auto set = ctl("ctlrun", {"set", "gain=3"});
+  INFO(set.err);
+  CHECK(set.code == 0);
+  auto watch = Group::attach(options("ctlrun", Import::control_only));
+  CHECK(watch.leader().stats().params.at("gain") == 3);
+
+  const auto att = ctl("ctlrun", {"attach", "--frames", "5", "--verify"});
+  INFO(att.out << att.err);
+  REQUIRE(att.code == 0);
+  CHECK_THAT(att.out, Contains("in 3 parts") && Contains("part 2 (rank 2 on host-a") &&
+                          Contains("received 5 groups") && Contains("5 verified intact"));
+  CHECK_THAT(att.out, Contains("step ") && Contains("part 1 seq "));
+}
