@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -189,7 +190,7 @@ void save_slot(const cuview::Frame& frame, const cuview::proto::DescribeResult& 
 
 /// `attach --remote`: views instead of frames, each stating its encoding and error bound. With
 /// `reattach`, a daemon or gateway that goes away is waited for and attached to again.
-int attach_remote(const cuview::AttachOptions& base, const AttachArgs& a) {
+int attach_remote(const cuview::AttachOptions& base, const std::vector<std::string>& gateways, const AttachArgs& a) {
   auto opts = base;
   opts.client = "cuview-ctl attach";
   const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
@@ -200,21 +201,32 @@ int attach_remote(const cuview::AttachOptions& base, const AttachArgs& a) {
   auto deadline = std::chrono::steady_clock::time_point::max();
   while (received < a.frames) {
     try {
-      auto client = Client::attach(opts);
+      // A run of parts over several hosts is one group: a gateway per host, views assembled.
+      auto client = cuview::Group::attach_remote(opts, gateways);
       deadline = std::chrono::steady_clock::time_point::max();
       ++sessions;
-      const auto& d = client.description();
+      const auto& d = client.leader().description();
+      const auto gw = client.global_width(), gh = client.global_height();
       if (d.fields.empty()) throw cuview::Error(cuview::Errc::bad_value, "daemon '" + opts.name + "' has no fields");
       cuview::ViewWatch w;
       w.field = a.field.empty() ? d.fields.front().name : a.field;
       w.encoding = a.encoding;
-      w.region = cuview::ViewRegion::fit(static_cast<int>(d.width), static_cast<int>(d.height), a.view_w, a.view_h,
-                                         1, d.width / 2.0, d.height / 2.0);
+      w.region = cuview::ViewRegion::fit(static_cast<int>(gw), static_cast<int>(gh), a.view_w, a.view_h, 1, gw / 2.0,
+                                         gh / 2.0);
       client.watch(w);
+      std::string through;
+      for (const auto& g : gateways) through += (through.empty() ? "" : ", ") + g;
       std::printf("attached to '%s' session %s through %s: %s %ux%u on %s (%s); views of %s, %dx%d, encoding %s\n",
-                  opts.name.c_str(), client.hello().session.c_str(), opts.remote.c_str(), d.sim.c_str(), d.width,
-                  d.height, d.backend.c_str(), d.device.c_str(), w.field.c_str(), a.view_w, a.view_h,
-                  a.encoding.c_str());
+                  opts.name.c_str(), client.leader().hello().session.c_str(), through.c_str(), d.sim.c_str(), gw, gh,
+                  d.backend.c_str(), d.device.c_str(), w.field.c_str(), a.view_w, a.view_h, a.encoding.c_str());
+      for (std::size_t k = 0; client.decomposed() && k < client.size(); ++k) {
+        const auto& p = client.part_desc(k);
+        std::printf("  part %u (rank %d on %s, %s) through %s: block %ux%u at (%u, %u)\n", p.index, p.rank,
+                    p.host.c_str(), client.parts()[k].description().device.c_str(),
+                    gateways.size() == 1 ? gateways.front().c_str() : "its host's gateway",
+                    client.parts()[k].description().width, client.parts()[k].description().height, p.offset_x,
+                    p.offset_y);
+      }
       std::fflush(stdout);
       while (received < a.frames) {
         if (!client.next_view(view, frame_timeout))
@@ -278,8 +290,8 @@ void print_attached(const cuview::Group& g, const std::string& name) {
 /// Receives frames (of a run of parts: groups of one step from every part) through cuview::Group;
 /// returns the process exit code. With `reattach`, a daemon (or part) that goes away is waited for
 /// (up to the frame timeout) and its successor attached.
-int attach(const cuview::AttachOptions& base, const AttachArgs& a) {
-  if (!base.remote.empty()) return attach_remote(base, a);
+int attach(const cuview::AttachOptions& base, const std::vector<std::string>& gateways, const AttachArgs& a) {
+  if (!gateways.empty()) return attach_remote(base, gateways, a);
   auto opts = base;
   opts.client = "cuview-ctl attach";
   std::uint64_t received = 0, verified = 0, sessions = 0, first_seq = 0, last_seq = 0, gaps = 0;
@@ -485,10 +497,12 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "cuview-ctl " CUVIEW_VERSION);
   app.add_option("--name", opts.name, "instance name of the daemon")->capture_default_str();
   app.add_option("--timeout", timeout_s, "seconds to wait for each answer")->capture_default_str();
-  app.add_option("--remote", opts.remote,
+  std::vector<std::string> gateways;
+  app.add_option("--remote", gateways,
                  "the daemon runs on another host: reach it through its cuview-gateway at ssh://[user@]host[:port], "
                  "tcp://host:port[?key=KEY] or unix:PATH (docs/remote.md); tcp+listen://ADDR:PORT?key=KEY waits "
-                 "there for a gateway that dials out (cuview-gateway --dial)");
+                 "there for a gateway that dials out (cuview-gateway --dial). A run of parts over several hosts: "
+                 "give --remote once per host");
   app.require_subcommand(1);
 
   // The subcommands that are one request each come from the protocol's op table, with its summaries.
@@ -550,6 +564,7 @@ int main(int argc, char** argv) {
   ckpt->add_option("PATH", checkpoint_path, "the file (default: step-N.h5 in the daemon's checkpoint directory)");
   ckpt->add_flag("--no-wait", no_wait, "return once the daemon has the request");
   CLI11_PARSE(app, argc, argv);
+  if (!gateways.empty()) opts.remote = gateways.front();
   opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
   if (std::sscanf(aa.view_size.c_str(), "%dx%d", &aa.view_w, &aa.view_h) != 2 || aa.view_w < 1 || aa.view_h < 1) {
     std::fprintf(stderr, "cuview-ctl: --view '%s' is not WxH (e.g. 1280x720)\n", aa.view_size.c_str());
@@ -575,32 +590,55 @@ int main(int argc, char** argv) {
     if (*list) {
       nlohmann::json out = nlohmann::json::array();
       std::vector<cuview::RunningInstance> instances;
-      if (opts.remote.empty()) {
+      // Where each instance is reached: here, or through the gateway that lists it.
+      std::map<std::string, std::string> through;
+      if (gateways.empty()) {
         instances = cuview::list_instances();
       } else {
-        auto host = cuview::RemoteHost::connect(opts.remote, "cuview-ctl list", std::max(opts.timeout, 5000ms));
-        for (const auto& p : host.publishers()) instances.push_back({p.name, 0});
+        for (const auto& url : gateways) {
+          auto host = cuview::RemoteHost::connect(url, "cuview-ctl list", std::max(opts.timeout, 5000ms));
+          for (const auto& p : host.publishers()) {
+            // Parts are listed as NAME/part-K: folded into one line per run.
+            const auto a = cuview::parse_publisher_address(p.name);
+            auto it = std::find_if(instances.begin(), instances.end(), [&](const auto& i) { return i.name == a.name; });
+            if (it == instances.end()) it = instances.insert(instances.end(), {a.name, 0, {}});
+            if (a.part) it->here.push_back(*a.part);
+            if (!through.count(a.name) || a.part == 0u) through[a.name] = url;
+          }
+        }
+        for (auto& i : instances) {
+          std::sort(i.here.begin(), i.here.end());
+          while (i.parts < i.here.size() && i.here[i.parts] == i.parts) ++i.parts;
+        }
       }
-      for (const auto& [n, parts] : instances) {
+      for (const auto& [n, parts, here] : instances) {
         auto o = opts;
         o.name = n;
         o.import = cuview::Import::control_only;
-        // A run of parts is listed once, as its part 0 (which steers it) sees it.
-        if (parts > 0) o.part = 0;
-        const std::string shown = parts > 0 ? n + " (" + std::to_string(parts) + " parts)" : n;
+        if (auto it = through.find(n); it != through.end()) o.remote = it->second;
+        // A run of parts is listed once, as its part 0 (which steers it) sees it; parts of a run
+        // whose part 0 is elsewhere, as the first of them.
+        if (!here.empty()) o.part = parts > 0 ? 0 : here.front();
+        std::string shown = n;
+        if (parts > 0) shown += " (" + std::to_string(parts) + " parts)";
+        if (parts == 0 && !here.empty()) {
+          std::string ks;
+          for (auto k : here) ks += (ks.empty() ? "" : ",") + std::to_string(k);
+          shown += " (parts " + ks + "; part 0 elsewhere)";
+        }
         try {
           auto s = Client::attach(o).stats();
           const auto w = s.part ? s.part->global_width : s.width, h = s.part ? s.part->global_height : s.height;
           if (json) {
             out.push_back(to_json(s));
-            if (parts > 0) out.back()["parts"] = parts;
+            if (!here.empty()) out.back()["parts_here"] = here;
           } else {
             std::printf("%-16s %s %ux%u on %s, %s, step %llu\n", shown.c_str(), s.sim.c_str(), w, h,
                         s.backend.c_str(), s.paused ? "paused" : "running", static_cast<unsigned long long>(s.step));
           }
         } catch (const cuview::Error& e) {
           if (json)
-            out.push_back({{"name", n}, {"error", e.what()}});
+            out.push_back(nlohmann::json{{"name", n}, {"error", e.what()}});
           else
             std::printf("%-16s (not answering: %s)\n", shown.c_str(), e.what());
         }
@@ -608,30 +646,34 @@ int main(int argc, char** argv) {
       if (json) std::cout << out.dump(2) << "\n";
       return 0;
     }
-    if (*att) return attach(opts, aa);
+    if (*att) return attach(opts, gateways, aa);
     opts.client = "cuview-ctl " + app.get_subcommands().front()->get_name();
     opts.import = cuview::Import::control_only;
     const auto op = op_of.at(app.get_subcommands().front());
     // A run of parts (MPI ranks): status shows every part; everything else goes to part 0, which
     // steers the run (it hands each request to all parts at one step) and describes its own block.
-    if (opts.remote.empty() && cuview::running_parts(opts.name) > 0) {
-      if (op == Op::stats) {
-        auto group = cuview::Group::attach(opts);
-        if (group.decomposed()) {
-          const auto parts = group.stats();
-          if (json) {
-            nlohmann::json out = nlohmann::json::array();
-            for (const auto& s : parts) out.push_back(to_json(s));
-            std::cout << out.dump(2) << "\n";
-          } else {
-            print_part_status(parts);
-          }
-          return 0;
-        }
-      }
+    // Through gateways always a group, so that a run of parts over several hosts is found whole.
+    std::optional<cuview::Group> group;
+    if (!gateways.empty())
+      group.emplace(cuview::Group::attach_remote(opts, gateways));
+    else if (cuview::running_parts(opts.name) > 0 && op == Op::stats)
+      group.emplace(cuview::Group::attach(opts));
+    else if (cuview::running_parts(opts.name) > 0)
       opts.part = 0;
+    if (group && op == Op::stats && group->decomposed()) {
+      const auto parts = group->stats();
+      if (json) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& s : parts) out.push_back(to_json(s));
+        std::cout << out.dump(2) << "\n";
+      } else {
+        print_part_status(parts);
+      }
+      return 0;
     }
-    auto client = Client::attach(opts);
+    std::optional<Client> local;
+    if (!group) local.emplace(Client::attach(opts));
+    Client& client = group ? group->leader() : *local;
     switch (op) {
       case Op::stats: {
         const auto status = client.stats();

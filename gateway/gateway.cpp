@@ -164,7 +164,7 @@ void Gateway::on_message(std::size_t socket, std::vector<zmq::message_t>& parts)
   std::string body = parts[2].to_string();
   if (to.empty()) return on_gateway_request(peer, std::move(body));
   try {
-    validate_instance_name(to);
+    (void)parse_publisher_address(to);
   } catch (const Error& e) {
     std::uint64_t id = 0;
     try {
@@ -206,11 +206,17 @@ void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
       case remote::Op::list: {
         (void)proto::decode_as<proto::NoArgs>(request.args, "'list' arguments");
         remote::ListResult r;
-        for (const auto& name : list_running_instances()) {
-          auto it = feeds_.find(name);
+        // A whole publisher by its name, a run of parts by each part running here ("NAME/part-K"):
+        // a client finds the other parts on the gateways of the other hosts.
+        auto add = [&](const std::string& address) {
+          auto it = feeds_.find(address);
           remote::PublisherEntry unknown;
-          unknown.name = name;
+          unknown.name = address;
           r.publishers.push_back(it != feeds_.end() ? it->second->entry() : unknown);
+        };
+        for (const auto& instance : list_instances()) {
+          if (instance.here.empty()) add(instance.name);
+          for (const auto k : instance.here) add(PublisherAddress{instance.name, k}.text());
         }
         answer = remote::encode_gateway_result(id, r);
         break;
@@ -223,7 +229,7 @@ void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
         if (request.args.type != msgpack::type::MAP || name == nullptr || name->type != msgpack::type::STR)
           throw Error(Errc::missing_field, "'" + request.op + "' arguments lack the publisher's 'name'");
         const std::string n(name->via.str.ptr, name->via.str.size);
-        validate_instance_name(n);
+        (void)parse_publisher_address(n);
         feed(n).gateway_request(peer, std::move(body));
         return;
       }

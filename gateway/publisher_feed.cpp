@@ -11,8 +11,8 @@ namespace cuview::gateway {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-PublisherFeed::PublisherFeed(std::string name, zmq::context_t& context, FeedSettings settings)
-    : name_(std::move(name)), settings_(settings), outbox_(context, zmq::socket_type::push),
+PublisherFeed::PublisherFeed(std::string address, zmq::context_t& context, FeedSettings settings)
+    : name_(std::move(address)), address_(parse_publisher_address(name_)), settings_(settings), outbox_(context, zmq::socket_type::push),
       last_active_ns_(monotonic_ns()) {
   outbox_.set(zmq::sockopt::linger, 0);
   outbox_.set(zmq::sockopt::sndhwm, 0);  // bounded by the credits, never by dropping a reply
@@ -120,7 +120,8 @@ bool PublisherFeed::attach_control() {
   if (Clock::now() < next_attach_try_) return false;
   try {
     AttachOptions o;
-    o.name = name_;
+    o.name = address_.name;
+    o.part = address_.part;
     o.client = "cuview-gateway";
     o.import = Import::control_only;
     control_ = Client::attach(o);
@@ -141,7 +142,8 @@ bool PublisherFeed::ensure_frames() {
   if (frames_) return true;
   if (!attach_control()) return false;
   AttachOptions o;
-  o.name = name_;
+  o.name = address_.name;
+  o.part = address_.part;
   o.client = "cuview-gateway (views)";
   frames_ = Client::attach(o);
   return true;
@@ -287,6 +289,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         if (auto w = watchers_.find(peer); w != watchers_.end()) {
           w->second.meter.acked(a.seq, at);
           w->second.credits = std::min<std::uint32_t>(w->second.credits + std::min<std::uint32_t>(a.n, 8), 8);
+          w->second.from_step = a.from_step;  // each credit says which frame the next view shows
         }
         return;  // never answered
       }
@@ -345,25 +348,66 @@ void PublisherFeed::serve_watchers() {
   // The newest frame; wait a little for one when every watcher has seen the current one.
   bool anyone_waiting = false;
   for (auto& [p, w] : watchers_)
-    if (w.credits > 0 && (w.dirty || !current_ || current_->info().seq > w.last_sent)) anyone_waiting = true;
+    if (w.credits > 0 && !w.from_step && (w.dirty || !current_ || current_->info().seq > w.last_sent))
+      anyone_waiting = true;
   if (auto fr = frames_->next_frame(anyone_waiting ? 0ms : 10ms)) {
     current_.reset();  // release the older slot first
     current_ = std::move(fr);
   }
   if (!current_) return;
-  const auto& d = frames_->description();
-  const auto& info = current_->info();
   for (auto& [peer, w] : watchers_) {
-    if (w.credits == 0 || (!w.dirty && info.seq <= w.last_sent)) continue;
+    if (w.credits == 0) continue;
+    if (w.from_step) {
+      // A view of one step (a client assembling a run of parts): the first frame at or after it.
+      if (current_->info().step < *w.from_step) continue;  // not published yet
+      if (auto f = frames_->frame_from_step(*w.from_step)) {
+        send_view(peer, w, *f);
+        w.from_step.reset();
+      }
+      continue;
+    }
+    if (!w.dirty && current_->info().seq <= w.last_sent) continue;
+    send_view(peer, w, *current_);
+  }
+}
+
+void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame) {
+  const auto& d = frames_->description();
+  const auto& info = frame.info();
+  {
     const auto& a = w.args;
     ViewRegion region;
-    region.field_w = static_cast<int>(d.width), region.field_h = static_cast<int>(d.height);
+    region.field_w = static_cast<int>(d.part ? d.part->global_width : d.width);
+    region.field_h = static_cast<int>(d.part ? d.part->global_height : d.height);
     region.view_w = static_cast<int>(a.view_w), region.view_h = static_cast<int>(a.view_h);
     region.center_x = a.center_x, region.center_y = a.center_y, region.pixels_per_cell = a.pixels_per_cell;
-    sampler_.sample(*current_, d.fields[w.field], region, w.sampled);
-    const std::size_t samples = w.sampled.values.size();
-    const auto encoding = w.pinned ? *w.pinned : w.meter.choose(samples, settings_.target_fps);
-    encoder_.encode(w.sampled.values, encoding, w.encoded);
+    std::span<const float> values;
+    std::optional<remote::ViewRect> rect;
+    if (d.part) {
+      // A part: the view is of the global grid; only the samples of this part's block travel.
+      const ViewSampler::Block block{static_cast<int>(d.part->offset_x), static_cast<int>(d.part->offset_y),
+                                     static_cast<int>(d.width), static_cast<int>(d.height)};
+      const auto r = ViewSampler::samples_of(region, block);
+      rect = remote::ViewRect{static_cast<std::uint32_t>(r.x), static_cast<std::uint32_t>(r.y),
+                              static_cast<std::uint32_t>(r.w), static_cast<std::uint32_t>(r.h)};
+      w.cropped.clear();
+      if (r.w > 0 && r.h > 0) {
+        ViewSampler::begin(w.sampled, region, 1);
+        sampler_.sample_block(frame, d.fields[w.field], region, block, w.sampled);
+        w.cropped.reserve(std::size_t(r.w) * r.h);
+        for (int y = r.y; y < r.y + r.h; ++y) {
+          const float* row = w.sampled.values.data() + std::size_t(y) * region.view_w + r.x;
+          w.cropped.insert(w.cropped.end(), row, row + r.w);
+        }
+      }
+      values = w.cropped;
+    } else {
+      sampler_.sample(frame, d.fields[w.field], region, w.sampled);
+      values = w.sampled.values;
+    }
+    const std::size_t samples = values.size();
+    const auto encoding = w.pinned ? *w.pinned : w.meter.choose(std::max<std::size_t>(samples, 1), settings_.target_fps);
+    encoder_.encode(values, encoding, w.encoded);
     remote::ViewHeader h;
     h.session = frames_->hello().session;
     h.seq = info.seq, h.step = info.step, h.sim_time = info.sim_time, h.stamp_ns = info.stamp_ns;
@@ -375,6 +419,8 @@ void PublisherFeed::serve_watchers() {
     h.lo = w.encoded.lo, h.hi = w.encoded.hi, h.error_bound = w.encoded.error_bound;
     h.raw_bytes = w.encoded.raw_bytes;
     h.link_bytes_per_s = w.meter.bytes_per_s();
+    h.rect = rect;
+    h.latest_step = current_ ? current_->info().step : info.step;
     send(peer, remote::kView, proto::encode(h), w.encoded.payload, true);
     w.meter.sent(info.seq, encoding, w.encoded.payload.size(), samples, Clock::now());
     --w.credits;

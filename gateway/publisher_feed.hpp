@@ -21,6 +21,7 @@
 #include "cuview/client.hpp"
 #include "cuview/remote/value_codec.hpp"
 #include "cuview/remote_protocol.hpp"
+#include "cuview/runtime_dir.hpp"
 #include "link_meter.hpp"
 
 namespace cuview::gateway {
@@ -38,7 +39,8 @@ struct FeedSettings {
 
 class PublisherFeed {
  public:
-  PublisherFeed(std::string name, zmq::context_t& context, FeedSettings settings);
+  /// `address`: "NAME", or "NAME/part-K" for part K of a run of parts (runtime_dir.hpp).
+  PublisherFeed(std::string address, zmq::context_t& context, FeedSettings settings);
   ~PublisherFeed();  // stops and joins the thread; detaches
   PublisherFeed(const PublisherFeed&) = delete;
   PublisherFeed& operator=(const PublisherFeed&) = delete;
@@ -70,8 +72,11 @@ class PublisherFeed {
     std::uint32_t credits = 0;
     std::uint64_t last_sent = 0;
     bool dirty = true;  ///< a new view: send the current frame again
+    /// The next view shows the first frame offered at or after this step (remote::CreditArgs).
+    std::optional<std::uint64_t> from_step;
     LinkMeter meter;
     SampledView sampled;
+    std::vector<float> cropped;  ///< a part's samples of its block
     remote::EncodedValues encoded;
   };
 
@@ -80,6 +85,8 @@ class PublisherFeed {
   void handle_publisher_request(const PeerId& peer, const std::string& body);
   void handle_gateway_request(const PeerId& peer, const std::string& body, std::chrono::steady_clock::time_point at);
   void serve_watchers();
+  /// Samples `frame` for `w` and sends the view to `peer`.
+  void send_view(const PeerId& peer, Watcher& w, const Frame& frame);
   /// The float32 field `field`; throws Error(bad_value) naming the fields there are.
   std::vector<proto::FieldDesc>::const_iterator float_field(const proto::DescribeResult& d,
                                                             const std::string& field) const;
@@ -91,7 +98,8 @@ class PublisherFeed {
             bool with_payload = false);
   void reply_error(const PeerId& peer, bool gateway, std::uint64_t id, const Error& e);
 
-  const std::string name_;
+  const std::string name_;  ///< the address, as clients name it
+  const PublisherAddress address_;
   const FeedSettings settings_;
   zmq::socket_t outbox_;
 

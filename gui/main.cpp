@@ -33,10 +33,11 @@ int main(int argc, char** argv) {
   cli.set_version_flag("--version", "cuview-gui " CUVIEW_VERSION);
   cli.allow_extras();
   cli.add_option("-n,--name", name, "attach to the daemon NAME at start");
-  std::string remote;
-  cli.add_option("--remote", remote,
+  std::vector<std::string> remotes;
+  cli.add_option("--remote", remotes,
                  "reach daemons through the cuview-gateway at URL: ssh://[user@]host[:port], tcp://host:port?key=KEY "
-                 "or unix:PATH (docs/remote.md); the Daemons list shows its publishers");
+                 "or unix:PATH (docs/remote.md); the Daemons list shows its publishers. A run of parts over several "
+                 "hosts: give --remote once per host");
   std::string listen;
   cli.add_option("--listen", listen,
                  "wait at tcp://ADDR:PORT?key=GATEWAYKEY for a gateway that dials out (cuview-gateway --dial), for "
@@ -105,8 +106,10 @@ int main(int argc, char** argv) {
   QApplication::setWindowIcon(cuview::gui::application_icon());
 
   o.name = QString::fromStdString(name);
-  if (!listen.empty()) remote = (listen.rfind("tcp://", 0) == 0 ? "tcp+listen://" + listen.substr(6) : listen);
-  o.remote = QString::fromStdString(remote);
+  if (!listen.empty()) remotes = {listen.rfind("tcp://", 0) == 0 ? "tcp+listen://" + listen.substr(6) : listen};
+  QStringList urls;
+  for (const auto& r : remotes) urls << QString::fromStdString(r);
+  o.remote = urls.join(' ');
   o.screenshot = QString::fromStdString(screenshot);
   if (o.name.isEmpty() && attach_last) o.name = QSettings().value("daemon/name", "default").toString();
   if (o.name.isEmpty() && o.headless()) o.name = "default";

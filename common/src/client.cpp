@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -261,6 +262,9 @@ struct Client::Impl {
   explicit Impl(const AttachOptions& o) : opts(o) {}
   ~Impl() { detach(); }
 
+  /// How a gateway names this publisher: "NAME" or "NAME/part-K".
+  [[nodiscard]] std::string address() const { return PublisherAddress{opts.name, opts.part}.text(); }
+
   [[nodiscard]] std::string who() const {
     const std::string what = opts.part ? "part " + std::to_string(*opts.part) + " of '" + opts.name + "'"
                                        : "daemon '" + opts.name + "'";
@@ -375,7 +379,7 @@ Client Client::attach(const AttachOptions& options) {
   auto impl = std::make_unique<Impl>(options);
   if (!options.remote.empty()) {
     validate_instance_name(options.name);
-    auto channel = transport::open_remote_channel(options.remote, options.name, options.timeout);
+    auto channel = transport::open_remote_channel(options.remote, impl->address(), options.timeout);
     impl->remote = channel.get();
     impl->channel = std::move(channel);
     proto::HelloArgs hello{options.client, static_cast<std::int32_t>(::getpid())};
@@ -426,6 +430,19 @@ std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
   }
 }
 
+std::optional<Frame> Client::frame_from_step(std::uint64_t min_step) {
+  const auto& ring = frame_ring("frame_from_step");
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::optional<std::uint64_t> step;
+    for (const auto& f : ring.offered())
+      if (f.step >= min_step && (!step || f.step < *step)) step = f.step;
+    if (!step) return std::nullopt;
+    if (auto info = ring.acquire_step(*step, 0)) return Frame(impl_->imports, *info);
+    // overwritten since the snapshot: look again
+  }
+  return std::nullopt;
+}
+
 const RingReader& Client::frame_ring(std::string_view call) const {
   const auto& im = *impl_;
   const std::string what(call);
@@ -459,19 +476,28 @@ transport::RemoteChannel& remote_channel_of(transport::RemoteChannel* remote, co
 }
 }  // namespace
 
-void Client::watch(const ViewWatch& w) {
+void Client::watch(const ViewWatch& w) { watch_with(w, 2); }
+
+void Client::view_credit(std::uint64_t seq, std::optional<std::uint64_t> from_step) {
+  auto& im = *impl_;
+  auto& ch = remote_channel_of(im.remote, im.who(), "view_credit");
+  std::lock_guard lock(im.mu);
+  ch.credit(seq, from_step);
+}
+
+void Client::watch_with(const ViewWatch& w, std::uint32_t credits) {
   auto& im = *impl_;
   auto& ch = remote_channel_of(im.remote, im.who(), "watch");
   const auto& r = w.region;
-  remote::ViewArgs a{im.opts.name, w.field, static_cast<std::uint32_t>(std::max(r.view_w, 0)),
+  remote::ViewArgs a{im.address(), w.field, static_cast<std::uint32_t>(std::max(r.view_w, 0)),
                      static_cast<std::uint32_t>(std::max(r.view_h, 0)), r.center_x, r.center_y, r.pixels_per_cell,
-                     w.encoding, 2};
+                     w.encoding, credits};
   std::lock_guard lock(im.mu);
   if (im.gone()) im.throw_gone();
   (void)ch.gateway_call<proto::NoArgs>(remote::Op::view, a, im.opts.timeout);
 }
 
-bool Client::next_view(RemoteView& out, std::chrono::milliseconds timeout) {
+bool Client::take_view(RemoteView& out, std::chrono::milliseconds timeout, bool credit) {
   auto& im = *impl_;
   auto& ch = remote_channel_of(im.remote, im.who(), "next_view");
   const auto deadline = Clock::now() + timeout;
@@ -484,15 +510,26 @@ bool Client::next_view(RemoteView& out, std::chrono::milliseconds timeout) {
     auto arrived = ch.take_view(std::clamp<std::chrono::milliseconds>(left, 0ms, 20ms));
     if (arrived) {
       auto& h = arrived->header;
-      const std::uint64_t count = std::uint64_t{h.view_w} * h.view_h;
+      if (h.rect && (std::uint64_t{h.rect->x} + h.rect->w > h.view_w || std::uint64_t{h.rect->y} + h.rect->h > h.view_h))
+        throw Error(Errc::bad_message, "a view of " + im.who() + " through " + im.opts.remote + " has samples " +
+                                           std::to_string(h.rect->w) + "x" + std::to_string(h.rect->h) + " at (" +
+                                           std::to_string(h.rect->x) + ", " + std::to_string(h.rect->y) +
+                                           ") outside its " + std::to_string(h.view_w) + "x" + std::to_string(h.view_h) +
+                                           " samples");
+      const std::uint64_t count = h.rect ? std::uint64_t{h.rect->w} * h.rect->h : std::uint64_t{h.view_w} * h.view_h;
       const auto encoding = remote::encoding_named(h.encoding);
-      ch.decoder.decode(encoding, h.lo, h.hi, count, h.raw_bytes,
-                        std::string_view(static_cast<const char*>(arrived->payload.data()), arrived->payload.size()),
-                        out.view.values);
-      ch.credit(h.seq);
+      if (count > 0)
+        ch.decoder.decode(encoding, h.lo, h.hi, count, h.raw_bytes,
+                          std::string_view(static_cast<const char*>(arrived->payload.data()), arrived->payload.size()),
+                          out.view.values);
+      else
+        out.view.values.clear();
+      if (credit) ch.credit(h.seq);
       auto& region = out.view.region;
       region = ViewRegion{};
-      region.field_w = static_cast<int>(im.desc.width), region.field_h = static_cast<int>(im.desc.height);
+      const auto& part = im.desc.part;
+      region.field_w = static_cast<int>(part ? part->global_width : im.desc.width);
+      region.field_h = static_cast<int>(part ? part->global_height : im.desc.height);
       region.view_w = static_cast<int>(h.view_w), region.view_h = static_cast<int>(h.view_h);
       region.center_x = h.center_x, region.center_y = h.center_y, region.pixels_per_cell = h.pixels_per_cell;
       out.view.components = 1;
@@ -504,13 +541,27 @@ bool Client::next_view(RemoteView& out, std::chrono::milliseconds timeout) {
   }
 }
 
+bool Client::next_view(RemoteView& out, std::chrono::milliseconds timeout) {
+  if (!take_view(out, timeout)) return false;
+  if (const auto rect = out.header.rect) {
+    // A part's samples: placed in the whole view, NaN (no value) where the other parts are.
+    const std::size_t vw = out.header.view_w, vh = out.header.view_h;
+    std::vector<float> whole(vw * vh, std::numeric_limits<float>::quiet_NaN());
+    for (std::uint32_t y = 0; y < rect->h; ++y)
+      std::copy_n(out.view.values.data() + std::size_t{y} * rect->w, rect->w,
+                  whole.data() + (std::size_t{rect->y} + y) * vw + rect->x);
+    out.view.values = std::move(whole);
+  }
+  return true;
+}
+
 RemoteRegion Client::fetch(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
                            std::uint32_t h) {
   auto& im = *impl_;
   auto& ch = remote_channel_of(im.remote, im.who(), "fetch");
   std::lock_guard lock(im.mu);
   if (im.gone()) im.throw_gone();
-  auto r = ch.gateway_call<remote::FetchResult>(remote::Op::fetch, remote::FetchArgs{im.opts.name, field, x, y, w, h},
+  auto r = ch.gateway_call<remote::FetchResult>(remote::Op::fetch, remote::FetchArgs{im.address(), field, x, y, w, h},
                                                 std::max<std::chrono::milliseconds>(im.opts.timeout, 30s),
                                                 remote::kMaxPayloadBytes);
   const std::uint64_t count = std::uint64_t{r.w} * r.h * r.components;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -85,9 +87,10 @@ void check_fits(const std::string& name, std::uint32_t k, const proto::DescribeR
 /// Attaches part k of the run part 0 belongs to, retrying a part that is not up yet or is still
 /// one of another run until `deadline`.
 Client attach_part(const AttachOptions& base, std::uint32_t k, const proto::DescribeResult& d0,
-                   Clock::time_point deadline) {
+                   Clock::time_point deadline, const std::vector<std::string>& gateways) {
   auto o = base;
   o.part = k;
+  if (!gateways.empty()) o.remote = gateways[k];
   const auto& p0 = *d0.part;
   for (;;) {
     std::optional<Error> problem;
@@ -122,9 +125,10 @@ Client attach_part(const AttachOptions& base, std::uint32_t k, const proto::Desc
   }
 }
 
-/// Parts 1..count-1, attached in parallel; the first failure (in part order) is thrown.
+/// Parts 1..count-1, attached in parallel (through gateways[k] when given); the first failure (in
+/// part order) is thrown.
 std::vector<Client> attach_others(const AttachOptions& base, const proto::DescribeResult& d0,
-                                  Clock::time_point deadline) {
+                                  Clock::time_point deadline, const std::vector<std::string>& gateways = {}) {
   const std::uint32_t count = d0.part->count;
   std::vector<std::optional<Client>> attached(count);
   std::vector<std::exception_ptr> failed(count);
@@ -132,7 +136,7 @@ std::vector<Client> attach_others(const AttachOptions& base, const proto::Descri
   auto worker = [&] {
     for (std::uint32_t k; (k = next.fetch_add(1)) < count;) {
       try {
-        attached[k].emplace(attach_part(base, k, d0, deadline));
+        attached[k].emplace(attach_part(base, k, d0, deadline, gateways));
       } catch (...) {
         failed[k] = std::current_exception();
       }
@@ -226,6 +230,16 @@ struct Group::Impl {
   bool decomposed = false;
   std::vector<Client> parts;
   std::shared_ptr<detail::GroupLayout> layout;
+  /// Remote: part k's gateway (empty for a local group).
+  std::vector<std::string> gateways;
+  // Remote views: what is watched, each part's views not yet assembled (newest last), the step of
+  // the last view returned.
+  std::optional<ViewWatch> watching;
+  std::vector<std::optional<RemoteView>> views;  ///< each part's view since it was last asked
+  std::vector<Clock::time_point> asked;          ///< when each part was last asked for a view
+  std::vector<std::optional<std::uint64_t>> asked_step;
+  std::optional<std::uint64_t> last_view_step;
+  RemoteView incoming;
   /// Per part: frames at or below this seq are never offered again (taken by an earlier group,
   /// or from before this group attached).
   std::vector<std::uint64_t> last_seq;
@@ -350,6 +364,7 @@ Group& Group::operator=(Group&&) noexcept = default;
 Group::~Group() = default;
 
 Group Group::attach(const AttachOptions& options) {
+  if (!options.remote.empty()) return attach_remote(options, {options.remote});
   const auto deadline = Clock::now() + options.timeout;
   auto impl = std::make_unique<Impl>();
   impl->opts = options;
@@ -390,6 +405,95 @@ Group Group::attach(const AttachOptions& options) {
       }
     }
   }
+  return Group(std::move(impl));
+}
+
+Group Group::attach_remote(const AttachOptions& options, const std::vector<std::string>& gateways) {
+  validate_instance_name(options.name);
+  if (gateways.empty())
+    throw Error(Errc::bad_value, "attaching '" + options.name + "' remotely needs the URL of at least one gateway");
+  const auto deadline = Clock::now() + options.timeout;
+  std::string urls;
+  for (const auto& g : gateways) urls += (urls.empty() ? "" : ", ") + g;
+  // Which gateway serves the name whole, and which serves each part.
+  std::optional<std::string> whole;
+  std::map<std::uint32_t, std::string> part_at;
+  std::string others;
+  for (const auto& url : gateways) {
+    auto host = RemoteHost::connect(url, options.client, options.timeout);
+    for (const auto& p : host.publishers()) {
+      std::optional<PublisherAddress> a;
+      try {
+        a = parse_publisher_address(p.name);
+      } catch (const Error&) {
+        continue;  // a name this client cannot use
+      }
+      if (a->name != options.name) {
+        if (others.find("'" + a->name + "'") == std::string::npos) others += (others.empty() ? "'" : ", '") + a->name + "'";
+        continue;
+      }
+      if (!a->part) {
+        whole = url;
+      } else if (auto [it, fresh] = part_at.emplace(*a->part, url); !fresh && it->second != url) {
+        throw Error(Errc::bad_value, "part " + std::to_string(*a->part) + " of '" + options.name +
+                                         "' is served by two gateways, " + it->second + " and " + url +
+                                         ": two runs on two hosts use one name; give each run its own --name");
+      }
+    }
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->opts = options;
+  impl->opts.part.reset();
+  auto layout = std::make_shared<detail::GroupLayout>();
+  layout->name = options.name;
+  impl->decomposed = !part_at.empty();
+  if (!impl->decomposed) {
+    if (!whole)
+      throw Error(Errc::no_daemon, "no publisher named '" + options.name + "' on the gateway(s) " + urls +
+                                       (others.empty() ? std::string(" (they serve none)") : "; they serve " + others) +
+                                       "; start one with `cuview-compute --name " + options.name +
+                                       "` on that host, or add the gateway of the host where it runs");
+    auto o = impl->opts;
+    o.remote = *whole;
+    impl->parts.push_back(Client::attach(o));
+    impl->gateways.push_back(*whole);
+    const auto& d = impl->parts[0].description();
+    layout->parts.push_back(proto::PartDesc{0, 1, 0, 0, d.width, d.height, d.session, -1, ""});
+  } else {
+    std::string listed;
+    for (const auto& [k, url] : part_at) listed += (listed.empty() ? "" : ", ") + std::to_string(k);
+    if (!part_at.count(0))
+      throw Error(Errc::no_daemon, "part 0 of '" + options.name + "' is on none of the gateways " + urls +
+                                       " (they serve its parts " + listed +
+                                       "): add the gateway of the host where rank 0 runs");
+    auto o = impl->opts;
+    o.part = 0;
+    o.remote = part_at[0];
+    impl->parts.push_back(Client::attach(o));
+    const auto& d0 = impl->parts[0].description();
+    if (!d0.part || d0.part->index != 0 || d0.part->count == 0)
+      throw Error(Errc::bad_message, part_who(options.name, 0) + " through " + part_at[0] +
+                                         " does not describe itself as part 0 of a run; is it from an older cuview?");
+    std::string missing;
+    std::size_t n_missing = 0;
+    impl->gateways.resize(d0.part->count);
+    for (std::uint32_t k = 0; k < d0.part->count; ++k) {
+      if (auto it = part_at.find(k); it != part_at.end())
+        impl->gateways[k] = it->second;
+      else
+        missing += (missing.empty() ? "" : ", ") + std::to_string(k), ++n_missing;
+    }
+    if (n_missing > 0)
+      throw Error(Errc::no_daemon, std::string(n_missing == 1 ? "part " : "parts ") + missing + " of '" +
+                                       options.name + "' (a run of " + std::to_string(d0.part->count) +
+                                       " parts) " + (n_missing == 1 ? "is" : "are") + " on none of the gateways " +
+                                       urls + ": add the gateway of every host the run is on (--remote URL once per host)");
+    for (auto& c : attach_others(impl->opts, d0, deadline, impl->gateways)) impl->parts.push_back(std::move(c));
+    for (const auto& c : impl->parts) layout->parts.push_back(*c.description().part);
+  }
+  for (const auto& c : impl->parts) layout->fields.push_back(c.description().fields);
+  impl->layout = std::move(layout);
+  impl->last_seq.assign(impl->parts.size(), 0);
   return Group(std::move(impl));
 }
 
@@ -439,6 +543,120 @@ std::optional<FrameGroup> Group::next(std::chrono::milliseconds timeout) {
     // Every part publishes the same steps: the group waits for the one furthest behind. Short
     // slices, so that a part that dies without waking us is noticed quickly.
     rings[laggard]->wait_notify(seen[laggard], std::min<Clock::duration>(deadline - now, 100ms));
+  }
+}
+
+bool Group::remote() const noexcept { return !impl_->gateways.empty(); }
+
+void Group::watch(const ViewWatch& w) {
+  auto& im = *impl_;
+  if (!im.decomposed) return im.parts[0].watch(w);
+  // One view in flight per part: the group asks each part for the step it needs (view_credit).
+  for (auto& c : im.parts) c.watch_with(w, 1);
+  im.watching = w;
+  im.views.assign(im.parts.size(), std::nullopt);
+  im.asked.assign(im.parts.size(), Clock::now());
+  im.asked_step.assign(im.parts.size(), std::nullopt);
+  im.last_view_step.reset();
+}
+
+bool Group::next_view(RemoteView& out, std::chrono::milliseconds timeout) {
+  auto& im = *impl_;
+  if (!im.decomposed) return im.parts[0].next_view(out, timeout);
+  if (!im.watching)
+    throw Error(Errc::not_attached, "Group::next_view on '" + im.opts.name + "' before watch(): say what to view first");
+  const auto& want = *im.watching;
+  const auto& r = want.region;
+  const std::size_t n = im.parts.size();
+  // Every part's gateway sends one view per credit. The first of each part is of its newest frame;
+  // then the group asks the parts behind for the step of the part furthest ahead (the first frame
+  // at or after it), until all parts have sent one step; it returns that picture and asks every
+  // part for the newest step any of them had published. Parts publish the same steps, so this
+  // meets within a view or two; never are blocks of two steps put side by side.
+  auto of_watch = [&](const remote::ViewHeader& h) {
+    return h.field == want.field && h.view_w == static_cast<std::uint32_t>(r.view_w) &&
+           h.view_h == static_cast<std::uint32_t>(r.view_h) && h.center_x == r.center_x &&
+           h.center_y == r.center_y && h.pixels_per_cell == r.pixels_per_cell && h.rect.has_value();
+  };
+  auto ask = [&](std::size_t k, std::optional<std::uint64_t> from_step) {
+    im.parts[k].view_credit(im.views[k] ? im.views[k]->header.seq : 0, from_step);
+    im.views[k].reset();
+    im.asked[k] = Clock::now();
+    im.asked_step[k] = from_step;
+  };
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    for (std::size_t k = 0; k < n; ++k)
+      while (im.parts[k].take_view(im.incoming, 0ms, false)) {
+        if (!of_watch(im.incoming.header)) continue;  // of an earlier watch: its credit is spent
+        im.views[k] = std::move(im.incoming);
+        im.incoming = RemoteView{};
+      }
+    const bool all = std::all_of(im.views.begin(), im.views.end(), [](const auto& v) { return v.has_value(); });
+    if (all) {
+      std::uint64_t lo = im.views[0]->header.step, hi = lo, latest = 0;
+      for (const auto& v : im.views) {
+        lo = std::min(lo, v->header.step), hi = std::max(hi, v->header.step);
+        latest = std::max(latest, v->header.latest_step);
+      }
+      if (lo == hi && (!im.last_view_step || hi != *im.last_view_step)) {
+        // One step from every part: the picture.
+        out.view.region = im.views[0]->view.region;
+        out.view.components = 1;
+        out.view.vectors.clear();
+        out.view.values.assign(std::size_t(r.view_w) * r.view_h, std::numeric_limits<float>::quiet_NaN());
+        bool any_range = false;
+        for (std::size_t k = 0; k < n; ++k) {
+          const auto& h = im.views[k]->header;
+          const auto& rect = *h.rect;
+          for (std::uint32_t y = 0; y < rect.h; ++y)
+            std::copy_n(im.views[k]->view.values.data() + std::size_t{y} * rect.w, rect.w,
+                        out.view.values.data() + (std::size_t{rect.y} + y) * r.view_w + rect.x);
+          auto& o = out.header;
+          if (k == 0) {
+            o = h;
+            o.rect.reset();
+            o.raw_bytes = 0;
+          }
+          o.raw_bytes += h.raw_bytes;
+          o.sent_ns = std::max(o.sent_ns, h.sent_ns);
+          o.stamp_ns = std::max(o.stamp_ns, h.stamp_ns);
+          o.latest_step = std::max(o.latest_step, h.latest_step);
+          o.error_bound = std::max(o.error_bound, h.error_bound);
+          if (h.link_bytes_per_s > 0 && (o.link_bytes_per_s <= 0 || h.link_bytes_per_s < o.link_bytes_per_s))
+            o.link_bytes_per_s = h.link_bytes_per_s;
+          // The coarsest encoding any part used.
+          if (remote::value_bytes(remote::encoding_named(h.encoding)) <
+              remote::value_bytes(remote::encoding_named(o.encoding)))
+            o.encoding = h.encoding;
+          if (rect.w > 0 && rect.h > 0) {
+            o.lo = any_range ? std::min(o.lo, h.lo) : h.lo;
+            o.hi = any_range ? std::max(o.hi, h.hi) : h.hi;
+            any_range = true;
+          }
+        }
+        im.last_view_step = hi;
+        for (std::size_t k = 0; k < n; ++k) ask(k, std::max(latest, hi + 1));
+        return true;
+      }
+      // Parts at different steps (or all at the step already shown): the ones behind catch up.
+      const std::uint64_t target = lo == hi ? hi + 1 : hi;
+      for (std::size_t k = 0; k < n; ++k)
+        if (im.views[k]->header.step < target) ask(k, target);
+    }
+    const auto now = Clock::now();
+    // A step that never comes (the run was reset to an earlier step; a part skipped it and then
+    // paused): after a second, ask for the newest frame instead.
+    for (std::size_t k = 0; k < n; ++k)
+      if (!im.views[k] && im.asked_step[k] && now - im.asked[k] > 1s) ask(k, std::nullopt);
+    if (now >= deadline) return false;
+    std::size_t waiting = 0;
+    while (waiting + 1 < n && im.views[waiting]) ++waiting;
+    if (im.parts[waiting].take_view(im.incoming, std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now), 20ms), false) &&
+        of_watch(im.incoming.header)) {
+      im.views[waiting] = std::move(im.incoming);
+      im.incoming = RemoteView{};
+    }
   }
 }
 

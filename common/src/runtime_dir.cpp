@@ -156,6 +156,51 @@ std::uint32_t running_parts(const std::string& name) {
   return k;
 }
 
+std::vector<std::uint32_t> parts_here(const std::string& name) {
+  std::vector<std::uint32_t> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(InstancePaths(name).name_dir, ec)) {
+    const std::string f = entry.path().filename().string();
+    if (f.rfind("part-", 0) != 0 || f.size() < 6 || f.size() > 15 ||
+        !std::all_of(f.begin() + 5, f.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    const auto k = std::stoull(f.substr(5));
+    if (k > 0xffffffffull) continue;
+    if (InstanceLock::is_held(InstancePaths(name, static_cast<std::uint32_t>(k))))
+      out.push_back(static_cast<std::uint32_t>(k));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string PublisherAddress::text() const { return part ? name + "/part-" + std::to_string(*part) : name; }
+
+PublisherAddress parse_publisher_address(const std::string& address) {
+  const auto slash = address.find('/');
+  PublisherAddress a;
+  a.name = address.substr(0, slash);
+  auto refuse = [&] {
+    throw Error(Errc::bad_value, "publisher address '" + address +
+                                     "' is not valid: it is NAME (1-32 letters, digits, '_', '-' or '.') or "
+                                     "NAME/part-K for part K of a run of parts");
+  };
+  try {
+    validate_instance_name(a.name);
+  } catch (const Error&) {
+    refuse();
+  }
+  if (slash == std::string::npos) return a;
+  const std::string rest = address.substr(slash + 1);
+  if (rest.size() < 6 || rest.size() > 15 || rest.rfind("part-", 0) != 0 ||
+      !std::all_of(rest.begin() + 5, rest.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      (rest.size() > 6 && rest[5] == '0'))
+    refuse();
+  const auto k = std::stoull(rest.substr(5));
+  if (k > 0xffffffffull) refuse();
+  a.part = static_cast<std::uint32_t>(k);
+  return a;
+}
+
 std::vector<RunningInstance> list_instances() {
   std::vector<RunningInstance> out;
   std::error_code ec;
@@ -164,11 +209,11 @@ std::vector<RunningInstance> list_instances() {
     try {
       if (!entry.is_directory()) continue;
       // The name's lock is held exclusively by a whole publisher and shared by parts: a shared
-      // probe fails only for the former. Parts are recognised by their part 0.
+      // probe fails only for the former. Parts are recognised by their own locks.
       if (InstanceLock::is_held(InstancePaths(n)))
-        out.push_back({n, 0});
-      else if (const auto parts = running_parts(n); parts > 0)
-        out.push_back({n, parts});
+        out.push_back({n, 0, {}});
+      else if (auto here = parts_here(n); !here.empty())
+        out.push_back({n, running_parts(n), std::move(here)});
     } catch (const Error&) {
       // not an instance directory (invalid name): ignore
     }

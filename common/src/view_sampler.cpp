@@ -214,4 +214,21 @@ void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field,
 #endif
 }
 
+ViewSampler::Block ViewSampler::samples_of(const ViewRegion& region, const Block& block) {
+  auto span = [](int n, int lo, int hi, auto cell_at) {
+    int first = -1, last = -2;
+    for (int p = 0; p < n; ++p) {
+      const int c = cell_at(p);
+      if (c < lo || c >= hi) continue;
+      if (first < 0) first = p;
+      last = p;
+    }
+    return std::pair{first < 0 ? 0 : first, last - first + 1 > 0 ? last - first + 1 : 0};
+  };
+  const auto [x, w] = span(region.view_w, block.x, block.x + block.w, [&](int p) { return region.col_at(p); });
+  const auto [y, h] = span(region.view_h, block.y, block.y + block.h, [&](int p) { return region.row_at(p); });
+  if (w == 0 || h == 0) return Block{};
+  return Block{x, y, w, h};
+}
+
 }  // namespace cuview

@@ -1,6 +1,8 @@
 #include "worker/daemon_lister.hpp"
 
+#include <QMap>
 #include <QMutexLocker>
+#include <map>
 #include <chrono>
 #include <optional>
 
@@ -22,6 +24,9 @@ QString summary_of(const RunningInstance& instance) {
     o.import = Import::control_only;
     o.timeout = 500ms;
     if (instance.parts > 0) o.part = 0;  // a run of parts: part 0 speaks for the run
+    if (instance.parts == 0 && !instance.here.empty())
+      return QString("parts %1 of a run whose part 0 runs on another host\nwatch it through the gateways of its hosts")
+          .arg(QString::number(instance.here.size()));
     const auto s = Client::attach(o).stats();
     const auto w = s.part ? s.part->global_width : s.width, h = s.part ? s.part->global_height : s.height;
     return QString("%1 %2×%3 on %4%5\n%6 · step %7")
@@ -37,12 +42,17 @@ QString summary_of(const RunningInstance& instance) {
   }
 }
 /// The publishers of the gateway `host` is connected to (connecting it first when it is not, to
-/// `url`); a failure drops the connection, to be made again next time, and is listed as such.
-QList<DaemonEntry> publishers_of(const QString& url, std::optional<RemoteHost>& host) {
+/// `url`); a failure drops the connection, to be made again next time, and is listed as such. The
+/// parts of a run it serves ("NAME/part-K") are counted in `parts` instead, by run.
+QList<DaemonEntry> publishers_of(const QString& url, std::optional<RemoteHost>& host, QMap<QString, int>& parts) {
   try {
     if (!host) host.emplace(RemoteHost::connect(url.toStdString(), "cuview-gui (list)", 2000ms));
     QList<DaemonEntry> out;
     for (const auto& p : host->publishers()) {
+      if (const auto a = parse_publisher_address(p.name); a.part) {
+        ++parts[QString::fromStdString(a.name)];
+        continue;
+      }
       const QString what = p.sim.empty() ? QString("not described by the gateway")
                                          : QString("%1 %2×%3 on %4")
                                                .arg(QString::fromStdString(p.sim))
@@ -82,7 +92,7 @@ bool DaemonLister::stopping() {
 }
 
 void DaemonLister::run() {
-  std::optional<RemoteHost> host;  // this thread's, kept open between listings
+  std::map<QString, std::optional<RemoteHost>> hosts;  // this thread's, kept open between listings
   QString host_url;
   for (;;) {
     QString url;
@@ -90,10 +100,15 @@ void DaemonLister::run() {
       QMutexLocker lock(&mu_);
       url = remote_;
     }
-    if (url != host_url) host.reset(), host_url = url;
+    if (url != host_url) hosts.clear(), host_url = url;
     QList<DaemonEntry> daemons;
     if (!url.isEmpty()) {
-      daemons = publishers_of(url, host);
+      // Several gateways (one per host of a run of parts): their lists together, a run's parts
+      // folded into one entry.
+      QMap<QString, int> parts;
+      for (const auto& one : url.split(' ', Qt::SkipEmptyParts)) daemons += publishers_of(one, hosts[one], parts);
+      for (auto it = parts.begin(); it != parts.end(); ++it)
+        daemons.push_back({it.key(), QString("a run of parts, %1 of them on these gateways\nremote").arg(it.value())});
     } else {
       for (const auto& instance : list_instances()) {
         if (stopping()) return;

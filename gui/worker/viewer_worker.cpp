@@ -71,9 +71,14 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
       state_ == Connection::connected || (state_ == Connection::waiting && state_text_.startsWith("disconnected"));
   if (state_ != Connection::waiting) set_state(Connection::connecting, "connecting to " + name + "…");
   try {
-    if (remote.isEmpty() && running_parts(o.name) > 0) {
-      // A run of parts: one picture of the global grid from every part's frames.
-      group_.emplace(Group::attach(o));
+    if (!remote.isEmpty() || running_parts(o.name) > 0) {
+      // A run of parts: one picture of the global grid from every part's frames. Through gateways
+      // (one per host, separated by spaces) always a group: views of its parts, assembled.
+      std::vector<std::string> gateways;
+      for (const auto& url : remote.split(' ', Qt::SkipEmptyParts)) gateways.push_back(url.toStdString());
+      group_.emplace(gateways.empty() ? Group::attach(o) : Group::attach_remote(o, gateways));
+      watched_.reset();
+      held_view_.reset();
       client_remote_ = remote;
       last_seq_ = 0;
       renderer_.forget_session();
@@ -90,10 +95,16 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
                      .arg(QString::fromStdString(group_->part_desc(k).host), QString::fromStdString(d.device));
       }
       Q_EMIT described(group_description_);
-      set_state(Connection::connected, QString("connected to %1: %2 parts (%3)")
-                                           .arg(name)
-                                           .arg(group_->size())
-                                           .arg(where.join("; ")));
+      const QString through = remote.isEmpty() ? QString() : ", through " + remote.split(' ').join(", ");
+      if (!group_->decomposed())
+        set_state(Connection::connected, QString("connected to %1 (%2 on %3%4)")
+                                             .arg(name, QString::fromStdString(group_description_.backend),
+                                                  QString::fromStdString(group_description_.device), through));
+      else
+        set_state(Connection::connected, QString("connected to %1: %2 parts (%3)%4")
+                                             .arg(name)
+                                             .arg(group_->size())
+                                             .arg(where.join("; "), through));
       return;
     }
     client_.emplace(Client::attach(o));
@@ -151,7 +162,7 @@ void ViewerWorker::run_commands(std::deque<Command> commands) {
 }
 
 void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
-  const auto& d = client_->description();
+  const auto& d = group_description_;  // of the global grid
   if (view.width <= 0 || view.height <= 0 || view.field < 0 || static_cast<std::size_t>(view.field) >= d.fields.size()) {
     // Nothing a gateway can send (a particle view, a window not laid out yet): say why, wait.
     if (auto refused = renderer_.render(RemoteView{}, d, view); !refused.refusal.isEmpty()) Q_EMIT error(refused.refusal);
@@ -171,10 +182,10 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
            r.center_y == q.center_y && r.pixels_per_cell == q.pixels_per_cell;
   };
   if (!watched_ || !same(*watched_, w)) {
-    client_->watch(w);
+    group_->watch(w);
     watched_ = w;
   }
-  const bool arrived = client_->next_view(incoming_, 20ms);
+  const bool arrived = group_->next_view(incoming_, 20ms);
   if (arrived) {
     if (!held_view_) held_view_.emplace();
     std::swap(*held_view_, incoming_);  // incoming_ keeps buffers for the next view
@@ -253,7 +264,7 @@ void ViewerWorker::run() {
         Q_EMIT stats_updated(leader()->stats());
         next_stats = Clock::now() + 500ms;
       }
-      if (may_render && client_ && client_->remote()) {
+      if (may_render && group_ && group_->remote()) {
         render_remote(view, view_changed);
       } else if (may_render) {
         // A new frame (or group of the parts' frames) releases the previous one's slots.

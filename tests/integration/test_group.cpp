@@ -7,7 +7,9 @@
 #include <atomic>
 #include <barrier>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -35,6 +37,9 @@ struct RunOptions {
   double max_fps = 0;
   std::vector<std::string> groups{};  ///< per part; empty: one id for all
   bool threads = true;              ///< publish continuously from one thread per part
+  /// Per part: the XDG_RUNTIME_DIR it publishes in (two "hosts" on one machine); empty: the test's.
+  std::vector<std::filesystem::path> runtime_dirs{};
+  std::string backend = "host";  ///< "cuda": the same host buffers, published into device slots
 };
 
 /// The parts of one run: part k owns rows [k·H/N, (k+1)·H/N) of a kWidth × kHeight grid, a field
@@ -55,14 +60,17 @@ class Run {
                     o_.groups.empty() ? "run-1" : o_.groups[k],
                     static_cast<int>(k),
                     k % 2 == 0 ? "host-a" : "host-b"};
+      const std::string home = std::getenv("XDG_RUNTIME_DIR");
+      if (!o_.runtime_dirs.empty()) ::setenv("XDG_RUNTIME_DIR", o_.runtime_dirs[k].c_str(), 1);
       pubs_.push_back(std::make_unique<Publisher>(PublisherOptions{
-          .name = name, .backend = "host", .title = "rows", .slots = o_.slots, .max_fps = o_.max_fps, .part = p}));
+          .name = name, .backend = o_.backend, .title = "rows", .slots = o_.slots, .max_fps = o_.max_fps, .part = p}));
       rows_.push_back({y0, y1});
       data_.emplace_back(std::size_t{kWidth} * (y1 - y0));
       pubs_[k]->add_field({"u", data_[k].data(), data_[k].size() * sizeof(float), kWidth, y1 - y0, DType::float32, 1,
                            Memory::host, "row * 1000 + col + step"});
       pubs_[k]->add_param({"gain", 1, 0, 10, false, "a parameter to steer"});
       pubs_[k]->start();
+      ::setenv("XDG_RUNTIME_DIR", home.c_str(), 1);
     }
     if (o_.threads)
       for (std::uint32_t k = 0; k < o_.parts; ++k) threads_.emplace_back([this, k] { loop(k); });
@@ -101,15 +109,21 @@ class Run {
   }
 
   /// As an MPI program does: the parts agree whether to publish this step (any part wanting a
-  /// frame), so that all publish the same steps whatever each one's clock says. publish() is
-  /// called at every step all the same: it records the step for `stats`.
+  /// frame), so that all publish the same steps whatever each one's clock says; the other steps
+  /// are recorded for `stats`. Publishing every step (max_fps 0) they publish every step anyway.
   void loop(std::uint32_t k) {
     for (std::uint64_t step = 1;; ++step) {
       if (pubs_[k]->frame_wanted()) want_ = true;
       sync_.arrive_and_wait();
       if (stopping_) return;
-      if (publish_now_) pubs_[k]->publish_next_now();
-      publish(k, step);
+      if (publish_now_) {
+        pubs_[k]->publish_next_now();
+        publish(k, step);
+      } else if (o_.max_fps > 0) {
+        pubs_[k]->record_step(step, static_cast<double>(step) / 10);
+      } else {
+        publish(k, step);
+      }
     }
   }
 
@@ -374,4 +388,149 @@ TEST_CASE("cuview-ctl shows a run of parts part by part and steers it through pa
   CHECK_THAT(att.out, Contains("in 3 parts") && Contains("part 2 (rank 2 on host-a") &&
                           Contains("received 5 groups") && Contains("5 verified intact"));
   CHECK_THAT(att.out, Contains("step ") && Contains("part 1 seq "));
+}
+
+namespace {
+/// Runs `f` with XDG_RUNTIME_DIR at `dir` (what a process on another host sees), then back.
+template <class F>
+auto on_host(const std::filesystem::path& dir, F&& f) {
+  const std::string home = std::getenv("XDG_RUNTIME_DIR");
+  ::setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+  struct Back {
+    std::string home;
+    ~Back() { ::setenv("XDG_RUNTIME_DIR", home.c_str(), 1); }
+  } back{home};
+  return f();
+}
+
+/// Fails the check unless every sample of `v` that shows a cell holds value(row, col, step) of
+/// that cell at the view's step: one step from every part, no seam, no block of another step.
+void check_view(const RemoteView& v) {
+  std::size_t wrong = 0, shown = 0;
+  const auto& r = v.view.region;
+  for (int py = 0; py < r.view_h; ++py)
+    for (int px = 0; px < r.view_w; ++px) {
+      int cx = 0, cy = 0;
+      const float got = v.view.values[std::size_t(py) * r.view_w + px];
+      if (!r.cell_at(px, py, cx, cy)) {
+        wrong += !std::isnan(got);
+        continue;
+      }
+      ++shown;
+      wrong += got != value(cy, cx, v.header.step);
+    }
+  INFO("view of step " << v.header.step << ", " << shown << " samples showing cells");
+  CHECK(shown > 0);
+  CHECK(wrong == 0);
+}
+}  // namespace
+
+BACKEND_TEST("a run of parts on two hosts is one picture through the gateways of both",
+             "[integration][group][remote]") {
+  RuntimeDir rt;
+  const auto a = rt.path() / "host-a", b = rt.path() / "host-b";
+  std::filesystem::create_directories(a), std::filesystem::create_directories(b);
+  std::filesystem::permissions(a, std::filesystem::perms::owner_all);
+  std::filesystem::permissions(b, std::filesystem::perms::owner_all);
+  // Parts 0 and 2 on host A, part 1 on host B, each host with its own gateway. 60 frames a
+  // second, as cuview-compute publishes; the parts agree on the steps they publish.
+  Run run("rows", {.parts = 3, .max_fps = 60, .runtime_dirs = {a, b, a}, .backend = to_string(backend)});
+  auto gateway_a = on_host(a, [] { return start_gateway(); });
+  auto gateway_b = std::make_optional(on_host(b, [] { return start_gateway(); }));
+  const std::string url_a = on_host(a, [] { return gateway_url(); }), url_b = on_host(b, [] { return gateway_url(); });
+
+  SECTION("each gateway lists the parts on its host") {
+    auto list_a = RemoteHost::connect(url_a).publishers();
+    auto list_b = RemoteHost::connect(url_b).publishers();
+    REQUIRE(list_a.size() == 2);
+    CHECK(list_a[0].name == "rows/part-0");
+    CHECK(list_a[1].name == "rows/part-2");
+    REQUIRE(list_b.size() == 1);
+    CHECK(list_b[0].name == "rows/part-1");
+  }
+
+  SECTION("the group finds every part, and its views are of one step, seamless, at any zoom") {
+    auto g = Group::attach_remote(options("rows", Import::control_only), {url_b, url_a});
+    REQUIRE(g.decomposed());
+    REQUIRE(g.remote());
+    REQUIRE(g.size() == 3);
+    CHECK(g.global_width() == kWidth);
+    CHECK(g.global_height() == kHeight);
+    for (std::uint32_t k = 0; k < 3; ++k) {
+      CHECK(g.part_desc(k).index == k);
+      CHECK(g.part_desc(k).host == (k % 2 == 0 ? "host-a" : "host-b"));
+    }
+    CHECK(error_of([&] { (void)g.next(1s); }).second == Errc::unsupported);
+    // One sample per cell, lossless; then zoomed into part 0's rows only (the other parts send
+    // empty rectangles), and a view straddling the border of parts 0 and 1.
+    const std::vector<ViewRegion> regions{ViewRegion::fit(kWidth, kHeight, kWidth, kHeight, 1, kWidth / 2.0, kHeight / 2.0),
+                                          ViewRegion::fit(kWidth, kHeight, 64, 64, 4, 10, 5),
+                                          ViewRegion::fit(kWidth, kHeight, 90, 70, 2.5, 20, 16.5)};
+    for (const auto& region : regions) {
+      g.watch(ViewWatch{"u", region, "f32"});
+      std::uint64_t last = 0;
+      for (int i = 0; i < 5; ++i) {
+        RemoteView v;
+        REQUIRE(g.next_view(v, 10s));
+        CHECK(v.header.encoding == "f32");
+        CHECK(v.header.error_bound == 0);
+        CHECK(v.header.step > last);
+        CHECK(!v.header.rect);
+        last = v.header.step;
+        check_view(v);
+      }
+    }
+    // Quantised: the picture states the largest error bound of its parts and holds to it.
+    g.watch(ViewWatch{"u", regions[0], "u8"});
+    RemoteView v;
+    REQUIRE(g.next_view(v, 10s));
+    CHECK(v.header.encoding == "u8");
+    CHECK(v.header.error_bound > 0);
+    std::size_t beyond = 0;
+    for (std::uint32_t r = 0; r < kHeight; ++r)
+      for (std::uint32_t c = 0; c < kWidth; ++c)
+        beyond += std::abs(v.view.values[std::size_t{r} * kWidth + c] - value(r, c, v.header.step)) >
+                  v.header.error_bound * 1.0001;
+    CHECK(beyond == 0);
+
+    // Steering goes to part 0 through host A's gateway (which hands it to every rank: here, the
+    // run's threads do not); the other parts refuse it, through their own gateway too.
+    g.leader().set({{"gain", 4}});
+    CHECK(g.leader().stats().params.at("gain") == 4);
+    CHECK(error_of([&] { g.part(1).set({{"gain", 5}}); }).second == Errc::unsupported);
+
+    // Host B's gateway goes: the viewer hears which part it lost.
+    gateway_b.reset();
+    const auto [what, code] = error_of([&] {
+      for (auto until = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < until;)
+        (void)g.next_view(v, 200ms);
+    });
+    CHECK(code == Errc::daemon_gone);
+    CHECK_THAT(what, Contains("part 1 of 'rows'"));
+  }
+
+  SECTION("a gateway left out is named with the parts it serves") {
+    const auto [what, code] = error_of([&] { (void)Group::attach_remote(options("rows", Import::control_only), {url_a}); });
+    CHECK(code == Errc::no_daemon);
+    CHECK_THAT(what, Contains("part 1 of 'rows'") && Contains("a run of 3 parts") && Contains(url_a) &&
+                         Contains("add the gateway of every host"));
+    const auto [what0, code0] = error_of([&] { (void)Group::attach_remote(options("rows", Import::control_only), {url_b}); });
+    CHECK(code0 == Errc::no_daemon);
+    CHECK_THAT(what0, Contains("part 0 of 'rows'") && Contains("rank 0 runs"));
+  }
+
+  SECTION("cuview-ctl reaches the run through both gateways") {
+    const auto status = ctl("rows", {"--remote", url_a, "--remote", url_b, "status"});
+    INFO(status.out << status.err);
+    REQUIRE(status.code == 0);
+    CHECK_THAT(status.out, Contains("40x50 in 3 parts") && Contains("on host-b"));
+    const auto list = ctl("rows", {"--remote", url_a, "--remote", url_b, "list"});
+    INFO(list.out << list.err);
+    CHECK_THAT(list.out, Contains("rows (3 parts)"));
+    const auto att = ctl("rows", {"--remote", url_a, "--remote", url_b, "attach", "--frames", "4", "--encoding", "f32"});
+    INFO(att.out << att.err);
+    REQUIRE(att.code == 0);
+    CHECK_THAT(att.out, Contains("40x50") && Contains("part 1 (rank 1 on host-b") && Contains("received 4 views") &&
+                            Contains("largest error bound 0"));
+  }
 }

@@ -151,6 +151,10 @@ class Client {
   /// Waits for a frame newer than the last one returned. Empty on timeout. Throws
   /// Error(daemon_gone) within ~100 ms of the daemon exiting, shutting down or restarting.
   [[nodiscard]] std::optional<Frame> next_frame(std::chrono::milliseconds timeout);
+  /// The oldest frame the ring still offers whose step is at least `min_step`, held (whatever
+  /// next_frame returned before); empty when there is none now. For a reader that must show one
+  /// given step of several publishers (a gateway serving a run of parts). Throws as next_frame.
+  [[nodiscard]] std::optional<Frame> frame_from_step(std::uint64_t min_step);
   /// Whether this attachment goes through a gateway (AttachOptions::remote).
   [[nodiscard]] bool remote() const noexcept;
   /// Remote: from now on the gateway sends views of `watch` (replacing an earlier one). Throws
@@ -206,6 +210,14 @@ class Client {
   [[nodiscard]] Frame adopt(const FrameInfo& info) const noexcept;
   /// For Group's messages: whether the publisher said it shut down (rather than just exited).
   [[nodiscard]] bool said_shut_down() const noexcept;
+  /// For Group: next_view() without placing a part's samples in the whole view (`out.view.values`
+  /// holds header.rect's samples only when the header has a rect); with `credit` false it returns
+  /// no credit to the gateway (the caller does, with view_credit()).
+  [[nodiscard]] bool take_view(RemoteView& out, std::chrono::milliseconds timeout, bool credit = true);
+  /// For Group: watch() granting `credits` views.
+  void watch_with(const ViewWatch& watch, std::uint32_t credits);
+  /// For Group: one more view, after `seq`, of the first frame at or after `from_step` if given.
+  void view_credit(std::uint64_t seq, std::optional<std::uint64_t> from_step);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -265,7 +277,15 @@ class Group {
   /// from another run (another group id) is retried until `options.timeout` passes; then this
   /// throws Error naming the part ("part 2 of 'flow' is from another run ..."). `options.part`
   /// is ignored. Throws as Client::attach does otherwise (no_daemon, version_mismatch, ...).
+  /// With `options.remote` set it is attach_remote(options, {options.remote}).
   static Group attach(const AttachOptions& options);
+  /// Attaches through the cuview-gateways of the hosts the run is on (`gateways`: one URL per
+  /// host, as AttachOptions::remote takes; any order). Each gateway lists the parts on its host
+  /// ("NAME/part-K", docs/remote.md); part 0 says how many parts the run has, and each part is
+  /// attached through the gateway that serves it. A whole publisher named so on one of them is a
+  /// group of one part. Throws Error(no_daemon) naming the parts no gateway serves and what to add,
+  /// Error(bad_value) when two gateways serve one part; otherwise as Client::attach does.
+  static Group attach_remote(const AttachOptions& options, const std::vector<std::string>& gateways);
 
   Group(Group&&) noexcept;
   Group& operator=(Group&&) noexcept;
@@ -297,6 +317,18 @@ class Group {
   /// host and its reason, within ~100 ms of any part's publisher going away; Error(not_attached |
   /// unsupported) for a control-only or remote attachment.
   [[nodiscard]] std::optional<FrameGroup> next(std::chrono::milliseconds timeout);
+  /// Whether the group goes through gateways (attach_remote): views (watch, next_view), no frames.
+  [[nodiscard]] bool remote() const noexcept;
+  /// Remote: from now on every part's gateway sends views of `watch`, a region of the global grid
+  /// (each part sends the samples of its own block). Throws as Client::watch does.
+  void watch(const ViewWatch& watch);
+  /// Remote: the newest view of the whole region into `out`, assembled from every part's view of
+  /// one step (the newest step all parts have sent since the last one returned: never blocks of two
+  /// steps side by side); waits at most `timeout`, false when none came. Its header is part 0's,
+  /// with error_bound the largest and lo, hi the range over all parts, link_bytes_per_s the
+  /// slowest gateway's. Throws Error(daemon_gone) naming the part that went; Error(not_attached)
+  /// before watch().
+  [[nodiscard]] bool next_view(RemoteView& out, std::chrono::milliseconds timeout);
   /// True while every part's publisher runs and has not shut down.
   [[nodiscard]] bool alive() const noexcept;
   /// Empty while alive(); otherwise which part went and why: "part 1 of 'flow' (rank 1, pid 4711

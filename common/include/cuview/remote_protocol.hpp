@@ -153,7 +153,11 @@ struct CreditArgs {
   std::string name;
   std::uint32_t n = 1;
   std::uint64_t seq = 0;  ///< the last view received, for the gateway's link measurement
-  MSGPACK_DEFINE_MAP(name, n, seq);
+  /// Set: the next view shows the oldest frame the publisher still offers whose step is at least
+  /// this (waiting for it to be published), not the newest. How a client of a run of parts has
+  /// every part's gateway send a view of one step (docs/remote.md "Runs of parts").
+  std::optional<std::uint64_t> from_step;
+  MSGPACK_DEFINE_MAP(name, n, seq, from_step);
 };
 struct StopArgs {
   std::string name;
@@ -178,9 +182,17 @@ struct FetchResult {
 
 // ---- pushed by the gateway ----
 
-/// The body of a "view" message; its payload is a zstd frame of view_w × view_h values in
+/// The body of a "view" message; its payload is a zstd frame of view_w × view_h values (rect.w ×
+/// rect.h for a part's view) in
 /// `encoding`, row-major, u16 and f32 in byte planes (value_codec.hpp). A value q of u8/u16 stands for lo + q × (hi − lo) / (levels − 1)
 /// with levels 255 or 65 535; the top code (255, 65 535) is "no value". |decoded − true| ≤ error_bound.
+/// The samples of a view a part's block covers: output columns [x, x+w), rows [y, y+h).
+struct ViewRect {
+  std::uint32_t x = 0, y = 0, w = 0, h = 0;
+  bool operator==(const ViewRect&) const = default;
+  MSGPACK_DEFINE_MAP(x, y, w, h);
+};
+
 struct ViewHeader {
   std::string session;  ///< the publisher's
   std::uint64_t seq = 0, step = 0;
@@ -196,8 +208,15 @@ struct ViewHeader {
   double error_bound = 0;   ///< the largest |decoded − true| of any value: 0 for f32
   std::uint64_t raw_bytes = 0;  ///< view_w × view_h × bytes per value
   double link_bytes_per_s = 0;  ///< the gateway's estimate of this client's link (0: not yet measured)
+  /// A view of part K of a decomposed publisher ("NAME/part-K") covers only the samples of its
+  /// block: the payload holds rect.w × rect.h values, the rest of the view is the other parts'
+  /// (the region is the global grid's). Empty rect: the block is not in view (no payload values).
+  /// Absent for a whole publisher: the payload holds the whole view.
+  std::optional<ViewRect> rect;
+  std::uint64_t latest_step = 0;  ///< the newest step the publisher offered when this view was sent
   MSGPACK_DEFINE_MAP(session, seq, step, sim_time, stamp_ns, sent_ns, field, view_w, view_h, center_x, center_y,
-                     pixels_per_cell, encoding, compression, lo, hi, error_bound, raw_bytes, link_bytes_per_s);
+                     pixels_per_cell, encoding, compression, lo, hi, error_bound, raw_bytes, link_bytes_per_s, rect,
+                     latest_step);
 };
 
 struct Beat {

@@ -66,18 +66,32 @@ class InstanceLock {
   UniqueFd name_fd_, fd_;
 };
 
-/// A running instance: a whole publisher (parts 0) or a decomposed one (parts ≥ 1: part-0 to
-/// part-(parts−1) are running).
+/// A running instance: a whole publisher (parts 0, here empty) or a decomposed one (parts ≥ 1:
+/// part-0 to part-(parts−1) are running on this host), of which `here` lists every part running on
+/// this host (an MPI run over several hosts keeps only its own ranks' parts on each).
 struct RunningInstance {
   std::string name;
   std::uint32_t parts = 0;
+  std::vector<std::uint32_t> here{};
   bool operator==(const RunningInstance&) const = default;
 };
-/// Instances running now (their lock, or their part 0's, is held), sorted by name.
+/// Instances running now (their lock, or one of their parts', is held), sorted by name.
 std::vector<RunningInstance> list_instances();
 /// Their names.
 std::vector<std::string> list_running_instances();
 /// Parts of `name` running now, counted from part 0 (0: none, or a whole publisher).
 std::uint32_t running_parts(const std::string& name);
+/// Every part of `name` running on this host, in order (whatever the other hosts run).
+std::vector<std::uint32_t> parts_here(const std::string& name);
+
+/// How a gateway and its remote clients name one publisher: "NAME" for a whole one, "NAME/part-K"
+/// for part K of a decomposed one (the same layout as the runtime directory's).
+struct PublisherAddress {
+  std::string name;
+  std::optional<std::uint32_t> part;
+  [[nodiscard]] std::string text() const;
+};
+/// Parses "NAME" or "NAME/part-K". Throws Error(bad_value) saying what an address looks like.
+PublisherAddress parse_publisher_address(const std::string& address);
 
 }  // namespace cuview

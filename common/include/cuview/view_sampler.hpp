@@ -111,6 +111,10 @@ class ViewSampler {
   struct Block {
     int x = 0, y = 0, w = 0, h = 0;
   };
+  /// The output samples whose cells lie in `block`: columns [x, x+w), rows [y, y+h) of the view
+  /// (w or h is 0 when the block is out of view). The sampling is monotone along each axis, so
+  /// they form one rectangle: what a gateway sends of a part's view (remote::ViewRect).
+  static Block samples_of(const ViewRegion& region, const Block& block);
   /// Sizes `out` for `region` (of the whole grid) and fills it with NaN: the start of a picture
   /// made of parts with sample_block().
   static void begin(SampledView& out, const ViewRegion& region, int components,

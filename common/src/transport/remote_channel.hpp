@@ -44,8 +44,9 @@ class RemoteChannel final : public RequestChannel {
   /// The newest view that arrived, waiting at most `timeout`; older ones are dropped (and their
   /// credits returned at once).
   std::optional<ArrivedView> take_view(std::chrono::milliseconds timeout);
-  /// Allows the gateway one more view (after `seq`).
-  void credit(std::uint64_t seq);
+  /// Allows the gateway one more view (after `seq`; of the first frame at or after `from_step`
+  /// when given: remote::CreditArgs).
+  void credit(std::uint64_t seq, std::optional<std::uint64_t> from_step = std::nullopt);
   /// Why the publisher counts as gone, for messages.
   [[nodiscard]] std::string gone_reason() const;
 
