@@ -284,6 +284,19 @@ void Daemon::load_checkpoint() {
   namespace fs = std::filesystem;
   fs::path path = opts_.restore;
   std::optional<checkpoint::Loaded> loaded;
+  if (opts_.restore == "latest-if-any") {
+    // A service's first start has no checkpoint yet; every later start continues from one.
+    if (opts_.comm != nullptr)
+      throw Error(Errc::bad_value, "--restore latest-if-any is for one process (a service); under mpirun give "
+                                   "--restore latest once every rank has written a checkpoint");
+    if (checkpoint::list(checkpoint_dir()).empty()) {
+      spdlog::info("no checkpoint in {} yet: starting from the initial state (--restore latest-if-any)",
+                   checkpoint_dir().string());
+      opts_.restore.clear();
+      return;
+    }
+    opts_.restore = "latest";
+  }
   if (opts_.restore == "latest" && opts_.comm != nullptr) {
     std::tie(path, loaded) = parts::restore_latest(*opts_.comm, checkpoint_dir());
     opts_.restore = path.string();
@@ -338,6 +351,7 @@ int Daemon::run() {
     (void)!::write(opts_.ready_fd, "ready\n", 6);
     ::close(opts_.ready_fd);
   }
+  if (opts_.on_state) opts_.on_state("ready");
   spdlog::info("ready: attach with `cuview-ctl --name {} attach` or `cuview-gui --name {}`", opts_.name, opts_.name);
 
   std::string failure;
@@ -380,6 +394,7 @@ int Daemon::run() {
     failure = "the GPU work of simulation '" + sim_name_ + "' failed: " + e.what();  // e.g. a kernel's fault
   }
   if (!failure.empty()) spdlog::error("{}; stopping daemon '{}' at step {}", failure, opts_.name, step_);
+  if (opts_.on_state) opts_.on_state("stopping");
   bool saved = true;
   if (failure.empty() && checkpointer_ && opts_.final_checkpoint) {
     // Before the name is given up: a daemon started with --restore latest right after finds it.
@@ -413,6 +428,7 @@ int Daemon::run_parts() {
       (void)!::write(opts_.ready_fd, "ready\n", 6);
       ::close(opts_.ready_fd);
     }
+    if (opts_.on_state) opts_.on_state("ready");
     spdlog::info("ready: {} ranks publish '{}' as {} parts; attach with `cuview-ctl --name {} status` or "
                  "`cuview-gui --name {}`",
                  comm.size(), opts_.name, comm.size(), opts_.name, opts_.name);

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +40,9 @@ struct DaemonOptions {
   std::string preset;  ///< empty: the simulation's first preset
   bool start_paused = false;
   int ready_fd = -1;  ///< written "ready\n" and closed once clients can attach
+  /// Called once clients can attach (cuview-compute tells systemd, sd_notify READY=1), and as the
+  /// daemon starts to stop ("stopping").
+  std::function<void(std::string_view)> on_state;
   // Checkpoints (docs/checkpoints.md)
   std::string checkpoint_dir;     ///< empty: $XDG_STATE_HOME/cuview/NAME
   double checkpoint_every_s = 0;  ///< 0: on request and at exit only

@@ -1,11 +1,18 @@
 // cuview-compute: the headless simulation daemon. main() only parses the command line,
 // sets up logging and decides the exit code.
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#ifdef CUVIEW_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string_view>
 #include <regex>
 
 #include "checkpoint/checkpoint_file.hpp"
@@ -17,6 +24,40 @@
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda/probe.hpp"
 #endif
+
+namespace {
+/// Whether stderr goes to the systemd journal (systemd sets $JOURNAL_STREAM to its device:inode).
+bool stderr_is_journal() {
+  const char* stream = std::getenv("JOURNAL_STREAM");
+  struct stat st {};
+  if (stream == nullptr || ::fstat(2, &st) != 0) return false;
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) == stream;
+}
+
+/// "<N>": the line's syslog priority, which the journal reads off the start of a line (sd-daemon(3)).
+class JournalPriority final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    static constexpr std::string_view kPriority[] = {"<7>", "<7>", "<6>", "<4>", "<3>", "<2>", "<6>"};
+    const auto p = kPriority[static_cast<std::size_t>(msg.level)];
+    dest.append(p.data(), p.data() + p.size());
+  }
+  [[nodiscard]] std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JournalPriority>();
+  }
+};
+
+/// Log lines: on a terminal or in a file with their time and level; in the journal with their
+/// priority instead (the journal records the time and the process itself).
+void set_log_pattern(const std::string& who) {
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  if (stderr_is_journal())
+    formatter->add_flag<JournalPriority>('*').set_pattern("%*" + who + "%v");
+  else
+    formatter->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ cuview-compute[%P] " + who + "%v");
+  spdlog::set_formatter(std::move(formatter));
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   cuview::block_shutdown_signals();  // before any thread exists, so SIGTERM reaches the signalfd
@@ -73,19 +114,32 @@ int main(int argc, char** argv) {
   bool no_final = false;
   app.add_flag("--no-final-checkpoint", no_final, "skip the checkpoint written at SIGTERM/SIGINT/shutdown");
   app.add_option("--restore", o.restore,
-                 "continue from a checkpoint: a file, or `latest` for the newest good one in --checkpoint-dir");
+                 "continue from a checkpoint: a file, `latest` for the newest good one in --checkpoint-dir, or "
+                 "`latest-if-any`: the same, or the initial state when there is none yet (a service's first start)");
   app.add_option("--verify-checkpoint", verify, "read a checkpoint file, verify its checksums, print what it holds");
   app.add_option("--ready-fd", o.ready_fd, "write \"ready\" to this inherited descriptor once clients can attach");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
   app.add_flag("--check-cuda", check_cuda, "say whether the CUDA backend can run here, and exit (0 = yes)");
+  app.set_config("--config", "",
+                 "read options from this file first: one per line, `option = value` (TOML; `sim = \"lbm\"`, "
+                 "`size = \"1600x400\"`, `paused = true`); the systemd unit reads ~/.config/cuview/NAME.conf");
+  for (int i = 1; i + 1 < argc; ++i) {
+    // CLI11's own message for a missing file says too little to act on.
+    if (std::string_view(argv[i]) != "--config" || std::filesystem::exists(argv[i + 1])) continue;
+    std::fprintf(stderr,
+                 "cuview-compute: --config %s: no such file; write the daemon's options there, one per line as "
+                 "`option = value`, for example:\n  sim = \"lbm\"\n  size = \"1600x400\"\n",
+                 argv[i + 1]);
+    return 2;
+  }
   CLI11_PARSE(app, argc, argv);
 
   // The loop, the control thread and the checkpoint writer all log: a thread-safe sink.
   auto logger = spdlog::stderr_color_mt("cuview-compute");
   spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ cuview-compute[%P] %v");
+  set_log_pattern("");
   spdlog::set_level(spdlog::level::from_str(log_level));
 
   o.final_checkpoint = !no_final;
@@ -162,14 +216,20 @@ int main(int argc, char** argv) {
       return 1;
     }
     o.comm = comm.get();
-    spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ cuview-compute[%P] rank " + std::to_string(comm->rank()) +
-                        ": %v");
+    set_log_pattern("rank " + std::to_string(comm->rank()) + ": ");
 #ifdef CUVIEW_HAVE_CUDA
     if (o.device < 0 && o.backend != "host" && cuview::cuda::probe(comm->local_rank()).usable)
       o.device = comm->local_rank();  // one rank per GPU, by its rank on this host
 #endif
   }
 
+#ifdef CUVIEW_HAVE_SYSTEMD
+  // Under systemd (Type=notify): ready once clients can attach, stopping as it stops. Outside
+  // systemd ($NOTIFY_SOCKET unset) sd_notify does nothing.
+  o.on_state = [](std::string_view state) {
+    (void)sd_notify(0, state == "ready" ? "READY=1\nSTATUS=publishing; clients can attach" : "STOPPING=1");
+  };
+#endif
   try {
     cuview::Daemon daemon(o);
     return daemon.run();

@@ -392,7 +392,7 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
                               static_cast<std::uint32_t>(r.w), static_cast<std::uint32_t>(r.h)};
       w.cropped.clear();
       if (r.w > 0 && r.h > 0) {
-        ViewSampler::begin(w.sampled, region, 1);
+        ViewSampler::begin(w.sampled, region, static_cast<int>(d.fields[w.field].components));
         sampler_.sample_block(frame, d.fields[w.field], region, block, w.sampled);
         w.cropped.reserve(std::size_t(r.w) * r.h);
         for (int y = r.y; y < r.y + r.h; ++y) {

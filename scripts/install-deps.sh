@@ -22,6 +22,8 @@ packages=(
   openssh-client openssh-server   # ssh:// remote viewers; the tests start a real sshd on loopback
   iproute2                        # the remote benchmark limits a link with tc's tbf in a network namespace
   openmpi-bin libopenmpi-dev      # runs decomposed over ranks: mpirun -n N cuview-compute
+  libsystemd-dev systemd          # the user service: sd_notify; systemd-analyze verifies the unit
+  lintian python3-venv python3-pip # the package test: lintian on the .deb, `pip install ./python` in a venv
 )
 missing=()
 for p in "${packages[@]}"; do

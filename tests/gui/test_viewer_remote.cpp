@@ -14,8 +14,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include "main_window.hpp"
+#include "mpi_run.hpp"
 #include "viewer_test.hpp"
 #include "window_test.hpp"
 
@@ -161,6 +163,79 @@ TEST_CASE("a remote viewer shows frames again after its publisher and then its g
   gateway = std::make_unique<ChildProcess>(start_gateway());
   const quint64 before = w->frames_displayed();
   REQUIRE(wait_for([&] { return w->connection() == Connection::connected && w->frames_displayed() > before; }, 10000));
+}
+
+TEST_CASE("a remote viewer shows a run of parts on two hosts as one field, reading true values across their border",
+          "[gui][remote][mpi]") {
+  if (mpirun_path().empty()) {
+    WARN("mpirun is not installed (Debian: openmpi-bin): the run over two hosts is not tested here");
+    return;
+  }
+  RuntimeDir rt;
+  // Rank 0 on "host A", rank 1 on "host B": each host's gateway serves its own rank's part.
+  const std::vector<std::filesystem::path> hosts{host_dir(rt.path() / "host-a"), host_dir(rt.path() / "host-b")};
+  auto run = start_parts_on_hosts("two", hosts, Backend::host, {"--sim", "lbm", "--paused"}, "160x64");
+  std::vector<ChildProcess> gateways;
+  QStringList urls;
+  for (const auto& h : hosts) {
+    gateways.push_back(on_host(h, [] { return start_gateway(); }));
+    urls << QString::fromStdString(on_host(h, [] { return gateway_url(); }));
+  }
+  auto leader = on_host(hosts[0], [] {
+    return Client::attach({.name = "two", .client = "test", .import = Import::control_only, .part = 0});
+  });
+  leader.step(400);
+  REQUIRE(wait_for([&] { return leader.stats().step == 400; }, 20000));
+  // The truth: each part's frame, read on its own host.
+  std::vector<Client> truth;
+  std::vector<Frame> frames;
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    truth.push_back(on_host(hosts[k], [&] { return Client::attach({.name = "two", .client = "truth", .part = k}); }));
+    auto f = truth.back().next_frame(5000ms);
+    REQUIRE(f);
+    REQUIRE(f->info().step == 400);
+    frames.push_back(std::move(*f));
+  }
+  const std::uint32_t border = truth[1].description().part->offset_y;
+
+  ViewerOptions o;
+  o.name = "two";
+  o.remote = urls.join(' ');  // what `cuview-gui --remote A --remote B` makes
+  o.announce_port = test_announce_port();
+  MainWindow w(o);
+  w.resize(900, 600);
+  w.show();
+  const bool shows = shows_frames(w);
+  INFO(w.connection_detail().toStdString());
+  REQUIRE(shows);
+  CHECK(w.connection_detail().contains("2 parts"));
+  CHECK(w.connection_detail().contains("host-1"));
+  REQUIRE(wait_for([&] { return w.view()->last_frame().image.size() == w.view()->size(); }, 10000));
+  const RenderedFrame f = w.view()->last_frame();
+  REQUIRE(f.link);
+  // Down one column of pixels, every cell row of the field: rows of both parts, the two rows that
+  // meet at their border among them, each the true value within the bound the view states.
+  std::set<int> rows;
+  int wrong = 0;
+  for (int py = 0; py < f.image.height(); ++py) {
+    const auto r = parse_readout(w.view()->readout({f.image.width() / 2, py}));
+    if (!r) continue;
+    const std::uint32_t k = static_cast<std::uint32_t>(r->y) < border ? 0 : 1;
+    const auto& d = truth[k].description();
+    const auto& field = d.fields.at(static_cast<std::size_t>(f.field));
+    const float* cell = frames[k].host_field(static_cast<std::size_t>(f.field)) +
+                        (static_cast<std::size_t>(r->y - d.part->offset_y) * d.width + r->x) * field.components;
+    const double truth_value = shown_value(cell, static_cast<int>(field.components));
+    if (std::abs(r->value - truth_value) > f.link->error_bound + 1e-5 * std::abs(truth_value) + 1e-7) {
+      if (wrong++ == 0) UNSCOPED_INFO("pixel row " << py << ": cell (" << r->x << ", " << r->y << ") reads " << r->value
+                                                  << ", is " << truth_value << "; bound " << f.link->error_bound);
+    }
+    rows.insert(r->y);
+  }
+  CHECK(wrong == 0);
+  CHECK(rows.size() == 64);  // every row of the global grid, none missing at the seam
+  CHECK(rows.count(static_cast<int>(border) - 1) == 1);
+  CHECK(rows.count(static_cast<int>(border)) == 1);
 }
 
 TEST_CASE("a gateway started with --announce is listed under On the network, with no publisher's name",

@@ -391,18 +391,6 @@ TEST_CASE("cuview-ctl shows a run of parts part by part and steers it through pa
 }
 
 namespace {
-/// Runs `f` with XDG_RUNTIME_DIR at `dir` (what a process on another host sees), then back.
-template <class F>
-auto on_host(const std::filesystem::path& dir, F&& f) {
-  const std::string home = std::getenv("XDG_RUNTIME_DIR");
-  ::setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
-  struct Back {
-    std::string home;
-    ~Back() { ::setenv("XDG_RUNTIME_DIR", home.c_str(), 1); }
-  } back{home};
-  return f();
-}
-
 /// Fails the check unless every sample of `v` that shows a cell holds value(row, col, step) of
 /// that cell at the view's step: one step from every part, no seam, no block of another step.
 void check_view(const RemoteView& v) {
@@ -428,10 +416,7 @@ void check_view(const RemoteView& v) {
 BACKEND_TEST("a run of parts on two hosts is one picture through the gateways of both",
              "[integration][group][remote]") {
   RuntimeDir rt;
-  const auto a = rt.path() / "host-a", b = rt.path() / "host-b";
-  std::filesystem::create_directories(a), std::filesystem::create_directories(b);
-  std::filesystem::permissions(a, std::filesystem::perms::owner_all);
-  std::filesystem::permissions(b, std::filesystem::perms::owner_all);
+  const auto a = host_dir(rt.path() / "host-a"), b = host_dir(rt.path() / "host-b");
   // Parts 0 and 2 on host A, part 1 on host B, each host with its own gateway. 60 frames a
   // second, as cuview-compute publishes; the parts agree on the steps they publish.
   Run run("rows", {.parts = 3, .max_fps = 60, .runtime_dirs = {a, b, a}, .backend = to_string(backend)});

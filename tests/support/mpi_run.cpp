@@ -25,13 +25,22 @@ std::string mpirun_path() {
   return {};
 }
 
-std::vector<std::string> mpirun_argv(int ranks, const std::string& program, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{mpirun_path(), "--oversubscribe", "-n", std::to_string(ranks)};
+namespace {
+/// mpirun and the options of the whole launch: as root --allow-run-as-root, --oversubscribe for a
+/// 2-core machine, the test's environment to every rank.
+std::vector<std::string> mpirun_launch() {
+  std::vector<std::string> argv{mpirun_path(), "--oversubscribe"};
   if (::geteuid() == 0) argv.insert(argv.begin() + 1, "--allow-run-as-root");
   for (const char* var : {"XDG_RUNTIME_DIR", "XDG_STATE_HOME", "LD_LIBRARY_PATH", "CUVIEW_SHARING", "CUVIEW_HOST",
                           "NCCL_NVLS_ENABLE", "NVSHMEM_DISABLE_NVLS", "CUDA_VISIBLE_DEVICES"})
     if (std::getenv(var) != nullptr) argv.insert(argv.end(), {"-x", var});
-  argv.push_back(program);
+  return argv;
+}
+}  // namespace
+
+std::vector<std::string> mpirun_argv(int ranks, const std::string& program, const std::vector<std::string>& args) {
+  auto argv = mpirun_launch();
+  argv.insert(argv.end(), {"-n", std::to_string(ranks), program});
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -63,6 +72,39 @@ ChildProcess start_program_parts(const std::string& name, int ranks, const std::
     if (std::chrono::steady_clock::now() > deadline)
       fail("mpirun -n " + std::to_string(ranks) + " " + program + " " + name + " did not start within 60 s:\n" +
            run.err());
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
+ChildProcess start_parts_on_hosts(const std::string& name, const std::vector<std::filesystem::path>& hosts,
+                                  Backend backend, std::vector<std::string> extra, const std::string& size) {
+  if (mpirun_path().empty()) fail("mpirun is not installed (Debian: openmpi-bin)");
+  std::vector<std::string> args{"--name", name, "--backend", to_string(backend), "--size", size};
+  args.insert(args.end(), extra.begin(), extra.end());
+  // One application context per rank (mpirun's "A : B" form), each under its own environment.
+  auto argv = mpirun_launch();
+  for (std::size_t k = 0; k < hosts.size(); ++k) {
+    if (k > 0) argv.push_back(":");
+    argv.insert(argv.end(), {"-n", "1", "/usr/bin/env", "XDG_RUNTIME_DIR=" + hosts[k].string(),
+                             "CUVIEW_HOST=host-" + std::to_string(k), bin("cuview-compute")});
+    argv.insert(argv.end(), args.begin(), args.end());
+  }
+  ChildProcess run(argv, -1, /*own_group=*/true);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    try {  // every part answers once rank 0 is past the barrier that follows every start
+      on_host(hosts[0], [&] {
+        return Client::attach({.name = name, .client = "test: start_parts_on_hosts", .import = Import::control_only,
+                               .part = 0})
+            .stats();
+      });
+      return run;
+    } catch (const Error&) {
+      // not answering yet
+    }
+    if (!run.running()) fail("mpirun cuview-compute " + name + " over " + std::to_string(hosts.size()) + " hosts exited:\n" + run.out() + run.err());
+    if (std::chrono::steady_clock::now() > deadline)
+      fail("mpirun cuview-compute " + name + " over " + std::to_string(hosts.size()) + " hosts did not start within 60 s:\n" + run.err());
     std::this_thread::sleep_for(50ms);
   }
 }

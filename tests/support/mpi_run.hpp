@@ -31,4 +31,12 @@ ChildProcess start_program_parts(const std::string& name, int ranks, const std::
 ChildProcess start_parts(const std::string& name, int ranks, Backend backend, std::vector<std::string> extra = {},
                          const std::string& size = "96x64");
 
+/// Starts cuview-compute under mpirun as a run over several hosts played on one machine: rank k
+/// publishes in the runtime directory hosts[k] and says it runs on "host-k" (CUVIEW_HOST), so that
+/// each "host" holds only its ranks' parts, as a real multi-host run does. Returns once every
+/// part answers.
+ChildProcess start_parts_on_hosts(const std::string& name, const std::vector<std::filesystem::path>& hosts,
+                                  Backend backend, std::vector<std::string> extra = {},
+                                  const std::string& size = "96x64");
+
 }  // namespace cuview::test

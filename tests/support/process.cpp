@@ -130,6 +130,12 @@ RuntimeDir::~RuntimeDir() {
   fs::remove_all(path_, ec);
 }
 
+fs::path host_dir(const fs::path& dir) {
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all);
+  return dir;
+}
+
 std::string gateway_url() {
   return "unix:" + (runtime_root() / ".gateway" / "gateway.sock").string();
 }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -65,6 +66,23 @@ class RuntimeDir {
 };
 
 std::string bin(const std::string& program);
+
+/// Runs `f` with XDG_RUNTIME_DIR at `dir` (what a process on another host sees: a run of parts over
+/// "hosts" played on one machine), then sets it back, and returns what `f` returned.
+template <class F>
+auto on_host(const std::filesystem::path& dir, F&& f) {
+  const char* now = std::getenv("XDG_RUNTIME_DIR");
+  struct Back {
+    std::string home;
+    bool had;
+    ~Back() { had ? (void)::setenv("XDG_RUNTIME_DIR", home.c_str(), 1) : (void)::unsetenv("XDG_RUNTIME_DIR"); }
+  } back{now ? now : "", now != nullptr};
+  ::setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+  return f();
+}
+
+/// Creates `dir` (0700): the runtime directory of one of the "hosts" of such a test.
+std::filesystem::path host_dir(const std::filesystem::path& dir);
 
 /// A client of the daemon `name` that imports its frames (the client library, in this process).
 cuview::Client attach(const std::string& name, const std::string& client = "integration test");
