@@ -3,9 +3,13 @@
 // launch overhead and the two-batches-in-flight throttle count.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "bench.hpp"
 #include "bench_simulation.hpp"
+#include "sims/row_pool.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda/check.hpp"
 #endif
@@ -112,16 +116,75 @@ std::string kernel_section(const Options& o) {
   return md.str();
 }
 
+namespace {
+/// Memory bandwidth with `threads` threads: copying arrays far larger than the caches, each byte
+/// read once and written once and counted twice (as the simulations' traffic is counted below).
+Dist copy_bandwidth(unsigned threads, int reps) {
+  constexpr std::size_t kFloats = std::size_t{64} << 20;  // 256 MiB each way
+  std::vector<float> src(kFloats, 1.0f), dst(kFloats, 0.0f);
+  sim::RowPool pool(threads);
+  auto copy = [&](std::int64_t b, std::int64_t e) {
+    std::memcpy(dst.data() + b, src.data() + b, static_cast<std::size_t>(e - b) * sizeof(float));
+  };
+  pool.run(0, static_cast<std::int64_t>(kFloats), copy);
+  std::vector<double> rates;
+  for (int r = 0; r < reps; ++r) {
+    const auto t = Clock::now();
+    pool.run(0, static_cast<std::int64_t>(kFloats), copy);
+    rates.push_back(2.0 * kFloats * sizeof(float) / std::chrono::duration<double>(Clock::now() - t).count() / 1e9);
+  }
+  return rate_dist(rates);
+}
+
+/// Runs `f` with $CUVIEW_HOST_THREADS at `threads` (what a host simulation made inside uses).
+template <class F>
+auto with_threads(unsigned threads, F&& f) {
+  const char* before = std::getenv("CUVIEW_HOST_THREADS");
+  const std::string saved = before ? before : "";
+  ::setenv("CUVIEW_HOST_THREADS", std::to_string(threads).c_str(), 1);
+  auto result = f();
+  before ? (void)::setenv("CUVIEW_HOST_THREADS", saved.c_str(), 1) : (void)::unsetenv("CUVIEW_HOST_THREADS");
+  return result;
+}
+}  // namespace
+
 std::string host_kernel_section(const Options& o) {
   std::ostringstream md;
-  md << "\n### 6. Host backend: cell updates (one CPU thread)\n\n";
-  Table h{{"grid", "steps/s (median)", "cell updates/s (median)", "slowest 1 %"}, {}};
-  for (int n : o.host_sizes) {
-    auto b = make_grayscott(Executor::Kind::host, static_cast<std::uint32_t>(n));
-    const double cells = static_cast<double>(n) * n;
-    const auto steps = static_cast<std::uint32_t>(std::max(5.0, 2e7 / cells));
-    const auto r = step_rates(b, steps, std::max(5, o.reps / 3));
-    h.rows.push_back({std::to_string(n) + "²", fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells)});
+  const unsigned all = sim::RowPool().threads();
+  const int reps = std::max(5, o.reps / 3);
+  md << "\n### 6. Host backend: the simulations on every core, against the memory bound\n\n";
+  const auto bw1 = copy_bandwidth(1, reps), bw = copy_bandwidth(all, reps);
+  md << "Memory bound: copying 256 MiB arrays moves " << fmt(bw.median, "%.1f") << " GB/s with " << all
+     << " thread(s) (" << fmt(bw1.median, "%.1f") << " GB/s with one), read and write counted. A cell update "
+     << "moves at least 16 B in Gray–Scott (u and v read, written) and 74 B in the lattice-Boltzmann flow (9 "
+     << "populations read and written, 2 B of flags): *% of bound* is the traffic at that rate over the copy rate "
+     << "of the same threads. The results are the same bits on any number of threads.\n\n";
+  Table h{{"simulation", "grid", "threads", "steps/s (median)", "cell updates/s", "traffic", "% of bound"}, {}};
+  struct Case {
+    std::string sim;
+    std::uint32_t w, h;
+    double bytes_per_cell;
+  };
+  std::vector<Case> cases;
+  for (int n : o.host_sizes) cases.push_back({"grayscott", static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n), 16});
+  cases.push_back({"lbm", 1600, 400, 74});
+  cases.push_back({"lbm", 2048, 2048, 74});
+  for (const auto& c : cases) {
+    std::vector<unsigned> counts{1};
+    if (all > 1) counts.push_back(all);
+    for (const unsigned t : counts) {
+      const auto r = with_threads(t, [&] {
+        auto b = make_builtin(c.sim, Executor::Kind::host, c.w, c.h);
+        const double cells = static_cast<double>(c.w) * c.h;
+        const auto steps = static_cast<std::uint32_t>(std::max(5.0, 4e7 / cells / (c.bytes_per_cell / 16)));
+        return step_rates(b, steps, reps);
+      });
+      const double cells = static_cast<double>(c.w) * c.h, gbs = r.median * cells * c.bytes_per_cell / 1e9;
+      const double bound = (t == 1 ? bw1 : bw).median;
+      h.rows.push_back({c.sim, std::to_string(c.w) + "x" + std::to_string(c.h), std::to_string(t),
+                        fmt(r.median, "%.1f"), sci(r.median * cells), fmt(gbs, "%.2f") + " GB/s",
+                        fmt(100 * gbs / bound, "%.0f") + " %"});
+    }
   }
   md << h.markdown();
   return md.str();

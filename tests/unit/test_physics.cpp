@@ -4,12 +4,19 @@
 // `unit` CTest runs the host ones.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
 #include <numeric>
 #include <vector>
 
 #include "backend_test.hpp"
 #include "executor/executor.hpp"
 #include "publisher/parameter_set.hpp"
+#include "sims/grayscott/grayscott.hpp"
+#include "sims/lbm/lbm.hpp"
+#include "sims/lbm/lbm_setup.hpp"
 #include "sims/simulation.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda/check.hpp"
@@ -200,4 +207,97 @@ TEST_CASE("nbody: CUDA and host agree body by body", "[physics][nbody][gpu]") {
   INFO("largest position difference after 20 steps: " << worst);
   CHECK(worst < 1e-5);  // stated tolerance: 1e-5 (rsqrtf and summation order differ)
   CHECK(a[3] == b[3]);  // the same bodies
+}
+
+namespace {
+/// The simulation's state after `steps` steps with $CUVIEW_HOST_THREADS at `threads`.
+std::vector<std::vector<std::byte>> state_after(const std::string& name, unsigned threads, std::uint32_t w,
+                                                std::uint32_t h, std::map<std::string, std::string> options,
+                                                std::uint32_t steps) {
+  ::setenv("CUVIEW_HOST_THREADS", std::to_string(threads).c_str(), 1);
+  Run r(name, Backend::host, w, h, std::move(options));
+  ::unsetenv("CUVIEW_HOST_THREADS");
+  r.steps(steps);
+  std::vector<std::vector<std::byte>> out;
+  std::vector<void*> ptrs;
+  for (const auto& s : r.sim->state()) out.emplace_back(s.bytes());
+  for (auto& o : out) ptrs.push_back(o.data());
+  r.sim->save_state(ptrs);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the host simulations give the same bits on one thread as on every core", "[physics][host]") {
+  struct Case {
+    std::string name;
+    std::uint32_t w, h;
+    std::map<std::string, std::string> options;
+    std::uint32_t steps;
+  };
+  // Grids large enough to be split into bands (small ones run on one thread anyway).
+  for (const auto& c : {Case{"grayscott", 512, 256, {}, 300}, Case{"lbm", 400, 160, {}, 300},
+                        Case{"lbm", 300, 150, {{"flow", "periodic"}}, 200}, Case{"nbody", 64, 64, {{"bodies", "600"}}, 20}}) {
+    INFO(c.name << " " << c.w << "x" << c.h);
+    const auto one = state_after(c.name, 1, c.w, c.h, c.options, c.steps);
+    const auto many = state_after(c.name, 5, c.w, c.h, c.options, c.steps);  // more threads than rows of some bands
+    REQUIRE(one.size() == many.size());
+    for (std::size_t i = 0; i < one.size(); ++i) CHECK(one[i] == many[i]);
+  }
+}
+
+TEST_CASE("the host loops' vectorised rows compute what the per-cell updates compute, bit for bit",
+          "[physics][host]") {
+  // Gray–Scott: the state after one more step against grayscott_cell over every cell.
+  {
+    const std::uint32_t w = 97, h = 61;
+    Run r("grayscott", Backend::host, w, h, {});
+    r.steps(50);
+    std::vector<float> u(w * h), v(w * h), u2(w * h), v2(w * h);
+    r.sim->save_state({u.data(), v.data()});
+    sim::GrayScottParams p;
+    p.F = static_cast<float>(r.params.at("F")), p.k = static_cast<float>(r.params.at("k"));
+    p.Du = static_cast<float>(r.params.at("Du")), p.Dv = static_cast<float>(r.params.at("Dv"));
+    p.dt = static_cast<float>(r.params.at("dt"));
+    for (int y = 0; y < static_cast<int>(h); ++y)
+      for (int x = 0; x < static_cast<int>(w); ++x)
+        sim::grayscott_cell(u.data(), v.data(), u2.data(), v2.data(), x, y, w, h, p);
+    r.steps(1);
+    std::vector<float> nu(w * h), nv(w * h);
+    r.sim->save_state({nu.data(), nv.data()});
+    CHECK(std::memcmp(nu.data(), u2.data(), nu.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(nv.data(), v2.data(), nv.size() * sizeof(float)) == 0);
+  }
+  // The flow, channel and periodic: one more step of the simulation (its vectorised rows, on every
+  // core) against lbm_cell over every cell of the state it had.
+  for (const std::string flow : {"channel", "periodic"}) {
+    INFO("lbm, flow=" << flow);
+    const int w = 131, h = 47;
+    Run r("lbm", Backend::host, w, h, {{"flow", flow}}, {{"force", flow == "periodic" ? 2e-5 : 0.0}});
+    r.steps(200);
+    const sim::lbm::Window g{w, 0, h, h};
+    const auto o = sim::lbm::options_from({{"flow", flow}});
+    const auto p = sim::lbm::from(r.params, o);
+    const std::size_t owned = g.owned_cells();
+    std::vector<float> saved(owned * sim::lbm::kQ), next(owned * sim::lbm::kQ);
+    std::vector<std::uint8_t> mask(owned), mask2(owned);
+    r.sim->save_state({saved.data(), mask.data()});
+    // The stored layout: every plane with a ghost row above and below the owned rows.
+    std::vector<float> f(g.cells() * sim::lbm::kQ, 0.0f), fo(f.size(), 0.0f);
+    for (int i = 0; i < sim::lbm::kQ; ++i)
+      std::memcpy(f.data() + i * g.cells() + w, saved.data() + i * owned, owned * sizeof(float));
+    std::vector<std::uint8_t> solid(g.cells(), 1);
+    std::memcpy(solid.data() + w, mask.data(), owned);
+    const auto flags = sim::lbm::cell_flags(solid, g, o);
+    for (int y = 1; y <= h; ++y)
+      for (int x = 0; x < w; ++x) sim::lbm::lbm_cell(f.data(), fo.data(), flags.data(), x, y, w, g.stored_rows(), p);
+    r.steps(1);
+    r.sim->save_state({next.data(), mask2.data()});
+    std::size_t solid_cells = 0, differ = 0;
+    for (auto m : mask) solid_cells += m != 0;
+    for (int i = 0; i < sim::lbm::kQ; ++i)
+      differ += std::memcmp(fo.data() + i * g.cells() + w, next.data() + i * owned, owned * sizeof(float)) != 0;
+    INFO(solid_cells << " solid cells");
+    CHECK(solid_cells > 2 * static_cast<std::size_t>(w));  // the walls and an obstacle
+    CHECK(differ == 0);
+  }
 }

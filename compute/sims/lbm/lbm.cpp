@@ -6,6 +6,7 @@
 
 #include "cuview/error.hpp"
 #include "sims/lbm/lbm_setup.hpp"
+#include "sims/row_pool.hpp"
 
 namespace cuview::sim::lbm {
 
@@ -143,11 +144,22 @@ void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>
 
 namespace {
 
+/// Stored rows [y0, y1) of one step: the edge columns by lbm_cell, the rest by the vectorised row.
+void step_rows(const float* f, float* fo, const std::uint16_t* flags, int y0, int y1, int width, int height,
+               const LbmParams& p) {
+  for (int y = y0; y < y1; ++y) {
+    lbm_cell(f, fo, flags, 0, y, width, height, p);
+    lbm_row_interior(f, fo, flags, y, width, height, p);
+    if (width > 1) lbm_cell(f, fo, flags, width - 1, y, width, height, p);
+  }
+}
+
 /// On the host: one loop over the owned rows per step, then the ghost rows from the neighbours.
 class LbmHost final : public Simulation {
  public:
   LbmHost(const Window& g, Halo* halo, const LbmOptions& o)
-      : g_(g), halo_(halo), o_(o), solid_(obstacle_mask(g_, o_)), flags_(cell_flags(solid_, g_, o_)) {
+      : g_(g), halo_(halo), o_(o), solid_(obstacle_mask(g_, o_)), flags_(cell_flags(solid_, g_, o_)),
+        rows_(host_threads(halo != nullptr)) {
     f_.resize(g_.cells() * kQ), f2_.resize(g_.cells() * kQ);
     if (halo_) halo_rows_.resize(4 * row_floats());
   }
@@ -161,9 +173,11 @@ class LbmHost final : public Simulation {
   void set_params(const std::map<std::string, double>& values) override { p_ = from(values, o_); }
   void step(std::uint32_t n) override {
     for (std::uint32_t s = 0; s < n; ++s) {
-      for (int y = 1; y <= g_.rows; ++y)
-        for (int x = 0; x < g_.width; ++x)
-          lbm_cell(f_.data(), f2_.data(), flags_.data(), x, y, g_.width, g_.stored_rows(), p_);
+      // Row bands on every core (one thread for a rank of an MPI run).
+      rows_.run(1, g_.rows + 1, [&](std::int64_t y0, std::int64_t y1) {
+        step_rows(f_.data(), f2_.data(), flags_.data(), static_cast<int>(y0), static_cast<int>(y1), g_.width,
+                  g_.stored_rows(), p_);
+      }, min_rows());
       std::swap(f_, f2_);
       exchange_populations();
     }
@@ -187,14 +201,18 @@ class LbmHost final : public Simulation {
     exchange_populations();
   }
   void write_fields(const std::vector<FieldTarget>& t) override {
-    for (int y = 1; y <= g_.rows; ++y)
-      for (int x = 0; x < g_.width; ++x)
-        lbm_observe(f_.data(), flags_.data(), x, y, g_.width, g_.stored_rows(), g_.global_row(y), g_.global_height,
-                    p_.force, static_cast<std::size_t>(y - 1) * g_.width + x, static_cast<float*>(t[0].data),
-                    static_cast<float*>(t[1].data), static_cast<float*>(t[2].data), static_cast<float*>(t[3].data));
+    rows_.run(1, g_.rows + 1, [&](std::int64_t y0, std::int64_t y1) {
+      for (int y = static_cast<int>(y0); y < static_cast<int>(y1); ++y)
+        for (int x = 0; x < g_.width; ++x)
+          lbm_observe(f_.data(), flags_.data(), x, y, g_.width, g_.stored_rows(), g_.global_row(y), g_.global_height,
+                      p_.force, static_cast<std::size_t>(y - 1) * g_.width + x, static_cast<float*>(t[0].data),
+                      static_cast<float*>(t[1].data), static_cast<float*>(t[2].data), static_cast<float*>(t[3].data));
+    }, min_rows());
   }
 
  private:
+  /// Fewer rows than this run on one thread: a wake-up costs more than they do.
+  [[nodiscard]] std::int64_t min_rows() const { return std::max(1, 8192 / g_.width); }
   [[nodiscard]] std::size_t row_floats() const { return static_cast<std::size_t>(kQ) * g_.width; }
   [[nodiscard]] float* plane(std::vector<float>& f, int i) const { return f.data() + i * g_.cells(); }
   /// Sends the first and last owned rows of every population plane to the parts above and below
@@ -222,6 +240,7 @@ class LbmHost final : public Simulation {
   std::vector<std::uint16_t> flags_;
   std::vector<float> f_, f2_;
   std::vector<float> halo_rows_;  ///< to up, to down, from up, from down: one row of every plane each
+  RowPool rows_;
 };
 
 }  // namespace

@@ -16,6 +16,9 @@
 // published values need to know where the rows lie in the global grid.
 #pragma once
 
+#if !defined(__CUDACC__)
+#include <bit>
+#endif
 #include <cstddef>
 #include <cstdint>
 
@@ -50,6 +53,7 @@ CUVIEW_HD inline float shifted_equilibrium(int i, float drho, float rho, float u
 /// force's half-step shift included. Σ w_i = 1 and Σ w_i c_i = 0, so the shifted sums are exact.
 CUVIEW_HD inline void moments(const float* ft, float force, float& drho, float& ux, float& uy) {
   drho = 0.0f, ux = 0.0f, uy = 0.0f;
+  CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
     drho += ft[i];
     ux += ft[i] * static_cast<float>(cx(i));
@@ -60,9 +64,25 @@ CUVIEW_HD inline void moments(const float* ft, float force, float& drho, float& 
   uy = uy / rho;
 }
 
+/// The collision of one cell's incoming (shifted) populations `ft`: BGK towards the equilibrium,
+/// plus Guo's forcing, into `out`. All arithmetic on deviations from rest, which float32 resolves
+/// finely. The only copy of it: lbm_cell and lbm_row_interior both end here.
+CUVIEW_HD inline void lbm_collide(const float* ft, const LbmParams& p, float* out) {
+  float drho, ux, uy;
+  moments(ft, p.force, drho, ux, uy);
+  const float rho = 1.0f + drho;
+  const float guo = (1.0f - 0.5f * p.omega) * p.force * rho;
+  CUVIEW_UNROLL
+  for (int i = 0; i < kQ; ++i) {
+    const float feq = shifted_equilibrium(i, drho, rho, ux, uy);
+    const float c_x = static_cast<float>(cx(i)), cu = c_x * ux + static_cast<float>(cy(i)) * uy;
+    const float forcing = guo * weight(i) * (3.0f * (c_x - ux) + 9.0f * cu * c_x);
+    out[i] = ft[i] - p.omega * (ft[i] - feq) + forcing;
+  }
+}
+
 /// One update of cell (x, y): gathers its incoming (shifted) populations from `f`, collides
-/// (BGK towards the equilibrium, plus Guo's forcing), writes `fo`. All arithmetic on deviations
-/// from rest, which float32 resolves finely.
+/// (lbm_collide), writes `fo`.
 CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ fo,
                                const std::uint16_t* __restrict__ flags, int x, int y, int width, int height,
                                const LbmParams& p) {
@@ -70,10 +90,12 @@ CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ 
   const std::size_t here = static_cast<std::size_t>(y) * width + x;
   const unsigned fl = flags[here];
   if (fl & kSolidBit) {  // solid: keep it at rest, so that density and velocity read 1 and 0 there
+    CUVIEW_UNROLL
     for (int i = 0; i < kQ; ++i) fo[i * cells + here] = 0.0f;
     return;
   }
   float ft[kQ];
+  CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
     if (fl & (1u << i)) {  // from a solid cell or beyond the top or bottom edge: bounce back (w_i = w_opposite)
       ft[i] = f[opposite(i) * cells + here];
@@ -94,17 +116,57 @@ CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ 
     const std::size_t src = static_cast<std::size_t>(sy) * width + sx;
     ft[i] = f[i * cells + src];
   }
-  float drho, ux, uy;
-  moments(ft, p.force, drho, ux, uy);
-  const float rho = 1.0f + drho;
-  const float guo = (1.0f - 0.5f * p.omega) * p.force * rho;
+  float out[kQ];
+  lbm_collide(ft, p, out);
+  CUVIEW_UNROLL
+  for (int i = 0; i < kQ; ++i) fo[i * cells + here] = out[i];
+}
+
+#if !defined(__CUDACC__)
+/// `mask` all ones: a, all zeros: b; bit for bit (a select the compiler vectorises as and/or).
+inline float select_bits(std::uint32_t mask, float a, float b) {
+  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & mask) | (std::bit_cast<std::uint32_t>(b) & ~mask));
+}
+
+/// lbm_cell for every cell of row y but the first and last column (which lbm_cell does: the
+/// inflow, outflow or wrap), written for the host compiler to vectorize: away from the x edges
+/// every source is affine in x, and a bounced population or a solid cell is a select rather than
+/// a branch. The same arithmetic as lbm_cell, so the same bits. Reads rows y − 1 and y + 1, which
+/// the host loop always stores (edge or ghost rows).
+inline void lbm_row_interior(const float* __restrict__ f, float* __restrict__ fo,
+                             const std::uint16_t* __restrict__ flags, int y, int width, int height,
+                             const LbmParams& p) {
+  const std::size_t cells = static_cast<std::size_t>(width) * height;
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(y) * width;
+  // Per direction, the row its populations stream from and the row they bounce back from: then
+  // every load of the loop below is [x] of one of them.
+  const float* streamed[kQ];
+  const float* bounced[kQ];
+  float* out_row[kQ];
+  CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
-    const float feq = shifted_equilibrium(i, drho, rho, ux, uy);
-    const float c_x = static_cast<float>(cx(i)), cu = c_x * ux + static_cast<float>(cy(i)) * uy;
-    const float forcing = guo * weight(i) * (3.0f * (c_x - ux) + 9.0f * cu * c_x);
-    fo[i * cells + here] = ft[i] - p.omega * (ft[i] - feq) + forcing;
+    streamed[i] = f + i * cells + row - static_cast<std::ptrdiff_t>(cy(i)) * width - cx(i);
+    bounced[i] = f + opposite(i) * cells + row;
+    out_row[i] = fo + i * cells + row;
+  }
+  const std::uint16_t* fl_row = flags + row;
+  const LbmParams q = p;  // a copy: stores through fo cannot change it
+  // No iteration reads what another writes (f and fo are distinct arrays); the row pointers above
+  // stay as they are.
+#pragma GCC ivdep
+  for (int x = 1; x < width - 1; ++x) {
+    const std::uint32_t fl = fl_row[x];
+    float ft[kQ];
+    CUVIEW_UNROLL
+    for (int i = 0; i < kQ; ++i) ft[i] = select_bits(0u - ((fl >> i) & 1u), bounced[i][x], streamed[i][x]);
+    float out[kQ];
+    lbm_collide(ft, q, out);
+    const std::uint32_t solid = 0u - ((fl >> 9) & 1u);  // kSolidBit
+    CUVIEW_UNROLL
+    for (int i = 0; i < kQ; ++i) out_row[i][x] = select_bits(solid, 0.0f, out[i]);
   }
 }
+#endif
 
 /// Density and velocity of cell `at` from stored populations (solid cells: 1 and 0).
 CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, std::size_t at,
@@ -114,6 +176,7 @@ CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint1
     return;
   }
   float ft[kQ];
+  CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) ft[i] = f[i * cells + at];
   float drho;
   moments(ft, force, drho, ux, uy);

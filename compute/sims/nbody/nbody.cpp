@@ -5,6 +5,7 @@
 
 #include "cuview/error.hpp"
 #include "sims/nbody/nbody_setup.hpp"
+#include "sims/row_pool.hpp"
 
 namespace cuview::sim::nbody {
 
@@ -212,18 +213,22 @@ class NbodyHost final : public Simulation {
   void accelerations() {
     const float eps2 = p_.softening * p_.softening;
     const float* pm = s_.pos_mass.data();
-    for (std::uint64_t i = 0; i < o_.bodies; ++i) {
-      float ax = 0, ay = 0, az = 0;
-      for (std::uint64_t j = 0; j < o_.bodies; ++j)
-        interact(pm[4 * i], pm[4 * i + 1], pm[4 * i + 2], pm[4 * j], pm[4 * j + 1], pm[4 * j + 2], pm[4 * j + 3], eps2,
-                 ax, ay, az);
-      s_.acc[4 * i] = ax, s_.acc[4 * i + 1] = ay, s_.acc[4 * i + 2] = az;
-    }
+    // Bands of bodies on every core; each body's sum runs over j in order, as on one thread.
+    bodies_.run(0, static_cast<std::int64_t>(o_.bodies), [&](std::int64_t i0, std::int64_t i1) {
+      for (auto i = static_cast<std::uint64_t>(i0); i < static_cast<std::uint64_t>(i1); ++i) {
+        float ax = 0, ay = 0, az = 0;
+        for (std::uint64_t j = 0; j < o_.bodies; ++j)
+          interact(pm[4 * i], pm[4 * i + 1], pm[4 * i + 2], pm[4 * j], pm[4 * j + 1], pm[4 * j + 2], pm[4 * j + 3],
+                   eps2, ax, ay, az);
+        s_.acc[4 * i] = ax, s_.acc[4 * i + 1] = ay, s_.acc[4 * i + 2] = az;
+      }
+    }, 128);
   }
   int w_, h_;
   NbodyOptions o_;
   NbodyParams p_;
   State s_;
+  RowPool bodies_;
 };
 
 }  // namespace
