@@ -646,9 +646,10 @@ bool Group::next_view(RemoteView& out, std::chrono::milliseconds timeout) {
     }
     const auto now = Clock::now();
     // A step that never comes (the run was reset to an earlier step; a part skipped it and then
-    // paused): after a second, ask for the newest frame instead.
+    // paused): after a second, ask for the newest frame instead; a view lost on the way (dropped
+    // by a full queue): ask again every few seconds (the gateway caps a client's credits at 8).
     for (std::size_t k = 0; k < n; ++k)
-      if (!im.views[k] && im.asked_step[k] && now - im.asked[k] > 1s) ask(k, std::nullopt);
+      if (!im.views[k] && now - im.asked[k] > (im.asked_step[k] ? 1s : 3s)) ask(k, std::nullopt);
     if (now >= deadline) return false;
     std::size_t waiting = 0;
     while (waiting + 1 < n && im.views[waiting]) ++waiting;
