@@ -41,6 +41,7 @@ struct cuview_group {
   std::vector<std::unique_ptr<cuview_client>> parts;  // borrowing group.part(k)
   std::vector<cuview_part_info> infos;                // their strings point into group and parts
   std::string gone_reason;
+  cuview::RemoteView view;  // the last cuview_group_next_view's, which points into it
 };
 
 struct cuview_group_frame {
@@ -276,45 +277,60 @@ cuview_status cuview_frame_verify(const cuview_frame* frame) {
 
 const char* cuview_remote(const cuview_client* client) { return client != nullptr ? client->remote.c_str() : ""; }
 
+namespace {
+/// The watch of cuview_watch and cuview_group_watch: the fw × fh grid fitted into the view, times
+/// `zoom`, centred on (center_x, center_y) (NaN: the grid's centre).
+cuview::ViewWatch fitted_watch(const char* call, const std::string& name, int fw, int fh, const char* field,
+                               uint32_t view_w, uint32_t view_h, double zoom, double center_x, double center_y,
+                               const char* encoding) {
+  if (!(zoom > 0) || !std::isfinite(zoom))
+    throw cuview::Error(cuview::Errc::out_of_range, std::string(call) + ": zoom " + std::to_string(zoom) +
+                                                        " of a view of '" + name + "'; a zoom is finite and > 0");
+  cuview::ViewWatch w;
+  w.field = field;
+  w.region = cuview::ViewRegion::fit(fw, fh, static_cast<int>(view_w), static_cast<int>(view_h), zoom,
+                                     std::isnan(center_x) ? fw * 0.5 : center_x, std::isnan(center_y) ? fh * 0.5 : center_y);
+  if (encoding != nullptr) w.encoding = encoding;
+  return w;
+}
+
+/// The next view of `source` (a Client or a Group) into `view`, described in *out
+/// (cuview_next_view, cuview_group_next_view); CUVIEW_NO_FRAME when none came.
+extern "C++" template <class Source>
+cuview_status next_view_of(Source& source, cuview::RemoteView& view, int timeout_ms, cuview_view* out) {
+  bool none = false;
+  const auto s = guarded([&] {
+    if (!source.next_view(view, std::chrono::milliseconds(std::max(timeout_ms, 0)))) {
+      none = true;
+      return;
+    }
+    const auto& h = view.header;
+    *out = cuview_view{h.seq,         h.step,     h.sim_time,    h.field.c_str(),      h.encoding.c_str(),
+                       h.error_bound, h.lo,       h.hi,          h.view_w,             h.view_h,
+                       h.center_x,    h.center_y, h.pixels_per_cell, view.view.values.data(), view.view.values.size()};
+  });
+  if (s == CUVIEW_OK && none) {
+    g_error = "no new view of '" + source.name() + "' within " + std::to_string(timeout_ms) + " ms";
+    return CUVIEW_NO_FRAME;
+  }
+  return s;
+}
+}  // namespace
+
 cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t view_w, uint32_t view_h, double zoom,
                            double center_x, double center_y, const char* encoding) {
   if (client == nullptr || field == nullptr) return null_argument("cuview_watch");
   return guarded([&] {
     const auto& d = client->client->description();
-    const auto fw = static_cast<int>(d.width), fh = static_cast<int>(d.height);
-    if (!(zoom > 0) || !std::isfinite(zoom))
-      throw cuview::Error(cuview::Errc::out_of_range, "cuview_watch: zoom " + std::to_string(zoom) +
-                                                          " of a view of '" + client->client->name() +
-                                                          "'; a zoom is finite and > 0");
-    cuview::ViewWatch w;
-    w.field = field;
-    w.region = cuview::ViewRegion::fit(fw, fh, static_cast<int>(view_w), static_cast<int>(view_h), zoom,
-                                       std::isnan(center_x) ? fw * 0.5 : center_x,
-                                       std::isnan(center_y) ? fh * 0.5 : center_y);
-    if (encoding != nullptr) w.encoding = encoding;
-    client->client->watch(w);
+    client->client->watch(fitted_watch("cuview_watch", client->client->name(), static_cast<int>(d.width),
+                                       static_cast<int>(d.height), field, view_w, view_h, zoom, center_x, center_y,
+                                       encoding));
   });
 }
 
 cuview_status cuview_next_view(cuview_client* client, int timeout_ms, cuview_view* out) {
   if (client == nullptr || out == nullptr) return null_argument("cuview_next_view");
-  bool none = false;
-  const auto s = guarded([&] {
-    auto& v = client->view;
-    if (!client->client->next_view(v, std::chrono::milliseconds(std::max(timeout_ms, 0)))) {
-      none = true;
-      return;
-    }
-    const auto& h = v.header;
-    *out = cuview_view{h.seq,           h.step,         h.sim_time,     h.field.c_str(),   h.encoding.c_str(),
-                       h.error_bound,   h.lo,           h.hi,           h.view_w,          h.view_h,
-                       h.center_x,      h.center_y,     h.pixels_per_cell, v.view.values.data(), v.view.values.size()};
-  });
-  if (s == CUVIEW_OK && none) {
-    g_error = "no new view of '" + client->client->name() + "' within " + std::to_string(timeout_ms) + " ms";
-    return CUVIEW_NO_FRAME;
-  }
-  return s;
+  return next_view_of(*client->client, client->view, timeout_ms, out);
 }
 
 cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
@@ -395,13 +411,11 @@ uint32_t cuview_running_parts(const char* name) {
   }
 }
 
-cuview_status cuview_group_attach(const char* name, const char* client_name, int control_only, int timeout_ms,
-                                  cuview_group** out) {
-  if (name == nullptr || out == nullptr) return null_argument("cuview_group_attach");
-  *out = nullptr;
-  return guarded([&] {
-    auto g = std::make_unique<cuview_group>(cuview::Group::attach(attach_options(name, client_name, timeout_ms,
-                                                                                  control_only)));
+namespace {
+/// The C handle of an attached group: its parts' borrowed clients and their infos.
+cuview_group* wrapped_group(cuview::Group group) {
+  auto g = std::make_unique<cuview_group>(cuview_group{std::move(group), {}, {}, {}, {}});
+  {
     for (std::size_t k = 0; k < g->group.size(); ++k) {
       auto& part = g->group.part(k);
       g->parts.push_back(wrapped(part, nullptr, ""));
@@ -411,8 +425,46 @@ cuview_status cuview_group_attach(const char* name, const char* client_name, int
                                           p.global_width, p.global_height, p.rank, part.hello().daemon_pid,
                                           p.host.c_str(), d.device.c_str(), p.group.c_str()});
     }
-    *out = g.release();
+  }
+  return g.release();
+}
+}  // namespace
+
+cuview_status cuview_group_attach(const char* name, const char* client_name, int control_only, int timeout_ms,
+                                  cuview_group** out) {
+  if (name == nullptr || out == nullptr) return null_argument("cuview_group_attach");
+  *out = nullptr;
+  return guarded([&] {
+    *out = wrapped_group(cuview::Group::attach(attach_options(name, client_name, timeout_ms, control_only)));
   });
+}
+
+cuview_status cuview_group_attach_remote(const char* name, const char* client_name, const char* const* gateways,
+                                         size_t count, int timeout_ms, cuview_group** out) {
+  if (name == nullptr || gateways == nullptr || out == nullptr) return null_argument("cuview_group_attach_remote");
+  *out = nullptr;
+  return guarded([&] {
+    std::vector<std::string> urls;
+    for (size_t i = 0; i < count; ++i)
+      if (gateways[i] != nullptr) urls.emplace_back(gateways[i]);
+    *out = wrapped_group(cuview::Group::attach_remote(attach_options(name, client_name, timeout_ms, 1), urls));
+  });
+}
+
+cuview_status cuview_group_watch(cuview_group* group, const char* field, uint32_t view_w, uint32_t view_h, double zoom,
+                                 double center_x, double center_y, const char* encoding) {
+  if (group == nullptr || field == nullptr) return null_argument("cuview_group_watch");
+  return guarded([&] {
+    auto& g = group->group;
+    g.watch(fitted_watch("cuview_group_watch", g.name(), static_cast<int>(g.global_width()),
+                         static_cast<int>(g.global_height()), field, view_w, view_h, zoom, center_x, center_y,
+                         encoding));
+  });
+}
+
+cuview_status cuview_group_next_view(cuview_group* group, int timeout_ms, cuview_view* out) {
+  if (group == nullptr || out == nullptr) return null_argument("cuview_group_next_view");
+  return next_view_of(group->group, group->view, timeout_ms, out);
 }
 
 void cuview_group_detach(cuview_group* group) { delete group; }

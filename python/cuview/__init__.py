@@ -67,17 +67,23 @@ def attach(name="default", client="cuview python", control_only=False, timeout=3
     views (Client.view) and regions (Client.fetch) instead of frames; `control_only` does not apply.
 
     A Client for a whole publisher; a Group when `name` runs as parts (mpirun -n N
-    cuview-compute ...; not through a gateway)."""
+    cuview-compute ...). A run of parts over several hosts: `remote` a list of the gateways of its
+    hosts, one URL each (a Group with views, Group.view)."""
+    if remote and not isinstance(remote, str):  # a sequence of gateways (`list` is this module's own)
+        return Group(name, client, True, timeout, remote=remote)
     if not remote and lib.cuview_running_parts(name.encode()) > 0:
         return Group(name, client, control_only, timeout)
     return Client(name, client, control_only, timeout, remote)
 
 
-def attach_group(name="default", client="cuview python", control_only=False, timeout=3.0):
+def attach_group(name="default", client="cuview python", control_only=False, timeout=3.0, remote=None):
     """Attaches to every part of `name` as a Group, also when a whole publisher runs under it (a
     group of one part covering the whole grid), so that a tool can treat both alike. A part not up
     yet, or still one of an earlier run, is waited for until `timeout` seconds pass; then
-    CuviewError names it."""
+    CuviewError names it. remote: a gateway's URL, or a list of them, one per host of the run
+    (docs/remote.md "Runs of parts"): the group then has views (Group.view), not frames."""
+    if remote:
+        return Group(name, client, True, timeout, remote=[remote] if isinstance(remote, str) else remote)
     return Group(name, client, control_only, timeout)
 
 
@@ -223,13 +229,7 @@ class Client:
         field = self._grid_field(field, "view")
         width = int(width or d["width"])
         height = int(height or d["height"])
-        cx, cy = (float("nan"), float("nan")) if center is None else (float(center[0]), float(center[1]))
-        watch = (field, width, height, float(zoom), cx, cy, encoding)
-        if watch != self._watching:
-            self._watching = None
-            _check(lib.cuview_watch(self._handle(), field.encode(), width, height, float(zoom), cx, cy,
-                                    encoding.encode()))
-            self._watching = watch
+        _rewatch(self, lib.cuview_watch, (field, width, height, float(zoom), center, encoding))
         deadline = time.monotonic() + timeout
         v = _capi.View()
         while True:
@@ -361,10 +361,18 @@ class Group:
     leader, part 0, which hands each request to every part at one step; `parts` are the part
     clients (each part's description and status; the others refuse steering)."""
 
-    def __init__(self, name, client, control_only, timeout):
+    def __init__(self, name, client, control_only, timeout, remote=None):
         handle = ctypes.c_void_p()
-        _check(lib.cuview_group_attach(name.encode(), client.encode(), int(control_only), int(timeout * 1000),
-                                       ctypes.byref(handle)))
+        #: the gateways this group attached through (one per host); None when local
+        self.remote = [str(r) for r in remote] if remote else None
+        self._watching = None
+        if self.remote:
+            urls = (ctypes.c_char_p * len(self.remote))(*[r.encode() for r in self.remote])
+            _check(lib.cuview_group_attach_remote(name.encode(), client.encode(), urls, len(self.remote),
+                                                  int(timeout * 1000), ctypes.byref(handle)))
+        else:
+            _check(lib.cuview_group_attach(name.encode(), client.encode(), int(control_only), int(timeout * 1000),
+                                           ctypes.byref(handle)))
         self._g = _Handle(handle.value, lib.cuview_group_detach)
         self.name = name
         #: False when a whole publisher runs under the name (a group of one part)
@@ -423,6 +431,24 @@ class Group:
             return None
         _check(status)
         return GroupFrame(self, handle.value)
+
+    def view(self, field=None, width=None, height=None, zoom=1.0, center=None, encoding="auto", timeout=2.0):
+        """Remote (attached with remote=[URL, ...]): the next picture of `field` over the global
+        grid, put together from one step of every part, as a View (Client.view's arguments; its
+        error_bound is the largest of the parts'). None when none came within `timeout` seconds."""
+        if not self.remote:
+            raise CuviewError(_UNSUPPORTED, f"view() of '{self.name}': a local group takes frames (next_frame); "
+                              "views are for groups attached with remote=[URL, ...]")
+        field = self.leader._grid_field(field, "view")
+        gh, gw = self.shape
+        width, height = int(width or gw), int(height or gh)
+        _rewatch(self, lib.cuview_group_watch, (field, width, height, float(zoom), center, encoding))
+        v = _capi.View()
+        status = lib.cuview_group_next_view(self._handle(), int(timeout * 1000), ctypes.byref(v))
+        if status == _capi.NO_FRAME:
+            return None
+        _check(status)
+        return View(v, (gw, gh))
 
     def gone_reason(self):
         """None while every part runs; otherwise which part went and why."""
@@ -530,6 +556,18 @@ class GroupFrame:
             # Done reading the frames before any of them is released (release waits on their GPUs only).
             cupy.cuda.get_current_stream().synchronize()
         return out
+
+
+def _rewatch(owner, watch_call, watch):
+    """Starts a watch (watch_call: cuview_watch or cuview_group_watch) of `watch` = (field, width,
+    height, zoom, center or None, encoding) unless `owner` watches just that already."""
+    field, width, height, zoom, center, encoding = watch
+    if watch == owner._watching:
+        return
+    owner._watching = None
+    cx, cy = (float("nan"), float("nan")) if center is None else (float(center[0]), float(center[1]))
+    _check(watch_call(owner._handle(), field.encode(), width, height, zoom, cx, cy, encoding.encode()))
+    owner._watching = watch
 
 
 def _copied(pointer, count):

@@ -196,5 +196,101 @@ class PythonRemoteClient(unittest.TestCase):
         self.assertIn("nowhere.sock", str(e.exception))
 
 
+def _mpirun():
+    for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
+        if os.access(os.path.join(d, "mpirun"), os.X_OK):
+            return os.path.join(d, "mpirun")
+    return None
+
+
+@unittest.skipIf(_mpirun() is None, "mpirun is not installed (Debian: openmpi-bin): no run of parts to watch")
+class PythonRemoteGroup(unittest.TestCase):
+    """A 2-rank run over two "hosts" (mpirun, one runtime directory and gateway each) seen through
+    both gateways as one picture, equal to the picture of the same grid run by one process."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rt = private_runtime_dir()
+        cls.addClassCleanup(cls.rt.cleanup)
+        cls.procs = []
+        cls.addClassCleanup(cls.stop_all)
+        hosts = [os.path.join(cls.rt.name, h) for h in ("host-a", "host-b")]
+        for h in hosts:
+            os.makedirs(h, mode=0o700)
+        args = ["--name", "slabs", "--backend", "host", "--sim", "lbm", "--size", "160x64", "--paused",
+                "--log-level", "warn"]
+        mpi = [_mpirun(), "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+        for k, h in enumerate(hosts):
+            if k:
+                mpi.append(":")
+            mpi += ["-n", "1", "/usr/bin/env", f"XDG_RUNTIME_DIR={h}", f"CUVIEW_HOST=host-{k}",
+                    f"{BIN}/cuview-compute"] + args
+        cls.procs.append(subprocess.Popen(mpi, start_new_session=True))
+        cls.procs.append(subprocess.Popen([f"{BIN}/cuview-compute", "--name", "one", "--backend", "host", "--sim",
+                                           "lbm", "--size", "160x64", "--paused", "--log-level", "warn"]))
+        cls.urls = []
+        for h in hosts + [cls.rt.name]:
+            cls.procs.append(subprocess.Popen([f"{BIN}/cuview-gateway", "--log-level", "warn"],
+                                              env=dict(os.environ, XDG_RUNTIME_DIR=h)))
+            cls.urls.append("unix:" + os.path.join(h, "cuview", ".gateway", "gateway.sock"))
+        deadline = time.time() + 60
+        while True:
+            try:
+                cls.group = cuview.attach("slabs", remote=cls.urls[:2])
+                cls.one = cuview.attach("one", remote=cls.urls[2])
+                break
+            except cuview.CuviewError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
+        # Both at step 300, paused: one picture to compare.
+        cls.group.step(300)
+        cls.one.step(300)
+        while cls.group.status()["step"] != 300 or cls.one.status()["step"] != 300:
+            if time.time() > deadline:
+                raise AssertionError("the runs did not reach step 300")
+            time.sleep(0.05)
+
+    @classmethod
+    def tearDownClass(cls):
+        for c in (cls.group, cls.one):
+            c.shutdown()
+            c.close()
+
+    @classmethod
+    def stop_all(cls):
+        for p in reversed(cls.procs):
+            if p.poll() is None:
+                p.terminate()
+            p.wait(30)
+
+    def test_the_run_is_one_group_with_a_part_on_each_host(self):
+        self.assertIsInstance(self.group, cuview.Group)
+        self.assertTrue(self.group.decomposed)
+        self.assertEqual(self.group.shape, (64, 160))
+        self.assertEqual([p["host"] for p in self.group.parts_info], ["host-0", "host-1"])
+        self.assertEqual([p["offset_y"] for p in self.group.parts_info], [0, 32])
+
+    def test_its_picture_equals_the_one_process_run_exactly(self):
+        for field in ("speed", "vorticity", "density"):
+            a = self.group.view(field, encoding="f32", timeout=10)
+            b = self.one.view(field, encoding="f32", timeout=10)
+            self.assertIsNotNone(a, field)
+            self.assertIsNotNone(b, field)
+            self.assertEqual((a.step, a.encoding, a.error_bound), (300, "f32", 0))
+            self.assertEqual(a.shape, (64, 160))
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=field)
+        # Zoomed onto the border of the two parts: the same samples as the one-process run's.
+        a = self.group.view("vorticity", 90, 50, zoom=3, center=(80, 32), encoding="f32", timeout=10)
+        b = self.one.view("vorticity", 90, 50, zoom=3, center=(80, 32), encoding="f32", timeout=10)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+    def test_a_missing_gateway_is_named(self):
+        with self.assertRaises(cuview.CuviewError) as e:
+            cuview.attach("slabs", remote=self.urls[:1], timeout=2)
+        self.assertEqual(e.exception.code, "no_daemon")
+        self.assertIn("part 1 of 'slabs'", str(e.exception))
+
+
 if __name__ == "__main__":
     sys.exit(unittest.main())

@@ -265,6 +265,23 @@ CUVIEW_API uint32_t cuview_running_parts(const char* name);
  * be freed with cuview_group_detach. */
 CUVIEW_API cuview_status cuview_group_attach(const char* name, const char* client_name, int control_only,
                                              int timeout_ms, cuview_group** out);
+/* Attaches every part of `name` through the cuview-gateways of the hosts the run is on
+ * (`gateways`: `count` URLs, as cuview_attach_remote takes; one per host, any order): each part
+ * through the gateway that lists it (docs/remote.md "Runs of parts"); a whole publisher is a group
+ * of one part. CUVIEW_NO_DAEMON names the parts no gateway serves. Control and views only: watch
+ * with cuview_group_watch, read pictures with cuview_group_next_view. */
+CUVIEW_API cuview_status cuview_group_attach_remote(const char* name, const char* client_name,
+                                                    const char* const* gateways, size_t count, int timeout_ms,
+                                                    cuview_group** out);
+/* A remote group (cuview_group_attach_remote): from now on every part's gateway sends its share
+ * of views of `field` over the global grid, as cuview_watch describes for one client. */
+CUVIEW_API cuview_status cuview_group_watch(cuview_group* group, const char* field, uint32_t view_w, uint32_t view_h,
+                                            double zoom, double center_x, double center_y, const char* encoding);
+/* A remote group: the next picture of the watch, one step of every part put together (never two
+ * steps side by side), into *out as cuview_next_view fills it; error_bound is the largest of the
+ * parts'. Valid until the next call or cuview_group_detach. CUVIEW_NO_FRAME: none within
+ * timeout_ms; CUVIEW_DAEMON_GONE names the part that went. */
+CUVIEW_API cuview_status cuview_group_next_view(cuview_group* group, int timeout_ms, cuview_view* out);
 /* Detaches from every part and frees the group, its part and leader clients with it; group frames
  * still held stay valid until released. NULL is ignored. */
 CUVIEW_API void cuview_group_detach(cuview_group* group);
