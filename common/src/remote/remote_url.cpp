@@ -52,7 +52,6 @@ RemoteUrl RemoteUrl::parse(const std::string& url) {
   } else {
     bad(url, "unknown scheme");
   }
-  if (!rest.empty() && rest.back() == '/') rest.pop_back();
   if (r.scheme == Scheme::tcp) {
     if (const auto q = rest.find('?'); q != std::string::npos) {
       const std::string query = rest.substr(q + 1);
@@ -62,6 +61,8 @@ RemoteUrl RemoteUrl::parse(const std::string& url) {
       r.key = query.substr(4);
     }
   }
+  // A trailing '/' after the host and port (not in the key: Z85 keys may end with one).
+  if (!rest.empty() && rest.back() == '/') rest.pop_back();
   if (r.scheme == Scheme::ssh) {
     if (const auto at = rest.find('@'); at != std::string::npos) {
       r.user = rest.substr(0, at);
