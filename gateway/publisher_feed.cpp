@@ -12,8 +12,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 PublisherFeed::PublisherFeed(std::string address, zmq::context_t& context, FeedSettings settings)
-    : name_(std::move(address)), address_(parse_publisher_address(name_)), settings_(settings), outbox_(context, zmq::socket_type::push),
-      last_active_ns_(monotonic_ns()) {
+    : name_(std::move(address)), address_(parse_publisher_address(name_)), settings_(settings),
+      outbox_(context, zmq::socket_type::push), last_active_ns_(monotonic_ns()) {
   outbox_.set(zmq::sockopt::linger, 0);
   outbox_.set(zmq::sockopt::sndhwm, 0);  // bounded by the credits, never by dropping a reply
   outbox_.connect(kOutbox);
@@ -374,59 +374,57 @@ void PublisherFeed::serve_watchers() {
 void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame) {
   const auto& d = frames_->description();
   const auto& info = frame.info();
-  {
-    const auto& a = w.args;
-    ViewRegion region;
-    region.field_w = static_cast<int>(d.part ? d.part->global_width : d.width);
-    region.field_h = static_cast<int>(d.part ? d.part->global_height : d.height);
-    region.view_w = static_cast<int>(a.view_w), region.view_h = static_cast<int>(a.view_h);
-    region.center_x = a.center_x, region.center_y = a.center_y, region.pixels_per_cell = a.pixels_per_cell;
-    std::span<const float> values;
-    std::optional<remote::ViewRect> rect;
-    if (d.part) {
-      // A part: the view is of the global grid; only the samples of this part's block travel.
-      const ViewSampler::Block block{static_cast<int>(d.part->offset_x), static_cast<int>(d.part->offset_y),
-                                     static_cast<int>(d.width), static_cast<int>(d.height)};
-      const auto r = ViewSampler::samples_of(region, block);
-      rect = remote::ViewRect{static_cast<std::uint32_t>(r.x), static_cast<std::uint32_t>(r.y),
-                              static_cast<std::uint32_t>(r.w), static_cast<std::uint32_t>(r.h)};
-      w.cropped.clear();
-      if (r.w > 0 && r.h > 0) {
-        ViewSampler::begin(w.sampled, region, static_cast<int>(d.fields[w.field].components));
-        sampler_.sample_block(frame, d.fields[w.field], region, block, w.sampled);
-        w.cropped.reserve(std::size_t(r.w) * r.h);
-        for (int y = r.y; y < r.y + r.h; ++y) {
-          const float* row = w.sampled.values.data() + std::size_t(y) * region.view_w + r.x;
-          w.cropped.insert(w.cropped.end(), row, row + r.w);
-        }
+  const auto& a = w.args;
+  ViewRegion region;
+  region.field_w = static_cast<int>(d.part ? d.part->global_width : d.width);
+  region.field_h = static_cast<int>(d.part ? d.part->global_height : d.height);
+  region.view_w = static_cast<int>(a.view_w), region.view_h = static_cast<int>(a.view_h);
+  region.center_x = a.center_x, region.center_y = a.center_y, region.pixels_per_cell = a.pixels_per_cell;
+  std::span<const float> values;
+  std::optional<remote::ViewRect> rect;
+  if (d.part) {
+    // A part: the view is of the global grid; only the samples of this part's block travel.
+    const ViewSampler::Block block{static_cast<int>(d.part->offset_x), static_cast<int>(d.part->offset_y),
+                                   static_cast<int>(d.width), static_cast<int>(d.height)};
+    const auto r = ViewSampler::samples_of(region, block);
+    rect = remote::ViewRect{static_cast<std::uint32_t>(r.x), static_cast<std::uint32_t>(r.y),
+                            static_cast<std::uint32_t>(r.w), static_cast<std::uint32_t>(r.h)};
+    w.cropped.clear();
+    if (r.w > 0 && r.h > 0) {
+      ViewSampler::begin(w.sampled, region, static_cast<int>(d.fields[w.field].components));
+      sampler_.sample_block(frame, d.fields[w.field], region, block, w.sampled);
+      w.cropped.reserve(std::size_t(r.w) * r.h);
+      for (int y = r.y; y < r.y + r.h; ++y) {
+        const float* row = w.sampled.values.data() + std::size_t(y) * region.view_w + r.x;
+        w.cropped.insert(w.cropped.end(), row, row + r.w);
       }
-      values = w.cropped;
-    } else {
-      sampler_.sample(frame, d.fields[w.field], region, w.sampled);
-      values = w.sampled.values;
     }
-    const std::size_t samples = values.size();
-    const auto encoding = w.pinned ? *w.pinned : w.meter.choose(std::max<std::size_t>(samples, 1), settings_.target_fps);
-    encoder_.encode(values, encoding, w.encoded);
-    remote::ViewHeader h;
-    h.session = frames_->hello().session;
-    h.seq = info.seq, h.step = info.step, h.sim_time = info.sim_time, h.stamp_ns = info.stamp_ns;
-    h.sent_ns = realtime_ns();
-    h.field = a.field;
-    h.view_w = a.view_w, h.view_h = a.view_h;
-    h.center_x = a.center_x, h.center_y = a.center_y, h.pixels_per_cell = a.pixels_per_cell;
-    h.encoding = std::string(remote::name_of(encoding));
-    h.lo = w.encoded.lo, h.hi = w.encoded.hi, h.error_bound = w.encoded.error_bound;
-    h.raw_bytes = w.encoded.raw_bytes;
-    h.link_bytes_per_s = w.meter.bytes_per_s();
-    h.rect = rect;
-    h.latest_step = current_ ? current_->info().step : info.step;
-    send(peer, remote::kView, proto::encode(h), w.encoded.payload, true);
-    w.meter.sent(info.seq, encoding, w.encoded.payload.size(), samples, Clock::now());
-    --w.credits;
-    w.last_sent = info.seq;
-    w.dirty = false;
+    values = w.cropped;
+  } else {
+    sampler_.sample(frame, d.fields[w.field], region, w.sampled);
+    values = w.sampled.values;
   }
+  const std::size_t samples = values.size();
+  const auto encoding = w.pinned ? *w.pinned : w.meter.choose(std::max<std::size_t>(samples, 1), settings_.target_fps);
+  encoder_.encode(values, encoding, w.encoded);
+  remote::ViewHeader h;
+  h.session = frames_->hello().session;
+  h.seq = info.seq, h.step = info.step, h.sim_time = info.sim_time, h.stamp_ns = info.stamp_ns;
+  h.sent_ns = realtime_ns();
+  h.field = a.field;
+  h.view_w = a.view_w, h.view_h = a.view_h;
+  h.center_x = a.center_x, h.center_y = a.center_y, h.pixels_per_cell = a.pixels_per_cell;
+  h.encoding = std::string(remote::name_of(encoding));
+  h.lo = w.encoded.lo, h.hi = w.encoded.hi, h.error_bound = w.encoded.error_bound;
+  h.raw_bytes = w.encoded.raw_bytes;
+  h.link_bytes_per_s = w.meter.bytes_per_s();
+  h.rect = rect;
+  h.latest_step = current_->info().step;  // serve_watchers holds the newest frame
+  send(peer, remote::kView, proto::encode(h), w.encoded.payload, true);
+  w.meter.sent(info.seq, encoding, w.encoded.payload.size(), samples, Clock::now());
+  --w.credits;
+  w.last_sent = info.seq;
+  w.dirty = false;
 }
 
 }  // namespace cuview::gateway

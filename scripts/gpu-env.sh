@@ -10,3 +10,11 @@ rm -f /tmp/rt/lib/libmpi* /tmp/rt/lib/libopen-rte* /tmp/rt/lib/libopen-pal* /tmp
 export CUVIEW_BIN_DIR=/tmp/rt/bin
 # NVLink multicast stays off (the device tool's KINDS.md says why).
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+# log_run NAME COMMAND...: the command's output into $out/NAME.log, its exit code and its test totals
+# (Catch2's, Python unittest's) as a line of $out/summary.txt.
+log_run() {
+  local name=$1; shift
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: rc=$rc $(grep -E '^(All tests passed|test cases:|Ran |OK|FAILED)' "$out/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
+}

@@ -8,14 +8,9 @@ set -u
 cd "$(dirname "$0")/.."
 . scripts/gpu-env.sh
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) CPU: $(nproc) x$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) date: $(date -u +%FT%TZ)" | tee "$out/summary.txt"
-run() {  # name, command...
-  local name=$1; shift
-  "$@" >"$out/$name.log" 2>&1
-  echo "$name: rc=$? $(grep -E '^(All tests passed|test cases:)' "$out/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
-}
-run unit-gpu cuview-unit-tests "[gpu]" --durations yes
-run unit-host-bits cuview-unit-tests "the host*"
-run integration-remote-group-gpu cuview-integration-tests "[remote][gpu],[group][gpu]" --durations yes
+log_run unit-gpu cuview-unit-tests "[gpu]" --durations yes
+log_run unit-host-bits cuview-unit-tests "the host*"
+log_run integration-remote-group-gpu cuview-integration-tests "[remote][gpu],[group][gpu]" --durations yes
 for t in ${THREADS:-16 8 4 2}; do
   CUVIEW_HOST_THREADS=$t timeout 300 cuview-bench --sections kernel --backends host --host-sizes 1024 2048 --reps 15 \
     >"$out/host-bench-$t.md" 2>&1

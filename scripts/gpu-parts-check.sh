@@ -8,18 +8,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-env.sh
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) × $(nvidia-smi -L | wc -l)" | tee "$out/summary.txt"
-run() {  # name, command...
-  local name=$1; shift
-  "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  echo "$name: rc=$rc $(grep -E '^(All tests passed|test cases:|Ran |OK|FAILED)' "$out/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
-}
-run unit-slab cuview-unit-tests "[slab],[lbm]"
+log_run unit-slab cuview-unit-tests "[slab],[lbm]"
 for sharing in ${SHARINGS:-legacy vmm pool}; do
-  CUVIEW_SHARING=$sharing run "parts-gpu-$sharing" cuview-parts-tests "[gpu]" --durations yes
+  CUVIEW_SHARING=$sharing log_run "parts-gpu-$sharing" cuview-parts-tests "[gpu]" --durations yes
 done
 CUVIEW_TEST_BACKEND=cuda CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python \
-  run python-groups-cuda python3 tests/python/test_client.py PythonGroup -v
+  log_run python-groups-cuda python3 tests/python/test_client.py PythonGroup -v
 
 # The issue's run: 16384x4096 over two GPUs, one viewer, equal to one GPU's run of the same grid.
 export XDG_RUNTIME_DIR=/tmp/xdg-big; rm -rf "$XDG_RUNTIME_DIR"; mkdir -p "$XDG_RUNTIME_DIR"; chmod 700 "$XDG_RUNTIME_DIR"

@@ -156,19 +156,25 @@ std::uint32_t running_parts(const std::string& name) {
   return k;
 }
 
+namespace {
+/// K of "part-K" (decimal, no leading zero, at most 2^32 − 1): a part's directory and address.
+std::optional<std::uint32_t> part_index_of(const std::string& s) {
+  if (s.size() < 6 || s.size() > 15 || s.rfind("part-", 0) != 0 || (s.size() > 6 && s[5] == '0') ||
+      !std::all_of(s.begin() + 5, s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const auto k = std::stoull(s.substr(5));
+  if (k > 0xffffffffull) return std::nullopt;
+  return static_cast<std::uint32_t>(k);
+}
+}  // namespace
+
 std::vector<std::uint32_t> parts_here(const std::string& name) {
   std::vector<std::uint32_t> out;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(InstancePaths(name).name_dir, ec)) {
-    const std::string f = entry.path().filename().string();
-    if (f.rfind("part-", 0) != 0 || f.size() < 6 || f.size() > 15 ||
-        !std::all_of(f.begin() + 5, f.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      continue;
-    const auto k = std::stoull(f.substr(5));
-    if (k > 0xffffffffull) continue;
-    if (InstanceLock::is_held(InstancePaths(name, static_cast<std::uint32_t>(k))))
-      out.push_back(static_cast<std::uint32_t>(k));
-  }
+  for (const auto& entry : fs::directory_iterator(InstancePaths(name).name_dir, ec))
+    if (const auto k = part_index_of(entry.path().filename().string());
+        k && InstanceLock::is_held(InstancePaths(name, *k)))
+      out.push_back(*k);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -190,14 +196,8 @@ PublisherAddress parse_publisher_address(const std::string& address) {
     refuse();
   }
   if (slash == std::string::npos) return a;
-  const std::string rest = address.substr(slash + 1);
-  if (rest.size() < 6 || rest.size() > 15 || rest.rfind("part-", 0) != 0 ||
-      !std::all_of(rest.begin() + 5, rest.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      (rest.size() > 6 && rest[5] == '0'))
-    refuse();
-  const auto k = std::stoull(rest.substr(5));
-  if (k > 0xffffffffull) refuse();
-  a.part = static_cast<std::uint32_t>(k);
+  a.part = part_index_of(address.substr(slash + 1));
+  if (!a.part) refuse();
   return a;
 }
 
