@@ -21,6 +21,10 @@
 #include "panels/simulation_panel.hpp"
 
 namespace cuview::gui {
+namespace {
+const QString kRemoteTip =
+    "values sent by the gateway: its encoding, the largest difference from the true value, the link's rate";
+}  // namespace
 
 namespace {
 const QString kDetachedHint =
@@ -127,8 +131,7 @@ void MainWindow::build_status_bar() {
   backend_label_ = new QLabel;
   remote_label_ = new QLabel;
   remote_label_->setObjectName("remote");
-  remote_label_->setToolTip(
-      "values sent by the gateway: its encoding, the largest difference from the true value, the link's rate");
+  remote_label_->setToolTip(kRemoteTip);
   readout_label_ = new QLabel;
   checkpoint_label_ = new QLabel;
   checkpoint_label_->setObjectName("checkpoint");
@@ -227,7 +230,12 @@ void MainWindow::on_frame(const RenderedFrame& f) {
 void MainWindow::show_link(const RenderedFrame& f) {
   remote_label_->setVisible(f.link.has_value());
   if (!f.link) return;
-  QString text = QString("remote %1 · %2 · ±%3").arg(remote_, f.link->encoding).arg(f.link->error_bound, 0, 'g', 2);
+  // Several gateways (a run of parts over hosts): counted here, named in the tooltip, so that the
+  // encoding and the bound stay in sight.
+  const QStringList gateways = remote_.split(' ', Qt::SkipEmptyParts);
+  const QString where = gateways.size() > 1 ? QString("%1 gateways").arg(gateways.size()) : remote_;
+  remote_label_->setToolTip(kRemoteTip + (gateways.size() > 1 ? "\n" + gateways.join("\n") : QString()));
+  QString text = QString("remote %1 · %2 · ±%3").arg(where, f.link->encoding).arg(f.link->error_bound, 0, 'g', 2);
   if (f.link->link_bytes_per_s > 0) text += QString(" · %1 MB/s").arg(f.link->link_bytes_per_s / 1e6, 0, 'f', 1);
   show_status(remote_label_, text);
 }

@@ -213,6 +213,13 @@ TEST_CASE("a remote viewer shows a run of parts on two hosts as one field, readi
   REQUIRE(wait_for([&] { return w.view()->last_frame().image.size() == w.view()->size(); }, 10000));
   const RenderedFrame f = w.view()->last_frame();
   REQUIRE(f.link);
+  // The status bar counts the gateways (two URLs would push the encoding and bound out of sight)
+  // and names them in its tooltip.
+  auto* link = w.findChild<QLabel*>("remote");
+  REQUIRE(link);
+  REQUIRE(wait_for([&] { return link->text().startsWith("remote 2 gateways · "); }, 5000));
+  CHECK(link->text().contains("±"));
+  for (const auto& url : urls) CHECK(link->toolTip().contains(url));
   // Down one column of pixels, every cell row of the field: rows of both parts, the two rows that
   // meet at their border among them, each the true value within the bound the view states.
   std::set<int> rows;
