@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "cuview/runtime_dir.hpp"
 #include "cuview/protocol.hpp"
 
 using namespace cuview;
@@ -246,4 +247,25 @@ TEST_CASE("error codes keep their wire names", "[protocol]") {
     CHECK(errc_from_string(to_string(c)) == c);
   }
   CHECK(to_string(Errc::stale_session) == "stale_session");
+}
+
+TEST_CASE("a publisher address is NAME or NAME/part-K, and nothing else", "[protocol][remote]") {
+  using cuview::parse_publisher_address;
+  CHECK(parse_publisher_address("flow").text() == "flow");
+  CHECK(!parse_publisher_address("flow").part);
+  CHECK(parse_publisher_address("flow/part-0").part == 0u);
+  CHECK(parse_publisher_address("flow/part-12").part == 12u);
+  CHECK(parse_publisher_address("flow/part-4294967295").part == 4294967295u);
+  CHECK(parse_publisher_address("flow/part-7").text() == "flow/part-7");
+  for (const char* bad : {"", ".flow", "flow/", "/part-1", "flow/part-", "flow/part-01", "flow/part-x", "flow/part--1",
+                          "flow/part-1/x", "flow/../x", "flow/part-4294967296", "flow/Part-1", "fl ow/part-1"}) {
+    INFO("'" << bad << "'");
+    try {
+      (void)parse_publisher_address(bad);
+      FAIL("accepted");
+    } catch (const cuview::Error& e) {
+      CHECK(e.code() == cuview::Errc::bad_value);
+      CHECK_THAT(e.what(), Catch::Contains("NAME/part-K"));
+    }
+  }
 }
