@@ -24,6 +24,7 @@ packages=(
   openmpi-bin libopenmpi-dev      # runs decomposed over ranks: mpirun -n N cuview-compute
   libsystemd-dev systemd          # the user service: sd_notify; systemd-analyze verifies the unit
   lintian python3-venv python3-pip # the package test: lintian on the .deb, `pip install ./python` in a venv
+  mmdebstrap systemd-container curl # package-clean-root: a clean Debian 12 booted by systemd-nspawn
 )
 missing=()
 for p in "${packages[@]}"; do

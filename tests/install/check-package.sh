@@ -29,17 +29,8 @@ mkdir -p "$HOME/.config/cuview" && mkdir -m 700 "$XDG_RUNTIME_DIR"
 # readme_line START: README's line that starts so (its command, as printed).
 readme_line() { grep -m1 -F -- "$1" "$src/README.md" | grep "^$1" || fail "README.md has no line starting '$1'"; }
 
-# ---- the .deb, made by README's command (from the directory holding build/)
-rm -f "$build"/cuview_*.deb
-make_deb=$(readme_line "cd build && cpack -G DEB")
-if [[ $(basename "$build") == build ]]; then
-  (cd "$(dirname "$build")" && eval "$make_deb") >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log" >&2; fail "$make_deb failed"; }
-else
-  (cd "$build" && cpack -G DEB) >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log" >&2; fail "cpack -G DEB failed"; }
-fi
-deb=$(ls "$build"/cuview_*.deb 2>/dev/null | head -1)
-[[ -n $deb ]] || fail "cpack made no cuview_*.deb in $build"
-mkdir -p "$work/out" && mv "$deb" "$work/out/" && deb=$work/out/$(basename "$deb")
+# ---- the .deb, made by README's command
+deb=$("$src/tests/install/make-deb.sh" "$build" "$work/out") || fail "the .deb could not be made"
 depends=$(dpkg-deb -f "$deb" Depends)
 for lib in libc6 libzmq5 python3; do
   [[ $depends == *"$lib"* ]] || fail "$(basename "$deb") does not depend on $lib: Depends: $depends"
