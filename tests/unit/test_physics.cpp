@@ -289,7 +289,7 @@ TEST_CASE("the host loops' vectorised rows compute what the per-cell updates com
     std::memcpy(solid.data() + w, mask.data(), owned);
     const auto flags = sim::lbm::cell_flags(solid, g, o);
     for (int y = 1; y <= h; ++y)
-      for (int x = 0; x < w; ++x) sim::lbm::lbm_cell(f.data(), fo.data(), flags.data(), x, y, w, g.stored_rows(), p);
+      for (int x = 0; x < w; ++x) sim::lbm::lbm_cell(f.data(), fo.data(), flags.data(), x, y, w, g.cells(), p);
     r.steps(1);
     r.sim->save_state({next.data(), mask2.data()});
     std::size_t solid_cells = 0, differ = 0;

@@ -6,14 +6,15 @@
 // (Guo's forcing, second order) drives a periodic channel. The per-cell update below is the only
 // copy of the physics: the CUDA kernel and the host loop both call it.
 //
-// Layout: populations f[i * cells + y * width + x] (one plane per direction), stored shifted by
-// their rest weight (f_i − w_i, as FluidX3D does) so that float32 keeps its digits for the
+// Layout: populations f[i * plane + y * width + x] (one plane per direction; `plane` is at least
+// width × stored rows: the host pads it, see padded_plane), stored shifted by their rest weight
+// (f_i − w_i, as FluidX3D does) so that float32 keeps its digits for the
 // deviations that carry the flow; `flags` one 16-bit word per cell: bit i (0-8) says the
 // population arriving in direction i bounces back (its source is solid, or beyond the top or
 // bottom edge), bit kSolidBit that the cell itself is solid. One load per cell instead of nine.
 // A part of a y-decomposed grid (sims/slab.hpp) stores its rows between two ghost rows, copies of
-// its neighbours' edge rows: `height` below is that padded height, `y` a row of it, and only the
-// published values need to know where the rows lie in the global grid.
+// its neighbours' edge rows: `y` below is a stored row, and only the published values need to
+// know where the rows lie in the global grid.
 #pragma once
 
 #if !defined(__CUDACC__)
@@ -82,23 +83,23 @@ CUVIEW_HD inline void lbm_collide(const float* ft, const LbmParams& p, float* ou
 }
 
 /// One update of cell (x, y): gathers its incoming (shifted) populations from `f`, collides
-/// (lbm_collide), writes `fo`.
+/// (lbm_collide), writes `fo`. Population i of cell c is at [i * plane + c] in both: `plane` is the
+/// stored cells (width × stored rows) or more (the host pads its planes).
 CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ fo,
-                               const std::uint16_t* __restrict__ flags, int x, int y, int width, int height,
+                               const std::uint16_t* __restrict__ flags, int x, int y, int width, std::size_t plane,
                                const LbmParams& p) {
-  const std::size_t cells = static_cast<std::size_t>(width) * height;
   const std::size_t here = static_cast<std::size_t>(y) * width + x;
   const unsigned fl = flags[here];
   if (fl & kSolidBit) {  // solid: keep it at rest, so that density and velocity read 1 and 0 there
     CUVIEW_UNROLL
-    for (int i = 0; i < kQ; ++i) fo[i * cells + here] = 0.0f;
+    for (int i = 0; i < kQ; ++i) fo[i * plane + here] = 0.0f;
     return;
   }
   float ft[kQ];
   CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
     if (fl & (1u << i)) {  // from a solid cell or beyond the top or bottom edge: bounce back (w_i = w_opposite)
-      ft[i] = f[opposite(i) * cells + here];
+      ft[i] = f[opposite(i) * plane + here];
       continue;
     }
     int sx = x - cx(i);
@@ -114,12 +115,12 @@ CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ 
       }
     }
     const std::size_t src = static_cast<std::size_t>(sy) * width + sx;
-    ft[i] = f[i * cells + src];
+    ft[i] = f[i * plane + src];
   }
   float out[kQ];
   lbm_collide(ft, p, out);
   CUVIEW_UNROLL
-  for (int i = 0; i < kQ; ++i) fo[i * cells + here] = out[i];
+  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = out[i];
 }
 
 #if !defined(__CUDACC__)
@@ -134,9 +135,8 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
 /// a branch. The same arithmetic as lbm_cell, so the same bits. Reads rows y − 1 and y + 1, which
 /// the host loop always stores (edge or ghost rows).
 inline void lbm_row_interior(const float* __restrict__ f, float* __restrict__ fo,
-                             const std::uint16_t* __restrict__ flags, int y, int width, int height,
+                             const std::uint16_t* __restrict__ flags, int y, int width, std::size_t plane,
                              const LbmParams& p) {
-  const std::size_t cells = static_cast<std::size_t>(width) * height;
   const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(y) * width;
   // Per direction, the row its populations stream from and the row they bounce back from: then
   // every load of the loop below is [x] of one of them.
@@ -145,9 +145,9 @@ inline void lbm_row_interior(const float* __restrict__ f, float* __restrict__ fo
   float* out_row[kQ];
   CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
-    streamed[i] = f + i * cells + row - static_cast<std::ptrdiff_t>(cy(i)) * width - cx(i);
-    bounced[i] = f + opposite(i) * cells + row;
-    out_row[i] = fo + i * cells + row;
+    streamed[i] = f + i * plane + row - static_cast<std::ptrdiff_t>(cy(i)) * width - cx(i);
+    bounced[i] = f + opposite(i) * plane + row;
+    out_row[i] = fo + i * plane + row;
   }
   const std::uint16_t* fl_row = flags + row;
   const LbmParams q = p;  // a copy: stores through fo cannot change it
@@ -183,44 +183,46 @@ inline void lbm_row_interior(const float* __restrict__ f, float* __restrict__ fo
     for (int i = 0; i < kQ; ++i) out_row[i][x] = select_bits(solid, 0.0f, out[i]);
   }
 }
+
 #endif
 
 /// Density and velocity of cell `at` from stored populations (solid cells: 1 and 0).
 CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, std::size_t at,
-                                   std::size_t cells, float force, float& rho, float& ux, float& uy) {
+                                   std::size_t plane, float force, float& rho, float& ux, float& uy) {
   if (flags[at] & kSolidBit) {
     rho = 1.0f, ux = 0.0f, uy = 0.0f;
     return;
   }
   float ft[kQ];
   CUVIEW_UNROLL
-  for (int i = 0; i < kQ; ++i) ft[i] = f[i * cells + at];
+  for (int i = 0; i < kQ; ++i) ft[i] = f[i * plane + at];
   float drho;
   moments(ft, force, drho, ux, uy);
   rho = 1.0f + drho;
 }
 
 /// The published values of cell (x, y): velocity, speed, vorticity (∂uy/∂x − ∂ux/∂y, central
-/// differences, one-sided at the edges) and density. `y` is a row of the stored `height` rows and
-/// `global_y` the same row in the grid of `global_height` rows: the differences turn one-sided at
-/// the grid's top and bottom edges, while the rows beyond a part's own are its ghost rows.
+/// differences, one-sided at the edges) and density. `y` is a stored row (planes `plane` floats
+/// apart, as lbm_cell) and `global_y` the same row in the grid of `global_height` rows: the
+/// differences turn one-sided at the grid's top and bottom edges, while the rows beyond a part's
+/// own are its ghost rows.
 struct Observed {
   float ux, uy, speed, vorticity, rho;
 };
 CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
-                                       int y, int width, int height, int global_y, int global_height, float force) {
-  const std::size_t cells = static_cast<std::size_t>(width) * height;
+                                       int y, int width, std::size_t plane, int global_y, int global_height,
+                                       float force) {
   const std::size_t at = static_cast<std::size_t>(y) * width + x;
   Observed o{};
-  cell_moments(f, flags, at, cells, force, o.rho, o.ux, o.uy);
+  cell_moments(f, flags, at, plane, force, o.rho, o.ux, o.uy);
   o.speed = sqrtf(o.ux * o.ux + o.uy * o.uy);
   const int xl = x > 0 ? x - 1 : x, xr = x < width - 1 ? x + 1 : x;
   const int yd = global_y > 0 ? y - 1 : y, yu = global_y < global_height - 1 ? y + 1 : y;
   float r, uxl, uyl, uxr, uyr, uxd, uyd, uxu, uyu;
-  cell_moments(f, flags, static_cast<std::size_t>(y) * width + xl, cells, force, r, uxl, uyl);
-  cell_moments(f, flags, static_cast<std::size_t>(y) * width + xr, cells, force, r, uxr, uyr);
-  cell_moments(f, flags, static_cast<std::size_t>(yd) * width + x, cells, force, r, uxd, uyd);
-  cell_moments(f, flags, static_cast<std::size_t>(yu) * width + x, cells, force, r, uxu, uyu);
+  cell_moments(f, flags, static_cast<std::size_t>(y) * width + xl, plane, force, r, uxl, uyl);
+  cell_moments(f, flags, static_cast<std::size_t>(y) * width + xr, plane, force, r, uxr, uyr);
+  cell_moments(f, flags, static_cast<std::size_t>(yd) * width + x, plane, force, r, uxd, uyd);
+  cell_moments(f, flags, static_cast<std::size_t>(yu) * width + x, plane, force, r, uxu, uyu);
   const float dx = static_cast<float>(xr - xl), dy = static_cast<float>(yu - yd);
   o.vorticity = (dx > 0 ? (uyr - uyl) / dx : 0.0f) - (dy > 0 ? (uxu - uxd) / dy : 0.0f);
   return o;
@@ -229,10 +231,10 @@ CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::u
 /// Writes the published fields of stored cell (x, y) (observe_cell's arguments) at cell `out` of
 /// the published frame: velocity (2 floats), speed, vorticity and density; returns what it wrote.
 CUVIEW_HD inline Observed lbm_observe(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
-                                      int y, int width, int height, int global_y, int global_height, float force,
+                                      int y, int width, std::size_t plane, int global_y, int global_height, float force,
                                       std::size_t out, float* velocity, float* speed, float* vorticity,
                                       float* density) {
-  const Observed o = observe_cell(f, flags, x, y, width, height, global_y, global_height, force);
+  const Observed o = observe_cell(f, flags, x, y, width, plane, global_y, global_height, force);
   velocity[2 * out] = o.ux;
   velocity[2 * out + 1] = o.uy;
   speed[out] = o.speed;

@@ -27,7 +27,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     lbm_step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint16_t* __restrict__ flags,
                     int width, int height, int first, int stride, int count, LbmParams p) {
   const int x = blockIdx.x * kBlockX + threadIdx.x, j = blockIdx.y * kBlockY + threadIdx.y;
-  if (x < width && j < count) lbm_cell(f, fo, flags, x, first + j * stride, width, height, p);
+  if (x < width && j < count)
+    lbm_cell(f, fo, flags, x, first + j * stride, width, static_cast<std::size_t>(width) * height, p);
 }
 
 /// Every stored cell's flags from the mask (stored_flags, as the host computes them).
@@ -93,7 +94,7 @@ __global__ void __launch_bounds__(kTileW* kTileH)
     const int x = (tile % tiles_x) * kTileW + threadIdx.x, y = (tile / tiles_x) * kTileH + threadIdx.y;
     if (x >= g.width || y >= g.rows) continue;
     const std::size_t at = static_cast<std::size_t>(y) * g.width + x;  // in the published frame: owned rows only
-    const Observed o = lbm_observe(f, flags, x, y + 1, g.width, g.stored_rows(), g.first_row + y, g.global_height,
+    const Observed o = lbm_observe(f, flags, x, y + 1, g.width, g.cells(), g.first_row + y, g.global_height,
                                    force, at, t.velocity, t.speed, t.vorticity, t.density);
     partial += float_term(o.ux, t.w_velocity + 2 * at) + float_term(o.uy, t.w_velocity + 2 * at + 1) +
                float_term(o.speed, t.w_speed + at) + float_term(o.vorticity, t.w_vorticity + at) +

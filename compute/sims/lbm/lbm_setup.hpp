@@ -100,7 +100,7 @@ Touched draw(const Stroke& s, std::vector<std::uint8_t>& solid, std::vector<std:
              const LbmOptions& o);
 /// Equilibrium at density 1 and velocity (u0, 0) in the fluid, at rest in solid cells (stored
 /// shifted by the weights, as lbm.hpp keeps them), in every stored row of `g`.
-void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, float* f);
+void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, float* f, std::size_t plane);
 /// Refreshes the ghost rows of the mask `solid` (host memory) from the neighbouring parts: after
 /// a restore, where each part loaded its own rows only. Nothing without a halo.
 void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>& solid);
