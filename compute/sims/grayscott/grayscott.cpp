@@ -11,6 +11,7 @@
 #include "cuview/error.hpp"
 #include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
+#include "sims/host_array.hpp"
 #include "sims/row_pool.hpp"
 
 namespace cuview::sim::grayscott {
@@ -24,7 +25,7 @@ class GrayScottHost final : public Simulation {
     // stores to u2 and v2 at one page offset made loads wait on unrelated stores (4K aliasing),
     // as in the flow (lbm.cpp, padded_plane): 1024² ran 15–25 % slower on one core.
     const std::size_t stride = (cells_ + 1023) / 1024 * 1024 + 256;
-    arrays_.resize(4 * stride);
+    arrays_ = HostArray(4 * stride);
     u_ = arrays_.data(), v_ = u_ + stride, u2_ = v_ + stride, v2_ = u2_ + stride;
   }
   std::vector<FieldSpec> fields() const override { return grayscott::fields(); }
@@ -99,7 +100,7 @@ class GrayScottHost final : public Simulation {
   std::size_t cells_;
   RowPool rows_;
   GrayScottParams p_;
-  std::vector<float> arrays_;  ///< u, v, u2, v2 (the constructor says where)
+  HostArray arrays_;  ///< u, v, u2, v2 (the constructor says where)
   float *u_, *v_, *u2_, *v2_;  ///< u2, v2: the next step's (swapped with u, v after each step)
 };
 

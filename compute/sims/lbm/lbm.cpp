@@ -6,6 +6,7 @@
 
 #include "cuview/error.hpp"
 #include "sims/lbm/lbm_setup.hpp"
+#include "sims/host_array.hpp"
 #include "sims/row_pool.hpp"
 
 namespace cuview::sim::lbm {
@@ -252,7 +253,7 @@ class LbmHost final : public Simulation {
   std::vector<std::uint8_t> solid_;
   std::vector<std::uint16_t> flags_;
   std::size_t plane_;                ///< floats between two populations' planes (padded_plane)
-  std::vector<float> populations_;  ///< both arrays of nine planes, f_ and f2_ (which swap each step)
+  HostArray populations_;  ///< both arrays of nine planes, f_ and f2_ (which swap each step)
   float* f_;
   float* f2_;
   std::vector<float> halo_rows_;  ///< to up, to down, from up, from down: one row of every plane each
