@@ -268,11 +268,17 @@ TEST_CASE("the host loops' vectorised rows compute what the per-cell updates com
     CHECK(std::memcmp(nv.data(), v2.data(), nv.size() * sizeof(float)) == 0);
   }
   // The flow, channel and periodic: one more step of the simulation (its vectorised rows, on every
-  // core) against lbm_cell over every cell of the state it had.
+  // core, built for each instruction set this CPU has) against lbm_cell over every cell of the
+  // state it had.
+  const auto isas = sim::lbm::host_isas();
+  REQUIRE(!isas.empty());
+  for (const std::string& isa : isas)
   for (const std::string flow : {"channel", "periodic"}) {
-    INFO("lbm, flow=" << flow);
+    INFO("lbm, flow=" << flow << ", CUVIEW_HOST_ISA=" << isa);
     const int w = 131, h = 47;
+    ::setenv("CUVIEW_HOST_ISA", isa.c_str(), 1);
     Run r("lbm", Backend::host, w, h, {{"flow", flow}}, {{"force", flow == "periodic" ? 2e-5 : 0.0}});
+    ::unsetenv("CUVIEW_HOST_ISA");
     r.steps(200);
     const sim::lbm::Window g{w, 0, h, h};
     const auto o = sim::lbm::options_from({{"flow", flow}});
@@ -300,4 +306,9 @@ TEST_CASE("the host loops' vectorised rows compute what the per-cell updates com
     CHECK(solid_cells > 2 * static_cast<std::size_t>(w));  // the walls and an obstacle
     CHECK(differ == 0);
   }
+  // An instruction set the loop is not built for is named, with the ones this CPU runs.
+  ::setenv("CUVIEW_HOST_ISA", "neon", 1);
+  CHECK_THROWS_WITH(Run("lbm", Backend::host, 64, 32, {}), Catch::Contains("CUVIEW_HOST_ISA=neon") &&
+                                                               Catch::Contains("this CPU runs: " + isas.front()));
+  ::unsetenv("CUVIEW_HOST_ISA");
 }

@@ -2,7 +2,9 @@
 // factory that picks the host or CUDA implementation. The physics is lbm.hpp's, shared by both.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "cuview/error.hpp"
 #include "sims/lbm/lbm_setup.hpp"
@@ -146,13 +148,62 @@ void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>
 namespace {
 
 /// Stored rows [y0, y1) of one step: the edge columns by lbm_cell, the rest by the vectorised row.
-void step_rows(const float* f, float* fo, const std::uint16_t* flags, int y0, int y1, int width, std::size_t plane,
-               const LbmParams& p) {
+/// Compiled once per instruction set below (inlined into each, so the compiler vectorises the
+/// row at that width): the collision is compute-bound at SSE2's 4 lanes (~10⁸ cells/s per core),
+/// so AVX2 and AVX-512 make it memory-bound.
+[[gnu::always_inline]] inline void step_rows_body(const float* f, float* fo, const std::uint16_t* flags, int y0,
+                                                  int y1, int width, std::size_t plane, const LbmParams& p) {
   for (int y = y0; y < y1; ++y) {
     lbm_cell(f, fo, flags, 0, y, width, plane, p);
     lbm_row_interior(f, fo, flags, y, width, plane, p);
     if (width > 1) lbm_cell(f, fo, flags, width - 1, y, width, plane, p);
   }
+}
+using StepRows = void (*)(const float*, float*, const std::uint16_t*, int, int, int, std::size_t, const LbmParams&);
+void step_rows_generic(const float* f, float* fo, const std::uint16_t* flags, int y0, int y1, int width,
+                       std::size_t plane, const LbmParams& p) {
+  step_rows_body(f, fo, flags, y0, y1, width, plane, p);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CUVIEW_HOST_ISAS 1
+__attribute__((target("avx2"))) void step_rows_avx2(const float* f, float* fo, const std::uint16_t* flags, int y0,
+                                                    int y1, int width, std::size_t plane, const LbmParams& p) {
+  step_rows_body(f, fo, flags, y0, y1, width, plane, p);
+}
+__attribute__((target("avx512f"))) void step_rows_avx512f(const float* f, float* fo, const std::uint16_t* flags,
+                                                          int y0, int y1, int width, std::size_t plane,
+                                                          const LbmParams& p) {
+  step_rows_body(f, fo, flags, y0, y1, width, plane, p);
+}
+#endif
+
+struct Isa {
+  const char* name;
+  StepRows step_rows;
+  bool (*usable)();
+};
+constexpr Isa kIsas[] = {
+#ifdef CUVIEW_HOST_ISAS
+    {"avx512f", step_rows_avx512f, [] { return __builtin_cpu_supports("avx512f") != 0; }},
+    {"avx2", step_rows_avx2, [] { return __builtin_cpu_supports("avx2") != 0; }},
+    {"sse2", step_rows_generic, [] { return true; }},
+#else
+    {"generic", step_rows_generic, [] { return true; }},
+#endif
+};
+
+/// The step_rows of host_isas()'s first, or of CUVIEW_HOST_ISA's.
+StepRows pick_step_rows() {
+  const char* want = std::getenv("CUVIEW_HOST_ISA");
+  const auto usable = host_isas();
+  if (want == nullptr || *want == '\0') want = usable.front().c_str();
+  for (const Isa& isa : kIsas)
+    if (isa.name == std::string(want) && isa.usable()) return isa.step_rows;
+  std::string names;
+  for (const auto& n : usable) names += (names.empty() ? "" : ", ") + n;
+  throw Error(Errc::bad_value, std::string("CUVIEW_HOST_ISA=") + want +
+                                   ": the flow's host loop is not built for it or this CPU lacks it; this CPU "
+                                   "runs: " + names + " (unset CUVIEW_HOST_ISA to take the widest)");
 }
 
 /// Where the host puts its two population arrays (one allocation): a cell's populations, read
@@ -173,7 +224,7 @@ class LbmHost final : public Simulation {
  public:
   LbmHost(const Window& g, Halo* halo, const LbmOptions& o)
       : g_(g), halo_(halo), o_(o), solid_(obstacle_mask(g_, o_)), flags_(cell_flags(solid_, g_, o_)),
-        plane_(padded_plane(g_.cells())), populations_(2 * kQ * plane_ + kSecondArrayShift),
+        step_rows_(pick_step_rows()), plane_(padded_plane(g_.cells())), populations_(2 * kQ * plane_ + kSecondArrayShift),
         rows_(host_threads(halo != nullptr)) {
     f_ = populations_.data(), f2_ = f_ + kQ * plane_ + kSecondArrayShift;
     if (halo_) halo_rows_.resize(4 * row_floats());
@@ -190,7 +241,7 @@ class LbmHost final : public Simulation {
     for (std::uint32_t s = 0; s < n; ++s) {
       // Row bands on every core (one thread for a rank of an MPI run).
       rows_.run(1, g_.rows + 1, [&](std::int64_t y0, std::int64_t y1) {
-        step_rows(f_, f2_, flags_.data(), static_cast<int>(y0), static_cast<int>(y1), g_.width, plane_, p_);
+        step_rows_(f_, f2_, flags_.data(), static_cast<int>(y0), static_cast<int>(y1), g_.width, plane_, p_);
       }, min_rows());
       std::swap(f_, f2_);
       exchange_populations();
@@ -252,6 +303,7 @@ class LbmHost final : public Simulation {
   LbmParams p_;
   std::vector<std::uint8_t> solid_;
   std::vector<std::uint16_t> flags_;
+  StepRows step_rows_;               ///< for this CPU's widest vectors (pick_step_rows)
   std::size_t plane_;                ///< floats between two populations' planes (padded_plane)
   HostArray populations_;  ///< both arrays of nine planes, f_ and f2_ (which swap each step)
   float* f_;
@@ -261,6 +313,13 @@ class LbmHost final : public Simulation {
 };
 
 }  // namespace
+
+std::vector<std::string> host_isas() {
+  std::vector<std::string> out;
+  for (const Isa& isa : kIsas)
+    if (isa.usable()) out.emplace_back(isa.name);
+  return out;
+}
 
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
   const LbmOptions o = options_from(config.options);

@@ -134,7 +134,7 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
 /// every source is affine in x, and a bounced population or a solid cell is a select rather than
 /// a branch. The same arithmetic as lbm_cell, so the same bits. Reads rows y − 1 and y + 1, which
 /// the host loop always stores (edge or ghost rows).
-inline void lbm_row_interior(const float* __restrict__ f, float* __restrict__ fo,
+[[gnu::always_inline]] inline void lbm_row_interior(const float* __restrict__ f, float* __restrict__ fo,
                              const std::uint16_t* __restrict__ flags, int y, int width, std::size_t plane,
                              const LbmParams& p) {
   const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(y) * width;

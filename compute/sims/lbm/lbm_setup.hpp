@@ -105,6 +105,12 @@ void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, floa
 /// a restore, where each part loaded its own rows only. Nothing without a halo.
 void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>& solid);
 
+/// The instruction sets the host loop is built for that this CPU has, widest first ("avx512f",
+/// "avx2", "sse2" on x86-64; "generic" elsewhere). The host loop takes the first, or the one
+/// CUVIEW_HOST_ISA names (tests run each; an unknown or missing one is an error naming these).
+/// All give the same bits: the same operations per cell, none fused (-ffp-contract=off).
+[[nodiscard]] std::vector<std::string> host_isas();
+
 std::unique_ptr<Simulation> make_cuda(Executor& executor, const Window& g, Halo* halo, const LbmOptions& o);
 
 }  // namespace cuview::sim::lbm
