@@ -5,6 +5,7 @@
 #   cuview-gui --name run1                          (in a real X window: Xvfb, xcb)
 #   systemctl --user restart cuview-compute@run1    (continues from its checkpoint; the viewer re-attaches)
 #   pip install ./python in a venv                  (README's lines), python3 -m cuview status run1
+#   sudo apt remove cuview                          (everything it installed goes)
 # The root is made by mmdebstrap from Debian's mirror (minbase plus systemd, dbus-user-session,
 # sudo and xvfb), booted by systemd-nspawn; clean-root/inside.sh runs there as a boot service.
 # Needs root, mmdebstrap and systemd-nspawn (scripts/install-deps.sh) and the Debian mirror;

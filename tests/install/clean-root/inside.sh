@@ -149,4 +149,13 @@ as_alice "systemctl --user stop cuview-compute@run1"
 state=$(as_alice "systemctl --user show -p ActiveState --value cuview-compute@run1")
 [[ $state == inactive ]] || fail "cuview-compute@run1 is '$state' after systemctl --user stop (expected inactive, not failed)"
 echo "ok: systemctl --user stop leaves it inactive"
+
+step "apt remove takes it all away"
+as_alice "yes | sudo apt remove cuview" >/tmp/remove.log 2>&1 || { cat /tmp/remove.log; fail "sudo apt remove cuview failed"; }
+for path in /usr/bin/cuview-compute /usr/bin/cuview-gui /usr/lib/systemd/user/cuview-compute@.service \
+  /usr/share/applications/cuview-gui.desktop /usr/lib/python3/dist-packages/cuview; do
+  [[ ! -e $path ]] || fail "$path is still there after apt remove cuview"
+done
+! ldconfig -p | grep -q libcuview || fail "ldconfig still lists libcuview after apt remove cuview"
+echo "ok: sudo apt remove cuview removed the programs, the unit, the desktop entry, the Python package and the library"
 finish PASS
