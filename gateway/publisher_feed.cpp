@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cuview/posix.hpp"
+#include "cuview/runtime_dir.hpp"
 
 namespace cuview::gateway {
 using namespace std::chrono_literals;
@@ -126,6 +127,7 @@ bool PublisherFeed::attach_control() {
     o.import = Import::control_only;
     control_ = Client::attach(o);
     attach_error_.clear();
+    attach_refused_ = false;
     std::lock_guard lock(mu_);
     const auto& d = control_->description();
     entry_ = {name_, d.sim, d.backend, d.device, d.width, d.height, static_cast<std::uint32_t>(watchers_.size())};
@@ -133,9 +135,24 @@ bool PublisherFeed::attach_control() {
     return true;
   } catch (const Error& e) {
     attach_error_ = e.what();
+    attach_refused_ = false;
+    // A whole-name attach of a run of parts: say what a remote client does about it (the local
+    // refusal names the local calls).
+    if (const auto parts = address_.part ? 0 : running_parts(address_.name); parts > 0) {
+      attach_refused_ = true;
+      attach_error_ = "'" + address_.name + "' runs as " + std::to_string(parts) +
+                      " parts (an MPI run) on this gateway's host: attach to it remotely as a group, giving the "
+                      "gateway of every host the run spans (Python: cuview.attach(name, remote=URL or [URL, ...]); "
+                      "C: cuview_group_attach_remote; C++: cuview::Group::attach_remote; cuview-ctl and cuview-gui "
+                      "--remote do so by themselves), or to one part as '" + address_.name + "/part-K'";
+    }
     next_attach_try_ = Clock::now() + 200ms;
     return false;
   }
+}
+
+void PublisherFeed::throw_attach_error(Errc otherwise) const {
+  throw Error(attach_refused_ ? Errc::bad_value : otherwise, attach_error_);
 }
 
 bool PublisherFeed::ensure_frames() {
@@ -195,8 +212,8 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
     auto request = proto::decode_request(body, id);
     const auto op = proto::check_op(request.op);
     if (!attach_control())
-      throw Error(attach_error_.find("no cuview-compute daemon") != std::string::npos ? Errc::no_daemon : Errc::daemon_gone,
-                  attach_error_);
+      throw_attach_error(attach_error_.find("no cuview-compute daemon") != std::string::npos ? Errc::no_daemon
+                                                                                             : Errc::daemon_gone);
     const auto& session = control_->hello().session;
     if (op != proto::Op::hello && request.session && *request.session != session)
       throw Error(Errc::stale_session, "session " + *request.session + " of daemon '" + name_ +
@@ -260,8 +277,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
     switch (remote::check_op(request.op)) {
       case remote::Op::view: {
         auto a = proto::decode_as<remote::ViewArgs>(request.args, "'view' arguments");
-        if (!attach_control())
-          throw Error(Errc::no_daemon, attach_error_);
+        if (!attach_control()) throw_attach_error(Errc::no_daemon);
         const auto& d = control_->description();
         Watcher w;
         const auto f = float_field(d, a.field);
@@ -301,7 +317,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         return;
       case remote::Op::fetch: {
         const auto a = proto::decode_as<remote::FetchArgs>(request.args, "'fetch' arguments");
-        if (!ensure_frames()) throw Error(Errc::no_daemon, attach_error_);
+        if (!ensure_frames()) throw_attach_error(Errc::no_daemon);
         const auto& d = frames_->description();
         const auto f = float_field(d, a.field);
         if (a.w == 0 || a.h == 0 || std::uint64_t{a.x} + a.w > d.width || std::uint64_t{a.y} + a.h > d.height)

@@ -90,6 +90,9 @@ class PublisherFeed {
   /// The float32 field `field`; throws Error(bad_value) naming the fields there are.
   std::vector<proto::FieldDesc>::const_iterator float_field(const proto::DescribeResult& d,
                                                             const std::string& field) const;
+  /// Throws the last attach_control failure as a request's error: a name that runs as parts as
+  /// bad_value (attach as a group), anything else as `otherwise`.
+  [[noreturn]] void throw_attach_error(Errc otherwise) const;
   [[nodiscard]] bool attach_control();
   [[nodiscard]] bool ensure_frames();
   void publisher_gone(const std::string& reason);
@@ -113,7 +116,8 @@ class PublisherFeed {
   // feed-thread state
   std::optional<Client> control_, frames_;
   std::optional<Frame> current_;
-  std::string attach_error_;
+  std::string attach_error_;  ///< why the last attach_control failed
+  bool attach_refused_ = false;  ///< it failed because the name runs as parts (attach_error_ says so)
   std::chrono::steady_clock::time_point next_attach_try_{};
   bool gateway_reply_ = false;  ///< the task being handled is one of the gateway's ops
   std::set<PeerId> hello_peers_;

@@ -68,12 +68,20 @@ def attach(name="default", client="cuview python", control_only=False, timeout=3
 
     A Client for a whole publisher; a Group when `name` runs as parts (mpirun -n N
     cuview-compute ...). A run of parts over several hosts: `remote` a list of the gateways of its
-    hosts, one URL each (a Group with views, Group.view)."""
+    hosts, one URL each (a Group with views, Group.view); one URL serves a run on one host."""
     if remote and not isinstance(remote, str):  # a sequence of gateways (`list` is this module's own)
         return Group(name, client, True, timeout, remote=remote)
     if not remote and lib.cuview_running_parts(name.encode()) > 0:
         return Group(name, client, control_only, timeout)
-    return Client(name, client, control_only, timeout, remote)
+    try:
+        return Client(name, client, control_only, timeout, remote)
+    except CuviewError as e:
+        # One gateway's URL for a run of parts (all on its host, or the first host of several): a
+        # group over it, which says which parts no gateway given serves.
+        if not remote or e.code != "bad_value" or not any(
+                p["name"].startswith(name + "/part-") for p in list(remote, timeout)):
+            raise
+    return Group(name, client, True, timeout, remote=[remote])
 
 
 def attach_group(name="default", client="cuview python", control_only=False, timeout=3.0, remote=None):

@@ -228,6 +228,11 @@ class PythonRemoteGroup(unittest.TestCase):
         cls.procs.append(subprocess.Popen(mpi, start_new_session=True))
         cls.procs.append(subprocess.Popen([f"{BIN}/cuview-compute", "--name", "one", "--backend", "host", "--sim",
                                            "lbm", "--size", "160x64", "--paused", "--log-level", "warn"]))
+        # And a 2-rank run on one host (the third gateway's), reached by that gateway's URL alone.
+        pair = [_mpirun(), "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+        pair += ["-n", "2", f"{BIN}/cuview-compute", "--name", "pair", "--backend", "host", "--sim", "lbm",
+                 "--size", "96x48", "--paused", "--log-level", "warn"]
+        cls.procs.append(subprocess.Popen(pair, start_new_session=True))
         cls.urls = []
         for h in hosts + [cls.rt.name]:
             cls.procs.append(subprocess.Popen([f"{BIN}/cuview-gateway", "--log-level", "warn"],
@@ -238,6 +243,7 @@ class PythonRemoteGroup(unittest.TestCase):
             try:
                 cls.group = cuview.attach("slabs", remote=cls.urls[:2])
                 cls.one = cuview.attach("one", remote=cls.urls[2])
+                cls.pair = cuview.attach("pair", remote=cls.urls[2])
                 break
             except cuview.CuviewError:
                 if time.time() > deadline:
@@ -253,7 +259,7 @@ class PythonRemoteGroup(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        for c in (cls.group, cls.one):
+        for c in (cls.group, cls.one, cls.pair):
             c.shutdown()
             c.close()
 
@@ -286,10 +292,28 @@ class PythonRemoteGroup(unittest.TestCase):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
     def test_a_missing_gateway_is_named(self):
+        for remote in (self.urls[:1], self.urls[0]):  # a list of one gateway, or its URL alone
+            with self.assertRaises(cuview.CuviewError) as e:
+                cuview.attach("slabs", remote=remote, timeout=2)
+            self.assertEqual(e.exception.code, "no_daemon")
+            self.assertIn("part 1 of 'slabs'", str(e.exception))
+
+    def test_one_gateways_url_gives_the_run_on_its_host_as_a_group(self):
+        self.assertIsInstance(self.pair, cuview.Group)
+        self.assertEqual(self.pair.shape, (48, 96))
+        self.assertEqual([p["offset_y"] for p in self.pair.parts_info], [0, 24])
+        view = self.pair.view("density", encoding="f32", timeout=10)
+        self.assertIsNotNone(view)
+        self.assertEqual(view.shape, (48, 96))
+        self.assertTrue(np.isfinite(np.asarray(view)).all())
+
+    def test_a_whole_publisher_attach_of_parts_says_what_a_remote_client_does(self):
         with self.assertRaises(cuview.CuviewError) as e:
-            cuview.attach("slabs", remote=self.urls[:1], timeout=2)
-        self.assertEqual(e.exception.code, "no_daemon")
-        self.assertIn("part 1 of 'slabs'", str(e.exception))
+            cuview.Client("pair", "test", True, 2.0, self.urls[2])
+        self.assertEqual(e.exception.code, "bad_value")
+        for words in ("'pair' runs as 2 parts", "attach to it remotely as a group", "cuview_group_attach_remote",
+                      "'pair/part-K'"):
+            self.assertIn(words, str(e.exception))
 
 
 if __name__ == "__main__":
