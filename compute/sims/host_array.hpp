@@ -1,7 +1,8 @@
 // A zeroed array of floats for a host simulation's state: aligned to 2 MiB and, when it is at
 // least that large, offered to the kernel for transparent huge pages (madvise). The flow reads
 // 27 and writes 9 streams at once, far apart: on 4 KiB pages their TLB misses cost it more
-// than on 2 MiB ones, and Debian's default leaves huge pages to those who ask (THP "madvise").
+// than on 2 MiB ones, and a kernel whose THP mode is "madvise" (as CI's) gives huge pages only
+// to those who ask.
 #pragma once
 
 #include <cstddef>
