@@ -6,7 +6,7 @@
 #   systemctl --user restart cuview-compute@run1    (continues from its checkpoint; the viewer re-attaches)
 #   pip install ./python in a venv                  (README's lines), python3 -m cuview status run1
 #   sudo apt remove cuview                          (everything it installed goes)
-# The root is made by mmdebstrap from Debian's mirror (minbase plus systemd, dbus-user-session,
+# The root is made by mmdebstrap from the Debian mirror apt uses here (minbase plus systemd, dbus-user-session,
 # sudo and xvfb), booted by systemd-nspawn; clean-root/inside.sh runs there as a boot service.
 # Needs root, mmdebstrap and systemd-nspawn (scripts/install-deps.sh) and the Debian mirror;
 # without them it says what is missing and exits 77 (CTest: skipped).
@@ -20,7 +20,11 @@ fail() { echo "check-clean-install: $*" >&2; exit 1; }
 for tool in mmdebstrap systemd-nspawn; do
   command -v $tool >/dev/null || skip "$tool is not installed (scripts/install-deps.sh installs it)"
 done
-mirror=http://deb.debian.org/debian
+# The mirror this machine's apt uses (deb822 or one-line sources), else Debian's own.
+mirror=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1 || true)
+[[ -n $mirror ]] || mirror=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; exit } }' \
+  /etc/apt/sources.list 2>/dev/null || true)
+mirror=${mirror:-http://deb.debian.org/debian}
 curl -fsS --max-time 20 -o /dev/null "$mirror/dists/bookworm/Release" 2>/dev/null ||
   skip "Debian's mirror $mirror cannot be reached: a clean root needs it"
 work=$(mktemp -d /var/tmp/cuview-clean-XXXXXX)
