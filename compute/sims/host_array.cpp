@@ -12,7 +12,7 @@ namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 }
 
-HostArray::HostArray(std::size_t count) : count_(count) {
+HostArray::HostArray(std::size_t count) {
   const std::size_t bytes = (count * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, bytes > 0 ? bytes : kHugePage);
   if (!p) throw std::bad_alloc();

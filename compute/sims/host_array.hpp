@@ -16,14 +16,20 @@ class HostArray {
   /// `count` floats, all 0.0f; throws std::bad_alloc when memory runs out.
   explicit HostArray(std::size_t count);
   [[nodiscard]] float* data() const { return data_.get(); }
-  [[nodiscard]] std::size_t size() const { return count_; }
 
  private:
   struct Free {
     void operator()(float* p) const;
   };
   std::unique_ptr<float[], Free> data_;
-  std::size_t count_ = 0;
 };
+
+/// The distance, in floats, at which to lay arrays of `count` floats one after another in one
+/// HostArray so that their element k falls at distinct offsets modulo 4 KiB: `count` rounded up
+/// to 4 KiB, plus `shift` floats. Arrays at one page offset make a loop's loads wait on
+/// unrelated stores to the others (4K aliasing) and share L1 sets.
+[[nodiscard]] constexpr std::size_t staggered_stride(std::size_t count, std::size_t shift) {
+  return (count + 1023) / 1024 * 1024 + shift;
+}
 
 }  // namespace cuview::sim

@@ -27,7 +27,12 @@ export HOME=$work/home XDG_RUNTIME_DIR=$work/run XDG_STATE_HOME=$work/home/.loca
 mkdir -p "$HOME/.config/cuview" && mkdir -m 700 "$XDG_RUNTIME_DIR"
 
 # readme_line START: README's line that starts so (its command, as printed).
-readme_line() { grep -m1 -F -- "$1" "$src/README.md" | grep "^$1" || fail "README.md has no line starting '$1'"; }
+readme_line() {
+  local text
+  text=$(START=$1 awk 'index($0, ENVIRON["START"]) == 1 { print; exit }' "$src/README.md")
+  [[ -n $text ]] || fail "README.md has no line starting '$1'"
+  printf '%s\n' "$text"
+}
 
 # ---- the .deb, made by README's command
 deb=$("$src/tests/install/make-deb.sh" "$build" "$work/out") || fail "the .deb could not be made"

@@ -21,10 +21,10 @@ class GrayScottHost final : public Simulation {
  public:
   GrayScottHost(Executor& executor, int width, int height)
       : executor_(executor), w_(width), h_(height), cells_(static_cast<std::size_t>(width) * height) {
-    // One allocation, the four arrays 1 KiB apart modulo 4 KiB: a row's loads of u and v and its
-    // stores to u2 and v2 at one page offset made loads wait on unrelated stores (4K aliasing),
-    // as in the flow (lbm.cpp, padded_plane): 1024² ran 15–25 % slower on one core.
-    const std::size_t stride = (cells_ + 1023) / 1024 * 1024 + 256;
+    // One allocation, the four arrays 1 KiB apart modulo 4 KiB: at one page offset a row's loads
+    // of u and v waited on its stores to u2 and v2 (4K aliasing); 1024² ran 15–25 % slower on
+    // one core.
+    const std::size_t stride = staggered_stride(cells_, 256);
     arrays_ = HostArray(4 * stride);
     u_ = arrays_.data(), v_ = u_ + stride, u2_ = v_ + stride, v2_ = u2_ + stride;
   }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "cuview/error.hpp"
 #include "sims/lbm/lbm_setup.hpp"
@@ -192,15 +193,15 @@ constexpr Isa kIsas[] = {
 #endif
 };
 
-/// The step_rows of host_isas()'s first, or of CUVIEW_HOST_ISA's.
+/// The step_rows of the widest instruction set this CPU has (kIsas is widest first), or of
+/// CUVIEW_HOST_ISA's.
 StepRows pick_step_rows() {
   const char* want = std::getenv("CUVIEW_HOST_ISA");
-  const auto usable = host_isas();
-  if (want == nullptr || *want == '\0') want = usable.front().c_str();
+  const bool any = want == nullptr || *want == '\0';
   for (const Isa& isa : kIsas)
-    if (isa.name == std::string(want) && isa.usable()) return isa.step_rows;
+    if ((any || isa.name == std::string_view(want)) && isa.usable()) return isa.step_rows;
   std::string names;
-  for (const auto& n : usable) names += (names.empty() ? "" : ", ") + n;
+  for (const auto& n : host_isas()) names += (names.empty() ? "" : ", ") + n;
   throw Error(Errc::bad_value, std::string("CUVIEW_HOST_ISA=") + want +
                                    ": the flow's host loop is not built for it or this CPU lacks it; this CPU "
                                    "runs: " + names + " (unset CUVIEW_HOST_ISA to take the widest)");
@@ -212,9 +213,9 @@ StepRows pick_step_rows() {
 /// cell's 27 loads and 9 stores shared one L1 set and loads waited on unrelated stores (4K
 /// aliasing): 2048² ran 13 % slower per cell than 2000² (8.5 × 10⁷ against 9.8 × 10⁷ cell
 /// updates/s on one core); now they run alike.
-/// The distance between two planes, in floats: the stored cells rounded up to 4 KiB, and 448 B
-/// (7 cache lines) more, so that the nine planes' cells lie 448 B apart modulo 4 KiB.
-std::size_t padded_plane(std::size_t cells) { return (cells + 1023) / 1024 * 1024 + 112; }
+/// The distance between two planes, in floats: 448 B (7 cache lines) past 4 KiB, so that the
+/// nine planes' cells lie 448 B apart modulo 4 KiB.
+std::size_t padded_plane(std::size_t cells) { return staggered_stride(cells, 112); }
 /// Floats between the arrays beyond the first's nine planes: the second's planes then fall 224 B
 /// after the first's, modulo 4 KiB (9 × 112 + 72 ≡ 56 floats).
 constexpr std::size_t kSecondArrayShift = 72;
