@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuview/client.hpp"
+#include "cuview/protocol_json.hpp"
 #include "cuview/remote/curve_keys.hpp"
 #include "cuview/runtime_dir.hpp"
 #include "executor/executor.hpp"
@@ -27,51 +28,6 @@
 namespace {
 using namespace std::chrono_literals;
 using cuview::Client;
-
-nlohmann::json to_json(const cuview::proto::Stats& s) {
-  nlohmann::json j = {{"name", s.name},
-          {"session", s.session},
-          {"backend", s.backend},
-          {"sharing", s.sharing},
-          {"device", s.device},
-          {"sim", s.sim},
-          {"width", s.width},
-          {"height", s.height},
-          {"slots", s.slots},
-          {"paused", s.paused},
-          {"step", s.step},
-          {"sim_time", s.sim_time},
-          {"frames_published", s.frames_published},
-          {"frames_skipped", s.frames_skipped},
-          {"clients", s.clients},
-          {"readers", s.readers},
-          {"held_slots", s.held_slots},
-          {"steps_per_second", s.steps_per_second},
-          {"frames_per_second", s.frames_per_second},
-          {"rss_kib", s.rss_kib},
-          {"uptime_s", s.uptime_s},
-          {"params", s.params},
-          {"checkpoint",
-           {{"enabled", s.checkpoint.enabled},
-            {"dir", s.checkpoint.dir},
-            {"every_s", s.checkpoint.every_s},
-            {"written", s.checkpoint.written},
-            {"path", s.checkpoint.path},
-            {"step", s.checkpoint.step},
-            {"sim_time", s.checkpoint.sim_time},
-            {"unix_time", s.checkpoint.unix_time},
-            {"bytes", s.checkpoint.bytes},
-            {"stall_ms", s.checkpoint.stall_ms},
-            {"write_ms", s.checkpoint.write_ms},
-            {"error", s.checkpoint.error}}}};
-  if (s.part)
-    j["part"] = {{"index", s.part->index},         {"count", s.part->count},
-                 {"offset_x", s.part->offset_x},   {"offset_y", s.part->offset_y},
-                 {"global_width", s.part->global_width}, {"global_height", s.part->global_height},
-                 {"group", s.part->group},         {"rank", s.part->rank},
-                 {"host", s.part->host}};
-  return j;
-}
 
 std::string clock_time(double unix_time) {
   const auto t = static_cast<std::time_t>(unix_time);
@@ -630,7 +586,7 @@ int main(int argc, char** argv) {
           auto s = Client::attach(o).stats();
           const auto w = s.part ? s.part->global_width : s.width, h = s.part ? s.part->global_height : s.height;
           if (json) {
-            out.push_back(to_json(s));
+            out.push_back(cuview::proto::to_json(s));
             if (!here.empty()) out.back()["parts_here"] = here;
           } else {
             std::printf("%-16s %s %ux%u on %s, %s, step %llu\n", shown.c_str(), s.sim.c_str(), w, h,
@@ -664,7 +620,7 @@ int main(int argc, char** argv) {
       const auto parts = group->stats();
       if (json) {
         nlohmann::json out = nlohmann::json::array();
-        for (const auto& s : parts) out.push_back(to_json(s));
+        for (const auto& s : parts) out.push_back(cuview::proto::to_json(s));
         std::cout << out.dump(2) << "\n";
       } else {
         print_part_status(parts);
@@ -678,7 +634,7 @@ int main(int argc, char** argv) {
       case Op::stats: {
         const auto status = client.stats();
         if (json)
-          std::cout << to_json(status).dump(2) << "\n";
+          std::cout << cuview::proto::to_json(status).dump(2) << "\n";
         else
           print_status(status);
         break;

@@ -55,7 +55,6 @@ Gateway::Gateway(GatewayOptions options) : options_(std::move(options)), impl_(s
     zmq::socket_t s(context_, zmq::socket_type::router);
     configure_server_socket(s);
     s.set(zmq::sockopt::router_mandatory, 1);
-    s.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(remote::kMaxRequestBytes) + 4096);
     return s;
   };
   // The Unix socket, in the user's 0700 runtime directory: what ssh forwards to.
@@ -153,13 +152,24 @@ void Gateway::run(const std::atomic<bool>& stop) {
 }
 
 void Gateway::on_message(std::size_t socket, std::vector<zmq::message_t>& parts) {
-  // [routing id, to, body]; anything else is dropped unanswered.
-  if (parts.size() != 3) return;
+  // [routing id, to, body]
   PeerId peer(1, static_cast<char>(socket));
   peer += parts[0].to_string();
   const bool known = peers_.count(peer) > 0;
   peers_[peer].last_seen = Clock::now();
   if (!known) spdlog::info("gateway: client {} connected through socket {}", peers_.size(), socket);
+  if (parts.size() != 3) {
+    const auto err = remote::encode_gateway_error(
+        0, Errc::bad_message,
+        "a message of " + std::to_string(parts.size() - 1) +
+            " part(s) reached the gateway; a request is two parts: [to, body] (docs/remote.md)");
+    std::vector<zmq::message_t> reply;
+    reply.emplace_back(peer.data(), peer.size());
+    reply.emplace_back(remote::kReply.data(), remote::kReply.size());
+    reply.emplace_back();
+    reply.emplace_back(err.data(), err.size());
+    return send_to(peer, reply);
+  }
   const std::string to = parts[1].to_string();
   std::string body = parts[2].to_string();
   if (to.empty()) return on_gateway_request(peer, std::move(body));
@@ -181,6 +191,22 @@ void Gateway::on_message(std::size_t socket, std::vector<zmq::message_t>& parts)
   }
   feed(to).publisher_request(peer, std::move(body));
 }
+
+namespace {
+/// Whether an undecodable gateway request still reads as a `credit` (its `op`).
+bool names_credit(std::string_view body) {
+  try {
+    std::size_t offset = 0;
+    const auto h = proto::detail::unpack_bounded(body, "gateway request", offset);
+    if (h.get().type != msgpack::type::MAP) return false;
+    const auto* op = proto::detail::find_key(h.get(), "op");
+    return op && op->type == msgpack::type::STR &&
+           std::string_view(op->via.str.ptr, op->via.str.size) == remote::name_of(remote::Op::credit);
+  } catch (const Error&) {
+    return false;
+  }
+}
+}  // namespace
 
 void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
   std::uint64_t id = 0;
@@ -235,7 +261,9 @@ void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
       }
     }
   } catch (const Error& e) {
-    if (id == 0) return;  // credits are never answered, not even when malformed
+    // Credits are never answered, not even when malformed; anything else is, with id 0 when the
+    // body held none that could be read.
+    if (id == 0 && names_credit(body)) return;
     answer = remote::encode_gateway_error(id, e.code(), e.what());
   }
   std::vector<zmq::message_t> reply;

@@ -12,6 +12,13 @@ namespace cuview::gateway {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+/// How long the gateway keeps its lease on a publisher after the last client stopped viewing it
+/// (docs/remote.md): long enough that a viewer changing its field or region does not make the
+/// publisher withdraw and re-offer its frame, short enough that nobody watching costs nothing.
+constexpr auto kLeaseGrace = 500ms;
+}  // namespace
+
 PublisherFeed::PublisherFeed(std::string address, zmq::context_t& context, FeedSettings settings)
     : name_(std::move(address)), address_(parse_publisher_address(name_)), settings_(settings),
       outbox_(context, zmq::socket_type::push), last_active_ns_(monotonic_ns()) {
@@ -65,7 +72,7 @@ remote::PublisherEntry PublisherFeed::entry() const {
 
 double PublisherFeed::idle_s() const {
   std::lock_guard lock(mu_);
-  if (entry_.viewers > 0 || !tasks_.empty()) return 0;
+  if (entry_.viewers > 0 || hello_clients_ > 0 || !tasks_.empty()) return 0;
   return static_cast<double>(monotonic_ns() - last_active_ns_.load()) * 1e-9;
 }
 
@@ -104,6 +111,7 @@ void PublisherFeed::run() {
     try {
       if (control_ && !control_->daemon_alive()) publisher_gone("exited");
       if (!watchers_.empty()) serve_watchers();
+      else if (frames_ && Clock::now() - frames_used_ > kLeaseGrace) release_frames();
     } catch (const Error& e) {
       if (e.code() == Errc::daemon_gone)
         publisher_gone("exited");
@@ -155,7 +163,15 @@ void PublisherFeed::throw_attach_error(Errc otherwise) const {
   throw Error(attach_refused_ ? Errc::bad_value : otherwise, attach_error_);
 }
 
+void PublisherFeed::release_frames() {
+  // No reader, no copy: without the gateway's lease the publisher stops filling the ring.
+  current_.reset();
+  frames_.reset();
+  spdlog::info("gateway: publisher '{}' has no remote viewer left; its frames are released", name_);
+}
+
 bool PublisherFeed::ensure_frames() {
+  frames_used_ = Clock::now();
   if (frames_) return true;
   if (!attach_control()) return false;
   AttachOptions o;
@@ -169,6 +185,7 @@ bool PublisherFeed::ensure_frames() {
 void PublisherFeed::count_viewers() {
   std::lock_guard lock(mu_);
   entry_.viewers = static_cast<std::uint32_t>(watchers_.size());
+  hello_clients_ = hello_peers_.size();
 }
 
 void PublisherFeed::publisher_gone(const std::string& reason) {
@@ -188,6 +205,7 @@ void PublisherFeed::publisher_gone(const std::string& reason) {
   std::lock_guard lock(mu_);
   entry_ = remote::PublisherEntry{};
   entry_.name = name_;
+  hello_clients_ = 0;
 }
 
 void PublisherFeed::handle(Task& task) {
@@ -210,19 +228,27 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
     // The same envelope checks the publisher makes: a client hears the same errors through the
     // gateway as it would locally.
     auto request = proto::decode_request(body, id);
+    const bool is_hello = request.op == proto::name_of(proto::Op::hello);
+    if (!is_hello && !request.session)
+      throw Error(Errc::missing_field,
+                  "'" + request.op + "' lacks the 'session' field; say 'hello' first to get one");
     const auto op = proto::check_op(request.op);
     if (!attach_control())
       throw_attach_error(attach_error_.find("no cuview-compute daemon") != std::string::npos ? Errc::no_daemon
                                                                                              : Errc::daemon_gone);
     const auto& session = control_->hello().session;
-    if (op != proto::Op::hello && request.session && *request.session != session)
+    if (!is_hello && *request.session != session)
       throw Error(Errc::stale_session, "session " + *request.session + " of daemon '" + name_ +
                                            "' is over (the daemon restarted; its session now is " + session +
                                            "); say hello again");
+    // As on the local socket: a session is only good on a connection that said hello.
+    if (!is_hello && !hello_peers_.count(peer))
+      throw Error(Errc::not_attached, "'" + request.op + "' needs a 'hello' first on this connection");
     switch (op) {
       case proto::Op::hello:
         (void)proto::decode_as<proto::HelloArgs>(request.args, "'hello' arguments");
         hello_peers_.insert(peer);
+        count_viewers();
         send(peer, remote::kReply, proto::encode_result(id, control_->hello()));
         return;
       case proto::Op::handles:

@@ -95,6 +95,7 @@ class PublisherFeed {
   [[noreturn]] void throw_attach_error(Errc otherwise) const;
   [[nodiscard]] bool attach_control();
   [[nodiscard]] bool ensure_frames();
+  void release_frames();
   void publisher_gone(const std::string& reason);
   void count_viewers();
   void send(const PeerId& peer, std::string_view kind, std::string_view body, std::string_view payload = {},
@@ -112,6 +113,7 @@ class PublisherFeed {
   bool stop_ = false;
   std::atomic<std::int64_t> last_active_ns_;
   remote::PublisherEntry entry_;  // under mu_
+  std::size_t hello_clients_ = 0;  // under mu_: clients that said hello (the feed is kept for them)
 
   // feed-thread state
   std::optional<Client> control_, frames_;
@@ -122,6 +124,8 @@ class PublisherFeed {
   bool gateway_reply_ = false;  ///< the task being handled is one of the gateway's ops
   std::set<PeerId> hello_peers_;
   std::map<PeerId, Watcher> watchers_;
+  /// When frames_ last served a watcher or a fetch: its lease is given back kLeaseGrace later.
+  std::chrono::steady_clock::time_point frames_used_{};
   ViewSampler sampler_;
   remote::ValueEncoder encoder_;
   std::thread thread_;

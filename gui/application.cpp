@@ -5,6 +5,12 @@
 #include <QWidget>
 #include <QWindow>
 
+#include <cstdlib>
+
+#ifdef CUVIEW_HAVE_XCB
+#include <xcb/xcb.h>
+#endif
+
 // Resources compiled into a static library need an explicit reference, or the linker drops them.
 static void init_resources() { Q_INIT_RESOURCE(cuview); }
 
@@ -19,6 +25,35 @@ void filter_messages(QtMsgType type, const QMessageLogContext& context, const QS
 }  // namespace
 
 void quiet_platform_noise() { g_default_handler = qInstallMessageHandler(filter_messages); }
+
+std::string chosen_platform(const std::vector<std::string>& qt_args) {
+  for (std::size_t i = 0; i + 1 < qt_args.size(); ++i)
+    if (qt_args[i] == "-platform") return qt_args[i + 1];
+  const char* env = std::getenv("QT_QPA_PLATFORM");
+  return env != nullptr ? env : "";
+}
+
+std::optional<std::string> display_problem(const std::string& platform) {
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if (!platform.empty() && platform.rfind("xcb", 0) != 0) return std::nullopt;  // offscreen, wayland, ...
+  if (platform.empty() && wayland != nullptr && *wayland != '\0') return std::nullopt;
+  const char* display = std::getenv("DISPLAY");
+  const std::string what =
+      "; run it in a desktop session or over `ssh -X`, or save a picture headless: cuview-gui --name NAME "
+      "--screenshot view.png";
+  if (display == nullptr || *display == '\0')
+    return "cuview-gui cannot open a window: no display (DISPLAY is " + std::string(display ? "empty" : "not set") +
+           ")" + what;
+#ifdef CUVIEW_HAVE_XCB
+  xcb_connection_t* c = xcb_connect(nullptr, nullptr);
+  const int error = xcb_connection_has_error(c);
+  xcb_disconnect(c);
+  if (error != 0)
+    return "cuview-gui cannot open a window: no X server answers at DISPLAY=" + std::string(display) +
+           " (or it refused this user; an ssh session whose X forwarding ended looks the same)" + what;
+#endif
+  return std::nullopt;
+}
 
 QIcon application_icon() {
   init_resources();

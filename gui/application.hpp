@@ -6,6 +6,10 @@
 #include <QImage>
 #include <QSize>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 class QWidget;
 
 namespace cuview::gui {
@@ -17,6 +21,12 @@ QIcon application_icon();
 /// The pixels of `widget` as the user sees them: grabbed from the window system on a real display,
 /// rendered by the widget itself offscreen.
 QImage grab_pixels(QWidget* widget);
+/// The Qt platform `qt_args` ("-platform NAME") or QT_QPA_PLATFORM choose; "" when neither does.
+std::string chosen_platform(const std::vector<std::string>& qt_args);
+/// Why no window can be shown, in one sentence, before QApplication tries: Qt's xcb platform
+/// aborts the process (SIGABRT) when DISPLAY names no X server that answers. Empty when a window
+/// can be tried (an X server answers, or another platform was chosen).
+std::optional<std::string> display_problem(const std::string& platform);
 /// The window's size when no geometry was saved.
 inline constexpr QSize kDefaultWindowSize{1100, 760};
 

@@ -71,11 +71,6 @@ int main(int argc, char** argv) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
 
-  // Headless screenshots need no display: fall back to the offscreen platform when none is set.
-  if (!screenshot.empty() && !std::getenv("QT_QPA_PLATFORM") && !std::getenv("DISPLAY") &&
-      !std::getenv("WAYLAND_DISPLAY"))
-    setenv("QT_QPA_PLATFORM", "offscreen", 1);
-
   std::vector<std::string> qt_args{argv[0]};
   for (const auto& extra : cli.remaining()) {
     if (extra.rfind("--", 0) == 0) {
@@ -86,6 +81,14 @@ int main(int argc, char** argv) {
       return 2;
     }
     qt_args.push_back(extra);
+  }
+  // Headless screenshots never need a display, whatever DISPLAY says (it may name an X server
+  // that is gone): offscreen, unless a platform was chosen on purpose.
+  const std::string platform = cuview::gui::chosen_platform(qt_args);
+  if (!screenshot.empty() && platform.empty()) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  if (auto why = cuview::gui::display_problem(cuview::gui::chosen_platform(qt_args))) {
+    std::fprintf(stderr, "%s\n", why->c_str());
+    return 1;
   }
   std::vector<char*> qt_argv;
   for (auto& a : qt_args) qt_argv.push_back(a.data());

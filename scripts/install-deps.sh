@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev              # `cuview-ctl status --json`
   catch2                          # unit and integration tests
   qt6-base-dev libgl-dev          # the viewer
+  libxcb1-dev                     # the viewer asks whether the X display answers before Qt aborts on it
   xvfb xauth xdotool x11-utils    # its real-window tests: a private X server, real input through it
   desktop-file-utils              # the install test validates the desktop entry
   clang libclang-rt-dev           # libFuzzer, ASan and UBSan for the fault campaign's fuzzer

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the test suite N times in a row beside a busy host daemon — the README's order, where the
-# daemon `./scripts/run.sh` leaves behind is still running — and counts the runs that failed.
-# Logs: build/repeat-tests/run-K.log. Build first (./scripts/build.sh).
+# daemon `./scripts/run.sh` leaves behind is still running — and beside CPU hogs (CUVIEW_HOGS,
+# default 2: one per core of CI's machine, each `yes >/dev/null`), and counts the runs that failed:
+# a test that asserts a rate or a duration fails here. Logs: build/repeat-tests/run-K.log. Build
+# first (./scripts/build.sh).
 #   scripts/repeat-tests.sh [N (default 20)] [extra ctest arguments, e.g. -E faults-short]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,13 @@ mkdir -p "$logs"
 name=repeat-busy-$$
 build/bin/cuview-compute --name "$name" --backend host --size 512x512 --log-level warn >"$logs/daemon.log" 2>&1 &
 daemon=$!
-trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
+hogs=()
+for _ in $(seq "${CUVIEW_HOGS:-2}"); do
+  yes >/dev/null &
+  hogs+=($!)
+done
+trap 'kill $daemon "${hogs[@]}" 2>/dev/null; wait $daemon "${hogs[@]}" 2>/dev/null' EXIT
+echo "repeat-tests: $n runs beside daemon $name and ${#hogs[@]} CPU hog(s)"
 failed=0
 for k in $(seq "$n"); do
   start=$(date +%s)

@@ -13,6 +13,7 @@
 #include "cuview/client.h"
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
+#include "cuview/protocol_json.hpp"
 #include "cuview/runtime_dir.hpp"
 
 // A client either owns its cuview::Client (cuview_attach) or borrows one of a group's parts
@@ -75,13 +76,10 @@ cuview_status null_argument(const char* call) {
   return CUVIEW_BAD_VALUE;
 }
 
+using cuview::proto::to_json;
 template <class T>
-nlohmann::json json_of(const T& value) {
-  return nlohmann::json::from_msgpack(cuview::proto::encode(value));
-}
-template <class T>
-std::string to_json(const T& value) {
-  return json_of(value).dump();
+std::string json_text(const T& value) {
+  return to_json(value).dump();
 }
 
 cuview_block block_of(const cuview::proto::FieldDesc& f, const char* set) {
@@ -121,7 +119,7 @@ std::unique_ptr<cuview_client> wrapped(cuview::Client& client, std::unique_ptr<c
   c->client = &client;
   c->remote = std::move(remote);
   const auto& d = client.description();
-  c->describe_json = to_json(d);
+  c->describe_json = json_text(d);
   for (const auto& f : d.fields) c->blocks.push_back(block_of(f, nullptr)), c->names.push_back(f.name);
   for (const auto& p : d.particles)
     for (const auto& a : p.attributes)
@@ -216,7 +214,7 @@ long cuview_block_index(const cuview_client* client, const char* name) {
 cuview_status cuview_stats_json(cuview_client* client, const char** json) {
   if (client == nullptr || json == nullptr) return null_argument("cuview_stats_json");
   return guarded([&] {
-    client->stats_json = to_json(client->client->stats());
+    client->stats_json = json_text(client->client->stats());
     *json = client->stats_json.c_str();
   });
 }
@@ -357,7 +355,7 @@ cuview_status cuview_list_json(const char* remote, int timeout_ms, const char** 
     } else {
       const auto timeout = std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms : 5000);
       auto host = cuview::RemoteHost::connect(remote, "cuview C client", timeout);
-      for (const auto& p : host.publishers()) out.push_back(json_of(p));
+      for (const auto& p : host.publishers()) out.push_back(to_json(p));
     }
     listed = out.dump();
     *json = listed.c_str();

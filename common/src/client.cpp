@@ -277,6 +277,7 @@ struct Client::Impl {
   }
 
   [[noreturn]] void throw_gone() const {
+    if (remote && remote->refused()) throw Error(Errc::access, remote->gone_reason());
     if (remote)
       throw Error(Errc::daemon_gone, who() + ": " + remote->gone_reason() + "; its session " + hello.session +
                                          " is over. Attach again once a daemon named '" + opts.name + "' runs");

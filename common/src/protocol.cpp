@@ -127,6 +127,61 @@ msgpack::object_handle unpack_map(std::string_view bytes, std::string_view what,
   return h;
 }
 
+std::uint64_t readable_id(std::string_view bytes) noexcept {
+  if (bytes.size() > static_cast<std::size_t>(kMaxWireBytes)) return 0;
+  try {
+    // A message of n bytes holds fewer than n entries: these bounds cost what its size allows.
+    const msgpack::unpack_limit limit(bytes.size(), bytes.size(), bytes.size(), bytes.size(), bytes.size(),
+                                      kMaxNesting);
+    std::size_t offset = 0;
+    const auto h = msgpack::unpack(bytes.data(), bytes.size(), offset, nullptr, nullptr, limit);
+    if (h.get().type == msgpack::type::MAP)
+      if (const auto* id = find_key(h.get(), "id"); id && id->type == msgpack::type::POSITIVE_INTEGER)
+        return id->via.u64;
+  } catch (...) {
+    // no id to name: the reply carries id 0
+  }
+  return 0;
+}
+
+msgpack::object_handle unpack_request(std::string_view bytes, std::string_view what, std::uint64_t& id_out) {
+  try {
+    return unpack_map(bytes, what);
+  } catch (const Error&) {
+    id_out = readable_id(bytes);
+    throw;
+  }
+}
+
+void refuse_oversized(std::string_view bytes, std::string_view what, std::uint64_t& id_out) {
+  id_out = readable_id(bytes);
+  throw Error(Errc::bad_message, std::string(what) + " of " + std::to_string(bytes.size()) +
+                                     " bytes is larger than the " + std::to_string(kMaxRequestBytes) +
+                                     "-byte limit; send fewer or smaller values per request");
+}
+
+void check_utf8(const msgpack::object& o, std::string_view what) {
+  switch (o.type) {
+    case msgpack::type::STR:
+      if (!is_utf8(std::string_view(o.via.str.ptr, o.via.str.size)))
+        throw Error(Errc::bad_message,
+                    std::string(what) + " holds a string that is not valid UTF-8 (\"" +
+                        utf8_escaped(std::string_view(o.via.str.ptr, o.via.str.size)) +
+                        "\"); MessagePack strings are UTF-8 text");
+      return;
+    case msgpack::type::ARRAY:
+      for (std::uint32_t i = 0; i < o.via.array.size; ++i) check_utf8(o.via.array.ptr[i], what);
+      return;
+    case msgpack::type::MAP:
+      for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
+        check_utf8(o.via.map.ptr[i].key, what);
+        check_utf8(o.via.map.ptr[i].val, what);
+      }
+      return;
+    default: return;
+  }
+}
+
 const msgpack::object* find_key(const msgpack::object& map, std::string_view key) {
   for (std::uint32_t i = 0; i < map.via.map.size; ++i) {
     const auto& kv = map.via.map.ptr[i];
@@ -170,12 +225,11 @@ Op check_op(std::string_view op) {
 
 Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
   id_out = 0;
-  if (bytes.size() > kMaxRequestBytes)
-    throw Error(Errc::bad_message, "request of " + std::to_string(bytes.size()) + " bytes is larger than the " +
-                                       std::to_string(kMaxRequestBytes) + "-byte limit");
-  auto h = unpack_map(bytes, "request");
+  if (bytes.size() > kMaxRequestBytes) detail::refuse_oversized(bytes, "request", id_out);
+  auto h = detail::unpack_request(bytes, "request", id_out);
   const auto& root = h.get();
   if (const auto* id = find_key(root, "id"); id && id->type == msgpack::type::POSITIVE_INTEGER) id_out = id->via.u64;
+  detail::check_utf8(root, "request");
   // The version is checked before anything else, so that a client of another version hears
   // about versions rather than about fields it may legitimately have added.
   const auto* v = find_key(root, "v");
@@ -227,7 +281,7 @@ std::string encode_error(std::uint64_t id, Errc code, const std::string& message
   pk.pack("v"), pk.pack(version);
   pk.pack("id"), pk.pack(id);
   pk.pack("ok"), pk.pack(false);
-  pk.pack("error"), pk.pack(ErrorBody{std::string(to_string(code)), message});
+  pk.pack("error"), pk.pack(ErrorBody{std::string(to_string(code)), utf8_escaped(message)});
   return {buf.data(), buf.size()};
 }
 

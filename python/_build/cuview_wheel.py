@@ -27,6 +27,9 @@ def _project():
 def _metadata(p):
     lines = ["Metadata-Version: 2.1", f"Name: {p['name']}", f"Version: {p['version']}",
              f"Summary: {p['description']}", f"Requires-Python: {p.get('requires-python', '>=3')}"]
+    licence = p.get("license", {})
+    if isinstance(licence, dict) and "text" in licence:
+        lines.append(f"License: {licence['text']}")
     for extra, reqs in p.get("optional-dependencies", {}).items():
         lines.append(f"Provides-Extra: {extra}")
         lines += [f'Requires-Dist: {r}; extra == "{extra}"' for r in reqs]

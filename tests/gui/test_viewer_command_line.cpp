@@ -3,6 +3,7 @@
 #include <QImage>
 #include <QSet>
 #include <QSettings>
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +56,31 @@ TEST_CASE("headless mistakes end with a message and a non-zero exit", "[gui][bad
   ChildProcess unknown({bin("cuview-gui"), "--nmae", "t"});
   REQUIRE(unknown.wait_for(30s) == 2);
   CHECK_THAT(unknown.err(), Catch::Contains("unknown option --nmae") && Catch::Contains("--help"));
+}
+
+TEST_CASE("with DISPLAY naming no X server, --screenshot still saves and an interactive start says why in one line",
+          "[gui][bad-input]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", Backend::host);
+  int n = 500;
+  while (fs::exists("/tmp/.X11-unix/X" + std::to_string(n))) ++n;
+  const std::string gone = "DISPLAY=:" + std::to_string(n);  // an ssh session whose X forwarding died
+  const fs::path png = rt.path() / "shot.png";
+  ChildProcess shot({"/usr/bin/env", "-u", "QT_QPA_PLATFORM", "-u", "WAYLAND_DISPLAY", gone, bin("cuview-gui"), "--name",
+                     "t", "--screenshot", png.string(), "--frames", "2"});
+  CHECK(shot.wait_for(60s) == 0);
+  INFO(shot.err());
+  CHECK_FALSE(QImage(QString::fromStdString(png.string())).isNull());
+  for (const std::string& display : {gone, std::string("DISPLAY=")}) {
+    ChildProcess window({"/usr/bin/env", "-u", "QT_QPA_PLATFORM", "-u", "WAYLAND_DISPLAY", display, bin("cuview-gui"),
+                         "--name", "t"});
+    const auto code = window.wait_for(30s);
+    const std::string err = window.err();
+    INFO(display << ": " << err);
+    CHECK(code == 1);  // not SIGABRT (134)
+    CHECK_THAT(err, Catch::Contains("cannot open a window") && Catch::Contains("--screenshot"));
+    CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  }
 }
 
 TEST_CASE("cuview-gui --help and --version work with no display", "[gui]") {

@@ -73,6 +73,11 @@ if [[ -e $build/bin/cuview-gui ]]; then
   [[ -f $usr/share/icons/hicolor/scalable/apps/cuview.svg ]] || fail "the package has no scalable icon"
 fi
 [[ -f $usr/share/doc/cuview/copyright && -f $usr/share/doc/cuview/README.md ]] || fail "the package has no copyright or README"
+# Machine-readable (DEP-5), naming the licence: Apache-2.0, whose text Debian keeps in common-licenses.
+copyright=$usr/share/doc/cuview/copyright
+{ head -n 1 "$copyright" | grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' &&
+  grep -qx 'License: Apache-2.0' "$copyright" && grep -q '/usr/share/common-licenses/Apache-2.0' "$copyright"; } ||
+  fail "the package's copyright file is not in DEP-5 form naming Apache-2.0: $(head -n 3 "$copyright")"
 unit=$usr/lib/systemd/user/cuview-compute@.service
 [[ -f $unit ]] || fail "the package has no systemd user unit at /usr/lib/systemd/user/cuview-compute@.service"
 grep -q '^ExecStart=/usr/bin/cuview-compute ' "$unit" || fail "the unit does not start /usr/bin/cuview-compute: $(grep ExecStart "$unit")"

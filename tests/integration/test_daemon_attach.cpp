@@ -5,11 +5,25 @@
 #include <nlohmann/json.hpp>
 
 #include "backend_test.hpp"
+#include "cuview/client.h"
 #include "cuview/client.hpp"
 
 using namespace cuview;
 using namespace cuview::test;
 using namespace std::chrono_literals;
+
+namespace {
+/// What Python's status() reads: the C API's stats as JSON.
+std::string cuview_json_of_stats(const char* name) {
+  cuview_client* c = nullptr;
+  REQUIRE(cuview_attach(name, "test (C API)", 1, 3000, &c) == CUVIEW_OK);
+  const char* json = nullptr;
+  REQUIRE(cuview_stats_json(c, &json) == CUVIEW_OK);
+  std::string out = json;
+  cuview_detach(c);
+  return out;
+}
+}  // namespace
 
 BACKEND_TEST("a client attaches and receives verified frames", "[integration][attach]") {
   RuntimeDir rt;
@@ -54,6 +68,19 @@ BACKEND_TEST("status --json reports the running simulation", "[integration][ctl]
   CHECK(j.at("frames_published").get<std::uint64_t>() == 0);  // nobody has read: nothing was copied
   CHECK(j.at("readers").get<int>() == 0);
   CHECK(j.at("width") == 128);
+  // Every field Python's status() and the C API's cuview_stats_json give, by the same names.
+  CHECK(j.at("checkpoint").contains("answered"));
+  CHECK(j.at("checkpoint").contains("error_ticket"));
+  const auto c_api = nlohmann::json::parse(cuview_json_of_stats("t"));
+  for (const auto& [key, value] : c_api.items()) {
+    INFO("field " << key);
+    CHECK(j.contains(key));
+    if (value.is_object())
+      for (const auto& [inner, ignored] : value.items()) {
+        INFO("field " << key << "." << inner);
+        CHECK(j.at(key).contains(inner));
+      }
+  }
   auto text = ctl("t", {"status"});
   CHECK_THAT(text.out, Catch::Contains("none while nobody reads"));
 }

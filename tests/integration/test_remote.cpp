@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "backend_test.hpp"
+#include "protocol_client.hpp"
 #include "cuview/client.hpp"
 #include "cuview/remote_protocol.hpp"
 
@@ -30,6 +31,13 @@ Client attach_remote(const std::string& name, const std::string& url = gateway_u
   return Client::attach(o);
 }
 
+/// Watches the whole of `field` in a 64 × 64 view and waits for the first view to arrive.
+bool watch_whole_field(Client& remote, const std::string& field, RemoteView& view) {
+  const auto& d = remote.description();
+  remote.watch({field, ViewRegion::fit(int(d.width), int(d.height), 64, 64, 1, d.width / 2.0, d.height / 2.0), "auto"});
+  return remote.next_view(view, 10s);
+}
+
 /// The field `name` of a paused daemon's newest frame, read locally: the truth.
 std::vector<float> local_field(const std::string& daemon, const std::string& name, std::uint64_t* seq = nullptr) {
   auto c = attach(daemon);
@@ -42,6 +50,74 @@ std::vector<float> local_field(const std::string& daemon, const std::string& nam
   frame->copy_to_host(f->offset, std::as_writable_bytes(std::span(v)));
   if (seq) *seq = frame->info().seq;
   return v;
+}
+
+/// A client written from docs/remote.md alone: a DEALER on the gateway's Unix socket, sending
+/// whatever parts a test wants and reading the replies as they come.
+struct RawGatewayPeer {
+  struct Answer {
+    std::string from, body;
+    proto::Reply reply;
+  };
+  zmq::context_t ctx;
+  zmq::socket_t s{ctx, zmq::socket_type::dealer};
+  RawGatewayPeer() {
+    s.set(zmq::sockopt::linger, 0);
+    s.connect("ipc://" + gateway_url().substr(5));
+  }
+  void send(const std::vector<std::string>& parts) {
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      s.send(zmq::buffer(parts[i]), i + 1 < parts.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+  /// The next reply (beats and views skipped), or nothing within `timeout`.
+  std::optional<Answer> reply(std::chrono::milliseconds timeout = 5s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, 50ms);
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      std::vector<zmq::message_t> parts;
+      for (;;) {
+        zmq::message_t m;
+        (void)s.recv(m);
+        const bool more = m.more();
+        parts.push_back(std::move(m));
+        if (!more) break;
+      }
+      if (parts.size() < 3 || parts[0].to_string() != "reply") continue;
+      Answer a{parts[1].to_string(), parts[2].to_string(), {}};
+      a.reply = a.from.empty() ? remote::decode_gateway_reply(a.body) : proto::decode_reply(a.body);
+      return a;
+    }
+    return std::nullopt;
+  }
+  /// Sends [to, body] and returns the reply; fails the test when none comes.
+  Answer exchange(const std::string& to, const std::string& body) {
+    send({to, body});
+    auto a = reply();
+    if (!a) FAIL("no reply from the gateway within 5 s to a request for '" << to << "'");
+    return std::move(*a);
+  }
+};
+
+/// Every string of a MessagePack value, at any depth, is valid UTF-8: what a strict decoder checks.
+bool all_strings_utf8(const msgpack::object& o) {
+  switch (o.type) {
+    case msgpack::type::STR: return is_utf8(std::string_view(o.via.str.ptr, o.via.str.size));
+    case msgpack::type::ARRAY:
+      for (std::uint32_t i = 0; i < o.via.array.size; ++i)
+        if (!all_strings_utf8(o.via.array.ptr[i])) return false;
+      return true;
+    case msgpack::type::MAP:
+      for (std::uint32_t i = 0; i < o.via.map.size; ++i)
+        if (!all_strings_utf8(o.via.map.ptr[i].key) || !all_strings_utf8(o.via.map.ptr[i].val)) return false;
+      return true;
+    default: return true;
+  }
+}
+bool all_strings_utf8(const std::string& body) {
+  const auto h = msgpack::unpack(body.data(), body.size());
+  return all_strings_utf8(h.get());
 }
 
 std::string error_of(const std::function<void()>& f, Errc* code = nullptr) {
@@ -157,10 +233,8 @@ BACKEND_TEST("a daemon restarting under the gateway is noticed within a second, 
   auto daemon = std::make_optional(start_daemon("run1", backend));
   auto gateway = start_gateway();
   auto remote = attach_remote("run1");
-  const auto& d = remote.description();
-  remote.watch({"u", ViewRegion::fit(int(d.width), int(d.height), 64, 64, 1, d.width / 2.0, d.height / 2.0), "auto"});
   RemoteView view;
-  REQUIRE(remote.next_view(view, 10s));
+  REQUIRE(watch_whole_field(remote, "u", view));
   daemon->signal(SIGKILL);
   (void)daemon->wait_for(10s);
   const auto killed = std::chrono::steady_clock::now();
@@ -236,59 +310,160 @@ TEST_CASE("the gateway answers malformed and foreign requests with errors and go
   RuntimeDir rt;
   auto daemon = start_daemon("run1", Backend::host);
   auto gateway = start_gateway();
-  zmq::context_t ctx;
-  zmq::socket_t s(ctx, zmq::socket_type::dealer);
-  s.set(zmq::sockopt::linger, 0);
-  s.connect("ipc://" + gateway_url().substr(5));
-  auto exchange = [&](const std::string& to, const std::string& body) -> std::optional<proto::ErrorBody> {
-    s.send(zmq::buffer(to), zmq::send_flags::sndmore);
-    s.send(zmq::buffer(body), zmq::send_flags::none);
-    const auto deadline = std::chrono::steady_clock::now() + 3s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::vector<zmq::message_t> parts;
-      zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, 100ms);
-      if (!(item.revents & ZMQ_POLLIN)) continue;
-      for (;;) {
-        zmq::message_t m;
-        (void)s.recv(m);
-        const bool more = m.more();
-        parts.push_back(std::move(m));
-        if (!more) break;
-      }
-      if (parts.size() < 3 || parts[0].to_string() != "reply") continue;
-      const auto body = parts[2].to_string();
-      auto reply = parts[1].size() == 0 ? remote::decode_gateway_reply(body) : proto::decode_reply(body);
-      if (reply.ok) return std::nullopt;
-      return reply.error;
-    }
-    FAIL("no reply from the gateway within 3 s");
-    return std::nullopt;
-  };
-  auto e = exchange("", remote::encode_gateway_request(remote::Op::list, 5, proto::NoArgs{}));
-  CHECK_FALSE(e);
+  RawGatewayPeer peer;
+  auto a = peer.exchange("", remote::encode_gateway_request(remote::Op::list, 5, proto::NoArgs{}));
+  CHECK(a.reply.ok);
   // Another version of the remote protocol: told which versions there are.
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
   pk.pack_map(4), pk.pack("v"), pk.pack(99), pk.pack("op"), pk.pack("list"), pk.pack("id"), pk.pack(6), pk.pack("args"),
       pk.pack_map(0);
-  e = exchange("", std::string(buf.data(), buf.size()));
-  REQUIRE(e);
-  CHECK(e->code == "version_mismatch");
-  CHECK_THAT(e->message, Catch::Contains("99") && Catch::Contains("remote protocol 1"));
-  e = exchange("", remote::encode_gateway_request(remote::Op::view, 7, remote::ViewArgs{"run1", "u", 0, 10}));
-  REQUIRE(e);
-  CHECK(e->code == "out_of_range");
-  e = exchange("run1", proto::encode_request(proto::Op::handles, 8, "", proto::NoArgs{}));
-  REQUIRE(e);
-  CHECK(e->code == "unsupported");
-  e = exchange("../etc", proto::encode_request(proto::Op::stats, 9, "", proto::NoArgs{}));
-  REQUIRE(e);
-  CHECK(e->code == "bad_value");
-  e = exchange("run1", std::string("\xc1\x00garbage", 9));
-  REQUIRE(e);
-  CHECK(e->code == "bad_message");
+  a = peer.exchange("", std::string(buf.data(), buf.size()));
+  CHECK(a.reply.error.code == "version_mismatch");
+  CHECK_THAT(a.reply.error.message, Catch::Contains("99") && Catch::Contains("remote protocol 1"));
+  a = peer.exchange("", remote::encode_gateway_request(remote::Op::view, 7, remote::ViewArgs{"run1", "u", 0, 10}));
+  CHECK(a.reply.error.code == "out_of_range");
+  a = peer.exchange("../etc", proto::encode_request(proto::Op::stats, 9, "", proto::NoArgs{}));
+  CHECK(a.reply.error.code == "bad_value");
+  a = peer.exchange("run1", std::string("\xc1\x00garbage", 9));
+  CHECK(a.reply.error.code == "bad_message");
   // Still serving.
   auto remote = attach_remote("run1");
   CHECK(remote.stats().name == "run1");
+}
+
+TEST_CASE("through the gateway, a request without a session or before hello is refused as the local socket refuses it",
+          "[integration][remote][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host);
+  auto gateway = start_gateway();
+  RawGatewayPeer peer;
+  // No session: missing_field, in the local socket's words; a shutdown without one stops nothing.
+  for (const auto op : {proto::Op::stats, proto::Op::shutdown, proto::Op::handles}) {
+    const auto a = peer.exchange("run1", proto::encode_request(op, 11, "", proto::NoArgs{}));
+    INFO(proto::name_of(op));
+    CHECK_FALSE(a.reply.ok);
+    CHECK(a.reply.id == 11);
+    CHECK(a.reply.error.code == "missing_field");
+    CHECK_THAT(a.reply.error.message, Catch::Contains("lacks the 'session' field") && Catch::Contains("hello"));
+  }
+  CHECK(daemon.running());
+  // The publisher's session, but no hello on this connection: not_attached, as locally.
+  const auto session = stats("run1").session;
+  auto a = peer.exchange("run1", proto::encode_request(proto::Op::shutdown, 12, session, proto::NoArgs{}));
+  CHECK(a.reply.error.code == "not_attached");
+  CHECK_THAT(a.reply.error.message, Catch::Contains("'hello' first"));
+  CHECK(daemon.running());
+  // After hello, the session works; handles stay a local client's.
+  a = peer.exchange("run1", proto::encode_request(proto::Op::hello, 13, "", proto::HelloArgs{"raw client", ::getpid()}));
+  REQUIRE(a.reply.ok);
+  CHECK(proto::decode_as<proto::HelloResult>(a.reply.result, "hello").session == session);
+  a = peer.exchange("run1", proto::encode_request(proto::Op::stats, 14, session, proto::NoArgs{}));
+  CHECK(a.reply.ok);
+  a = peer.exchange("run1", proto::encode_request(proto::Op::handles, 15, session, proto::NoArgs{}));
+  CHECK(a.reply.error.code == "unsupported");
+}
+
+TEST_CASE("every reply of the gateway is valid UTF-8, even one quoting bytes that are not",
+          "[integration][remote][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host);
+  auto gateway = start_gateway();
+  RawGatewayPeer peer;
+  const std::string bad = "run\xff\xfe\xc0\xaf";
+  // An address with bad bytes, quoted back in the error.
+  auto a = peer.exchange(bad, proto::encode_request(proto::Op::stats, 21, "", proto::NoArgs{}));
+  CHECK(a.reply.error.code == "bad_value");
+  CHECK(all_strings_utf8(a.body));
+  CHECK_THAT(a.reply.error.message, Catch::Contains("\\xFF\\xFE"));
+  // Bad bytes inside a request's strings: refused, and quoted escaped; to a publisher and to the gateway.
+  a = peer.exchange("run1", proto::encode_request(std::string_view("st\xff" "ats"), 22, "", proto::NoArgs{}));
+  CHECK(a.reply.error.code == "bad_message");
+  CHECK(a.reply.id == 22);
+  CHECK(all_strings_utf8(a.body));
+  CHECK_THAT(a.reply.error.message, Catch::Contains("UTF-8") && Catch::Contains("st\\xFFats"));
+  a = peer.exchange("", remote::encode_gateway_request(remote::Op::hello, 23, remote::HelloArgs{"me\xe2\x82"}));
+  CHECK(a.reply.error.code == "bad_message");
+  CHECK(a.reply.id == 23);
+  CHECK(all_strings_utf8(a.body));
+  // Through the daemon's own socket too.
+  RawPeer local("run1");
+  const auto r = local.send(proto::encode_request(std::string_view("he\xc3llo"), 24, "", proto::NoArgs{}));
+  CHECK(r.error.code == "bad_message");
+  CHECK(is_utf8(r.error.message));
+}
+
+TEST_CASE("oversized and undecodable requests to the gateway get bad_message, as docs/remote.md says",
+          "[integration][remote][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host);
+  auto gateway = start_gateway();
+  RawGatewayPeer peer;
+  // Over 64 KiB (and under the 1 MiB a connection may carry): bad_message with the request's id,
+  // on a connection that still works.
+  proto::SetArgs big;
+  big.params.emplace();
+  for (int i = 0; i < 3000; ++i) (*big.params)["parameter-with-a-long-name-" + std::to_string(i)] = 1.0;
+  const auto session = stats("run1").session;
+  const auto oversized = proto::encode_request(proto::Op::set, 31, session, big);
+  REQUIRE(oversized.size() > remote::kMaxRequestBytes);
+  auto a = peer.exchange("run1", oversized);
+  CHECK(a.reply.error.code == "bad_message");
+  CHECK(a.reply.id == 31);
+  CHECK_THAT(a.reply.error.message, Catch::Contains("65536"));
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4), pk.pack("v"), pk.pack(remote::kVersion), pk.pack("op"), pk.pack("list"), pk.pack("id"), pk.pack(32),
+      pk.pack("args"), pk.pack_map(1), pk.pack("pad"), pk.pack(std::string(100'000, 'x'));
+  a = peer.exchange("", std::string(buf.data(), buf.size()));
+  CHECK(a.reply.error.code == "bad_message");
+  CHECK(a.reply.id == 32);
+  // Under 64 KiB but more entries than the decoder builds: a reply too (5 000 parameters).
+  msgpack::sbuffer many;
+  msgpack::packer<msgpack::sbuffer> mp(many);
+  mp.pack_map(5), mp.pack("v"), mp.pack(proto::kVersion), mp.pack("op"), mp.pack("set"), mp.pack("id"), mp.pack(33),
+      mp.pack("session"), mp.pack(session), mp.pack("args"), mp.pack_map(1), mp.pack("params"), mp.pack_map(5000);
+  for (int i = 0; i < 5000; ++i) mp.pack("p" + std::to_string(i)), mp.pack(1);
+  const std::string wide(many.data(), many.size());
+  REQUIRE(wide.size() < remote::kMaxRequestBytes);
+  a = peer.exchange("run1", wide);
+  CHECK(a.reply.error.code == "bad_message");
+  CHECK(a.reply.id == 33);
+  // Bodies the gateway cannot decode at all: answered with id 0.
+  for (const std::string& body : {std::string(), std::string("\xc1"), std::string("\x93\x01\x02\x03"),
+                                  std::string("\x81\xa1v\x01"), std::string(70'000, '\x00')}) {
+    a = peer.exchange("", body);
+    CHECK(a.reply.error.code != "");
+    CHECK_FALSE(a.reply.ok);
+    CHECK(a.reply.id == 0);
+  }
+  // A message of the wrong number of parts.
+  peer.send({"", remote::encode_gateway_request(remote::Op::list, 34, proto::NoArgs{}), "extra"});
+  auto extra = peer.reply();
+  REQUIRE(extra);
+  CHECK(extra->reply.error.code == "bad_message");
+  // The same connection is still served.
+  a = peer.exchange("", remote::encode_gateway_request(remote::Op::list, 35, proto::NoArgs{}));
+  CHECK(a.reply.ok);
+  CHECK(a.reply.id == 35);
+}
+
+TEST_CASE("the gateway gives its lease back when the last remote viewer of a publisher leaves",
+          "[integration][remote][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host);
+  auto gateway = start_gateway();
+  {
+    auto remote = attach_remote("run1");
+    RemoteView view;
+    REQUIRE(watch_whole_field(remote, "u", view));
+    CHECK(stats("run1").readers == 1);
+  }  // the viewer leaves
+  // No reader, no copy: the lease goes (docs/remote.md: within a second) and publishing stops.
+  const auto s = wait_stats("run1", [](const StatsView& x) { return x.readers == 0; }, 10s);
+  CHECK(s.readers == 0);
+  const auto published = s.frames_published;
+  const auto step = s.step;
+  (void)wait_stats("run1", [&](const StatsView& x) { return x.step > step + 100; });
+  CHECK(stats("run1").frames_published == published);
 }

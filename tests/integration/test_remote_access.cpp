@@ -75,6 +75,27 @@ void authorise_this_user() {
   std::ofstream(remote::default_authorized_keys()) << pub << " laptop\n";
 }
 
+/// The processes of this user whose command line holds `text` (read from /proc).
+int processes_with(const std::string& text) {
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const auto pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || pid == std::to_string(::getpid())) continue;
+    std::ifstream f(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (cmdline.find(text) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+/// The ssh forwardings (`ssh -N -L ...`, and any shell around one) still running, once the
+/// processes that started them have exited: a moment's grace for the kernel to reap them.
+int forwardings_left() {
+  int n = 0;
+  for (int i = 0; i < 50 && (n = processes_with("ExitOnForwardFailure")) > 0; ++i) std::this_thread::sleep_for(50ms);
+  return n;
+}
+
 /// Whether anything at all comes back on `s` within `wait` after sending a gateway `list`.
 bool answered(zmq::socket_t& s, std::chrono::milliseconds wait) {
   (void)s.send(zmq::buffer(std::string()), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
@@ -130,6 +151,54 @@ TEST_CASE("cuview-ctl --remote ssh://localhost reaches a daemon through a real s
   (void)wait_stats("run1", [&](const StatsView& s) { return s.step > step; });
 }
 
+TEST_CASE("a client of ssh:// that exits leaves no ssh behind, whatever ssh command it was given",
+          "[integration][remote][ssh][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", Backend::host);
+  SshServer sshd;
+  ScopedEnv gw("CUVIEW_REMOTE_GATEWAY", bin("cuview-gateway"));
+  StopEnsuredGateway stop_gateway;
+  // A shell wrapper that does not `exec` (docs/remote.md's form, and a PATH `ssh` script without
+  // exec): killing only the process started would orphan ssh.
+  const fs::path wrappers = rt.path() / "wrapper-bin";
+  fs::create_directories(wrappers);
+  std::ofstream(wrappers / "ssh") << "#!/bin/sh\n/usr/bin/" << sshd.ssh_command() << " \"$@\"\n";
+  fs::permissions(wrappers / "ssh", fs::perms::owner_all);
+  const std::string python_lib = (fs::path(CUVIEW_BIN_DIR).parent_path() / "lib" / "libcuview.so").string();
+  REQUIRE(fs::exists(python_lib));
+  const bool have_gui = fs::exists(bin("cuview-gui"));  // built where Qt 6 is installed
+  const bool have_python = ::access("/usr/bin/python3", X_OK) == 0;
+  CHECK(have_python);
+  for (const bool custom : {true, false}) {
+    ScopedEnv command("CUVIEW_SSH_COMMAND", custom ? sshd.ssh_command() : "");
+    ScopedEnv path("PATH", custom ? std::string(std::getenv("PATH")) : wrappers.string() + ":" + std::getenv("PATH"));
+    INFO((custom ? "CUVIEW_SSH_COMMAND=" + sshd.ssh_command() : std::string("ssh from PATH, a script")));
+    for (int k = 0; k < 5; ++k) {
+      auto r = ctl("run1", {"--remote", "ssh://localhost", "attach", "--frames", "2", "--view", "32x32"}, 60s);
+      INFO(r.out << r.err);
+      REQUIRE(r.code == 0);
+      CHECK(forwardings_left() == 0);
+      if (have_gui) {
+        ChildProcess gui({bin("cuview-gui"), "--remote", "ssh://localhost", "--name", "run1", "--screenshot",
+                          (rt.path() / "view.png").string(), "--frames", "2", "--timeout", "60"});
+        const auto code = gui.wait_for(90s);
+        INFO(gui.err());
+        CHECK(code == 0);
+        CHECK(forwardings_left() == 0);
+      }
+      if (have_python) {
+        ChildProcess py({"/usr/bin/env", "PYTHONPATH=" + std::string(CUVIEW_SOURCE_DIR) + "/python",
+                         "CUVIEW_LIBRARY=" + python_lib, "/usr/bin/python3", "-c",
+                         "import cuview; s = cuview.attach('run1', remote='ssh://localhost'); print(s.status()['step'])"});
+        const auto code = py.wait_for(90s);
+        INFO(py.out() << py.err());
+        CHECK(code == 0);
+        CHECK(forwardings_left() == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("ssh:// to a host without cuview-gateway says what to install", "[integration][remote][ssh][host]") {
   RuntimeDir rt;
   SshServer sshd;
@@ -150,8 +219,14 @@ TEST_CASE("a tcp gateway serves an authorised key and tells a peer without one n
   auto gateway = start_gateway({"--listen", endpoint});
   const auto gateway_key = remote::load_or_create_keypair(remote::default_gateway_key(), "gateway").public_key;
 
+  // A wrong key on first use: refused with what to do, and nothing pinned, so the right key works after.
+  const auto wrong = remote::generate_keypair().public_key;
+  auto r = ctl("run1", {"--remote", endpoint + "?key=" + wrong, "status"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("is not its key") && Catch::Contains("--print-key") && Catch::Contains("[access]"));
+  CHECK_FALSE(remote::KnownGateways::read(remote::default_known_gateways()).key_for(endpoint.substr(6)));
   // First use pins the key given in the URL; later uses need no key.
-  auto r = ctl("run1", {"--remote", endpoint + "?key=" + gateway_key, "status"});
+  r = ctl("run1", {"--remote", endpoint + "?key=" + gateway_key, "status"});
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("grayscott"));
@@ -169,6 +244,18 @@ TEST_CASE("a tcp gateway serves an authorised key and tells a peer without one n
   r = ctl("run1", {"--remote", endpoint + "?key=" + slashed, "status"});
   CHECK(r.code == 1);
   CHECK_THAT(r.err, Catch::Contains("known_gateways"));
+  // The gateway's key made again: a client with the old one pinned is told so, and which line to remove.
+  {
+    const auto known = remote::default_known_gateways();
+    const auto pinned = remote::KnownGateways::read(known).key_for(endpoint.substr(6));
+    REQUIRE(pinned);
+    std::ofstream(known, std::ios::trunc) << "# gateways\n" << endpoint.substr(6) << " " << wrong << "\n";
+    r = ctl("run1", {"--remote", endpoint, "status"});
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Catch::Contains("does not hold the key pinned") && Catch::Contains("line 2 of " + known.string()) &&
+                          Catch::Contains("[access]"));
+    std::ofstream(known, std::ios::trunc) << endpoint.substr(6) << " " << *pinned << "\n";
+  }
 
   zmq::context_t ctx;
   SECTION("a plain TCP peer hears nothing") {

@@ -46,6 +46,14 @@ class Error : public std::runtime_error {
   Errc code_;
 };
 
+/// `text` as valid UTF-8: every byte that does not belong to a well-formed UTF-8 sequence
+/// (overlong forms, surrogates and code points above U+10FFFF included) is written as `\xNN`.
+/// For a person reading an error, not a round trip: messages that quote what a peer sent pass
+/// through it before they go on the wire, where a strict MessagePack decoder checks strings.
+[[nodiscard]] std::string utf8_escaped(std::string_view text);
+/// Whether `text` is well-formed UTF-8 (as utf8_escaped would leave it unchanged).
+[[nodiscard]] bool is_utf8(std::string_view text) noexcept;
+
 /// Throws Error(Errc::system) for a failed OS call: "<what>: <strerror(errno)> (errno N)".
 [[noreturn]] void throw_errno(const std::string& what, int err);
 

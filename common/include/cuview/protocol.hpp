@@ -1,4 +1,4 @@
-// cuview's wire protocol, version 3: every message, its fields and their types, in one place.
+// cuview's wire protocol, version 4: every message, its fields and their types, in one place.
 // docs/protocol.md is the prose form of this header. Encoding is MessagePack (msgpack-cxx):
 // each message is one map; decoding is strict (unknown keys, missing keys and wrong types are
 // errors naming the field).
@@ -422,6 +422,18 @@ msgpack::object_handle unpack_map(std::string_view bytes, std::string_view what,
                                   std::size_t max_bin = kMaxRequestBytes);
 /// The value of `key` in `map`; nullptr when absent.
 const msgpack::object* find_key(const msgpack::object& map, std::string_view key);
+/// The `id` of a request the strict decoder refused (too large, more entries than it builds), read
+/// with bounds that only the message's own size limits, so that the refusal can name it; 0 when
+/// the bytes do not decode to a map holding one.
+[[nodiscard]] std::uint64_t readable_id(std::string_view bytes) noexcept;
+/// Refuses a request body over kMaxRequestBytes: throws Error(bad_message) naming `what` and both
+/// sizes, after setting `id_out` to readable_id(bytes).
+[[noreturn]] void refuse_oversized(std::string_view bytes, std::string_view what, std::uint64_t& id_out);
+/// unpack_map for a request: on failure `id_out` is readable_id(bytes) before the Error goes on.
+msgpack::object_handle unpack_request(std::string_view bytes, std::string_view what, std::uint64_t& id_out);
+/// Throws Error(bad_message) naming `what` if any string (key or value, at any depth) of `o` is not
+/// well-formed UTF-8: the protocol's strings are text, and what the daemon echoes must stay text.
+void check_utf8(const msgpack::object& o, std::string_view what);
 
 struct FieldSpec {
   std::string name;

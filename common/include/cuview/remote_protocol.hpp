@@ -182,10 +182,6 @@ struct FetchResult {
 
 // ---- pushed by the gateway ----
 
-/// The body of a "view" message; its payload is a zstd frame of view_w × view_h values (rect.w ×
-/// rect.h for a part's view) in
-/// `encoding`, row-major, u16 and f32 in byte planes (value_codec.hpp). A value q of u8/u16 stands for lo + q × (hi − lo) / (levels − 1)
-/// with levels 255 or 65 535; the top code (255, 65 535) is "no value". |decoded − true| ≤ error_bound.
 /// The samples of a view a part's block covers: output columns [x, x+w), rows [y, y+h).
 struct ViewRect {
   std::uint32_t x = 0, y = 0, w = 0, h = 0;
@@ -193,6 +189,11 @@ struct ViewRect {
   MSGPACK_DEFINE_MAP(x, y, w, h);
 };
 
+/// The body of a "view" message; its payload is a zstd frame of view_w × view_h values (rect.w ×
+/// rect.h for a part's view) in `encoding`, row-major, u16 and f32 in byte planes
+/// (value_codec.hpp). A value q of u8/u16 stands for lo + q × ((hi − lo) / (levels − 1)) computed in
+/// double (float32 arithmetic can miss the bound), with levels 255 or 65 535; the top code (255,
+/// 65 535) is "no value". |decoded − true| ≤ error_bound.
 struct ViewHeader {
   std::string session;  ///< the publisher's
   std::uint64_t seq = 0, step = 0;

@@ -119,11 +119,16 @@ const std::string& ChildProcess::err() {
 }
 
 void ChildProcess::stop() noexcept {
-  if (pid_ < 0 || status_) return;
-  ::kill(pid_, SIGTERM);
-  for (int i = 0; i < 50 && !exit_status(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (pid_ < 0 || exit_status()) return;  // never signal a group whose leader is long gone
+  // The whole process group it leads: `sh -c "ssh ..."` without `exec` leaves ssh a child of sh,
+  // and killing sh alone would orphan ssh (re-parented to init, forwarding for ever).
+  const pid_t group = pid_;
+  const auto group_alive = [group] { return ::kill(-group, 0) == 0 || errno != ESRCH; };
+  ::kill(-group, SIGTERM);
+  for (int i = 0; i < 50 && (!exit_status() || group_alive()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (group_alive()) ::kill(-group, SIGKILL);
   if (!exit_status()) {
-    ::kill(pid_, SIGKILL);
     int st = 0;
     ::waitpid(pid_, &st, 0);
     status_ = 128 + SIGKILL;

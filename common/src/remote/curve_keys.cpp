@@ -341,6 +341,11 @@ std::optional<std::string> KnownGateways::key_for(std::string_view host_port) co
   return std::nullopt;
 }
 
+std::optional<std::size_t> KnownGateways::line_for(std::string_view host_port) const {
+  if (const Entry* e = find(host_port)) return e->line;
+  return std::nullopt;
+}
+
 void KnownGateways::pin(std::string_view host_port, std::string_view public_z85) {
   check_host_port(host_port);
   (void)decode_key(public_z85, "the key of " + std::string(host_port));

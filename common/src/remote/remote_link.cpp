@@ -52,17 +52,18 @@ std::string gateway_program() {
 class SshForward {
  public:
   static std::shared_ptr<SshForward> get(const RemoteUrl& url, std::chrono::milliseconds timeout) {
-    static std::mutex mu;
-    static std::map<std::string, std::weak_ptr<SshForward>> forwards;
-    std::lock_guard lock(mu);
-    auto& slot = forwards[url.text];
+    auto& r = registry();
+    std::lock_guard lock(r.mu);
+    auto& slot = r.forwards[url.text];
     if (auto f = slot.lock(); f && f->alive()) return f;
     auto f = std::shared_ptr<SshForward>(new SshForward(url, timeout));
     slot = f;
     return f;
   }
 
-  ~SshForward() {
+  ~SshForward() { stop(); }
+
+  void stop() noexcept {
     ssh_.stop();
     std::error_code ec;
     fs::remove(local_, ec);
@@ -132,6 +133,22 @@ class SshForward {
     ::chmod(local_.c_str(), 0600);
   }
 
+  /// Every forwarding of this process. A program that ends without destroying its clients (exit()
+  /// from a library, a Python interpreter finalising) still stops its ssh when static objects go.
+  struct Registry {
+    std::mutex mu;
+    std::map<std::string, std::weak_ptr<SshForward>> forwards;
+    ~Registry() {
+      std::lock_guard lock(mu);
+      for (auto& [url, weak] : forwards)
+        if (auto f = weak.lock()) f->stop();
+    }
+  };
+  static Registry& registry() {
+    static Registry r;
+    return r;
+  }
+
   ChildProcess ssh_;
   fs::path local_;
 };
@@ -144,7 +161,7 @@ RemoteLink::RemoteLink(RemoteUrl url, std::shared_ptr<SshForward> forward)
   static std::atomic<unsigned> links{0};
   const std::string monitor = "inproc://cuview-remote-link-" + std::to_string(links++);
   if (zmq_socket_monitor(socket_.handle(), monitor.c_str(),
-                         ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                         ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0)
     throw_errno("watching the connection to the gateway at " + url_.text + " (zmq_socket_monitor)", zmq_errno());
   monitor_ = zmq::socket_t(context_, zmq::socket_type::pair);
@@ -162,7 +179,13 @@ void RemoteLink::read_events() {
     std::uint32_t value = 0;
     std::memcpy(&id, event.data(), 2);
     std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
-    if (id == ZMQ_EVENT_DISCONNECTED) {
+    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      handshake_done_ = true;
+    } else if (id == ZMQ_EVENT_DISCONNECTED) {
+      // A CURVE server that cannot decrypt our hello (it holds another key than the one we
+      // expect) closes the connection without a word: the only sign is a drop before any
+      // handshake succeeded.
+      if (!handshake_done_ && !key_mismatch_.empty() && refused_.empty()) refused_ = key_mismatch_;
       dropped_ = true;
     } else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
       refused_ = "the gateway at " + url_.text + " refused this user's key (status " + std::to_string(value) +
@@ -223,7 +246,27 @@ void RemoteLink::apply_keys() {
                                   ": make one with `cuview-ctl keygen`, then add the line it prints to "
                                   "~/.config/cuview/authorized_keys on " + url_.host);
   const auto mine = read_keypair(key_file);
-  const auto server = KnownGateways::read(default_known_gateways()).require_key(url_.host_port(), url_.key);
+  const auto known_file = default_known_gateways();
+  auto known = KnownGateways::read(known_file);
+  const auto host_port = url_.host_port();
+  const auto pinned = known.key_for(host_port);
+  std::string server;
+  if (url_.key && !pinned) {
+    server = *url_.key;
+    pin_when_answered_ = server;
+    key_mismatch_ = "the gateway at " + url_.text + " closed the connection during the CURVE handshake: the key in the "
+                    "URL (?key=" + server + ") is not its key. Nothing was pinned; run `cuview-gateway --print-key` "
+                    "on " + url_.host + " and connect with the key it prints";
+  } else {
+    // A URL's key that differs from the pinned one is refused here, before any connection.
+    server = known.require_key(host_port, url_.key);
+    const auto line = std::to_string(known.line_for(host_port).value_or(0));
+    key_mismatch_ = "the gateway at " + url_.text + " does not hold the key pinned for " + host_port + " (line " + line +
+                    " of " + known_file.string() + "): it closed the connection during the CURVE handshake. Someone "
+                    "could be intercepting the connection, or the gateway's key was made again (its gateway.key "
+                    "removed). If you trust the gateway's new key, remove line " + line + " of " + known_file.string() +
+                    " and connect once with ?key=<key> (`cuview-gateway --print-key` on " + url_.host + " prints it)";
+  }
   apply_client_curve(socket_, mine, server);
 }
 
@@ -252,6 +295,16 @@ std::optional<Incoming> RemoteLink::receive(std::chrono::milliseconds timeout) {
   }
   last_heard_ = Clock::now();
   heard_ = true;
+  if (pin_when_answered_) {
+    // Only the holder of the key's secret completes a CURVE handshake: the key is the gateway's.
+    const auto key = std::move(*pin_when_answered_);
+    pin_when_answered_.reset();
+    try {
+      KnownGateways::read(default_known_gateways()).check_or_pin(url_.host_port(), key);
+    } catch (const Error& e) {
+      refused_ = e.what();  // another key was pinned meanwhile: this link is not to be trusted
+    }
+  }
   if (parts.size() < 3 || parts.size() > 4) return std::nullopt;  // not a gateway's message: ignored
   Incoming in{parts[0].to_string(), parts[1].to_string(), parts[2].to_string(), {}};
   if (parts.size() == 4) in.payload = std::move(parts[3]);

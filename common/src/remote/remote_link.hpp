@@ -43,6 +43,9 @@ class RemoteLink {
   [[nodiscard]] bool silent() const noexcept;
   /// Why the gateway cannot be heard, in words ("" while it can).
   [[nodiscard]] std::string why_silent() const;
+  /// The gateway refused this client, or could not be authenticated: its key is not the one
+  /// expected (why_silent() says which file and line), or it refused this user's key.
+  [[nodiscard]] bool refused() const noexcept { return !refused_.empty(); }
   /// The gateway's session, from its beats and hello ("" until one came).
   [[nodiscard]] const std::string& gateway_session() const noexcept { return gateway_session_; }
   /// Records the session a beat or hello named; a different one than before means the gateway
@@ -52,7 +55,8 @@ class RemoteLink {
 
  private:
   RemoteLink(RemoteUrl url, std::shared_ptr<SshForward> forward);
-  /// tcp: this user's key, and the gateway's (pinned, or offered in the URL and pinned now).
+  /// tcp: this user's key, and the gateway's (pinned, or offered in the URL: pinned once the
+  /// gateway has answered, so that a wrong key in a URL is never pinned).
   void apply_keys();
   bool blocking_send_ = false;  ///< tcp+listen: wait for the gateway to dial in
   RemoteUrl url_;
@@ -68,7 +72,12 @@ class RemoteLink {
   void read_events();
   zmq::socket_t monitor_;
   bool dropped_ = false;
+  bool handshake_done_ = false;  ///< a ZMTP handshake (CURVE's included) succeeded at least once
   std::string refused_;
+  /// tcp: what a connection that drops before its CURVE handshake succeeded means (the gateway
+  /// does not hold the key this client expects), in words naming where that key came from.
+  std::string key_mismatch_;
+  std::optional<std::string> pin_when_answered_;  ///< a URL's key, not pinned yet
 };
 
 }  // namespace cuview::remote

@@ -66,13 +66,12 @@ proto::Reply decode_gateway_reply(std::string_view bytes, std::size_t max_bin) {
 
 GatewayRequest decode_gateway_request(std::string_view bytes, std::uint64_t& id_out) {
   id_out = 0;
-  if (bytes.size() > kMaxRequestBytes)
-    throw Error(Errc::bad_message, "gateway request of " + std::to_string(bytes.size()) + " bytes is larger than the " +
-                                       std::to_string(kMaxRequestBytes) + "-byte limit");
-  auto h = proto::detail::unpack_map(bytes, "gateway request");
+  if (bytes.size() > kMaxRequestBytes) proto::detail::refuse_oversized(bytes, "gateway request", id_out);
+  auto h = proto::detail::unpack_request(bytes, "gateway request", id_out);
   const auto& root = h.get();
   if (const auto* id = proto::detail::find_key(root, "id"); id && id->type == msgpack::type::POSITIVE_INTEGER)
     id_out = id->via.u64;
+  proto::detail::check_utf8(root, "gateway request");
   const auto* v = proto::detail::find_key(root, "v");
   if (v == nullptr) throw Error(Errc::missing_field, "gateway request lacks the protocol version field 'v'");
   if (v->type != msgpack::type::POSITIVE_INTEGER)

@@ -29,6 +29,8 @@ bool RemoteChannel::publisher_exited() const noexcept {
   return gone_ || link_->silent() || link_->gateway_restarted();
 }
 
+bool RemoteChannel::refused() const noexcept { return link_->refused(); }
+
 std::string RemoteChannel::gone_reason() const {
   if (gone_) return "the gateway at " + link_->url().text + " says it " + gone_reason_;
   if (link_->gateway_restarted()) return "the gateway at " + link_->url().text + " restarted";

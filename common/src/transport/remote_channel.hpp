@@ -49,6 +49,8 @@ class RemoteChannel final : public RequestChannel {
   void credit(std::uint64_t seq, std::optional<std::uint64_t> from_step = std::nullopt);
   /// Why the publisher counts as gone, for messages.
   [[nodiscard]] std::string gone_reason() const;
+  /// The gateway could not be authenticated or refused this client (gone_reason() says how).
+  [[nodiscard]] bool refused() const noexcept;
 
   remote::ValueDecoder decoder;  ///< keeps its zstd context between views
 
@@ -87,6 +89,7 @@ Result RemoteChannel::gateway_call(remote::Op op, const Args& args, std::chrono:
       if (!reply.ok) throw Error(errc_from_string(reply.error.code), reply.error.message);
       return proto::decode_as<Result>(reply.result, "'" + std::string(remote::name_of(op)) + "' result");
     }
+    if (link_->refused()) throw Error(Errc::access, link_->why_silent());
     if (link_->silent()) throw Error(Errc::daemon_gone, link_->why_silent() + "; connect again");
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left <= std::chrono::milliseconds(0))

@@ -109,6 +109,8 @@ class KnownGateways {
 
   /// The key pinned for "host:port", if any (the first line naming it).
   [[nodiscard]] std::optional<std::string> key_for(std::string_view host_port) const;
+  /// The line of the file that pins "host:port" (1-based), if any.
+  [[nodiscard]] std::optional<std::size_t> line_for(std::string_view host_port) const;
   /// Appends "host:port key" to the file (made 0600, its directory 0700, when missing). Throws
   /// Error(bad_value) for a malformed host:port or key, Error(system) if the file cannot be written.
   void pin(std::string_view host_port, std::string_view public_z85);
