@@ -41,7 +41,7 @@ PublisherFeed::~PublisherFeed() {
 void PublisherFeed::publisher_request(const PeerId& peer, std::string body) {
   {
     std::lock_guard lock(mu_);
-    tasks_.push_back({peer, false, std::move(body)});
+    tasks_.push_back({peer, Task::Kind::publisher_request, std::move(body)});
   }
   last_active_ns_ = monotonic_ns();
   wake_.notify_all();
@@ -50,7 +50,7 @@ void PublisherFeed::publisher_request(const PeerId& peer, std::string body) {
 void PublisherFeed::gateway_request(const PeerId& peer, std::string body) {
   {
     std::lock_guard lock(mu_);
-    tasks_.push_back({peer, true, std::move(body)});
+    tasks_.push_back({peer, Task::Kind::gateway_request, std::move(body)});
   }
   last_active_ns_ = monotonic_ns();
   wake_.notify_all();
@@ -60,7 +60,7 @@ void PublisherFeed::forget(const PeerId& peer) {
   // Through the queue, so that the feed thread alone touches its watchers.
   {
     std::lock_guard lock(mu_);
-    tasks_.push_back({peer, true, {}});
+    tasks_.push_back({peer, Task::Kind::forget, {}});
   }
   wake_.notify_all();
 }
@@ -209,14 +209,14 @@ void PublisherFeed::publisher_gone(const std::string& reason) {
 }
 
 void PublisherFeed::handle(Task& task) {
-  gateway_reply_ = task.for_gateway;
-  if (task.body.empty()) {  // forget
+  gateway_reply_ = task.kind == Task::Kind::gateway_request;
+  if (task.kind == Task::Kind::forget) {
     hello_peers_.erase(task.peer);
     watchers_.erase(task.peer);
     count_viewers();
     return;
   }
-  if (task.for_gateway)
+  if (task.kind == Task::Kind::gateway_request)
     handle_gateway_request(task.peer, task.body, task.at);
   else
     handle_publisher_request(task.peer, task.body);
@@ -243,7 +243,8 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
                                            "); say hello again");
     // As on the local socket: a session is only good on a connection that said hello.
     if (!is_hello && !hello_peers_.count(peer))
-      throw Error(Errc::not_attached, "'" + request.op + "' needs a 'hello' first on this connection");
+      throw Error(Errc::not_attached, "'" + request.op + "' needs a 'hello' to '" + name_ +
+                                          "' first on this connection to the gateway");
     switch (op) {
       case proto::Op::hello:
         (void)proto::decode_as<proto::HelloArgs>(request.args, "'hello' arguments");

@@ -59,7 +59,7 @@ class PublisherFeed {
  private:
   struct Task {
     PeerId peer;
-    bool for_gateway;
+    enum class Kind { publisher_request, gateway_request, forget } kind;
     std::string body;
     /// When the network thread received it: a credit's arrival time, for the link measurement,
     /// however long the feed was busy sampling meanwhile.

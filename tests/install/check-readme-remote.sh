@@ -16,13 +16,21 @@ mkdir -p "$HOME"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 pids=()
 cleanup() {
+  [[ -n ${CUVIEW_KEEP_GATEWAY_LOG-} && -f $XDG_RUNTIME_DIR/cuview/.gateway/gateway.log ]] &&
+    cp "$XDG_RUNTIME_DIR/cuview/.gateway/gateway.log" "$CUVIEW_KEEP_GATEWAY_LOG"
   for p in "${pids[@]}"; do { kill "$p" && wait "$p"; } 2>/dev/null || true; done
   [[ -f $XDG_RUNTIME_DIR/cuview/.gateway/pid ]] && kill "$(cat "$XDG_RUNTIME_DIR/cuview/.gateway/pid")" 2>/dev/null
   [[ -n ${SSHD_PID-} ]] && { exec {SSHD[1]}>&-; wait "$SSHD_PID" 2>/dev/null; }
   rm -rf "$scratch"
 }
 trap cleanup EXIT
-fail() { echo "check-readme-remote: $*" >&2; exit 1; }
+fail() {
+  echo "check-readme-remote: $*" >&2
+  for log in "$scratch/daemon.log" "$XDG_RUNTIME_DIR/cuview/.gateway/gateway.log"; do
+    [[ -f $log ]] && { echo "--- $log (last 30 lines)" >&2; tail -30 "$log" >&2; }
+  done
+  exit 1
+}
 
 coproc SSHD { exec "$build/bin/cuview-test-sshd"; }
 read -r -u "${SSHD[0]}" CUVIEW_SSH_COMMAND || fail "the test sshd did not start (see above)"

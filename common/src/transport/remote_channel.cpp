@@ -14,6 +14,10 @@ bool RemoteChannel::send(std::string_view request) { return link_->send(name_, r
 std::optional<std::string> RemoteChannel::receive(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
+    // A connection that dropped and was made again by ZeroMQ is a new client to the gateway: a
+    // reply that came on it (not_attached, say) is not an answer to this client's session. The
+    // drop is what the caller hears (publisher_exited), as it would without a reply in between.
+    if (publisher_exited()) return std::nullopt;
     if (!replies_.empty()) {
       auto r = std::move(replies_.front());
       replies_.pop_front();
