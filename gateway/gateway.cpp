@@ -54,6 +54,7 @@ Gateway::Gateway(GatewayOptions options) : options_(std::move(options)), impl_(s
   auto router = [&] {
     zmq::socket_t s(context_, zmq::socket_type::router);
     configure_server_socket(s);
+    enable_remote_heartbeats(s);  // its peers are remote clients, end to end through ssh or TCP
     s.set(zmq::sockopt::router_mandatory, 1);
     return s;
   };

@@ -6,11 +6,12 @@
 
 namespace cuview {
 
-static void common_options(zmq::socket_t& s) {
-  s.set(zmq::sockopt::linger, 0);
-  s.set(zmq::sockopt::heartbeat_ivl, 250);
-  s.set(zmq::sockopt::heartbeat_timeout, 1000);
-  s.set(zmq::sockopt::heartbeat_ttl, 1000);
+static void common_options(zmq::socket_t& s) { s.set(zmq::sockopt::linger, 0); }
+
+void enable_remote_heartbeats(zmq::socket_t& s) {
+  s.set(zmq::sockopt::heartbeat_ivl, 500);
+  s.set(zmq::sockopt::heartbeat_timeout, 3000);
+  s.set(zmq::sockopt::heartbeat_ttl, 3000);
 }
 
 void configure_client_socket(zmq::socket_t& s) {

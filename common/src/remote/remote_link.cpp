@@ -156,6 +156,7 @@ class SshForward {
 RemoteLink::RemoteLink(RemoteUrl url, std::shared_ptr<SshForward> forward)
     : url_(std::move(url)), forward_(std::move(forward)) {
   configure_client_socket(socket_);
+  enable_remote_heartbeats(socket_);
   socket_.set(zmq::sockopt::rcvhwm, 64);
   last_heard_ = listening_since_ = last_listened_ = Clock::now();
   static std::atomic<unsigned> links{0};
