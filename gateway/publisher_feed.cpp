@@ -14,7 +14,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 /// How long the gateway keeps its lease on a publisher after the last client stopped viewing it
-/// (docs/remote.md): long enough that a viewer changing its field or region does not make the
+/// (docs/remote.md): long enough that a viewer stopping and viewing again at once does not make the
 /// publisher withdraw and re-offer its frame, short enough that nobody watching costs nothing.
 constexpr auto kLeaseGrace = 500ms;
 }  // namespace
