@@ -33,26 +33,28 @@ std::string chosen_platform(const std::vector<std::string>& qt_args) {
   return env != nullptr ? env : "";
 }
 
-std::optional<std::string> display_problem(const std::string& platform) {
+DisplayCheck check_display(const std::string& platform) {
   const char* wayland = std::getenv("WAYLAND_DISPLAY");
-  if (!platform.empty() && platform.rfind("xcb", 0) != 0) return std::nullopt;  // offscreen, wayland, ...
-  if (platform.empty() && wayland != nullptr && *wayland != '\0') return std::nullopt;
+  if (!platform.empty() && platform.rfind("xcb", 0) != 0) return {};  // offscreen, wayland, ...
+  if (platform.empty() && wayland != nullptr && *wayland != '\0') return {};
   const char* display = std::getenv("DISPLAY");
   const std::string what =
       "; run it in a desktop session or over `ssh -X`, or save a picture headless: cuview-gui --name NAME "
       "--screenshot view.png";
   if (display == nullptr || *display == '\0')
-    return "cuview-gui cannot open a window: no display (DISPLAY is " + std::string(display ? "empty" : "not set") +
-           ")" + what;
+    return {"cuview-gui cannot open a window: no display (DISPLAY is " + std::string(display ? "empty" : "not set") +
+                ")" + what,
+            nullptr};
 #ifdef CUVIEW_HAVE_XCB
-  xcb_connection_t* c = xcb_connect(nullptr, nullptr);
-  const int error = xcb_connection_has_error(c);
-  xcb_disconnect(c);
-  if (error != 0)
-    return "cuview-gui cannot open a window: no X server answers at DISPLAY=" + std::string(display) +
-           " (or it refused this user; an ssh session whose X forwarding ended looks the same)" + what;
+  std::shared_ptr<xcb_connection_t> c(xcb_connect(nullptr, nullptr), xcb_disconnect);
+  if (xcb_connection_has_error(c.get()) != 0)
+    return {"cuview-gui cannot open a window: no X server answers at DISPLAY=" + std::string(display) +
+                " (or it refused this user; an ssh session whose X forwarding ended looks the same)" + what,
+            nullptr};
+  return {std::nullopt, std::move(c)};
+#else
+  return {};
 #endif
-  return std::nullopt;
 }
 
 QIcon application_icon() {

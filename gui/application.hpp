@@ -6,6 +6,7 @@
 #include <QImage>
 #include <QSize>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,10 +24,18 @@ QIcon application_icon();
 QImage grab_pixels(QWidget* widget);
 /// The Qt platform `qt_args` ("-platform NAME") or QT_QPA_PLATFORM choose; "" when neither does.
 std::string chosen_platform(const std::vector<std::string>& qt_args);
-/// Why no window can be shown, in one sentence, before QApplication tries: Qt's xcb platform
-/// aborts the process (SIGABRT) when DISPLAY names no X server that answers. Empty when a window
-/// can be tried (an X server answers, or another platform was chosen).
-std::optional<std::string> display_problem(const std::string& platform);
+/// Whether a window can be shown, asked before QApplication tries: Qt's xcb platform aborts the
+/// process (SIGABRT) when DISPLAY names no X server that answers.
+struct DisplayCheck {
+  /// Why no window can be shown, in one sentence; empty when a window can be tried (an X server
+  /// answers, or another platform was chosen).
+  std::optional<std::string> problem;
+  /// The check's connection to the X server, to be dropped once QApplication has its own: an X
+  /// server whose last client leaves resets (Xvfb without -noreset), and Qt's connection made
+  /// meanwhile would fail.
+  std::shared_ptr<void> connection;
+};
+DisplayCheck check_display(const std::string& platform);
 /// The window's size when no geometry was saved.
 inline constexpr QSize kDefaultWindowSize{1100, 760};
 

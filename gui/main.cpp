@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
   // that is gone): offscreen, unless a platform was chosen on purpose.
   const std::string platform = cuview::gui::chosen_platform(qt_args);
   if (!screenshot.empty() && platform.empty()) setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  if (auto why = cuview::gui::display_problem(cuview::gui::chosen_platform(qt_args))) {
-    std::fprintf(stderr, "%s\n", why->c_str());
+  auto display = cuview::gui::check_display(cuview::gui::chosen_platform(qt_args));
+  if (display.problem) {
+    std::fprintf(stderr, "%s\n", display.problem->c_str());
     return 1;
   }
   std::vector<char*> qt_argv;
@@ -102,6 +103,7 @@ int main(int argc, char** argv) {
 #endif
   cuview::gui::quiet_platform_noise();
   QApplication app(qt_argc, qt_argv.data());
+  display.connection.reset();  // Qt has its own connection now
   QApplication::setOrganizationName("cuview");
   QApplication::setApplicationName("cuview-gui");
   QApplication::setApplicationVersion(CUVIEW_VERSION);
