@@ -159,18 +159,12 @@ void Gateway::on_message(std::size_t socket, std::vector<zmq::message_t>& parts)
   const bool known = peers_.count(peer) > 0;
   peers_[peer].last_seen = Clock::now();
   if (!known) spdlog::info("gateway: client {} connected through socket {}", peers_.size(), socket);
-  if (parts.size() != 3) {
-    const auto err = remote::encode_gateway_error(
-        0, Errc::bad_message,
-        "a message of " + std::to_string(parts.size() - 1) +
-            " part(s) reached the gateway; a request is two parts: [to, body] (docs/remote.md)");
-    std::vector<zmq::message_t> reply;
-    reply.emplace_back(peer.data(), peer.size());
-    reply.emplace_back(remote::kReply.data(), remote::kReply.size());
-    reply.emplace_back();
-    reply.emplace_back(err.data(), err.size());
-    return send_to(peer, reply);
-  }
+  if (parts.size() != 3)
+    return reply(peer, "",
+                 remote::encode_gateway_error(0, Errc::bad_message,
+                                              "a message of " + std::to_string(parts.size() - 1) +
+                                                  " part(s) reached the gateway; a request is two parts: [to, body] "
+                                                  "(docs/remote.md)"));
   const std::string to = parts[1].to_string();
   std::string body = parts[2].to_string();
   if (to.empty()) return on_gateway_request(peer, std::move(body));
@@ -182,13 +176,7 @@ void Gateway::on_message(std::size_t socket, std::vector<zmq::message_t>& parts)
       (void)proto::decode_request(body, id);
     } catch (const Error&) {
     }
-    std::vector<zmq::message_t> reply;
-    reply.emplace_back(peer.data(), peer.size());
-    reply.emplace_back(remote::kReply.data(), remote::kReply.size());
-    reply.emplace_back(to.data(), to.size());
-    const auto err = proto::encode_error(id, e.code(), e.what());
-    reply.emplace_back(err.data(), err.size());
-    return send_to(peer, reply);
+    return reply(peer, to, proto::encode_error(id, e.code(), e.what()));
   }
   feed(to).publisher_request(peer, std::move(body));
 }
@@ -267,12 +255,16 @@ void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
     if (id == 0 && names_credit(body)) return;
     answer = remote::encode_gateway_error(id, e.code(), e.what());
   }
-  std::vector<zmq::message_t> reply;
-  reply.emplace_back(peer.data(), peer.size());
-  reply.emplace_back(remote::kReply.data(), remote::kReply.size());
-  reply.emplace_back();
-  reply.emplace_back(answer.data(), answer.size());
-  send_to(peer, reply);
+  reply(peer, "", answer);
+}
+
+void Gateway::reply(const PeerId& peer, std::string_view from, std::string_view body) {
+  std::vector<zmq::message_t> parts;
+  parts.emplace_back(peer.data(), peer.size());
+  parts.emplace_back(remote::kReply.data(), remote::kReply.size());
+  parts.emplace_back(from.data(), from.size());
+  parts.emplace_back(body.data(), body.size());
+  send_to(peer, parts);
 }
 
 void Gateway::route_outbox() {

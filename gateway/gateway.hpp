@@ -65,6 +65,8 @@ class Gateway {
   void on_message(std::size_t socket, std::vector<zmq::message_t>& parts);
   void on_gateway_request(const PeerId& peer, std::string body);
   void route_outbox();
+  /// Sends [kind reply, from, body] to `peer` (from: "" for the gateway's own answers, else a publisher's address).
+  void reply(const PeerId& peer, std::string_view from, std::string_view body);
   void send_to(const PeerId& peer, std::vector<zmq::message_t>& parts);
   void forget(const PeerId& peer);
   void beat();

@@ -227,17 +227,14 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
   try {
     // The same envelope checks the publisher makes: a client hears the same errors through the
     // gateway as it would locally.
-    auto request = proto::decode_request(body, id);
+    auto request = proto::decode_request(body, id);  // a session on every op but hello
     const bool is_hello = request.op == proto::name_of(proto::Op::hello);
-    if (!is_hello && !request.session)
-      throw Error(Errc::missing_field,
-                  "'" + request.op + "' lacks the 'session' field; say 'hello' first to get one");
     const auto op = proto::check_op(request.op);
     if (!attach_control())
       throw_attach_error(attach_error_.find("no cuview-compute daemon") != std::string::npos ? Errc::no_daemon
                                                                                              : Errc::daemon_gone);
     const auto& session = control_->hello().session;
-    if (!is_hello && *request.session != session)
+    if (request.session && *request.session != session)
       throw Error(Errc::stale_session, "session " + *request.session + " of daemon '" + name_ +
                                            "' is over (the daemon restarted; its session now is " + session +
                                            "); say hello again");

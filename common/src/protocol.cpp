@@ -248,6 +248,10 @@ Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
   r.session = std::move(env.session);
   r.args = env.args;
   r.handle = std::move(h);
+  // Only `hello` may come without a session: every reader of requests (the publisher's socket,
+  // the gateway) refuses the rest in the same words.
+  if (!r.session && r.op != name_of(Op::hello))
+    throw Error(Errc::missing_field, "'" + r.op + "' lacks the 'session' field; say 'hello' first to get one");
   return r;
 }
 

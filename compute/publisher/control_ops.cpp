@@ -43,13 +43,9 @@ std::string ControlOps::answer(const std::string& peer, std::string_view bytes) 
   try {
     const proto::Request req = proto::decode_request(bytes, id);
     op = req.op;
-    // Only `hello` may come without a session; a stale session is refused before the op is looked
-    // at, so a client of an earlier run learns nothing about this one.
-    if (req.op != proto::name_of(proto::Op::hello)) {
-      if (!req.session)
-        throw Error(Errc::missing_field, "'" + op + "' lacks the 'session' field; say 'hello' first to get one");
-      if (*req.session != c_.session) throw stale_session_error(*req.session);
-    }
+    // decode_request let only `hello` come without a session; a stale session is refused before
+    // the op is looked at, so a client of an earlier run learns nothing about this one.
+    if (req.session && *req.session != c_.session) throw stale_session_error(*req.session);
     return dispatch(proto::check_op(req.op), peer, req);
   } catch (const Error& e) {
     spdlog::warn("refused {}: {} ({})", op, e.what(), to_string(e.code()));
