@@ -128,7 +128,7 @@ void remote_viewer(const std::string& url, const std::string& name, const std::s
                    const std::string& encoding, double seconds, std::latch& start, ViewerResult& out) {
   bool arrived = false;
   try {
-    auto c = Client::attach({.name = name, .client = "cuview-bench remote viewer", .remote = url});
+    auto c = RemoteClient::attach({.name = name, .client = "cuview-bench remote viewer", .remote = url});
     const auto& d = c.description();
     c.watch({field,
              ViewRegion::fit(static_cast<int>(d.width), static_cast<int>(d.height), kViewW, kViewH, 1, d.width / 2.0,

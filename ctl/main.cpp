@@ -158,7 +158,7 @@ int attach_remote(const cuview::AttachOptions& base, const std::vector<std::stri
   while (received < a.frames) {
     try {
       // A run of parts over several hosts is one group: a gateway per host, views assembled.
-      auto client = cuview::Group::attach_remote(opts, gateways);
+      auto client = cuview::RemoteGroup::attach(opts, gateways);
       deadline = std::chrono::steady_clock::time_point::max();
       ++sessions;
       const auto& d = client.leader().description();
@@ -178,9 +178,9 @@ int attach_remote(const cuview::AttachOptions& base, const std::vector<std::stri
       for (std::size_t k = 0; client.decomposed() && k < client.size(); ++k) {
         const auto& p = client.part_desc(k);
         std::printf("  part %u (rank %d on %s, %s) through %s: block %ux%u at (%u, %u)\n", p.index, p.rank,
-                    p.host.c_str(), client.parts()[k].description().device.c_str(),
+                    p.host.c_str(), client.part(k).description().device.c_str(),
                     gateways.size() == 1 ? gateways.front().c_str() : "its host's gateway",
-                    client.parts()[k].description().width, client.parts()[k].description().height, p.offset_x,
+                    client.part(k).description().width, client.part(k).description().height, p.offset_x,
                     p.offset_y);
       }
       std::fflush(stdout);
@@ -223,7 +223,7 @@ int attach_remote(const cuview::AttachOptions& base, const std::vector<std::stri
 /// The first lines `attach` prints: for a whole publisher as ever, for a run of parts one more
 /// line per part (where its block lies, where it runs).
 void print_attached(const cuview::Group& g, const std::string& name) {
-  const auto& lead = g.parts().front();
+  const auto& lead = g.leader();
   const auto& d = lead.description();
   if (!g.decomposed()) {
     std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots shared by %s\n", name.c_str(),
@@ -235,7 +235,7 @@ void print_attached(const cuview::Group& g, const std::string& name) {
               g.group_id().c_str(), d.sim.c_str(), g.global_width(), g.global_height(), g.size(), d.backend.c_str(),
               lead.sharing().c_str());
   for (std::size_t k = 0; k < g.size(); ++k) {
-    const auto& c = g.parts()[k];
+    const auto& c = g.part(k);
     const auto& p = g.part_desc(k);
     std::printf("  part %u (rank %d on %s, pid %d, %s): block %ux%u at (%u, %u), session %s, %u slots\n", p.index,
                 p.rank, p.host.c_str(), c.hello().daemon_pid, c.description().device.c_str(), c.description().width,
@@ -316,7 +316,7 @@ int attach(const cuview::AttachOptions& base, const std::vector<std::string>& ga
             save_slot(frames->part(0), group->leader().description(), a.save);
           else  // one file per part, each the part's own slot layout
             for (std::size_t k = 0; k < frames->size(); ++k)
-              save_slot(frames->part(k), group->parts()[k].description(), a.save + ".part-" + std::to_string(k));
+              save_slot(frames->part(k), group->part(k).description(), a.save + ".part-" + std::to_string(k));
         }
       }
     } catch (const cuview::Error& e) {
@@ -583,7 +583,7 @@ int main(int argc, char** argv) {
           shown += " (parts " + ks + "; part 0 elsewhere)";
         }
         try {
-          auto s = Client::attach(o).stats();
+          auto s = o.remote.empty() ? Client::attach(o).stats() : cuview::RemoteClient::attach(o).stats();
           const auto w = s.part ? s.part->global_width : s.width, h = s.part ? s.part->global_height : s.height;
           if (json) {
             out.push_back(cuview::proto::to_json(s));
@@ -606,18 +606,12 @@ int main(int argc, char** argv) {
     opts.client = "cuview-ctl " + app.get_subcommands().front()->get_name();
     opts.import = cuview::Import::control_only;
     const auto op = op_of.at(app.get_subcommands().front());
-    // A run of parts (MPI ranks): status shows every part; everything else goes to part 0, which
-    // steers the run (it hands each request to all parts at one step) and describes its own block.
-    // Through gateways always a group, so that a run of parts over several hosts is found whole.
-    std::optional<cuview::Group> group;
-    if (!gateways.empty())
-      group.emplace(cuview::Group::attach_remote(opts, gateways));
-    else if (cuview::running_parts(opts.name) > 0 && op == Op::stats)
-      group.emplace(cuview::Group::attach(opts));
-    else if (cuview::running_parts(opts.name) > 0)
-      opts.part = 0;
-    if (group && op == Op::stats && group->decomposed()) {
-      const auto parts = group->stats();
+    // The run the name and --remote denote (cuview::open): status of a run of parts shows every
+    // part; everything else goes to part 0, which steers the run (it hands each request to all
+    // parts at one step) and describes its own block.
+    auto run = cuview::open(cuview::OpenOptions{opts.name, gateways, opts.client, opts.import, opts.timeout});
+    if (op == Op::stats && run->decomposed()) {
+      const auto parts = run->stats();
       if (json) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& s : parts) out.push_back(cuview::proto::to_json(s));
@@ -627,9 +621,7 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    std::optional<Client> local;
-    if (!group) local.emplace(Client::attach(opts));
-    Client& client = group ? group->leader() : *local;
+    cuview::Attachment& client = run->leader();
     switch (op) {
       case Op::stats: {
         const auto status = client.stats();

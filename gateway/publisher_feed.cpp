@@ -349,11 +349,28 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
                                               std::to_string(a.x) + ", " + std::to_string(a.y) +
                                               ") is empty or leaves the " + std::to_string(d.width) + " × " +
                                               std::to_string(d.height) + " grid");
-        for (auto waited = 0ms; !current_; waited += 20ms) {
-          if (waited > 3s) throw Error(Errc::timeout, "daemon '" + name_ + "' published no frame within 3 s");
-          if (auto fr = frames_->next_frame(20ms)) current_ = std::move(fr);
+        if (a.seq) {
+          // One frame's fields, fetched one after another: the frame an earlier fetch read.
+          if (!current_ || current_->info().seq != *a.seq)
+            throw Error(Errc::out_of_range, "frame " + std::to_string(*a.seq) + " of daemon '" + name_ +
+                                                "' is no longer held by the gateway" +
+                                                (current_ ? " (it holds frame " + std::to_string(current_->info().seq) + ")"
+                                                          : std::string()) +
+                                                "; fetch without seq for the newest");
+        } else if (a.from_step) {
+          auto fr = frames_->frame_from_step(*a.from_step);
+          if (!fr)
+            throw Error(Errc::timeout, "daemon '" + name_ + "' offers no frame at or after step " +
+                                           std::to_string(*a.from_step) + " yet; ask again");
+          current_.reset();  // release the older slot first
+          current_ = std::move(fr);
+        } else {
+          for (auto waited = 0ms; !current_; waited += 20ms) {
+            if (waited > 3s) throw Error(Errc::timeout, "daemon '" + name_ + "' published no frame within 3 s");
+            if (auto fr = frames_->next_frame(20ms)) current_ = std::move(fr);
+          }
+          if (auto fr = frames_->next_frame(0ms)) current_ = std::move(fr);
         }
-        if (auto fr = frames_->next_frame(0ms)) current_ = std::move(fr);
         const std::uint32_t comps = f->components;
         const std::size_t row_bytes = std::size_t{a.w} * comps * 4;
         std::vector<std::byte> raw(row_bytes * a.h);

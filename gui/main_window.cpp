@@ -161,7 +161,7 @@ void MainWindow::build_menus() {
   daemon->addAction("&Detach", this, &MainWindow::detach);
   daemon->addSeparator();
   checkpoint_now_ = daemon->addAction("&Checkpoint now", QKeySequence(Qt::CTRL | Qt::Key_K), this, [this] {
-    worker_.post({"checkpoint", {}, [](Client& c) { (void)c.checkpoint(); }});
+    worker_.post({"checkpoint", {}, [](cuview::Attachment& c) { (void)c.checkpoint(); }});
     statusBar()->showMessage("checkpoint requested from " + target_, 8000);
   });
   checkpoint_now_->setObjectName("checkpoint_now");

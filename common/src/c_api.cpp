@@ -19,8 +19,8 @@
 // A client either owns its cuview::Client (cuview_attach) or borrows one of a group's parts
 // (cuview_group_part), which the group frees; `client` points at it either way.
 struct cuview_client {
-  std::unique_ptr<cuview::Client> owned;
-  cuview::Client* client = nullptr;
+  std::unique_ptr<cuview::Attachment> owned;
+  cuview::Attachment* client = nullptr;
   std::string remote;  // the gateway's URL; empty when local
   std::string describe_json, stats_json;
   std::vector<cuview_block> blocks;
@@ -38,7 +38,8 @@ struct cuview_frame {
 };
 
 struct cuview_group {
-  cuview::Group group;
+  std::unique_ptr<cuview::Run> run;  // from cuview::open
+  cuview::Run& group;
   std::vector<std::unique_ptr<cuview_client>> parts;  // borrowing group.part(k)
   std::vector<cuview_part_info> infos;                // their strings point into group and parts
   std::string gone_reason;
@@ -112,7 +113,7 @@ const char* cuview_version(void) { return CUVIEW_VERSION; }
 
 namespace {
 /// A handle on `client` (owned when `owned` holds it), its blocks listed from the description.
-std::unique_ptr<cuview_client> wrapped(cuview::Client& client, std::unique_ptr<cuview::Client> owned,
+std::unique_ptr<cuview_client> wrapped(cuview::Attachment& client, std::unique_ptr<cuview::Attachment> owned,
                                        std::string remote) {
   auto c = std::make_unique<cuview_client>();
   c->owned = std::move(owned);
@@ -129,7 +130,11 @@ std::unique_ptr<cuview_client> wrapped(cuview::Client& client, std::unique_ptr<c
 
 /// A new handle on the client `o` attaches.
 cuview_client* attached(const cuview::AttachOptions& o) {
-  auto owned = std::make_unique<cuview::Client>(cuview::Client::attach(o));
+  std::unique_ptr<cuview::Attachment> owned;
+  if (o.remote.empty())
+    owned = std::make_unique<cuview::Client>(cuview::Client::attach(o));
+  else
+    owned = std::make_unique<cuview::RemoteClient>(cuview::RemoteClient::attach(o));
   auto& client = *owned;
   return wrapped(client, std::move(owned), o.remote).release();
 }
@@ -139,7 +144,11 @@ cuview_client* attached(const cuview::AttachOptions& o) {
 void point_blocks(cuview_frame& frame, const cuview_client& client) {
   frame.frame->wait();
   const auto* base = static_cast<const std::byte*>(frame.frame->slot_data());
-  for (const auto& b : client.blocks) frame.data.push_back(base + b.offset);
+  // A frame fetched through a gateway holds its float32 grid fields only: the rest are NULL.
+  const bool fetched = !client.remote.empty();
+  for (const auto& b : client.blocks)
+    frame.data.push_back(fetched && (b.set != nullptr || std::string_view(b.dtype) != "float32") ? nullptr
+                                                                                                : base + b.offset);
 }
 
 cuview::AttachOptions attach_options(const char* name, const char* client_name, int timeout_ms,
@@ -150,6 +159,33 @@ cuview::AttachOptions attach_options(const char* name, const char* client_name, 
   o.client = client_name != nullptr ? client_name : "cuview C client";
   if (timeout_ms > 0) o.timeout = std::chrono::milliseconds(timeout_ms);
   return o;
+}
+
+cuview::OpenOptions open_options(const char* name, const char* client_name, int timeout_ms, int control_only,
+                                 std::vector<std::string> remote) {
+  const auto a = attach_options(name, client_name, timeout_ms, control_only);
+  return cuview::OpenOptions{a.name, std::move(remote), a.client, a.import, a.timeout};
+}
+
+/// The client's remote half: views and regions come through a gateway only.
+cuview::RemoteClient& remote_of(cuview_client& c, const char* call) {
+  auto* remote = dynamic_cast<cuview::RemoteClient*>(c.client);
+  if (remote == nullptr)
+    throw cuview::Error(cuview::Errc::unsupported,
+                        std::string(call) + " on a local attachment to '" + c.client->name() +
+                            "': local clients receive frames (cuview_next_frame); views and regions come through a "
+                            "gateway (cuview_attach_remote)");
+  return *remote;
+}
+
+cuview::RemoteGroup& remote_run_of(cuview_group& g, const char* call) {
+  auto* remote = dynamic_cast<cuview::RemoteGroup*>(&g.group);
+  if (remote == nullptr)
+    throw cuview::Error(cuview::Errc::unsupported,
+                        std::string(call) + " on the local run '" + g.group.name() +
+                            "': a local group gives frames (cuview_group_next); views come through gateways "
+                            "(cuview_group_attach_remote)");
+  return *remote;
 }
 }  // namespace
 
@@ -186,7 +222,8 @@ const char* cuview_backend(const cuview_client* client) {
   return client != nullptr ? client->client->hello().backend.c_str() : "";
 }
 const char* cuview_sharing(const cuview_client* client) {
-  return client != nullptr ? client->client->sharing().c_str() : "";
+  const auto* local = client != nullptr ? dynamic_cast<const cuview::Client*>(client->client) : nullptr;
+  return local != nullptr ? local->sharing().c_str() : "";
 }
 const char* cuview_describe_json(const cuview_client* client) {
   return client != nullptr ? client->describe_json.c_str() : "";
@@ -320,7 +357,7 @@ cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t vi
   if (client == nullptr || field == nullptr) return null_argument("cuview_watch");
   return guarded([&] {
     const auto& d = client->client->description();
-    client->client->watch(fitted_watch("cuview_watch", client->client->name(), static_cast<int>(d.width),
+    remote_of(*client, "cuview_watch").watch(fitted_watch("cuview_watch", client->client->name(), static_cast<int>(d.width),
                                        static_cast<int>(d.height), field, view_w, view_h, zoom, center_x, center_y,
                                        encoding));
   });
@@ -328,7 +365,9 @@ cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t vi
 
 cuview_status cuview_next_view(cuview_client* client, int timeout_ms, cuview_view* out) {
   if (client == nullptr || out == nullptr) return null_argument("cuview_next_view");
-  return next_view_of(*client->client, client->view, timeout_ms, out);
+  cuview::RemoteClient* remote = nullptr;
+  if (const auto s = guarded([&] { remote = &remote_of(*client, "cuview_next_view"); }); s != CUVIEW_OK) return s;
+  return next_view_of(*remote, client->view, timeout_ms, out);
 }
 
 cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x, uint32_t y, uint32_t w, uint32_t h,
@@ -340,7 +379,7 @@ cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x,
     if (w == 0) w = x < d.width ? d.width - x : 0;
     if (h == 0) h = y < d.height ? d.height - y : 0;
     auto& r = client->region;
-    r = client->client->fetch(field, x, y, w, h);
+    r = remote_of(*client, "cuview_fetch").fetch(field, x, y, w, h);
     *out = cuview_region{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, r.values.data(), r.values.size()};
   });
 }
@@ -411,12 +450,13 @@ uint32_t cuview_running_parts(const char* name) {
 
 namespace {
 /// The C handle of an attached group: its parts' borrowed clients and their infos.
-cuview_group* wrapped_group(cuview::Group group) {
-  auto g = std::make_unique<cuview_group>(cuview_group{std::move(group), {}, {}, {}, {}});
+cuview_group* wrapped_group(std::unique_ptr<cuview::Run> run) {
+  auto& ref = *run;
+  auto g = std::make_unique<cuview_group>(cuview_group{std::move(run), ref, {}, {}, {}, {}});
   {
     for (std::size_t k = 0; k < g->group.size(); ++k) {
       auto& part = g->group.part(k);
-      g->parts.push_back(wrapped(part, nullptr, ""));
+      g->parts.push_back(wrapped(part, nullptr, part.via()));
       const auto& p = g->group.part_desc(k);
       const auto& d = part.description();
       g->infos.push_back(cuview_part_info{p.index, p.count, p.offset_x, p.offset_y, d.width, d.height,
@@ -433,7 +473,7 @@ cuview_status cuview_group_attach(const char* name, const char* client_name, int
   if (name == nullptr || out == nullptr) return null_argument("cuview_group_attach");
   *out = nullptr;
   return guarded([&] {
-    *out = wrapped_group(cuview::Group::attach(attach_options(name, client_name, timeout_ms, control_only)));
+    *out = wrapped_group(cuview::open(open_options(name, client_name, timeout_ms, control_only, {})));
   });
 }
 
@@ -445,7 +485,9 @@ cuview_status cuview_group_attach_remote(const char* name, const char* client_na
     std::vector<std::string> urls;
     for (size_t i = 0; i < count; ++i)
       if (gateways[i] != nullptr) urls.emplace_back(gateways[i]);
-    *out = wrapped_group(cuview::Group::attach_remote(attach_options(name, client_name, timeout_ms, 1), urls));
+    if (urls.empty()) throw cuview::Error(cuview::Errc::bad_value, "cuview_group_attach_remote of '" + std::string(name) +
+                                                                    "' needs the URL of at least one gateway");
+    *out = wrapped_group(cuview::open(open_options(name, client_name, timeout_ms, 1, urls)));
   });
 }
 
@@ -453,7 +495,7 @@ cuview_status cuview_group_watch(cuview_group* group, const char* field, uint32_
                                  double center_x, double center_y, const char* encoding) {
   if (group == nullptr || field == nullptr) return null_argument("cuview_group_watch");
   return guarded([&] {
-    auto& g = group->group;
+    auto& g = remote_run_of(*group, "cuview_group_watch");
     g.watch(fitted_watch("cuview_group_watch", g.name(), static_cast<int>(g.global_width()),
                          static_cast<int>(g.global_height()), field, view_w, view_h, zoom, center_x, center_y,
                          encoding));
@@ -462,7 +504,10 @@ cuview_status cuview_group_watch(cuview_group* group, const char* field, uint32_
 
 cuview_status cuview_group_next_view(cuview_group* group, int timeout_ms, cuview_view* out) {
   if (group == nullptr || out == nullptr) return null_argument("cuview_group_next_view");
-  return next_view_of(group->group, group->view, timeout_ms, out);
+  cuview::RemoteGroup* remote = nullptr;
+  if (const auto s = guarded([&] { remote = &remote_run_of(*group, "cuview_group_next_view"); }); s != CUVIEW_OK)
+    return s;
+  return next_view_of(*remote, group->view, timeout_ms, out);
 }
 
 void cuview_group_detach(cuview_group* group) { delete group; }

@@ -206,7 +206,7 @@ std::vector<FrameInfo> RingReader::offered() const {
 }
 
 void RingReader::release(std::uint32_t slot) const noexcept {
-  if (slot >= kMaxSlots) return;
+  if (slot >= kMaxSlots || shm_.data() == nullptr) return;  // a fetched frame holds no slot
   auto& lease = mut().leases[lease_];
   // After a detach the daemon may have given our row to another reader: leave its holds alone.
   if (lease.generation.load() != generation_) return;

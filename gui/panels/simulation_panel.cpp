@@ -23,13 +23,13 @@ SimulationPanel::SimulationPanel(QWidget* window) : QDockWidget("Simulation", wi
   column->addLayout(buttons);
   connect(pause_, &QPushButton::clicked, this, [this] {
     const bool pause = !paused_;
-    Q_EMIT command_posted({pause ? "pause" : "resume", {}, [pause](Client& c) { pause ? c.pause() : c.resume(); }});
+    Q_EMIT command_posted({pause ? "pause" : "resume", {}, [pause](cuview::Attachment& c) { pause ? c.pause() : c.resume(); }});
   });
   connect(step, &QPushButton::clicked, this, [this] {
-    Q_EMIT command_posted({"step", {}, [](Client& c) { c.step(1); }});
+    Q_EMIT command_posted({"step", {}, [](cuview::Attachment& c) { c.step(1); }});
   });
   connect(reset, &QPushButton::clicked, this, [this] {
-    Q_EMIT command_posted({"reset", {}, [](Client& c) { c.reset(); }});
+    Q_EMIT command_posted({"reset", {}, [](cuview::Attachment& c) { c.reset(); }});
   });
   auto* preset_row = new QHBoxLayout;
   presets_ = new QComboBox;
@@ -40,7 +40,7 @@ SimulationPanel::SimulationPanel(QWidget* window) : QDockWidget("Simulation", wi
   connect(apply, &QPushButton::clicked, this, [this] {
     const std::string preset = presets_->currentText().toStdString();
     if (!preset.empty())
-      Q_EMIT command_posted({"preset " + presets_->currentText(), {}, [preset](Client& c) { c.set({}, preset); }});
+      Q_EMIT command_posted({"preset " + presets_->currentText(), {}, [preset](cuview::Attachment& c) { c.set({}, preset); }});
   });
   auto* draw_row = new QHBoxLayout;
   draw_ = new QPushButton("Draw obstacles");
@@ -66,12 +66,12 @@ SimulationPanel::SimulationPanel(QWidget* window) : QDockWidget("Simulation", wi
 void SimulationPanel::stroke(double x, double y, int value) {
   if (draw_input_.isEmpty()) return;
   const Stroke s{draw_input_.toStdString(), x, y, brush_->value(), value};
-  Q_EMIT command_posted({value ? "draw" : "erase", {}, [s](Client& c) { c.draw(s); }});
+  Q_EMIT command_posted({value ? "draw" : "erase", {}, [s](cuview::Attachment& c) { c.draw(s); }});
 }
 
 void SimulationPanel::set_parameter(const QString& name, double value) {
   const std::string key = name.toStdString();
-  Q_EMIT command_posted({"set " + name, "set " + name, [key, value](Client& c) { c.set({{key, value}}); }});
+  Q_EMIT command_posted({"set " + name, "set " + name, [key, value](cuview::Attachment& c) { c.set({{key, value}}); }});
 }
 
 void SimulationPanel::describe(const proto::DescribeResult& d) {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cuview/hd.hpp"
+#include "cuview/host_device.hpp"
 #include "cuview/view_sampler.hpp"
 
 namespace cuview::gui {

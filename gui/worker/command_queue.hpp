@@ -16,7 +16,7 @@ namespace cuview::gui {
 struct Command {
   QString what;  ///< for messages: "set F", "step"
   QString key;   ///< commands of one non-empty key replace each other while queued; empty: never replaced
-  std::function<void(Client&)> run;
+  std::function<void(cuview::Attachment&)> run;  // steers the run (its leader)
 };
 
 /// A queue of commands, merged by key. Not locked: its owner guards it.

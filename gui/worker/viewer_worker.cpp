@@ -71,57 +71,41 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
       state_ == Connection::connected || (state_ == Connection::waiting && state_text_.startsWith("disconnected"));
   if (state_ != Connection::waiting) set_state(Connection::connecting, "connecting to " + name + "…");
   try {
-    if (!remote.isEmpty() || running_parts(o.name) > 0) {
-      // A run of parts: one picture of the global grid from every part's frames. Through gateways
-      // (one per host, separated by spaces) always a group: views of its parts, assembled.
-      std::vector<std::string> gateways;
-      for (const auto& url : remote.split(' ', Qt::SkipEmptyParts)) gateways.push_back(url.toStdString());
-      group_.emplace(gateways.empty() ? Group::attach(o) : Group::attach_remote(o, gateways));
-      watched_.reset();
-      held_view_.reset();
-      client_remote_ = remote;
-      last_seq_ = 0;
-      renderer_.forget_session();
-      group_description_ = group_->leader().description();
-      group_description_.width = group_->global_width();
-      group_description_.height = group_->global_height();
-      part_descriptions_.clear();
-      QStringList where;
-      for (std::size_t k = 0; k < group_->size(); ++k) {
-        const auto& d = group_->part(k).description();
-        part_descriptions_.push_back(&d);
-        where << QString("rank %1 on %2, %3")
-                     .arg(group_->part_desc(k).rank)
-                     .arg(QString::fromStdString(group_->part_desc(k).host), QString::fromStdString(d.device));
-      }
-      Q_EMIT described(group_description_);
-      const QString through = remote.isEmpty() ? QString() : ", through " + remote.split(' ').join(", ");
-      if (!group_->decomposed())
-        set_state(Connection::connected, QString("connected to %1 (%2 on %3%4)")
-                                             .arg(name, QString::fromStdString(group_description_.backend),
-                                                  QString::fromStdString(group_description_.device), through));
-      else
-        set_state(Connection::connected, QString("connected to %1: %2 parts (%3)%4")
-                                             .arg(name)
-                                             .arg(group_->size())
-                                             .arg(where.join("; "), through));
-      return;
-    }
-    client_.emplace(Client::attach(o));
-    client_remote_ = remote;
+    // One picture of the whole grid: every part's frames locally; through gateways (one per host,
+    // separated by spaces) views of every part, assembled.
+    OpenOptions o{name.toStdString(), {}, "cuview-gui", Import::frames, 1500ms};
+    for (const auto& url : remote.split(' ', Qt::SkipEmptyParts)) o.remote.push_back(url.toStdString());
+    run_ = open(o);
     watched_.reset();
     held_view_.reset();
+    client_remote_ = remote;
     last_seq_ = 0;
     renderer_.forget_session();
-    const auto& d = client_->description();
-    Q_EMIT described(d);
-    set_state(Connection::connected,
-              QString("connected to %1 (%2 on %3%4)")
-                  .arg(name, QString::fromStdString(d.backend), QString::fromStdString(d.device),
-                       remote.isEmpty() ? QString() : ", through " + remote));
+    group_description_ = run_->leader().description();
+    group_description_.width = run_->global_width();
+    group_description_.height = run_->global_height();
+    part_descriptions_.clear();
+    QStringList where;
+    for (std::size_t k = 0; k < run_->size(); ++k) {
+      const auto& d = run_->part(k).description();
+      part_descriptions_.push_back(&d);
+      where << QString("rank %1 on %2, %3")
+                   .arg(run_->part_desc(k).rank)
+                   .arg(QString::fromStdString(run_->part_desc(k).host), QString::fromStdString(d.device));
+    }
+    Q_EMIT described(group_description_);
+    const QString through = remote.isEmpty() ? QString() : ", through " + remote.split(' ', Qt::SkipEmptyParts).join(", ");
+    if (!run_->decomposed())
+      set_state(Connection::connected, QString("connected to %1 (%2 on %3%4)")
+                                           .arg(name, QString::fromStdString(group_description_.backend),
+                                                QString::fromStdString(group_description_.device), through));
+    else
+      set_state(Connection::connected, QString("connected to %1: %2 parts (%3)%4")
+                                           .arg(name)
+                                           .arg(run_->size())
+                                           .arg(where.join("; "), through));
   } catch (const Error& e) {
-    client_.reset();
-    group_.reset();
+    run_.reset();
     // A daemon that is not (yet, or no longer) there is waited for; anything else is shown.
     if (e.code() == Errc::no_daemon || e.code() == Errc::daemon_gone || e.code() == Errc::timeout) {
       // After a disconnect the short form says it all; before the first connection, say why and
@@ -134,16 +118,11 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
   }
 }
 
-Client* ViewerWorker::leader() {
-  if (client_) return &*client_;
-  return group_ ? &group_->leader() : nullptr;
-}
+cuview::Attachment* ViewerWorker::leader() { return run_ ? &run_->leader() : nullptr; }
 
 void ViewerWorker::drop_client() {
-  current_.reset();  // release the held slot before detaching
-  current_group_.reset();
-  client_.reset();
-  group_.reset();
+  current_group_.reset();  // release the held slots before detaching
+  run_.reset();
   watched_.reset();  // a re-attached client watches afresh (the held view stays until a new one comes)
 }
 
@@ -181,11 +160,12 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
     return a.field == b.field && r.view_w == q.view_w && r.view_h == q.view_h && r.center_x == q.center_x &&
            r.center_y == q.center_y && r.pixels_per_cell == q.pixels_per_cell;
   };
+  auto& remote = dynamic_cast<RemoteGroup&>(*run_);
   if (!watched_ || !same(*watched_, w)) {
-    group_->watch(w);
+    remote.watch(w);
     watched_ = w;
   }
-  const bool arrived = group_->next_view(incoming_, 20ms);
+  const bool arrived = remote.next_view(incoming_, 20ms);
   if (arrived) {
     if (!held_view_) held_view_.emplace();
     std::swap(*held_view_, incoming_);  // incoming_ keeps buffers for the next view
@@ -202,12 +182,11 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
 }
 
 void ViewerWorker::render(const ViewRequest& view) {
-  if (current_group_) {
-    hand_over(renderer_.render(*current_group_, part_descriptions_, group_description_, view),
-              current_group_->part(0).info().seq);
-    return;
-  }
-  hand_over(renderer_.render(*current_, client_->description(), view), current_->info().seq);
+  const auto& frames = *current_group_;
+  if (frames.size() == 1)  // one block: the frame is the picture
+    hand_over(renderer_.render(frames.part(0), run_->leader().description(), view), frames.part(0).info().seq);
+  else
+    hand_over(renderer_.render(frames, part_descriptions_, group_description_, view), frames.part(0).info().seq);
 }
 
 void ViewerWorker::hand_over(RenderResult result, std::uint64_t seq) {
@@ -264,19 +243,14 @@ void ViewerWorker::run() {
         Q_EMIT stats_updated(leader()->stats());
         next_stats = Clock::now() + 500ms;
       }
-      if (may_render && group_ && group_->remote()) {
-        render_remote(view, view_changed);
+      if (may_render && !run_->via().empty()) {
+        render_remote(view, view_changed);  // views fitted to the link, not whole frames
       } else if (may_render) {
-        // A new frame (or group of the parts' frames) releases the previous one's slots.
-        bool arrived = false;
-        if (group_) {
-          auto frames = group_->next(20ms);
-          if ((arrived = frames.has_value())) current_group_ = std::move(frames);
-        } else {
-          auto frame = client_->next_frame(20ms);
-          if ((arrived = frame.has_value())) current_ = std::move(frame);
-        }
-        if ((current_ || current_group_) && (arrived || view_changed)) {
+        // A new step of every part's frames releases the previous one's slots.
+        auto frames = run_->next(20ms);
+        const bool arrived = frames.has_value();
+        if (arrived) current_group_ = std::move(frames);
+        if (current_group_ && (arrived || view_changed)) {
           {
             QMutexLocker lock(&mu_);
             shown_ = false;
@@ -290,7 +264,7 @@ void ViewerWorker::run() {
     } catch (const Error& e) {
       if (e.code() == Errc::daemon_gone || e.code() == Errc::timeout) {
         // A run of parts says which part (rank) went, and why, when one did.
-        const auto why = group_ && group_->decomposed() ? group_->gone_reason() : std::nullopt;
+        const auto why = run_->decomposed() ? run_->gone_reason() : std::nullopt;
         drop_client();
         set_state(Connection::waiting, why ? QString("disconnected: %1 — waiting for %2")
                                                  .arg(QString::fromStdString(*why), target)

@@ -61,8 +61,9 @@ class ViewerWorker : public QThread {
   /// Hands a rendered frame of sequence `seq` to the UI, or frees the worker for the next one.
   void hand_over(RenderResult result, std::uint64_t seq);
   void drop_client();
-  /// The client that takes steering and stats: the whole publisher's, or part 0's of a run of parts.
-  [[nodiscard]] Client* leader();
+  /// The connection that takes steering and stats: the whole publisher's, or part 0's of a run of
+  /// parts; null while detached.
+  [[nodiscard]] cuview::Attachment* leader();
   /// Remote: watches what `view` shows (when that changed), colours the newest view the gateway
   /// sent, or the one held when only the colours changed.
   void render_remote(const ViewRequest& view, bool view_changed);
@@ -77,17 +78,16 @@ class ViewerWorker : public QThread {
   CommandQueue commands_;
 
   // worker-thread state
-  std::optional<Client> client_;
-  std::optional<Frame> current_;  ///< held, so that a paused simulation can be re-rendered
-  // A run of parts (mpirun): every part's frame of one step makes the picture.
-  std::optional<Group> group_;
-  std::optional<FrameGroup> current_group_;      ///< held, as current_
+  std::unique_ptr<Run> run_;  ///< what the target names (cuview::open): local or through gateways
+  /// Local: every part's frame of one step (one frame for a whole publisher), held so that a
+  /// paused simulation can be re-rendered.
+  std::optional<FrameGroup> current_group_;
   proto::DescribeResult group_description_;       ///< part 0's, with the global grid's size
   std::vector<const proto::DescribeResult*> part_descriptions_;
   Connection state_ = Connection::detached;
   QString state_text_;
   std::uint64_t last_seq_ = 0;
-  QString client_remote_;                 ///< the gateway client_ is attached through
+  QString client_remote_;                 ///< the gateways run_ is attached through
   std::optional<ViewWatch> watched_;      ///< what the gateway was last asked to send
   std::optional<RemoteView> held_view_;   ///< the newest remote view, kept for colour changes
   RemoteView incoming_;                   ///< next_view's buffers, reused

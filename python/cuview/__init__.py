@@ -8,10 +8,11 @@
         sim.set(F=0.03)
 
 Remote: `cuview.attach(name, remote="ssh://host")` attaches through the cuview-gateway of another
-host (docs/remote.md). Such a client receives no frames; `view()` gives a view of a field as NumPy
-values within a stated error bound, `fetch()` a rectangle at full resolution, exact, and every
-control call (status, pause, set, draw, ...) works as for a local client. `cuview.list(remote=URL)`
-lists what runs there.
+host (docs/remote.md). `next_frame()` works as locally, its float32 fields fetched whole into NumPy
+arrays (what it costs the link: docs/remote.md); `view()` gives a view of a field fitted to the link,
+within a stated error bound, `fetch()` a rectangle at full resolution, exact, and every control call
+(status, pause, set, draw, ...) works as for a local client. `cuview.list(remote=URL)` lists what
+runs there.
 
 Runs of parts (`mpirun -n N cuview-compute ...`: one part per rank, each a block of the global
 grid): `cuview.attach(name)` returns a `Group`, whose `next_frame()` gives a `GroupFrame` of one
@@ -63,25 +64,17 @@ def attach(name="default", client="cuview python", control_only=False, timeout=3
     Raises CuviewError("no_daemon", ...) when none runs under that name.
 
     remote: the cuview-gateway of another host to attach through, "ssh://[user@]host[:port]",
-    "tcp://host:port?key=KEY" or "unix:/path/gateway.sock" (docs/remote.md). A remote client has
-    views (Client.view) and regions (Client.fetch) instead of frames; `control_only` does not apply.
+    "tcp://host:port?key=KEY" or "unix:/path/gateway.sock" (docs/remote.md), or a list of them,
+    one per host of a run of parts. A remote client has views (Client.view) and exact regions
+    (Client.fetch) besides frames: its next_frame() fetches the frame's float32 fields whole into
+    host memory (NumPy), so a script written against a local publisher runs unchanged.
 
     A Client for a whole publisher; a Group when `name` runs as parts (mpirun -n N
-    cuview-compute ...). A run of parts over several hosts: `remote` a list of the gateways of its
-    hosts, one URL each (a Group with views, Group.view); one URL serves a run on one host."""
-    if remote and not isinstance(remote, str):  # a sequence of gateways (`list` is this module's own)
-        return Group(name, client, True, timeout, remote=remote)
-    if not remote and lib.cuview_running_parts(name.encode()) > 0:
-        return Group(name, client, control_only, timeout)
-    try:
-        return Client(name, client, control_only, timeout, remote)
-    except CuviewError as e:
-        # One gateway's URL for a run of parts (all on its host, or the first host of several): a
-        # group over it, which says which parts no gateway given serves.
-        if not remote or e.code != "bad_value" or not any(
-                p["name"].startswith(name + "/part-") for p in list(remote, timeout)):
-            raise
-    return Group(name, client, True, timeout, remote=[remote])
+    cuview-compute ...). The library opens what the name and `remote` denote (cuview::open)."""
+    group = attach_group(name, client, control_only, timeout, remote)
+    if group.decomposed:
+        return group
+    return Client._of_group(group)
 
 
 def attach_group(name="default", client="cuview python", control_only=False, timeout=3.0, remote=None):
@@ -91,7 +84,7 @@ def attach_group(name="default", client="cuview python", control_only=False, tim
     CuviewError names it. remote: a gateway's URL, or a list of them, one per host of the run
     (docs/remote.md "Runs of parts"): the group then has views (Group.view), not frames."""
     if remote:
-        return Group(name, client, True, timeout, remote=[remote] if isinstance(remote, str) else remote)
+        return Group(name, client, True, timeout, remote=[remote] if isinstance(remote, str) else [*remote])
     return Group(name, client, control_only, timeout)
 
 
@@ -138,6 +131,16 @@ class Client:
         self._adopt(handle, name, remote)
 
     @classmethod
+    def _of_group(cls, group):
+        """The one part of a group of one part (a whole publisher), owning the group: closing the
+        client closes it."""
+        c = cls.__new__(cls)
+        c._adopt(lib.cuview_group_part(group._handle(), 0), group.name, group.remote[0] if group.remote else None,
+                 group._g)
+        c._group = group
+        return c
+
+    @classmethod
     def _borrowed(cls, handle, name, owner):
         """A part client of a group (cuview_group_part): `owner` (the group's _Handle) frees it."""
         c = cls.__new__(cls)
@@ -170,7 +173,11 @@ class Client:
     def close(self):
         """Detaches. A group's part client (Group.leader, Group.part) stays attached with its group:
         closing the group detaches it."""
-        if self._h and self._owner is None:
+        if getattr(self, "_group", None) is not None:  # attach() of a whole publisher: the group is ours
+            self._group.close()
+            self._group = None
+            self._h = None
+        elif self._h and self._owner is None:
             lib.cuview_detach(self._h)
             self._h = None
 
@@ -198,11 +205,8 @@ class Client:
     def next_frame(self, timeout=1.0):
         """The newest frame not seen yet, held until released (use it in a `with` block); None when
         none came within `timeout` seconds. Raises CuviewError("daemon_gone") when the publisher
-        exited or restarted."""
-        if self.remote:
-            raise CuviewError(_UNSUPPORTED, f"'{self.name}' is attached through the gateway {self.remote}: a remote "
-                              "client receives no frames; use client.view() for a view of a field or "
-                              "client.fetch() for it at full resolution")
+        exited or restarted. Remote: the frame's float32 fields fetched whole into host memory (4
+        bytes a value over the link, compressed; view() costs the link far less)."""
         handle = ctypes.c_void_p()
         status = lib.cuview_next_frame(self._handle(), int(timeout * 1000), ctypes.byref(handle))
         if status == _capi.NO_FRAME:
@@ -356,7 +360,11 @@ class Frame:
     def __getitem__(self, name):
         for i, (key, dtype, shape, strides) in enumerate(self._client._blocks):
             if key == name:
-                return FieldView(self, key, lib.cuview_frame_data(self._alive(), i), dtype, shape, strides)
+                data = lib.cuview_frame_data(self._alive(), i)
+                if not data:
+                    raise CuviewError(_UNSUPPORTED, f"'{key}' of '{self._client.name}' does not come through the "
+                                      f"gateway {self._client.remote}: a remote frame holds the float32 grid fields")
+                return FieldView(self, key, data, dtype, shape, strides)
         raise KeyError(f"'{self._client.name}' publishes no field '{name}'; it has: {', '.join(self._client.fields)}")
 
 

@@ -14,7 +14,7 @@ using namespace std::chrono_literals;
 
 TEST_CASE("a command posted with a key replaces a queued one of that key; the others keep their order", "[gui]") {
   CommandQueue queue;
-  auto command = [](const QString& what, const QString& key) { return Command{what, key, [](Client&) {}}; };
+  auto command = [](const QString& what, const QString& key) { return Command{what, key, [](cuview::Attachment&) {}}; };
   queue.post(command("set F 0.02", "set F"));
   queue.post(command("step", {}));
   queue.post(command("set F 0.03", "set F"));

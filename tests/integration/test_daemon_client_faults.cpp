@@ -2,6 +2,8 @@
 // holds a frame. The daemon and its other clients must not notice.
 #include <signal.h>
 
+#include <functional>
+
 #include <catch2/catch.hpp>
 
 #include "backend_test.hpp"
@@ -57,4 +59,33 @@ BACKEND_TEST("a SIGSTOPped client holding a frame does not stop the daemon or ot
   CHECK(after.frames_published >= before.frames_published + 19);
   CHECK(after.held_slots <= 2);  // the frozen viewer's slot, and possibly ours
   frozen.signal(SIGCONT);
+}
+
+BACKEND_TEST("a moved-from Frame refuses every read with an error naming it, and releases nothing",
+             "[integration][faults]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("t", backend);
+  auto c = attach("t");
+  auto f = c.next_frame(10s);
+  REQUIRE(f);
+  Frame kept = std::move(*f);
+  const Frame& moved = *f;
+  for (const auto& [what, call] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"verify()", [&] { (void)moved.verify(); }},
+           {"trailer()", [&] { (void)moved.trailer(); }},
+           {"copy_to_host", [&] {
+              std::vector<std::byte> buf(16);
+              moved.copy_to_host(buf);
+            }}}) {
+    INFO(what);
+    try {
+      call();
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.code() == Errc::bad_value);
+      CHECK_THAT(std::string(e.what()), Catch::Contains(what) && Catch::Contains("moved-from Frame"));
+    }
+  }
+  CHECK(moved.slot_data() == nullptr);
+  REQUIRE_FALSE(kept.verify());  // the frame itself is still held by its new owner
 }

@@ -46,9 +46,9 @@ struct RunOptions {
 /// "u" whose cells are value(row, col, step). With `threads`, every part publishes steps 1, 2, …
 /// from its own thread, the parts kept in lock step by a barrier as MPI ranks are by their halo
 /// exchange; without, the test publishes each part's steps itself.
-class Run {
+class MpiRun {
  public:
-  Run(const std::string& name, RunOptions o) : o_(std::move(o)), sync_(o_.parts, Stop{this}) {
+  MpiRun(const std::string& name, RunOptions o) : o_(std::move(o)), sync_(o_.parts, Stop{this}) {
     for (std::uint32_t k = 0; k < o_.parts; ++k) {
       const std::uint32_t y0 = k * kHeight / o_.parts, y1 = (k + 1) * kHeight / o_.parts;
       PartOptions p{k,
@@ -75,16 +75,16 @@ class Run {
     if (o_.threads)
       for (std::uint32_t k = 0; k < o_.parts; ++k) threads_.emplace_back([this, k] { loop(k); });
   }
-  ~Run() { stop(); }
+  ~MpiRun() { stop(); }
 
-  /// Ends the publishing threads (the publishers stay until the Run goes).
+  /// Ends the publishing threads (the publishers stay until the MpiRun goes).
   void stop() {
     stop_ = true;
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
 
-  /// Publishes `step` from part k (a Run without threads).
+  /// Publishes `step` from part k (an MpiRun without threads).
   bool publish(std::uint32_t k, std::uint64_t step) {
     fill(k, step);
     return pubs_[k]->publish(step, static_cast<double>(step) / 10);
@@ -95,7 +95,7 @@ class Run {
  private:
   /// Runs between phases, before any part goes on: every part reads the same decisions.
   struct Stop {
-    Run* run;
+    MpiRun* run;
     void operator()() noexcept {
       run->stopping_ = run->stop_.load();
       run->publish_now_ = run->want_.exchange(false);
@@ -169,7 +169,7 @@ AttachOptions options(const std::string& name, Import import = Import::frames) {
 TEST_CASE("a group attaches every part and places each block where its part says", "[integration][group][host]") {
   const std::uint32_t n = GENERATE(2u, 3u);
   RuntimeDir rt;
-  Run run("flow", {.parts = n});
+  MpiRun run("flow", {.parts = n});
   auto g = Group::attach(options("flow"));
   REQUIRE(g.decomposed());
   REQUIRE(g.size() == n);
@@ -182,7 +182,7 @@ TEST_CASE("a group attaches every part and places each block where its part says
     CHECK(p.count == n);
     CHECK(p.offset_y == run.rows(k).first);
     CHECK(p.rank == static_cast<int>(k));
-    CHECK(g.parts()[k].description().height == run.rows(k).second - run.rows(k).first);
+    CHECK(g.part(k).description().height == run.rows(k).second - run.rows(k).first);
   }
   CHECK(&g.leader() == &g.part(0));
   CHECK(error_of([&] { (void)g.part_desc(n); }).second == Errc::out_of_range);
@@ -198,7 +198,7 @@ TEST_CASE("groups are never torn while the parts publish as fast as they can int
           "[integration][group][host]") {
   const std::uint32_t n = GENERATE(2u, 3u);
   RuntimeDir rt;
-  Run run("fast", {.parts = n, .slots = 2, .max_fps = 0});
+  MpiRun run("fast", {.parts = n, .slots = 2, .max_fps = 0});
   auto g = Group::attach(options("fast"));
   // Another reader holds a frame of part 0 throughout: that part writes into its one free slot.
   auto other = Client::attach(AttachOptions{.name = "fast", .client = "holder", .part = 0});
@@ -224,7 +224,7 @@ TEST_CASE("groups are never torn while the parts publish as fast as they can int
 TEST_CASE("a part that skipped a step makes the group take the newest step every part has",
           "[integration][group][host]") {
   RuntimeDir rt;
-  Run run("skip", {.parts = 2, .slots = 3, .threads = false});
+  MpiRun run("skip", {.parts = 2, .slots = 3, .threads = false});
   auto g = Group::attach(options("skip"));
   for (std::uint64_t step = 1; step <= 2; ++step)
     for (std::uint32_t k = 0; k < 2; ++k) REQUIRE(run.publish(k, step));
@@ -245,7 +245,7 @@ TEST_CASE("a part that skipped a step makes the group take the newest step every
 TEST_CASE("a part that goes away makes next() say which part, where it ran and why",
           "[integration][group][host]") {
   RuntimeDir rt;
-  Run run("gone", {.parts = 3, .threads = false});
+  MpiRun run("gone", {.parts = 3, .threads = false});
   auto g = Group::attach(options("gone"));
   for (std::uint32_t k = 0; k < 3; ++k) REQUIRE(run.publish(k, 1));
   REQUIRE(g.next(5s));
@@ -268,7 +268,7 @@ TEST_CASE("a part that goes away makes next() say which part, where it ran and w
 TEST_CASE("a run is steered through part 0; the other parts refuse steering, naming part 0",
           "[integration][group][host]") {
   RuntimeDir rt;
-  Run run("steer", {.parts = 2, .threads = false});
+  MpiRun run("steer", {.parts = 2, .threads = false});
   auto g = Group::attach(options("steer", Import::control_only));
   const auto [message, code] = error_of([&] { g.part(1).set({{"gain", 2}}); });
   CHECK(code == Errc::unsupported);
@@ -282,7 +282,7 @@ TEST_CASE("a run is steered through part 0; the other parts refuse steering, nam
 
 TEST_CASE("parts of two runs are never combined into one group", "[integration][group][host]") {
   RuntimeDir rt;
-  Run run("mixed", {.parts = 3, .groups = {"run-a", "run-a", "run-b"}, .threads = false});
+  MpiRun run("mixed", {.parts = 3, .groups = {"run-a", "run-a", "run-b"}, .threads = false});
   auto o = options("mixed");
   o.timeout = 500ms;
   const auto start = std::chrono::steady_clock::now();
@@ -295,7 +295,7 @@ TEST_CASE("parts of two runs are never combined into one group", "[integration][
 TEST_CASE("a single client is told to attach to a decomposed name as a group, or to one part",
           "[integration][group][host]") {
   RuntimeDir rt;
-  Run run("whole", {.parts = 2, .threads = false});
+  MpiRun run("whole", {.parts = 2, .threads = false});
   const auto [message, code] = error_of([] { (void)Client::attach(options("whole")); });
   CHECK(code == Errc::bad_value);
   CHECK_THAT(message, Contains("runs as 2 parts") && Contains("cuview::Group"));
@@ -327,7 +327,7 @@ TEST_CASE("a group of a whole publisher is a group of one part", "[integration][
 
 TEST_CASE("a reader killed while holding a group frees its slot in every part", "[integration][group][host]") {
   RuntimeDir rt;
-  Run run("held", {.parts = 3, .max_fps = 200});
+  MpiRun run("held", {.parts = 3, .max_fps = 200});
   auto watch = Group::attach(options("held", Import::control_only));
   auto held_in_all = [&](std::uint32_t want) {
     for (const auto& s : watch.stats())
@@ -348,7 +348,7 @@ TEST_CASE("a reader killed while holding a group frees its slot in every part", 
 TEST_CASE("cuview-ctl shows a run of parts part by part and steers it through part 0",
           "[integration][group][ctl][host]") {
   RuntimeDir rt;
-  Run run("ctlrun", {.parts = 3, .max_fps = 200});
+  MpiRun run("ctlrun", {.parts = 3, .max_fps = 200});
   const auto status = ctl("ctlrun", {"status"});
   INFO(status.out << status.err);
   REQUIRE(status.code == 0);
@@ -419,7 +419,7 @@ BACKEND_TEST("a run of parts on two hosts is one picture through the gateways of
   const auto a = host_dir(rt.path() / "host-a"), b = host_dir(rt.path() / "host-b");
   // Parts 0 and 2 on host A, part 1 on host B, each host with its own gateway. 60 frames a
   // second, as cuview-compute publishes; the parts agree on the steps they publish.
-  Run run("rows", {.parts = 3, .max_fps = 60, .runtime_dirs = {a, b, a}, .backend = to_string(backend)});
+  MpiRun run("rows", {.parts = 3, .max_fps = 60, .runtime_dirs = {a, b, a}, .backend = to_string(backend)});
   auto gateway_a = on_host(a, [] { return start_gateway(); });
   auto gateway_b = std::make_optional(on_host(b, [] { return start_gateway(); }));
   const std::string url_a = on_host(a, [] { return gateway_url(); }), url_b = on_host(b, [] { return gateway_url(); });
@@ -435,9 +435,9 @@ BACKEND_TEST("a run of parts on two hosts is one picture through the gateways of
   }
 
   SECTION("the group finds every part, and its views are of one step, seamless, at any zoom") {
-    auto g = Group::attach_remote(options("rows", Import::control_only), {url_b, url_a});
+    auto g = RemoteGroup::attach(options("rows", Import::control_only), {url_b, url_a});
     REQUIRE(g.decomposed());
-    REQUIRE(g.remote());
+    REQUIRE(g.via() == std::vector<std::string>{url_b, url_a});
     REQUIRE(g.size() == 3);
     CHECK(g.global_width() == kWidth);
     CHECK(g.global_height() == kHeight);
@@ -445,7 +445,15 @@ BACKEND_TEST("a run of parts on two hosts is one picture through the gateways of
       CHECK(g.part_desc(k).index == k);
       CHECK(g.part_desc(k).host == (k % 2 == 0 ? "host-a" : "host-b"));
     }
-    CHECK(error_of([&] { (void)g.next(1s); }).second == Errc::unsupported);
+    {
+      // Frames through the gateways: every part's block of one step, fetched whole.
+      auto frames = g.next(10s);
+      REQUIRE(frames);
+      REQUIRE(frames->size() == 3);
+      for (std::size_t k = 0; k < 3; ++k) CHECK(frames->part(k).info().step == frames->step());
+      REQUIRE_FALSE(frames->verify());
+      check_assembled(*frames);  // every cell of that one step, exact
+    }
     // One sample per cell, lossless; then zoomed into part 0's rows only (the other parts send
     // empty rectangles), and a view straddling the border of parts 0 and 1.
     const std::vector<ViewRegion> regions{ViewRegion::fit(kWidth, kHeight, kWidth, kHeight, 1, kWidth / 2.0, kHeight / 2.0),
@@ -495,11 +503,11 @@ BACKEND_TEST("a run of parts on two hosts is one picture through the gateways of
   }
 
   SECTION("a gateway left out is named with the parts it serves") {
-    const auto [what, code] = error_of([&] { (void)Group::attach_remote(options("rows", Import::control_only), {url_a}); });
+    const auto [what, code] = error_of([&] { (void)RemoteGroup::attach(options("rows", Import::control_only), {url_a}); });
     CHECK(code == Errc::no_daemon);
     CHECK_THAT(what, Contains("part 1 of 'rows'") && Contains("a run of 3 parts") && Contains(url_a) &&
                          Contains("add the gateway of every host"));
-    const auto [what0, code0] = error_of([&] { (void)Group::attach_remote(options("rows", Import::control_only), {url_b}); });
+    const auto [what0, code0] = error_of([&] { (void)RemoteGroup::attach(options("rows", Import::control_only), {url_b}); });
     CHECK(code0 == Errc::no_daemon);
     CHECK_THAT(what0, Contains("part 0 of 'rows'") && Contains("rank 0 runs"));
   }

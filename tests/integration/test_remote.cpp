@@ -23,16 +23,16 @@ using namespace cuview::test;
 using namespace std::chrono_literals;
 
 namespace {
-Client attach_remote(const std::string& name, const std::string& url = gateway_url()) {
+RemoteClient attach_remote(const std::string& name, const std::string& url = gateway_url()) {
   AttachOptions o;
   o.name = name;
   o.client = "remote test";
   o.remote = url;
-  return Client::attach(o);
+  return RemoteClient::attach(o);
 }
 
 /// Watches the whole of `field` in a 64 × 64 view and waits for the first view to arrive.
-bool watch_whole_field(Client& remote, const std::string& field, RemoteView& view) {
+bool watch_whole_field(RemoteClient& remote, const std::string& field, RemoteView& view) {
   const auto& d = remote.description();
   remote.watch({field, ViewRegion::fit(int(d.width), int(d.height), 64, 64, 1, d.width / 2.0, d.height / 2.0), "auto"});
   return remote.next_view(view, 10s);
@@ -138,7 +138,8 @@ BACKEND_TEST("a remote client steers a daemon through the gateway and hears the 
   auto gateway = start_gateway();
   auto remote = attach_remote("run1");
   auto local = attach("run1");
-  CHECK(remote.remote());
+  CHECK(remote.via() == gateway_url());
+  CHECK(local.via().empty());
   CHECK(remote.hello().session == local.hello().session);
   CHECK(remote.description().fields.size() == local.description().fields.size());
   remote.pause();
@@ -161,10 +162,6 @@ BACKEND_TEST("a remote client steers a daemon through the gateway and hears the 
   CHECK(remote.stats().paused);
   remote.resume();
   CHECK_FALSE(stats("run1").paused);
-  // A remote attachment receives views, not the ring.
-  Errc code{};
-  CHECK_THAT(error_of([&] { (void)remote.next_frame(100ms); }, &code), Catch::Contains("views"));
-  CHECK(code == Errc::unsupported);
 }
 
 BACKEND_TEST("remote views hold the field's values within their stated error bound, and fetch is exact",
@@ -465,4 +462,73 @@ TEST_CASE("the gateway gives its lease back when the last remote viewer of a pub
   const auto step = s.step;
   (void)wait_stats("run1", [&](const StatsView& x) { return x.step > step + 100; });
   CHECK(stats("run1").frames_published == published);
+}
+
+BACKEND_TEST("a frame taken through the gateway holds every float32 field of one frame, as locally",
+             "[integration][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", backend, {}, "120x90");
+  auto gateway = start_gateway();
+  auto remote = attach_remote("run1");
+  remote.pause();
+  std::this_thread::sleep_for(300ms);
+  auto local = attach("run1");
+  auto truth = local.next_frame(10s);
+  REQUIRE(truth);
+  auto frame = remote.next_frame(10s);
+  REQUIRE(frame);
+  CHECK(frame->info().step == truth->info().step);
+  CHECK(frame->device() == -1);  // host memory, whatever the publisher's backend
+  REQUIRE_FALSE(frame->verify());
+  const auto& d = remote.description();
+  for (std::size_t i = 0; i < d.fields.size(); ++i) {
+    const auto& f = d.fields[i];
+    INFO("field " << f.name);
+    REQUIRE(f.dtype == "float32");
+    std::vector<float> want(f.bytes / 4), got(f.bytes / 4);
+    truth->copy_to_host(f.offset, std::as_writable_bytes(std::span(want)));
+    frame->copy_to_host(f.offset, std::as_writable_bytes(std::span(got)));
+    CHECK(got == want);
+    REQUIRE(frame->host_field(i) != nullptr);
+    CHECK(std::equal(got.begin(), got.end(), frame->host_field(i)));
+  }
+  // Paused: nothing newer to give.
+  CHECK_FALSE(remote.next_frame(300ms));
+  remote.step(1);
+  auto next = remote.next_frame(10s);
+  REQUIRE(next);
+  CHECK(next->info().step > frame->info().step);
+}
+
+BACKEND_TEST("cuview::open picks the run a name and gateways denote, local or remote, and both give its frames",
+             "[integration][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("run1", backend, {}, "64x48");
+  auto gateway = start_gateway();
+  auto local = cuview::open({.name = "run1", .client = "open test"});
+  auto remote = cuview::open({.name = "run1", .remote = {gateway_url()}, .client = "open test"});
+  CHECK(dynamic_cast<Group*>(local.get()) != nullptr);
+  CHECK(dynamic_cast<RemoteGroup*>(remote.get()) != nullptr);
+  CHECK(local->via().empty());
+  CHECK(remote->via() == std::vector<std::string>{gateway_url()});
+  for (auto* run : {local.get(), remote.get()}) {
+    INFO((run->via().empty() ? "local" : "remote"));
+    CHECK_FALSE(run->decomposed());
+    CHECK(run->size() == 1);
+    CHECK(run->extent() == Extent::grid(64, 48));
+    CHECK(run->leader().hello().session == local->leader().hello().session);
+    auto frames = run->next(10s);
+    REQUIRE(frames);
+    REQUIRE_FALSE(frames->verify());
+    std::vector<std::byte> field(frames->global_field_bytes(0));
+    frames->copy_field_to_host(0, field);
+    CHECK(std::any_of(field.begin(), field.end(), [](std::byte b) { return b != std::byte{0}; }));
+  }
+  try {
+    (void)cuview::open({.name = "nothing-here", .client = "open test"});
+    FAIL("opened a name nothing runs under");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::no_daemon);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("nothing-here"));
+  }
 }

@@ -132,7 +132,7 @@ TEST_CASE("cuview-ctl --remote ssh://localhost reaches a daemon through a real s
   AttachOptions o;
   o.name = "run1";
   o.remote = "ssh://localhost";
-  auto client = Client::attach(o);
+  auto client = RemoteClient::attach(o);
   client.resume();
   client.watch({"u", ViewRegion::fit(128, 128, 64, 64, 1, 64, 64), "u8"});
   RemoteView view;
@@ -304,7 +304,7 @@ TEST_CASE("a gateway that dials out reaches a client listening for it, with CURV
     std::this_thread::sleep_for(300ms);  // the client listens first
     gateway.emplace(start_gateway({"--dial", "tcp://" + where}));
   });
-  auto client = Client::attach(o);
+  auto client = RemoteClient::attach(o);
   dial.join();
   CHECK(client.stats().name == "run1");
   client.watch({"u", ViewRegion::fit(128, 128, 64, 64, 1, 64, 64), "u16"});

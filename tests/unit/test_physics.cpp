@@ -29,12 +29,12 @@ using namespace cuview::test;
 namespace {
 
 /// A built-in simulation as cuview-compute makes it, with its parameters' defaults.
-struct Run {
+struct SimRun {
   std::unique_ptr<Executor> executor;
   std::unique_ptr<sim::Simulation> sim;
   std::map<std::string, double> params;
 
-  Run(const std::string& name, Backend backend, std::uint32_t w, std::uint32_t h,
+  SimRun(const std::string& name, Backend backend, std::uint32_t w, std::uint32_t h,
       std::map<std::string, std::string> options, std::map<std::string, double> overrides = {}) {
     executor = make_executor(backend == Backend::cuda ? "cuda" : "host");
     for (const auto& f : sim::builtin_simulations())
@@ -85,7 +85,7 @@ struct Run {
 BACKEND_TEST("lbm: a force-driven channel settles on the analytic Poiseuille profile", "[physics][lbm]") {
   const int w = 8, h = 34;  // fluid rows 1..32 between half-way bounce-back walls at y = 0.5 and 32.5
   const double nu = 1.0 / 6.0, g = 1e-6;
-  Run r("lbm", backend, w, h, {{"flow", "periodic"}, {"obstacle", "none"}}, {{"viscosity", nu}, {"force", g}});
+  SimRun r("lbm", backend, w, h, {{"flow", "periodic"}, {"obstacle", "none"}}, {{"viscosity", nu}, {"force", g}});
   r.steps(30000);  // ~5 viscous times H²/ν
   const auto f = r.read(static_cast<std::size_t>(w) * h);
   double err2 = 0, ref2 = 0, worst = 0;
@@ -107,7 +107,7 @@ BACKEND_TEST("lbm: a force-driven channel settles on the analytic Poiseuille pro
 
 BACKEND_TEST("lbm: mass is conserved in a closed channel around an obstacle", "[physics][lbm]") {
   const int w = 96, h = 40;
-  Run r("lbm", backend, w, h, {{"flow", "periodic"}}, {{"viscosity", 0.02}, {"force", 2e-5}});
+  SimRun r("lbm", backend, w, h, {{"flow", "periodic"}}, {{"viscosity", 0.02}, {"force", 2e-5}});
   auto mass = [&] {
     const auto f = r.read(static_cast<std::size_t>(w) * h);
     return std::accumulate(f[3].begin(), f[3].end(), 0.0);  // density, solid cells at 1
@@ -126,9 +126,9 @@ TEST_CASE("lbm: a cylinder in the channel sheds an alternating vortex street, on
           "[physics][lbm][gpu]") {
   require_backend(Backend::cuda);
   const int w = 400, h = 100;
-  Run g("lbm", Backend::cuda, w, h, {});
+  SimRun g("lbm", Backend::cuda, w, h, {});
   // The same start on the host, 200 steps, to compare every value of every field.
-  Run c("lbm", Backend::host, w, h, {});
+  SimRun c("lbm", Backend::host, w, h, {});
   g.steps(200), c.steps(200);
   const auto a = g.read(static_cast<std::size_t>(w) * h), b = c.read(static_cast<std::size_t>(w) * h);
   for (std::size_t k = 0; k < a.size(); ++k) {
@@ -174,7 +174,7 @@ Invariants invariants(const std::vector<std::vector<float>>& b, std::size_t n, d
 }
 
 void check_conservation(Backend backend, std::uint64_t n, const char* setup) {
-  Run r("nbody", backend, 64, 64, {{"bodies", std::to_string(n)}, {"setup", setup}},
+  SimRun r("nbody", backend, 64, 64, {{"bodies", std::to_string(n)}, {"setup", setup}},
         {{"dt", 0.0005}, {"softening", 0.02}});
   const auto a = invariants(r.read(64 * 64), n, 0.02);
   r.steps(2000);  // one time unit: the inner disc turns about twice
@@ -198,8 +198,8 @@ BACKEND_TEST("nbody: leapfrog keeps energy and momentum over 2000 steps", "[phys
 TEST_CASE("nbody: CUDA and host agree body by body", "[physics][nbody][gpu]") {
   require_backend(Backend::cuda);
   const std::uint64_t n = 2048;
-  Run g("nbody", Backend::cuda, 64, 64, {{"bodies", std::to_string(n)}, {"setup", "galaxies"}});
-  Run c("nbody", Backend::host, 64, 64, {{"bodies", std::to_string(n)}, {"setup", "galaxies"}});
+  SimRun g("nbody", Backend::cuda, 64, 64, {{"bodies", std::to_string(n)}, {"setup", "galaxies"}});
+  SimRun c("nbody", Backend::host, 64, 64, {{"bodies", std::to_string(n)}, {"setup", "galaxies"}});
   g.steps(20), c.steps(20);
   const auto a = g.read(64 * 64), b = c.read(64 * 64);
   double worst = 0;
@@ -215,7 +215,7 @@ std::vector<std::vector<std::byte>> state_after(const std::string& name, unsigne
                                                 std::uint32_t h, std::map<std::string, std::string> options,
                                                 std::uint32_t steps) {
   ::setenv("CUVIEW_HOST_THREADS", std::to_string(threads).c_str(), 1);
-  Run r(name, Backend::host, w, h, std::move(options));
+  SimRun r(name, Backend::host, w, h, std::move(options));
   ::unsetenv("CUVIEW_HOST_THREADS");
   r.steps(steps);
   std::vector<std::vector<std::byte>> out;
@@ -250,7 +250,7 @@ TEST_CASE("the host loops' vectorised rows compute what the per-cell updates com
   // Gray–Scott: the state after one more step against grayscott_cell over every cell.
   {
     const std::uint32_t w = 97, h = 61;
-    Run r("grayscott", Backend::host, w, h, {});
+    SimRun r("grayscott", Backend::host, w, h, {});
     r.steps(50);
     std::vector<float> u(w * h), v(w * h), u2(w * h), v2(w * h);
     r.sim->save_state({u.data(), v.data()});
@@ -277,7 +277,7 @@ TEST_CASE("the host loops' vectorised rows compute what the per-cell updates com
     INFO("lbm, flow=" << flow << ", CUVIEW_HOST_ISA=" << isa);
     const int w = 131, h = 47;
     ::setenv("CUVIEW_HOST_ISA", isa.c_str(), 1);
-    Run r("lbm", Backend::host, w, h, {{"flow", flow}}, {{"force", flow == "periodic" ? 2e-5 : 0.0}});
+    SimRun r("lbm", Backend::host, w, h, {{"flow", flow}}, {{"force", flow == "periodic" ? 2e-5 : 0.0}});
     ::unsetenv("CUVIEW_HOST_ISA");
     r.steps(200);
     const sim::lbm::Window g{w, 0, h, h};
@@ -308,7 +308,7 @@ TEST_CASE("the host loops' vectorised rows compute what the per-cell updates com
   }
   // An instruction set the loop is not built for is named, with the ones this CPU runs.
   ::setenv("CUVIEW_HOST_ISA", "neon", 1);
-  CHECK_THROWS_WITH(Run("lbm", Backend::host, 64, 32, {}), Catch::Contains("CUVIEW_HOST_ISA=neon") &&
+  CHECK_THROWS_WITH(SimRun("lbm", Backend::host, 64, 32, {}), Catch::Contains("CUVIEW_HOST_ISA=neon") &&
                                                                Catch::Contains("this CPU runs: " + isas.front()));
   ::unsetenv("CUVIEW_HOST_ISA");
 }

@@ -93,9 +93,10 @@ CUVIEW_API cuview_status cuview_attach(const char* name, const char* client_name
                                        cuview_client** out);
 /* Attaches to the publisher `name` of another host through its cuview-gateway: `remote` is
  * "ssh://[user@]host[:port]", "tcp://host:port?key=KEY" or "unix:/path/gateway.sock"
- * (docs/remote.md). A remote client receives no frames (cuview_next_frame: CUVIEW_UNSUPPORTED):
- * it watches views (cuview_watch, cuview_next_view) and fetches regions (cuview_fetch); every other
- * call works as for a local client. On success *out must be freed with cuview_detach. */
+ * (docs/remote.md). It watches views fitted to the link (cuview_watch, cuview_next_view), fetches
+ * exact regions (cuview_fetch), and cuview_next_frame gives the newest frame fetched whole into host
+ * memory (its float32 grid fields; cuview_frame_data is NULL for other blocks); every other call
+ * works as for a local client. On success *out must be freed with cuview_detach. */
 CUVIEW_API cuview_status cuview_attach_remote(const char* name, const char* client_name, const char* remote,
                                               int timeout_ms, cuview_client** out);
 /* Detaches and frees the client; frames still held stay valid until released. NULL and a group's
@@ -261,15 +262,18 @@ CUVIEW_API uint32_t cuview_running_parts(const char* name);
 
 /* Attaches every part of `name` (part 0 first, which says how many there are; the others at once)
  * with the options of cuview_attach. A part not up yet, or still one of an earlier run under that
- * name, is retried until timeout_ms passes; then the failure names the part. On success *out must
- * be freed with cuview_group_detach. */
+ * name, is retried until timeout_ms passes; then the failure names the part. A whole publisher is a
+ * group of one part. With cuview_group_attach_remote, the one way in (cuview::open): a program that
+ * always uses a group never asks whether a name runs whole or in parts. On success *out must be
+ * freed with cuview_group_detach. */
 CUVIEW_API cuview_status cuview_group_attach(const char* name, const char* client_name, int control_only,
                                              int timeout_ms, cuview_group** out);
 /* Attaches every part of `name` through the cuview-gateways of the hosts the run is on
  * (`gateways`: `count` URLs, as cuview_attach_remote takes; one per host, any order): each part
  * through the gateway that lists it (docs/remote.md "Runs of parts"); a whole publisher is a group
- * of one part. CUVIEW_NO_DAEMON names the parts no gateway serves. Control and views only: watch
- * with cuview_group_watch, read pictures with cuview_group_next_view. */
+ * of one part. CUVIEW_NO_DAEMON names the parts no gateway serves. Watch views with
+ * cuview_group_watch and read pictures with cuview_group_next_view; cuview_group_next gives one step
+ * of every part fetched into host memory (as cuview_next_frame of a remote client). */
 CUVIEW_API cuview_status cuview_group_attach_remote(const char* name, const char* client_name,
                                                     const char* const* gateways, size_t count, int timeout_ms,
                                                     cuview_group** out);

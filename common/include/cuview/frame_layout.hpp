@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "cuview/hd.hpp"
+#include "cuview/host_device.hpp"
 
 namespace cuview {
 

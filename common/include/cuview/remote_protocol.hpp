@@ -167,6 +167,19 @@ struct StopArgs {
 struct FetchArgs {
   std::string name, field;
   std::uint32_t x = 0, y = 0, w = 0, h = 0;
+  /// The frame to read, as an earlier fetch's result named it (so that several fields or
+  /// rectangles come from one frame); absent: the newest. A frame the gateway no longer holds is
+  /// refused with out_of_range.
+  std::optional<std::uint64_t> seq;
+  /// Without `seq`: the first frame the publisher still offers at or after this step (the parts of
+  /// a run read one step); refused with timeout while there is none yet.
+  std::optional<std::uint64_t> from_step;
+  MSGPACK_DEFINE_MAP(name, field, x, y, w, h, seq, from_step);
+};
+/// FetchArgs of the newest frame, as a client sends them (no `seq` key: what every gateway reads).
+struct FetchNewestArgs {
+  std::string name, field;
+  std::uint32_t x = 0, y = 0, w = 0, h = 0;
   MSGPACK_DEFINE_MAP(name, field, x, y, w, h);
 };
 struct FetchResult {

@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "cuview/hd.hpp"
+#include "cuview/host_device.hpp"
 
 namespace cuview {
 

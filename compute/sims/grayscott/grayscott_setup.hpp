@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cuview/hd.hpp"
+#include "cuview/host_device.hpp"
 #include "sims/grayscott/grayscott.hpp"
 #include "sims/simulation.hpp"
 

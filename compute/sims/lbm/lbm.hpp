@@ -23,7 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cuview/hd.hpp"
+#include "cuview/host_device.hpp"
 
 namespace cuview::sim::lbm {
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "cuview/hd.hpp"
+#include "cuview/host_device.hpp"
 
 namespace cuview::sim::nbody {
 

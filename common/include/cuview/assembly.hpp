@@ -1,0 +1,151 @@
+// Putting the parts of a run together, as values: the extent of a grid and of a part's block in
+// it, which step a group of parts shows (local frames, remote views), where each part's block goes
+// in the global grid and each part's samples in a view. No I/O and no clock of its own: the local
+// group, the remote group, a single remote client and the C API (hence Python) all use it, and its
+// unit tests pin torn groups, missing parts, parts a frame apart and parts out of sight.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuview/remote_protocol.hpp"
+#include "cuview/view_sampler.hpp"
+
+namespace cuview {
+
+/// Sizes of, or positions along, a grid's axes, slowest first (row-major): {height, width} for a
+/// 2-D grid, {depth, height, width} for a volume, {width} for a line.
+using Axes = std::vector<std::uint32_t>;
+
+/// The extent of a grid: its axes and the components of each cell (1: a scalar; 2, 3: a vector).
+struct Extent {
+  Axes dims;
+  std::uint32_t components = 1;
+
+  /// A 2-D grid of `width` × `height` cells.
+  [[nodiscard]] static Extent grid(std::uint32_t width, std::uint32_t height, std::uint32_t components = 1) {
+    return Extent{{height, width}, components};
+  }
+  [[nodiscard]] std::size_t rank() const noexcept { return dims.size(); }
+  /// The number of cells (1 for a grid of no axes).
+  [[nodiscard]] std::size_t cells() const noexcept;
+  /// The size of axis `k` counted from the fastest (0: width, 1: height, 2: depth); 1 past the
+  /// grid's rank, so that a 2-D grid has depth 1.
+  [[nodiscard]] std::uint32_t from_fastest(std::size_t k) const noexcept {
+    return k < dims.size() ? dims[dims.size() - 1 - k] : 1;
+  }
+  [[nodiscard]] std::uint32_t width() const noexcept { return from_fastest(0); }
+  [[nodiscard]] std::uint32_t height() const noexcept { return from_fastest(1); }
+  [[nodiscard]] std::uint32_t depth() const noexcept { return from_fastest(2); }
+  /// "512x256" (fastest axis first, as a user writes a size), with "x3" components appended as
+  /// " of 3-vectors".
+  [[nodiscard]] std::string text() const;
+  bool operator==(const Extent&) const = default;
+};
+
+/// A part's block of a global grid: where it starts and its size, both slowest axis first.
+struct Block {
+  Axes offset;
+  Axes dims;
+  /// A 2-D block of `width` × `height` cells starting at cell (x, y).
+  [[nodiscard]] static Block grid(std::uint32_t x, std::uint32_t y, std::uint32_t width, std::uint32_t height) {
+    return Block{{y, x}, {height, width}};
+  }
+  bool operator==(const Block&) const = default;
+};
+
+/// Copies a block's cells (row-major over block.dims, `cell_bytes` each, in `src`) into `dst`, a
+/// row-major grid of `global` dims, at the block's offset; every other cell of `dst` is left as it
+/// was. Any rank (1-, 2-, 3-D). Throws Error(bad_value) naming what does not fit: a block of another
+/// rank or leaving the grid, a `src` or `dst` of the wrong size.
+void place_block(const Block& block, std::span<const std::byte> src, const Axes& global, std::span<std::byte> dst,
+                 std::size_t cell_bytes);
+
+/// Which step a group of parts takes now: the newest step every part offers. `offered[k]` lists
+/// the steps part k offers that are newer than what the group took last (any order). Without such
+/// a step, `step` is empty and `laggard` is the part to wait for: the first that offers nothing
+/// new, else the one whose newest step is oldest. A step only some parts offer (a torn group, a
+/// part a frame behind) is never chosen.
+struct StepChoice {
+  std::optional<std::uint64_t> step;
+  std::size_t laggard = 0;
+};
+[[nodiscard]] StepChoice choose_common_step(const std::vector<std::vector<std::uint64_t>>& offered);
+
+/// The remote group's matching of views: each part's gateway sends one view per credit, of its
+/// newest frame or of the first at or after a step the group asks for. The matcher keeps which step
+/// each part's view is of, says when every part has a view of one step not shown yet (a picture),
+/// and which parts to ask for which step: the parts behind, for the step of the part furthest
+/// ahead; after a picture, every part, for the newest step any part had. A part whose asked-for
+/// step does not come within a second (the run was reset, a part skipped it) is asked for its
+/// newest; one whose view was lost, every 3 s. Parts publish the same steps, so this meets within a
+/// view or two; never are two steps' blocks put side by side. The caller owns the views; the clock
+/// is the caller's.
+class ViewMatcher {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// Ask part `part` for one more view: of the first frame at or after `from_step`, or of its
+  /// newest when empty. The part's held view is dropped (the caller returns its credit).
+  struct Ask {
+    std::size_t part = 0;
+    std::optional<std::uint64_t> from_step;
+    bool operator==(const Ask&) const = default;
+  };
+  struct Decision {
+    /// Every part holds a view of step `step`: assemble them before carrying out `asks`.
+    bool picture = false;
+    std::uint64_t step = 0;
+    std::vector<Ask> asks;
+  };
+
+  ViewMatcher() = default;
+  /// `parts` parts, none of which holds a view; each counts as asked at `now`.
+  ViewMatcher(std::size_t parts, Clock::time_point now);
+  [[nodiscard]] std::size_t parts() const noexcept { return views_.size(); }
+  /// Part k's view arrived: the step it shows and the newest step its publisher offered then.
+  void arrived(std::size_t k, std::uint64_t step, std::uint64_t latest_step);
+  /// Whether part k holds a view.
+  [[nodiscard]] bool holds(std::size_t k) const { return views_.at(k).has_value(); }
+  /// The first part holding no view (parts() - 1 when all hold one): the one to wait on.
+  [[nodiscard]] std::size_t waiting_on() const noexcept;
+  /// What to do now; the asks are already recorded (the parts asked hold no view after it).
+  [[nodiscard]] Decision decide(Clock::time_point now);
+
+ private:
+  struct Held {
+    std::uint64_t step = 0, latest = 0;
+  };
+  void ask(std::size_t k, std::optional<std::uint64_t> from_step, Clock::time_point now, std::vector<Ask>& asks);
+  std::vector<std::optional<Held>> views_;
+  std::vector<Clock::time_point> asked_;
+  std::vector<std::optional<std::uint64_t>> asked_step_;
+  std::optional<std::uint64_t> shown_;
+};
+
+/// What a remote client asks to see: one field over a region, at the region's output size.
+struct ViewWatch {
+  std::string field;
+  ViewRegion region;  ///< field_w, field_h: the grid's; view_w, view_h: the output's
+  std::string encoding = "auto";  ///< "auto" (fitted to the link), or pinned: u8, u16, f32
+};
+
+/// A view of a remote frame: its values (NaN outside the grid) and how exact they are.
+struct RemoteView {
+  remote::ViewHeader header;  ///< seq, step, encoding, error bound, range, the gateway's link estimate
+  SampledView view;           ///< the region and its values
+};
+
+/// One picture from parts' views of one step (each view's `values` hold its header.rect's samples;
+/// a part out of sight has an empty rect): every part's samples placed in a view of the whole
+/// region, NaN (no value) where no part has one. The header is part 0's, with the largest error
+/// bound, the range over the parts that had samples, the slowest gateway's link estimate and the
+/// coarsest encoding any part used; raw_bytes is the sum. A single view with a rect (one part
+/// through a gateway) is placed the same way. Throws Error(bad_message) for a rect outside its view.
+void assemble_view(std::span<const RemoteView* const> parts, RemoteView& out);
+
+}  // namespace cuview

@@ -1,0 +1,207 @@
+#include "cuview/assembly.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+#include "cuview/error.hpp"
+
+namespace cuview {
+using namespace std::chrono_literals;
+
+namespace {
+std::string axes_text(const Axes& a) {
+  std::string s;
+  for (auto it = a.rbegin(); it != a.rend(); ++it) s += (s.empty() ? "" : "x") + std::to_string(*it);
+  return s.empty() ? "a point" : s;
+}
+}  // namespace
+
+std::size_t Extent::cells() const noexcept {
+  return std::accumulate(dims.begin(), dims.end(), std::size_t{1}, [](std::size_t a, std::uint32_t d) { return a * d; });
+}
+
+std::string Extent::text() const {
+  return axes_text(dims) + (components > 1 ? " of " + std::to_string(components) + "-vectors" : "");
+}
+
+void place_block(const Block& block, std::span<const std::byte> src, const Axes& global, std::span<std::byte> dst,
+                 std::size_t cell_bytes) {
+  const std::size_t rank = global.size();
+  if (block.dims.size() != rank || block.offset.size() != rank)
+    throw Error(Errc::bad_value, "a block of " + std::to_string(block.dims.size()) + " axes (offset of " +
+                                     std::to_string(block.offset.size()) + ") cannot be placed in a grid of " +
+                                     std::to_string(rank) + " axes; give the block as many axes as the grid");
+  std::size_t block_cells = 1, global_cells = 1;
+  for (std::size_t a = 0; a < rank; ++a) {
+    if (std::uint64_t{block.offset[a]} + block.dims[a] > global[a]) {
+      Axes end = block.offset;
+      for (std::size_t b = 0; b < rank; ++b) end[b] += block.dims[b];
+      throw Error(Errc::bad_value, "the block of " + axes_text(block.dims) + " cells at " + axes_text(block.offset) +
+                                       " ends at " + axes_text(end) + ", outside the grid of " + axes_text(global) +
+                                       " cells (sizes and positions fastest axis first)");
+    }
+    block_cells *= block.dims[a];
+    global_cells *= global[a];
+  }
+  if (src.size() != block_cells * cell_bytes || dst.size() != global_cells * cell_bytes)
+    throw Error(Errc::bad_value, "placing a block of " + axes_text(block.dims) + " cells of " +
+                                     std::to_string(cell_bytes) + " bytes needs " +
+                                     std::to_string(block_cells * cell_bytes) + " bytes in and " +
+                                     std::to_string(global_cells * cell_bytes) + " out; got " +
+                                     std::to_string(src.size()) + " and " + std::to_string(dst.size()));
+  if (block_cells == 0) return;
+  if (rank == 0) {
+    std::memcpy(dst.data(), src.data(), cell_bytes);
+    return;
+  }
+  // One contiguous run per row of the fastest axis; the other axes walked like an odometer.
+  const std::size_t run = std::size_t{block.dims[rank - 1]} * cell_bytes;
+  std::vector<std::size_t> global_stride(rank, cell_bytes);
+  for (std::size_t a = rank - 1; a > 0; --a) global_stride[a - 1] = global_stride[a] * global[a];
+  Axes at(rank, 0);  // the row's index in the block; the fastest axis stays 0
+  for (std::size_t row = 0, rows = block_cells / block.dims[rank - 1]; row < rows; ++row) {
+    std::size_t to = 0;
+    for (std::size_t a = 0; a < rank; ++a) to += (std::size_t{block.offset[a]} + at[a]) * global_stride[a];
+    std::memcpy(dst.data() + to, src.data() + row * run, run);
+    for (std::size_t a = rank - 1; a-- > 0;) {
+      if (++at[a] < block.dims[a]) break;
+      at[a] = 0;
+    }
+  }
+}
+
+StepChoice choose_common_step(const std::vector<std::vector<std::uint64_t>>& offered) {
+  StepChoice out;
+  std::vector<std::uint64_t> common;
+  bool lagging = false;  // a part offers nothing new: it is the one to wait for
+  std::uint64_t slowest = 0;
+  for (std::size_t k = 0; k < offered.size(); ++k) {
+    std::vector<std::uint64_t> steps = offered[k];
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    if (steps.empty()) {
+      if (!lagging) out.laggard = k;
+      lagging = true;
+    } else if (!lagging && (k == 0 || steps.back() < slowest)) {
+      slowest = steps.back();
+      out.laggard = k;
+    }
+    if (k == 0) {
+      common = std::move(steps);
+    } else {
+      std::vector<std::uint64_t> both;
+      std::set_intersection(common.begin(), common.end(), steps.begin(), steps.end(), std::back_inserter(both));
+      common = std::move(both);
+    }
+  }
+  if (!common.empty()) out.step = common.back();
+  return out;
+}
+
+// ---------------------------------------------------------------- ViewMatcher
+
+ViewMatcher::ViewMatcher(std::size_t parts, Clock::time_point now)
+    : views_(parts), asked_(parts, now), asked_step_(parts) {}
+
+void ViewMatcher::arrived(std::size_t k, std::uint64_t step, std::uint64_t latest_step) {
+  views_.at(k) = Held{step, latest_step};
+}
+
+std::size_t ViewMatcher::waiting_on() const noexcept {
+  std::size_t k = 0;
+  while (k + 1 < views_.size() && views_[k]) ++k;
+  return k;
+}
+
+void ViewMatcher::ask(std::size_t k, std::optional<std::uint64_t> from_step, Clock::time_point now,
+                      std::vector<Ask>& asks) {
+  views_[k].reset();
+  asked_[k] = now;
+  asked_step_[k] = from_step;
+  asks.push_back({k, from_step});
+}
+
+ViewMatcher::Decision ViewMatcher::decide(Clock::time_point now) {
+  Decision d;
+  const std::size_t n = views_.size();
+  if (n > 0 && std::all_of(views_.begin(), views_.end(), [](const auto& v) { return v.has_value(); })) {
+    std::uint64_t lo = views_[0]->step, hi = lo, latest = 0;
+    for (const auto& v : views_) lo = std::min(lo, v->step), hi = std::max(hi, v->step), latest = std::max(latest, v->latest);
+    if (lo == hi && (!shown_ || hi != *shown_)) {
+      // One step from every part: the picture; then every part is asked for the newest step.
+      d.picture = true;
+      d.step = hi;
+      shown_ = hi;
+      for (std::size_t k = 0; k < n; ++k) ask(k, std::max(latest, hi + 1), now, d.asks);
+      return d;
+    }
+    // Parts at different steps (or all at the step already shown): the ones behind catch up.
+    const std::uint64_t target = lo == hi ? hi + 1 : hi;
+    for (std::size_t k = 0; k < n; ++k)
+      if (views_[k]->step < target) ask(k, target, now, d.asks);
+  }
+  // A step that never comes (the run was reset to an earlier step; a part skipped it and then
+  // paused): after a second, ask for the newest frame instead; a view lost on the way (dropped by a
+  // full queue): ask again every few seconds (the gateway caps a client's credits at 8).
+  for (std::size_t k = 0; k < n; ++k)
+    if (!views_[k] && now - asked_[k] > (asked_step_[k] ? 1s : 3s)) ask(k, std::nullopt, now, d.asks);
+  return d;
+}
+
+// ---------------------------------------------------------------- views
+
+void assemble_view(std::span<const RemoteView* const> parts, RemoteView& out) {
+  if (parts.empty()) throw Error(Errc::bad_value, "assembling a view needs the view of at least one part");
+  const auto& first = parts.front()->header;
+  const std::uint32_t vw = first.view_w, vh = first.view_h;
+  std::vector<float> values(std::size_t{vw} * vh, std::numeric_limits<float>::quiet_NaN());
+  remote::ViewHeader o = first;
+  o.rect.reset();
+  o.raw_bytes = 0;
+  bool any_range = false;
+  for (const RemoteView* p : parts) {
+    const auto& h = p->header;
+    if (!h.rect || h.view_w != vw || h.view_h != vh)
+      throw Error(Errc::bad_message, "a part's view of " + h.field + " is not a block of the " + std::to_string(vw) +
+                                         "x" + std::to_string(vh) + " view being assembled (step " +
+                                         std::to_string(h.step) + "); the gateway is of another version?");
+    const auto& rect = *h.rect;
+    if (std::uint64_t{rect.x} + rect.w > vw || std::uint64_t{rect.y} + rect.h > vh)
+      throw Error(Errc::bad_message, "a view has samples " + std::to_string(rect.w) + "x" + std::to_string(rect.h) +
+                                         " at (" + std::to_string(rect.x) + ", " + std::to_string(rect.y) +
+                                         ") outside its " + std::to_string(vw) + "x" + std::to_string(vh) + " samples");
+    if (p->view.values.size() != std::size_t{rect.w} * rect.h)
+      throw Error(Errc::bad_message, "a view's block of " + std::to_string(rect.w) + "x" + std::to_string(rect.h) +
+                                         " samples came with " + std::to_string(p->view.values.size()) + " values");
+    place_block(Block::grid(rect.x, rect.y, rect.w, rect.h), std::as_bytes(std::span(p->view.values)), {vh, vw},
+                std::as_writable_bytes(std::span(values)), sizeof(float));
+    if (p == parts.front()) continue;
+    o.raw_bytes += h.raw_bytes;
+    o.sent_ns = std::max(o.sent_ns, h.sent_ns);
+    o.stamp_ns = std::max(o.stamp_ns, h.stamp_ns);
+    o.latest_step = std::max(o.latest_step, h.latest_step);
+    o.error_bound = std::max(o.error_bound, h.error_bound);
+    if (h.link_bytes_per_s > 0 && (o.link_bytes_per_s <= 0 || h.link_bytes_per_s < o.link_bytes_per_s))
+      o.link_bytes_per_s = h.link_bytes_per_s;
+    // The coarsest encoding any part used.
+    if (remote::value_bytes(remote::encoding_named(h.encoding)) < remote::value_bytes(remote::encoding_named(o.encoding)))
+      o.encoding = h.encoding;
+  }
+  o.raw_bytes += first.raw_bytes;
+  for (const RemoteView* p : parts) {
+    const auto& h = p->header;
+    if (h.rect->w == 0 || h.rect->h == 0) continue;  // out of sight: its range means nothing
+    o.lo = any_range ? std::min(o.lo, h.lo) : h.lo;
+    o.hi = any_range ? std::max(o.hi, h.hi) : h.hi;
+    any_range = true;
+  }
+  out.view.region = parts.front()->view.region;
+  out.view.components = 1;
+  out.view.vectors.clear();
+  out.view.values = std::move(values);
+  out.header = std::move(o);
+}
+
+}  // namespace cuview

@@ -1,0 +1,287 @@
+// Frame (one held slot, or a fetched frame in host memory) and FrameGroup (the frames of one step
+// from every part of a run).
+#include <cstring>
+#include <vector>
+
+#include "client/imports.hpp"
+#include "client/run_state.hpp"
+#include "cuview/frame.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda/check.hpp"
+#endif
+
+namespace cuview {
+
+namespace detail {
+/// The slot layout a description states, checked before anything is mapped: fields in order,
+/// aligned, whole words, inside the slot and before the trailer.
+SlotLayout layout_of(const proto::DescribeResult& d) {
+  SlotLayout l;
+  std::size_t end = 0;
+  auto add = [&](const proto::FieldDesc& f, const std::string& what) {
+    if (f.offset % kFieldAlign != 0 || f.bytes % 4 != 0 || f.offset < end || f.offset + f.bytes > d.trailer_offset)
+      throw Error(Errc::bad_message, what + " '" + f.name + "' at offset " + std::to_string(f.offset) + " with " +
+                                         std::to_string(f.bytes) + " bytes does not fit a slot whose trailer is at " +
+                                         std::to_string(d.trailer_offset) + "; the daemon's description is corrupt");
+    l.fields.push_back({f.offset, f.bytes});
+    end = f.offset + f.bytes;
+  };
+  // The slot holds the fields, then each particle set's attributes, in that order.
+  for (const auto& f : d.fields) add(f, "field");
+  for (const auto& set : d.particles)
+    for (const auto& a : set.attributes) add(a, "particle attribute " + set.name + ".");
+  if (d.trailer_offset + sizeof(SlotTrailer) > d.slot_bytes)
+    throw Error(Errc::bad_message, "the trailer at " + std::to_string(d.trailer_offset) + " does not fit a slot of " +
+                                       std::to_string(d.slot_bytes) + " bytes; the daemon's description is corrupt");
+  l.trailer_offset = d.trailer_offset;
+  l.slot_bytes = d.slot_bytes;
+  return l;
+}
+
+namespace {
+/// One slot of host memory, as a sharing mechanism would have mapped it.
+class FetchedSlots final : public share::ImportedSlots {
+ public:
+  explicit FetchedSlots(std::size_t bytes) : memory_(bytes) { slots_.push_back(memory_.data()); }
+  std::byte* data() { return memory_.data(); }
+
+ private:
+  std::vector<std::byte> memory_;
+};
+}  // namespace
+
+FetchedFrame make_fetched_frame(const proto::DescribeResult& d) {
+  auto imp = std::make_shared<Imports>();
+  imp->backend = "host";
+  imp->layout = layout_of(d);
+  auto slots = std::make_unique<FetchedSlots>(imp->layout.slot_bytes);
+  std::byte* data = slots->data();
+  imp->slots = std::move(slots);
+  return {std::move(imp), data};
+}
+
+Frame finish_fetched_frame(FetchedFrame f, const FrameInfo& info) {
+  const auto& l = f.imports->layout;
+  const SlotTrailer t{info.seq, info.step, slot_checksum(f.data, l), static_cast<std::uint64_t>(info.stamp_ns)};
+  std::memcpy(f.data + l.trailer_offset, &t, sizeof t);
+  return FrameAccess::frame(std::move(f.imports), info);
+}
+}  // namespace detail
+
+// ---------------------------------------------------------------- Frame
+
+Frame::Frame(std::shared_ptr<const detail::Imports> imports, const FrameInfo& info) noexcept
+    : imports_(std::move(imports)), info_(info) {}
+
+Frame::Frame(Frame&& other) noexcept : imports_(std::move(other.imports_)), info_(other.info_) {}
+
+Frame& Frame::operator=(Frame&& other) noexcept {
+  if (this != &other) {
+    if (imports_) imports_->ring.release(info_.slot);
+    imports_ = std::move(other.imports_);
+    info_ = other.info_;
+  }
+  return *this;
+}
+
+Frame::~Frame() {
+  if (imports_) imports_->ring.release(info_.slot);
+}
+
+const float* Frame::host_field(std::size_t field) const noexcept {
+  if (!imports_ || imports_->is_cuda() || field >= imports_->layout.fields.size()) return nullptr;
+  return reinterpret_cast<const float*>(imports_->slots->slot(info_.slot) + imports_->layout.fields[field].offset);
+}
+
+const void* Frame::device_slot() const noexcept {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) return imports_->slots->slot(info_.slot);
+#endif
+  return nullptr;
+}
+
+int Frame::device() const noexcept {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) return imports_->device;
+#endif
+  return -1;
+}
+
+const void* Frame::slot_data() const noexcept {
+  if (!imports_) return nullptr;
+  if (const void* d = device_slot()) return d;
+  return imports_->slots->slot(info_.slot);
+}
+
+void Frame::wait_on([[maybe_unused]] cuda::StreamRef stream) const {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) {
+    cuda::DeviceGuard guard(imports_->device);
+    cuda::check(cudaStreamWaitEvent(stream.get(), imports_->events[info_.slot].get(), 0),
+                "cudaStreamWaitEvent on the interprocess event of frame " + std::to_string(info_.seq));
+  }
+#endif
+}
+
+void Frame::wait() const {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) {
+    cuda::DeviceGuard guard(imports_->device);
+    cuda::check(cudaEventSynchronize(imports_->events[info_.slot].get()),
+                "cudaEventSynchronize on the interprocess event of frame " + std::to_string(info_.seq));
+  }
+#endif
+}
+
+SlotTrailer Frame::trailer() const {
+  if (!imports_) throw Error(Errc::bad_value, "trailer() on a moved-from Frame");
+  SlotTrailer t{};
+  const auto offset = imports_->layout.trailer_offset;
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_->is_cuda()) {
+    wait();
+    cuda::DeviceGuard guard(imports_->device);
+    const auto* src = imports_->slots->slot(info_.slot) + offset;
+    cuda::check(cudaMemcpy(&t, src, sizeof t, cudaMemcpyDeviceToHost),
+                "copying the trailer of frame " + std::to_string(info_.seq) + " to the host");
+    return t;
+  }
+#endif
+  std::memcpy(&t, imports_->slots->slot(info_.slot) + offset, sizeof t);
+  return t;
+}
+
+void Frame::copy_to_host(std::span<std::byte> dst) const {
+  if (!imports_) throw Error(Errc::bad_value, "copy_to_host on a moved-from Frame");
+  const auto bytes = imports_->layout.slot_bytes;
+  if (dst.size() < bytes)
+    throw Error(Errc::bad_value,
+                "copy_to_host needs " + std::to_string(bytes) + " bytes, got " + std::to_string(dst.size()));
+  copy_to_host(0, dst.first(bytes));
+}
+
+void Frame::copy_to_host(std::size_t offset, std::span<std::byte> dst) const {
+  if (!imports_) throw Error(Errc::bad_value, "copy_to_host on a moved-from Frame");
+  const auto slot_bytes = imports_->layout.slot_bytes;
+  if (offset > slot_bytes || dst.size() > slot_bytes - offset)
+    throw Error(Errc::out_of_range, "copy_to_host of " + std::to_string(dst.size()) + " bytes at offset " +
+                                        std::to_string(offset) + " runs past the slot's " +
+                                        std::to_string(slot_bytes) + " bytes");
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_->is_cuda()) {
+    const std::string what = " for frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
+    wait();  // on the host: a stream of ours waiting on the publisher's event would cost it a context switch
+    cuda::DeviceGuard guard(imports_->device);
+    auto s = imports_->stream.get();
+    cuda::check(cudaMemcpyAsync(dst.data(), imports_->slots->slot(info_.slot) + offset, dst.size(),
+                                cudaMemcpyDeviceToHost, s),
+                "cudaMemcpyAsync device to host" + what);
+    cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize" + what);
+    return;
+  }
+#endif
+  std::memcpy(dst.data(), imports_->slots->slot(info_.slot) + offset, dst.size());
+}
+
+void Frame::synchronize_device() const {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) {
+    cuda::DeviceGuard guard(imports_->device);
+    cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize on GPU " + std::to_string(imports_->device) +
+                                             " before releasing frame " + std::to_string(info_.seq));
+  }
+#endif
+}
+
+std::optional<std::string> Frame::verify() const {
+  if (!imports_) throw Error(Errc::bad_value, "verify() on a moved-from Frame");
+  const auto& l = imports_->layout;
+  std::vector<std::byte> buf(l.slot_bytes);
+  copy_to_host(buf);
+  SlotTrailer t{};
+  std::memcpy(&t, buf.data() + l.trailer_offset, sizeof t);
+  const std::string frame = "frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
+  if (t.seq != info_.seq)
+    return frame + ": the slot's trailer says frame " + std::to_string(t.seq) + ", so the data was overwritten";
+  if (t.step != info_.step)
+    return frame + ": the slot's trailer says step " + std::to_string(t.step) + ", the ring said " +
+           std::to_string(info_.step);
+  // The trailer and checksum only: what the values mean is the simulation's business.
+  const std::uint64_t sum = slot_checksum(buf.data(), l);
+  if (sum != t.checksum) return frame + ": checksum mismatch: the data is torn or corrupt";
+  return std::nullopt;
+}
+
+namespace {
+/// The bytes of one cell of a field (components × the dtype's size), from its strides.
+std::size_t cell_bytes(const proto::FieldDesc& f) {
+  if (f.shape.size() < 2 || f.strides.size() != f.shape.size())
+    throw Error(Errc::bad_message, "field '" + f.name + "' has shape of " + std::to_string(f.shape.size()) +
+                                       " dimensions and " + std::to_string(f.strides.size()) +
+                                       " strides; a grid field needs {height, width[, components]}");
+  return f.strides[1];
+}
+}  // namespace
+
+// ---------------------------------------------------------------- FrameGroup
+
+FrameGroup::FrameGroup(std::shared_ptr<const detail::GroupLayout> layout, std::vector<Frame> frames,
+                       std::uint64_t step) noexcept
+    : layout_(std::move(layout)), frames_(std::move(frames)), step_(step) {}
+FrameGroup::FrameGroup(FrameGroup&&) noexcept = default;
+FrameGroup& FrameGroup::operator=(FrameGroup&&) noexcept = default;
+FrameGroup::~FrameGroup() = default;
+
+
+const Frame& FrameGroup::part(std::size_t k) const {
+  detail::check_part_index(k, frames_.size(), layout_->name);
+  return frames_[k];
+}
+
+const proto::PartDesc& FrameGroup::part_desc(std::size_t k) const {
+  detail::check_part_index(k, layout_->parts.size(), layout_->name);
+  return layout_->parts[k];
+}
+
+std::uint32_t FrameGroup::global_width() const noexcept { return layout_->parts.front().global_width; }
+std::uint32_t FrameGroup::global_height() const noexcept { return layout_->parts.front().global_height; }
+
+std::size_t FrameGroup::global_field_bytes(std::size_t field) const {
+  const auto& fields = layout_->fields.front();
+  if (field >= fields.size())
+    throw Error(Errc::out_of_range, "field " + std::to_string(field) + " of '" + layout_->name +
+                                        "' does not exist: it has " + std::to_string(fields.size()) + " fields");
+  return std::size_t{global_width()} * global_height() * cell_bytes(fields[field]);
+}
+
+void FrameGroup::copy_field_to_host(std::size_t field, std::span<std::byte> dst) const {
+  const std::size_t need = global_field_bytes(field);
+  if (dst.size() != need)
+    throw Error(Errc::bad_value, "copying field '" + layout_->fields.front()[field].name + "' of '" + layout_->name +
+                                     "' needs a buffer of " + std::to_string(need) + " bytes (its global grid), not " +
+                                     std::to_string(dst.size()));
+  const std::size_t cell = cell_bytes(layout_->fields.front()[field]);
+  std::vector<std::byte> block;
+  for (std::size_t k = 0; k < frames_.size(); ++k) {
+    const auto& f = layout_->fields[k][field];
+    const auto& p = layout_->parts[k];
+    // One copy per block (on CUDA one transfer), then rows into place.
+    block.resize(std::size_t{f.shape[0]} * f.shape[1] * cell);
+    frames_[k].copy_to_host(f.offset, block);
+    place_block(Block::grid(p.offset_x, p.offset_y, f.shape[1], f.shape[0]), block,
+                {global_height(), global_width()}, dst, cell);
+  }
+}
+
+std::optional<std::string> FrameGroup::verify() const {
+  for (std::size_t k = 0; k < frames_.size(); ++k) {
+    if (auto problem = frames_[k].verify()) {
+      if (frames_.size() == 1) return problem;
+      return detail::part_who(layout_->name, static_cast<std::uint32_t>(k)) + ", " + *problem;
+    }
+  }
+  return std::nullopt;
+}
+
+
+}  // namespace cuview

@@ -1,0 +1,188 @@
+// Group: a run on this host — one Client per part, and frames of one step from all of them
+// (docs/protocol.md "Parts"). Every part has its own ring; a group picks a step all rings offer
+// (choose_common_step) and holds it in each, so a viewer never shows blocks of two different steps
+// side by side, and no part's publisher ever waits for it.
+#include <mutex>
+#include <zmq.hpp>
+
+#include "client/attach_parts.hpp"
+#include "client/imports.hpp"
+#include "client/run_state.hpp"
+#include "cuview/run.hpp"
+#include "cuview/runtime_dir.hpp"
+#include "cuview/zmq_util.hpp"
+
+namespace cuview {
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+/// Snapshot-and-hold attempts per wake-up: a part's writer can overwrite the chosen step between
+/// the snapshot and the hold.
+constexpr int kAcquireAttempts = 8;
+
+}  // namespace
+
+namespace detail {
+struct LocalRun final : RunState {
+  /// Per part: frames at or below this seq are never offered again (taken by an earlier group,
+  /// or from before this group attached).
+  std::vector<std::uint64_t> last_seq;
+  // Each part's `bye` notices (their reason for going), read only once it is gone.
+  zmq::context_t zmq{1};
+  mutable std::vector<zmq::socket_t> byes;
+  mutable std::mutex bye_mu;
+  mutable std::vector<std::string> bye_reasons;
+  /// Per part: until when a notice is waited for, set when the part is first found gone, so that
+  /// asking again (a UI polling gone_reason()) does not wait again.
+  mutable std::vector<std::optional<Clock::time_point>> bye_until;
+
+  Client& part(std::size_t k) const { return static_cast<Client&>(*parts[k]); }
+
+  void subscribe_byes() {
+    for (std::uint32_t k = 0; k < parts.size(); ++k) {
+      auto& s = byes.emplace_back(zmq, zmq::socket_type::sub);
+      configure_client_socket(s);
+      s.set(zmq::sockopt::subscribe, std::string(proto::kByeTopic));
+      s.connect(InstancePaths(name, k).frames_endpoint());
+    }
+    bye_reasons.resize(parts.size());
+    bye_until.resize(parts.size());
+  }
+
+  /// The reason part k gave as it went, if its notice came (waiting briefly: it is sent just
+  /// after the ring says the part shut down).
+  std::string farewell(std::size_t k) const override {
+    std::lock_guard lock(bye_mu);
+    if (k >= byes.size()) return {};
+    if (!bye_reasons[k].empty()) return bye_reasons[k];
+    auto& s = byes[k];
+    zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+    if (!bye_until[k]) bye_until[k] = Clock::now() + 100ms;
+    for (bool once = true; bye_reasons[k].empty() && (once || Clock::now() < *bye_until[k]); once = false) {
+      zmq::poll(&item, 1, Clock::now() < *bye_until[k] ? 20ms : 0ms);
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      zmq::message_t topic, body;
+      if (!s.recv(topic, zmq::recv_flags::dontwait) || !topic.more() || !s.recv(body, zmq::recv_flags::dontwait))
+        continue;
+      try {
+        const auto bye = proto::decode_bytes<proto::ByeNotice>(body.to_string(), "bye notice");
+        if (bye.session == parts[k]->hello().session) bye_reasons[k] = bye.reason;
+      } catch (const Error&) {
+        // not a notice we can read: the part's going is reported without its reason
+      }
+    }
+    return bye_reasons[k];
+  }
+
+  /// The frames of one step that every part offers, held in every part; empty when no such step
+  /// is newer than the last group's, or the writers overtook every attempt. `laggard` gets the
+  /// part to wait for.
+  std::optional<FrameGroup> try_take(const std::vector<const RingReader*>& rings, std::size_t& laggard) {
+    const std::size_t n = parts.size();
+    for (int attempt = 0; attempt < kAcquireAttempts; ++attempt) {
+      std::vector<std::vector<std::uint64_t>> offered(n);
+      for (std::size_t k = 0; k < n; ++k)
+        for (const auto& f : rings[k]->offered())
+          if (f.seq > last_seq[k]) offered[k].push_back(f.step);
+      const auto choice = choose_common_step(offered);
+      laggard = choice.laggard;
+      if (!choice.step) return std::nullopt;
+      const std::uint64_t step = *choice.step;
+      std::vector<Frame> frames;
+      frames.reserve(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        auto info = rings[k]->acquire_step(step, last_seq[k]);
+        if (!info) break;  // overwritten since the snapshot: the frames taken so far are released
+        frames.push_back(part(k).adopt(*info));
+      }
+      if (frames.size() < n) continue;
+      for (std::size_t k = 0; k < n; ++k) last_seq[k] = frames[k].info().seq;
+      return detail::FrameAccess::group(layout, std::move(frames), step);
+    }
+    return std::nullopt;
+  }
+};
+}  // namespace detail
+
+Group::Group(std::unique_ptr<detail::RunState> state) : Run(std::move(state)) {}
+Group::Group(Group&&) noexcept = default;
+Group& Group::operator=(Group&&) noexcept = default;
+Group::~Group() = default;
+
+Client& Group::part(std::size_t k) { return static_cast<Client&>(Run::part(k)); }
+const Client& Group::part(std::size_t k) const { return static_cast<const Client&>(Run::part(k)); }
+
+Group Group::attach(const AttachOptions& options) {
+  if (!options.remote.empty())
+    throw Error(Errc::bad_value, "Group::attach('" + options.name + "') attaches on this host, and was given the "
+                                     "gateway " + options.remote + ": use RemoteGroup::attach, or cuview::open");
+  const auto deadline = Clock::now() + options.timeout;
+  auto run = std::make_unique<detail::LocalRun>();
+  run->name = options.name;
+  auto opts = options;
+  opts.part.reset();
+  // A name with no part 0: a whole publisher (Client::attach says so when nothing runs under it).
+  run->decomposed = running_parts(options.name) > 0;
+  if (!run->decomposed) {
+    run->parts.push_back(std::make_unique<Client>(Client::attach(opts)));
+  } else {
+    auto o = opts;
+    o.part = 0;
+    run->parts.push_back(std::make_unique<Client>(Client::attach(o)));
+    const auto& d0 = run->parts[0]->description();
+    if (!d0.part || d0.part->index != 0 || d0.part->count == 0)
+      throw Error(Errc::bad_message, detail::part_who(options.name, 0) + " (pid " +
+                                         std::to_string(run->parts[0]->hello().daemon_pid) +
+                                         ") does not describe itself as part 0 of a run; is it from an older cuview?");
+    for (auto& c : detail::attach_others<Client>(opts, d0, deadline, {}))
+      run->parts.push_back(std::make_unique<Client>(std::move(c)));
+  }
+  run->lay_out();
+  run->last_seq.assign(run->parts.size(), 0);
+  if (run->decomposed) {
+    run->subscribe_byes();
+    if (options.import == Import::frames) {
+      // Like a single client, never offered a frame older than the newest each ring has now (nor a
+      // withdrawn one: RingWriter::open_lease).
+      for (std::size_t k = 0; k < run->parts.size(); ++k) {
+        const std::uint64_t latest = run->part(k).frame_ring("Group::attach").block().latest.load();
+        const std::uint64_t seq = latest_seq_of(latest);
+        run->last_seq[k] = latest_slot_of(latest) == kNoSlot || seq == 0 ? seq : seq - 1;
+      }
+    }
+  }
+  return Group(std::move(run));
+}
+
+std::optional<FrameGroup> Group::next(std::chrono::milliseconds timeout) {
+  auto& im = static_cast<detail::LocalRun&>(*state_);
+  if (!im.decomposed) {
+    auto f = im.part(0).next_frame(timeout);
+    if (!f) return std::nullopt;
+    const std::uint64_t step = f->info().step;
+    std::vector<Frame> one;
+    one.push_back(std::move(*f));
+    return detail::FrameAccess::group(im.layout, std::move(one), step);
+  }
+  const auto deadline = Clock::now() + timeout;
+  std::vector<const RingReader*> rings(im.parts.size());
+  std::vector<std::uint32_t> seen(im.parts.size());
+  for (;;) {
+    if (auto reason = im.gone_reason()) im.throw_gone(*reason);
+    // Notify words before the snapshots, so that a frame published after a snapshot wakes us.
+    for (std::size_t k = 0; k < im.parts.size(); ++k) {
+      rings[k] = &im.part(k).frame_ring("Group::next");
+      seen[k] = rings[k]->notify_value();
+    }
+    std::size_t laggard = 0;
+    if (auto group = im.try_take(rings, laggard)) return group;
+    const auto now = Clock::now();
+    if (now >= deadline) return std::nullopt;
+    // Every part publishes the same steps: the group waits for the one furthest behind. Short
+    // slices, so that a part that dies without waking us is noticed quickly.
+    rings[laggard]->wait_notify(seen[laggard], std::min<Clock::duration>(deadline - now, 100ms));
+  }
+}
+
+}  // namespace cuview

@@ -1,0 +1,92 @@
+// What a frame needs to stay readable, shared by a connection and its Frames (so that a Frame
+// outliving its connection keeps the memory valid): the slots as a sharing mechanism imported them
+// and the ring holding them (a local Client), or one slot of host memory a RemoteClient filled
+// with fetched fields.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuview/frame.hpp"
+#include "cuview/frame_layout.hpp"
+#include "cuview/protocol.hpp"
+#include "cuview/ring.hpp"
+#include "cuview/share/imported_slots.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda/device_guard.hpp"
+#include "cuview/cuda/event.hpp"
+#include "cuview/cuda/stream.hpp"
+#endif
+
+namespace cuview {
+namespace detail {
+/// Everything a frame needs to stay readable: shared by the Client and its Frames, so that a
+/// Frame outliving its Client keeps the mappings valid.
+struct Imports {
+  std::string backend;  ///< "host" or "cuda"; "host" for a fetched frame
+  SlotLayout layout;
+  RingReader ring;  ///< maps nothing for a fetched frame (releasing a slot then does nothing)
+  // The slots' memory as the sharing mechanism imported it (share/registry.hpp).
+  std::unique_ptr<share::ImportedSlots> slots;
+#ifdef CUVIEW_HAVE_CUDA
+  // Every CUDA call on the imports runs under a cuda::DeviceGuard of this device: its primary
+  // context pushed for the call, the caller's current device never set.
+  int device = -1;
+  cuda::Stream stream;
+  std::vector<cuda::Event> events;
+#endif
+  [[nodiscard]] bool is_cuda() const { return backend == "cuda"; }
+
+  Imports() = default;
+  Imports(const Imports&) = delete;
+  Imports& operator=(const Imports&) = delete;
+  ~Imports() {
+#ifdef CUVIEW_HAVE_CUDA
+    if (device < 0) return;
+    // Unmapped and destroyed in their own context, so that a thread that never used the GPU
+    // (a Python finaliser, the viewer's UI thread) neither needs nor makes a current context.
+    try {
+      cuda::DeviceGuard guard(device);
+      release_cuda();
+    } catch (...) {
+      release_cuda();
+    }
+#endif
+  }
+
+#ifdef CUVIEW_HAVE_CUDA
+  void release_cuda() noexcept {
+    events.clear();
+    slots.reset();
+    stream = cuda::Stream();
+  }
+#endif
+};
+
+/// Makes Frames and FrameGroups (their constructors are private to the client library).
+struct FrameAccess {
+  static Frame frame(std::shared_ptr<const Imports> imports, const FrameInfo& info) noexcept {
+    return Frame(std::move(imports), info);
+  }
+  static FrameGroup group(std::shared_ptr<const GroupLayout> layout, std::vector<Frame> frames, std::uint64_t step) noexcept {
+    return FrameGroup(std::move(layout), std::move(frames), step);
+  }
+};
+
+/// The slot layout a description states, checked before anything is mapped: fields in order,
+/// aligned, whole words, inside the slot and before the trailer. Throws Error(bad_message).
+SlotLayout layout_of(const proto::DescribeResult& d);
+
+/// A frame of host memory laid out as `d`'s slot (fields at their offsets, then the trailer):
+/// what a remote client fills with fetched fields. Its Frame reads it as a host-backend slot.
+struct FetchedFrame {
+  std::shared_ptr<Imports> imports;
+  std::byte* data = nullptr;  ///< the slot's first byte, zeroed
+};
+FetchedFrame make_fetched_frame(const proto::DescribeResult& d);
+/// The Frame of a filled FetchedFrame: writes its trailer (seq, step and the checksum of what
+/// arrived) first.
+Frame finish_fetched_frame(FetchedFrame f, const FrameInfo& info);
+}  // namespace detail
+}  // namespace cuview

@@ -1,0 +1,223 @@
+// RemoteClient: a connection to a publisher through its host's cuview-gateway (docs/remote.md):
+// views fitted to the link, exact regions, frames fetched into host memory. RemoteHost lists what
+// a gateway serves.
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "client/imports.hpp"
+#include "client/session.hpp"
+#include "cuview/runtime_dir.hpp"
+
+namespace cuview {
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+transport::RemoteChannel& channel_of(detail::Session& s) { return *s.remote; }
+}  // namespace
+
+RemoteClient::RemoteClient(std::unique_ptr<detail::Session> session) : Attachment(std::move(session)) {}
+RemoteClient::RemoteClient(RemoteClient&&) noexcept = default;
+RemoteClient& RemoteClient::operator=(RemoteClient&&) noexcept = default;
+RemoteClient::~RemoteClient() = default;
+
+RemoteClient RemoteClient::attach(const AttachOptions& options) {
+  validate_instance_name(options.name);
+  if (options.remote.empty())
+    throw Error(Errc::bad_value, "RemoteClient::attach('" + options.name + "') needs the URL of the gateway to go "
+                                     "through (AttachOptions::remote); for a publisher on this host use Client::attach");
+  auto s = std::make_unique<detail::Session>(options);
+  auto channel = transport::open_remote_channel(options.remote, s->address(), options.timeout);
+  s->remote = channel.get();
+  s->channel = std::move(channel);
+  s->introduce(options.timeout);
+  return RemoteClient(std::move(s));
+}
+
+void RemoteClient::watch(const ViewWatch& w) { watch_with(w, 2); }
+
+void RemoteClient::view_credit(std::uint64_t seq, std::optional<std::uint64_t> from_step) {
+  auto& s = *session_;
+  std::lock_guard lock(s.mu);
+  channel_of(s).credit(seq, from_step);
+}
+
+void RemoteClient::watch_with(const ViewWatch& w, std::uint32_t credits) {
+  auto& s = *session_;
+  const auto& r = w.region;
+  remote::ViewArgs a{s.address(), w.field, static_cast<std::uint32_t>(std::max(r.view_w, 0)),
+                     static_cast<std::uint32_t>(std::max(r.view_h, 0)), r.center_x, r.center_y, r.pixels_per_cell,
+                     w.encoding, credits};
+  std::lock_guard lock(s.mu);
+  if (s.gone()) s.throw_gone();
+  (void)channel_of(s).gateway_call<proto::NoArgs>(remote::Op::view, a, s.opts.timeout);
+}
+
+bool RemoteClient::take_view(RemoteView& out, std::chrono::milliseconds timeout, bool credit) {
+  auto& s = *session_;
+  auto& ch = channel_of(s);
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    std::unique_lock lock(s.mu);
+    if (s.detached) throw Error(Errc::not_attached, "next_view after detach from " + s.who());
+    if (s.gone()) s.throw_gone();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    // Short slices under the lock, so that control calls of other threads get their turn.
+    auto arrived = ch.take_view(std::clamp<std::chrono::milliseconds>(left, 0ms, 20ms));
+    if (arrived) {
+      auto& h = arrived->header;
+      if (h.rect && (std::uint64_t{h.rect->x} + h.rect->w > h.view_w || std::uint64_t{h.rect->y} + h.rect->h > h.view_h))
+        throw Error(Errc::bad_message, "a view of " + s.who() + " through " + s.opts.remote + " has samples " +
+                                           std::to_string(h.rect->w) + "x" + std::to_string(h.rect->h) + " at (" +
+                                           std::to_string(h.rect->x) + ", " + std::to_string(h.rect->y) +
+                                           ") outside its " + std::to_string(h.view_w) + "x" + std::to_string(h.view_h) +
+                                           " samples");
+      const std::uint64_t count = h.rect ? std::uint64_t{h.rect->w} * h.rect->h : std::uint64_t{h.view_w} * h.view_h;
+      const auto encoding = remote::encoding_named(h.encoding);
+      if (count > 0)
+        ch.decoder.decode(encoding, h.lo, h.hi, count, h.raw_bytes,
+                          std::string_view(static_cast<const char*>(arrived->payload.data()), arrived->payload.size()),
+                          out.view.values);
+      else
+        out.view.values.clear();
+      if (credit) ch.credit(h.seq);
+      auto& region = out.view.region;
+      region = ViewRegion{};
+      const auto& part = s.desc.part;
+      region.field_w = static_cast<int>(part ? part->global_width : s.desc.width);
+      region.field_h = static_cast<int>(part ? part->global_height : s.desc.height);
+      region.view_w = static_cast<int>(h.view_w), region.view_h = static_cast<int>(h.view_h);
+      region.center_x = h.center_x, region.center_y = h.center_y, region.pixels_per_cell = h.pixels_per_cell;
+      out.view.components = 1;
+      out.view.vectors.clear();
+      out.header = std::move(h);
+      return true;
+    }
+    if (left <= 0ms) return false;
+  }
+}
+
+bool RemoteClient::next_view(RemoteView& out, std::chrono::milliseconds timeout) {
+  if (!take_view(out, timeout)) return false;
+  // A part's samples: placed in the whole view, NaN (no value) where the other parts are.
+  if (out.header.rect) {
+    RemoteView part = std::move(out);
+    const RemoteView* parts[] = {&part};
+    assemble_view(parts, out);
+  }
+  return true;
+}
+
+RemoteRegion RemoteClient::fetch(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
+                                 std::uint32_t h) {
+  return fetch_of(field, x, y, w, h, {});
+}
+
+RemoteRegion RemoteClient::fetch_of(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
+                                    std::uint32_t h, FrameChoice which) {
+  const auto& seq = which.seq;
+  auto& s = *session_;
+  auto& ch = channel_of(s);
+  std::lock_guard lock(s.mu);
+  if (s.gone()) s.throw_gone();
+  const auto timeout = std::max<std::chrono::milliseconds>(s.opts.timeout, 30s);
+  // The newest frame's fetch carries no choice at all: what every gateway reads.
+  auto r = seq || which.from_step
+               ? ch.gateway_call<remote::FetchResult>(
+                     remote::Op::fetch, remote::FetchArgs{s.address(), field, x, y, w, h, seq, which.from_step},
+                     timeout, remote::kMaxPayloadBytes)
+               : ch.gateway_call<remote::FetchResult>(remote::Op::fetch,
+                                                      remote::FetchNewestArgs{s.address(), field, x, y, w, h}, timeout,
+                                                      remote::kMaxPayloadBytes);
+  const std::uint64_t count = std::uint64_t{r.w} * r.h * r.components;
+  if (r.w != w || r.h != h || r.x != x || r.y != y || count > remote::kMaxFetchValues || (seq && r.seq != *seq))
+    throw Error(Errc::bad_message, "the gateway answered fetch of " + field + " with a different rectangle or frame");
+  if (r.raw_bytes != count * sizeof(float))
+    throw Error(Errc::bad_message, "the gateway's fetch of " + field + " says " + std::to_string(r.raw_bytes) +
+                                       " bytes for " + std::to_string(count) + " float32 values");
+  RemoteRegion out{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, {}};
+  std::vector<std::byte> raw;
+  ch.decoder.decompress(std::string_view(r.data.data(), r.data.size()), r.raw_bytes, remote::kMaxFetchValues * 4, raw);
+  out.values.resize(count);
+  std::memcpy(out.values.data(), raw.data(), raw.size());
+  return out;
+}
+
+RemoteRegion RemoteClient::probe(FrameChoice which) {
+  const auto& d = session_->desc;
+  const auto f = std::find_if(d.fields.begin(), d.fields.end(), [](const auto& x) { return x.dtype == "float32"; });
+  if (f == d.fields.end())
+    throw Error(Errc::unsupported, session_->who() + " through " + session_->opts.remote +
+                                       " publishes no float32 field; remote frames carry float32 fields");
+  return fetch_of(f->name, 0, 0, 1, 1, which);
+}
+
+std::optional<Frame> RemoteClient::fetch_frame(const RemoteRegion& probe) {
+  const auto& d = session_->desc;
+  auto frame = detail::make_fetched_frame(d);
+  try {
+    for (const auto& f : d.fields) {
+      if (f.dtype != "float32") continue;  // remote frames carry float32 fields
+      const auto r = fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}});
+      std::memcpy(frame.data + f.offset, r.values.data(), std::min<std::size_t>(f.bytes, r.values.size() * 4));
+    }
+  } catch (const Error& e) {
+    if (e.code() == Errc::out_of_range) return std::nullopt;  // the gateway holds another frame now
+    throw;
+  }
+  return detail::finish_fetched_frame(std::move(frame), FrameInfo{probe.seq, 0, probe.step, probe.sim_time, 0});
+}
+
+std::optional<Frame> RemoteClient::next_frame(std::chrono::milliseconds timeout) {
+  auto& s = *session_;
+  const auto deadline = Clock::now() + timeout;
+  for (int attempt = 0;;) {
+    if (s.detached) throw Error(Errc::not_attached, "next_frame after detach from " + s.who());
+    // One cell tells which frame is the newest; every field of that frame then comes whole.
+    const auto newest = probe({});
+    if (newest.seq <= s.last_seq.load()) {
+      const auto now = Clock::now();
+      if (now >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, 50ms));
+      continue;
+    }
+    if (auto frame = fetch_frame(newest)) {
+      s.last_seq.store(newest.seq);
+      return frame;
+    }
+    // Another client of the gateway asked for a newer frame meanwhile: again, a few times.
+    if (++attempt >= 8)
+      throw Error(Errc::timeout, s.who() + " through " + s.opts.remote + ": the gateway moved on to newer frames 8 "
+                                           "times while this client fetched one; too many readers of it?");
+  }
+}
+
+// ---------------------------------------------------------------- RemoteHost
+
+struct RemoteHost::Impl {
+  std::unique_ptr<transport::RemoteChannel> channel;
+  remote::HelloResult hello;
+  std::chrono::milliseconds timeout;
+};
+
+RemoteHost::RemoteHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RemoteHost::RemoteHost(RemoteHost&&) noexcept = default;
+RemoteHost& RemoteHost::operator=(RemoteHost&&) noexcept = default;
+RemoteHost::~RemoteHost() = default;
+
+RemoteHost RemoteHost::connect(const std::string& url, const std::string& client, std::chrono::milliseconds timeout) {
+  auto impl = std::make_unique<Impl>();
+  impl->channel = transport::open_remote_channel(url, "", timeout);
+  impl->timeout = timeout;
+  impl->hello = impl->channel->gateway_call<remote::HelloResult>(remote::Op::hello, remote::HelloArgs{client}, timeout);
+  return RemoteHost(std::move(impl));
+}
+
+const remote::HelloResult& RemoteHost::hello() const noexcept { return impl_->hello; }
+
+std::vector<remote::PublisherEntry> RemoteHost::publishers() {
+  return impl_->channel->gateway_call<remote::ListResult>(remote::Op::list, proto::NoArgs{}, impl_->timeout).publishers;
+}
+
+}  // namespace cuview

@@ -1,0 +1,155 @@
+// The requests every connection makes (session.hpp) and the control calls of Attachment.
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "client/imports.hpp"
+#include "client/session.hpp"
+#include "cuview/runtime_dir.hpp"
+
+namespace cuview {
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace detail {
+
+std::string Session::address() const { return PublisherAddress{opts.name, opts.part}.text(); }
+
+std::string Session::who() const {
+  const std::string what = opts.part ? "part " + std::to_string(*opts.part) + " of '" + opts.name + "'"
+                                     : "daemon '" + opts.name + "'";
+  return what + (hello.daemon_pid ? " (pid " + std::to_string(hello.daemon_pid) + ")" : "");
+}
+
+bool Session::gone() const noexcept { return (channel && channel->publisher_exited()) || said_shut_down(); }
+
+bool Session::said_shut_down() const noexcept {
+  return imports && imports->ring.state() == DaemonState::shut_down;
+}
+
+void Session::throw_gone() const {
+  if (remote && remote->refused()) throw Error(Errc::access, remote->gone_reason());
+  if (remote)
+    throw Error(Errc::daemon_gone, who() + ": " + remote->gone_reason() + "; its session " + hello.session +
+                                       " is over. Attach again once a daemon named '" + opts.name + "' runs");
+  throw Error(Errc::daemon_gone, who() + (said_shut_down() ? " shut down" : " exited") + "; its session " +
+                                     hello.session + " is over. Attach again once a daemon named '" + opts.name +
+                                     "' runs");
+}
+
+void Session::introduce(std::chrono::milliseconds timeout) {
+  hello = call<proto::HelloResult>(proto::Op::hello, proto::HelloArgs{opts.client, static_cast<std::int32_t>(::getpid())},
+                                   timeout);
+  if (!remote) channel->watch_publisher(hello.daemon_pid);
+  desc = call<proto::DescribeResult>(proto::Op::describe, proto::NoArgs{}, timeout);
+}
+
+proto::Reply Session::exchange(proto::Op op, const std::string& request, std::uint64_t id,
+                               std::chrono::milliseconds timeout) {
+  const std::string name(proto::name_of(op));
+  if (!channel->send(request))
+    throw Error(Errc::timeout, "cannot send '" + name + "' to " + who() + " at " + channel->endpoint() +
+                                   ": its queue is full; is the daemon frozen?");
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (gone()) throw_gone();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left <= 0ms)
+      throw Error(Errc::timeout, who() + " did not answer '" + name + "' within " + std::to_string(timeout.count()) +
+                                     " ms at " + channel->endpoint() + "; is it frozen (SIGSTOP) or overloaded?");
+    // Short slices, so that a daemon that dies without answering is noticed quickly.
+    const auto bytes = channel->receive(std::min<std::chrono::milliseconds>(left, 100ms));
+    if (!bytes) continue;
+    auto reply = proto::decode_reply(*bytes);
+    if (reply.id != id) continue;  // the late answer to a request that timed out
+    if (!reply.ok) throw Error(errc_from_string(reply.error.code), reply.error.message);
+    return reply;
+  }
+}
+
+void Session::detach() noexcept {
+  if (detached.exchange(true) || hello.session.empty() || gone()) return;
+  try {
+    (void)call<proto::NoArgs>(proto::Op::detach, proto::NoArgs{}, 300ms);
+  } catch (...) {
+    // best effort: the daemon also notices our exit through our pid
+  }
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- Attachment
+
+Attachment::Attachment(std::unique_ptr<detail::Session> session) : session_(std::move(session)) {}
+Attachment::Attachment(Attachment&&) noexcept = default;
+Attachment& Attachment::operator=(Attachment&&) noexcept = default;
+Attachment::~Attachment() = default;
+
+const proto::HelloResult& Attachment::hello() const noexcept { return session_->hello; }
+const proto::DescribeResult& Attachment::description() const noexcept { return session_->desc; }
+const std::string& Attachment::name() const noexcept { return session_->opts.name; }
+const std::string& Attachment::via() const noexcept { return session_->opts.remote; }
+
+bool Attachment::daemon_alive() const noexcept { return !session_->gone(); }
+
+double Attachment::daemon_silence_s() const noexcept {
+  if (!session_->imports) return 0;
+  return static_cast<double>(monotonic_ns() - session_->imports->ring.heartbeat_ns()) * 1e-9;
+}
+
+proto::Stats Attachment::stats() {
+  return session_->call<proto::Stats>(proto::Op::stats, proto::NoArgs{}, session_->opts.timeout);
+}
+void Attachment::pause() { (void)session_->call<proto::NoArgs>(proto::Op::pause, proto::NoArgs{}, session_->opts.timeout); }
+void Attachment::resume() {
+  (void)session_->call<proto::NoArgs>(proto::Op::resume, proto::NoArgs{}, session_->opts.timeout);
+}
+void Attachment::step(std::uint64_t n) {
+  (void)session_->call<proto::NoArgs>(proto::Op::step, proto::StepArgs{n}, session_->opts.timeout);
+}
+void Attachment::set(const std::map<std::string, double>& params, const std::optional<std::string>& preset) {
+  proto::SetArgs a;
+  if (!params.empty()) a.params = params;
+  a.preset = preset;
+  (void)session_->call<proto::NoArgs>(proto::Op::set, a, session_->opts.timeout);
+}
+void Attachment::reset() { (void)session_->call<proto::NoArgs>(proto::Op::reset, proto::NoArgs{}, session_->opts.timeout); }
+void Attachment::draw(const Stroke& s) {
+  (void)session_->call<proto::NoArgs>(proto::Op::draw, proto::DrawArgs{s.input, s.x, s.y, s.radius, s.value},
+                                      session_->opts.timeout);
+}
+std::uint64_t Attachment::checkpoint(const std::string& path) {
+  proto::CheckpointArgs a;
+  if (!path.empty()) a.path = path;
+  return session_->call<proto::CheckpointResult>(proto::Op::checkpoint, a, session_->opts.timeout).ticket;
+}
+
+proto::CheckpointStatus Attachment::wait_checkpoint(std::uint64_t ticket, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    const auto c = stats().checkpoint;
+    if (c.error_ticket == ticket && !c.error.empty())
+      throw Error(Errc::system, "checkpoint " + std::to_string(ticket) + " of '" + name() + "' failed: " + c.error);
+    if (c.answered >= ticket) return c;
+    if (Clock::now() > deadline)
+      throw Error(Errc::timeout, "checkpoint " + std::to_string(ticket) + " of '" + name() +
+                                     "' was not written within " + std::to_string(timeout.count()) +
+                                     " ms (a large state, or a slow disk); its stats will say when it is");
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+void Attachment::shutdown() {
+  (void)session_->call<proto::NoArgs>(proto::Op::shutdown, proto::NoArgs{}, session_->opts.timeout);
+  session_->detached = true;  // the daemon forgets every client as it exits
+}
+void Attachment::detach() noexcept {
+  if (session_) session_->detach();
+}
+
+proto::Reply Attachment::forward(proto::Op op, const msgpack::object& args) {
+  return session_->call_raw(op, args, session_->opts.timeout);
+}
+
+}  // namespace cuview
