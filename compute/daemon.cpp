@@ -245,6 +245,9 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                             "': " + e.what());
       }
     phases.next("making the frame ring");
+    // A restored run is at its checkpoint's step from the first moment a client can attach (its
+    // state is loaded below, before the first frame).
+    if (restored_) publisher_->record_step(restored_->meta.step, restored_->meta.sim_time);
     publisher_->start();
     apply_params(publisher_->params());
     phases.next(restored_ ? "restoring the state" : "making the initial state");

@@ -151,7 +151,7 @@ bool PublisherFeed::attach_control() {
       attach_error_ = "'" + address_.name + "' runs as " + std::to_string(parts) +
                       " parts (an MPI run) on this gateway's host: attach to it remotely as a group, giving the "
                       "gateway of every host the run spans (Python: cuview.attach(name, remote=URL or [URL, ...]); "
-                      "C: cuview_group_attach_remote; C++: cuview::Group::attach_remote; cuview-ctl and cuview-gui "
+                      "C: cuview_group_attach_remote; C++: cuview::open with the gateways; cuview-ctl and cuview-gui "
                       "--remote do so by themselves), or to one part as '" + address_.name + "/part-K'";
     }
     next_attach_try_ = Clock::now() + 200ms;

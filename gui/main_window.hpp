@@ -25,7 +25,7 @@ class SimulationPanel;
 struct ViewerOptions {
   QString name;        ///< attach to this daemon at start (empty: none)
   /// The gateway to reach daemons through (AttachOptions::remote), or the gateways of several
-  /// hosts separated by spaces (a run of parts over them: Group::attach_remote); empty: this host.
+  /// hosts separated by spaces (a run of parts over them: cuview::open with them); empty: this host.
   QString remote;
   int announce_port = 8991;  ///< where gateways' announcements are listened for (docs/remote.md)
   QString screenshot;  ///< headless: save a PNG here after `frames` frames, then quit

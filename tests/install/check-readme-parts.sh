@@ -136,9 +136,11 @@ elif command -v Xvfb >/dev/null && command -v xdotool >/dev/null && command -v x
      command -v python3 >/dev/null; then
   say "\$ $viewer_cmd"
   # A private X server on a display number it picks (written to descriptor 3), its screen kept
-  # in $scratch/fb/Xvfb_screen0 for the test to read.
+  # in $scratch/fb/Xvfb_screen0 for the test to read. -noreset: xdotool's probes come and go, and
+  # a server that resets as its last client leaves refuses the viewer connecting meanwhile (seen:
+  # "no X server answers at DISPLAY=:0").
   mkdir "$scratch/fb"
-  Xvfb -displayfd 3 -screen 0 1280x1024x24 -nolisten tcp -fbdir "$scratch/fb" 3>"$scratch/display" \
+  Xvfb -displayfd 3 -screen 0 1280x1024x24 -nolisten tcp -noreset -fbdir "$scratch/fb" 3>"$scratch/display" \
     >"$scratch/xvfb.log" 2>&1 &
   xserver=$!
   for _ in $(seq 300); do [[ -s $scratch/display ]] && break; sleep 0.1; done

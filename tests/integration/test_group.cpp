@@ -183,13 +183,18 @@ TEST_CASE("a group attaches every part and places each block where its part says
     CHECK(p.offset_y == run.rows(k).first);
     CHECK(p.rank == static_cast<int>(k));
     CHECK(g.part(k).description().height == run.rows(k).second - run.rows(k).first);
+    // The same as an n-dimensional block: rows first, then columns.
+    CHECK(g.block(k) == Block{{run.rows(k).first, 0}, {run.rows(k).second - run.rows(k).first, kWidth}});
   }
+  CHECK(g.extent() == Extent{{kHeight, kWidth}, 1});
   CHECK(&g.leader() == &g.part(0));
   CHECK(error_of([&] { (void)g.part_desc(n); }).second == Errc::out_of_range);
   auto f = g.next(10s);
   REQUIRE(f);
   REQUIRE(f->size() == n);
   for (std::uint32_t k = 0; k < n; ++k) CHECK(f->part(k).info().step == f->step());
+  for (std::uint32_t k = 0; k < n; ++k) CHECK(f->block(k) == g.block(k));
+  CHECK(f->extent() == g.extent());
   CHECK(f->verify() == std::nullopt);
   check_assembled(*f);
 }

@@ -73,12 +73,13 @@ typedef struct cuview_block {
   const char* set;   /* the particle set's name, or NULL for a grid field */
   const char* dtype; /* "float32", "float16", "int32", "uint8" */
   uint32_t components;
-  uint32_t ndim;       /* 1 to 3 */
-  uint64_t shape[3];   /* {height, width[, components]} or {count[, components]} */
-  uint64_t strides[3]; /* bytes */
-  uint64_t offset;     /* bytes from the slot's start */
+  uint32_t ndim;            /* the length of shape and strides */
+  const uint64_t* shape;    /* slowest axis first: the grid's axes ({height, width} today), then
+                               components when > 1; a particle set's {count[, components]} */
+  const uint64_t* strides;  /* bytes, one per axis of shape */
+  uint64_t offset;          /* bytes from the slot's start */
   uint64_t bytes;
-} cuview_block;
+} cuview_block;             /* its pointers stay valid while the client does */
 
 /* The wire name of a status ("bad_value", ...; "ok", "no_frame"). */
 CUVIEW_API const char* cuview_status_name(cuview_status status);
@@ -246,9 +247,10 @@ typedef struct cuview_group_frame cuview_group_frame;
  * group, valid until cuview_group_detach. */
 typedef struct cuview_part_info {
   uint32_t index, count;        /* part `index` of `count` */
-  uint32_t offset_x, offset_y;  /* the block's first cell in the global grid */
-  uint32_t width, height;       /* the block */
-  uint32_t global_width, global_height;
+  uint32_t ndim;                /* the grid's axes (2 today): the length of the three arrays below */
+  const uint32_t* offset;       /* the block's first cell in the global grid, slowest axis first ({y, x}) */
+  const uint32_t* dims;         /* the block's size ({height, width}) */
+  const uint32_t* global_dims;  /* the global grid's size; all three valid while the group is */
   int32_t rank;                 /* the part's MPI rank; -1 for a whole publisher */
   int32_t pid;                  /* the part's process */
   const char* host;             /* where the part runs ("" for a whole publisher) */

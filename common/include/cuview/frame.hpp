@@ -106,6 +106,9 @@ class FrameGroup {
   [[nodiscard]] const proto::PartDesc& part_desc(std::size_t k) const;
   [[nodiscard]] std::uint32_t global_width() const noexcept;
   [[nodiscard]] std::uint32_t global_height() const noexcept;
+  /// The global grid's extent (cells), and part k's block in it. Throws Error(out_of_range).
+  [[nodiscard]] Extent extent() const;
+  [[nodiscard]] Block block(std::size_t k) const;
   /// Bytes of field `field` over the whole global grid: global_width × global_height × the bytes
   /// of one cell (components × the dtype's size). Throws Error(out_of_range).
   [[nodiscard]] std::size_t global_field_bytes(std::size_t field) const;

@@ -2,15 +2,12 @@
 // (docs/protocol.md "Parts"). Every part has its own ring; a group picks a step all rings offer
 // (choose_common_step) and holds it in each, so a viewer never shows blocks of two different steps
 // side by side, and no part's publisher ever waits for it.
-#include <mutex>
-#include <zmq.hpp>
-
 #include "client/attach_parts.hpp"
 #include "client/imports.hpp"
 #include "client/run_state.hpp"
+#include "client/session.hpp"
 #include "cuview/run.hpp"
 #include "cuview/runtime_dir.hpp"
-#include "cuview/zmq_util.hpp"
 
 namespace cuview {
 using namespace std::chrono_literals;
@@ -20,7 +17,6 @@ namespace {
 /// Snapshot-and-hold attempts per wake-up: a part's writer can overwrite the chosen step between
 /// the snapshot and the hold.
 constexpr int kAcquireAttempts = 8;
-
 }  // namespace
 
 namespace detail {
@@ -28,51 +24,10 @@ struct LocalRun final : RunState {
   /// Per part: frames at or below this seq are never offered again (taken by an earlier group,
   /// or from before this group attached).
   std::vector<std::uint64_t> last_seq;
-  // Each part's `bye` notices (their reason for going), read only once it is gone.
-  zmq::context_t zmq{1};
-  mutable std::vector<zmq::socket_t> byes;
-  mutable std::mutex bye_mu;
-  mutable std::vector<std::string> bye_reasons;
-  /// Per part: until when a notice is waited for, set when the part is first found gone, so that
-  /// asking again (a UI polling gone_reason()) does not wait again.
-  mutable std::vector<std::optional<Clock::time_point>> bye_until;
-
   Client& part(std::size_t k) const { return static_cast<Client&>(*parts[k]); }
 
-  void subscribe_byes() {
-    for (std::uint32_t k = 0; k < parts.size(); ++k) {
-      auto& s = byes.emplace_back(zmq, zmq::socket_type::sub);
-      configure_client_socket(s);
-      s.set(zmq::sockopt::subscribe, std::string(proto::kByeTopic));
-      s.connect(InstancePaths(name, k).frames_endpoint());
-    }
-    bye_reasons.resize(parts.size());
-    bye_until.resize(parts.size());
-  }
-
-  /// The reason part k gave as it went, if its notice came (waiting briefly: it is sent just
-  /// after the ring says the part shut down).
   std::string farewell(std::size_t k) const override {
-    std::lock_guard lock(bye_mu);
-    if (k >= byes.size()) return {};
-    if (!bye_reasons[k].empty()) return bye_reasons[k];
-    auto& s = byes[k];
-    zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
-    if (!bye_until[k]) bye_until[k] = Clock::now() + 100ms;
-    for (bool once = true; bye_reasons[k].empty() && (once || Clock::now() < *bye_until[k]); once = false) {
-      zmq::poll(&item, 1, Clock::now() < *bye_until[k] ? 20ms : 0ms);
-      if (!(item.revents & ZMQ_POLLIN)) continue;
-      zmq::message_t topic, body;
-      if (!s.recv(topic, zmq::recv_flags::dontwait) || !topic.more() || !s.recv(body, zmq::recv_flags::dontwait))
-        continue;
-      try {
-        const auto bye = proto::decode_bytes<proto::ByeNotice>(body.to_string(), "bye notice");
-        if (bye.session == parts[k]->hello().session) bye_reasons[k] = bye.reason;
-      } catch (const Error&) {
-        // not a notice we can read: the part's going is reported without its reason
-      }
-    }
-    return bye_reasons[k];
+    return part(k).session_->channel->farewell(part(k).hello().session);
   }
 
   /// The frames of one step that every part offers, held in every part; empty when no such step
@@ -141,7 +96,6 @@ Group Group::attach(const AttachOptions& options) {
   run->lay_out();
   run->last_seq.assign(run->parts.size(), 0);
   if (run->decomposed) {
-    run->subscribe_byes();
     if (options.import == Import::frames) {
       // Like a single client, never offered a frame older than the newest each ring has now (nor a
       // withdrawn one: RingWriter::open_lease).

@@ -53,13 +53,16 @@ proto::Reply Session::exchange(proto::Op op, const std::string& request, std::ui
                                    ": its queue is full; is the daemon frozen?");
   const auto deadline = Clock::now() + timeout;
   for (;;) {
-    if (gone()) throw_gone();
+    // A reply already here is read before the publisher counts as gone: one that answers and then
+    // exits at once (a shutdown) has answered.
+    auto bytes = channel->receive(0ms);
+    if (!bytes && gone()) throw_gone();
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left <= 0ms)
+    if (!bytes && left <= 0ms)
       throw Error(Errc::timeout, who() + " did not answer '" + name + "' within " + std::to_string(timeout.count()) +
                                      " ms at " + channel->endpoint() + "; is it frozen (SIGSTOP) or overloaded?");
     // Short slices, so that a daemon that dies without answering is noticed quickly.
-    const auto bytes = channel->receive(std::min<std::chrono::milliseconds>(left, 100ms));
+    if (!bytes) bytes = channel->receive(std::min<std::chrono::milliseconds>(left, 100ms));
     if (!bytes) continue;
     auto reply = proto::decode_reply(*bytes);
     if (reply.id != id) continue;  // the late answer to a request that timed out
@@ -141,7 +144,12 @@ proto::CheckpointStatus Attachment::wait_checkpoint(std::uint64_t ticket, std::c
 }
 
 void Attachment::shutdown() {
-  (void)session_->call<proto::NoArgs>(proto::Op::shutdown, proto::NoArgs{}, session_->opts.timeout);
+  try {
+    (void)session_->call<proto::NoArgs>(proto::Op::shutdown, proto::NoArgs{}, session_->opts.timeout);
+  } catch (const Error& e) {
+    // Gone before its answer came back (it exits as soon as it has stopped): what was asked for.
+    if (e.code() != Errc::daemon_gone) throw;
+  }
   session_->detached = true;  // the daemon forgets every client as it exits
 }
 void Attachment::detach() noexcept {

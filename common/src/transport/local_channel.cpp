@@ -1,7 +1,9 @@
 // The local channel: a ZeroMQ DEALER on the publisher's ipc:// control endpoint, its pidfd for
 // liveness, its descriptor socket (or pidfd_getfd) for descriptors.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <zmq.hpp>
 
@@ -61,6 +63,33 @@ class LocalChannel final : public RequestChannel {
       throw Error(Errc::daemon_gone, "daemon '" + paths_.name + "' (pid " + std::to_string(pid) +
                                          ") exited during attach; try again");
     }
+    // Its bye notice, read only once it is gone (farewell()).
+    configure_client_socket(byes_);
+    byes_.set(zmq::sockopt::subscribe, std::string(proto::kByeTopic));
+    byes_.connect(paths_.frames_endpoint());
+  }
+
+  std::string farewell(const std::string& session) override {
+    using Clock = std::chrono::steady_clock;
+    std::lock_guard lock(bye_mu_);
+    if (!bye_reason_.empty() || !publisher_) return bye_reason_;
+    // It is sent just after the ring says the publisher shut down: wait briefly, once.
+    if (!bye_until_) bye_until_ = Clock::now() + std::chrono::milliseconds(100);
+    zmq::pollitem_t item{byes_.handle(), 0, ZMQ_POLLIN, 0};
+    for (bool once = true; bye_reason_.empty() && (once || Clock::now() < *bye_until_); once = false) {
+      zmq::poll(&item, 1, Clock::now() < *bye_until_ ? std::chrono::milliseconds(20) : std::chrono::milliseconds(0));
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      zmq::message_t topic, body;
+      if (!byes_.recv(topic, zmq::recv_flags::dontwait) || !topic.more() || !byes_.recv(body, zmq::recv_flags::dontwait))
+        continue;
+      try {
+        const auto bye = proto::decode_bytes<proto::ByeNotice>(body.to_string(), "bye notice");
+        if (bye.session == session) bye_reason_ = bye.reason;
+      } catch (const Error&) {
+        // not a notice we can read: the publisher's going is told without its reason
+      }
+    }
+    return bye_reason_;
   }
 
   bool publisher_exited() const noexcept override {
@@ -101,6 +130,10 @@ class LocalChannel final : public RequestChannel {
   zmq::context_t context_{1};
   zmq::socket_t socket_{context_, zmq::socket_type::dealer};
   ProcessHandle publisher_;
+  std::mutex bye_mu_;  // guards the byes: farewell() may be asked from any thread
+  zmq::socket_t byes_{context_, zmq::socket_type::sub};
+  std::string bye_reason_;
+  std::optional<std::chrono::steady_clock::time_point> bye_until_;
 };
 
 }  // namespace

@@ -34,6 +34,8 @@ class RemoteChannel final : public RequestChannel {
   [[nodiscard]] std::optional<std::string> receive(std::chrono::milliseconds timeout) override;
   void watch_publisher(pid_t) override {}  // the gateway watches it, and says "gone"
   [[nodiscard]] bool publisher_exited() const noexcept override;
+  /// The gateway's "gone" notice says it (gone_reason()).
+  [[nodiscard]] std::string farewell(const std::string&) override { return {}; }
   [[nodiscard]] std::vector<UniqueFd> fetch_descriptors(const proto::HandlesResult& h,
                                                         const std::string& session) override;
 

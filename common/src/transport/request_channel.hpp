@@ -35,6 +35,10 @@ class RequestChannel {
   virtual void watch_publisher(pid_t pid) = 0;
   /// True once the watched publisher process has exited (never blocks).
   [[nodiscard]] virtual bool publisher_exited() const noexcept = 0;
+  /// The reason the publisher of `session` gave as it went (its bye notice), once it is gone: the
+  /// first call waits up to 100 ms for the notice, later ones do not wait. Empty when it gave none.
+  /// Thread-safe.
+  [[nodiscard]] virtual std::string farewell(const std::string& session) = 0;
   /// The descriptors a `handles` reply announces (`h.fds` of them, in its order), for this
   /// client's `session`. Throws Error naming what refused them.
   [[nodiscard]] virtual std::vector<UniqueFd> fetch_descriptors(const proto::HandlesResult& h,

@@ -187,7 +187,9 @@ class Publisher {
   /// The same, with `write` filling the slot instead of copying the declared buffers.
   bool publish(std::uint64_t step, double sim_time, const FieldWriter& write, cuda::StreamRef stream = {});
   /// Records the program's step for stats without publishing: for parts, which publish only the
-  /// steps they agreed on (cuview/mpi_parts.hpp) and call this after the other batches.
+  /// steps they agreed on (cuview/mpi_parts.hpp) and call this after the other batches; and for a
+  /// program that restores a checkpoint, before start(), so that no client sees an earlier step.
+  /// Starts the publisher if it has not started (after storing the step).
   void record_step(std::uint64_t step, double sim_time = 0);
   /// The next publish() ignores max_fps (after a reset, or where a `step` request ended).
   void publish_next_now();

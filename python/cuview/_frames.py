@@ -1,0 +1,202 @@
+"""Held frames and their zero-copy field views: Frame, FieldView, and GroupFrame (one step of every
+part of a group). Internal: use the `cuview` package."""
+from . import _dlpack
+from ._capi import lib
+from ._errors import _UNSUPPORTED, CuviewError, _check
+from ._handle import _Handle
+
+_TYPESTR = {"float32": "<f4", "float16": "<f2", "int32": "<i4", "uint8": "|u1"}
+
+
+class Frame:
+    """One published frame, its slot held. `frame["u"]` is a zero-copy view of field u.
+
+    A part of a GroupFrame is one part's block, held with the other parts' (`held`): releasing it
+    releases the group frame."""
+
+    def __init__(self, client, handle, held=None):
+        self._h = None
+        self._held = held
+        self._client = client
+        self._h = handle
+        self.seq = lib.cuview_frame_seq(handle)
+        self.step = lib.cuview_frame_step(handle)
+        self.time = lib.cuview_frame_time(handle)
+        self.device = lib.cuview_frame_device(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __del__(self):
+        if self._held is None:
+            self.release()
+
+    def release(self):
+        """Lets the publisher write the slot again, after this process's GPU work on the device."""
+        if self._held is not None:
+            self._h = None
+            self._held.close()  # a group frame's parts go together
+            return
+        if self._h:
+            if self.device >= 0:
+                lib.cuview_frame_synchronize(self._h)
+            lib.cuview_frame_release(self._h)
+            self._h = None
+
+    def verify(self):
+        """Raises CuviewError("bad_value") unless the frame is intact (trailer and checksum)."""
+        _check(lib.cuview_frame_verify(self._alive()))
+
+    def _alive(self):
+        if not self._h or (self._held is not None and not self._held.h):
+            raise CuviewError("bad_value", f"frame {self.seq} was released; take a new one with next_frame()")
+        return self._h
+
+    def __getitem__(self, name):
+        for i, (key, dtype, shape, strides) in enumerate(self._client._blocks):
+            if key == name:
+                data = lib.cuview_frame_data(self._alive(), i)
+                if not data:
+                    raise CuviewError(_UNSUPPORTED, f"'{key}' of '{self._client.name}' does not come through the "
+                                      f"gateway {self._client.remote}: a remote frame holds the float32 grid fields")
+                return FieldView(self, key, data, dtype, shape, strides)
+        raise KeyError(f"'{self._client.name}' publishes no field '{name}'; it has: {', '.join(self._client.fields)}")
+
+
+class FieldView:
+    """A read-only, zero-copy view of one field of a held frame."""
+
+    def __init__(self, frame, name, data, dtype, shape, strides):
+        self.frame, self.name, self.data = frame, name, data
+        self.dtype, self.shape, self.strides = dtype, shape, strides
+
+    def __repr__(self):
+        where = f"cuda:{self.frame.device}" if self.frame.device >= 0 else "host"
+        return f"<cuview field {self.name} {self.dtype} {self.shape} on {where}, frame {self.frame.seq}>"
+
+    def _interface(self):
+        self.frame._alive()
+        return {
+            "shape": self.shape,
+            "typestr": _TYPESTR[self.dtype],
+            "data": (self.data, True),  # read-only
+            "strides": self.strides,
+            "version": 3,
+        }
+
+    @property
+    def __cuda_array_interface__(self):
+        if self.frame.device < 0:
+            raise AttributeError("a host-backend field has no __cuda_array_interface__; use numpy.asarray")
+        d = self._interface()
+        d["stream"] = None  # complete already: next_frame waited for it on the host
+        return d
+
+    @property
+    def __array_interface__(self):
+        if self.frame.device >= 0:
+            raise AttributeError("a CUDA field is in GPU memory: use cupy.asarray or torch.as_tensor")
+        return self._interface()
+
+    def __dlpack_device__(self):
+        return (_dlpack.KDL_CUDA, self.frame.device) if self.frame.device >= 0 else (_dlpack.KDL_CPU, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self.frame._alive()
+        if copy:
+            raise BufferError("cuview field views are zero-copy; copy the array you get instead")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"field {self.name} is on device {self.__dlpack_device__()}, not {tuple(dl_device)}")
+        if self.frame.device < 0 and stream is not None:
+            raise BufferError("a host-backend field takes no stream")
+        # On CUDA any consumer stream may read at once: next_frame waited for the data on the host.
+        versioned = max_version is not None and max_version[0] >= 1
+        return _dlpack.capsule(self, self.data, self.__dlpack_device__(), self.dtype, self.shape, self.strides,
+                               versioned)
+
+
+class GroupFrame:
+    """The frames of one step from every part of a group, held until released (use it in a `with`
+    block): `parts` lists `(frame, (y0, x0))`, each part's Frame (its block: `frame["u"]`) and
+    where its block starts in the global grid; assemble() puts a field's blocks together."""
+
+    def __init__(self, group, handle):
+        count = lib.cuview_group_frame_parts(handle)
+        raw = [lib.cuview_group_frame_part(handle, k) for k in range(count)]
+        devices = [lib.cuview_frame_device(p) for p in raw]
+
+        def free(h):
+            for p, d in zip(raw, devices):
+                if d >= 0:
+                    lib.cuview_frame_synchronize(p)
+            lib.cuview_group_frame_release(h)
+
+        self._held = _Handle(handle, free)
+        self.name = group.name
+        self.step = lib.cuview_group_frame_step(handle)
+        #: (global_height, global_width)
+        self.shape = group.shape
+        self._fields = [f["name"] for f in group.leader.description["fields"]]
+        self.parts = [(Frame(group.parts[k], raw[k], self._held),
+                       (group.parts_info[k]["offset_y"], group.parts_info[k]["offset_x"])) for k in range(count)]
+        self.time = self.parts[0][0].time
+        #: part 0's frame's GPU (where assemble() puts the global array); -1 on the host backend
+        self.device = devices[0]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def release(self):
+        """Lets every part's publisher write its slot again, after this process's GPU work."""
+        self._held.close()
+
+    def _alive(self):
+        if not self._held.h:
+            raise CuviewError("bad_value", f"the frames of step {self.step} of '{self.name}' were released; take new ones "
+                              "with next_frame()")
+        return self._held.h
+
+    def verify(self):
+        """Raises CuviewError("bad_value") naming the first part whose frame is not intact."""
+        _check(lib.cuview_group_frame_verify(self._alive()))
+
+    def assemble(self, field, host=False):
+        """Field `field` over the whole global grid, each part's block at its offset: a NumPy array on
+        the host backend (or with host=True); on CUDA a CuPy array on part 0's GPU, filled from each
+        part's GPU (peer copies). Shape (global_height, global_width) or (..., components)."""
+        h = self._alive()
+        if field not in self._fields:
+            raise KeyError(f"'{self.name}' publishes no grid field '{field}'; it has: {', '.join(self._fields)}")
+        index = self._fields.index(field)
+        _, dtype, shape, _ = self.parts[0][0]._client._blocks[index]
+        full = self.shape + tuple(shape[2:])
+        if self.device < 0 or host:
+            import numpy as np
+            out = np.empty(full, dtype=np.dtype(_TYPESTR[dtype]))
+            _check(lib.cuview_group_frame_copy_field(h, index, out.ctypes.data, out.nbytes))
+            return out
+        try:
+            import cupy
+        except ImportError as e:
+            raise ImportError(f"assemble('{field}') of the CUDA run '{self.name}' makes a CuPy array on GPU "
+                              f"{self.device}, and CuPy is not installed: install it (cupy-cuda12x), or pass "
+                              "host=True for a NumPy copy") from e
+        with cupy.cuda.Device(self.device):
+            out = cupy.empty(full, dtype=_TYPESTR[dtype])
+            for frame, (y0, x0) in self.parts:
+                with cupy.cuda.Device(frame.device):
+                    block = cupy.ascontiguousarray(cupy.from_dlpack(frame[field]))
+                if frame.device != self.device:  # to part 0's GPU first
+                    moved = cupy.empty(block.shape, block.dtype)
+                    moved.data.copy_from_device(block.data, block.nbytes)
+                    block = moved
+                out[y0:y0 + block.shape[0], x0:x0 + block.shape[1]] = block
+            # Done reading the frames before any of them is released (release waits on their GPUs only).
+            cupy.cuda.get_current_stream().synchronize()
+        return out

@@ -1,0 +1,140 @@
+"""Group: an attachment to every part of a run decomposed into parts. Internal: use the `cuview`
+package."""
+import ctypes
+
+from . import _capi
+from ._capi import lib
+from ._client import Client
+from ._errors import _UNSUPPORTED, CuviewError, _check
+from ._frames import GroupFrame
+from ._handle import _Handle
+from ._views import View, _rewatch
+
+
+class Group:
+    """An attachment to every part of a run decomposed into parts (cuview.attach of a name that runs
+    as parts, or cuview.attach_group); detaches from all when closed (or at the end of a `with`
+    block). A whole publisher attached with attach_group is a group of one part.
+
+    Steering (set, step, pause, resume, reset, draw, checkpoint, shutdown) and status() go to the
+    leader, part 0, which hands each request to every part at one step; `parts` are the part
+    clients (each part's description and status; the others refuse steering)."""
+
+    def __init__(self, name, client, control_only, timeout, remote=None):
+        handle = ctypes.c_void_p()
+        #: the gateways this group attached through (one per host); None when local
+        self.remote = [str(r) for r in remote] if remote else None
+        self._watching = None
+        if self.remote:
+            urls = (ctypes.c_char_p * len(self.remote))(*[r.encode() for r in self.remote])
+            _check(lib.cuview_group_attach_remote(name.encode(), client.encode(), urls, len(self.remote),
+                                                  int(timeout * 1000), ctypes.byref(handle)))
+        else:
+            _check(lib.cuview_group_attach(name.encode(), client.encode(), int(control_only), int(timeout * 1000),
+                                           ctypes.byref(handle)))
+        self._g = _Handle(handle.value, lib.cuview_group_detach)
+        self.name = name
+        #: False when a whole publisher runs under the name (a group of one part)
+        self.decomposed = bool(lib.cuview_group_decomposed(handle))
+        count = lib.cuview_group_parts(handle)
+        #: one Client per part, in part order (borrowed from the group: closing the group closes them)
+        self.parts = [Client._borrowed(lib.cuview_group_part(handle, k), name, self._g) for k in range(count)]
+        #: per part, where its block lies and what runs it: index, count, offset, dims, global_dims
+        #: (tuples, slowest axis first), offset_x, offset_y, width, height, global_width, global_height,
+        #: rank (-1 for a whole publisher), pid, host, device, group
+        self.parts_info = []
+        for k in range(count):
+            p = _capi.PartInfo()
+            _check(lib.cuview_group_part_info(handle, k, ctypes.byref(p)))
+            info = {f: getattr(p, f) for f in ("index", "count", "rank", "pid")}
+            for f in ("host", "device", "group"):
+                info[f] = getattr(p, f).decode()
+            for f in ("offset", "dims", "global_dims"):
+                info[f] = tuple(getattr(p, f)[: p.ndim])
+            # The 2-D names, fastest axis last: (y, x), (height, width).
+            info["offset_y"], info["offset_x"] = info["offset"][-2:]
+            info["height"], info["width"] = info["dims"][-2:]
+            info["global_height"], info["global_width"] = info["global_dims"][-2:]
+            self.parts_info.append(info)
+        #: part 0, which takes the run's steering
+        self.leader = self.parts[0]
+        self.backend = self.leader.backend
+        #: (global_height, global_width)
+        self.shape = (self.parts_info[0]["global_height"], self.parts_info[0]["global_width"])
+
+    @property
+    def fields(self):
+        """Names of the fields (every part has the same), as Client.fields."""
+        return self.leader.fields
+
+    def part(self, k):
+        """Part k's Client."""
+        if not 0 <= k < len(self.parts):
+            raise IndexError(f"part {k} of '{self.name}' does not exist: the group has {len(self.parts)} part(s)")
+        return self.parts[k]
+
+    def close(self):
+        self._g.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if not self._g.h:
+            raise CuviewError("not_attached", f"the group of '{self.name}' is closed; attach again")
+        return self._g.h
+
+    def next_frame(self, timeout=1.0):
+        """The newest step not seen yet that every part offers, as a GroupFrame holding that step's
+        frame in every part (use it in a `with` block); None when none came within `timeout`
+        seconds. Raises CuviewError("daemon_gone") naming the part that went away."""
+        handle = ctypes.c_void_p()
+        status = lib.cuview_group_next(self._handle(), int(timeout * 1000), ctypes.byref(handle))
+        if status == _capi.NO_FRAME:
+            return None
+        _check(status)
+        return GroupFrame(self, handle.value)
+
+    def view(self, field=None, width=None, height=None, zoom=1.0, center=None, encoding="auto", timeout=2.0):
+        """Remote (attached with remote=[URL, ...]): the next picture of `field` over the global
+        grid, put together from one step of every part, as a View (Client.view's arguments; its
+        error_bound is the largest of the parts'). None when none came within `timeout` seconds."""
+        if not self.remote:
+            raise CuviewError(_UNSUPPORTED, f"view() of '{self.name}': a local group takes frames (next_frame); "
+                              "views are for groups attached with remote=[URL, ...]")
+        field = self.leader._grid_field(field, "view")
+        gh, gw = self.shape
+        width, height = int(width or gw), int(height or gh)
+        _rewatch(self, lib.cuview_group_watch, (field, width, height, float(zoom), center, encoding))
+        v = _capi.View()
+        status = lib.cuview_group_next_view(self._handle(), int(timeout * 1000), ctypes.byref(v))
+        if status == _capi.NO_FRAME:
+            return None
+        _check(status)
+        return View(v, (gw, gh))
+
+    def gone_reason(self):
+        """None while every part runs; otherwise which part went and why."""
+        reason = lib.cuview_group_gone_reason(self._handle()).decode()
+        return reason or None
+
+    def statuses(self):
+        """Every part's status(), in part order."""
+        return [p.status() for p in self.parts]
+
+
+def _leader_call(name):
+    def call(self, *args, **kwargs):
+        self._handle()
+        return getattr(self.leader, name)(*args, **kwargs)
+
+    call.__name__ = name
+    call.__doc__ = f"Client.{name} of the leader (part 0), which hands it to every part at one step."
+    return call
+
+
+for _name in ("status", "set", "pause", "resume", "step", "reset", "draw", "checkpoint", "shutdown"):
+    setattr(Group, _name, _leader_call(_name))

@@ -1,0 +1,85 @@
+"""What a remote client gets besides frames: views (View, fitted to the link) and exact regions
+(Client.fetch), and the watch that feeds views. Internal: use the `cuview` package."""
+from ._errors import _check
+
+
+def _rewatch(owner, watch_call, watch):
+    """Starts a watch (watch_call: cuview_watch or cuview_group_watch) of `watch` = (field, width,
+    height, zoom, center or None, encoding) unless `owner` watches just that already."""
+    field, width, height, zoom, center, encoding = watch
+    if watch == owner._watching:
+        return
+    owner._watching = None
+    cx, cy = (float("nan"), float("nan")) if center is None else (float(center[0]), float(center[1]))
+    _check(watch_call(owner._handle(), field.encode(), width, height, zoom, cx, cy, encoding.encode()))
+    owner._watching = watch
+
+
+def _copied(pointer, count):
+    """A NumPy copy of `count` float32 values the C API lends until its next call."""
+    import numpy as np
+    if count == 0:
+        return np.empty(0, dtype=np.float32)
+    return np.ctypeslib.as_array(pointer, shape=(count,)).copy()
+
+
+class View:
+    """A view of a remote frame (Client.view). `values`: (height, width) float32 NumPy array, NaN
+    outside the grid, each within `error_bound` of the true value (0 for "f32"). Also an array
+    itself: numpy.asarray(view) is `values`."""
+
+    def __init__(self, v, grid):
+        self.seq, self.step, self.time = v.seq, v.step, v.sim_time
+        self._grid = grid
+        self.field = v.field.decode()
+        #: "u8", "u16" or "f32": how the gateway encoded it
+        self.encoding = v.encoding.decode()
+        self.error_bound = v.error_bound
+        self.lo, self.hi = v.lo, v.hi
+        self.center = (v.center_x, v.center_y)
+        self.pixels_per_cell = v.pixels_per_cell
+        self.values = _copied(v.values, v.count).reshape(v.view_h, v.view_w)
+
+    @property
+    def shape(self):
+        return self.values.shape
+
+    def cell_of(self, row, col):
+        """The grid cell (x, y) sample (row, col) shows, or None outside the grid."""
+        h, w = self.values.shape
+        fx = self.center[0] + (col + 0.5 - w * 0.5) / self.pixels_per_cell
+        fy = self.center[1] + (row + 0.5 - h * 0.5) / self.pixels_per_cell
+        inside = 0 <= fx < self._grid[0] and 0 <= fy < self._grid[1]
+        return (int(fx), int(fy)) if inside else None
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    def __repr__(self):
+        return (f"<cuview view of {self.field} {self.values.shape[1]}x{self.values.shape[0]} {self.encoding} "
+                f"(error <= {self.error_bound:g}), frame {self.seq}, step {self.step}>")
+
+
+_region_array = None
+
+
+def _region(field, r):
+    """The fetched values as a NumPy array (a subclass carrying where they came from)."""
+    global _region_array
+    if _region_array is None:
+        import numpy as np
+
+        class RegionArray(np.ndarray):
+            """A rectangle of a remote field at full resolution (Client.fetch), exact: `field`,
+            `seq`, `step` and `time` of its frame, `x`, `y` its corner in the grid."""
+            _meta = ("field", "seq", "step", "time", "x", "y")
+
+            def __array_finalize__(self, obj):
+                for k in self._meta:
+                    setattr(self, k, getattr(obj, k, None))
+
+        _region_array = RegionArray
+    shape = (r.h, r.w) if r.components == 1 else (r.h, r.w, r.components)
+    out = _copied(r.values, r.count).reshape(shape).view(_region_array)
+    out.field, out.seq, out.step, out.time, out.x, out.y = field, r.seq, r.step, r.sim_time, r.x, r.y
+    return out
