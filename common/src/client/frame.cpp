@@ -245,15 +245,11 @@ const proto::PartDesc& FrameGroup::part_desc(std::size_t k) const {
 
 std::uint32_t FrameGroup::global_width() const noexcept { return layout_->parts.front().global_width; }
 std::uint32_t FrameGroup::global_height() const noexcept { return layout_->parts.front().global_height; }
-Extent FrameGroup::extent() const { return Extent::grid(global_width(), global_height()); }
+Extent FrameGroup::extent() const { return layout_->extent; }
 
 Block FrameGroup::block(std::size_t k) const {
-  const auto& p = part_desc(k);
-  const auto& f = layout_->fields[k];
-  // A block's size is its fields' grid ({height, width[, components]}); a part without fields has
-  // none to place.
-  if (f.empty()) return Block::grid(p.offset_x, p.offset_y, 0, 0);
-  return Block::grid(p.offset_x, p.offset_y, f.front().shape[1], f.front().shape[0]);
+  detail::check_part_index(k, layout_->blocks.size(), layout_->name);
+  return layout_->blocks[k];
 }
 
 std::size_t FrameGroup::global_field_bytes(std::size_t field) const {
@@ -274,11 +270,10 @@ void FrameGroup::copy_field_to_host(std::size_t field, std::span<std::byte> dst)
   std::vector<std::byte> block;
   for (std::size_t k = 0; k < frames_.size(); ++k) {
     const auto& f = layout_->fields[k][field];
-    const auto& p = layout_->parts[k];
     // One copy per block (on CUDA one transfer), then rows into place.
     block.resize(std::size_t{f.shape[0]} * f.shape[1] * cell);
     frames_[k].copy_to_host(f.offset, block);
-    place_block(Block::grid(p.offset_x, p.offset_y, f.shape[1], f.shape[0]), block, extent().dims, dst, cell);
+    place_block(layout_->blocks[k], block, layout_->extent.dims, dst, cell);
   }
 }
 

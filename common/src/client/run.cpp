@@ -31,7 +31,9 @@ void RunState::lay_out() {
     else
       l->parts.push_back(proto::PartDesc{0, 1, 0, 0, d.width, d.height, d.session, -1, ""});
     l->fields.push_back(d.fields);
+    l->blocks.push_back(Block::grid(l->parts.back().offset_x, l->parts.back().offset_y, d.width, d.height));
   }
+  l->extent = Extent::grid(l->parts.front().global_width, l->parts.front().global_height);
   layout = std::move(l);
 }
 
@@ -84,13 +86,12 @@ const proto::PartDesc& Run::part_desc(std::size_t k) const {
 }
 
 Block Run::block(std::size_t k) const {
-  const auto& p = part_desc(k);
-  const auto& d = part(k).description();
-  return Block::grid(p.offset_x, p.offset_y, d.width, d.height);
+  detail::check_part_index(k, state_->parts.size(), state_->name);
+  return state_->layout->blocks[k];
 }
 
 const std::string& Run::group_id() const noexcept { return state_->layout->parts.front().group; }
-Extent Run::extent() const { return Extent::grid(global_width(), global_height()); }
+Extent Run::extent() const { return state_->layout->extent; }
 std::uint32_t Run::global_width() const noexcept { return state_->layout->parts.front().global_width; }
 std::uint32_t Run::global_height() const noexcept { return state_->layout->parts.front().global_height; }
 const std::vector<std::string>& Run::via() const noexcept { return state_->via; }

@@ -20,6 +20,9 @@ struct GroupLayout {
   /// Each part's own field descriptions: blocks of different sizes put a field at different
   /// offsets in their slots.
   std::vector<std::vector<proto::FieldDesc>> fields;
+  /// The global grid, and where each part's block lies in it (from `parts` and each part's grid).
+  Extent extent;
+  std::vector<Block> blocks;
 };
 
 /// "part K of 'NAME'".
