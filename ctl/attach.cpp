@@ -34,11 +34,18 @@ void save_slot(const Frame& frame, const proto::DescribeResult& d, const std::st
               slot.size(), path.c_str());
 }
 
+/// The views of a run opened through gateways (RemoteGroup: only a remote run has views).
+RemoteGroup& views_of(Run& run) {
+  auto* views = dynamic_cast<RemoteGroup*>(&run);
+  if (views == nullptr)
+    throw Error(Errc::internal, "run '" + run.name() + "' opened through gateways has no views; please report this bug");
+  return *views;
+}
+
 /// `attach --remote`: views instead of frames, each stating its encoding and error bound. With
 /// `reattach`, a daemon or gateway that goes away is waited for and attached to again.
-int attach_views(const AttachOptions& base, const std::vector<std::string>& gateways, const AttachArgs& a) {
-  auto opts = base;
-  opts.client = "cuview-ctl attach";
+int attach_views(const OpenOptions& opts, const AttachArgs& a) {
+  const auto& gateways = opts.remote;
   const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
   RemoteView view;
   std::map<std::string, std::uint64_t> encodings;
@@ -48,7 +55,8 @@ int attach_views(const AttachOptions& base, const std::vector<std::string>& gate
   while (received < a.frames) {
     try {
       // A run of parts over several hosts is one group: a gateway per host, views assembled.
-      auto client = RemoteGroup::attach(opts, gateways);
+      const auto run = open(opts);
+      auto& client = views_of(*run);
       deadline = std::chrono::steady_clock::time_point::max();
       ++sessions;
       const auto& d = client.leader().description();
@@ -91,7 +99,7 @@ int attach_views(const AttachOptions& base, const std::vector<std::string>& gate
         deadline = std::chrono::steady_clock::now() + frame_timeout;
       }
       if (std::chrono::steady_clock::now() > deadline)
-        throw Error(Errc::no_daemon, "daemon '" + opts.name + "' through " + opts.remote +
+        throw Error(Errc::no_daemon, "daemon '" + opts.name + "' through " + gateways.front() +
                                          " did not come back within " + std::to_string(a.timeout_s) + " s (" +
                                          e.what() + ")");
       std::this_thread::sleep_for(100ms);
@@ -108,21 +116,20 @@ int attach_views(const AttachOptions& base, const std::vector<std::string>& gate
   return 0;
 }
 
-/// Receives frames (of a run of parts: groups of one step from every part) through Group;
-/// returns the process exit code. With `reattach`, a daemon (or part) that goes away is waited for
-/// (up to the frame timeout) and its successor attached.
-int attach_local(const AttachOptions& base, const AttachArgs& a) {
+/// Receives frames (of a run of parts: groups of one step from every part); returns the process
+/// exit code. With `reattach`, a daemon (or part) that goes away is waited for (up to the frame
+/// timeout) and its successor attached.
+int attach_frames(const OpenOptions& base, const AttachArgs& a) {
   auto opts = base;
-  opts.client = "cuview-ctl attach";
   std::uint64_t received = 0, verified = 0, sessions = 0, first_seq = 0, last_seq = 0, gaps = 0;
   const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
   std::string last_session;
   auto deadline = std::chrono::steady_clock::time_point::max();  // set while waiting for a successor
   bool first_attempt = true, decomposed = false;
   while (received < a.frames) {
-    std::optional<Group> group;
+    std::unique_ptr<Run> group;
     try {
-      group.emplace(Group::attach(opts));
+      group = open(opts);
       if (group->leader().hello().session == last_session)  // the old daemon, still shutting down
         throw Error(Errc::daemon_gone, "daemon '" + opts.name + "' is shutting down");
     } catch (const Error& e) {
@@ -202,10 +209,10 @@ int attach_local(const AttachOptions& base, const AttachArgs& a) {
 }  // namespace
 
 int attach(const Target& t, const AttachArgs& a) {
-  AttachOptions o;
-  o.name = t.name;
-  o.timeout = t.timeout;
-  return t.remote.empty() ? attach_local(o, a) : attach_views(o, t.remote, a);
+  // Through gateways, attach shows views (fitted to the link, each with its error bound); on this
+  // host, the frames themselves.
+  const auto opts = t.open("cuview-ctl attach", Import::frames);
+  return opts.remote.empty() ? attach_frames(opts, a) : attach_views(opts, a);
 }
 
 }  // namespace cuview::ctl

@@ -64,6 +64,6 @@ void print_part_status(const std::vector<proto::Stats>& parts);
 void print_description(const proto::DescribeResult& d);
 /// The first lines `attach` prints: for a whole publisher as ever, for a run of parts one more
 /// line per part (where its block lies, where it runs).
-void print_attached(const Group& g, const std::string& name);
+void print_attached(const Run& g, const std::string& name);
 
 }  // namespace cuview::ctl

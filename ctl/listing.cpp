@@ -9,41 +9,20 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "builtin_simulations.hpp"
 #include "commands.hpp"
 #include "cuview/protocol_json.hpp"
 #include "cuview/remote/curve_keys.hpp"
 #include "cuview/runtime_dir.hpp"
-#include "executor/executor.hpp"
-#include "publisher/parameter_set.hpp"
-#include "sims/simulation.hpp"
 
 namespace cuview::ctl {
 using namespace std::chrono_literals;
 
-/// `sims`: the built-in simulations, each made on the host at a small grid just to read what it
-/// declares (fields, parameters with ranges, presets).
+/// `sims`: the built-in simulations, from the list made when cuview was built (compute/tools/
+/// sims_manifest.cpp: each made on the host at a small grid just to read what it declares), so that
+/// cuview-ctl runs none of them and links none.
 int list_simulations(bool json) {
-  nlohmann::json out = nlohmann::json::array();
-  auto host = make_host_executor();
-  for (const auto& f : sim::builtin_simulations()) {
-    const auto s = f.make(*host, sim::SimulationConfig{16, 16, {}});
-    const ParameterSet params(with_publisher_params(s->params()), s->presets());
-    nlohmann::json j{{"name", f.name}, {"help", f.help}};
-    for (const auto& field : s->fields())
-      j["fields"].push_back({{"name", field.name},
-                             {"dtype", sim::to_string(field.dtype)},
-                             {"components", field.components},
-                             {"help", field.help}});
-    for (const auto& p : params.describe())
-      j["params"].push_back({{"name", p.name},
-                             {"default", p.value},
-                             {"min", p.min},
-                             {"max", p.max},
-                             {"integer", p.integer},
-                             {"help", p.help}});
-    for (const auto& p : params.presets()) j["presets"].push_back(p.name);
-    out.push_back(j);
-  }
+  const auto out = nlohmann::json::parse(kBuiltinSimulationsJson);
   if (json) {
     std::printf("%s\n", out.dump(2).c_str());
     return 0;

@@ -120,18 +120,26 @@ void print_description(const proto::DescribeResult& d) {
   }
 }
 
-void print_attached(const Group& g, const std::string& name) {
+namespace {
+/// How a part's frames reach this process: its sharing mechanism, or fetched through a gateway.
+std::string shared_by(const Attachment& part) {
+  if (const auto* local = dynamic_cast<const Client*>(&part)) return local->sharing();
+  return "fetching through " + part.via();
+}
+}  // namespace
+
+void print_attached(const Run& g, const std::string& name) {
   const auto& lead = g.leader();
   const auto& d = lead.description();
   if (!g.decomposed()) {
     std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots shared by %s\n", name.c_str(),
                 lead.hello().session.c_str(), d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(),
-                d.slots, lead.sharing().c_str());
+                d.slots, shared_by(lead).c_str());
     return;
   }
   std::printf("attached to '%s' group %s: %s %ux%u in %zu parts on %s, shared by %s\n", name.c_str(),
               g.group_id().c_str(), d.sim.c_str(), g.global_width(), g.global_height(), g.size(), d.backend.c_str(),
-              lead.sharing().c_str());
+              shared_by(lead).c_str());
   for (std::size_t k = 0; k < g.size(); ++k) {
     const auto& c = g.part(k);
     const auto& p = g.part_desc(k);

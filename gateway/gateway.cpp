@@ -9,7 +9,8 @@
 #include "cuview/runtime_dir.hpp"
 #include "cuview/zmq_util.hpp"
 #include "cuview/remote/curve_keys.hpp"
-#include "cuview/remote/zap_handler.hpp"
+#include "authorized_keys.hpp"
+#include "zap_handler.hpp"
 
 namespace cuview::gateway {
 namespace fs = std::filesystem;

@@ -26,14 +26,20 @@ std::string Extent::text() const {
   return axes_text(dims) + (components > 1 ? " of " + std::to_string(components) + "-vectors" : "");
 }
 
-void place_block(const Block& block, std::span<const std::byte> src, const Axes& global, std::span<std::byte> dst,
-                 std::size_t cell_bytes) {
+namespace {
+std::size_t cells_of(const Axes& dims) {
+  std::size_t n = 1;
+  for (auto d : dims) n *= d;
+  return n;
+}
+}  // namespace
+
+std::vector<Copy2D> block_copies(const Block& block, const Axes& global, std::size_t cell_bytes) {
   const std::size_t rank = global.size();
   if (block.dims.size() != rank || block.offset.size() != rank)
     throw Error(Errc::bad_value, "a block of " + std::to_string(block.dims.size()) + " axes (offset of " +
                                      std::to_string(block.offset.size()) + ") cannot be placed in a grid of " +
                                      std::to_string(rank) + " axes; give the block as many axes as the grid");
-  std::size_t block_cells = 1, global_cells = 1;
   for (std::size_t a = 0; a < rank; ++a) {
     if (std::uint64_t{block.offset[a]} + block.dims[a] > global[a]) {
       Axes end = block.offset;
@@ -42,34 +48,49 @@ void place_block(const Block& block, std::span<const std::byte> src, const Axes&
                                        " ends at " + axes_text(end) + ", outside the grid of " + axes_text(global) +
                                        " cells (sizes and positions fastest axis first)");
     }
-    block_cells *= block.dims[a];
-    global_cells *= global[a];
   }
-  if (src.size() != block_cells * cell_bytes || dst.size() != global_cells * cell_bytes)
-    throw Error(Errc::bad_value, "placing a block of " + axes_text(block.dims) + " cells of " +
-                                     std::to_string(cell_bytes) + " bytes needs " +
-                                     std::to_string(block_cells * cell_bytes) + " bytes in and " +
-                                     std::to_string(global_cells * cell_bytes) + " out; got " +
-                                     std::to_string(src.size()) + " and " + std::to_string(dst.size()));
-  if (block_cells == 0) return;
-  if (rank == 0) {
-    std::memcpy(dst.data(), src.data(), cell_bytes);
-    return;
+  if (cells_of(block.dims) == 0) return {};
+  if (rank == 0) return {Copy2D{0, cell_bytes, 0, cell_bytes, cell_bytes, 1}};
+  // Byte strides, slowest axis first, of the grid and of the block.
+  std::vector<std::size_t> gs(rank, cell_bytes), bs(rank, cell_bytes);
+  for (std::size_t a = rank - 1; a > 0; --a) {
+    gs[a - 1] = gs[a] * global[a];
+    bs[a - 1] = bs[a] * block.dims[a];
   }
-  // One contiguous run per row of the fastest axis; the other axes walked like an odometer.
-  const std::size_t run = std::size_t{block.dims[rank - 1]} * cell_bytes;
-  std::vector<std::size_t> global_stride(rank, cell_bytes);
-  for (std::size_t a = rank - 1; a > 0; --a) global_stride[a - 1] = global_stride[a] * global[a];
-  Axes at(rank, 0);  // the row's index in the block; the fastest axis stays 0
-  for (std::size_t row = 0, rows = block_cells / block.dims[rank - 1]; row < rows; ++row) {
-    std::size_t to = 0;
-    for (std::size_t a = 0; a < rank; ++a) to += (std::size_t{block.offset[a]} + at[a]) * global_stride[a];
-    std::memcpy(dst.data() + to, src.data() + row * run, run);
-    for (std::size_t a = rank - 1; a-- > 0;) {
+  // A plane is the two fastest axes; the slower ones (a 3-D block's layers) are walked like an odometer.
+  Copy2D plane;
+  plane.width = std::size_t{block.dims[rank - 1]} * cell_bytes;
+  plane.height = rank >= 2 ? block.dims[rank - 2] : 1;
+  plane.dst_pitch = rank >= 2 ? gs[rank - 2] : plane.width;
+  plane.src_pitch = rank >= 2 ? bs[rank - 2] : plane.width;
+  const std::size_t outer = rank > 2 ? rank - 2 : 0;
+  std::vector<Copy2D> copies;
+  Axes at(outer, 0);
+  for (std::size_t p = 0, planes = cells_of(Axes(block.dims.begin(), block.dims.begin() + outer)); p < planes; ++p) {
+    Copy2D c = plane;
+    c.src = p * (rank > 2 ? bs[rank - 3] : 0);
+    for (std::size_t a = 0; a < rank; ++a) c.dst += (std::size_t{block.offset[a]} + (a < outer ? at[a] : 0)) * gs[a];
+    copies.push_back(c);
+    for (std::size_t a = outer; a-- > 0;) {
       if (++at[a] < block.dims[a]) break;
       at[a] = 0;
     }
   }
+  return copies;
+}
+
+void place_block(const Block& block, std::span<const std::byte> src, const Axes& global, std::span<std::byte> dst,
+                 std::size_t cell_bytes) {
+  const auto copies = block_copies(block, global, cell_bytes);
+  const std::size_t block_bytes = cells_of(block.dims) * cell_bytes, global_bytes = cells_of(global) * cell_bytes;
+  if (src.size() != block_bytes || dst.size() != global_bytes)
+    throw Error(Errc::bad_value, "placing a block of " + axes_text(block.dims) + " cells of " +
+                                     std::to_string(cell_bytes) + " bytes needs " + std::to_string(block_bytes) +
+                                     " bytes in and " + std::to_string(global_bytes) + " out; got " +
+                                     std::to_string(src.size()) + " and " + std::to_string(dst.size()));
+  for (const Copy2D& c : copies)
+    for (std::size_t row = 0; row < c.height; ++row)
+      std::memcpy(dst.data() + c.dst + row * c.dst_pitch, src.data() + c.src + row * c.src_pitch, c.width);
 }
 
 StepChoice choose_common_step(const std::vector<std::vector<std::uint64_t>>& offered) {
@@ -168,10 +189,7 @@ void assemble_view(std::span<const RemoteView* const> parts, RemoteView& out) {
                                          "x" + std::to_string(vh) + " view being assembled (step " +
                                          std::to_string(h.step) + "); the gateway is of another version?");
     const auto& rect = *h.rect;
-    if (std::uint64_t{rect.x} + rect.w > vw || std::uint64_t{rect.y} + rect.h > vh)
-      throw Error(Errc::bad_message, "a view has samples " + std::to_string(rect.w) + "x" + std::to_string(rect.h) +
-                                         " at (" + std::to_string(rect.x) + ", " + std::to_string(rect.y) +
-                                         ") outside its " + std::to_string(vw) + "x" + std::to_string(vh) + " samples");
+    (void)remote::payload_samples(h, "a part's view of " + h.field);
     if (p->view.values.size() != std::size_t{rect.w} * rect.h)
       throw Error(Errc::bad_message, "a view's block of " + std::to_string(rect.w) + "x" + std::to_string(rect.h) +
                                          " samples came with " + std::to_string(p->view.values.size()) + " values");

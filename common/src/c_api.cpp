@@ -1,6 +1,8 @@
 // The C API (cuview/client.h) on the C++ client library: each handle owns a C++ object, each call
 // catches what the C++ call throws and turns it into a status and a thread-local message.
 #include "c_api/internal.hpp"
+#include "cuview/schema.hpp"
+#include "cuview/view_sampler.hpp"
 
 using namespace cuview::capi;
 
@@ -13,6 +15,18 @@ const char* cuview_status_name(cuview_status status) {
   static thread_local std::string name;
   name = std::string(cuview::to_string(static_cast<cuview::Errc>(status - 1)));
   return name.c_str();
+}
+
+cuview_status cuview_dtype(const char* name, cuview_dtype_info* out) {
+  if (name == nullptr || out == nullptr) return null_argument("cuview_dtype");
+  return guarded([&] {
+    const auto t = cuview::parse_dtype(name);
+    if (!t)
+      throw cuview::Error(cuview::Errc::bad_value,
+                          std::string("cuview_dtype: '") + name + "' is not a dtype; they are float32, float16, int32, uint8");
+    const auto& traits = cuview::dtype_traits(*t);
+    *out = {traits.size, traits.typestr, traits.dlpack_code, static_cast<uint8_t>(8 * traits.size)};
+  });
 }
 
 const char* cuview_last_error(void) { return g_error.c_str(); }
@@ -159,6 +173,19 @@ cuview_status cuview_next_view(cuview_client* client, int timeout_ms, cuview_vie
   cuview::RemoteClient* remote = nullptr;
   if (const auto s = guarded([&] { remote = &remote_of(*client, "cuview_next_view"); }); s != CUVIEW_OK) return s;
   return next_view_of(*remote, client->view, timeout_ms, out);
+}
+
+int cuview_view_cell(const cuview_view* view, uint32_t grid_w, uint32_t grid_h, uint32_t row, uint32_t col, uint32_t* x,
+                     uint32_t* y) {
+  if (view == nullptr || x == nullptr || y == nullptr) return 0;
+  cuview::ViewRegion r;
+  r.field_w = static_cast<int>(grid_w), r.field_h = static_cast<int>(grid_h);
+  r.view_w = static_cast<int>(view->view_w), r.view_h = static_cast<int>(view->view_h);
+  r.center_x = view->center_x, r.center_y = view->center_y, r.pixels_per_cell = view->pixels_per_cell;
+  int cx = 0, cy = 0;
+  if (!r.cell_at(static_cast<int>(col), static_cast<int>(row), cx, cy)) return 0;
+  *x = static_cast<uint32_t>(cx), *y = static_cast<uint32_t>(cy);
+  return 1;
 }
 
 cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x, uint32_t y, uint32_t w, uint32_t h,

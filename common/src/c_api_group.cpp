@@ -84,21 +84,13 @@ int cuview_group_decomposed(const cuview_group* group) {
 }
 size_t cuview_group_parts(const cuview_group* group) { return group != nullptr ? group->parts.size() : 0; }
 
-namespace {
-/// Whether part `k` of `size` exists; otherwise the thread's last error says so.
-bool part_exists(std::size_t k, std::size_t size, const std::string& name, const char* call) {
-  if (k < size) return true;
-  g_error = std::string(call) + ": part " + std::to_string(k) + " of '" + name + "' does not exist: the group has " +
-            std::to_string(size) + " part(s)";
-  return false;
-}
-}  // namespace
-
 cuview_status cuview_group_part_info(const cuview_group* group, size_t k, cuview_part_info* out) {
   if (group == nullptr || out == nullptr) return null_argument("cuview_group_part_info");
-  if (!part_exists(k, group->infos.size(), group->group.name(), "cuview_group_part_info")) return CUVIEW_OUT_OF_RANGE;
-  *out = group->infos[k];
-  return CUVIEW_OK;
+  // The run says which parts exist (Error(out_of_range) naming the run and its part count).
+  return guarded([&] {
+    (void)group->group.part_desc(k);
+    *out = group->infos[k];
+  });
 }
 
 cuview_client* cuview_group_part(cuview_group* group, size_t k) {
@@ -106,7 +98,7 @@ cuview_client* cuview_group_part(cuview_group* group, size_t k) {
     null_argument("cuview_group_part");
     return nullptr;
   }
-  if (!part_exists(k, group->parts.size(), group->group.name(), "cuview_group_part")) return nullptr;
+  if (guarded([&] { (void)group->group.part(k); }) != CUVIEW_OK) return nullptr;
   return group->parts[k].get();
 }
 cuview_client* cuview_group_leader(cuview_group* group) { return cuview_group_part(group, 0); }
@@ -166,6 +158,12 @@ size_t cuview_group_frame_field_bytes(const cuview_group_frame* frames, size_t f
 cuview_status cuview_group_frame_copy_field(const cuview_group_frame* frames, size_t field, void* dst, size_t bytes) {
   if (frames == nullptr || dst == nullptr) return null_argument("cuview_group_frame_copy_field");
   return guarded([&] { frames->frames.copy_field_to_host(field, {static_cast<std::byte*>(dst), bytes}); });
+}
+
+cuview_status cuview_group_frame_copy_field_to_device(const cuview_group_frame* frames, size_t field, void* dst,
+                                                     size_t bytes) {
+  if (frames == nullptr || dst == nullptr) return null_argument("cuview_group_frame_copy_field_to_device");
+  return guarded([&] { frames->frames.copy_field_to_device(field, dst, bytes); });
 }
 
 cuview_status cuview_group_frame_verify(const cuview_group_frame* frames) {

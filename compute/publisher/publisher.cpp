@@ -16,7 +16,7 @@
 #include "cuview/posix.hpp"
 #include "cuview/protocol.hpp"
 #include "publisher/parameter_set.hpp"
-#include "cuview/share/registry.hpp"
+#include "share/exports.hpp"
 #include "publisher/publisher_state.hpp"
 
 namespace cuview {

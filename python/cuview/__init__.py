@@ -35,7 +35,7 @@ from ._capi import lib
 # the split), and the public classes keep `cuview` as their module (repr, tracebacks, help).
 from ._errors import _BAD_VALUE, _UNSUPPORTED, CuviewError, _check  # noqa: F401
 from ._handle import _Handle  # noqa: F401
-from ._frames import _TYPESTR, FieldView, Frame, GroupFrame  # noqa: F401
+from ._frames import FieldView, Frame, GroupFrame  # noqa: F401
 from ._views import View, _copied, _region, _rewatch  # noqa: F401
 from ._client import Client
 from ._groups import Group, _leader_call  # noqa: F401

@@ -59,6 +59,11 @@ class Region(ctypes.Structure):
     ]
 
 
+class DtypeInfo(ctypes.Structure):
+    _fields_ = [("bytes", c_size_t), ("typestr", c_char_p), ("dlpack_code", ctypes.c_uint8),
+                ("dlpack_bits", ctypes.c_uint8)]
+
+
 class PartInfo(ctypes.Structure):
     _fields_ = [
         ("index", c_uint32),
@@ -168,4 +173,8 @@ _proto("cuview_group_frame_parts", c_size_t, c_void_p)
 _proto("cuview_group_frame_part", c_void_p, c_void_p, c_size_t)
 _proto("cuview_group_frame_field_bytes", c_size_t, c_void_p, c_size_t)
 _proto("cuview_group_frame_copy_field", c_int, c_void_p, c_size_t, c_void_p, c_size_t)
+_proto("cuview_group_frame_copy_field_to_device", c_int, c_void_p, c_size_t, c_void_p, c_size_t)
+_proto("cuview_dtype", c_int, c_char_p, ctypes.POINTER(DtypeInfo))
+_proto("cuview_view_cell", c_int, ctypes.POINTER(View), c_uint32, c_uint32, c_uint32, c_uint32,
+       ctypes.POINTER(c_uint32), ctypes.POINTER(c_uint32))
 _proto("cuview_group_frame_verify", c_int, c_void_p)

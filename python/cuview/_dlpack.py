@@ -4,9 +4,10 @@ A capsule's tensor keeps its owner (a field view, hence its frame) alive until t
 the deleter, or until the capsule is destroyed unconsumed."""
 import ctypes
 
+from ._errors import _dtype
+
 KDL_CPU, KDL_CUDA = 1, 2
 FLAG_READ_ONLY = 1 << 0
-_CODES = {"float32": (2, 32), "float16": (2, 16), "int32": (0, 32), "uint8": (1, 8)}  # kDLFloat 2, kDLInt 0, kDLUInt 1
 
 
 class DLDevice(ctypes.Structure):
@@ -90,7 +91,7 @@ _destructor_v, _destructor = _make_destructor(_NAME_V), _make_destructor(_NAME)
 
 def capsule(owner, data, device, dtype, shape, strides_bytes, versioned):
     """A capsule viewing `data` (read-only) with `shape` and byte strides; keeps `owner` alive."""
-    code, bits = _CODES[dtype]
+    _, _, code, bits = _dtype(dtype)
     itemsize = bits // 8
     ndim = len(shape)
     shape_arr = (ctypes.c_int64 * ndim)(*shape)

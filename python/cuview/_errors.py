@@ -18,3 +18,15 @@ class CuviewError(Exception):
 def _check(status):
     if status != _capi.OK:
         raise CuviewError(status, lib.cuview_last_error().decode())
+
+
+_dtypes = {}
+
+
+def _dtype(name):
+    """What the C library says a dtype is (cuview_dtype): bytes, typestr ("<f4"), DLPack code, bits."""
+    if name not in _dtypes:
+        info = _capi.DtypeInfo()
+        _check(lib.cuview_dtype(name.encode(), info))
+        _dtypes[name] = (info.bytes, info.typestr.decode(), info.dlpack_code, info.dlpack_bits)
+    return _dtypes[name]

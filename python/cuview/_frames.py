@@ -2,10 +2,9 @@
 part of a group). Internal: use the `cuview` package."""
 from . import _dlpack
 from ._capi import lib
-from ._errors import _UNSUPPORTED, CuviewError, _check
+from ._errors import _UNSUPPORTED, CuviewError, _check, _dtype
 from ._handle import _Handle
 
-_TYPESTR = {"float32": "<f4", "float16": "<f2", "int32": "<i4", "uint8": "|u1"}
 
 
 class Frame:
@@ -81,7 +80,7 @@ class FieldView:
         self.frame._alive()
         return {
             "shape": self.shape,
-            "typestr": _TYPESTR[self.dtype],
+            "typestr": _dtype(self.dtype)[1],
             "data": (self.data, True),  # read-only
             "strides": self.strides,
             "version": 3,
@@ -176,9 +175,10 @@ class GroupFrame:
         index = self._fields.index(field)
         _, dtype, shape, _ = self.parts[0][0]._client._blocks[index]
         full = self.shape + tuple(shape[2:])
+        typestr = _dtype(dtype)[1]
         if self.device < 0 or host:
             import numpy as np
-            out = np.empty(full, dtype=np.dtype(_TYPESTR[dtype]))
+            out = np.empty(full, dtype=np.dtype(typestr))
             _check(lib.cuview_group_frame_copy_field(h, index, out.ctypes.data, out.nbytes))
             return out
         try:
@@ -188,15 +188,7 @@ class GroupFrame:
                               f"{self.device}, and CuPy is not installed: install it (cupy-cuda12x), or pass "
                               "host=True for a NumPy copy") from e
         with cupy.cuda.Device(self.device):
-            out = cupy.empty(full, dtype=_TYPESTR[dtype])
-            for frame, (y0, x0) in self.parts:
-                with cupy.cuda.Device(frame.device):
-                    block = cupy.ascontiguousarray(cupy.from_dlpack(frame[field]))
-                if frame.device != self.device:  # to part 0's GPU first
-                    moved = cupy.empty(block.shape, block.dtype)
-                    moved.data.copy_from_device(block.data, block.nbytes)
-                    block = moved
-                out[y0:y0 + block.shape[0], x0:x0 + block.shape[1]] = block
-            # Done reading the frames before any of them is released (release waits on their GPUs only).
-            cupy.cuda.get_current_stream().synchronize()
+            out = cupy.empty(full, dtype=typestr)
+        # Each part's block by the copy engine (peer copies between GPUs), done when the call returns.
+        _check(lib.cuview_group_frame_copy_field_to_device(h, index, out.data.ptr, out.nbytes))
         return out

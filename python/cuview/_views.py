@@ -1,5 +1,9 @@
 """What a remote client gets besides frames: views (View, fitted to the link) and exact regions
 (Client.fetch), and the watch that feeds views. Internal: use the `cuview` package."""
+import ctypes
+
+from . import _capi
+from ._capi import lib
 from ._errors import _check
 
 
@@ -31,6 +35,7 @@ class View:
     def __init__(self, v, grid):
         self.seq, self.step, self.time = v.seq, v.step, v.sim_time
         self._grid = grid
+        self._geometry = _capi.View.from_buffer_copy(v)  # for cell_of: its size, centre and scale
         self.field = v.field.decode()
         #: "u8", "u16" or "f32": how the gateway encoded it
         self.encoding = v.encoding.decode()
@@ -46,11 +51,10 @@ class View:
 
     def cell_of(self, row, col):
         """The grid cell (x, y) sample (row, col) shows, or None outside the grid."""
-        h, w = self.values.shape
-        fx = self.center[0] + (col + 0.5 - w * 0.5) / self.pixels_per_cell
-        fy = self.center[1] + (row + 0.5 - h * 0.5) / self.pixels_per_cell
-        inside = 0 <= fx < self._grid[0] and 0 <= fy < self._grid[1]
-        return (int(fx), int(fy)) if inside else None
+        x, y = ctypes.c_uint32(), ctypes.c_uint32()
+        if row < 0 or col < 0 or not lib.cuview_view_cell(self._geometry, self._grid[0], self._grid[1], row, col, x, y):
+            return None
+        return (x.value, y.value)
 
     def __array__(self, dtype=None, copy=None):
         return self.values if dtype is None else self.values.astype(dtype)

@@ -14,6 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#ifdef CUVIEW_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
 #include "cuview/publisher.hpp"
@@ -328,7 +332,39 @@ TEST_CASE("a group of a whole publisher is a group of one part", "[integration][
   REQUIRE(f);
   CHECK(f->step() == 7);
   check_assembled(*f);
+  // Host memory has no GPU copy: the message says which copy to use.
+  std::vector<float> out(u.size());
+  const auto [message, code] = error_of([&] { f->copy_field_to_device(0, out.data(), out.size() * sizeof(float)); });
+  CHECK(code == Errc::unsupported);
+  CHECK_THAT(message, Contains("host backend") && Contains("copy_field_to_host"));
 }
+
+#ifdef CUVIEW_HAVE_CUDA
+TEST_CASE("a CUDA run's fields copied into GPU memory are the bytes copied into host memory",
+          "[integration][group][gpu]") {
+  require_backend(Backend::cuda);
+  RuntimeDir rt;
+  auto daemon = start_daemon("flow", Backend::cuda, {"--sim", "lbm"}, "96x64");
+  const auto run = open(OpenOptions{.name = "flow", .client = "group test"});
+  auto f = run->next(10s);
+  REQUIRE(f);
+  for (std::size_t field = 0; field < run->leader().description().fields.size(); ++field) {
+    const std::size_t bytes = f->global_field_bytes(field);
+    std::vector<std::byte> host(bytes), back(bytes, std::byte{0x5a});
+    f->copy_field_to_host(field, host);
+    void* device = nullptr;
+    REQUIRE(cudaMalloc(&device, bytes) == cudaSuccess);
+    f->copy_field_to_device(field, device, bytes);
+    REQUIRE(cudaMemcpy(back.data(), device, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+    cudaFree(device);
+    INFO("field " << run->leader().description().fields[field].name);
+    CHECK(back == host);
+  }
+  int current = -1;
+  REQUIRE(cudaGetDevice(&current) == cudaSuccess);
+  CHECK(current == 0);  // as the test left it
+}
+#endif
 
 TEST_CASE("a reader killed while holding a group frees its slot in every part", "[integration][group][host]") {
   RuntimeDir rt;

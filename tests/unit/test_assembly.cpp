@@ -72,6 +72,28 @@ TEST_CASE("a block of a volume lands at its offset in every axis, the rest untou
       }
 }
 
+TEST_CASE("a block is placed by one 2-D copy per plane: one for a grid, one per layer of a volume", "[assembly]") {
+  // A 2-D block of 3 x 2 cells of 4 bytes at (x 5, y 1) in a 10-wide grid: one copy, grid rows apart.
+  CHECK(block_copies(Block::grid(5, 1, 3, 2), {4, 10}, 4) ==
+        std::vector<Copy2D>{{.dst = (1 * 10 + 5) * 4, .dst_pitch = 40, .src = 0, .src_pitch = 12, .width = 12,
+                             .height = 2}});
+  // The volume above: two layers, each 3 rows of 2 cells, a layer of the grid (5 x 6 cells) apart.
+  const auto copies = block_copies(Block{{1, 2, 3}, {2, 3, 2}}, {4, 5, 6}, 2);
+  REQUIRE(copies.size() == 2);
+  for (std::size_t z = 0; z < 2; ++z) {
+    CHECK(copies[z].dst == (((1 + z) * 5 + 2) * 6 + 3) * 2);
+    CHECK(copies[z].src == z * 3 * 2 * 2);
+    CHECK(copies[z].dst_pitch == 6 * 2);
+    CHECK(copies[z].src_pitch == 2 * 2);
+    CHECK(copies[z].width == 2 * 2);
+    CHECK(copies[z].height == 3);
+  }
+  // A 1-D block is one row; an empty block needs no copy.
+  CHECK(block_copies(Block{{7}, {3}}, {16}, 4) ==
+        std::vector<Copy2D>{{.dst = 28, .dst_pitch = 12, .src = 0, .src_pitch = 12, .width = 12, .height = 1}});
+  CHECK(block_copies(Block::grid(0, 0, 0, 2), {4, 4}, 4).empty());
+}
+
 TEST_CASE("cells of several components move as one cell", "[assembly]") {
   std::vector<float> grid(2 * 4 * 3, 0.f);  // 4 × 2 grid of 3-vectors
   const std::vector<float> block{1, 2, 3, 4, 5, 6};  // one row of two cells

@@ -13,7 +13,8 @@
 
 #include "cuview/error.hpp"
 #include "cuview/remote/curve_keys.hpp"
-#include "cuview/remote/zap_handler.hpp"
+#include "authorized_keys.hpp"  // the gateway's half
+#include "zap_handler.hpp"
 
 using namespace cuview;
 using namespace cuview::remote;

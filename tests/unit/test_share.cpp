@@ -1,4 +1,5 @@
-// The sharing mechanisms: one registry with both halves of each, the messages a user sees when a
+// The sharing mechanisms: the registry (names, import halves) and the publisher's exporters, one
+// per mechanism, the messages a user sees when a
 // mechanism does not apply, and (on a GPU) owners of CUDA objects that release exactly once.
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include "cuview/error.hpp"
 #include "cuview/share/registry.hpp"
+#include "share/exports.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -39,7 +41,12 @@ Error error_of(F&& f) {
 
 TEST_CASE("the registry lists exactly shm, legacy, vmm and pool, each with both halves", "[share]") {
   std::vector<std::string> names;
+  REQUIRE(share::exporters().size() == share::mechanisms().size());
+  std::size_t k = 0;
   for (const share::Mechanism& m : share::mechanisms()) {
+    const share::Exporter& e = share::exporters()[k++];
+    CHECK(e.mechanism == &m);
+    CHECK(share::find_exporter(m.name) == &e);
     names.emplace_back(m.name);
     CHECK(share::find_mechanism(m.name) == &m);
     CHECK(m.backend == (m.name == "shm" ? share::Backend::host : share::Backend::cuda));
@@ -49,9 +56,9 @@ TEST_CASE("the registry lists exactly shm, legacy, vmm and pool, each with both 
     const bool built = m.backend == share::Backend::host;
 #endif
     if (built) {
-      CHECK(m.export_ != nullptr);
+      CHECK(e.export_ != nullptr);
       CHECK(m.import != nullptr);
-      CHECK((m.unsupported != nullptr) == (m.backend == share::Backend::cuda));
+      CHECK((e.unsupported != nullptr) == (m.backend == share::Backend::cuda));
     }
   }
   CHECK(names == std::vector<std::string>{"shm", "legacy", "vmm", "pool"});
@@ -160,7 +167,7 @@ TEST_CASE("a moved-from owner of each CUDA object releases nothing", "[share][ra
   CHECK(cudaStreamSynchronize(stream.get()) == cudaSuccess);
   CHECK(slot.export_record().size() == 64);
 
-  if (!share::find_mechanism("vmm")->unsupported(0)) {
+  if (!share::find_exporter("vmm")->unsupported(0)) {
     auto vmm = survive_move(cuda::VmmAllocation::create(0, 1));
     CHECK(vmm.size() > 0);
     CHECK(cudaMemset(vmm.get(), 0, vmm.size()) == cudaSuccess);

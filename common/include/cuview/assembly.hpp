@@ -59,10 +59,23 @@ struct Block {
   bool operator==(const Block&) const = default;
 };
 
+/// One rectangle of bytes to copy (what cudaMemcpy2D takes): `height` rows of `width` bytes, from
+/// byte `src` of the block (rows `src_pitch` apart) to byte `dst` of the grid (`dst_pitch` apart).
+struct Copy2D {
+  std::size_t dst = 0, dst_pitch = 0, src = 0, src_pitch = 0, width = 0, height = 0;
+  bool operator==(const Copy2D&) const = default;
+};
+
+/// How a block's cells (row-major over block.dims, `cell_bytes` each) go into a row-major grid of
+/// `global` dims at the block's offset: one Copy2D per plane (one for 1- and 2-D blocks, one per
+/// layer of a 3-D block), none for an empty block. Throws Error(bad_value) naming what does not
+/// fit: a block of another rank than the grid's, or one leaving it.
+[[nodiscard]] std::vector<Copy2D> block_copies(const Block& block, const Axes& global, std::size_t cell_bytes);
+
 /// Copies a block's cells (row-major over block.dims, `cell_bytes` each, in `src`) into `dst`, a
-/// row-major grid of `global` dims, at the block's offset; every other cell of `dst` is left as it
-/// was. Any rank (1-, 2-, 3-D). Throws Error(bad_value) naming what does not fit: a block of another
-/// rank or leaving the grid, a `src` or `dst` of the wrong size.
+/// row-major grid of `global` dims, at the block's offset (block_copies' plan); every other cell of
+/// `dst` is left as it was. Any rank (1-, 2-, 3-D). Throws Error(bad_value) naming what does not
+/// fit: a block of another rank or leaving the grid, a `src` or `dst` of the wrong size.
 void place_block(const Block& block, std::span<const std::byte> src, const Axes& global, std::span<std::byte> dst,
                  std::size_t cell_bytes);
 

@@ -188,6 +188,10 @@ class RemoteClient final : public Attachment {
                         std::uint32_t h, FrameChoice which);
   /// One cell of the first float32 field of the frame `which` chooses: its seq and step.
   RemoteRegion probe(FrameChoice which);
+  /// The newest frame's probe once it is newer than `after` (a seq, or a step with `by_step`),
+  /// probing every 50 ms; empty at `deadline`.
+  std::optional<RemoteRegion> probe_newer(std::optional<std::uint64_t> after, bool by_step,
+                                          std::chrono::steady_clock::time_point deadline);
   /// Every float32 field of the frame `probe` found, whole; empty when the gateway moved on to
   /// another frame meanwhile (ask again).
   std::optional<Frame> fetch_frame(const RemoteRegion& probe);

@@ -81,6 +81,16 @@ typedef struct cuview_block {
   uint64_t bytes;
 } cuview_block;             /* its pointers stay valid while the client does */
 
+/* What a dtype of cuview_block is, for bindings that make arrays of it: bytes per value, NumPy's
+ * array-interface typestr ("<f4"), DLPack's type code (kDLInt 0, kDLUInt 1, kDLFloat 2) and bits. */
+typedef struct cuview_dtype_info {
+  size_t bytes;
+  const char* typestr; /* static */
+  uint8_t dlpack_code, dlpack_bits;
+} cuview_dtype_info;
+/* CUVIEW_BAD_VALUE (naming the dtypes there are) for a name that is none of them. */
+CUVIEW_API cuview_status cuview_dtype(const char* name, cuview_dtype_info* out);
+
 /* The wire name of a status ("bad_value", ...; "ok", "no_frame"). */
 CUVIEW_API const char* cuview_status_name(cuview_status status);
 /* The message of the last failure on this thread ("" when none). */
@@ -172,6 +182,12 @@ typedef struct cuview_region {
   const float* values;
   size_t count; /* h × w × components */
 } cuview_region;
+
+/* Which cell of a grid of grid_w × grid_h cells sample (row, col) of `view` shows: 1 and the cell
+ * in *x, *y; 0 when the sample lies outside the grid. Reads only the view's geometry (its size,
+ * center and scale), so a copy of the struct serves after its values are gone. */
+CUVIEW_API int cuview_view_cell(const cuview_view* view, uint32_t grid_w, uint32_t grid_h, uint32_t row, uint32_t col,
+                                uint32_t* x, uint32_t* y);
 
 /* From now on the gateway sends views of `field` (a float32 grid field), replacing an earlier
  * watch: view_w × view_h samples of the grid fitted into them, times `zoom`, centred on cell
@@ -333,6 +349,12 @@ CUVIEW_API size_t cuview_group_frame_field_bytes(const cuview_group_frame* frame
  * CUVIEW_BAD_VALUE otherwise, CUVIEW_OUT_OF_RANGE for a field that does not exist. */
 CUVIEW_API cuview_status cuview_group_frame_copy_field(const cuview_group_frame* frames, size_t field, void* dst,
                                                        size_t bytes);
+/* The same into `dst`, device memory of any GPU of this process: each part's frame is waited for on
+ * the host, then the copy engine moves its block into place (a peer copy between GPUs); no kernel
+ * runs. Returns once the copies are done. CUVIEW_UNSUPPORTED on the host backend (use
+ * cuview_group_frame_copy_field), CUVIEW_CUDA naming the part whose copy failed. */
+CUVIEW_API cuview_status cuview_group_frame_copy_field_to_device(const cuview_group_frame* frames, size_t field,
+                                                                 void* dst, size_t bytes);
 /* Checks every part's frame (cuview_frame_verify): CUVIEW_BAD_VALUE names the first bad part. */
 CUVIEW_API cuview_status cuview_group_frame_verify(const cuview_group_frame* frames);
 

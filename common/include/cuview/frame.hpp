@@ -118,6 +118,12 @@ class FrameGroup {
   /// Error(out_of_range) for a field that does not exist, Error(bad_value) for a `dst` of another
   /// size.
   void copy_field_to_host(std::size_t field, std::span<std::byte> dst) const;
+  /// The same into `dst`, device memory of any GPU of this process (`bytes` =
+  /// global_field_bytes(field)): each frame is waited for on the host, then the copy engine moves
+  /// its block into place (a peer copy when the GPUs differ). No kernel runs. Returns when the
+  /// copies are done. Throws Error(unsupported) for frames on the host backend (use
+  /// copy_field_to_host), Error(cuda) naming the part, and what copy_field_to_host throws.
+  void copy_field_to_device(std::size_t field, void* dst, std::size_t bytes) const;
   /// Each part's Frame::verify(); empty when all are intact, otherwise the first problem, naming
   /// the part.
   [[nodiscard]] std::optional<std::string> verify() const;
@@ -125,6 +131,8 @@ class FrameGroup {
  private:
   friend struct detail::FrameAccess;
   FrameGroup(std::shared_ptr<const detail::GroupLayout> layout, std::vector<Frame> frames, std::uint64_t step) noexcept;
+  /// Throws Error(bad_value) unless `bytes` is global_field_bytes(field).
+  void check_field_buffer(std::size_t field, std::size_t bytes) const;
   std::shared_ptr<const detail::GroupLayout> layout_;
   std::vector<Frame> frames_;
   std::uint64_t step_ = 0;

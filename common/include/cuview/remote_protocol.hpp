@@ -233,6 +233,11 @@ struct ViewHeader {
                      latest_step);
 };
 
+/// The samples a view's payload holds: its rect's (a part's block), else the whole view. Throws
+/// Error(bad_message) for a rect that leaves the view_w × view_h samples; `of` names the view ("a
+/// view of daemon 'x' through ssh://h").
+std::uint64_t payload_samples(const ViewHeader& h, const std::string& of);
+
 struct Beat {
   std::string session;  ///< the gateway's
   std::int64_t unix_ns = 0;

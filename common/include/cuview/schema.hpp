@@ -15,38 +15,33 @@ namespace cuview {
 /// The type of one value of a field. Wire names: "float32", "float16", "int32", "uint8".
 enum class DType : std::uint8_t { float32, float16, int32, uint8 };
 
-[[nodiscard]] constexpr const char* to_string(DType t) noexcept {
-  switch (t) {
-    case DType::float32:
-      return "float32";
-    case DType::float16:
-      return "float16";
-    case DType::int32:
-      return "int32";
-    case DType::uint8:
-      return "uint8";
-  }
-  return "?";
-}
+/// What a DType is, in one table: its wire name, its size, NumPy's array-interface typestr
+/// (little-endian, as every host cuview runs on) and DLPack's type code (kDLInt 0, kDLUInt 1,
+/// kDLFloat 2; its bits are 8 × size).
+struct DTypeTraits {
+  DType type;
+  const char* name;
+  std::size_t size;
+  const char* typestr;
+  std::uint8_t dlpack_code;
+};
+inline constexpr DTypeTraits kDTypes[] = {
+    {DType::float32, "float32", 4, "<f4", 2},
+    {DType::float16, "float16", 2, "<f2", 2},
+    {DType::int32, "int32", 4, "<i4", 0},
+    {DType::uint8, "uint8", 1, "|u1", 1},
+};
+static_assert(sizeof kDTypes / sizeof kDTypes[0] == 4, "one line per DType, in its order");
+
+[[nodiscard]] constexpr const DTypeTraits& dtype_traits(DType t) noexcept { return kDTypes[static_cast<std::size_t>(t)]; }
+[[nodiscard]] constexpr const char* to_string(DType t) noexcept { return dtype_traits(t).name; }
+[[nodiscard]] constexpr std::size_t size_of(DType t) noexcept { return dtype_traits(t).size; }
 
 /// The DType named `name` (to_string's spelling), or nothing.
 [[nodiscard]] inline std::optional<DType> parse_dtype(std::string_view name) noexcept {
-  for (DType t : {DType::float32, DType::float16, DType::int32, DType::uint8})
-    if (name == to_string(t)) return t;
+  for (const auto& t : kDTypes)
+    if (name == t.name) return t.type;
   return std::nullopt;
-}
-
-[[nodiscard]] constexpr std::size_t size_of(DType t) noexcept {
-  switch (t) {
-    case DType::float32:
-    case DType::int32:
-      return 4;
-    case DType::float16:
-      return 2;
-    case DType::uint8:
-      return 1;
-  }
-  return 0;
 }
 
 /// One steerable parameter. `value` is its default; every change is checked against [min, max]

@@ -260,12 +260,16 @@ std::size_t FrameGroup::global_field_bytes(std::size_t field) const {
   return std::size_t{global_width()} * global_height() * cell_bytes(fields[field]);
 }
 
-void FrameGroup::copy_field_to_host(std::size_t field, std::span<std::byte> dst) const {
+void FrameGroup::check_field_buffer(std::size_t field, std::size_t bytes) const {
   const std::size_t need = global_field_bytes(field);
-  if (dst.size() != need)
+  if (bytes != need)
     throw Error(Errc::bad_value, "copying field '" + layout_->fields.front()[field].name + "' of '" + layout_->name +
                                      "' needs a buffer of " + std::to_string(need) + " bytes (its global grid), not " +
-                                     std::to_string(dst.size()));
+                                     std::to_string(bytes));
+}
+
+void FrameGroup::copy_field_to_host(std::size_t field, std::span<std::byte> dst) const {
+  check_field_buffer(field, dst.size());
   const std::size_t cell = cell_bytes(layout_->fields.front()[field]);
   std::vector<std::byte> block;
   for (std::size_t k = 0; k < frames_.size(); ++k) {
@@ -275,6 +279,31 @@ void FrameGroup::copy_field_to_host(std::size_t field, std::span<std::byte> dst)
     frames_[k].copy_to_host(f.offset, block);
     place_block(layout_->blocks[k], block, layout_->extent.dims, dst, cell);
   }
+}
+
+void FrameGroup::copy_field_to_device(std::size_t field, [[maybe_unused]] void* dst, std::size_t bytes) const {
+  check_field_buffer(field, bytes);
+  const auto& name = layout_->fields.front()[field].name;
+  if (frames_.front().device() < 0)
+    throw Error(Errc::unsupported, "'" + layout_->name + "' runs on the host backend: its field '" + name +
+                                       "' is in host memory; copy it to the host (copy_field_to_host, or assemble() "
+                                       "with host=True in Python)");
+#ifdef CUVIEW_HAVE_CUDA
+  const std::size_t cell = cell_bytes(layout_->fields.front()[field]);
+  for (std::size_t k = 0; k < frames_.size(); ++k) {
+    const Frame& frame = frames_[k];
+    const std::string who = "field '" + name + "' of " + detail::part_who(layout_->name, static_cast<std::uint32_t>(k));
+    const auto* src = static_cast<const std::byte*>(frame.device_slot()) + layout_->fields[k][field].offset;
+    frame.wait();  // on the host: a stream of ours waiting on the publisher's event would cost it a context switch
+    cuda::DeviceGuard guard(frame.device());
+    for (const Copy2D& c : block_copies(layout_->blocks[k], layout_->extent.dims, cell))
+      cuda::check(cudaMemcpy2D(static_cast<std::byte*>(dst) + c.dst, c.dst_pitch, src + c.src, c.src_pitch, c.width,
+                               c.height, cudaMemcpyDefault),
+                  "copying " + who + " into the GPU buffer");
+    // A copy between device buffers returns before it is done: done before the frame may be released.
+    cuda::check(cudaStreamSynchronize(cudaStreamLegacy), "waiting for the copy of " + who);
+  }
+#endif
 }
 
 std::optional<std::string> FrameGroup::verify() const {

@@ -67,13 +67,7 @@ bool RemoteClient::take_view(RemoteView& out, std::chrono::milliseconds timeout,
     auto arrived = ch.take_view(std::clamp<std::chrono::milliseconds>(left, 0ms, 20ms));
     if (arrived) {
       auto& h = arrived->header;
-      if (h.rect && (std::uint64_t{h.rect->x} + h.rect->w > h.view_w || std::uint64_t{h.rect->y} + h.rect->h > h.view_h))
-        throw Error(Errc::bad_message, "a view of " + s.who() + " through " + s.opts.remote + " has samples " +
-                                           std::to_string(h.rect->w) + "x" + std::to_string(h.rect->h) + " at (" +
-                                           std::to_string(h.rect->x) + ", " + std::to_string(h.rect->y) +
-                                           ") outside its " + std::to_string(h.view_w) + "x" + std::to_string(h.view_h) +
-                                           " samples");
-      const std::uint64_t count = h.rect ? std::uint64_t{h.rect->w} * h.rect->h : std::uint64_t{h.view_w} * h.view_h;
+      const std::uint64_t count = remote::payload_samples(h, "a view of " + s.who() + " through " + s.opts.remote);
       const auto encoding = remote::encoding_named(h.encoding);
       if (count > 0)
         ch.decoder.decode(encoding, h.lo, h.hi, count, h.raw_bytes,
@@ -153,6 +147,18 @@ RemoteRegion RemoteClient::probe(FrameChoice which) {
   return fetch_of(f->name, 0, 0, 1, 1, which);
 }
 
+std::optional<RemoteRegion> RemoteClient::probe_newer(std::optional<std::uint64_t> after, bool by_step,
+                                                      Clock::time_point deadline) {
+  for (;;) {
+    auto newest = probe({});
+    if (!after || (by_step ? newest.step : newest.seq) > *after) return newest;
+    const auto now = Clock::now();
+    if (now >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, 50ms));
+    if (auto& s = *session_; s.gone()) s.throw_gone();
+  }
+}
+
 std::optional<Frame> RemoteClient::fetch_frame(const RemoteRegion& probe) {
   const auto& d = session_->desc;
   auto frame = detail::make_fetched_frame(d);
@@ -175,15 +181,10 @@ std::optional<Frame> RemoteClient::next_frame(std::chrono::milliseconds timeout)
   for (int attempt = 0;;) {
     if (s.detached) throw Error(Errc::not_attached, "next_frame after detach from " + s.who());
     // One cell tells which frame is the newest; every field of that frame then comes whole.
-    const auto newest = probe({});
-    if (newest.seq <= s.last_seq.load()) {
-      const auto now = Clock::now();
-      if (now >= deadline) return std::nullopt;
-      std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, 50ms));
-      continue;
-    }
-    if (auto frame = fetch_frame(newest)) {
-      s.last_seq.store(newest.seq);
+    const auto newest = probe_newer(s.last_seq.load(), false, deadline);
+    if (!newest) return std::nullopt;
+    if (auto frame = fetch_frame(*newest)) {
+      s.last_seq.store(newest->seq);
       return frame;
     }
     // Another client of the gateway asked for a newer frame meanwhile: again, a few times.

@@ -129,13 +129,9 @@ std::optional<FrameGroup> RemoteGroup::next(std::chrono::milliseconds timeout) {
   // round again from part 0's newest.
   for (;;) {
     if (auto reason = im.gone_reason()) im.throw_gone(*reason);
-    const auto lead = im.part(0).probe({});
-    if (im.last_step && lead.step <= *im.last_step) {
-      const auto now = Clock::now();
-      if (now >= deadline) return std::nullopt;
-      std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, 50ms));
-      continue;
-    }
+    const auto newest = im.part(0).probe_newer(im.last_step, true, deadline);
+    if (!newest) return std::nullopt;
+    const auto& lead = *newest;
     std::vector<Frame> frames;
     for (std::size_t k = 0; k < im.parts.size(); ++k) {
       std::optional<RemoteRegion> at;

@@ -26,7 +26,6 @@ constexpr std::string_view kSecretTag = "curve-secret";
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
-std::string at(const fs::path& file, std::size_t line) { return file.string() + ":" + std::to_string(line); }
 
 std::array<std::uint8_t, kKeyBytes> decode_key(std::string_view z85, const std::string& what) {
   std::array<std::uint8_t, kKeyBytes> bytes{};
@@ -37,40 +36,8 @@ std::array<std::uint8_t, kKeyBytes> decode_key(std::string_view z85, const std::
   return bytes;
 }
 
-/// The first word of `line` and the rest with surrounding blanks removed.
-std::pair<std::string_view, std::string_view> split_word(std::string_view line) {
-  constexpr std::string_view blanks = " \t\r";
-  const auto begin = line.find_first_not_of(blanks);
-  if (begin == std::string_view::npos) return {};
-  line.remove_prefix(begin);
-  const auto end = line.find_first_of(blanks);
-  if (end == std::string_view::npos) return {line, {}};
-  std::string_view rest = line.substr(end);
-  const auto rest_begin = rest.find_first_not_of(blanks);
-  if (rest_begin == std::string_view::npos) return {line.substr(0, end), {}};
-  rest.remove_prefix(rest_begin);
-  rest.remove_suffix(rest.size() - (rest.find_last_not_of(blanks) + 1));
-  return {line.substr(0, end), rest};
-}
 
-/// Whether a line holds no record: blank, or a comment. A line whose first word is a valid key
-/// is a record even when it starts with '#' (a Z85 character).
-bool is_skipped(std::string_view first_word) {
-  return first_word.empty() || (first_word.front() == '#' && !is_valid_key(first_word));
-}
 
-/// The lines of a text file; nullopt if it does not exist. Throws Error(system) otherwise.
-std::optional<std::vector<std::string>> read_lines(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) {
-    const int err = errno;
-    if (err == ENOENT) return std::nullopt;
-    throw_errno("cannot read " + quoted(file), err);
-  }
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
-  return lines;
-}
 
 /// Creates `dir` and its missing parents with mode 0700 (existing ones are left as they are).
 void make_private_dirs(const fs::path& dir) {
@@ -151,6 +118,59 @@ void check_host_port(std::string_view host_port) {
 }
 
 }  // namespace
+
+// ---- key files and sockets: shared with the gateway's half (gateway/authorized_keys.cpp) ----
+
+namespace key_file {
+
+std::string at(const fs::path& file, std::size_t line) { return file.string() + ":" + std::to_string(line); }
+
+std::pair<std::string_view, std::string_view> split_word(std::string_view line) {
+  constexpr std::string_view blanks = " \t\r";
+  const auto begin = line.find_first_not_of(blanks);
+  if (begin == std::string_view::npos) return {};
+  line.remove_prefix(begin);
+  const auto end = line.find_first_of(blanks);
+  if (end == std::string_view::npos) return {line, {}};
+  std::string_view rest = line.substr(end);
+  const auto rest_begin = rest.find_first_not_of(blanks);
+  if (rest_begin == std::string_view::npos) return {line.substr(0, end), {}};
+  rest.remove_prefix(rest_begin);
+  rest.remove_suffix(rest.size() - (rest.find_last_not_of(blanks) + 1));
+  return {line.substr(0, end), rest};
+}
+
+bool is_skipped(std::string_view first_word) {
+  return first_word.empty() || (first_word.front() == '#' && !is_valid_key(first_word));
+}
+
+std::optional<std::vector<std::string>> read_lines(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) {
+    const int err = errno;
+    if (err == ENOENT) return std::nullopt;
+    throw_errno("cannot read " + quoted(file), err);
+  }
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+  return lines;
+}
+
+void set_key(zmq::socket_t& socket, int option, std::string_view z85, const std::string& what) {
+  const auto bytes = decode_key(z85, what);
+  if (zmq_setsockopt(socket.handle(), option, bytes.data(), bytes.size()) != 0)
+    throw Error(Errc::unsupported, "setting the CURVE " + what + " on a socket: " + zmq_strerror(zmq_errno()) +
+                                       " (libzmq built without CURVE?)");
+}
+
+}  // namespace key_file
+
+using key_file::at;
+using key_file::is_skipped;
+using key_file::read_lines;
+using key_file::set_key;
+using key_file::split_word;
+
 
 bool is_valid_key(std::string_view z85) noexcept {
   if (z85.size() != kZ85KeyChars) return false;
@@ -262,55 +282,6 @@ CurveKeyPair load_or_create_keypair(const fs::path& secret_file, const std::stri
   }
 }
 
-// ---- authorized_keys ----
-
-AuthorizedKeys AuthorizedKeys::read(const fs::path& file) {
-  AuthorizedKeys keys;
-  keys.path_ = file;
-  keys.stamp_ = stamp_of(file);
-  keys.load();
-  return keys;
-}
-
-AuthorizedKeys::Stamp AuthorizedKeys::stamp_of(const fs::path& file) {
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) return {};
-  return {true, static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
-          static_cast<std::uintmax_t>(st.st_size), static_cast<std::uintmax_t>(st.st_ino)};
-}
-
-void AuthorizedKeys::load() {
-  keys_.clear();
-  exists_ = false;
-  const auto lines = read_lines(path_);
-  if (!lines) return;
-  std::vector<std::pair<std::string, std::string>> keys;
-  for (std::size_t i = 0; i < lines->size(); ++i) {
-    const auto [key, comment] = split_word((*lines)[i]);
-    if (is_skipped(key)) continue;
-    if (!is_valid_key(key))
-      throw Error(Errc::bad_value, at(path_, i + 1) + ": expected '<public key: 40 Z85 characters> [comment]', got '" +
-                                       std::string(key) + "'");
-    keys.emplace_back(std::string(key), std::string(comment));
-  }
-  keys_ = std::move(keys);
-  exists_ = true;
-}
-
-std::optional<std::string> AuthorizedKeys::comment_of(std::string_view public_z85) const {
-  for (const auto& [key, comment] : keys_)
-    if (key == public_z85) return comment;
-  return std::nullopt;
-}
-
-bool AuthorizedKeys::reload_if_changed() {
-  const Stamp now = stamp_of(path_);
-  if (now == stamp_) return false;
-  stamp_ = now;
-  load();
-  return true;
-}
-
 // ---- known_gateways ----
 
 KnownGateways KnownGateways::read(const fs::path& file) {
@@ -382,36 +353,11 @@ std::string KnownGateways::require_key(std::string_view host_port, const std::op
 
 // ---- sockets ----
 
-namespace {
-void set_key(zmq::socket_t& socket, int option, std::string_view z85, const std::string& what) {
-  const auto bytes = decode_key(z85, what);
-  if (zmq_setsockopt(socket.handle(), option, bytes.data(), bytes.size()) != 0)
-    throw Error(Errc::unsupported, "setting the CURVE " + what + " on a socket: " + zmq_strerror(zmq_errno()) +
-                                       " (libzmq built without CURVE?)");
-}
-}  // namespace
 
 void apply_client_curve(zmq::socket_t& socket, const CurveKeyPair& mine, const std::string& server_public) {
   set_key(socket, ZMQ_CURVE_SERVERKEY, server_public, "server's public key");
   set_key(socket, ZMQ_CURVE_PUBLICKEY, mine.public_key, "client's public key");
   set_key(socket, ZMQ_CURVE_SECRETKEY, mine.secret_key, "client's secret key");
-}
-
-void apply_server_curve(zmq::socket_t& socket, const CurveKeyPair& server, std::string_view zap_domain) {
-  if (zap_domain.empty()) throw Error(Errc::bad_value, "a CURVE server needs a ZAP domain (it must consult ZAP)");
-  socket.set(zmq::sockopt::curve_server, 1);
-  set_key(socket, ZMQ_CURVE_PUBLICKEY, server.public_key, "server's public key");
-  set_key(socket, ZMQ_CURVE_SECRETKEY, server.secret_key, "server's secret key");
-  socket.set(zmq::sockopt::zap_domain, std::string(zap_domain));
-#ifdef ZMQ_ZAP_ENFORCE_DOMAIN
-  constexpr int kZapEnforceDomain = ZMQ_ZAP_ENFORCE_DOMAIN;
-#else
-  constexpr int kZapEnforceDomain = 93;  // a draft option of libzmq 4.3; Debian's build accepts it
-#endif
-  // Without it, libzmq lets every client in when no ZAP handler is bound ("Stonehouse"); where this
-  // libzmq lacks the option, the ZapHandler bound before bind() is the only guard.
-  const int enforce = 1;
-  (void)zmq_setsockopt(socket.handle(), kZapEnforceDomain, &enforce, sizeof enforce);
 }
 
 }  // namespace cuview::remote

@@ -90,4 +90,14 @@ GatewayRequest decode_gateway_request(std::string_view bytes, std::uint64_t& id_
   return r;
 }
 
+std::uint64_t payload_samples(const ViewHeader& h, const std::string& of) {
+  if (!h.rect) return std::uint64_t{h.view_w} * h.view_h;
+  const auto& r = *h.rect;
+  if (std::uint64_t{r.x} + r.w > h.view_w || std::uint64_t{r.y} + r.h > h.view_h)
+    throw Error(Errc::bad_message, of + " has samples " + std::to_string(r.w) + "x" + std::to_string(r.h) + " at (" +
+                                       std::to_string(r.x) + ", " + std::to_string(r.y) + ") outside its " +
+                                       std::to_string(h.view_w) + "x" + std::to_string(h.view_h) + " samples");
+  return std::uint64_t{r.w} * r.h;
+}
+
 }  // namespace cuview::remote

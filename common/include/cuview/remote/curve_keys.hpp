@@ -1,7 +1,8 @@
 // CURVE keys for the remote gateway's tcp:// transport, kept in files the way ssh keeps its keys:
 // a secret key file readable by its owner only and a ".pub" beside it, an authorized_keys file on
-// the gateway's host (who may connect) and a known_gateways file on the viewer's (which key each
-// gateway had when first seen). Keys are Z85 text, 40 characters (32 bytes).
+// the gateway's host (who may connect: gateway/authorized_keys.hpp, the gateway's half) and a
+// known_gateways file on the viewer's (which key each gateway had when first seen). Keys are Z85
+// text, 40 characters (32 bytes).
 //
 // File formats (UTF-8 text, one record a line; in the files cuview reads, blank lines and lines
 // starting with '#' are skipped, except that a line whose first word is a valid key is a key:
@@ -17,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <zmq.hpp>
@@ -63,43 +65,6 @@ CurveKeyPair read_keypair(const std::filesystem::path& secret_file);
 /// reads the winner's key. Throws what read_keypair and write_keypair throw.
 CurveKeyPair load_or_create_keypair(const std::filesystem::path& secret_file, const std::string& comment);
 
-/// The public keys allowed to connect, from an authorized_keys file. A missing file holds no keys
-/// (exists() tells the caller, who should say so: everyone is refused). Not thread-safe: the
-/// gateway keeps it on its ZAP handler's thread.
-class AuthorizedKeys {
- public:
-  /// Throws Error(bad_value) naming file:line for a malformed line, Error(system) if the file
-  /// exists but cannot be read.
-  static AuthorizedKeys read(const std::filesystem::path& file);
-
-  /// The comment of an authorised key ("" when the line has none), or nullopt if not authorised.
-  [[nodiscard]] std::optional<std::string> comment_of(std::string_view public_z85) const;
-  [[nodiscard]] std::size_t size() const noexcept { return keys_.size(); }
-  [[nodiscard]] bool exists() const noexcept { return exists_; }
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-
-  /// Reads the file again if its modification time, size or inode changed (or it appeared or
-  /// went away) since the last read; true if it did. If the new contents are malformed, every key
-  /// is dropped (everyone is refused until the file is fixed: failing closed) and Error(bad_value)
-  /// is thrown, once per change.
-  bool reload_if_changed();
-
- private:
-  struct Stamp {
-    bool exists = false;
-    std::int64_t mtime_ns = 0;
-    std::uintmax_t size = 0, inode = 0;
-    bool operator==(const Stamp&) const = default;
-  };
-  static Stamp stamp_of(const std::filesystem::path& file);
-  void load();
-
-  std::filesystem::path path_;
-  Stamp stamp_;
-  bool exists_ = false;
-  std::vector<std::pair<std::string, std::string>> keys_;  ///< (public key, comment), file order
-};
-
 /// The gateways' keys this client has seen, like ssh's known_hosts: the first key a gateway
 /// offers is pinned, a different one later is refused. Not thread-safe.
 class KnownGateways {
@@ -138,10 +103,22 @@ class KnownGateways {
 /// Makes `socket` a CURVE client of the server whose public key is `server_public`, as `mine`.
 /// Call before connect(). Throws Error(bad_value) for a malformed key.
 void apply_client_curve(zmq::socket_t& socket, const CurveKeyPair& mine, const std::string& server_public);
-/// Makes `socket` a CURVE server with `server`'s keys that asks ZAP about every client
-/// (ZMQ_ZAP_DOMAIN `zap_domain`) and, where libzmq offers ZMQ_ZAP_ENFORCE_DOMAIN, refuses every
-/// client while no ZAP handler is bound. Construct the ZapHandler before bind(). Throws
-/// Error(bad_value) for a malformed key or an empty domain.
-void apply_server_curve(zmq::socket_t& socket, const CurveKeyPair& server, std::string_view zap_domain);
+
+/// Reading key files and setting keys on sockets: what the client's files (above) and the
+/// gateway's authorized_keys (gateway/authorized_keys.hpp) have in common.
+namespace key_file {
+/// "file:line", for messages.
+std::string at(const std::filesystem::path& file, std::size_t line);
+/// The first word of `line` and the rest, with surrounding blanks removed.
+std::pair<std::string_view, std::string_view> split_word(std::string_view line);
+/// Whether a line holds no record: blank, or a comment. A line whose first word is a valid key
+/// is a record even when it starts with '#' (a Z85 character).
+bool is_skipped(std::string_view first_word);
+/// The lines of a text file; nullopt if it does not exist. Throws Error(system) otherwise.
+std::optional<std::vector<std::string>> read_lines(const std::filesystem::path& file);
+/// Sets the CURVE key option `option` of `socket` to the Z85 key `z85` (`what` names it in
+/// messages). Throws Error(bad_value) for a malformed key, Error(unsupported) without CURVE.
+void set_key(zmq::socket_t& socket, int option, std::string_view z85, const std::string& what);
+}  // namespace key_file
 
 }  // namespace cuview::remote

@@ -1,20 +1,18 @@
-// Every sharing mechanism by name, each with its two halves side by side (cuda-api-wrappers'
-// paired export_/import): the publisher makes its slots through export_, a client maps them
-// through import. Adding a mechanism is a folder in common/src/share/ with both halves, and its
-// line in registry.cpp (docs/sharing.md, "Adding a mechanism").
+// Every sharing mechanism by name, and its import half: how a client maps the slots a publisher
+// shares (cuda-api-wrappers' paired export_/import). Each mechanism's folder in common/src/share/
+// holds both halves side by side; the import half is built into the client library, the export
+// half into the publisher library (common/src/share/exports.hpp: check_sharing, make_slot_memory).
+// Adding a mechanism is a folder with both halves, and its line in registry.cpp and in exports.cpp
+// (docs/sharing.md, "Adding a mechanism").
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "cuview/frame_layout.hpp"
 #include "cuview/share/imported_slots.hpp"
-#include "cuview/share/slot_memory.hpp"
 
 namespace cuview::share {
 
@@ -22,12 +20,6 @@ namespace cuview::share {
 /// CUDA publisher chooses among the CUDA ones with `--sharing`.
 enum class Backend { host, cuda };
 
-/// CUDA: why a mechanism cannot share memory of `device` here (a sentence naming the missing
-/// capability), or nothing when it can. Never throws.
-using Unsupported = std::optional<std::string>(int device) noexcept;
-/// The export half: `slots` slots of `layout.slot_bytes` at `place`, zeroed. Throws Error(cuda |
-/// system | unsupported) naming the call and the object.
-using ExportHalf = std::unique_ptr<SlotMemory>(const SlotLayout& layout, std::uint32_t slots, const SlotPlace& place);
 /// The import half: maps what `source.handles` describes. Throws Error(bad_message) for handles
 /// that do not fit, Error(cuda | system) naming the call.
 using ImportHalf = std::unique_ptr<ImportedSlots>(const ImportSource& source);
@@ -36,13 +28,11 @@ struct Mechanism {
   std::string_view name;  ///< as `--sharing`, the `handles` reply and `stats` give it
   Backend backend;
   std::string_view made_with;  ///< a few words for messages: "cudaIpcGetMemHandle"
-  Unsupported* unsupported;    ///< null for the host mechanism
-  ExportHalf* export_;
-  ImportHalf* import;
+  ImportHalf* import;          ///< null for a CUDA mechanism in a build without CUDA
 };
 
 /// The mechanisms this build knows, host first. In a build without CUDA the CUDA ones are listed
-/// (their names stay known, for messages) with null halves.
+/// (their names stay known, for messages) with null import halves.
 std::span<const Mechanism> mechanisms() noexcept;
 /// The mechanism named `name`, or null.
 const Mechanism* find_mechanism(std::string_view name) noexcept;
@@ -52,14 +42,6 @@ std::vector<std::string> sharing_choices();
 /// IPC memory pool)".
 std::string sharing_choices_text();
 
-/// Throws what make_slot_memory would for `sharing` ("auto" or a CUDA mechanism's name) at
-/// `place`, without allocating anything: Error(bad_value) for an unknown name, Error(unsupported)
-/// naming why it cannot work here and what would. `who` names the publisher in messages.
-void check_sharing(const std::string& sharing, const SlotPlace& place, const std::string& who);
-/// Slots at `place` shared by `sharing` ("auto": legacy on CUDA, shm on the host), after
-/// check_sharing.
-std::unique_ptr<SlotMemory> make_slot_memory(const SlotLayout& layout, std::uint32_t slots, const std::string& sharing,
-                                             const SlotPlace& place, const std::string& who);
 /// A client's import of the slots `source.handles` describes, by the mechanism it names. Throws
 /// Error(bad_message) for a mechanism this client does not know or one of the other backend.
 std::unique_ptr<ImportedSlots> import_slots(const ImportSource& source);

@@ -3,7 +3,7 @@
 // made once at creation.
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/cuda/ipc_bytes.hpp"
-#include "cuview/share/registry.hpp"
+#include "share/exports.hpp"
 #include "share/cuda_slots.hpp"
 #include "share/legacy/ipc_memory.hpp"
 

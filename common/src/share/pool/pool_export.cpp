@@ -4,7 +4,7 @@
 // made once at creation.
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_guard.hpp"
-#include "cuview/share/registry.hpp"
+#include "share/exports.hpp"
 #include "share/cuda_slots.hpp"
 #include "share/pool/mem_pool.hpp"
 

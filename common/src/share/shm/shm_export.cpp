@@ -3,7 +3,7 @@
 // ring's publish counter is the signal. The export half: the publisher creates the segment and
 // names it in `handles`.
 #include "cuview/posix.hpp"
-#include "cuview/share/registry.hpp"
+#include "share/exports.hpp"
 
 namespace cuview::share::shm {
 namespace {

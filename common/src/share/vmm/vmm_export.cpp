@@ -1,7 +1,7 @@
 // VMM: one cuMemCreate allocation holding every slot (slot i at i × slot_bytes), exported once as
 // a POSIX file descriptor that clients receive over the descriptor socket and map themselves. The
 // export half: the allocation and its descriptor, made once at creation.
-#include "cuview/share/registry.hpp"
+#include "share/exports.hpp"
 #include "share/cuda_slots.hpp"
 #include "share/vmm/vmm_allocation.hpp"
 

@@ -1,4 +1,4 @@
-#include "cuview/remote/zap_handler.hpp"
+#include "zap_handler.hpp"
 
 #include <array>
 #include <vector>
