@@ -57,17 +57,33 @@ const sim::SimulationFactory& find_simulation(const std::string& name) {
                                    " (cuview-ctl sims lists them with their fields and parameters)");
 }
 
-std::string decomposable_names() {
+/// The built-in simulations `pick` accepts, by name.
+template <class Pick>
+std::string names_of(Pick pick) {
   std::string names;
   for (const auto& f : sim::builtin_simulations())
-    if (f.decomposable) names += (names.empty() ? "" : ", ") + f.name;
+    if (pick(f)) names += (names.empty() ? "" : ", ") + f.name;
   return names;
+}
+std::string decomposable_names() {
+  return names_of([](const sim::SimulationFactory& f) { return f.decomposable && f.axes == 2; });
+}
+std::string three_d_names() {
+  return names_of([](const sim::SimulationFactory& f) { return f.axes == 3; });
 }
 
 /// A simulation's field as the publisher declares it: written by the simulation (no buffer).
 FieldDecl declared(const sim::FieldSpec& f, std::uint32_t width, std::uint32_t height, std::uint64_t cells) {
   return {f.name,         nullptr, cells * f.components * size_of(f.dtype), width, height, f.dtype, f.components,
           Memory::device, f.help};
+}
+/// A field of a 3-D simulation: on the grid `dims` (depth, height, width).
+FieldDecl declared(const sim::FieldSpec& f, const std::vector<std::uint32_t>& dims) {
+  std::uint64_t cells = 1;
+  for (auto d : dims) cells *= d;
+  FieldDecl out = declared(f, 0, 0, cells);
+  out.dims = dims;
+  return out;
 }
 /// The phases of a daemon's start, timed: one log line says where the time went, and while a
 /// phase runs longer than a second a line each second says which one it is.
@@ -147,9 +163,23 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     factory = &find_simulation(opts.sim);
     sim_name_ = opts.sim;
   }
-  if (opts.width < 8 || opts.height < 8 || opts.width > 32768 || opts.height > 32768)
-    throw Error(Errc::out_of_range, "--size " + std::to_string(opts.width) + "x" + std::to_string(opts.height) +
-                                        " is out of range: each side must be 8 to 32768 cells");
+  const std::uint32_t axes = factory != nullptr ? factory->axes : 2;  // plugins: 2-D (ABI 4)
+  const std::string size = std::to_string(opts.width) + "x" + std::to_string(opts.height) +
+                           (opts.depth > 1 ? "x" + std::to_string(opts.depth) : std::string());
+  if (axes == 3 && opts.depth <= 1)
+    throw Error(Errc::bad_value, "--sim " + opts.sim + " is three-dimensional: give its grid as --size WxHxD (for "
+                                 "example 128x128x128), not " + size);
+  if (axes == 2 && opts.depth > 1)
+    throw Error(Errc::bad_value, "--sim " + opts.sim + " is two-dimensional: give its grid as --size WxH, not " + size +
+                                     (factory != nullptr ? "; the 3-D simulations are " + three_d_names() : ""));
+  const std::uint32_t max_side = axes == 3 ? 2048 : 32768;
+  if (opts.width < 8 || opts.height < 8 || opts.width > max_side || opts.height > max_side ||
+      (axes == 3 && (opts.depth < 8 || opts.depth > max_side)))
+    throw Error(Errc::out_of_range, "--size " + size + " is out of range: each side must be 8 to " +
+                                        std::to_string(max_side) + " cells");
+  if (axes == 3 && std::uint64_t{opts.width} * opts.height * opts.depth > (std::uint64_t{1} << 31))
+    throw Error(Errc::out_of_range, "--size " + size + " has more than 2^31 cells; a 3-D grid may hold up to "
+                                    "2^31 (1290x1290x1290)");
   if (opts.slots < 1 || opts.slots > kMaxSlots)
     throw Error(Errc::out_of_range,
                 "--slots " + std::to_string(opts.slots) + " is out of range: use 1 to " + std::to_string(kMaxSlots));
@@ -158,7 +188,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
   std::optional<PartOptions> part;
   if (opts.comm != nullptr) {
     const auto n = static_cast<std::uint32_t>(opts.comm->size()), k = static_cast<std::uint32_t>(opts.comm->rank());
-    if (factory == nullptr || !factory->decomposable)
+    if (factory == nullptr || !factory->decomposable || axes != 2)
       throw Error(Errc::unsupported, "--sim " + opts.sim + " cannot run over several ranks (mpirun -n " +
                                          std::to_string(n) + "); the simulations that can: " + decomposable_names() +
                                          ". Run it with one process, without mpirun");
@@ -184,6 +214,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                                       .part = part});
   Executor& executor = publisher_->executor();
   sim::SimulationConfig config{opts.width, rows, opts.sim_options};
+  config.depth = opts.depth;
   if (part) {
     phases.next("connecting to the neighbouring ranks");
     halo_ = opts.comm->make_halo(executor.kind() == Executor::Kind::cuda ? executor.device_id() : -1);
@@ -191,13 +222,15 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     config.slab = &slab_;
   }
   try {
-    phases.next("allocating the simulation's " + std::to_string(opts.width) + "x" + std::to_string(rows) + " grid");
+    phases.next("allocating the simulation's " + std::to_string(opts.width) + "x" + std::to_string(rows) +
+                (opts.depth > 1 ? "x" + std::to_string(opts.depth) : std::string()) + " grid");
     sim_ = plugin_ ? plugin_->make(executor, config) : factory->make(executor, config);
     const auto fields = in_simulation("fields", [&] { return sim_->fields(); });
     if (fields.empty())
       throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");
     for (const auto& f : fields)
-      publisher_->add_field(declared(f, opts.width, rows, std::uint64_t{opts.width} * rows));
+      publisher_->add_field(axes == 3 ? declared(f, {opts.depth, rows, opts.width})
+                                      : declared(f, opts.width, rows, std::uint64_t{opts.width} * rows));
     for (const auto& set : in_simulation("particle_sets", [&] { return sim_->particle_sets(); })) {
       ParticlesDecl p{set.name, set.count, {}, set.help, set.bounds};
       for (const auto& a : set.attributes) p.attributes.push_back(declared(a, 0, 0, set.count));
@@ -211,7 +244,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     for (auto& input : in_simulation("inputs", [&] { return sim_->inputs(); })) publisher_->add_input(std::move(input));
     meta_.simulation = sim_name_;
     meta_.state_version = in_simulation("state_version", [&] { return sim_->state_version(); });
-    meta_.width = opts.width, meta_.height = opts.height;
+    meta_.width = opts.width, meta_.height = opts.height, meta_.depth = opts.depth;
     meta_.options = opts.sim_options;
     if (part) meta_.options[parts::kRanksOption] = std::to_string(part->count) + ":" + std::to_string(part->index);
     meta_.backend = executor.name();

@@ -35,6 +35,7 @@ struct DaemonOptions {
   std::string sim = "grayscott";
   std::map<std::string, std::string> sim_options;  ///< passed to the simulation (e.g. steps_per_launch)
   std::uint32_t width = 512, height = 512, slots = 3;
+  std::uint32_t depth = 1;  ///< > 1: a grid of three axes (--size WxHxD), for 3-D simulations
   double max_fps = 60;  ///< frames published per second at most; 0 = after every batch
   std::uint64_t seed = 1;
   std::string preset;  ///< empty: the simulation's first preset

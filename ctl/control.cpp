@@ -70,13 +70,19 @@ int control(const Target& t, proto::Op op, const ControlArgs& a) {
       break;
     }
     case Op::describe:
+      if (json) {
+        std::cout << proto::to_json(client.description()).dump(2) << "\n";
+        break;
+      }
       print_description(client.description());
-      if (const auto& p = client.description().part)
+      if (const auto& p = client.description().part) {
+        const std::string at = position_text(p->start());
         std::printf(
-            "  part %u of %u (rank %d on %s, group %s): the grid above is its block, at (%u, %u) in the "
-            "global grid of %ux%u; `status` shows every part\n",
-            p->index, p->count, p->rank, p->host.c_str(), p->group.c_str(), p->offset_x, p->offset_y, p->global_width,
-            p->global_height);
+            "  part %u of %u (rank %d on %s, group %s): the grid above is its block, at %s in the "
+            "global grid of %s; `status` shows every part\n",
+            p->index, p->count, p->rank, p->host.c_str(), p->group.c_str(), at.c_str(),
+            Extent{p->global()}.text().c_str());
+      }
       break;
     case Op::pause:
       client.pause();

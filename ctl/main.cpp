@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     table.emplace_back(sub[spec.op], [&, op = spec.op] { return control(target, op, ca); });
   }
   sub[Op::stats]->add_flag("--json", target.json, "print JSON");
+  sub[Op::describe]->add_flag("--json", target.json, "print JSON (the protocol's describe reply)");
   sub[Op::step]->add_option("N", ca.steps)->required();
   sub[Op::set]->add_option("KEY=VALUE", ca.assignments);
   sub[Op::set]->add_option("--preset", ca.preset, "apply a named preset first");

@@ -24,8 +24,8 @@ void print_checkpoint(const proto::CheckpointStatus& c) {
 }
 
 void print_status(const proto::Stats& s) {
-  std::printf("%s: %s %ux%u on %s (%s), shared by %s, %s\n", s.name.c_str(), s.sim.c_str(), s.width, s.height,
-              s.backend.c_str(), s.device.c_str(), s.sharing.c_str(), s.paused ? "paused" : "running");
+  std::printf("%s: %s %s on %s (%s), shared by %s, %s\n", s.name.c_str(), s.sim.c_str(),
+              Extent{s.grid()}.text().c_str(), s.backend.c_str(), s.device.c_str(), s.sharing.c_str(), s.paused ? "paused" : "running");
   std::printf("  step %llu (t = %.1f), %.0f steps/s\n", static_cast<unsigned long long>(s.step), s.sim_time,
               s.steps_per_second);
   if (s.readers == 0)  // the publisher copies nothing then (docs/architecture.md, "No reader, no copy")
@@ -58,8 +58,8 @@ void print_status(const proto::Stats& s) {
 void print_part_status(const std::vector<proto::Stats>& parts) {
   const auto& s0 = parts.front();
   const auto& p0 = *s0.part;
-  std::printf("%s: %s %ux%u in %zu parts on %s (group %s), %s\n", s0.name.c_str(), s0.sim.c_str(), p0.global_width,
-              p0.global_height, parts.size(), s0.backend.c_str(), p0.group.c_str(), s0.paused ? "paused" : "running");
+  std::printf("%s: %s %s in %zu parts on %s (group %s), %s\n", s0.name.c_str(), s0.sim.c_str(),
+              Extent{p0.global()}.text().c_str(), parts.size(), s0.backend.c_str(), p0.group.c_str(), s0.paused ? "paused" : "running");
   std::uint64_t lo = UINT64_MAX, hi = 0, published = 0, skipped = 0;
   double slowest = 0, fewest_fps = 0;
   std::uint32_t held = 0, readers = 0;
@@ -90,8 +90,8 @@ void print_part_status(const std::vector<proto::Stats>& parts) {
 }
 
 void print_description(const proto::DescribeResult& d) {
-  std::printf("%s %ux%u on %s (%s), session %s, %u slots of %llu bytes\n", d.sim.c_str(), d.width, d.height,
-              d.backend.c_str(), d.device.c_str(), d.session.c_str(), d.slots,
+  std::printf("%s %s on %s (%s), session %s, %u slots of %llu bytes\n", d.sim.c_str(),
+              Extent{d.grid()}.text().c_str(), d.backend.c_str(), d.device.c_str(), d.session.c_str(), d.slots,
               static_cast<unsigned long long>(d.slot_bytes));
   auto shape = [](const proto::FieldDesc& f) {
     std::string s;
@@ -132,20 +132,21 @@ void print_attached(const Run& g, const std::string& name) {
   const auto& lead = g.leader();
   const auto& d = lead.description();
   if (!g.decomposed()) {
-    std::printf("attached to '%s' session %s: %s %ux%u on %s (%s), %u slots shared by %s\n", name.c_str(),
-                lead.hello().session.c_str(), d.sim.c_str(), d.width, d.height, d.backend.c_str(), d.device.c_str(),
-                d.slots, shared_by(lead).c_str());
+    std::printf("attached to '%s' session %s: %s %s on %s (%s), %u slots shared by %s\n", name.c_str(),
+                lead.hello().session.c_str(), d.sim.c_str(), Extent{d.grid()}.text().c_str(), d.backend.c_str(),
+                d.device.c_str(), d.slots, shared_by(lead).c_str());
     return;
   }
-  std::printf("attached to '%s' group %s: %s %ux%u in %zu parts on %s, shared by %s\n", name.c_str(),
-              g.group_id().c_str(), d.sim.c_str(), g.global_width(), g.global_height(), g.size(), d.backend.c_str(),
+  std::printf("attached to '%s' group %s: %s %s in %zu parts on %s, shared by %s\n", name.c_str(),
+              g.group_id().c_str(), d.sim.c_str(), g.extent().text().c_str(), g.size(), d.backend.c_str(),
               shared_by(lead).c_str());
   for (std::size_t k = 0; k < g.size(); ++k) {
     const auto& c = g.part(k);
     const auto& p = g.part_desc(k);
-    std::printf("  part %u (rank %d on %s, pid %d, %s): block %ux%u at (%u, %u), session %s, %u slots\n", p.index,
-                p.rank, p.host.c_str(), c.hello().daemon_pid, c.description().device.c_str(), c.description().width,
-                c.description().height, p.offset_x, p.offset_y, c.hello().session.c_str(), c.description().slots);
+    const Block b = g.block(k);
+    std::printf("  part %u (rank %d on %s, pid %d, %s): block %s at %s, session %s, %u slots\n", p.index, p.rank,
+                p.host.c_str(), c.hello().daemon_pid, c.description().device.c_str(), Extent{b.dims}.text().c_str(),
+                position_text(b.offset).c_str(), c.hello().session.c_str(), c.description().slots);
   }
 }
 

@@ -66,6 +66,12 @@ void FieldView::pin_center() {
 
 void FieldView::wheelEvent(QWheelEvent* e) {
   if (!has_frame()) return;
+  if (frame_.slice && (e->modifiers() & Qt::ShiftModifier)) {  // Shift + wheel moves the plane of a volume
+    // Qt turns a vertical wheel with Shift into a horizontal one on some platforms: take either.
+    const int delta = e->angleDelta().y() != 0 ? e->angleDelta().y() : e->angleDelta().x();
+    if (delta != 0) Q_EMIT slice_step(delta > 0 ? 1 : -1);
+    return;
+  }
   pin_center();
   const double steps = e->angleDelta().y() / 120.0;
   const double factor = std::pow(1.25, steps);
@@ -134,7 +140,11 @@ QString FieldView::readout(QPoint p) const {
   t.center_x = frame_.center_x, t.center_y = frame_.center_y, t.pixels_per_cell = frame_.pixels_per_cell;
   int cx = 0, cy = 0;
   if (!t.cell_at(p.x(), p.y(), cx, cy)) return {};
-  const QString text = QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
+  QString text = QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
+  if (frame_.slice) {  // a plane of a volume: the cell in the volume
+    const auto c = cell_of_plane(*frame_.slice, static_cast<std::uint32_t>(cx), static_cast<std::uint32_t>(cy));
+    text = QString("(%1, %2, %3) = %4").arg(c[0]).arg(c[1]).arg(c[2]).arg(static_cast<double>(v), 0, 'g', 6);
+  }
   // A remote value is the gateway's encoding of the true one: say how far off it may be.
   if (frame_.link && frame_.link->error_bound > 0)
     return text + QString(" ± %1").arg(frame_.link->error_bound, 0, 'g', 2);

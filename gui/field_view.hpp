@@ -1,5 +1,6 @@
-// Shows the worker's rendered frames; zoom (wheel), pan (drag), value readout (hover). In drawing
-// mode the left button draws and the right button erases (stroke()), the middle button pans.
+// Shows the worker's rendered frames; zoom (wheel), pan (drag), value readout (hover), and for a
+// plane of a volume Shift + wheel moves the plane (slice_step). In drawing mode the left button
+// draws and the right button erases (stroke()), the middle button pans.
 // paintEvent only draws.
 #pragma once
 
@@ -40,6 +41,8 @@ class FieldView : public QWidget {
   void hovered(const QString& text);
   /// A drawing stroke at grid coordinates (x, y): value 1 draws, 0 erases.
   void stroke(double x, double y, int value);
+  /// Shift + wheel over a plane of a volume: move the plane `delta` cells along its axis.
+  void slice_step(int delta);
 
  protected:
   void paintEvent(QPaintEvent*) override;

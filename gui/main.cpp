@@ -63,6 +63,14 @@ int main(int argc, char** argv) {
   std::string field;
   cli.add_option("--field", field,
                  "the field to show, or a particle set as \"SET (points by ATTRIBUTE)\" (\"SET (points)\": its first)");
+  std::string plane;
+  cli.add_option("--plane", plane, "a volume's plane to show first, as AXIS=INDEX (x, y or z; for example z=10)")
+      ->check([](const std::string& p) {
+        const auto eq = p.find('=');
+        const bool ok = eq == 1 && std::string("xyz").find(p[0]) != std::string::npos && p.size() > 2 &&
+                        p.find_first_not_of("0123456789", 2) == std::string::npos;
+        return ok ? std::string() : "'" + p + "' is not AXIS=INDEX (x, y or z, then a cell index: z=10)";
+      });
   cli.add_flag("--screenshot-window", whole_window, "screenshots show the whole window, not only the view");
   try {
     cli.parse(argc, argv);
@@ -120,6 +128,7 @@ int main(int argc, char** argv) {
   if (o.name.isEmpty() && o.headless()) o.name = "default";
   o.colormap = QString::fromStdString(colormap);
   o.field = QString::fromStdString(field);
+  o.plane = QString::fromStdString(plane);
   o.whole_window = whole_window;
 
   cuview::gui::MainWindow window(o);

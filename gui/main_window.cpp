@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QSettings>
+#include <QShortcut>
 #include <QStatusBar>
 #include <QTimer>
 #include <cstdio>
@@ -68,6 +69,7 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent)
     display_->restore(settings);
   }
   display_->start_with(opts_.colormap, opts_.field);
+  if (!opts_.plane.isEmpty()) display_->set_slice(opts_.plane.section('=', 0, 0), opts_.plane.section('=', 1).toInt());
   fps_clock_.start();
   headless_clock_.start();
   lister_.set_remote(remote_);
@@ -120,6 +122,12 @@ void MainWindow::connect_parts() {
   connect(view_, &FieldView::painted, &worker_, &ViewerWorker::frame_shown);
   connect(view_, &FieldView::painted, this, &MainWindow::on_painted, Qt::QueuedConnection);
   connect(view_, &FieldView::hovered, readout_label_, &QLabel::setText);
+  // A volume's plane: Shift + wheel over the view, Page Up/Down anywhere in the window.
+  connect(view_, &FieldView::slice_step, display_, &DisplayPanel::move_slice);
+  auto* forward = new QShortcut(QKeySequence(Qt::Key_PageUp), this);
+  auto* back = new QShortcut(QKeySequence(Qt::Key_PageDown), this);
+  connect(forward, &QShortcut::activated, display_, [this] { display_->move_slice(1); });
+  connect(back, &QShortcut::activated, display_, [this] { display_->move_slice(-1); });
 }
 
 void MainWindow::build_status_bar() {
@@ -261,7 +269,8 @@ void MainWindow::on_painted(const RenderedFrame& f) {
   // The shot shows a frame drawn as the window is now: not one rendered for the view's size before
   // the window was laid out, nor one of an earlier field or colormap.
   const bool drawn_as_shown =
-      f.image.size() == view_->size() && f.field == display_->field_index() && f.colormap == display_->colormap();
+      f.image.size() == view_->size() && f.field == display_->field_index() && f.colormap == display_->colormap() &&
+      (!f.slice || *f.slice == display_->slice());
   if (opts_.headless() && !headless_done_ && drawn_as_shown &&
       frames_displayed_ >= static_cast<quint64>(opts_.frames)) {
     headless_done_ = true;
@@ -313,11 +322,10 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
   session_ = QString::fromStdString(d.session);
   show_status(backend_label_, QString::fromStdString(d.backend));
   backend_label_->setToolTip(QString::fromStdString(d.device));
-  setWindowTitle(QString("cuview — %1 (%2 %3×%4 on %5)")
-                     .arg(target_, QString::fromStdString(d.sim))
-                     .arg(d.width)
-                     .arg(d.height)
-                     .arg(QString::fromStdString(d.backend)));
+  setWindowTitle(QString("cuview — %1 (%2 %3 on %4)")
+                     .arg(target_, QString::fromStdString(d.sim),
+                          QString::fromStdString(Extent{d.grid()}.text()).replace('x', QChar(0xd7)),
+                          QString::fromStdString(d.backend)));
   display_->describe(d);
   simulation_->describe(d);
   push_view();

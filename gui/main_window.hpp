@@ -33,6 +33,7 @@ struct ViewerOptions {
   int timeout_s = 30;         ///< headless: give up after this long without enough frames
   QString colormap;           ///< for every field, overriding the remembered one and the diverging default
   QString field;              ///< the field (or "SET (points by ATTR)") to show first; empty: the remembered one
+  QString plane;              ///< a volume's plane to show first, "AXIS=INDEX" (z=10); empty: the middle z-plane
   bool whole_window = false;  ///< screenshots show the whole window, not only the view
 
   /// Headless runs (a screenshot) take their settings from these options and the defaults alone:

@@ -18,6 +18,12 @@ std::string axes_text(const Axes& a) {
 }
 }  // namespace
 
+std::string position_text(const Axes& at) {
+  std::string s;
+  for (auto it = at.rbegin(); it != at.rend(); ++it) s += (s.empty() ? "" : ", ") + std::to_string(*it);
+  return "(" + s + ")";
+}
+
 std::size_t Extent::cells() const noexcept {
   return std::accumulate(dims.begin(), dims.end(), std::size_t{1}, [](std::size_t a, std::uint32_t d) { return a * d; });
 }

@@ -34,10 +34,12 @@ ViewSampling ViewSampling::of(const ViewRegion& region) {
 
 namespace {
 /// The samples from the sampled rows: `row_data[py]` points at the first value of cell
-/// (col_lo, rows[py]), or is null where the row lies outside the grid.
+/// (col_lo, rows[py]), or is null where the row lies outside the grid; a row's cells lie
+/// `col_pitch` floats apart.
 /// `fill`: samples outside the grid become NaN; otherwise they are left as they are (another
 /// part of a decomposed grid writes them).
-void gather(const std::vector<const float*>& row_data, const ViewSampling& s, SampledView& out, bool fill = true) {
+void gather(const std::vector<const float*>& row_data, const ViewSampling& s, SampledView& out, std::size_t col_pitch,
+            bool fill) {
   const auto& r = out.region;
   const int components = out.components;
   const bool with_vectors = !out.vectors.empty();
@@ -53,24 +55,79 @@ void gather(const std::vector<const float*>& row_data, const ViewSampling& s, Sa
         for (int k = 0; vector && k < components; ++k) vector[k] = NAN;
         continue;
       }
-      const float* cell = row + static_cast<std::size_t>(c - s.col_lo) * components;
+      const float* cell = row + static_cast<std::size_t>(c - s.col_lo) * col_pitch;
       out.values[at] = shown_value(cell, components);
       for (int k = 0; vector && k < components; ++k) vector[k] = cell[k];
     }
   }
 }
 
+/// The field's rows and cells in bytes: its strides (a plane of a volume is strided, plane_of), or
+/// a C-contiguous grid's when it has none.
+struct Pitch {
+  std::size_t row, col;
+};
+Pitch pitch_of(const proto::FieldDesc& field, int field_w) {
+  const std::size_t cell = std::size_t{field.components} * sizeof(float);
+  if (field.strides.size() >= 2 && field.shape.size() >= 2) return {field.strides[0], field.strides[1]};
+  return {static_cast<std::size_t>(field_w) * cell, cell};
+}
+
+/// The axes of a field's grid (its shape without the components).
+std::size_t grid_rank(const proto::FieldDesc& f) { return f.shape.size() - (f.components > 1 ? 1 : 0); }
+
 void check_field(const proto::FieldDesc& field, int field_w, int field_h) {
-  const auto needed = static_cast<std::uint64_t>(field_w) * field_h * field.components * sizeof(float);
   if (field.dtype != "float32" || field.components < 1)
     throw Error(Errc::bad_value, "field '" + field.name + "' (" + field.dtype + " × " +
                                      std::to_string(field.components) + ") cannot be sampled: only float32 fields can");
-  if (field.bytes < needed)
+  if (!field.shape.empty() && grid_rank(field) != 2)
+    throw Error(Errc::bad_value, "field '" + field.name + "' has a grid of " + std::to_string(grid_rank(field)) +
+                                     " axes: a view samples one plane of it (plane_of)");
+  const auto p = pitch_of(field, field_w);
+  const std::uint64_t cell = std::uint64_t{field.components} * sizeof(float);
+  const std::uint64_t needed =
+      field_w > 0 && field_h > 0 ? (field_h - 1) * std::uint64_t{p.row} + (field_w - 1) * std::uint64_t{p.col} + cell : 0;
+  if (field.bytes < needed || p.col % sizeof(float) != 0 || p.row % sizeof(float) != 0)
     throw Error(Errc::bad_value, "field '" + field.name + "' holds " + std::to_string(field.bytes) +
                                      " bytes, less than the " + std::to_string(needed) + " of a " +
                                      std::to_string(field_w) + "×" + std::to_string(field_h) + " grid");
 }
 }  // namespace
+
+const char* to_string(SliceAxis axis) noexcept {
+  return axis == SliceAxis::x ? "x" : axis == SliceAxis::y ? "y" : "z";
+}
+
+proto::FieldDesc plane_of(const proto::FieldDesc& field, const Slice& slice) {
+  if (grid_rank(field) != 3 || field.strides.size() != field.shape.size()) return field;
+  // Axis k of the shape (0: z, 1: y, 2: x) is cut; the other two stay, slowest first.
+  const std::size_t cut = slice.axis == SliceAxis::z ? 0 : slice.axis == SliceAxis::y ? 1 : 2;
+  if (slice.index >= field.shape[cut])
+    throw Error(Errc::out_of_range, std::string(to_string(slice.axis)) + "-plane " + std::to_string(slice.index) +
+                                        " of field '" + field.name + "' does not exist: " + to_string(slice.axis) +
+                                        " runs from 0 to " + std::to_string(field.shape[cut] - 1));
+  proto::FieldDesc p = field;
+  const std::uint64_t moved = slice.index * field.strides[cut];
+  p.offset += moved;
+  p.bytes = field.bytes - moved;
+  p.shape.clear();
+  p.strides.clear();
+  for (std::size_t k = 0; k < field.shape.size(); ++k)
+    if (k != cut) p.shape.push_back(field.shape[k]), p.strides.push_back(field.strides[k]);
+  return p;
+}
+
+std::array<std::uint32_t, 3> cell_of_plane(const Slice& slice, std::uint32_t col, std::uint32_t row) {
+  switch (slice.axis) {
+    case SliceAxis::z:
+      return {col, row, slice.index};
+    case SliceAxis::y:
+      return {col, slice.index, row};
+    case SliceAxis::x:
+      break;
+  }
+  return {slice.index, col, row};
+}
 
 #ifdef CUVIEW_HAVE_CUDA
 struct ViewSampler::Staging {
@@ -157,20 +214,21 @@ void ViewSampler::sample_block(const Frame& frame, const proto::FieldDesc& field
 
 void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field, int field_w, const ViewSampling& s,
                               SampledView& out, bool fill) {
-  ViewRegion region = out.region;
-  region.field_w = field_w;  // the grid the frame holds (a part's block, or the whole grid)
-  [[maybe_unused]] const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
+  const Pitch p = pitch_of(field, field_w);  // of the grid the frame holds (a part's block, or the whole grid)
+  const std::size_t cell = std::size_t{field.components} * sizeof(float);
   std::vector<const float*> rows(s.rows.size(), nullptr);
   bytes_copied_ = 0;
   if (frame.device() < 0) {  // shared memory, read in place
-    const auto* grid = reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.slot_data()) + field.offset);
+    const auto* grid = static_cast<const std::byte*>(frame.slot_data()) + field.offset;
     for (std::size_t py = 0; py < rows.size(); ++py)
       if (s.rows[py] >= 0)
-        rows[py] = grid + (static_cast<std::size_t>(s.rows[py]) * region.field_w + s.col_lo) * field.components;
-    gather(rows, s, out, fill);
+        rows[py] = reinterpret_cast<const float*>(grid + static_cast<std::size_t>(s.rows[py]) * p.row +
+                                                  static_cast<std::size_t>(s.col_lo) * p.col);
+    gather(rows, s, out, p.col / sizeof(float), fill);
     return;
   }
 #ifdef CUVIEW_HAVE_CUDA
+  const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
   if (s.col_count > 0 && !s.distinct_rows.empty()) {
     if (!staging_ || staging_->device != frame.device()) {
       staging_.reset();
@@ -178,28 +236,32 @@ void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field,
     }
     const auto& r = s.distinct_rows;
     float* dst = staging_->reserve(r.size() * span);
-    const auto* grid =
-        reinterpret_cast<const float*>(static_cast<const std::byte*>(frame.device_slot()) + field.offset);
-    const auto pitch = static_cast<std::size_t>(region.field_w) * field.components * sizeof(float);
+    const auto* grid = static_cast<const std::byte*>(frame.device_slot()) + field.offset;
+    const auto at = [&](int row) { return grid + static_cast<std::size_t>(row) * p.row + s.col_lo * p.col; };
+    const std::string what = " of field '" + field.name + "' of frame " + std::to_string(frame.info().seq);
     frame.wait();  // on the host: the frame is complete, and the GPU never switches to us for it
     cuda::DeviceGuard guard(staging_->device);
-    // The distinct rows, as runs of equal spacing: one strided 2D copy per run (a zoomed-in view
-    // is one run of consecutive rows; a zoomed-out one, runs of every k-th row).
-    for (std::size_t i = 0; i < r.size();) {
-      std::size_t n = 1;
-      const int stride = i + 1 < r.size() ? r[i + 1] - r[i] : 1;
-      while (i + n < r.size() && r[i + n] - r[i + n - 1] == stride) ++n;
-      cuda::check(
-          cudaMemcpy2DAsync(dst + i * span, span * sizeof(float),
-                            grid + (static_cast<std::size_t>(r[i]) * region.field_w + s.col_lo) * field.components,
-                            pitch * static_cast<std::size_t>(stride), span * sizeof(float), n, cudaMemcpyDeviceToHost,
-                            staging_->stream.get()),
-          "copying " + std::to_string(n) + " rows of field '" + field.name + "' of frame " +
-              std::to_string(frame.info().seq));
-      i += n;
+    if (p.col == cell) {
+      // Contiguous rows: the distinct rows as runs of equal spacing, one strided 2D copy per run
+      // (a zoomed-in view is one run of consecutive rows; a zoomed-out one, runs of every k-th row).
+      for (std::size_t i = 0; i < r.size();) {
+        std::size_t n = 1;
+        const int stride = i + 1 < r.size() ? r[i + 1] - r[i] : 1;
+        while (i + n < r.size() && r[i + n] - r[i + n - 1] == stride) ++n;
+        cuda::check(cudaMemcpy2DAsync(dst + i * span, span * sizeof(float), at(r[i]), p.row * static_cast<std::size_t>(stride),
+                                      span * sizeof(float), n, cudaMemcpyDeviceToHost, staging_->stream.get()),
+                    "copying " + std::to_string(n) + " rows" + what);
+        i += n;
+      }
+    } else {
+      // Cells apart in memory (a plane across the fastest axis): each row's cells gathered by one
+      // strided 2D copy, a cell per line.
+      for (std::size_t i = 0; i < r.size(); ++i)
+        cuda::check(cudaMemcpy2DAsync(dst + i * span, cell, at(r[i]), p.col, cell, static_cast<std::size_t>(s.col_count),
+                                      cudaMemcpyDeviceToHost, staging_->stream.get()),
+                    "copying the cells of row " + std::to_string(r[i]) + what);
     }
-    cuda::check(cudaStreamSynchronize(staging_->stream.get()), "waiting for the sampled rows of field '" + field.name +
-                                                                   "' of frame " + std::to_string(frame.info().seq));
+    cuda::check(cudaStreamSynchronize(staging_->stream.get()), "waiting for the sampled rows" + what);
     bytes_copied_ = r.size() * span * sizeof(float);
     for (std::size_t py = 0, k = 0; py < s.rows.size(); ++py) {
       if (s.rows[py] < 0) continue;
@@ -207,7 +269,7 @@ void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field,
       rows[py] = dst + k * span;
     }
   }
-  gather(rows, s, out, fill);
+  gather(rows, s, out, field.components, fill);
 #else
   throw Error(Errc::cuda, "frame " + std::to_string(frame.info().seq) +
                               " is in GPU memory, but this program was built without CUDA");

@@ -93,7 +93,8 @@ std::string canonical(const Meta& m, const std::vector<Block>& blocks) {
   std::ostringstream s;
   s.precision(17);
   s << "format=" << kFormat << "\nsimulation=" << m.simulation << "\nstate_version=" << m.state_version
-    << "\nwidth=" << m.width << "\nheight=" << m.height << "\nstep=" << m.step << "\nsim_time=" << m.sim_time
+    << "\nwidth=" << m.width << "\nheight=" << m.height << (m.depth > 1 ? "\ndepth=" + std::to_string(m.depth) : "")
+    << "\nstep=" << m.step << "\nsim_time=" << m.sim_time
     << "\nbackend=" << m.backend << "\ncuview_version=" << m.cuview_version << "\nwritten_utc=" << m.written_utc;
   for (const auto& [k, v] : m.options) s << "\noption " << k << "=" << v;
   for (const auto& [k, v] : m.params) s << "\nparam " << k << "=" << v;
@@ -237,6 +238,7 @@ void write(const fs::path& path, const Meta& meta, const std::vector<Block>& blo
     put(g.get(), "state_version", meta.state_version, H5T_STD_U32LE, H5T_NATIVE_UINT32, file);
     put(g.get(), "width", meta.width, H5T_STD_U32LE, H5T_NATIVE_UINT32, file);
     put(g.get(), "height", meta.height, H5T_STD_U32LE, H5T_NATIVE_UINT32, file);
+    if (meta.depth > 1) put(g.get(), "depth", meta.depth, H5T_STD_U32LE, H5T_NATIVE_UINT32, file);
     put(g.get(), "step", meta.step, H5T_STD_U64LE, H5T_NATIVE_UINT64, file);
     put(g.get(), "sim_time", meta.sim_time, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, file);
     put(g.get(), "options", join_options(meta.options), file);
@@ -303,6 +305,7 @@ Loaded read(const fs::path& path) {
   m.state_version = r.number<std::uint32_t>(g.get(), "state_version", H5T_NATIVE_UINT32);
   m.width = r.number<std::uint32_t>(g.get(), "width", H5T_NATIVE_UINT32);
   m.height = r.number<std::uint32_t>(g.get(), "height", H5T_NATIVE_UINT32);
+  m.depth = H5Aexists(g.get(), "depth") > 0 ? r.number<std::uint32_t>(g.get(), "depth", H5T_NATIVE_UINT32) : 1;
   m.step = r.number<std::uint64_t>(g.get(), "step", H5T_NATIVE_UINT64);
   m.sim_time = r.number<double>(g.get(), "sim_time", H5T_NATIVE_DOUBLE);
   m.backend = r.text(g.get(), "backend");
@@ -352,7 +355,9 @@ Loaded read(const fs::path& path) {
 
 std::string mismatch(const Loaded& loaded, const Meta& meta, const std::vector<sim::StateSpec>& state) {
   const Meta& m = loaded.meta;
-  auto grid = [](const Meta& x) { return std::to_string(x.width) + "x" + std::to_string(x.height); };
+  auto grid = [](const Meta& x) {
+    return std::to_string(x.width) + "x" + std::to_string(x.height) + (x.depth > 1 ? "x" + std::to_string(x.depth) : "");
+  };
   if (m.simulation != meta.simulation)
     return "it is a checkpoint of simulation '" + m.simulation + "', not '" + meta.simulation + "'; start with --sim " +
            m.simulation;
@@ -360,7 +365,7 @@ std::string mismatch(const Loaded& loaded, const Meta& meta, const std::vector<s
     return "it holds state version " + std::to_string(m.state_version) + " of '" + m.simulation +
            "'; this build's is " + std::to_string(meta.state_version) + ": restore it with the cuview that wrote it (" +
            m.cuview_version + ")";
-  if (m.width != meta.width || m.height != meta.height)
+  if (m.width != meta.width || m.height != meta.height || m.depth != meta.depth)
     return "it was written for a " + grid(m) + " grid, not " + grid(meta) + "; start with --size " + grid(m);
   if (m.options != meta.options)
     return "it was written with simulation options '" + join_options(m.options) + "', not '" +

@@ -26,6 +26,7 @@ struct Meta {
   std::string simulation;               ///< the built-in's name, or the plugin's
   std::uint32_t state_version = 1;      ///< Simulation::state_version()
   std::uint32_t width = 0, height = 0;  ///< the grid
+  std::uint32_t depth = 1;              ///< > 1: a grid of three axes (the attribute exists then only)
   std::uint64_t step = 0;
   double sim_time = 0;
   std::map<std::string, std::string> options;  ///< --sim-option KEY=VALUE

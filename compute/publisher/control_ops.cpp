@@ -218,7 +218,7 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
   const auto& d = c_.description;
   proto::Stats s;
   s.session = d.session, s.backend = d.backend, s.device = d.device, s.sim = d.sim;
-  s.width = d.width, s.height = d.height, s.slots = d.slots;
+  s.width = d.width, s.height = d.height, s.dims = d.dims, s.slots = d.slots;
   s.name = c_.opts.name;
   s.sharing = c_.slots.mechanism();
   s.step = c_.progress.step.load();

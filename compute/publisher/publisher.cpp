@@ -13,6 +13,7 @@
 #include <fstream>
 #include <set>
 
+#include "cuview/assembly.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/protocol.hpp"
 #include "publisher/parameter_set.hpp"
@@ -140,22 +141,30 @@ void Publisher::add_field(FieldDecl f) {
   const std::string what = where(s.opts.name) + ": field '" + f.name + "'";
   s.check_declarable(what);
   s.check_name(f.name);
-  if (f.width < 1 || f.height < 1 || f.width > kMaxSide || f.height > kMaxSide)
-    throw Error(Errc::out_of_range, what + " is " + std::to_string(f.width) + "x" + std::to_string(f.height) +
-                                        " cells; each side must be 1 to " + std::to_string(kMaxSide));
-  if (!s.declared.fields.empty() && (f.width != s.declared.width || f.height != s.declared.height))
-    throw Error(Errc::bad_value, what + " is " + std::to_string(f.width) + "x" + std::to_string(f.height) +
-                                     " but field '" + s.declared.fields.front().name + "' is " + std::to_string(s.declared.width) + "x" +
-                                     std::to_string(s.declared.height) + "; every field of a publisher shares one grid");
-  const std::size_t expected = std::size_t{f.width} * f.height * f.components * size_of(f.dtype);
+  if (!f.dims.empty() && (f.width != 0 || f.height != 0))
+    throw Error(Errc::bad_value, what + " gives both dims and width × height; give dims alone for a grid of 1 or 3 "
+                                        "axes, width and height alone for a 2-D one");
+  const Extent grid{f.grid()};
+  if (grid.rank() < 1 || grid.rank() > 3)
+    throw Error(Errc::out_of_range, what + " has a grid of " + std::to_string(grid.rank()) +
+                                        " axes; a field's grid has 1, 2 or 3 (dims: {width}, {height, width} or "
+                                        "{depth, height, width})");
+  for (const auto side : grid.dims)
+    if (side < 1 || side > kMaxSide)
+      throw Error(Errc::out_of_range, what + " is " + grid.text() + " cells; each side must be 1 to " +
+                                          std::to_string(kMaxSide));
+  if (!s.declared.fields.empty() && grid.dims != s.declared.dims)
+    throw Error(Errc::bad_value, what + " is " + grid.text() + " but field '" + s.declared.fields.front().name +
+                                     "' is " + Extent{s.declared.dims}.text() +
+                                     "; every field of a publisher shares one grid");
+  const std::size_t expected = grid.cells() * f.components * size_of(f.dtype);
   if (f.bytes != expected)
     throw Error(Errc::bad_value, what + " is declared with a buffer of " + std::to_string(f.bytes) + " bytes, but " +
-                                     std::to_string(f.width) + "x" + std::to_string(f.height) + " cells of " +
-                                     std::to_string(f.components) + " " + to_string(f.dtype) + " need " +
-                                     std::to_string(expected) + "; pass the buffer's real size and shape");
+                                     grid.text() + " cells of " + std::to_string(f.components) + " " +
+                                     to_string(f.dtype) + " need " + std::to_string(expected) +
+                                     "; pass the buffer's real size and shape");
   s.check_buffer(f, what);
-  s.declared.width = f.width;
-  s.declared.height = f.height;
+  s.declared.dims = grid.dims;
   s.declared.fields.push_back(std::move(f));
 }
 
@@ -241,15 +250,20 @@ void Publisher::State::start() {
     throw Error(Errc::bad_value, where(opts.name) +
                                      ": nothing to publish: declare at least one field with "
                                      "add_field() before publish()");
-  if (const auto& p = opts.part;
-      p && (std::uint64_t{p->offset_x} + declared.width > p->global_width ||
-            std::uint64_t{p->offset_y} + declared.height > p->global_height))
-    throw Error(Errc::out_of_range,
-                where(opts.name) + " (" + paths.who() + "): its block of " + std::to_string(declared.width) + "x" +
-                    std::to_string(declared.height) + " cells at (" + std::to_string(p->offset_x) + ", " +
-                    std::to_string(p->offset_y) + ") does not fit in the global grid of " +
-                    std::to_string(p->global_width) + "x" + std::to_string(p->global_height) +
-                    "; check PartOptions' offsets and global size against the declared fields");
+  if (const auto& p = opts.part) {
+    const cuview::Block block{p->start(), declared.dims};
+    const auto global = p->global();
+    bool fits = global.size() == block.dims.size() && block.offset.size() == block.dims.size();
+    for (std::size_t a = 0; fits && a < global.size(); ++a)
+      fits = std::uint64_t{block.offset[a]} + block.dims[a] <= global[a];
+    if (!fits)
+      throw Error(Errc::out_of_range,
+                  where(opts.name) + " (" + paths.who() + "): its block of " + Extent{block.dims}.text() +
+                      " cells at " + position_text(block.offset) + " does not fit in the global grid of " +
+                      Extent{global}.text() +
+                      " (sizes and positions fastest axis first); check PartOptions' offsets and global size against "
+                      "the declared fields");
+  }
   auto params = std::make_unique<ParameterSet>(declared.params, declared.presets);
   if (declared.preset) params->assign(params->apply(declared.preset, {}));
   if (declared.start_params) params->assign(params->apply(std::nullopt, *declared.start_params));
@@ -284,8 +298,8 @@ void Publisher::State::start() {
   ring->set_state(DaemonState::running);
   started = true;
   server->start(*ops);
-  spdlog::info("{} session {}: {} {}x{} on {} ({}), {} slots of {} bytes shared by {}, control {}", where(opts.name),
-               session, opts.title, declared.width, declared.height, executor->name(), executor->device(), opts.slots,
+  spdlog::info("{} session {}: {} {} on {} ({}), {} slots of {} bytes shared by {}, control {}", where(opts.name),
+               session, opts.title, Extent{declared.dims}.text(), executor->name(), executor->device(), opts.slots,
                layout.slot_bytes, slots->mechanism(), server->endpoint());
 }
 
@@ -294,8 +308,9 @@ void Publisher::State::describe() {
   description.backend = executor->name();
   description.device = executor->device();
   description.sim = opts.title;
-  description.width = declared.width;
-  description.height = declared.height;
+  description.dims = declared.dims;
+  description.width = Extent{declared.dims}.width();
+  description.height = Extent{declared.dims}.height();
   description.slots = opts.slots;
   description.slot_bytes = layout.slot_bytes;
   description.trailer_offset = layout.trailer_offset;
@@ -316,7 +331,7 @@ void Publisher::State::describe() {
   };
   std::size_t index = 0;
   for (const auto& f : declared.fields)
-    description.fields.push_back(block(f, {declared.height, declared.width}, index++));
+    description.fields.push_back(block(f, declared.dims, index++));
   for (const auto& p : declared.particles) {
     proto::ParticleSetDesc pd{p.name, p.count, {}, p.help, p.bounds};
     for (const auto& a : p.attributes)
@@ -336,9 +351,19 @@ void Publisher::State::describe() {
         host = buf;
       }
     }
-    description.part = proto::PartDesc{p->index,         p->count,         p->offset_x, p->offset_y,
-                                       p->global_width,  p->global_height, p->group,    p->rank,
-                                       host};
+    const Extent global{p->global()};
+    const auto start = p->start();
+    description.part = proto::PartDesc{p->index,
+                                       p->count,
+                                       start.back(),
+                                       start.size() >= 2 ? start[start.size() - 2] : 0,
+                                       global.width(),
+                                       global.height(),
+                                       p->group,
+                                       p->rank,
+                                       host,
+                                       start,
+                                       global.dims};
   }
 }
 

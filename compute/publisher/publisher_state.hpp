@@ -32,7 +32,7 @@ struct Declarations {
   std::vector<InputSpec> inputs;
   std::optional<std::string> preset;                          // use_preset()
   std::optional<std::map<std::string, double>> start_params;  // use_params(): a restored run's
-  std::uint32_t width = 0, height = 0;
+  std::vector<std::uint32_t> dims;  ///< the fields' grid, slowest axis first (the first add_field's)
 };
 
 struct Publisher::State {

@@ -6,6 +6,9 @@ namespace cuview::sim {
 namespace grayscott {
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config);
 }
+namespace grayscott3d {
+std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config);
+}
 namespace lbm {
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config);
 }
@@ -19,6 +22,8 @@ const std::vector<SimulationFactory>& builtin_simulations() {
       {"lbm", "lattice-Boltzmann flow (D2Q9, BGK) past a cylinder in a channel: a Kármán vortex street", &lbm::make, true},
       {"nbody", "N-body gravity (all pairs, softened, leapfrog): a rotating disc, or two galaxies colliding",
        &nbody::make, false},
+      {"grayscott3d", "Gray–Scott reaction–diffusion in a periodic volume (7-point stencil): --size WxHxD",
+       &grayscott3d::make, false, 3},
   };
   return list;
 }

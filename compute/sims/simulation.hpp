@@ -73,6 +73,9 @@ struct SimulationConfig {
   /// cells), the global height and the halo. Null: the whole grid. Plugins are never given one
   /// (appended last, so plugins built before it read the members above unchanged).
   const Slab* slab = nullptr;
+  /// Cells along z for a simulation of three axes (SimulationFactory::axes 3): the grid is width ×
+  /// height × depth, x fastest. 1 for the others (appended last, as slab).
+  std::uint32_t depth = 1;
 };
 
 class Simulation {
@@ -128,6 +131,8 @@ struct SimulationFactory {
   std::unique_ptr<Simulation> (*make)(Executor& executor, const SimulationConfig& config);
   /// It runs decomposed over ranks (SimulationConfig::slab), bit for bit the whole grid's run.
   bool decomposable = false;
+  /// Its grid's axes: 2 (--size WxH) or 3 (--size WxHxD, SimulationConfig::depth).
+  std::uint32_t axes = 2;
 };
 
 /// Every simulation cuview-compute can run without a plugin.

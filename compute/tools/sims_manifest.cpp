@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     for (const auto& f : sim::builtin_simulations()) {
       const auto s = f.make(*host, sim::SimulationConfig{16, 16, {}});
       const ParameterSet params(with_publisher_params(s->params()), s->presets());
-      nlohmann::json j{{"name", f.name}, {"help", f.help}};
+      nlohmann::json j{{"name", f.name}, {"help", f.help}, {"axes", f.axes}};
       for (const auto& field : s->fields())
         j["fields"].push_back({{"name", field.name},
                                {"dtype", sim::to_string(field.dtype)},

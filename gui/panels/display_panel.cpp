@@ -5,7 +5,9 @@
 #include <QStandardItemModel>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QLabel>
 #include <QPushButton>
+#include <QSlider>
 #include <QSettings>
 #include <algorithm>
 
@@ -68,10 +70,23 @@ DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
   auto* reset_view = new QPushButton("Reset zoom");
   arrows_ = new QCheckBox("arrows (vector fields)");
   arrows_->setObjectName("arrows");
+  slice_axis_ = new QComboBox;
+  slice_axis_->setObjectName("slice_axis");
+  slice_axis_->addItems({"z", "y", "x"});
+  slice_axis_->setToolTip("the axis across the plane shown");
+  slice_ = new QSlider(Qt::Horizontal);
+  slice_->setObjectName("slice");
+  slice_->setToolTip("the plane's position (Page Up/Down, or Shift + wheel over the view)");
+  slice_label_ = new QLabel;
+  slice_label_->setObjectName("slice_label");
   auto* box = new QWidget;
-  auto* form = new QFormLayout(box);
+  auto* form = form_ = new QFormLayout(box);
   form->addRow("Field", field_);
   form->addRow("", arrows_);
+  form->addRow("Plane across", slice_axis_);
+  form->addRow(slice_label_, slice_);
+  form->setRowVisible(slice_axis_, false);
+  form->setRowVisible(slice_, false);
   form->addRow("Colormap", colormap_);
   form->addRow("Range", range_mode_);
   form->addRow("Min", range_lo_);
@@ -94,7 +109,47 @@ DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
   connect(range_lo_, &QDoubleSpinBox::valueChanged, this, &DisplayPanel::view_changed);
   connect(range_hi_, &QDoubleSpinBox::valueChanged, this, &DisplayPanel::view_changed);
   connect(reset_view, &QPushButton::clicked, this, &DisplayPanel::reset_zoom);
+  connect(slice_axis_, &QComboBox::currentIndexChanged, this, [this] {
+    show_slice_axis();
+    Q_EMIT reset_zoom();  // another plane has another shape: fit it
+    Q_EMIT view_changed();
+  });
+  connect(slice_, &QSlider::valueChanged, this, [this] {
+    show_slice_axis();
+    Q_EMIT view_changed();
+  });
   setWidget(box);
+}
+
+Slice DisplayPanel::slice() const {
+  const int axis = slice_axis_->currentIndex();
+  return {axis == 2 ? SliceAxis::x : axis == 1 ? SliceAxis::y : SliceAxis::z,
+          static_cast<std::uint32_t>(std::max(0, slice_->value()))};
+}
+
+void DisplayPanel::show_slice_axis() {
+  if (dims_.size() != 3) return;
+  const int axis = std::clamp(slice_axis_->currentIndex(), 0, 2);  // the shape's axis: 0 z, 1 y, 2 x
+  const int last = static_cast<int>(dims_[static_cast<std::size_t>(axis)]) - 1;
+  if (slice_->maximum() != last) {
+    const QSignalBlocker quiet(slice_);
+    const bool fresh = slice_->maximum() <= 0;
+    slice_->setRange(0, last);
+    if (fresh) slice_->setValue(wanted_slice_ >= 0 ? wanted_slice_ : (last + 1) / 2);  // a new volume opens at its middle
+  }
+  slice_label_->setText(QString("%1 = %2").arg(slice_axis_->currentText()).arg(slice_->value()));
+}
+
+void DisplayPanel::set_slice(const QString& axis, int index) {
+  const int i = slice_axis_->findText(axis);
+  if (i >= 0) slice_axis_->setCurrentIndex(i);
+  wanted_slice_ = index;  // a volume not described yet takes it then
+  show_slice_axis();
+  slice_->setValue(index);
+}
+
+void DisplayPanel::move_slice(int delta) {
+  if (dims_.size() == 3) slice_->setValue(slice_->value() + delta);
 }
 
 void DisplayPanel::restore(const QSettings& settings) {
@@ -147,6 +202,16 @@ void DisplayPanel::describe(const proto::DescribeResult& d) {
   field_name_ = field_->currentText();
   field_->blockSignals(false);
   show_colormap_of_field();
+  // A volume: which plane. Its slider keeps its place while the volume keeps its size.
+  const auto dims = d.grid();
+  if (dims != dims_) {
+    dims_ = dims;
+    const QSignalBlocker quiet(slice_);
+    slice_->setRange(0, 0);
+    show_slice_axis();
+  }
+  form_->setRowVisible(slice_axis_, dims_.size() == 3);
+  form_->setRowVisible(slice_, dims_.size() == 3);
 }
 
 void DisplayPanel::fill(ViewRequest& v) const {
@@ -156,6 +221,7 @@ void DisplayPanel::fill(ViewRequest& v) const {
   v.lo = static_cast<float>(range_lo_->value());
   v.hi = static_cast<float>(range_hi_->value());
   v.arrows = arrows_->isChecked();
+  v.slice = slice();
 }
 
 int DisplayPanel::field_index() const { return field_->currentIndex(); }

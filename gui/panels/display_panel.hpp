@@ -1,5 +1,5 @@
 // The Display dock: which field (or particle view) is shown, arrows over vector fields, the
-// colormap and the range. It remembers the user's colormap per field and learns from the first
+// colormap and the range; for a volume, which plane (axis and position). It remembers the user's colormap per field and learns from the first
 // frames whether a field has both signs (then it opens in diverging, centred on 0).
 #pragma once
 
@@ -13,7 +13,10 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
 class QSettings;
+class QSlider;
 
 namespace cuview::gui {
 
@@ -47,6 +50,11 @@ class DisplayPanel : public QDockWidget {
   void set_colormap(Colormap map);
   void set_fixed_range(float lo, float hi);
   void set_field(const QString& name);
+  /// A volume's plane: across `axis` ("x", "y" or "z") at `index` (clamped to the axis).
+  void set_slice(const QString& axis, int index);
+  /// Moves the plane `delta` cells along its axis (the keyboard, Shift + wheel); nothing for a 2-D grid.
+  void move_slice(int delta);
+  [[nodiscard]] Slice slice() const;
   [[nodiscard]] int field_index() const;
   [[nodiscard]] Colormap colormap() const;
 
@@ -63,6 +71,8 @@ class DisplayPanel : public QDockWidget {
   /// values are both negative and positive (unless the command line named one); else the colormap
   /// chosen last. Sets the Colormap list without taking it for the user's choice.
   void show_colormap_of_field();
+  /// The slider's range and the label for the axis chosen, keeping the plane's index where it fits.
+  void show_slice_axis();
 
   QComboBox* field_ = nullptr;
   QCheckBox* arrows_ = nullptr;  // vector fields: arrows over the magnitude
@@ -70,6 +80,12 @@ class DisplayPanel : public QDockWidget {
   QComboBox* range_mode_ = nullptr;
   QDoubleSpinBox* range_lo_ = nullptr;
   QDoubleSpinBox* range_hi_ = nullptr;
+  QFormLayout* form_ = nullptr;
+  QComboBox* slice_axis_ = nullptr;  // x, y, z: shown for a volume only
+  QSlider* slice_ = nullptr;
+  QLabel* slice_label_ = nullptr;
+  std::vector<std::uint32_t> dims_;  // the grid described last, slowest axis first
+  int wanted_slice_ = -1;            // set_slice's index, for the volume described next; -1: its middle
 
   bool remote_ = false;
   QString forced_colormap_;                 ///< --colormap: every field's, never diverging by itself

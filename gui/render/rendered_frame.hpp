@@ -24,6 +24,7 @@ struct ViewRequest {
   float lo = 0, hi = 1;    ///< used when !auto_range
   double zoom = 1, center_x = -1, center_y = -1;  ///< center < 0: the field's centre
   bool arrows = false;                            ///< vector fields: arrows over the magnitude
+  Slice slice{};  ///< a grid of three axes: the plane shown (its index clamped to the axis)
 };
 
 /// How a remote view came: the gateway's encoding, how far a value may be from the true one, and
@@ -47,6 +48,7 @@ struct RenderedFrame {
   int field_w = 0, field_h = 0;
   std::uint64_t skipped = 0;  ///< frames published since the previous one that this viewer skipped
   std::optional<RemoteLink> link;  ///< a remote view's; empty for a frame read on this host
+  std::optional<Slice> slice;      ///< the plane of a volume shown; empty for a 2-D grid
 };
 
 }  // namespace cuview::gui

@@ -57,11 +57,37 @@ namespace {
 /// The render path reads float32 scalars and vectors (as their magnitude).
 bool drawable(const proto::FieldDesc& fd) { return fd.dtype == "float32" && fd.components >= 1 && fd.components <= 3; }
 /// The grid of `d` fitted in the view, centred where the view asks (the grid's centre by default).
+/// The picture's grid: the whole grid of a 2-D run, a plane's of a volume (columns × rows as
+/// plane_of lays them out).
+std::pair<int, int> picture_grid(const proto::DescribeResult& d, const ViewRequest& view) {
+  const auto dims = d.grid();
+  if (dims.size() != 3) return {static_cast<int>(d.width), static_cast<int>(d.height)};
+  const int w = static_cast<int>(dims[2]), h = static_cast<int>(dims[1]), depth = static_cast<int>(dims[0]);
+  switch (view.slice.axis) {
+    case SliceAxis::z:
+      return {w, h};
+    case SliceAxis::y:
+      return {w, depth};
+    case SliceAxis::x:
+      break;
+  }
+  return {h, depth};
+}
+
 ViewTransform fitted(const proto::DescribeResult& d, const ViewRequest& view) {
-  const double cx = view.center_x < 0 ? d.width / 2.0 : view.center_x;
-  const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
-  return ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height, view.zoom,
-                            cx, cy);
+  const auto [w, h] = picture_grid(d, view);
+  const double cx = view.center_x < 0 ? w / 2.0 : view.center_x;
+  const double cy = view.center_y < 0 ? h / 2.0 : view.center_y;
+  return ViewTransform::fit(w, h, view.width, view.height, view.zoom, cx, cy);
+}
+
+/// The slice `view` asks for, its index clamped to the axis of `d`'s volume.
+Slice clamped_slice(const proto::DescribeResult& d, const ViewRequest& view) {
+  const auto dims = d.grid();
+  Slice s = view.slice;
+  const std::size_t axis = s.axis == SliceAxis::z ? 0 : s.axis == SliceAxis::y ? 1 : 2;
+  if (dims.size() == 3) s.index = std::min(s.index, dims[axis] - 1);
+  return s;
 }
 }  // namespace
 
@@ -98,10 +124,15 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
   } else {
     t.components = static_cast<int>(fd.components);
     const bool arrows = view.arrows && fd.components >= 2;
-    sampler_.sample(frame, fd, t, sampled, arrows ? VectorComponents::include : VectorComponents::omit);
+    const bool volume = d.grid().size() == 3;
+    const auto plane = volume ? plane_of(fd, clamped_slice(d, view)) : fd;
+    // A plane of a vector field: its in-plane arrows would need the components reordered; the
+    // magnitude is shown.
+    sampler_.sample(frame, plane, t, sampled, arrows && !volume ? VectorComponents::include : VectorComponents::omit);
   }
   RenderedFrame out = colour(std::move(sampled), field, view);
   out.info = frame.info();
+  if (d.grid().size() == 3 && !is_particles) out.slice = clamped_slice(d, view);
   return {std::move(out), {}};
 }
 
@@ -113,6 +144,9 @@ RenderResult ViewRenderer::render(const FrameGroup& frames, const std::vector<co
   const auto field = static_cast<std::size_t>(view.field);
   const auto& fd = d.fields[field];
   if (!drawable(fd)) return refuse_undrawable(fd);
+  if (d.grid().size() != 2)
+    return refuse(fd.name, "a run of parts of a volume is not drawn by this viewer yet: attach to one part "
+                           "(NAME/part-K) to see its block's planes");
   unshowable_.clear();
   auto t = fitted(d, view);
   t.components = static_cast<int>(fd.components);

@@ -28,11 +28,9 @@ QString summary_of(const RunningInstance& instance) {
       return QString("parts %1 of a run whose part 0 runs on another host\nwatch it through the gateways of its hosts")
           .arg(QString::number(instance.here.size()));
     const auto s = Client::attach(o).stats();
-    const auto w = s.part ? s.part->global_width : s.width, h = s.part ? s.part->global_height : s.height;
-    return QString("%1 %2×%3 on %4%5\n%6 · step %7")
-        .arg(QString::fromStdString(s.sim))
-        .arg(w)
-        .arg(h)
+    const auto grid = QString::fromStdString(Extent{s.part ? s.part->global() : s.grid()}.text()).replace('x', QChar(0xd7));
+    return QString("%1 %2 on %3%4\n%5 · step %6")
+        .arg(QString::fromStdString(s.sim), grid)
         .arg(QString::fromStdString(s.backend))
         .arg(instance.parts > 0 ? QString(", %1 parts").arg(instance.parts) : QString())
         .arg(s.paused ? "paused" : "running")

@@ -84,6 +84,7 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
     group_description_ = run_->leader().description();
     group_description_.width = run_->global_width();
     group_description_.height = run_->global_height();
+    group_description_.dims = run_->extent().dims;  // the whole run's grid, not part 0's block
     part_descriptions_.clear();
     QStringList where;
     for (std::size_t k = 0; k < run_->size(); ++k) {

@@ -136,11 +136,11 @@ class GroupFrame:
         self._held = _Handle(handle, free)
         self.name = group.name
         self.step = lib.cuview_group_frame_step(handle)
-        #: (global_height, global_width)
+        #: the global grid, slowest axis first: (height, width) or (depth, height, width)
         self.shape = group.shape
         self._fields = [f["name"] for f in group.leader.description["fields"]]
-        self.parts = [(Frame(group.parts[k], raw[k], self._held),
-                       (group.parts_info[k]["offset_y"], group.parts_info[k]["offset_x"])) for k in range(count)]
+        #: per part, its frame and its block's offset in the global grid (slowest axis first)
+        self.parts = [(Frame(group.parts[k], raw[k], self._held), group.parts_info[k]["offset"]) for k in range(count)]
         self.time = self.parts[0][0].time
         #: part 0's frame's GPU (where assemble() puts the global array); -1 on the host backend
         self.device = devices[0]
@@ -168,13 +168,13 @@ class GroupFrame:
     def assemble(self, field, host=False):
         """Field `field` over the whole global grid, each part's block at its offset: a NumPy array on
         the host backend (or with host=True); on CUDA a CuPy array on part 0's GPU, filled from each
-        part's GPU (peer copies). Shape (global_height, global_width) or (..., components)."""
+        part's GPU (peer copies). Shape: the global grid's (`shape`), then components for a vector."""
         h = self._alive()
         if field not in self._fields:
             raise KeyError(f"'{self.name}' publishes no grid field '{field}'; it has: {', '.join(self._fields)}")
         index = self._fields.index(field)
         _, dtype, shape, _ = self.parts[0][0]._client._blocks[index]
-        full = self.shape + tuple(shape[2:])
+        full = tuple(self.shape) + tuple(shape[len(self.shape):])
         typestr = _dtype(dtype)[1]
         if self.device < 0 or host:
             import numpy as np

@@ -51,16 +51,16 @@ class Group:
                 info[f] = getattr(p, f).decode()
             for f in ("offset", "dims", "global_dims"):
                 info[f] = tuple(getattr(p, f)[: p.ndim])
-            # The 2-D names, fastest axis last: (y, x), (height, width).
-            info["offset_y"], info["offset_x"] = info["offset"][-2:]
-            info["height"], info["width"] = info["dims"][-2:]
-            info["global_height"], info["global_width"] = info["global_dims"][-2:]
+            # The 2-D names, fastest axis last: (y, x), (height, width); a line's height is 1.
+            info["offset_y"], info["offset_x"] = ((0,) + info["offset"])[-2:]
+            info["height"], info["width"] = ((1,) + info["dims"])[-2:]
+            info["global_height"], info["global_width"] = ((1,) + info["global_dims"])[-2:]
             self.parts_info.append(info)
         #: part 0, which takes the run's steering
         self.leader = self.parts[0]
         self.backend = self.leader.backend
-        #: (global_height, global_width)
-        self.shape = (self.parts_info[0]["global_height"], self.parts_info[0]["global_width"])
+        #: the global grid, slowest axis first: (height, width), or (depth, height, width) for a volume
+        self.shape = self.parts_info[0]["global_dims"]
 
     @property
     def fields(self):
@@ -106,7 +106,7 @@ class Group:
             raise CuviewError(_UNSUPPORTED, f"view() of '{self.name}': a local group takes frames (next_frame); "
                               "views are for groups attached with remote=[URL, ...]")
         field = self.leader._grid_field(field, "view")
-        gh, gw = self.shape
+        gh, gw = self.parts_info[0]["global_height"], self.parts_info[0]["global_width"]
         width, height = int(width or gw), int(height or gh)
         _rewatch(self, lib.cuview_group_watch, (field, width, height, float(zoom), center, encoding))
         v = _capi.View()

@@ -105,6 +105,11 @@ void click(QPoint global, int count, Button button) {
            std::to_string(count), "--delay", "60", std::to_string(static_cast<int>(button))});
 }
 
+void click_with(const std::string& modifier, QPoint global, Button button) {
+  xdotool({"mousemove", "--sync", std::to_string(global.x()), std::to_string(global.y()), "keydown", modifier, "click",
+           std::to_string(static_cast<int>(button)), "keyup", modifier});
+}
+
 void focus(unsigned long window) { xdotool({"windowfocus", "--sync", std::to_string(window)}); }
 
 void key(const std::string& combo) { xdotool({"key", "--delay", "40", combo}); }

@@ -36,9 +36,11 @@ bool have_window_tools(std::string* why);
 /// runs its event loop (or waits on the other process) to see the effect. Failures throw with the
 /// xdotool command and its output.
 namespace x11 {
-enum class Button { left = 1, middle = 2, right = 3 };
+enum class Button { left = 1, middle = 2, right = 3, wheel_up = 4, wheel_down = 5 };
 /// Moves the pointer to `global` (screen pixels) and clicks `count` times (2: a double-click).
 void click(QPoint global, int count = 1, Button button = Button::left);
+/// As click(), with `modifier` ("shift", "ctrl") held down.
+void click_with(const std::string& modifier, QPoint global, Button button);
 /// Gives `window` the keyboard focus (XSetInputFocus; no window manager runs here).
 void focus(unsigned long window);
 /// Presses and releases a key combination in xdotool's words: "ctrl+q", "alt+d", "Return".

@@ -149,6 +149,79 @@ TEST_CASE("an embedded publisher publishes the program's buffers and hands steer
   CHECK_THROWS_AS(c.next_frame(2s), Error);
 }
 
+TEST_CASE("a publisher of a volume describes its dims and a client reads it cell for cell",
+          "[integration][embedded][host]") {
+  RuntimeDir rt;
+  constexpr std::uint32_t D = 4, H = 5, W = 6;
+  auto value = [](std::uint32_t z, std::uint32_t y, std::uint32_t x) { return float(z * 100 + y * 10 + x); };
+  std::vector<float> u(D * H * W), velocity(D * H * W * 3);
+  for (std::uint32_t z = 0; z < D; ++z)
+    for (std::uint32_t y = 0; y < H; ++y)
+      for (std::uint32_t x = 0; x < W; ++x) {
+        const std::size_t i = (std::size_t{z} * H + y) * W + x;
+        u[i] = value(z, y, x);
+        for (std::uint32_t c = 0; c < 3; ++c) velocity[i * 3 + c] = value(z, y, x) + 0.25f * float(c + 1);
+      }
+  Publisher pub({.name = "volume", .backend = "host", .title = "box", .max_fps = 0});
+  pub.add_field({"u", u.data(), u.size() * 4, 0, 0, DType::float32, 1, Memory::host, "a scalar", {D, H, W}});
+  pub.add_field({"velocity", velocity.data(), velocity.size() * 4, 0, 0, DType::float32, 3, Memory::host, "a vector",
+                 {D, H, W}});
+  pub.start();
+
+  auto c = Client::attach(AttachOptions{.name = "volume", .client = "test"});
+  const auto& d = c.description();
+  CHECK(d.dims == std::vector<std::uint32_t>{D, H, W});
+  CHECK(d.width == W);
+  CHECK(d.height == H);
+  REQUIRE(d.fields.size() == 2);
+  CHECK(d.fields[0].shape == std::vector<std::uint32_t>{D, H, W});
+  CHECK(d.fields[0].strides == std::vector<std::uint64_t>{H * W * 4, W * 4, 4});
+  CHECK(d.fields[1].shape == std::vector<std::uint32_t>{D, H, W, 3});
+  CHECK(d.fields[1].strides == std::vector<std::uint64_t>{H * W * 12, W * 12, 12, 4});
+  REQUIRE(pub.publish(3, 0.1));
+  auto f = c.next_frame(5s);
+  REQUIRE(f);
+  CHECK(f->verify() == std::nullopt);
+  CHECK(std::memcmp(f->host_field(0), u.data(), u.size() * 4) == 0);
+  CHECK(std::memcmp(f->host_field(1), velocity.data(), velocity.size() * 4) == 0);
+
+  // What a person reads: the size as they would type it, fastest axis first, and each field's shape.
+  const auto described = ctl("volume", {"describe"});
+  CHECK(described.code == 0);
+  CHECK_THAT(described.out, Contains("box 6x5x4 on host") && Contains("[4, 5, 6]") && Contains("[4, 5, 6, 3]"));
+  CHECK_THAT(ctl("volume", {"status"}).out, Contains("box 6x5x4 on host"));
+  const auto json = nlohmann::json::parse(ctl("volume", {"describe", "--json"}).out);
+  CHECK(json["dims"] == nlohmann::json::array({D, H, W}));
+}
+
+TEST_CASE("a grid of 1 or 3 axes is declared by its dims alone, and every field shares it",
+          "[integration][embedded][host]") {
+  RuntimeDir rt;
+  Publisher pub({.name = "dims", .backend = "host", .max_fps = 0});
+  std::vector<float> line(32), cube(8 * 8 * 8);
+  CHECK_THAT(error_of([&] {
+               pub.add_field({"both", cube.data(), cube.size() * 4, 8, 8, DType::float32, 1, Memory::host, "", {8, 8, 8}});
+             }),
+             Contains("gives both dims and width") && Contains("give dims alone"));
+  CHECK_THAT(error_of([&] {
+               pub.add_field({"4d", cube.data(), cube.size() * 4, 0, 0, DType::float32, 1, Memory::host, "", {2, 4, 8, 8}});
+             }),
+             Contains("a grid of 4 axes") && Contains("1, 2 or 3"));
+  CHECK_THAT(error_of([&] {
+               pub.add_field({"short", cube.data(), 100, 0, 0, DType::float32, 1, Memory::host, "", {8, 8, 8}});
+             }),
+             Contains("8x8x8 cells of 1 float32 need 2048"));
+  pub.add_field({"line", line.data(), line.size() * 4, 0, 0, DType::float32, 1, Memory::host, "", {32}});
+  CHECK_THAT(error_of([&] {
+               pub.add_field({"cube", cube.data(), cube.size() * 4, 0, 0, DType::float32, 1, Memory::host, "", {8, 8, 8}});
+             }),
+             Contains("is 8x8x8 but field 'line' is 32") && Contains("shares one grid"));
+  pub.start();
+  auto c = Client::attach(AttachOptions{.name = "dims", .client = "test"});
+  CHECK(c.description().dims == std::vector<std::uint32_t>{32});
+  CHECK(c.description().fields[0].shape == std::vector<std::uint32_t>{32});
+}
+
 TEST_CASE("misuse of the publisher is refused with a message naming what is wrong", "[integration][embedded][host]") {
   RuntimeDir rt;
   std::vector<float> a(64), b(32);

@@ -366,6 +366,52 @@ TEST_CASE("a CUDA run's fields copied into GPU memory are the bytes copied into 
 }
 #endif
 
+TEST_CASE("parts of a volume, split along depth, assemble into the volume", "[integration][group][host]") {
+  RuntimeDir rt;
+  constexpr std::uint32_t D = 5, H = 3, W = 4;
+  auto value = [](std::uint32_t z, std::uint32_t y, std::uint32_t x) { return float(z * 100 + y * 10 + x); };
+  const std::uint32_t split = 2;  // part 0: layers 0-1, part 1: layers 2-4
+  std::vector<std::vector<float>> data(2);
+  std::vector<std::unique_ptr<Publisher>> pubs;
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    const std::uint32_t z0 = k == 0 ? 0 : split, depth = k == 0 ? split : D - split;
+    for (std::uint32_t z = z0; z < z0 + depth; ++z)
+      for (std::uint32_t y = 0; y < H; ++y)
+        for (std::uint32_t x = 0; x < W; ++x) data[k].push_back(value(z, y, x));
+    PartOptions p{.index = k, .count = 2, .group = "vol-1", .rank = static_cast<int>(k), .host = {}};
+    p.offset = {z0, 0, 0};
+    p.global_dims = {D, H, W};
+    pubs.push_back(std::make_unique<Publisher>(
+        PublisherOptions{.name = "vol", .backend = "host", .title = "slabs", .max_fps = 0, .part = p}));
+    pubs[k]->add_field({"u", data[k].data(), data[k].size() * 4, 0, 0, DType::float32, 1, Memory::host, "",
+                        {depth, H, W}});
+    pubs[k]->start();
+  }
+  const auto run = open(OpenOptions{.name = "vol", .client = "group test"});
+  REQUIRE(run->decomposed());
+  CHECK(run->extent() == Extent{{D, H, W}});
+  CHECK(run->block(1) == Block{{split, 0, 0}, {D - split, H, W}});
+  for (auto& p : pubs) REQUIRE(p->publish(9));
+  auto f = run->next(5s);
+  REQUIRE(f);
+  std::vector<float> volume(D * H * W, -1.0f);
+  f->copy_field_to_host(0, std::as_writable_bytes(std::span(volume)));
+  std::size_t wrong = 0;
+  for (std::uint32_t z = 0; z < D; ++z)
+    for (std::uint32_t y = 0; y < H; ++y)
+      for (std::uint32_t x = 0; x < W; ++x) wrong += volume[(std::size_t{z} * H + y) * W + x] != value(z, y, x);
+  CHECK(wrong == 0);
+  // A block that leaves the global volume is refused when the part starts, naming the sizes.
+  PartOptions bad{.index = 0, .count = 1, .group = "bad", .rank = -1, .host = {}};
+  bad.offset = {4, 0, 0};
+  bad.global_dims = {D, H, W};
+  Publisher outside({.name = "outside", .backend = "host", .max_fps = 0, .part = bad});
+  outside.add_field({"u", data[1].data(), data[1].size() * 4, 0, 0, DType::float32, 1, Memory::host, "",
+                     {D - split, H, W}});
+  CHECK_THAT(error_of([&] { outside.start(); }).first,
+             Contains("block of 4x3x3 cells at (0, 0, 4) does not fit in the global grid of 4x3x5"));
+}
+
 TEST_CASE("a reader killed while holding a group frees its slot in every part", "[integration][group][host]") {
   RuntimeDir rt;
   MpiRun run("held", {.parts = 3, .max_fps = 200});

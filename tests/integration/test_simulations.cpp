@@ -2,6 +2,7 @@
 // verified frames on both backends, listed by `cuview-ctl sims`, and obstacles drawn into the
 // running flow through the protocol's generic `draw` op.
 #include <array>
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -61,6 +62,33 @@ BACKEND_TEST("lbm and nbody run headless and publish verified frames", "[integra
                       "--sim-option", "flow=sideways"});
   REQUIRE(wrong.wait_for(30s));
   CHECK_THAT(wrong.err(), Catch::Contains("flow=sideways") && Catch::Contains("flow=channel|periodic"));
+}
+
+BACKEND_TEST("grayscott3d publishes verified volumes of --size WxHxD; the other form of size is refused by name",
+             "[integration][simulations]") {
+  RuntimeDir rt;
+  {
+    auto d = start_daemon("gs3", backend, {"--sim", "grayscott3d"}, "24x16x12");
+    auto r = ctl("gs3", {"attach", "--frames", "3", "--verify"});
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("grayscott3d 24x16x12"));
+    auto desc = ctl("gs3", {"describe"});
+    CHECK_THAT(desc.out, Catch::Contains("grayscott3d 24x16x12") && Catch::Contains("field u   float32 [12, 16, 24]"));
+    // The volume is a pattern, not a constant: the seeded cubes differ from the background.
+    auto c = attach("gs3", "simulations test");
+    const auto u = field_at(c, 0, 0);
+    REQUIRE(u.size() == 24 * 16 * 12);
+    CHECK(std::count(u.begin(), u.end(), 1.0f) < static_cast<long>(u.size()));
+  }
+  ChildProcess flat({bin("cuview-compute"), "--name", "f", "--backend", to_string(backend), "--sim", "grayscott3d",
+                     "--size", "64x64"});
+  REQUIRE(flat.wait_for(30s));
+  CHECK_THAT(flat.err(), Catch::Contains("three-dimensional") && Catch::Contains("--size WxHxD"));
+  ChildProcess deep({bin("cuview-compute"), "--name", "g", "--backend", to_string(backend), "--sim", "grayscott",
+                     "--size", "64x64x8"});
+  REQUIRE(deep.wait_for(30s));
+  CHECK_THAT(deep.err(), Catch::Contains("two-dimensional") && Catch::Contains("grayscott3d"));
 }
 
 BACKEND_TEST("an obstacle drawn into the running flow stops it there, and erasing frees it", "[integration][draw]") {

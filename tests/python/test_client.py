@@ -194,6 +194,49 @@ def mpirun_argv(ranks, program, args):
     return argv + [program] + args
 
 
+class PythonVolume(unittest.TestCase):
+    """A 3-D simulation (grayscott3d): a field is a (depth, height, width) array, zero-copy, with a C
+    array's strides, equal to what another process saves of the frame."""
+
+    def test_a_volume_is_a_3d_array_with_c_strides(self):
+        rt = private_runtime_dir()
+        daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "vol", "--backend", BACKEND, "--sim",
+                                   "grayscott3d", "--size", "24x16x12", "--paused", "--log-level", "warn"])
+        try:
+            sim = None
+            for _ in range(200):
+                try:
+                    sim = cuview.attach("vol")
+                    break
+                except cuview.CuviewError:
+                    time.sleep(0.05)
+            self.assertIsNotNone(sim, "grayscott3d did not start")
+            with sim:
+                self.assertEqual(list(sim.description["dims"]), [12, 16, 24])
+                path = os.path.join(rt.name, "volume.bin")
+                subprocess.run([f"{BIN}/cuview-ctl", "--name", "vol", "attach", "--frames", "1", "--save", path],
+                               check=True, capture_output=True)
+                desc = sim.description["fields"][0]
+                raw = np.fromfile(path, dtype=np.uint8)
+                expected = raw[desc["offset"]:desc["offset"] + 12 * 16 * 24 * 4].view(np.float32).reshape(12, 16, 24)
+                with sim.next_frame(timeout=5) as f:
+                    view = f["u"]
+                    self.assertEqual(tuple(view.shape), (12, 16, 24))
+                    self.assertEqual(tuple(view.strides), (16 * 24 * 4, 24 * 4, 4))
+                    if BACKEND == "host":
+                        a = np.asarray(view)
+                        self.assertEqual(a.__array_interface__["data"][0], view.data)
+                    else:
+                        import cupy
+                        a = cupy.asnumpy(cupy.asarray(view))
+                    np.testing.assert_array_equal(a, expected)
+                    self.assertLess(float(a.min()), 1.0)  # the seeded cubes are in it
+        finally:
+            daemon.terminate()
+            daemon.wait(30)
+            rt.cleanup()
+
+
 class PythonGroup(unittest.TestCase):
     """`mpirun -n 2 cuview-compute --sim lbm` (two parts of 96x32) beside the same run in one process:
     stepped alike, every field the group assembles equals the whole run's, bit for bit. On CUDA one

@@ -110,6 +110,50 @@ BACKEND_TEST("a sampled view holds each sample's cell value, NaN outside the gri
   }
 }
 
+BACKEND_TEST("each plane of a volume, across x, y or z, samples its own cells", "[view_sampler]") {
+  RuntimeDir rt;
+  constexpr std::uint32_t W = 40, H = 24, D = 20;
+  auto daemon = start_daemon("vol", backend, {"--sim", "grayscott3d", "--paused"}, "40x24x20");
+  REQUIRE(ctl("vol", {"step", "30"}).code == 0);
+  (void)wait_stats("vol", [](const StatsView& s) { return s.step == 30; });
+  auto held = hold_frame("vol");
+  const auto& field = field_named(held.client.description(), "u");
+  const auto* volume = reinterpret_cast<const float*>(held.slot.data() + field.offset);
+  ViewSampler sampler;
+  struct Case {
+    SliceAxis axis;
+    std::uint32_t index, cols, rows;
+  };
+  for (const auto& [axis, index, cols, rows] :
+       {Case{SliceAxis::z, 7, W, H}, Case{SliceAxis::y, 0, W, D}, Case{SliceAxis::x, 39, H, D}}) {
+    INFO(to_string(axis) << "-plane " << index);
+    const auto plane = plane_of(field, {axis, index});
+    CHECK(plane.shape == std::vector<std::uint32_t>{rows, cols});
+    // The plane's cells, as a C array, from the whole volume another process read.
+    std::vector<float> expected(std::size_t{rows} * cols);
+    for (std::uint32_t r = 0; r < rows; ++r)
+      for (std::uint32_t c = 0; c < cols; ++c) {
+        const auto [x, y, z] = cell_of_plane({axis, index}, c, r);
+        expected[std::size_t{r} * cols + c] = volume[(std::size_t{z} * H + y) * W + x];
+      }
+    for (const double zoom : {1.0, 4.5, 0.4}) {
+      const auto region = ViewRegion::fit(static_cast<int>(cols), static_cast<int>(rows), 320, 200, zoom, cols / 3.0,
+                                          rows / 2.0);
+      SampledView sampled;
+      sampler.sample(held.frame, plane, region, sampled);
+      INFO("zoom " << zoom);
+      CHECK(difference(sampled, expected.data()) == "");
+    }
+  }
+  // A plane past the volume is refused, naming the axis and its cells; the volume itself is not
+  // sampled whole.
+  REQUIRE_THROWS_WITH(plane_of(field, {SliceAxis::y, H}), Catch::Contains("y-plane 24") &&
+                                                             Catch::Contains("y runs from 0 to 23"));
+  SampledView sampled;
+  REQUIRE_THROWS_WITH(sampler.sample(held.frame, field, ViewRegion::fit(W, H, 100, 100, 1, W / 2.0, H / 2.0), sampled),
+                      Catch::Contains("a grid of 3 axes") && Catch::Contains("plane_of"));
+}
+
 BACKEND_TEST("a vector field is sampled as its magnitude, with its components when asked", "[view_sampler]") {
   RuntimeDir rt;
   auto daemon = start_daemon("flow", backend, {"--sim", "lbm", "--paused"}, "160x64");

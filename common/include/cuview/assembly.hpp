@@ -48,6 +48,9 @@ struct Extent {
   bool operator==(const Extent&) const = default;
 };
 
+/// A cell's position as a user writes it, fastest axis first: "(x, y)" or "(x, y, z)".
+[[nodiscard]] std::string position_text(const Axes& at);
+
 /// A part's block of a global grid: where it starts and its size, both slowest axis first.
 struct Block {
   Axes offset;

@@ -109,8 +109,8 @@ class FrameGroup {
   /// The global grid's extent (cells), and part k's block in it. Throws Error(out_of_range).
   [[nodiscard]] Extent extent() const;
   [[nodiscard]] Block block(std::size_t k) const;
-  /// Bytes of field `field` over the whole global grid: global_width × global_height × the bytes
-  /// of one cell (components × the dtype's size). Throws Error(out_of_range).
+  /// Bytes of field `field` over the whole global grid: its cells (extent()) × the bytes of one
+  /// cell (components × the dtype's size). Throws Error(out_of_range).
   [[nodiscard]] std::size_t global_field_bytes(std::size_t field) const;
   /// Copies field `field` of every part into `dst` (global_field_bytes(field) bytes) as one
   /// row-major global grid, each part's block at its offset; cells no part covers are left as

@@ -19,7 +19,7 @@ namespace cuview::proto {
 
 /// Bumped on any incompatible change. The envelopes (`v`, `id`, `ok`, `error`) never change,
 /// so a daemon can always tell a client of another version which versions both speak.
-inline constexpr std::uint32_t kVersion = 4;  // 2: dtypes, vectors, particles; 3: sharing mechanisms; 4: parts
+inline constexpr std::uint32_t kVersion = 5;  // 2: dtypes, vectors, particles; 3: sharing mechanisms; 4: parts; 5: grids of 1-3 axes
 /// Requests larger than this are answered with bad_message; larger than kMaxWireBytes the
 /// connection is dropped by ZeroMQ before the daemon allocates it.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
@@ -113,7 +113,7 @@ struct FieldDesc {
   std::string name;
   std::string dtype;                   ///< "float32", "float16", "int32" or "uint8"
   std::uint32_t components = 1;        ///< values per cell: 1 (scalar), 2 or 3 (vector)
-  std::vector<std::uint32_t> shape;    ///< {height, width}, or {height, width, components} when > 1
+  std::vector<std::uint32_t> shape;    ///< the grid's dims (slowest first), then components when > 1
   std::vector<std::uint64_t> strides;  ///< bytes, one per dimension of `shape`
   std::uint64_t offset = 0;            ///< bytes from the start of a slot (a multiple of 256)
   std::uint64_t bytes = 0;             ///< bytes of data, rounded up to whole 32-bit words
@@ -157,8 +157,9 @@ struct ParticleSetDesc {
 };
 
 /// Where a part of a decomposed publisher sits (docs/protocol.md "Parts"): part `index` of
-/// `count`, whose grid (DescribeResult::width × height) is the block of the global grid that
-/// starts at (offset_x, offset_y). Absent (nil) for a whole publisher.
+/// `count`, whose grid (DescribeResult::dims) is the block of the global grid (global_dims) that
+/// starts at cell `offset`, both slowest axis first. offset_x, offset_y, global_width and
+/// global_height repeat the two fastest axes. Absent (nil) for a whole publisher.
 struct PartDesc {
   std::uint32_t index = 0, count = 1;
   std::uint32_t offset_x = 0, offset_y = 0;
@@ -166,13 +167,25 @@ struct PartDesc {
   std::string group;   ///< the same in every part of one run (chosen by part 0); differs between runs
   std::int32_t rank = -1;  ///< the MPI rank (or the program's own numbering), -1 when none
   std::string host;    ///< where the part runs (its hostname)
+  std::vector<std::uint32_t> offset, global_dims;  ///< slowest axis first, as many as DescribeResult::dims
   bool operator==(const PartDesc&) const = default;
-  MSGPACK_DEFINE_MAP(index, count, offset_x, offset_y, global_width, global_height, group, rank, host);
+  /// `offset` and `global_dims`, or the 2-D fields' values when a publisher sent none.
+  [[nodiscard]] std::vector<std::uint32_t> start() const {
+    return offset.empty() ? std::vector<std::uint32_t>{offset_y, offset_x} : offset;
+  }
+  [[nodiscard]] std::vector<std::uint32_t> global() const {
+    return global_dims.empty() ? std::vector<std::uint32_t>{global_height, global_width} : global_dims;
+  }
+  MSGPACK_DEFINE_MAP(index, count, offset_x, offset_y, global_width, global_height, group, rank, host, offset,
+                     global_dims);
 };
 
 struct DescribeResult {
   std::string session, backend, device, sim;
+  /// The grid's two fastest axes (height 1 for a grid of one axis); `dims` has them all.
   std::uint32_t width = 0, height = 0, slots = 0;
+  /// The grid's axes, slowest first: {width}, {height, width} or {depth, height, width}.
+  std::vector<std::uint32_t> dims;
   std::uint64_t slot_bytes = 0, trailer_offset = 0;
   std::vector<FieldDesc> fields;
   std::vector<ParticleSetDesc> particles;
@@ -180,8 +193,12 @@ struct DescribeResult {
   std::vector<PresetDesc> presets;
   std::vector<InputDesc> inputs;
   std::optional<PartDesc> part;  ///< set by a part of a decomposed publisher
-  MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, slots, slot_bytes, trailer_offset, fields, particles,
-                     params, presets, inputs, part);
+  /// `dims`, or {height, width} when a publisher sent none.
+  [[nodiscard]] std::vector<std::uint32_t> grid() const {
+    return dims.empty() ? std::vector<std::uint32_t>{height, width} : dims;
+  }
+  MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, dims, slots, slot_bytes, trailer_offset, fields,
+                     particles, params, presets, inputs, part);
 };
 
 /// One ring slot; what `memory` and `offset` mean depends on HandlesResult::sharing:
@@ -236,6 +253,11 @@ struct FdReply {
 struct Stats {
   std::string session, name, backend, sharing, device, sim;
   std::uint32_t width = 0, height = 0, slots = 0;
+  std::vector<std::uint32_t> dims;  ///< describe's
+  /// `dims`, or {height, width} when a publisher sent none.
+  [[nodiscard]] std::vector<std::uint32_t> grid() const {
+    return dims.empty() ? std::vector<std::uint32_t>{height, width} : dims;
+  }
   bool paused = false;
   std::uint64_t step = 0;
   double sim_time = 0;
@@ -247,7 +269,7 @@ struct Stats {
   std::map<std::string, double> params;
   CheckpointStatus checkpoint;
   std::optional<PartDesc> part;  ///< set by a part of a decomposed publisher
-  MSGPACK_DEFINE_MAP(session, name, backend, sharing, device, sim, width, height, slots, paused, step, sim_time,
+  MSGPACK_DEFINE_MAP(session, name, backend, sharing, device, sim, width, height, dims, slots, paused, step, sim_time,
                      frames_published, frames_skipped, clients, readers, held_slots, steps_per_second,
                      frames_per_second, rss_kib, uptime_s, params, checkpoint, part);
 };

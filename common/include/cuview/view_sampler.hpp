@@ -10,8 +10,10 @@
 // The header includes no client or CUDA header, so that device code can use ViewRegion.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -58,6 +60,25 @@ struct ViewRegion {
     return cx >= 0 && cy >= 0;
   }
 };
+
+/// Which plane of a volume a view shows: the axis across it and its index along that axis.
+enum class SliceAxis : std::uint8_t { x, y, z };
+struct Slice {
+  SliceAxis axis = SliceAxis::z;
+  std::uint32_t index = 0;
+  CUVIEW_HD bool operator==(const Slice& o) const { return axis == o.axis && index == o.index; }
+};
+/// "x", "y" or "z".
+[[nodiscard]] const char* to_string(SliceAxis axis) noexcept;
+
+/// Plane `slice` of a field of a 3-D grid (shape {d, h, w} or {d, h, w, components}) as a 2-D
+/// field the sampler reads in place: its offset moved to the plane, shape {rows, cols[,
+/// components]} and strides in bytes. Rows and columns: of a z-plane y and x, of a y-plane z and x,
+/// of an x-plane z and y. A field of a 2-D grid comes back as it is. Throws Error(out_of_range) for
+/// an index past the axis, naming it.
+[[nodiscard]] proto::FieldDesc plane_of(const proto::FieldDesc& field, const Slice& slice);
+/// The grid cell {x, y, z} that cell (col, row) of plane `slice` is.
+[[nodiscard]] std::array<std::uint32_t, 3> cell_of_plane(const Slice& slice, std::uint32_t col, std::uint32_t row);
 
 /// The value a cell shows: the scalar itself, or the magnitude of a vector of `components`.
 CUVIEW_HD inline float shown_value(const float* cell, int components) {

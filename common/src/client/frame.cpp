@@ -6,6 +6,7 @@
 #include "client/imports.hpp"
 #include "client/run_state.hpp"
 #include "cuview/frame.hpp"
+#include "cuview/schema.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda/check.hpp"
 #endif
@@ -213,13 +214,11 @@ std::optional<std::string> Frame::verify() const {
 }
 
 namespace {
-/// The bytes of one cell of a field (components × the dtype's size), from its strides.
+/// The bytes of one cell of a field: components × the dtype's size.
 std::size_t cell_bytes(const proto::FieldDesc& f) {
-  if (f.shape.size() < 2 || f.strides.size() != f.shape.size())
-    throw Error(Errc::bad_message, "field '" + f.name + "' has shape of " + std::to_string(f.shape.size()) +
-                                       " dimensions and " + std::to_string(f.strides.size()) +
-                                       " strides; a grid field needs {height, width[, components]}");
-  return f.strides[1];
+  const auto dtype = parse_dtype(f.dtype);
+  if (!dtype) throw Error(Errc::bad_message, "field '" + f.name + "' has dtype '" + f.dtype + "', which this client does not know");
+  return size_of(*dtype) * f.components;
 }
 }  // namespace
 
@@ -257,7 +256,7 @@ std::size_t FrameGroup::global_field_bytes(std::size_t field) const {
   if (field >= fields.size())
     throw Error(Errc::out_of_range, "field " + std::to_string(field) + " of '" + layout_->name +
                                         "' does not exist: it has " + std::to_string(fields.size()) + " fields");
-  return std::size_t{global_width()} * global_height() * cell_bytes(fields[field]);
+  return layout_->extent.cells() * cell_bytes(fields[field]);
 }
 
 void FrameGroup::check_field_buffer(std::size_t field, std::size_t bytes) const {
@@ -275,7 +274,7 @@ void FrameGroup::copy_field_to_host(std::size_t field, std::span<std::byte> dst)
   for (std::size_t k = 0; k < frames_.size(); ++k) {
     const auto& f = layout_->fields[k][field];
     // One copy per block (on CUDA one transfer), then rows into place.
-    block.resize(std::size_t{f.shape[0]} * f.shape[1] * cell);
+    block.resize(Extent{layout_->blocks[k].dims}.cells() * cell);
     frames_[k].copy_to_host(f.offset, block);
     place_block(layout_->blocks[k], block, layout_->extent.dims, dst, cell);
   }

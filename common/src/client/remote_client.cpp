@@ -161,6 +161,11 @@ std::optional<RemoteRegion> RemoteClient::probe_newer(std::optional<std::uint64_
 
 std::optional<Frame> RemoteClient::fetch_frame(const RemoteRegion& probe) {
   const auto& d = session_->desc;
+  if (d.grid().size() != 2)
+    throw Error(Errc::unsupported, session_->who() + " through " + session_->opts.remote + " has a grid of " +
+                                       std::to_string(d.grid().size()) +
+                                       " axes; frames come through a gateway for 2-D grids only in this cuview: read "
+                                       "the run on its host (without --remote / remote=)");
   auto frame = detail::make_fetched_frame(d);
   try {
     for (const auto& f : d.fields) {

@@ -26,14 +26,16 @@ void RunState::lay_out() {
   l->name = name;
   for (const auto& c : parts) {
     const auto& d = c->description();
+    const Axes grid = d.grid();
     if (decomposed)
       l->parts.push_back(*d.part);
     else
-      l->parts.push_back(proto::PartDesc{0, 1, 0, 0, d.width, d.height, d.session, -1, ""});
+      l->parts.push_back(
+          proto::PartDesc{0, 1, 0, 0, d.width, d.height, d.session, -1, "", Axes(grid.size(), 0), grid});
     l->fields.push_back(d.fields);
-    l->blocks.push_back(Block::grid(l->parts.back().offset_x, l->parts.back().offset_y, d.width, d.height));
+    l->blocks.push_back(Block{l->parts.back().start(), grid});
   }
-  l->extent = Extent::grid(l->parts.front().global_width, l->parts.front().global_height);
+  l->extent = Extent{l->parts.front().global()};
   layout = std::move(l);
 }
 

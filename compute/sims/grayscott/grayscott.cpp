@@ -11,23 +11,17 @@
 #include "cuview/error.hpp"
 #include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
+#include "sims/grayscott/uv_state.hpp"
 #include "sims/host_array.hpp"
 #include "sims/row_pool.hpp"
 
 namespace cuview::sim::grayscott {
 namespace {
 
-class GrayScottHost final : public Simulation {
+class GrayScottHost final : public HostUv {
  public:
   GrayScottHost(Executor& executor, int width, int height)
-      : executor_(executor), w_(width), h_(height), cells_(static_cast<std::size_t>(width) * height) {
-    // One allocation, the four arrays 1 KiB apart modulo 4 KiB: at one page offset a row's loads
-    // of u and v waited on its stores to u2 and v2 (4K aliasing); 1024² ran 15–25 % slower on
-    // one core.
-    const std::size_t stride = staggered_stride(cells_, 256);
-    arrays_ = HostArray(4 * stride);
-    u_ = arrays_.data(), v_ = u_ + stride, u2_ = v_ + stride, v2_ = u2_ + stride;
-  }
+      : HostUv(executor, static_cast<std::size_t>(width) * height), w_(width), h_(height) {}
   std::vector<FieldSpec> fields() const override { return grayscott::fields(); }
   std::vector<ParamSpec> params() const override { return grayscott::params(); }
   std::vector<Preset> presets() const override { return grayscott::presets(); }
@@ -51,26 +45,11 @@ class GrayScottHost final : public Simulation {
             for (int y = static_cast<int>(y0); y < static_cast<int>(y1); ++y) row(y);
           },
           kMinCells / w_);
-      std::swap(u_, u2_);
-      std::swap(v_, v2_);
+      swap_buffers();
     }
   }
 
   std::vector<StateSpec> state() const override { return grayscott::state(w_, h_); }
-  void save_state(const std::vector<void*>& out) override {
-    std::memcpy(out[0], u_, cells_ * sizeof(float));
-    std::memcpy(out[1], v_, cells_ * sizeof(float));
-  }
-  void load_state(const std::vector<const void*>& in) override {
-    std::memcpy(u_, in[0], cells_ * sizeof(float));
-    std::memcpy(v_, in[1], cells_ * sizeof(float));
-  }
-
-  void write_fields(const std::vector<FieldTarget>& targets) override {
-    // The executor's copy sums the frame checksum as it goes: one pass over each field.
-    executor_.copy(targets[0].data, u_, targets[0].bytes, {});
-    executor_.copy(targets[1].data, v_, targets[1].bytes, {});
-  }
 
  private:
   /// One row: the edge columns wrap (grayscott_cell); between them the neighbours are affine in x,
@@ -95,13 +74,9 @@ class GrayScottHost final : public Simulation {
     if (w_ > 1) grayscott_cell(u_, v_, u2_, v2_, w_ - 1, y, w_, h_, p_);
   }
   static constexpr int kMinCells = 1 << 15;  ///< fewer cells run on one thread: a wake-up costs more
-  Executor& executor_;
   int w_, h_;
-  std::size_t cells_;
   RowPool rows_;
   GrayScottParams p_;
-  HostArray arrays_;  ///< u, v, u2, v2 (the constructor says where)
-  float *u_, *v_, *u2_, *v2_;  ///< u2, v2: the next step's (swapped with u, v after each step)
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "cuview/error.hpp"
 #include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
+#include "sims/grayscott/uv_state_cuda.hpp"
 
 namespace cuview::sim::grayscott {
 namespace {
@@ -151,22 +152,10 @@ __global__ void gs_square_kernel(float* __restrict__ u, float* __restrict__ v, i
   v[i] = __fsub_rn(0.25f, noise);
 }
 
-class GrayScottCuda final : public Simulation {
+class GrayScottCuda final : public CudaUv {
  public:
   GrayScottCuda(Executor& executor, int width, int height, std::uint32_t steps_per_launch)
-      : executor_(executor),
-        device_(executor.device_id()),
-        stream_(executor.stream().get()),
-        w_(width),
-        h_(height),
-        fused_(steps_per_launch) {
-    cuda::DeviceGuard guard(device_);
-    const std::size_t bytes = cells() * sizeof(float);
-    for (int i = 0; i < 2; ++i) {
-      u_[i] = cuda::DeviceBuffer(bytes);
-      v_[i] = cuda::DeviceBuffer(bytes);
-    }
-  }
+      : CudaUv(executor, static_cast<std::size_t>(width) * height), w_(width), h_(height), fused_(steps_per_launch) {}
   std::vector<FieldSpec> fields() const override { return grayscott::fields(); }
   std::vector<ParamSpec> params() const override { return grayscott::params(); }
   std::vector<Preset> presets() const override { return grayscott::presets(); }
@@ -179,7 +168,7 @@ class GrayScottCuda final : public Simulation {
     cur_ = 0;
     auto* u = static_cast<float*>(u_[0].get());
     auto* v = static_cast<float*>(v_[0].get());
-    gs_fill_kernel<<<1024, 256, 0, stream_>>>(u, v, cells());
+    gs_fill_kernel<<<1024, 256, 0, stream_>>>(u, v, cells_);
     const Squares sq = squares_of(w_, h_);
     const dim3 block(32, 8), grid((sq.side + 31) / 32, (sq.side + 7) / 8);
     for (int s = 0; s < sq.count; ++s) gs_square_kernel<<<grid, block, 0, stream_>>>(u, v, w_, h_, seed, sq, s);
@@ -224,38 +213,11 @@ class GrayScottCuda final : public Simulation {
   }
 
   std::vector<StateSpec> state() const override { return grayscott::state(w_, h_); }
-  void save_state(const std::vector<void*>& out) override {
-    cuda::DeviceGuard guard(device_);
-    const std::size_t bytes = cells() * sizeof(float);
-    cuda::check(cudaMemcpyAsync(out[0], u_[cur_].get(), bytes, cudaMemcpyDeviceToHost, stream_), "saving u");
-    cuda::check(cudaMemcpyAsync(out[1], v_[cur_].get(), bytes, cudaMemcpyDeviceToHost, stream_), "saving v");
-  }
-  void load_state(const std::vector<const void*>& in) override {
-    cuda::DeviceGuard guard(device_);
-    const std::size_t bytes = cells() * sizeof(float);
-    cur_ = 0;
-    cuda::check(cudaMemcpyAsync(u_[0].get(), in[0], bytes, cudaMemcpyHostToDevice, stream_), "restoring u");
-    cuda::check(cudaMemcpyAsync(v_[0].get(), in[1], bytes, cudaMemcpyHostToDevice, stream_), "restoring v");
-    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after restoring the state");
-  }
-
-  void write_fields(const std::vector<FieldTarget>& targets) override {
-    cuda::DeviceGuard guard(device_);
-    // The executor's copy adds the checksum as it goes: one read and one write per value.
-    executor_.copy(targets[0].data, u_[cur_].get(), targets[0].bytes, executor_.stream());
-    executor_.copy(targets[1].data, v_[cur_].get(), targets[1].bytes, executor_.stream());
-  }
 
  private:
-  [[nodiscard]] std::size_t cells() const { return static_cast<std::size_t>(w_) * h_; }
-  Executor& executor_;
-  int device_;
-  cudaStream_t stream_;
   int w_, h_;
   std::uint32_t fused_;  // steps per launch of the fused kernel; 1 = the one-step kernel only
   GrayScottParams p_;
-  cuda::DeviceBuffer u_[2], v_[2];
-  int cur_ = 0;
 };
 
 }  // namespace

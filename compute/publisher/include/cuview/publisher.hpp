@@ -52,6 +52,17 @@ struct PartOptions {
   std::string group;
   int rank = -1;     ///< shown by status; -1: none
   std::string host;  ///< shown by status; empty: this host's name ($CUVIEW_HOST overrides it)
+  /// A grid of 1 or 3 axes: the block's first cell and the global grid, slowest axis first
+  /// ({z, y, x}, {depth, height, width}); offset_x, offset_y, global_width and global_height then
+  /// stay 0. Empty: the 2-D block those four give.
+  std::vector<std::uint32_t> offset{}, global_dims{};
+  /// The global grid and the block's offset, slowest axis first, from whichever form was given.
+  [[nodiscard]] std::vector<std::uint32_t> global() const {
+    return global_dims.empty() ? std::vector<std::uint32_t>{global_height, global_width} : global_dims;
+  }
+  [[nodiscard]] std::vector<std::uint32_t> start() const {
+    return offset.empty() ? std::vector<std::uint32_t>{offset_y, offset_x} : offset;
+  }
 };
 
 struct PublisherOptions {
@@ -82,19 +93,27 @@ struct PublisherOptions {
   std::optional<PartOptions> part{};
 };
 
-/// A field on a 2D grid of width × height cells, row-major, `components` values of `dtype` per
-/// cell (1: a scalar; 2 or 3: a vector), contiguous. Every field of a publisher shares one grid.
+/// A field on a 2D grid of width × height cells (or a grid of 1 or 3 axes: `dims`), row-major,
+/// `components` values of `dtype` per cell (1: a scalar; 2 or 3: a vector), contiguous. Every
+/// field of a publisher shares one grid.
 struct FieldDecl {
   std::string name;
   /// The program's buffer, read at every published frame. Null: the field is written by the
   /// FieldWriter given to publish() instead.
   const void* data = nullptr;
-  std::size_t bytes = 0;  ///< the buffer's size: must equal width × height × components × size
+  std::size_t bytes = 0;  ///< the buffer's size: must equal the grid's cells × components × size
   std::uint32_t width = 0, height = 0;
   DType dtype = DType::float32;
   std::uint32_t components = 1;
   Memory memory = Memory::device;  ///< where `data` lives; checked against the pointer on CUDA
   std::string help;
+  /// A grid of 1 or 3 axes, slowest first: {width}, or {depth, height, width} (a volume, x fastest,
+  /// then y, then z); width and height then stay 0. Empty: the 2-D grid {height, width}.
+  std::vector<std::uint32_t> dims{};
+  /// The field's grid, slowest axis first, from whichever form was given.
+  [[nodiscard]] std::vector<std::uint32_t> grid() const {
+    return dims.empty() ? std::vector<std::uint32_t>{height, width} : dims;
+  }
 };
 
 /// A set of `count` particles; each attribute is a FieldDecl whose width is ignored and whose
