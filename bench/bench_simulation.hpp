@@ -16,16 +16,21 @@ struct BenchSimulation {
   std::unique_ptr<sim::Simulation> sim;
 };
 
-/// Built-in simulation `name` at w × h with `options`, its default parameters, seed 1.
+/// Built-in simulation `name` at w × h (× depth for a 3-D one) with `options`, its default
+/// parameters, seed 1.
 inline BenchSimulation make_builtin(const std::string& name, Executor::Kind kind, std::uint32_t w, std::uint32_t h,
-                                    const std::map<std::string, std::string>& options = {}) {
+                                    const std::map<std::string, std::string>& options = {}, std::uint32_t depth = 1) {
   BenchSimulation b;
 #ifdef CUVIEW_HAVE_CUDA
   if (kind == Executor::Kind::cuda) b.executor = make_cuda_executor();
 #endif
   if (!b.executor) b.executor = make_host_executor();
   for (const auto& f : sim::builtin_simulations())
-    if (f.name == name) b.sim = f.make(*b.executor, {w, h, options});
+    if (f.name == name) {
+      sim::SimulationConfig config{w, h, options};
+      config.depth = depth;
+      b.sim = f.make(*b.executor, config);
+    }
   const ParameterSet params(with_publisher_params(b.sim->params()), b.sim->presets());
   b.sim->set_params(params.values());
   b.sim->reset(1);

@@ -82,6 +82,24 @@ std::string kernel_section(const Options& o) {
     }
     md << l.markdown();
 
+    // Gray–Scott in 3-D: u and v read and written once per cell update, as in 2-D (16 bytes); the
+    // neighbours come from the caches.
+    md << "\n#### Gray–Scott in 3-D (7-point stencil, float32, `--sim grayscott3d`)\n\nBound: " << sci(bound)
+       << " cell updates/s (the copy bandwidth at 16 bytes per cell update). Target: 90 %.\n\n";
+    Table g3{{"grid", "steps/s (median)", "cell updates/s (median)", "slowest 1 %", "effective bandwidth",
+              "of the bound"},
+             {}};
+    for (std::uint32_t n : {256u, 512u}) {
+      auto b = make_builtin("grayscott3d", Executor::Kind::cuda, n, n, {}, n);
+      const double cells = static_cast<double>(n) * n * n;
+      const auto steps = static_cast<std::uint32_t>(std::max(20.0, 1.5e10 / cells));
+      const auto r = step_rates(b, steps, o.reps);
+      g3.rows.push_back({std::to_string(n) + "³", fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells),
+                         fmt(r.median * cells * 16 / 1e12, "%.2f") + " TB/s",
+                         fmt(100 * r.median * cells / bound, "%.1f") + " %"});
+    }
+    md << g3.markdown();
+
     // N-body: 20 FLOPs per interaction (GPU Gems 3, ch. 31), against the FP32 peak.
     int dev = 0, sms = 0, khz = 0, major = 0;
     cuda::check(cudaGetDevice(&dev), "cudaGetDevice");
