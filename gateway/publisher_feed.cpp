@@ -291,6 +291,11 @@ std::vector<proto::FieldDesc>::const_iterator PublisherFeed::float_field(const p
   if (f->dtype != "float32")
     throw Error(Errc::unsupported, "field '" + field + "' of daemon '" + name_ + "' is " + f->dtype +
                                        "; remote views and fetches carry float32 fields");
+  if (d.grid().size() != 2)
+    throw Error(Errc::unsupported, "field '" + field + "' of daemon '" + name_ + "' is a volume of " +
+                                       Extent{d.grid()}.text() +
+                                       " cells; this gateway views and fetches 2-D grids: watch the volume on its "
+                                       "host (cuview-gui --name " + name_ + ")");
   return f;
 }
 

@@ -224,6 +224,25 @@ BACKEND_TEST("remote views hold the field's values within their stated error bou
   CHECK(code == Errc::out_of_range);
 }
 
+TEST_CASE("through the gateway, a volume is refused by name: its views, regions and frames", "[integration][remote][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("vol", Backend::host, {"--sim", "grayscott3d", "--paused"}, "24x16x12");
+  auto gateway = start_gateway();
+  auto remote = attach_remote("vol");
+  CHECK(remote.description().dims == std::vector<std::uint32_t>{12, 16, 24});
+  Errc code{};
+  CHECK_THAT(error_of([&] { remote.watch({"u", ViewRegion::fit(24, 16, 64, 64, 1, 12, 8), "auto"}); }, &code),
+             Catch::Contains("a volume of 24x16x12 cells") && Catch::Contains("on its host"));
+  CHECK(code == Errc::unsupported);
+  CHECK_THAT(error_of([&] { (void)remote.fetch("u", 0, 0, 4, 4); }, &code), Catch::Contains("a volume of 24x16x12"));
+  CHECK(code == Errc::unsupported);
+  CHECK_THAT(error_of([&] { (void)remote.next_frame(2s); }, &code),
+             Catch::Contains("a grid of 3 axes") && Catch::Contains("read the run on its host"));
+  CHECK(code == Errc::unsupported);
+  remote.pause();  // and it is steered as any run
+  CHECK(stats("vol").paused);
+}
+
 BACKEND_TEST("a daemon restarting under the gateway is noticed within a second, and attached to again",
              "[integration][remote]") {
   RuntimeDir rt;

@@ -140,6 +140,11 @@ RemoteRegion RemoteClient::fetch_of(const std::string& field, std::uint32_t x, s
 
 RemoteRegion RemoteClient::probe(FrameChoice which) {
   const auto& d = session_->desc;
+  if (d.grid().size() != 2)
+    throw Error(Errc::unsupported, session_->who() + " through " + session_->opts.remote + " has a grid of " +
+                                       std::to_string(d.grid().size()) +
+                                       " axes; frames come through a gateway for 2-D grids only in this cuview: read "
+                                       "the run on its host (without --remote / remote=)");
   const auto f = std::find_if(d.fields.begin(), d.fields.end(), [](const auto& x) { return x.dtype == "float32"; });
   if (f == d.fields.end())
     throw Error(Errc::unsupported, session_->who() + " through " + session_->opts.remote +
@@ -161,11 +166,6 @@ std::optional<RemoteRegion> RemoteClient::probe_newer(std::optional<std::uint64_
 
 std::optional<Frame> RemoteClient::fetch_frame(const RemoteRegion& probe) {
   const auto& d = session_->desc;
-  if (d.grid().size() != 2)
-    throw Error(Errc::unsupported, session_->who() + " through " + session_->opts.remote + " has a grid of " +
-                                       std::to_string(d.grid().size()) +
-                                       " axes; frames come through a gateway for 2-D grids only in this cuview: read "
-                                       "the run on its host (without --remote / remote=)");
   auto frame = detail::make_fetched_frame(d);
   try {
     for (const auto& f : d.fields) {
