@@ -32,13 +32,12 @@ std::string Extent::text() const {
   return axes_text(dims) + (components > 1 ? " of " + std::to_string(components) + "-vectors" : "");
 }
 
-namespace {
-std::size_t cells_of(const Axes& dims) {
-  std::size_t n = 1;
-  for (auto d : dims) n *= d;
-  return n;
+bool Block::inside(const Axes& grid) const noexcept {
+  if (dims.size() != grid.size() || offset.size() != grid.size()) return false;
+  for (std::size_t a = 0; a < grid.size(); ++a)
+    if (std::uint64_t{offset[a]} + dims[a] > grid[a]) return false;
+  return true;
 }
-}  // namespace
 
 std::vector<Copy2D> block_copies(const Block& block, const Axes& global, std::size_t cell_bytes) {
   const std::size_t rank = global.size();
@@ -46,16 +45,14 @@ std::vector<Copy2D> block_copies(const Block& block, const Axes& global, std::si
     throw Error(Errc::bad_value, "a block of " + std::to_string(block.dims.size()) + " axes (offset of " +
                                      std::to_string(block.offset.size()) + ") cannot be placed in a grid of " +
                                      std::to_string(rank) + " axes; give the block as many axes as the grid");
-  for (std::size_t a = 0; a < rank; ++a) {
-    if (std::uint64_t{block.offset[a]} + block.dims[a] > global[a]) {
-      Axes end = block.offset;
-      for (std::size_t b = 0; b < rank; ++b) end[b] += block.dims[b];
-      throw Error(Errc::bad_value, "the block of " + axes_text(block.dims) + " cells at " + axes_text(block.offset) +
-                                       " ends at " + axes_text(end) + ", outside the grid of " + axes_text(global) +
-                                       " cells (sizes and positions fastest axis first)");
-    }
+  if (!block.inside(global)) {
+    Axes end = block.offset;
+    for (std::size_t b = 0; b < rank; ++b) end[b] += block.dims[b];
+    throw Error(Errc::bad_value, "the block of " + axes_text(block.dims) + " cells at " + axes_text(block.offset) +
+                                     " ends at " + axes_text(end) + ", outside the grid of " + axes_text(global) +
+                                     " cells (sizes and positions fastest axis first)");
   }
-  if (cells_of(block.dims) == 0) return {};
+  if (Extent{block.dims}.cells() == 0) return {};
   if (rank == 0) return {Copy2D{0, cell_bytes, 0, cell_bytes, cell_bytes, 1}};
   // Byte strides, slowest axis first, of the grid and of the block.
   std::vector<std::size_t> gs(rank, cell_bytes), bs(rank, cell_bytes);
@@ -72,7 +69,8 @@ std::vector<Copy2D> block_copies(const Block& block, const Axes& global, std::si
   const std::size_t outer = rank > 2 ? rank - 2 : 0;
   std::vector<Copy2D> copies;
   Axes at(outer, 0);
-  for (std::size_t p = 0, planes = cells_of(Axes(block.dims.begin(), block.dims.begin() + outer)); p < planes; ++p) {
+  for (std::size_t p = 0, planes = Extent{Axes(block.dims.begin(), block.dims.begin() + outer)}.cells(); p < planes;
+       ++p) {
     Copy2D c = plane;
     c.src = p * (rank > 2 ? bs[rank - 3] : 0);
     for (std::size_t a = 0; a < rank; ++a) c.dst += (std::size_t{block.offset[a]} + (a < outer ? at[a] : 0)) * gs[a];
@@ -88,7 +86,7 @@ std::vector<Copy2D> block_copies(const Block& block, const Axes& global, std::si
 void place_block(const Block& block, std::span<const std::byte> src, const Axes& global, std::span<std::byte> dst,
                  std::size_t cell_bytes) {
   const auto copies = block_copies(block, global, cell_bytes);
-  const std::size_t block_bytes = cells_of(block.dims) * cell_bytes, global_bytes = cells_of(global) * cell_bytes;
+  const std::size_t block_bytes = Extent{block.dims}.cells() * cell_bytes, global_bytes = Extent{global}.cells() * cell_bytes;
   if (src.size() != block_bytes || dst.size() != global_bytes)
     throw Error(Errc::bad_value, "placing a block of " + axes_text(block.dims) + " cells of " +
                                      std::to_string(cell_bytes) + " bytes needs " + std::to_string(block_bytes) +

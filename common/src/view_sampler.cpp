@@ -98,10 +98,17 @@ const char* to_string(SliceAxis axis) noexcept {
   return axis == SliceAxis::x ? "x" : axis == SliceAxis::y ? "y" : "z";
 }
 
+std::vector<std::uint32_t> plane_dims(const std::vector<std::uint32_t>& dims, SliceAxis axis) {
+  std::vector<std::uint32_t> out;
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    if (k != static_cast<std::size_t>(axis)) out.push_back(dims[k]);
+  return out;
+}
+
 proto::FieldDesc plane_of(const proto::FieldDesc& field, const Slice& slice) {
   if (grid_rank(field) != 3 || field.strides.size() != field.shape.size()) return field;
-  // Axis k of the shape (0: z, 1: y, 2: x) is cut; the other two stay, slowest first.
-  const std::size_t cut = slice.axis == SliceAxis::z ? 0 : slice.axis == SliceAxis::y ? 1 : 2;
+  // Axis k of the shape (0: z, 1: y, 2: x) is cut; the other two stay, slowest first (plane_dims).
+  const auto cut = static_cast<std::size_t>(slice.axis);
   if (slice.index >= field.shape[cut])
     throw Error(Errc::out_of_range, std::string(to_string(slice.axis)) + "-plane " + std::to_string(slice.index) +
                                         " of field '" + field.name + "' does not exist: " + to_string(slice.axis) +

@@ -253,10 +253,7 @@ void Publisher::State::start() {
   if (const auto& p = opts.part) {
     const cuview::Block block{p->start(), declared.dims};
     const auto global = p->global();
-    bool fits = global.size() == block.dims.size() && block.offset.size() == block.dims.size();
-    for (std::size_t a = 0; fits && a < global.size(); ++a)
-      fits = std::uint64_t{block.offset[a]} + block.dims[a] <= global[a];
-    if (!fits)
+    if (!block.inside(global))
       throw Error(Errc::out_of_range,
                   where(opts.name) + " (" + paths.who() + "): its block of " + Extent{block.dims}.text() +
                       " cells at " + position_text(block.offset) + " does not fit in the global grid of " +

@@ -72,7 +72,7 @@ DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
   arrows_->setObjectName("arrows");
   slice_axis_ = new QComboBox;
   slice_axis_->setObjectName("slice_axis");
-  slice_axis_->addItems({"z", "y", "x"});
+  for (auto axis : {SliceAxis::z, SliceAxis::y, SliceAxis::x}) slice_axis_->addItem(to_string(axis));  // in SliceAxis's order
   slice_axis_->setToolTip("the axis across the plane shown");
   slice_ = new QSlider(Qt::Horizontal);
   slice_->setObjectName("slice");
@@ -122,15 +122,13 @@ DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
 }
 
 Slice DisplayPanel::slice() const {
-  const int axis = slice_axis_->currentIndex();
-  return {axis == 2 ? SliceAxis::x : axis == 1 ? SliceAxis::y : SliceAxis::z,
+  return {static_cast<SliceAxis>(std::clamp(slice_axis_->currentIndex(), 0, 2)),
           static_cast<std::uint32_t>(std::max(0, slice_->value()))};
 }
 
 void DisplayPanel::show_slice_axis() {
   if (dims_.size() != 3) return;
-  const int axis = std::clamp(slice_axis_->currentIndex(), 0, 2);  // the shape's axis: 0 z, 1 y, 2 x
-  const int last = static_cast<int>(dims_[static_cast<std::size_t>(axis)]) - 1;
+  const int last = static_cast<int>(dims_[static_cast<std::size_t>(slice().axis)]) - 1;
   if (slice_->maximum() != last) {
     const QSignalBlocker quiet(slice_);
     const bool fresh = slice_->maximum() <= 0;

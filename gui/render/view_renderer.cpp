@@ -57,21 +57,12 @@ namespace {
 /// The render path reads float32 scalars and vectors (as their magnitude).
 bool drawable(const proto::FieldDesc& fd) { return fd.dtype == "float32" && fd.components >= 1 && fd.components <= 3; }
 /// The grid of `d` fitted in the view, centred where the view asks (the grid's centre by default).
-/// The picture's grid: the whole grid of a 2-D run, a plane's of a volume (columns × rows as
-/// plane_of lays them out).
+/// The picture's grid, columns × rows: the whole grid of a 2-D run, a plane's of a volume.
 std::pair<int, int> picture_grid(const proto::DescribeResult& d, const ViewRequest& view) {
   const auto dims = d.grid();
   if (dims.size() != 3) return {static_cast<int>(d.width), static_cast<int>(d.height)};
-  const int w = static_cast<int>(dims[2]), h = static_cast<int>(dims[1]), depth = static_cast<int>(dims[0]);
-  switch (view.slice.axis) {
-    case SliceAxis::z:
-      return {w, h};
-    case SliceAxis::y:
-      return {w, depth};
-    case SliceAxis::x:
-      break;
-  }
-  return {h, depth};
+  const auto plane = plane_dims(dims, view.slice.axis);  // {rows, cols}
+  return {static_cast<int>(plane[1]), static_cast<int>(plane[0])};
 }
 
 ViewTransform fitted(const proto::DescribeResult& d, const ViewRequest& view) {
@@ -81,12 +72,12 @@ ViewTransform fitted(const proto::DescribeResult& d, const ViewRequest& view) {
   return ViewTransform::fit(w, h, view.width, view.height, view.zoom, cx, cy);
 }
 
-/// The slice `view` asks for, its index clamped to the axis of `d`'s volume.
-Slice clamped_slice(const proto::DescribeResult& d, const ViewRequest& view) {
+/// The slice `view` asks for of `d`'s volume, its index clamped to the axis; empty for a 2-D grid.
+std::optional<Slice> slice_of(const proto::DescribeResult& d, const ViewRequest& view) {
   const auto dims = d.grid();
+  if (dims.size() != 3) return std::nullopt;
   Slice s = view.slice;
-  const std::size_t axis = s.axis == SliceAxis::z ? 0 : s.axis == SliceAxis::y ? 1 : 2;
-  if (dims.size() == 3) s.index = std::min(s.index, dims[axis] - 1);
+  s.index = std::min(s.index, dims[static_cast<std::size_t>(s.axis)] - 1);
   return s;
 }
 }  // namespace
@@ -124,15 +115,15 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
   } else {
     t.components = static_cast<int>(fd.components);
     const bool arrows = view.arrows && fd.components >= 2;
-    const bool volume = d.grid().size() == 3;
-    const auto plane = volume ? plane_of(fd, clamped_slice(d, view)) : fd;
+    const auto slice = slice_of(d, view);
     // A plane of a vector field: its in-plane arrows would need the components reordered; the
     // magnitude is shown.
-    sampler_.sample(frame, plane, t, sampled, arrows && !volume ? VectorComponents::include : VectorComponents::omit);
+    sampler_.sample(frame, slice ? plane_of(fd, *slice) : fd, t, sampled,
+                    arrows && !slice ? VectorComponents::include : VectorComponents::omit);
   }
   RenderedFrame out = colour(std::move(sampled), field, view);
   out.info = frame.info();
-  if (d.grid().size() == 3 && !is_particles) out.slice = clamped_slice(d, view);
+  if (!is_particles) out.slice = slice_of(d, view);
   return {std::move(out), {}};
 }
 

@@ -59,6 +59,8 @@ struct Block {
   [[nodiscard]] static Block grid(std::uint32_t x, std::uint32_t y, std::uint32_t width, std::uint32_t height) {
     return Block{{y, x}, {height, width}};
   }
+  /// Whether the block lies inside a grid of `grid` dims: as many axes, none leaving it.
+  [[nodiscard]] bool inside(const Axes& grid) const noexcept;
   bool operator==(const Block&) const = default;
 };
 

@@ -61,8 +61,9 @@ struct ViewRegion {
   }
 };
 
-/// Which plane of a volume a view shows: the axis across it and its index along that axis.
-enum class SliceAxis : std::uint8_t { x, y, z };
+/// Which plane of a volume a view shows: the axis across it and its index along that axis. The
+/// values are the axis's place in a volume's dims and shape ({depth, height, width}: z 0, y 1, x 2).
+enum class SliceAxis : std::uint8_t { z, y, x };
 struct Slice {
   SliceAxis axis = SliceAxis::z;
   std::uint32_t index = 0;
@@ -70,6 +71,11 @@ struct Slice {
 };
 /// "x", "y" or "z".
 [[nodiscard]] const char* to_string(SliceAxis axis) noexcept;
+
+/// The grid of a plane across `axis` of a volume of `dims` ({depth, height, width}): {rows, cols},
+/// the volume's dims without the axis cut (a z-plane {height, width}, a y-plane {depth, width}, an
+/// x-plane {depth, height}).
+[[nodiscard]] std::vector<std::uint32_t> plane_dims(const std::vector<std::uint32_t>& dims, SliceAxis axis);
 
 /// Plane `slice` of a field of a 3-D grid (shape {d, h, w} or {d, h, w, components}) as a 2-D
 /// field the sampler reads in place: its offset moved to the plane, shape {rows, cols[,
