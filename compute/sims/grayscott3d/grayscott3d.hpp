@@ -1,7 +1,7 @@
 // Gray–Scott in three dimensions: the reaction of grayscott.hpp (grayscott_update, the only copy
 // of the equations) with the 7-point Laplacian on a periodic volume of width × height × depth
-// cells, x fastest. Forward Euler is stable while 6·D·dt ≤ 1: the parameters' ranges keep every
-// allowed combination inside it. The host loops and the CUDA kernel both end in cell()'s math.
+// cells, x fastest. Forward Euler needs 12·D·dt well below 2 (the reaction takes part of the
+// margin): the parameters' ranges keep every allowed combination there (params()). The host loops and the CUDA kernel both end in cell()'s math.
 #pragma once
 
 #include <cstdint>
