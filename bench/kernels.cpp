@@ -100,6 +100,26 @@ std::string kernel_section(const Options& o) {
     }
     md << g3.markdown();
 
+    // D3Q19: 19 float32 populations read and written and one flag byte per cell update (153
+    // bytes, FluidX3D's count), against the same measured copy bandwidth.
+    const double d3_bound = bw.median * 1e9 / 153.0;
+    md << "\n#### Lattice-Boltzmann in 3-D (D3Q19, float32, `--sim lbm3d`)\n\nBound: " << sci(d3_bound)
+       << " cell updates/s (the copy bandwidth at 153 bytes per cell update: 19 populations read and written, a "
+          "flag byte). Target: 95 %.\n\n";
+    Table l3{{"grid", "steps/s (median)", "cell updates/s (median)", "slowest 1 %", "effective bandwidth",
+              "of the bound"},
+             {}};
+    for (std::uint32_t n : {256u, 512u}) {
+      auto b = make_builtin("lbm3d", Executor::Kind::cuda, n, n, {}, n);
+      const double cells = static_cast<double>(n) * n * n;
+      const auto steps = static_cast<std::uint32_t>(std::max(10.0, 2e9 / cells));
+      const auto r = step_rates(b, steps, o.reps);
+      l3.rows.push_back({std::to_string(n) + "³", fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells),
+                         fmt(r.median * cells * 153 / 1e12, "%.2f") + " TB/s",
+                         fmt(100 * r.median * cells / d3_bound, "%.1f") + " %"});
+    }
+    md << l3.markdown();
+
     // N-body: 20 FLOPs per interaction (GPU Gems 3, ch. 31), against the FP32 peak.
     int dev = 0, sms = 0, khz = 0, major = 0;
     cuda::check(cudaGetDevice(&dev), "cudaGetDevice");
@@ -192,7 +212,8 @@ std::string host_kernel_section(const Options& o) {
      << " GB/s with " << all << " thread(s), " << fmt(bw1.scale.median, "%.1f") << " with one; memcpy "
      << "(non-temporal stores) " << fmt(bw.copy.median, "%.1f") << " and " << fmt(bw1.copy.median, "%.1f")
      << " GB/s. A cell update moves at least 16 B in Gray–Scott (u and v read, written) and 74 B in the "
-     << "lattice-Boltzmann flow (9 populations read and written, 2 B of flags), with plain stores: *% of "
+     << "lattice-Boltzmann flow (9 populations read and written, 2 B of flags), 153 B in the 3-D flow (19 "
+     << "populations, 1 B of flags), with plain stores: *% of "
      << "bound* is that traffic over STREAM scale of the same threads, *% of memcpy* over memcpy's. The results "
      << "are the same bits on any number of threads.\n\n";
   Table h{{"simulation", "grid", "threads", "steps/s (median)", "cell updates/s", "traffic", "% of bound",
@@ -202,24 +223,27 @@ std::string host_kernel_section(const Options& o) {
     std::string sim;
     std::uint32_t w, h;
     double bytes_per_cell;
+    std::uint32_t d = 1;
   };
   std::vector<Case> cases;
   for (int n : o.host_sizes) cases.push_back({"grayscott", static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n), 16});
   cases.push_back({"lbm", 1600, 400, 74});
   cases.push_back({"lbm", 2048, 2048, 74});
+  cases.push_back({"lbm3d", 128, 64, 153, 64});
   for (const auto& c : cases) {
     std::vector<unsigned> counts{1};
     if (all > 1) counts.push_back(all);
     for (const unsigned t : counts) {
       const auto r = with_threads(t, [&] {
-        auto b = make_builtin(c.sim, Executor::Kind::host, c.w, c.h);
-        const double cells = static_cast<double>(c.w) * c.h;
+        auto b = make_builtin(c.sim, Executor::Kind::host, c.w, c.h, {}, c.d);
+        const double cells = static_cast<double>(c.w) * c.h * c.d;
         const auto steps = static_cast<std::uint32_t>(std::max(5.0, 4e7 / cells / (c.bytes_per_cell / 16)));
         return step_rates(b, steps, reps);
       });
-      const double cells = static_cast<double>(c.w) * c.h, gbs = r.median * cells * c.bytes_per_cell / 1e9;
+      const double cells = static_cast<double>(c.w) * c.h * c.d, gbs = r.median * cells * c.bytes_per_cell / 1e9;
       const auto& bound = t == 1 ? bw1 : bw;
-      h.rows.push_back({c.sim, std::to_string(c.w) + "x" + std::to_string(c.h), std::to_string(t),
+      const std::string grid = std::to_string(c.w) + "x" + std::to_string(c.h) + (c.d > 1 ? "x" + std::to_string(c.d) : "");
+      h.rows.push_back({c.sim, grid, std::to_string(t),
                         fmt(r.median, "%.1f"), sci(r.median * cells), fmt(gbs, "%.2f") + " GB/s",
                         fmt(100 * gbs / bound.scale.median, "%.0f") + " %",
                         fmt(100 * gbs / bound.copy.median, "%.0f") + " %"});

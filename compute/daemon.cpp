@@ -66,7 +66,7 @@ std::string names_of(Pick pick) {
   return names;
 }
 std::string decomposable_names() {
-  return names_of([](const sim::SimulationFactory& f) { return f.decomposable && f.axes == 2; });
+  return names_of([](const sim::SimulationFactory& f) { return f.decomposable; });
 }
 std::string three_d_names() {
   return names_of([](const sim::SimulationFactory& f) { return f.axes == 3; });
@@ -184,23 +184,32 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     throw Error(Errc::out_of_range,
                 "--slots " + std::to_string(opts.slots) + " is out of range: use 1 to " + std::to_string(kMaxSlots));
 
-  std::uint32_t rows = opts.height;  // this process's rows: all of them, or its rank's slab
+  // This process's rows (a plane's) or layers (a volume's): all of them, or its rank's slab.
+  std::uint32_t rows = opts.height, layers = opts.depth;
   std::optional<PartOptions> part;
   if (opts.comm != nullptr) {
     const auto n = static_cast<std::uint32_t>(opts.comm->size()), k = static_cast<std::uint32_t>(opts.comm->rank());
-    if (factory == nullptr || !factory->decomposable || axes != 2)
+    if (factory == nullptr || !factory->decomposable)
       throw Error(Errc::unsupported, "--sim " + opts.sim + " cannot run over several ranks (mpirun -n " +
                                          std::to_string(n) + "); the simulations that can: " + decomposable_names() +
                                          ". Run it with one process, without mpirun");
-    if (opts.height / n < 2)
-      throw Error(Errc::out_of_range, "--size " + std::to_string(opts.width) + "x" + std::to_string(opts.height) +
-                                          " has too few rows for " + std::to_string(n) +
-                                          " ranks: each needs at least 2; use fewer ranks or more rows");
-    const auto r = sim::slab_rows(opts.height, k, n);
-    rows = r.count;
+    // Slabs of rows (y) of a plane, of layers (z) of a volume.
+    const std::string unit = axes == 3 ? "layers" : "rows";
+    const std::uint32_t along = axes == 3 ? opts.depth : opts.height;
+    if (along / n < 2)
+      throw Error(Errc::out_of_range, "--size " + size + " has too few " + unit + " for " + std::to_string(n) +
+                                          " ranks: each needs at least 2; use fewer ranks or more " + unit);
+    const auto r = sim::slab_rows(along, k, n);
     std::string group = k == 0 ? random_hex(8) : std::string();
     opts.comm->broadcast(group);  // one id for every part of this run
-    part = PartOptions{k, n, 0, r.first, opts.width, opts.height, group, static_cast<int>(k), {}};
+    if (axes == 3) {
+      layers = r.count;
+      part = PartOptions{k, n, 0, 0, 0, 0, group, static_cast<int>(k), {}, {r.first, 0, 0},
+                         {opts.depth, opts.height, opts.width}};
+    } else {
+      rows = r.count;
+      part = PartOptions{k, n, 0, r.first, opts.width, opts.height, group, static_cast<int>(k), {}};
+    }
   }
   phases.next(opts.backend == "host" ? "choosing the backend" : "starting the GPU (CUDA context)");
   publisher_.emplace(PublisherOptions{.name = opts.name,
@@ -214,22 +223,23 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                                       .part = part});
   Executor& executor = publisher_->executor();
   sim::SimulationConfig config{opts.width, rows, opts.sim_options};
-  config.depth = opts.depth;
+  config.depth = layers;
   if (part) {
     phases.next("connecting to the neighbouring ranks");
     halo_ = opts.comm->make_halo(executor.kind() == Executor::Kind::cuda ? executor.device_id() : -1);
-    slab_ = {part->offset_y, rows, opts.height, halo_.get()};
+    slab_ = axes == 3 ? sim::Slab{part->offset[0], layers, opts.depth, halo_.get()}
+                      : sim::Slab{part->offset_y, rows, opts.height, halo_.get()};
     config.slab = &slab_;
   }
   try {
     phases.next("allocating the simulation's " + std::to_string(opts.width) + "x" + std::to_string(rows) +
-                (opts.depth > 1 ? "x" + std::to_string(opts.depth) : std::string()) + " grid");
+                (axes == 3 ? "x" + std::to_string(layers) : std::string()) + " grid");
     sim_ = plugin_ ? plugin_->make(executor, config) : factory->make(executor, config);
     const auto fields = in_simulation("fields", [&] { return sim_->fields(); });
     if (fields.empty())
       throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");
     for (const auto& f : fields)
-      publisher_->add_field(axes == 3 ? declared(f, {opts.depth, rows, opts.width})
+      publisher_->add_field(axes == 3 ? declared(f, {layers, rows, opts.width})
                                       : declared(f, opts.width, rows, std::uint64_t{opts.width} * rows));
     for (const auto& set : in_simulation("particle_sets", [&] { return sim_->particle_sets(); })) {
       ParticlesDecl p{set.name, set.count, {}, set.help, set.bounds};

@@ -44,6 +44,7 @@ struct ControlArgs {
   std::string preset;
   std::string draw_input;
   double draw_x = 0, draw_y = 0, draw_radius = 3;
+  std::optional<double> draw_z;  ///< a volume's: the ball's centre along z
   bool erase = false;
   std::string checkpoint_path;
   bool no_wait = false;

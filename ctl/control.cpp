@@ -103,7 +103,7 @@ int control(const Target& t, proto::Op op, const ControlArgs& a) {
       client.reset();
       break;
     case Op::draw:
-      client.draw({a.draw_input, a.draw_x, a.draw_y, a.draw_radius, a.erase ? 0 : 1});
+      client.draw({a.draw_input, a.draw_x, a.draw_y, a.draw_radius, a.erase ? 0 : 1, a.draw_z});
       break;
     case Op::checkpoint: {
       const std::string path = a.checkpoint_path.empty()

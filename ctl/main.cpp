@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   draw->add_option("INPUT", ca.draw_input)->required();
   draw->add_option("X", ca.draw_x, "grid column of the disc's centre")->required();
   draw->add_option("Y", ca.draw_y, "grid row of the disc's centre (0 at the top)")->required();
+  draw->add_option("Z", ca.draw_z, "a volume's layer of the centre: the disc becomes a ball");
   draw->add_option("--radius", ca.draw_radius, "in cells")->capture_default_str();
   draw->add_flag("--erase", ca.erase, "clear the disc instead of filling it");
   auto* ckpt = sub[Op::checkpoint];

@@ -15,7 +15,8 @@ struct WireStroke {
   std::string input;
   double x = 0, y = 0, radius = 1;
   int value = 1;
-  MSGPACK_DEFINE(input, x, y, radius, value);
+  std::optional<double> z;
+  MSGPACK_DEFINE(input, x, y, radius, value, z);
 };
 struct WireTurn {
   std::map<std::string, double> params;
@@ -36,7 +37,7 @@ std::uint64_t step_of(const std::filesystem::path& file) {
 
 std::string encode(const Turn& t) {
   WireTurn w{t.requests.params, t.requests.reset, {}, t.steps, t.paused, t.stop, t.checkpoint};
-  for (const auto& s : t.requests.strokes) w.strokes.push_back({s.input, s.x, s.y, s.radius, s.value});
+  for (const auto& s : t.requests.strokes) w.strokes.push_back({s.input, s.x, s.y, s.radius, s.value, s.z});
   msgpack::sbuffer buf;
   msgpack::pack(buf, w);
   return {buf.data(), buf.size()};
@@ -48,7 +49,7 @@ Turn decode_turn(const std::string& bytes) {
   Turn t;
   t.requests.params = w.params;
   t.requests.reset = w.reset;
-  for (const auto& s : w.strokes) t.requests.strokes.push_back({s.input, s.x, s.y, s.radius, s.value});
+  for (const auto& s : w.strokes) t.requests.strokes.push_back({s.input, s.x, s.y, s.radius, s.value, s.z});
   t.steps = w.steps, t.paused = w.paused, t.stop = w.stop, t.checkpoint = w.checkpoint;
   return t;
 }

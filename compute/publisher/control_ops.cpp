@@ -321,10 +321,18 @@ std::string ControlOps::op_draw(Peer& p, const proto::Request& req) {
   }
   const auto& d = c_.description;
   // A run of parts is drawn on in global cells (every part gets the stroke, part 0 takes it).
-  const std::uint32_t gw = d.part ? d.part->global_width : d.width, gh = d.part ? d.part->global_height : d.height;
-  if (!(a.x >= 0 && a.x < gw && a.y >= 0 && a.y < gh))
-    throw Error(Errc::out_of_range, "stroke at (" + number(a.x) + ", " + number(a.y) + ") lies outside the " +
-                                        std::to_string(gw) + "x" + std::to_string(gh) + " grid");
+  const auto grid = d.part ? d.part->global() : d.grid();  // slowest axis first
+  const std::uint32_t gw = grid.back(), gh = grid.size() > 1 ? grid[grid.size() - 2] : 1;
+  const bool volume = grid.size() == 3;
+  const double z = a.z.value_or(0);
+  std::string extent, at = "(" + number(a.x) + ", " + number(a.y) + (a.z ? ", " + number(z) : "") + ")";
+  for (auto it = grid.rbegin(); it != grid.rend(); ++it) extent += (extent.empty() ? "" : "x") + std::to_string(*it);
+  if (!(a.x >= 0 && a.x < gw && a.y >= 0 && a.y < gh) || (volume && !(z >= 0 && z < grid[0])))
+    throw Error(Errc::out_of_range, "stroke at " + at + " lies outside the " + extent + " grid");
+  if (volume != a.z.has_value())
+    throw Error(Errc::bad_value, "stroke at " + at + ": the " + extent + " grid has " +
+                                     std::to_string(grid.size()) + " axes; give " +
+                                     (volume ? "its centre's z as well" : "x and y only, without z"));
   if (!(a.radius >= 0.5 && a.radius <= 256))
     throw Error(Errc::out_of_range, "stroke radius " + number(a.radius) + " is out of range [0.5, 256]");
   if (a.value != 0 && a.value != 1)
@@ -333,10 +341,10 @@ std::string ControlOps::op_draw(Peer& p, const proto::Request& req) {
     std::lock_guard lock(c_.steering.m);
     auto& strokes = c_.steering.strokes;
     if (strokes.size() >= kMaxQueuedStrokes) strokes.erase(strokes.begin());  // a program that stopped polling
-    strokes.push_back({a.input, a.x, a.y, a.radius, a.value});
+    strokes.push_back({a.input, a.x, a.y, a.radius, a.value, a.z});
     c_.steering.note_request();
   }
-  spdlog::debug("stroke on '{}' by '{}' at ({}, {}) r {} value {}", a.input, p.client, a.x, a.y, a.radius, a.value);
+  spdlog::debug("stroke on '{}' by '{}' at {} r {} value {}", a.input, p.client, at, a.radius, a.value);
   return ok(req);
 }
 

@@ -12,6 +12,9 @@ std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& con
 namespace lbm {
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config);
 }
+namespace lbm3d {
+std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config);
+}
 namespace nbody {
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config);
 }
@@ -24,6 +27,8 @@ const std::vector<SimulationFactory>& builtin_simulations() {
        &nbody::make, false},
       {"grayscott3d", "Gray–Scott reaction–diffusion in a periodic volume (7-point stencil): --size WxHxD",
        &grayscott3d::make, false, 3},
+      {"lbm3d", "lattice-Boltzmann flow (D3Q19, BGK) past a sphere in a duct: --size WxHxD, flow along x",
+       &lbm3d::make, true, 3},
   };
   return list;
 }

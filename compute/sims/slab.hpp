@@ -2,8 +2,9 @@
 // and how its ghost rows are refreshed from the neighbouring parts. Built-in simulations only
 // (plugins never see it); cuview-compute makes one per rank (compute/parts/).
 //
-// Decomposition: 1-D slabs in y. Part k of N owns global rows [first_row, first_row + rows);
-// part k-1 ("up") owns the rows just before, part k+1 ("down") the rows just after.
+// Decomposition: 1-D slabs along the slowest axis: rows (y) of a plane, layers (z) of a volume,
+// which the members below call rows either way. Part k of N owns global rows [first_row,
+// first_row + rows); part k-1 ("up") owns the rows just before, part k+1 ("down") the rows just after.
 #pragma once
 
 #include <cstddef>

@@ -91,6 +91,40 @@ BACKEND_TEST("grayscott3d publishes verified volumes of --size WxHxD; the other 
   CHECK_THAT(deep.err(), Catch::Contains("two-dimensional") && Catch::Contains("grayscott3d"));
 }
 
+BACKEND_TEST("lbm3d: a ball drawn at (x, y, z) stops the flow there, and a stroke without z is refused",
+             "[integration][draw]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("flow3", backend, {"--sim", "lbm3d", "--paused"}, "80x24x20");
+  auto desc = ctl("flow3", {"describe"});
+  CHECK_THAT(desc.out, Catch::Contains("lbm3d 80x24x20") && Catch::Contains("field velocity float32 [20, 24, 80, 3]"));
+  REQUIRE(ctl("flow3", {"step", "200"}).code == 0);
+  auto c = attach("flow3", "simulations test");
+  const int w = 80, h = 24;
+  auto cell = [&](int x, int y, int z) { return (static_cast<std::size_t>(z) * h + y) * w + x; };
+  const auto before = field_at(c, 1, 200);  // speed
+  const std::size_t probe = cell(50, 12, 10), beside = cell(50, 12, 4);
+  CHECK(before[probe] > 0.01f);
+  c.draw({"obstacles", 50.5, 12.5, 3, 1, 10.5});
+  c.step(8);
+  const auto drawn = field_at(c, 1, 208);
+  CHECK(drawn[probe] == 0.0f);       // solid now
+  CHECK(drawn[beside] > 0.001f);     // six layers away: fluid
+  try {
+    c.draw({"obstacles", 50, 12, 3, 1});
+    FAIL("a stroke without z was accepted by a volume");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::bad_value);
+    CHECK_THAT(e.what(), Catch::Contains("80x24x20 grid has 3 axes") && Catch::Contains("z"));
+  }
+  try {
+    c.draw({"obstacles", 50, 12, 3, 1, 20});
+    FAIL("a stroke beyond the last layer was accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::out_of_range);
+    CHECK_THAT(e.what(), Catch::Contains("(50, 12, 20) lies outside the 80x24x20 grid"));
+  }
+}
+
 BACKEND_TEST("an obstacle drawn into the running flow stops it there, and erasing frees it", "[integration][draw]") {
   RuntimeDir rt;
   auto daemon = start_daemon("flow", backend, {"--sim", "lbm", "--paused"}, "160x64");

@@ -1,5 +1,5 @@
 // A simulation decomposed over MPI ranks, as a user runs it: `mpirun -n N cuview-compute --sim
-// lbm …`. The decomposed run must be the one-process run, bit for bit: steered the same way (a
+// lbm …` (slabs of rows) or `--sim lbm3d` (slabs of layers). The decomposed run must be the one-process run, bit for bit: steered the same way (a
 // stroke across a slab border, a parameter change between steps), the parts' checkpoints put
 // together equal the one-process run's checkpoint, byte for byte.
 #include <signal.h>
@@ -43,20 +43,32 @@ void step_to(Client& c, std::uint64_t n, std::uint64_t step) {
   }
 }
 
-/// The same steering for every run: steps, strokes across the slab borders of 2 and 3 ranks
-/// (rows 30 and 20/40 of 61), an erase, a parameter change, more steps.
-void steer(Client& c) {
+/// A decomposed flow: the plane's slabs are rows, the volume's layers.
+struct Case {
+  std::string sim, size;
+  std::uint32_t q;           ///< populations per cell
+  std::uint32_t row_cells;   ///< cells of one row (a plane's) or one layer (a volume's)
+  std::uint32_t along;       ///< rows or layers of the whole grid
+  std::vector<Stroke> strokes;
+};
+/// Strokes across the slab borders of 2 and 3 ranks (rows 30 and 20/40 of 61; layers 15 and 10/20
+/// of 31), and an erase.
+const Case kPlane{"lbm", "96x61", 9, 96, 61,
+                  {{"obstacles", 40, 30.5, 4, 1}, {"obstacles", 64, 20, 3, 1}, {"obstacles", 41, 31, 2, 0}}};
+const Case kVolume{"lbm3d", "64x24x31", 19, 64 * 24, 31,
+                   {{"obstacles", 40, 12.5, 4, 1, 15.5}, {"obstacles", 50, 10, 3, 1, 20}, {"obstacles", 41, 12, 2, 0, 16}}};
+
+/// The same steering for every run: steps, the case's strokes, a parameter change, more steps.
+void steer(Client& c, const Case& k) {
   step_to(c, 120, 120);
-  c.draw({"obstacles", 40, 30.5, 4, 1});
-  c.draw({"obstacles", 64, 20, 3, 1});
-  c.draw({"obstacles", 41, 31, 2, 0});
+  for (const auto& s : k.strokes) c.draw(s);
   c.set({{"viscosity", 0.05}});
   step_to(c, 60, 180);
 }
 
 /// The run's final checkpoint (step 180), as one grid: the parts' blocks stacked by rows.
 struct Grid {
-  std::vector<float> populations;  // 9 planes of H × W
+  std::vector<float> populations;  // q planes of the whole grid
   std::vector<std::uint8_t> obstacles;
 };
 Grid whole_file(const fs::path& file) {
@@ -69,21 +81,23 @@ Grid whole_file(const fs::path& file) {
   g.obstacles.assign(o, o + c.blocks[1].spec.bytes());
   return g;
 }
-Grid parts_files(const fs::path& dir, int n, std::uint32_t w, std::uint32_t h) {
+Grid parts_files(const fs::path& dir, int n, const Case& kase) {
+  const std::size_t w = kase.row_cells, h = kase.along;
   Grid g;
-  g.populations.assign(std::size_t{9} * w * h, -1.0f);
-  g.obstacles.assign(std::size_t{w} * h, 255);
+  g.populations.assign(kase.q * w * h, -1.0f);
+  g.obstacles.assign(w * h, 255);
   for (int k = 0; k < n; ++k) {
-    const auto rows = sim::slab_rows(h, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(n));
+    const auto rows = sim::slab_rows(kase.along, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(n));
     const auto c = checkpoint::read(dir / ("part-" + std::to_string(k)) / checkpoint::file_name(180));
     INFO("part " << k << " of " << n);
     REQUIRE(c.meta.step == 180);
-    REQUIRE(c.blocks[0].spec.shape == std::vector<std::uint64_t>{9, rows.count, w});
+    REQUIRE(c.blocks[0].spec.shape.at(0) == kase.q);
+    REQUIRE(c.blocks[0].spec.shape.at(1) == rows.count);
+    REQUIRE(c.blocks[0].spec.bytes() == kase.q * rows.count * w * sizeof(float));
     const auto* f = reinterpret_cast<const float*>(c.blocks[0].data.get());
-    for (int i = 0; i < 9; ++i)
-      std::memcpy(&g.populations[(std::size_t{9} * 0 + i) * w * h + std::size_t{rows.first} * w],
-                  f + std::size_t(i) * rows.count * w, std::size_t{rows.count} * w * sizeof(float));
-    std::memcpy(&g.obstacles[std::size_t{rows.first} * w], c.blocks[1].data.get(), std::size_t{rows.count} * w);
+    for (std::size_t i = 0; i < kase.q; ++i)
+      std::memcpy(&g.populations[i * w * h + rows.first * w], f + i * rows.count * w, rows.count * w * sizeof(float));
+    std::memcpy(&g.obstacles[rows.first * w], c.blocks[1].data.get(), rows.count * w);
   }
   return g;
 }
@@ -104,37 +118,36 @@ void wait_exit(ChildProcess& p, const std::string& what) {
   REQUIRE(*code == 0);
 }
 
-void decomposed_equals_whole(Backend backend, const std::string& flow) {
+void decomposed_equals_whole(Backend backend, const std::string& flow, const Case& kase = kPlane) {
   if (!have_mpirun()) return;
   RuntimeDir rt;
-  const std::uint32_t w = 96, h = 61;
-  const std::vector<std::string> common{"--sim", "lbm", "--paused", "--sim-option", "flow=" + flow, "--fps", "0"};
+  const std::vector<std::string> common{"--sim", kase.sim, "--paused", "--sim-option", "flow=" + flow, "--fps", "0"};
   auto dir_of = [&](int n) { return rt.path() / ("ckpt-" + std::to_string(n)); };
   {
     auto args = common;
     args.insert(args.end(), {"--checkpoint-dir", dir_of(1).string()});
-    auto d = start_daemon("one", backend, args, "96x61");
+    auto d = start_daemon("one", backend, args, kase.size);
     auto c = Client::attach({.name = "one", .client = "test", .import = Import::control_only});
-    steer(c);
+    steer(c, kase);
     c.shutdown();
     wait_exit(d, "cuview-compute");
   }
   const Grid whole = whole_file(dir_of(1) / checkpoint::file_name(180));
   // On CUDA one rank per GPU: the GPU machine has two.
   for (int n : backend == Backend::cuda ? std::vector<int>{2} : std::vector<int>{2, 3}) {
-    DYNAMIC_SECTION("mpirun -n " << n << ", flow=" << flow) {
+    DYNAMIC_SECTION(kase.sim << ", mpirun -n " << n << ", flow=" << flow) {
       auto args = common;
       args.insert(args.end(), {"--checkpoint-dir", dir_of(n).string()});
       const std::string name = "parts" + std::to_string(n);
-      auto run = start_parts(name, n, backend, args, "96x61");
+      auto run = start_parts(name, n, backend, args, kase.size);
       {
         auto c = Client::attach({.name = name, .client = "test", .import = Import::control_only, .part = 0});
         CHECK(c.description().part->count == static_cast<std::uint32_t>(n));
-        steer(c);
+        steer(c, kase);
         c.shutdown();
       }
       wait_exit(run, "mpirun");
-      const Grid parts = parts_files(dir_of(n), n, w, h);
+      const Grid parts = parts_files(dir_of(n), n, kase);
       CHECK(parts.obstacles == whole.obstacles);
       // Bit for bit: compared as bytes, so that even NaN payloads and signed zeros must agree.
       REQUIRE(parts.populations.size() == whole.populations.size());
@@ -151,6 +164,11 @@ BACKEND_TEST("mpirun -n 2 and -n 3 runs equal the one-process run bit for bit, s
 
 TEST_CASE("a decomposed periodic channel equals the one-process run", "[mpi]") {
   decomposed_equals_whole(Backend::host, "periodic");
+}
+
+BACKEND_TEST("a 3-D flow in z-slabs over mpirun -n 2 and -n 3 equals the one-process run bit for bit",
+             "[mpi]") {
+  decomposed_equals_whole(backend, "channel", kVolume);
 }
 
 TEST_CASE("a simulation that cannot be decomposed is refused by every rank with what to do", "[mpi]") {

@@ -17,6 +17,7 @@
 #include "sims/grayscott/grayscott.hpp"
 #include "sims/lbm/lbm.hpp"
 #include "sims/lbm/lbm_setup.hpp"
+#include "sims/lbm3d/lbm3d_setup.hpp"
 #include "sims/simulation.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda/check.hpp"
@@ -35,10 +36,13 @@ struct SimRun {
   std::map<std::string, double> params;
 
   SimRun(const std::string& name, Backend backend, std::uint32_t w, std::uint32_t h,
-      std::map<std::string, std::string> options, std::map<std::string, double> overrides = {}) {
+      std::map<std::string, std::string> options, std::map<std::string, double> overrides = {},
+      std::uint32_t depth = 1) {
     executor = make_executor(backend == Backend::cuda ? "cuda" : "host");
+    sim::SimulationConfig config{w, h, std::move(options)};
+    config.depth = depth;
     for (const auto& f : sim::builtin_simulations())
-      if (f.name == name) sim = f.make(*executor, {w, h, std::move(options)});
+      if (f.name == name) sim = f.make(*executor, config);
     REQUIRE(sim);
     ParameterSet ps(with_publisher_params(sim->params()), sim->presets());
     params = ps.values();
@@ -311,4 +315,89 @@ TEST_CASE("the host loops' vectorised rows compute what the per-cell updates com
   CHECK_THROWS_WITH(SimRun("lbm", Backend::host, 64, 32, {}), Catch::Contains("CUVIEW_HOST_ISA=neon") &&
                                                                Catch::Contains("this CPU runs: " + isas.front()));
   ::unsetenv("CUVIEW_HOST_ISA");
+}
+
+BACKEND_TEST("lbm3d: a force-driven square duct settles on the analytic Poiseuille profile, conserving mass",
+             "[physics][lbm3d]") {
+  // Fluid nodes 1..24 across y and z between half-way bounce-back walls: a = 12 (White, Viscous
+  // Fluid Flow, eq. 3-48; u_max = 0.294685 a² F / ν for a square duct).
+  const int w = 4, n = 26;
+  const double nu = 0.1, a = (n - 2) / 2.0, u_max = 0.02, force = u_max * nu / (0.294685 * a * a);
+  SimRun r("lbm3d", backend, w, n, {{"flow", "periodic"}, {"obstacle", "none"}},
+           {{"viscosity", nu}, {"force", force}}, n);
+  const std::size_t cells = static_cast<std::size_t>(w) * n * n;
+  auto mass = [&](const std::vector<float>& rho) { return std::accumulate(rho.begin(), rho.end(), 0.0); };
+  const double mass0 = mass(r.read(cells)[3]);
+  r.steps(16000);  // > 10 a²/ν
+  const auto f = r.read(cells);
+  auto analytic = [&](double y, double z) {  // the series, coordinates from the duct's axis
+    double u = 0;
+    for (int k = 1; k < 60; k += 2) {
+      const double kp = k * M_PI / (2 * a);
+      const double ratio = std::exp(kp * (std::abs(z) - a)) * (1 + std::exp(-2 * kp * std::abs(z))) /
+                           (1 + std::exp(-2 * kp * a));  // cosh(kp z) / cosh(kp a), without overflow
+      u += ((k - 1) / 2 % 2 ? -1.0 : 1.0) / (k * k * k) * (1 - ratio) * std::cos(kp * y);
+    }
+    return 16 * a * a * force / (nu * M_PI * M_PI * M_PI) * u;
+  };
+  double err2 = 0, ref2 = 0, cross = 0;
+  for (int z = 1; z < n - 1; ++z)
+    for (int y = 1; y < n - 1; ++y)
+      for (int x = 0; x < w; ++x) {
+        const std::size_t c = (static_cast<std::size_t>(z) * n + y) * w + x;
+        const double u = analytic(y - (n - 1) / 2.0, z - (n - 1) / 2.0), ux = f[0][3 * c];
+        err2 += (ux - u) * (ux - u);
+        ref2 += u * u;
+        cross = std::max({cross, std::abs(double(f[0][3 * c + 1])), std::abs(double(f[0][3 * c + 2]))});
+      }
+  const double err = std::sqrt(err2 / ref2);
+  INFO("L2 error of u_x against the series: " << err << "; largest |u_y|, |u_z|: " << cross);
+  CHECK(err < 0.02);
+  CHECK(cross < 1e-6);
+  const double mass1 = mass(f[3]);
+  INFO("mass " << mass0 << " -> " << mass1);
+  CHECK(std::abs(mass1 - mass0) / mass0 < 1e-5);
+}
+
+TEST_CASE("lbm3d: the host's vectorised rows are cell_update over every cell, on every instruction set",
+          "[physics][lbm3d]") {
+  // The flow past the sphere with a drawn ball, channel and periodic: one more step of the
+  // simulation (its rows built for each instruction set this CPU has, on every core) against
+  // cell_update over every cell of the state it had.
+  for (const std::string& isa : sim::lbm::host_isas())
+    for (const std::string flow : {"channel", "periodic"}) {
+      INFO("lbm3d, flow=" << flow << ", CUVIEW_HOST_ISA=" << isa);
+      const int w = 45, h = 22, d = 21;
+      ::setenv("CUVIEW_HOST_ISA", isa.c_str(), 1);
+      SimRun r("lbm3d", Backend::host, w, h, {{"flow", flow}}, {{"force", flow == "periodic" ? 2e-5 : 0.0}}, d);
+      ::unsetenv("CUVIEW_HOST_ISA");
+      r.sim->draw({"obstacles", 30, 8, 3, 1, 12});
+      r.steps(60);
+      const sim::lbm3d::Window g{w, h, 0, d, d};
+      const auto o = sim::lbm3d::options_from({{"flow", flow}});
+      const auto p = sim::lbm3d::from(r.params, o);
+      const std::size_t owned = g.owned_cells(), first = g.layer_cells();
+      std::vector<float> saved(owned * sim::lbm3d::kQ), next(saved.size());
+      std::vector<std::uint8_t> mask(owned), mask2(owned);
+      r.sim->save_state({saved.data(), mask.data()});
+      std::vector<float> f(g.cells() * sim::lbm3d::kQ, 0.0f), fo(f.size(), 0.0f);
+      for (int i = 0; i < sim::lbm3d::kQ; ++i)
+        std::memcpy(f.data() + i * g.cells() + first, saved.data() + i * owned, owned * sizeof(float));
+      std::vector<std::uint8_t> solid(g.cells(), 1), flags(g.cells());
+      std::memcpy(solid.data() + first, mask.data(), owned);
+      sim::lbm3d::compute_flags(solid.data(), flags.data(), g, o, 0, g.stored_layers());
+      for (int lz = 1; lz <= d; ++lz)
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x) sim::lbm3d::cell_update(f.data(), fo.data(), flags.data(), x, y, lz, g, g.cells(), p);
+      r.steps(1);
+      r.sim->save_state({next.data(), mask2.data()});
+      std::size_t solid_cells = 0, differ = 0;
+      for (auto m : mask) solid_cells += m != 0;
+      for (int i = 0; i < sim::lbm3d::kQ; ++i)
+        differ += std::memcmp(fo.data() + i * g.cells() + first, next.data() + i * owned, owned * sizeof(float)) != 0;
+      INFO(solid_cells << " solid cells");
+      const std::size_t walls = 2 * w * (h + d) - 4 * w;
+      CHECK(solid_cells > walls + 100);  // the walls, the sphere and the ball
+      CHECK(differ == 0);
+    }
 }

@@ -59,7 +59,8 @@ struct DrawArgs {
   std::string input;
   double x = 0, y = 0, radius = 1;
   std::int32_t value = 1;
-  MSGPACK_DEFINE_MAP(input, x, y, radius, value);
+  std::optional<double> z;  ///< a volume's (3 axes): the centre's z, and the disc is a ball (protocol 5)
+  MSGPACK_DEFINE_MAP(input, x, y, radius, value, z);
 };
 
 /// `checkpoint`: write the simulation's state now. `path` (absolute) names the file; without it

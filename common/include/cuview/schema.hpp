@@ -73,6 +73,7 @@ struct Stroke {
   std::string input;
   double x = 0, y = 0, radius = 1;
   int value = 1;
+  std::optional<double> z{};  ///< a volume's (3 axes): the centre's z, and the disc is a ball
 };
 
 /// Where a program's buffer lives, as it declares it to the publisher.

@@ -119,7 +119,7 @@ void Attachment::set(const std::map<std::string, double>& params, const std::opt
 }
 void Attachment::reset() { (void)session_->call<proto::NoArgs>(proto::Op::reset, proto::NoArgs{}, session_->opts.timeout); }
 void Attachment::draw(const Stroke& s) {
-  (void)session_->call<proto::NoArgs>(proto::Op::draw, proto::DrawArgs{s.input, s.x, s.y, s.radius, s.value},
+  (void)session_->call<proto::NoArgs>(proto::Op::draw, proto::DrawArgs{s.input, s.x, s.y, s.radius, s.value, s.z},
                                       session_->opts.timeout);
 }
 std::uint64_t Attachment::checkpoint(const std::string& path) {

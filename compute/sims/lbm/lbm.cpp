@@ -2,14 +2,13 @@
 // factory that picks the host or CUDA implementation. The physics is lbm.hpp's, shared by both.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <string>
-#include <string_view>
 
 #include "cuview/error.hpp"
 #include "sims/lbm/lbm_setup.hpp"
 #include "sims/host_array.hpp"
+#include "sims/host_isa.hpp"
 #include "sims/row_pool.hpp"
 
 namespace cuview::sim::lbm {
@@ -165,8 +164,7 @@ void step_rows_generic(const float* f, float* fo, const std::uint16_t* flags, in
                        std::size_t plane, const LbmParams& p) {
   step_rows_body(f, fo, flags, y0, y1, width, plane, p);
 }
-#if defined(__x86_64__) && defined(__GNUC__)
-#define CUVIEW_HOST_ISAS 1
+#ifdef CUVIEW_HOST_ISAS
 __attribute__((target("avx2"))) void step_rows_avx2(const float* f, float* fo, const std::uint16_t* flags, int y0,
                                                     int y1, int width, std::size_t plane, const LbmParams& p) {
   step_rows_body(f, fo, flags, y0, y1, width, plane, p);
@@ -178,12 +176,7 @@ __attribute__((target("avx512f"))) void step_rows_avx512f(const float* f, float*
 }
 #endif
 
-struct Isa {
-  const char* name;
-  StepRows step_rows;
-  bool (*usable)();
-};
-constexpr Isa kIsas[] = {
+constexpr IsaBuild<StepRows> kIsas[] = {
 #ifdef CUVIEW_HOST_ISAS
     {"avx512f", step_rows_avx512f, [] { return __builtin_cpu_supports("avx512f") != 0; }},
     {"avx2", step_rows_avx2, [] { return __builtin_cpu_supports("avx2") != 0; }},
@@ -193,19 +186,8 @@ constexpr Isa kIsas[] = {
 #endif
 };
 
-/// The step_rows of the widest instruction set this CPU has (kIsas is widest first), or of
-/// CUVIEW_HOST_ISA's.
-StepRows pick_step_rows() {
-  const char* want = std::getenv("CUVIEW_HOST_ISA");
-  const bool any = want == nullptr || *want == '\0';
-  for (const Isa& isa : kIsas)
-    if ((any || isa.name == std::string_view(want)) && isa.usable()) return isa.step_rows;
-  std::string names;
-  for (const auto& n : host_isas()) names += (names.empty() ? "" : ", ") + n;
-  throw Error(Errc::bad_value, std::string("CUVIEW_HOST_ISA=") + want +
-                                   ": the flow's host loop is not built for it or this CPU lacks it; this CPU "
-                                   "runs: " + names + " (unset CUVIEW_HOST_ISA to take the widest)");
-}
+/// The step_rows of the widest instruction set this CPU has, or of CUVIEW_HOST_ISA's.
+StepRows pick_step_rows() { return pick_isa(kIsas, "the flow's host loop"); }
 
 /// Where the host puts its two population arrays (one allocation): a cell's populations, read
 /// from one array and written to the other, at distinct offsets modulo 4 KiB. Apart, the arrays
@@ -315,12 +297,7 @@ class LbmHost final : public Simulation {
 
 }  // namespace
 
-std::vector<std::string> host_isas() {
-  std::vector<std::string> out;
-  for (const Isa& isa : kIsas)
-    if (isa.usable()) out.emplace_back(isa.name);
-  return out;
-}
+std::vector<std::string> host_isas() { return usable_isas(kIsas); }
 
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
   const LbmOptions o = options_from(config.options);

@@ -5,16 +5,17 @@
 // between (overlap=on), so the neighbours' rows arrive while the GPU is still busy.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/error.hpp"
-#include "cuview/unique_handle.hpp"
 #include "executor/checksum.cuh"
 #include "executor/executor.hpp"
 #include "sims/lbm/lbm_setup.hpp"
+#include "sims/slab_overlap_cuda.hpp"
 
 namespace cuview::sim::lbm {
 namespace {
@@ -103,15 +104,6 @@ __global__ void __launch_bounds__(kTileW* kTileH)
   add_checksum(partial, t.sum);
 }
 
-using OwnedStream = UniqueHandle<PointerTraits<cudaStream_t, &cudaStreamDestroy>>;
-using OwnedEvent = UniqueHandle<PointerTraits<cudaEvent_t, &cudaEventDestroy>>;
-
-/// An event only for ordering streams: timing disabled, the cheapest kind to record and wait on.
-OwnedEvent ordering_event() {
-  cudaEvent_t e = nullptr;
-  cuda::check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating the lattice-Boltzmann halo events");
-  return OwnedEvent(e);
-}
 
 class LbmCuda final : public Simulation {
  public:
@@ -133,15 +125,7 @@ class LbmCuda final : public Simulation {
     }
     if (halo_) {
       halo_rows_ = cuda::DeviceBuffer(4 * row_floats() * sizeof(float));
-      // The neighbours wait for these rows: their copies should not queue behind the inner rows.
-      int least = 0, greatest = 0;
-      cuda::check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "asking the GPU's stream priorities");
-      cudaStream_t s = nullptr;
-      cuda::check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest),
-                  "creating the lattice-Boltzmann halo stream");
-      halo_stream_.reset(s);
-      edges_done_ = ordering_event();
-      halo_done_ = ordering_event();
+      overlap_.emplace("the lattice-Boltzmann flow");
     }
     upload_mask();
   }
@@ -172,14 +156,10 @@ class LbmCuda final : public Simulation {
         step_rows(f, fo, 1, 1, rows);
         exchange_populations(fo, stream_);
       } else {
-        step_rows(f, fo, 1, std::max(1, rows - 1), std::min(rows, 2));  // the edge rows (one if rows is 1)
-        cuda::check(cudaEventRecord(edges_done_.get(), stream_), "recording the edge rows' step");
-        cuda::check(cudaStreamWaitEvent(halo_stream_.get(), edges_done_.get(), 0), "ordering the halo after them");
-        exchange_populations(fo, halo_stream_.get());
-        cuda::check(cudaEventRecord(halo_done_.get(), halo_stream_.get()), "recording the halo exchange");
-        if (rows > 2) step_rows(f, fo, 2, 1, rows - 2);  // meanwhile, the rows between
-        // The next step reads the ghost rows, and overwrites f, which the halo stream no longer reads.
-        cuda::check(cudaStreamWaitEvent(stream_, halo_done_.get(), 0), "ordering the next step after the halo");
+        overlap_->step(
+            stream_, [&](cudaStream_t) { step_rows(f, fo, 1, std::max(1, rows - 1), std::min(rows, 2)); },
+            [&](cudaStream_t halo) { exchange_populations(fo, halo); },
+            [&](cudaStream_t) { if (rows > 2) step_rows(f, fo, 2, 1, rows - 2); });
       }
       cur_ = 1 - cur_;
     }
@@ -304,8 +284,7 @@ class LbmCuda final : public Simulation {
   int cur_ = 0;
   // A part of a decomposed grid only: the rows it exchanges, and the stream that exchanges them.
   cuda::DeviceBuffer halo_rows_;  ///< to up, to down, from up, from down: one row of every plane each
-  OwnedStream halo_stream_;
-  OwnedEvent edges_done_, halo_done_;
+  std::optional<SlabOverlap> overlap_;
 };
 
 }  // namespace

@@ -155,7 +155,7 @@ class Reader {
   std::size_t at_ = 0;
 };
 
-inline constexpr std::uint8_t kTurnVersion = 1;
+inline constexpr std::uint8_t kTurnVersion = 2;
 
 }  // namespace detail
 
@@ -266,6 +266,7 @@ inline Turn next_turn(Publisher& pub, MPI_Comm comm, std::uint64_t steps_wanted,
     for (const auto& s : turn.requests.strokes) {
       w.put_string(s.input);
       w.put(s.x), w.put(s.y), w.put(s.radius);
+      w.put(static_cast<std::uint8_t>(s.z ? 1 : 0)), w.put(s.z.value_or(0.0));
       w.put(static_cast<std::int32_t>(s.value));
     }
     bytes = std::move(w.bytes());
@@ -294,6 +295,8 @@ inline Turn next_turn(Publisher& pub, MPI_Comm comm, std::uint64_t steps_wanted,
     Stroke s;
     s.input = r.get_string();
     s.x = r.get<double>(), s.y = r.get<double>(), s.radius = r.get<double>();
+    const bool has_z = r.get<std::uint8_t>() != 0;
+    if (const double z = r.get<double>(); has_z) s.z = z;
     s.value = r.get<std::int32_t>();
     turn.requests.strokes.push_back(std::move(s));
   }

@@ -1,0 +1,333 @@
+// The 3-D lattice-Boltzmann flow on the Simulation interface: declarations, the obstacle mask and
+// strokes, the host loop, and the factory that picks the host or CUDA implementation. The physics
+// is lbm3d.hpp's, shared by both.
+#if defined(__SSE2__)
+#include <pmmintrin.h>
+#include <xmmintrin.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "cuview/error.hpp"
+#include "sims/host_array.hpp"
+#include "sims/host_isa.hpp"
+#include "sims/lbm3d/lbm3d_setup.hpp"
+#include "sims/row_pool.hpp"
+
+namespace cuview::sim::lbm3d {
+
+Options options_from(const std::map<std::string, std::string>& options) {
+  Options o;
+  for (const auto& [key, value] : options) {
+    if (key == "flow" && (value == "channel" || value == "periodic")) {
+      o.periodic = value == "periodic";
+    } else if (key == "obstacle" && (value == "sphere" || value == "none")) {
+      o.sphere = value == "sphere";
+    } else if (key == "overlap" && (value == "on" || value == "off")) {
+      o.overlap = value == "on";
+    } else {
+      throw Error(Errc::bad_value, "lbm3d: option " + key + "=" + value +
+                                       " is not known; lbm3d has flow=channel|periodic, obstacle=sphere|none and "
+                                       "overlap=on|off");
+    }
+  }
+  return o;
+}
+
+std::vector<FieldSpec> fields() {
+  return {{"velocity", DType::float32, 3, "flow velocity (ux, uy, uz), lattice units"},
+          {"speed", DType::float32, 1, "|velocity|"},
+          {"vorticity", DType::float32, 1, "|curl of the velocity|"},
+          {"density", DType::float32, 1, "fluid density (1 at rest)"}};
+}
+
+std::vector<StateSpec> state(const Window& g) {
+  const auto w = static_cast<std::uint64_t>(g.width), h = static_cast<std::uint64_t>(g.height),
+             d = static_cast<std::uint64_t>(g.layers);
+  return {{"populations", DType::float32, {kQ, d, h, w}, "D3Q19 populations f_i − w_i, direction outermost"},
+          {"obstacles", DType::uint8, {d, h, w}, "1 where the cell is solid (walls, the sphere, what was drawn)"}};
+}
+
+std::vector<ParamSpec> params() {
+  return {{"viscosity", 0.02, 0.005, 0.5, false, "kinematic viscosity ν (τ = 3ν + ½); lower is more turbulent"},
+          {"inflow", 0.05, 0.0, 0.12, false, "inflow velocity at the x = 0 face (channel flow)"},
+          {"force", 0.0, 0.0, 0.001, false, "body force along x (drives a periodic duct)"}};
+}
+
+std::vector<Preset> presets() {
+  return {{"wake", {{"viscosity", 0.02}, {"inflow", 0.05}, {"force", 0.0}}},
+          {"laminar", {{"viscosity", 0.1}, {"inflow", 0.04}, {"force", 0.0}}},
+          {"fast", {{"viscosity", 0.01}, {"inflow", 0.08}, {"force", 0.0}}}};
+}
+
+Params from(const std::map<std::string, double>& values, const Options& o) {
+  Params p;
+  double nu = 0.02;
+  if (auto it = values.find("viscosity"); it != values.end()) nu = it->second;
+  p.omega = static_cast<float>(1.0 / (3.0 * nu + 0.5));
+  if (auto it = values.find("inflow"); it != values.end()) p.u_in = static_cast<float>(it->second);
+  if (auto it = values.find("force"); it != values.end()) p.force = static_cast<float>(it->second);
+  p.periodic = o.periodic ? 1 : 0;
+  return p;
+}
+
+std::vector<InputSpec> inputs() {
+  return {{"obstacles", "mask", "solid cells the flow goes around: draw a ball to add, erase to remove"}};
+}
+
+namespace {
+/// The duct's walls: the grid's y and z faces, and the ghost layers beyond its z faces.
+bool wall(const Window& g, int y, int z) { return y <= 0 || y >= g.height - 1 || z <= 0 || z >= g.global_depth - 1; }
+}  // namespace
+
+std::vector<std::uint8_t> obstacle_mask(const Window& g, const Options& o) {
+  std::vector<std::uint8_t> solid(g.cells(), 0);
+  const double cx0 = g.width / 5.0, cy0 = g.height / 2.0 + 1.0, cz0 = g.global_depth / 2.0;
+  const double r = std::max(2.0, std::min(g.height, g.global_depth) / 10.0);
+  for (int lz = 0; lz < g.stored_layers(); ++lz)
+    for (int y = 0; y < g.height; ++y) {
+      std::uint8_t* row = solid.data() + g.at(0, y, lz);
+      const int z = g.global_layer(lz);
+      if (wall(g, y, z)) {
+        std::fill(row, row + g.width, std::uint8_t{1});
+        continue;
+      }
+      if (o.sphere)
+        for (int x = 0; x < g.width; ++x)
+          if ((x - cx0) * (x - cx0) + (y - cy0) * (y - cy0) + (z - cz0) * (z - cz0) <= r * r) row[x] = 1;
+    }
+  return solid;
+}
+
+void compute_flags(const std::uint8_t* solid, std::uint8_t* flags, const Window& g, const Options& o, int lz0,
+                   int lz1) {
+  lz0 = std::max(lz0, 0), lz1 = std::min(lz1, g.stored_layers());
+  for (int lz = lz0; lz < lz1; ++lz)
+    for (int y = 0; y < g.height; ++y)
+      for (int x = 0; x < g.width; ++x) flags[g.at(x, y, lz)] = flags_of(solid, g, x, y, lz, o.periodic ? 1 : 0);
+}
+
+Layers draw(const Stroke& s, std::vector<std::uint8_t>& solid, const Window& g) {
+  const int r = static_cast<int>(std::ceil(s.radius));
+  const double sz = s.z.value_or(0.0);
+  const int x0 = static_cast<int>(s.x), y0 = static_cast<int>(s.y), z0 = static_cast<int>(sz);
+  // Global layers within the stored ones (ghost layers included: they must follow the strokes the
+  // neighbours apply to their own layers).
+  const int first = std::max(z0 - r, g.global_layer(0)), last = std::min(z0 + r, g.global_layer(g.stored_layers() - 1));
+  for (int z = first; z <= last; ++z)
+    for (int y = std::max(0, y0 - r); y <= std::min(g.height - 1, y0 + r); ++y) {
+      if (wall(g, y, z)) continue;
+      for (int x = std::max(0, x0 - r); x <= std::min(g.width - 1, x0 + r); ++x) {
+        const double dx = x + 0.5 - s.x, dy = y + 0.5 - s.y, dz = z + 0.5 - sz;
+        if (dx * dx + dy * dy + dz * dz <= s.radius * s.radius)
+          solid[g.at(x, y, z - g.global_layer(0))] = s.value ? 1 : 0;
+      }
+    }
+  // A cell's flags depend on its neighbours: one layer more on each side, within the stored ones.
+  const int lz0 = std::max(0, z0 - r - 1 - g.global_layer(0));
+  const int lz1 = std::max(lz0, std::min(g.stored_layers(), z0 + r + 2 - g.global_layer(0)));
+  return {lz0, lz1};
+}
+
+void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, float* f, std::size_t plane) {
+  float eq[kQ];
+  for (int i = 0; i < kQ; ++i) eq[i] = shifted_equilibrium(i, 0.0f, 1.0f, u0, 0.0f, 0.0f);
+  const std::size_t cells = g.cells();
+  for (int i = 0; i < kQ; ++i)
+    for (std::size_t c = 0; c < cells; ++c) f[i * plane + c] = solid[c] ? 0.0f : eq[i];
+}
+
+void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>& solid) {
+  if (!halo) return;
+  const std::size_t l = g.layer_cells();
+  std::uint8_t* m = solid.data();  // layers are contiguous: send and receive in place
+  halo->exchange(m + l, m, m + l * g.layers, m + l * (g.layers + 1), l, false, cuda::StreamRef{});
+}
+
+namespace {
+
+/// Row y of stored layer lz, one step: the walls (solid, no loads) and the x faces by cell_update,
+/// the interior vectorised. Compiled once per instruction set below (inlined into each, so that
+/// the compiler vectorises the row at that width).
+[[gnu::always_inline]] inline void step_row_body(const float* f, float* fo, const std::uint8_t* flags, int y, int lz,
+                                                 const Window& g, std::size_t plane, const Params& p) {
+  if (y == 0 || y == g.height - 1) {
+    for (int x = 0; x < g.width; ++x) cell_update(f, fo, flags, x, y, lz, g, plane, p);
+    return;
+  }
+  cell_update(f, fo, flags, 0, y, lz, g, plane, p);
+  row_interior(f, fo, flags, y, lz, g, plane, p);
+  cell_update(f, fo, flags, g.width - 1, y, lz, g, plane, p);
+}
+using StepRow = void (*)(const float*, float*, const std::uint8_t*, int, int, const Window&, std::size_t,
+                         const Params&);
+void step_row_generic(const float* f, float* fo, const std::uint8_t* flags, int y, int lz, const Window& g,
+                      std::size_t plane, const Params& p) {
+  step_row_body(f, fo, flags, y, lz, g, plane, p);
+}
+#ifdef CUVIEW_HOST_ISAS
+__attribute__((target("avx2"))) void step_row_avx2(const float* f, float* fo, const std::uint8_t* flags, int y,
+                                                   int lz, const Window& g, std::size_t plane, const Params& p) {
+  step_row_body(f, fo, flags, y, lz, g, plane, p);
+}
+__attribute__((target("avx512f"))) void step_row_avx512f(const float* f, float* fo, const std::uint8_t* flags, int y,
+                                                         int lz, const Window& g, std::size_t plane,
+                                                         const Params& p) {
+  step_row_body(f, fo, flags, y, lz, g, plane, p);
+}
+#endif
+/// Widest first, as lbm's (the same names: sim::lbm::host_isas()).
+constexpr IsaBuild<StepRow> kIsas[] = {
+#ifdef CUVIEW_HOST_ISAS
+    {"avx512f", step_row_avx512f, [] { return __builtin_cpu_supports("avx512f") != 0; }},
+    {"avx2", step_row_avx2, [] { return __builtin_cpu_supports("avx2") != 0; }},
+    {"sse2", step_row_generic, [] { return true; }},
+#else
+    {"generic", step_row_generic, [] { return true; }},
+#endif
+};
+
+/// On the host: one pass over the owned rows per step on every core (one thread for a rank of an
+/// MPI run), then the ghost layers from the neighbours.
+class Lbm3dHost final : public Simulation {
+ public:
+  Lbm3dHost(const Window& g, Halo* halo, const Options& o)
+      : g_(g), halo_(halo), o_(o), solid_(obstacle_mask(g_, o_)), flags_(g_.cells()),
+        step_row_(pick_isa(kIsas, "the 3-D flow's host loop")),
+        plane_(staggered_stride(g_.cells(), 112)), populations_(2 * kQ * plane_ + kSecondArrayShift),
+        rows_(host_threads(halo != nullptr)) {
+    f_ = populations_.data(), f2_ = f_ + kQ * plane_ + kSecondArrayShift;
+    if (halo_) halo_layers_.resize(4 * layer_floats());
+    refresh_flags(0, g_.stored_layers());
+  }
+  std::vector<FieldSpec> fields() const override { return lbm3d::fields(); }
+  std::vector<ParamSpec> params() const override { return lbm3d::params(); }
+  std::vector<Preset> presets() const override { return lbm3d::presets(); }
+  void set_params(const std::map<std::string, double>& values) override { p_ = from(values, o_); }
+  void reset(std::uint64_t) override {
+    initial_state(g_, solid_, o_.periodic ? 0.0f : p_.u_in, f_, plane_);
+    std::memcpy(f2_, f_, kQ * plane_ * sizeof(float));  // solid cells read back as rest either way
+    exchange_populations();
+  }
+  void step(std::uint32_t n) override {
+#if defined(__SSE2__)
+    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);  // as the CUDA build (--ftz=true): the same bits
+    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+#endif
+    const Params p = p_;
+    for (std::uint32_t s = 0; s < n; ++s) {
+      rows_.run(0, static_cast<std::int64_t>(g_.height) * g_.layers, [&](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r)
+          step_row_(f_, f2_, flags_.data(), static_cast<int>(r % g_.height), 1 + static_cast<int>(r / g_.height), g_,
+                    plane_, p);
+      }, std::max<std::int64_t>(1, 4096 / g_.width));
+      std::swap(f_, f2_);
+      exchange_populations();
+    }
+  }
+  std::vector<InputSpec> inputs() const override { return lbm3d::inputs(); }
+  void draw(const Stroke& s) override {
+    const Layers l = lbm3d::draw(s, solid_, g_);
+    refresh_flags(l.lz0, l.lz1);
+  }
+  std::vector<StateSpec> state() const override { return lbm3d::state(g_); }
+  void save_state(const std::vector<void*>& out) override {
+    auto* f = static_cast<float*>(out[0]);
+    const std::size_t owned = g_.owned_cells(), first = g_.layer_cells();
+    for (int i = 0; i < kQ; ++i) std::memcpy(f + i * owned, f_ + i * plane_ + first, owned * sizeof(float));
+    std::memcpy(out[1], solid_.data() + first, owned);
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    const auto* f = static_cast<const float*>(in[0]);
+    const std::size_t owned = g_.owned_cells(), first = g_.layer_cells();
+    for (int i = 0; i < kQ; ++i) std::memcpy(f_ + i * plane_ + first, f + i * owned, owned * sizeof(float));
+    std::memcpy(solid_.data() + first, in[1], owned);
+    exchange_mask_ghosts(halo_, g_, solid_);
+    refresh_flags(0, g_.stored_layers());
+    exchange_populations();
+  }
+  void write_fields(const std::vector<FieldTarget>& t) override {
+    rows_.run(0, static_cast<std::int64_t>(g_.height) * g_.layers, [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const int y = static_cast<int>(r % g_.height), lz = 1 + static_cast<int>(r / g_.height);
+        for (int x = 0; x < g_.width; ++x)
+          observe(f_, flags_.data(), x, y, lz, g_, plane_, p_.force, g_.at(x, y, lz - 1),
+                  static_cast<float*>(t[0].data), static_cast<float*>(t[1].data), static_cast<float*>(t[2].data),
+                  static_cast<float*>(t[3].data));
+      }
+    }, std::max<std::int64_t>(1, 1024 / g_.width));
+  }
+
+ private:
+  /// Floats between the arrays beyond the first's planes: the second's cells then fall at other
+  /// offsets modulo 4 KiB than the first's (lbm's padded_plane says why).
+  static constexpr std::size_t kSecondArrayShift = 72;
+  [[nodiscard]] std::size_t layer_floats() const { return kQ * g_.layer_cells(); }
+  void refresh_flags(int lz0, int lz1) {
+    lz0 = std::max(lz0, 0), lz1 = std::min(lz1, g_.stored_layers());
+    rows_.run(lz0, lz1, [&](std::int64_t a, std::int64_t b) {
+      compute_flags(solid_.data(), flags_.data(), g_, o_, static_cast<int>(a), static_cast<int>(b));
+    }, 1);
+  }
+  /// Sends the first and last owned layers of every population to the parts before and after and
+  /// receives their edge layers into the ghost layers (packed: the planes are far apart).
+  void exchange_populations() {
+    if (!halo_) return;
+    const std::size_t l = g_.layer_cells(), bytes = l * sizeof(float);
+    float *to_up = halo_layers_.data(), *to_down = to_up + layer_floats(), *from_up = to_down + layer_floats(),
+          *from_down = from_up + layer_floats();
+    for (int i = 0; i < kQ; ++i) {
+      std::memcpy(to_up + i * l, f_ + i * plane_ + l, bytes);
+      std::memcpy(to_down + i * l, f_ + i * plane_ + l * g_.layers, bytes);
+    }
+    halo_->exchange(to_up, from_up, to_down, from_down, layer_floats() * sizeof(float), false, cuda::StreamRef{});
+    for (int i = 0; i < kQ; ++i) {
+      if (halo_->has_up()) std::memcpy(f_ + i * plane_, from_up + i * l, bytes);
+      if (halo_->has_down()) std::memcpy(f_ + i * plane_ + l * (g_.layers + 1), from_down + i * l, bytes);
+    }
+  }
+  Window g_;
+  Halo* halo_;
+  Options o_;
+  Params p_;
+  std::vector<std::uint8_t> solid_, flags_;
+  StepRow step_row_;  ///< for this CPU's widest vectors
+  std::size_t plane_;
+  HostArray populations_;
+  float* f_;
+  float* f2_;
+  std::vector<float> halo_layers_;
+  RowPool rows_;
+};
+
+}  // namespace
+
+std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
+  const Options o = options_from(config.options);
+  const int w = static_cast<int>(config.width), h = static_cast<int>(config.height),
+            d = static_cast<int>(config.depth);
+  Window g{w, h, 0, d, d};
+  Halo* halo = nullptr;
+  if (const Slab* slab = config.slab) {  // a z-slab: the slab's rows are layers
+    if (slab->rows != config.depth || slab->rows == 0 ||
+        std::uint64_t{slab->first_row} + slab->rows > slab->global_height)
+      throw Error(Errc::bad_value, "lbm3d: a part owning layers [" + std::to_string(slab->first_row) + ", " +
+                                       std::to_string(std::uint64_t{slab->first_row} + slab->rows) + ") of a " +
+                                       std::to_string(slab->global_height) + "-layer grid was made with depth " +
+                                       std::to_string(config.depth) +
+                                       "; a part's depth must be its layers, at least one, all within the grid "
+                                       "(sim::slab_rows gives each part's)");
+    g = Window{w, h, static_cast<int>(slab->first_row), static_cast<int>(slab->rows),
+               static_cast<int>(slab->global_height)};
+    halo = slab->halo;
+  }
+#ifdef CUVIEW_HAVE_CUDA
+  if (executor.kind() == Executor::Kind::cuda) return make_cuda(executor, g, halo, o);
+#endif
+  (void)executor;
+  return std::make_unique<Lbm3dHost>(g, halo, o);
+}
+
+}  // namespace cuview::sim::lbm3d

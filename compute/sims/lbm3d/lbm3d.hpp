@@ -1,0 +1,347 @@
+// Lattice Boltzmann flow in 3-D: D3Q19, BGK collision, float32, one fused stream-and-collide update
+// per cell (pull: each cell gathers the populations streaming into it from two arrays, A → B, then
+// relaxes them). A duct along x: solid walls at the grid's y and z faces, an obstacle (a sphere)
+// and whatever is drawn; the x faces are an inflow at equilibrium (density 1, velocity u_in) and
+// an outflow that copies the last layer, or wrap (periodic, driven by a body force along x).
+// The per-cell update below is the only copy of the physics: the CUDA kernel and the host loops
+// both call it, both compiled without contraction and with subnormals flushed: the same bits.
+//
+// Layout: populations f[i * plane + n], n = x + width·(y + height·lz), one plane per direction
+// (structure of arrays: a warp's 32 cells read 128 contiguous bytes per direction), stored shifted
+// by their rest weight (f_i − w_i, as FluidX3D does) so that float32 keeps its digits for the
+// deviations that carry the flow. `flags`: one byte per cell, kSolid (the cell is solid) and kNear
+// (a population it pulls comes from a solid cell: only those cells read their neighbours' flags).
+// A part of a z-decomposed grid (sims/slab.hpp) stores its layers between two ghost layers, copies
+// of its neighbours' edge layers: `lz` is a stored layer, 0 … layers + 1.
+//
+// Directions (FluidX3D's order: 2k−1 and 2k opposite): 0 rest; 1-6 the axes ±x, ±y, ±z; 7-18 the
+// edges (+x+y, −x−y), (+x+z, −x−z), (+y+z, −y−z), (+x−y, −x+y), (+x−z, −x+z), (+y−z, −y+z).
+#pragma once
+
+#if !defined(__CUDACC__)
+#include <bit>
+#endif
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "cuview/host_device.hpp"
+
+// Unrolls a loop over the 19 directions fully, on both compilers, so that the direction's
+// constants fold and the populations stay in registers.
+#if defined(__CUDA_ARCH__)
+#define CUVIEW_UNROLL19 _Pragma("unroll")
+#elif defined(__GNUC__) && !defined(__clang__)
+#define CUVIEW_UNROLL19 _Pragma("GCC unroll 19")
+#else
+#define CUVIEW_UNROLL19
+#endif
+// The per-cell math inlined into every loop that calls it, so that the host compiler vectorises
+// the loop over x (a call would stop it) and the GPU keeps the populations in registers.
+#if defined(__CUDACC__)
+#define CUVIEW_CELL_INLINE __forceinline__
+#elif defined(__GNUC__)
+#define CUVIEW_CELL_INLINE __attribute__((always_inline)) inline
+#else
+#define CUVIEW_CELL_INLINE inline
+#endif
+
+namespace cuview::sim::lbm3d {
+
+struct Params {
+  float omega = 1.0f / 0.56f;  ///< 1/τ, τ = 3ν + ½
+  float u_in = 0.05f;          ///< inflow velocity (lattice units)
+  float force = 0.0f;          ///< body force along x per unit density
+  int periodic = 0;            ///< x faces wrap instead of inflow/outflow
+};
+
+inline constexpr int kQ = 19;
+inline constexpr std::uint8_t kSolid = 1, kNear = 2;
+
+namespace detail {
+constexpr unsigned bits(int a, int b, int c, int d, int e) { return 1u << a | 1u << b | 1u << c | 1u << d | 1u << e; }
+inline constexpr unsigned kXPos = bits(1, 7, 9, 13, 15), kXNeg = bits(2, 8, 10, 14, 16);
+inline constexpr unsigned kYPos = bits(3, 7, 11, 14, 17), kYNeg = bits(4, 8, 12, 13, 18);
+inline constexpr unsigned kZPos = bits(5, 9, 11, 16, 18), kZNeg = bits(6, 10, 12, 15, 17);
+}  // namespace detail
+CUVIEW_HD constexpr int cx(int i) { return int(detail::kXPos >> i & 1u) - int(detail::kXNeg >> i & 1u); }
+CUVIEW_HD constexpr int cy(int i) { return int(detail::kYPos >> i & 1u) - int(detail::kYNeg >> i & 1u); }
+CUVIEW_HD constexpr int cz(int i) { return int(detail::kZPos >> i & 1u) - int(detail::kZNeg >> i & 1u); }
+CUVIEW_HD constexpr int opposite(int i) { return i == 0 ? 0 : ((i & 1) ? i + 1 : i - 1); }
+CUVIEW_HD constexpr float weight(int i) { return i == 0 ? 1.0f / 3.0f : (i < 7 ? 1.0f / 18.0f : 1.0f / 36.0f); }
+
+/// c_i · u, written without multiplying by the direction's constants: no compiler may fold a
+/// product by 0 or ±1 differently from another (x · 0 is not 0 to IEEE), so every build rounds alike.
+CUVIEW_HD CUVIEW_CELL_INLINE float c_dot(int i, float ux, float uy, float uz) {
+  switch (i) {
+    case 1: return ux;
+    case 2: return -ux;
+    case 3: return uy;
+    case 4: return -uy;
+    case 5: return uz;
+    case 6: return -uz;
+    case 7: return ux + uy;
+    case 8: return -(ux + uy);
+    case 9: return ux + uz;
+    case 10: return -(ux + uz);
+    case 11: return uy + uz;
+    case 12: return -(uy + uz);
+    case 13: return ux - uy;
+    case 14: return -(ux - uy);
+    case 15: return ux - uz;
+    case 16: return -(ux - uz);
+    case 17: return uy - uz;
+    case 18: return -(uy - uz);
+    default: return 0.0f;
+  }
+}
+
+/// The equilibrium population i at density rho = 1 + drho and velocity u, minus its rest weight:
+/// w_i (ρ − 1 + ρ (3 c·u + 4.5 (c·u)² − 1.5 u²)).
+CUVIEW_HD CUVIEW_CELL_INLINE float shifted_equilibrium(int i, float drho, float rho, float ux, float uy, float uz) {
+  const float cu = 3.0f * c_dot(i, ux, uy, uz);
+  const float uu = 1.5f * ((ux * ux + uy * uy) + uz * uz);
+  return weight(i) * (drho + rho * (cu + 0.5f * cu * cu - uu));
+}
+
+/// Density deviation (ρ − 1) and velocity of one cell's shifted populations, the force's
+/// half-step shift included. Σ w_i = 1 and Σ w_i c_i = 0, so the shifted sums are exact.
+CUVIEW_HD CUVIEW_CELL_INLINE void moments(const float* ft, float force, float& drho, float& ux, float& uy, float& uz) {
+  drho = 0.0f;
+  CUVIEW_UNROLL19
+  for (int i = 0; i < kQ; ++i) drho += ft[i];
+  const float jx = (((ft[1] - ft[2]) + (ft[7] - ft[8])) + ((ft[9] - ft[10]) + (ft[13] - ft[14]))) + (ft[15] - ft[16]);
+  const float jy = (((ft[3] - ft[4]) + (ft[7] - ft[8])) + ((ft[11] - ft[12]) + (ft[14] - ft[13]))) + (ft[17] - ft[18]);
+  const float jz = (((ft[5] - ft[6]) + (ft[9] - ft[10])) + ((ft[11] - ft[12]) + (ft[16] - ft[15]))) + (ft[18] - ft[17]);
+  const float rho = 1.0f + drho;
+  ux = (jx + 0.5f * force * rho) / rho;
+  uy = jy / rho;
+  uz = jz / rho;
+}
+
+/// The collision of one cell's incoming (shifted) populations, in place: BGK towards the
+/// equilibrium plus Guo's forcing (force along x). Returns nothing else: the moments are
+/// recomputed where they are published.
+CUVIEW_HD CUVIEW_CELL_INLINE void collide(float* ft, const Params& p) {
+  float drho, ux, uy, uz;
+  moments(ft, p.force, drho, ux, uy, uz);
+  const float rho = 1.0f + drho;
+  const float guo = (1.0f - 0.5f * p.omega) * p.force * rho;
+  CUVIEW_UNROLL19
+  for (int i = 0; i < kQ; ++i) {
+    const float feq = shifted_equilibrium(i, drho, rho, ux, uy, uz);
+    const float cu = c_dot(i, ux, uy, uz);
+    // 3 (c_x − u_x) + 9 (c·u) c_x, with c_x one of 1, 0, −1 written out (see c_dot).
+    const float along = cx(i) > 0 ? 3.0f * (1.0f - ux) + 9.0f * cu
+                                  : (cx(i) < 0 ? 3.0f * (-1.0f - ux) - 9.0f * cu : -3.0f * ux);
+    const float forcing = guo * weight(i) * along;
+    ft[i] = ft[i] - p.omega * (ft[i] - feq) + forcing;
+  }
+}
+
+/// The cells a simulation stores: a part owning global layers [first_layer, first_layer + layers)
+/// of a grid width × height × global_depth, between two ghost layers (the whole grid is
+/// {w, h, 0, d, d}). Stored layer lz is global layer first_layer − 1 + lz.
+struct Window {
+  int width = 0, height = 0, first_layer = 0, layers = 0, global_depth = 0;
+  [[nodiscard]] CUVIEW_HD int stored_layers() const { return layers + 2; }
+  [[nodiscard]] CUVIEW_HD std::size_t layer_cells() const { return static_cast<std::size_t>(width) * height; }
+  [[nodiscard]] CUVIEW_HD std::size_t cells() const { return layer_cells() * stored_layers(); }
+  [[nodiscard]] CUVIEW_HD std::size_t owned_cells() const { return layer_cells() * layers; }
+  [[nodiscard]] CUVIEW_HD int global_layer(int lz) const { return first_layer - 1 + lz; }
+  [[nodiscard]] CUVIEW_HD std::size_t at(int x, int y, int lz) const {
+    return static_cast<std::size_t>(x) + static_cast<std::size_t>(width) * (y + static_cast<std::size_t>(height) * lz);
+  }
+};
+
+/// Where population i of cell (x, y, lz) streams from: its source cell, or "inflow" (beyond the
+/// x = 0 face of a channel: it arrives at equilibrium). y and lz are never beyond the stored cells
+/// for a fluid cell: the grid's y and z faces are solid walls.
+struct Source {
+  std::size_t cell;
+  bool inflow;
+};
+CUVIEW_HD inline Source source_of(int i, int x, int y, int lz, const Window& g, int periodic) {
+  int sx = x - cx(i);
+  if (sx < 0 || sx >= g.width) {
+    if (periodic) {
+      sx = sx < 0 ? g.width - 1 : 0;
+    } else if (sx < 0) {
+      return {0, true};
+    } else {
+      sx = g.width - 1;  // outflow: the layer beyond the face is taken equal to the last one
+    }
+  }
+  return {g.at(sx, y - cy(i), lz - cz(i)), false};
+}
+
+/// One update of cell (x, y, lz): gathers its incoming populations from `f` (bouncing back those
+/// whose source is solid: the cell's own outgoing population of the opposite direction), collides,
+/// writes `fo`. Solid cells are kept at rest (zeros). `plane`: floats between two directions.
+CUVIEW_HD inline void cell_update(const float* __restrict__ f, float* __restrict__ fo,
+                                  const std::uint8_t* __restrict__ flags, int x, int y, int lz, const Window& g,
+                                  std::size_t plane, const Params& p) {
+  const std::size_t here = g.at(x, y, lz);
+  const unsigned fl = flags[here];
+  if (fl & kSolid) {
+    CUVIEW_UNROLL19
+    for (int i = 0; i < kQ; ++i) fo[i * plane + here] = 0.0f;
+    return;
+  }
+  float ft[kQ];
+  CUVIEW_UNROLL19
+  for (int i = 0; i < kQ; ++i) {
+    const Source s = source_of(i, x, y, lz, g, p.periodic);
+    if (s.inflow)
+      ft[i] = shifted_equilibrium(i, 0.0f, 1.0f, p.u_in, 0.0f, 0.0f);
+    else if ((fl & kNear) && (flags[s.cell] & kSolid))
+      ft[i] = f[opposite(i) * plane + here];
+    else
+      ft[i] = f[i * plane + s.cell];
+  }
+  collide(ft, p);
+  CUVIEW_UNROLL19
+  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = ft[i];
+}
+
+/// The flags of stored cell (x, y, lz) of `g` from the obstacle mask `solid` of its stored cells:
+/// kSolid, and kNear where a population the cell pulls comes from a solid cell. Ghost layers only
+/// say whether they are solid (nothing updates them).
+CUVIEW_HD inline std::uint8_t flags_of(const std::uint8_t* solid, const Window& g, int x, int y, int lz,
+                                       int periodic) {
+  const std::size_t here = g.at(x, y, lz);
+  if (solid[here]) return kSolid;
+  if (lz == 0 || lz == g.layers + 1 || y == 0 || y == g.height - 1) return 0;
+  for (int i = 1; i < kQ; ++i) {
+    const Source s = source_of(i, x, y, lz, g, periodic);
+    if (!s.inflow && solid[s.cell]) return kNear;
+  }
+  return 0;
+}
+
+/// Density and velocity of stored cell `at` (solid cells: 1 and 0).
+CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, std::size_t at,
+                                   std::size_t plane, float force, float& rho, float& ux, float& uy, float& uz) {
+  if (flags[at] & kSolid) {
+    rho = 1.0f, ux = 0.0f, uy = 0.0f, uz = 0.0f;
+    return;
+  }
+  float ft[kQ];
+  CUVIEW_UNROLL19
+  for (int i = 0; i < kQ; ++i) ft[i] = f[i * plane + at];
+  float drho;
+  moments(ft, force, drho, ux, uy, uz);
+  rho = 1.0f + drho;
+}
+
+/// The published values of one cell: velocity, speed, vorticity magnitude |∇ × u| (central
+/// differences, one-sided at the grid's faces; a part's neighbours beyond its own layers are its
+/// ghost layers) and density.
+struct Observed {
+  float ux, uy, uz, speed, vorticity, rho;
+};
+CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int x,
+                                       int y, int lz, const Window& g, std::size_t plane, float force) {
+  Observed o{};
+  cell_moments(f, flags, g.at(x, y, lz), plane, force, o.rho, o.ux, o.uy, o.uz);
+  o.speed = sqrtf((o.ux * o.ux + o.uy * o.uy) + o.uz * o.uz);
+  const int z = g.global_layer(lz);
+  const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
+  const int yd = y > 0 ? y - 1 : y, yu = y < g.height - 1 ? y + 1 : y;
+  const int zb = z > 0 ? lz - 1 : lz, zf = z < g.global_depth - 1 ? lz + 1 : lz;
+  float r, ax[3], bx[3], ay[3], by[3], az[3], bz[3];
+  cell_moments(f, flags, g.at(xl, y, lz), plane, force, r, ax[0], ax[1], ax[2]);
+  cell_moments(f, flags, g.at(xr, y, lz), plane, force, r, bx[0], bx[1], bx[2]);
+  cell_moments(f, flags, g.at(x, yd, lz), plane, force, r, ay[0], ay[1], ay[2]);
+  cell_moments(f, flags, g.at(x, yu, lz), plane, force, r, by[0], by[1], by[2]);
+  cell_moments(f, flags, g.at(x, y, zb), plane, force, r, az[0], az[1], az[2]);
+  cell_moments(f, flags, g.at(x, y, zf), plane, force, r, bz[0], bz[1], bz[2]);
+  const float dx = static_cast<float>(xr - xl), dy = static_cast<float>(yu - yd), dz = static_cast<float>(zf - zb);
+  // ∂u_c/∂axis for component c: 0 where the axis has a single cell.
+  auto d = [](const float* a, const float* b, int c, float h) { return h > 0 ? (b[c] - a[c]) / h : 0.0f; };
+  const float wx = d(ay, by, 2, dy) - d(az, bz, 1, dz);
+  const float wy = d(az, bz, 0, dz) - d(ax, bx, 2, dx);
+  const float wz = d(ax, bx, 1, dx) - d(ay, by, 0, dy);
+  o.vorticity = sqrtf((wx * wx + wy * wy) + wz * wz);
+  return o;
+}
+
+/// Writes observe_cell's values at cell `out` of the published frame: velocity (3 floats), speed,
+/// vorticity and density; returns them.
+CUVIEW_HD inline Observed observe(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int x, int y,
+                                  int lz, const Window& g, std::size_t plane, float force, std::size_t out,
+                                  float* velocity, float* speed, float* vorticity, float* density) {
+  const Observed o = observe_cell(f, flags, x, y, lz, g, plane, force);
+  velocity[3 * out] = o.ux;
+  velocity[3 * out + 1] = o.uy;
+  velocity[3 * out + 2] = o.uz;
+  speed[out] = o.speed;
+  vorticity[out] = o.vorticity;
+  density[out] = o.rho;
+  return o;
+}
+
+#if !defined(__CUDACC__)
+/// `mask` all ones: a, all zeros: b; bit for bit (a select the compiler vectorises).
+inline float select_bits(std::uint32_t mask, float a, float b) {
+  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & mask) | (std::bit_cast<std::uint32_t>(b) & ~mask));
+}
+
+/// cell_update for every cell of row (y, lz) but the first and last column (the faces: inflow,
+/// outflow or wrap, which cell_update does), written for the host compiler to vectorise: away
+/// from the x faces every source is affine in x, and a bounce or a solid cell is a select. The
+/// same arithmetic as cell_update, so the same bits. The row must have stored rows around it
+/// (0 < y < height − 1, 0 < lz < layers + 1).
+[[gnu::always_inline]] inline void row_interior(const float* __restrict__ f, float* __restrict__ fo,
+                                                const std::uint8_t* __restrict__ flags, int y, int lz,
+                                                const Window& g, std::size_t plane, const Params& p) {
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(g.at(0, y, lz));
+  const float* streamed[kQ];
+  const float* bounced[kQ];
+  const std::uint8_t* source_flags[kQ];
+  float* out_row[kQ];
+  CUVIEW_UNROLL19
+  for (int i = 0; i < kQ; ++i) {
+    const std::ptrdiff_t shift =
+        -(cx(i) + static_cast<std::ptrdiff_t>(g.width) * (cy(i) + static_cast<std::ptrdiff_t>(g.height) * cz(i)));
+    streamed[i] = f + i * plane + row + shift;
+    source_flags[i] = flags + row + shift;
+    bounced[i] = f + opposite(i) * plane + row;
+    out_row[i] = fo + i * plane + row;
+  }
+  const std::uint8_t* fl_row = flags + row;
+  const Params q = p;  // a copy: stores through fo cannot change it
+  const int last = g.width - 1;
+  unsigned any = 0;
+  for (int x = 1; x < last; ++x) any |= fl_row[x];
+  if (any == 0) {  // no wall, obstacle or bounce in the row: neither the selects nor their loads
+#pragma GCC ivdep
+    for (int x = 1; x < last; ++x) {
+      float ft[kQ];
+      CUVIEW_UNROLL19
+      for (int i = 0; i < kQ; ++i) ft[i] = streamed[i][x];
+      collide(ft, q);
+      CUVIEW_UNROLL19
+      for (int i = 0; i < kQ; ++i) out_row[i][x] = ft[i];
+    }
+    return;
+  }
+#pragma GCC ivdep
+  for (int x = 1; x < last; ++x) {
+    const std::uint32_t fl = fl_row[x];
+    const std::uint32_t near = 0u - ((fl >> 1) & 1u);
+    float ft[kQ];
+    CUVIEW_UNROLL19
+    for (int i = 0; i < kQ; ++i) {
+      const std::uint32_t bounce = near & (0u - (static_cast<std::uint32_t>(source_flags[i][x]) & 1u));
+      ft[i] = select_bits(bounce, bounced[i][x], streamed[i][x]);
+    }
+    collide(ft, q);
+    const std::uint32_t solid = 0u - (fl & 1u);
+    CUVIEW_UNROLL19
+    for (int i = 0; i < kQ; ++i) out_row[i][x] = select_bits(solid, 0.0f, ft[i]);
+  }
+}
+#endif
+
+}  // namespace cuview::sim::lbm3d

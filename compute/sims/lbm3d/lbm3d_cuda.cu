@@ -1,0 +1,274 @@
+// The 3-D lattice-Boltzmann flow on the CUDA executor: populations double-buffered on the device
+// (A → B pull, 153 bytes of traffic per cell update: 19 floats read and written and a flag byte),
+// one thread per cell running cell_update (lbm3d.hpp) per step; the published fields are computed
+// by a second kernel straight into the ring slot. A part of a z-decomposed grid steps its two edge
+// layers first and exchanges them on a high-priority stream while it steps the layers between
+// (overlap=on). Compiled without FMA contraction and with flush-to-zero, as the host loop runs:
+// the same bits.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
+#include "cuview/cuda/device_guard.hpp"
+#include "cuview/error.hpp"
+#include "executor/checksum.cuh"
+#include "executor/executor.hpp"
+#include "sims/lbm3d/lbm3d_setup.hpp"
+#include "sims/slab_overlap_cuda.hpp"
+
+namespace cuview::sim::lbm3d {
+namespace {
+
+constexpr int kBlockX = 128;
+
+/// Steps `count` stored layers: first, first + stride, … (every owned layer, the two edge layers,
+/// or the layers between them: the same cell_update whichever, so the split changes no result).
+/// Blocks of kBlockX cells along x, one block row per (y, layer): no division anywhere.
+__global__ void __launch_bounds__(kBlockX)
+    step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint8_t* __restrict__ flags, Window g,
+                int first, int stride, Params p) {
+  const int x = blockIdx.x * kBlockX + threadIdx.x;
+  if (x < g.width) cell_update(f, fo, flags, x, blockIdx.y, first + blockIdx.z * stride, g, g.cells(), p);
+}
+
+/// The flags of stored layers [lz0, lz0 + gridDim.z) from the device's mask.
+__global__ void flags_kernel(const std::uint8_t* __restrict__ solid, std::uint8_t* __restrict__ flags, Window g,
+                             int lz0, int periodic) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, lz = lz0 + blockIdx.z;
+  if (x < g.width) flags[g.at(x, blockIdx.y, lz)] = flags_of(solid, g, x, blockIdx.y, lz, periodic);
+}
+
+struct Equilibrium {
+  float f[kQ];
+};
+/// The initial populations: `eq` (computed on the host, so both backends start from the same bits)
+/// in fluid cells, 0 in solid ones.
+__global__ void initial_kernel(const std::uint8_t* __restrict__ flags, std::size_t cells, Equilibrium eq,
+                               float* __restrict__ f) {
+  for (std::size_t c = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; c < cells;
+       c += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const bool solid = (flags[c] & kSolid) != 0;
+    for (int i = 0; i < kQ; ++i) f[i * cells + c] = solid ? 0.0f : eq.f[i];
+  }
+}
+
+/// The first and last owned layers of every population, packed one after the other into `to_up`
+/// and `to_down` (kQ × layer floats each): what the halo sends.
+__global__ void pack_kernel(const float* __restrict__ f, float* __restrict__ to_up, float* __restrict__ to_down,
+                            Window g) {
+  const std::size_t l = g.layer_cells();
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < kQ * l;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t plane = k / l * g.cells(), c = k % l;
+    to_up[k] = f[plane + l + c];
+    to_down[k] = f[plane + l * g.layers + c];
+  }
+}
+/// What the halo received, into the ghost layers of a side that has a neighbour.
+__global__ void unpack_kernel(float* __restrict__ f, const float* __restrict__ from_up,
+                              const float* __restrict__ from_down, Window g, bool up, bool down) {
+  const std::size_t l = g.layer_cells();
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < kQ * l;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t plane = k / l * g.cells(), c = k % l;
+    if (up) f[plane + c] = from_up[k];
+    if (down) f[plane + l * (g.layers + 1) + c] = from_down[k];
+  }
+}
+
+/// The published fields of the owned layers, written straight into the ring slot with their
+/// checksum terms (Executor::sum_into): a fixed grid of blocks walks rows of kBlockX cells, so
+/// each block adds its sum with one atomic.
+struct ObserveTargets {
+  float *velocity, *speed, *vorticity, *density;
+  std::uint64_t w_velocity, w_speed, w_vorticity, w_density;  // first words in the slot
+  std::uint64_t* sum;
+};
+__global__ void __launch_bounds__(kBlockX)
+    observe_kernel(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, Window g, float force,
+                   ObserveTargets t) {
+  const int tiles_x = (g.width + kBlockX - 1) / kBlockX;
+  const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * g.height * g.layers;
+  std::uint64_t partial = 0;
+  for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int x = static_cast<int>(tile % tiles_x) * kBlockX + threadIdx.x;
+    const std::int64_t row = tile / tiles_x;
+    const int y = static_cast<int>(row % g.height), lz = 1 + static_cast<int>(row / g.height);
+    if (x >= g.width) continue;
+    const std::size_t at = g.at(x, y, lz - 1);  // in the published frame: owned layers only
+    const Observed o =
+        observe(f, flags, x, y, lz, g, g.cells(), force, at, t.velocity, t.speed, t.vorticity, t.density);
+    partial += float_term(o.ux, t.w_velocity + 3 * at) + float_term(o.uy, t.w_velocity + 3 * at + 1) +
+               float_term(o.uz, t.w_velocity + 3 * at + 2) + float_term(o.speed, t.w_speed + at) +
+               float_term(o.vorticity, t.w_vorticity + at) + float_term(o.rho, t.w_density + at);
+  }
+  add_checksum(partial, t.sum);
+}
+
+
+class Lbm3dCuda final : public Simulation {
+ public:
+  Lbm3dCuda(Executor& executor, const Window& g, Halo* halo, const Options& o)
+      : executor_(executor), device_(executor.device_id()), stream_(executor.stream().get()), g_(g), halo_(halo),
+        o_(o) {
+    cuda::DeviceGuard guard(device_);
+    cuda::check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_), "counting the GPU's SMs");
+    mask_ = obstacle_mask(g_, o_);
+    mask_dev_ = cuda::DeviceBuffer(g_.cells());
+    flags_ = cuda::DeviceBuffer(g_.cells());
+    for (auto& f : f_) {
+      f = cuda::DeviceBuffer(g_.cells() * kQ * sizeof(float));
+      // The ghost layers beyond the grid's faces are never written: zeros, not whatever was there.
+      cuda::check(cudaMemsetAsync(f.get(), 0, f.size(), stream_), "clearing the populations");
+    }
+    if (halo_) {
+      halo_layers_ = cuda::DeviceBuffer(4 * layer_floats() * sizeof(float));
+      overlap_.emplace("the 3-D flow");
+    }
+    upload_mask(0, g_.stored_layers());
+  }
+  std::vector<FieldSpec> fields() const override { return lbm3d::fields(); }
+  std::vector<ParamSpec> params() const override { return lbm3d::params(); }
+  std::vector<Preset> presets() const override { return lbm3d::presets(); }
+  void set_params(const std::map<std::string, double>& values) override { p_ = from(values, o_); }
+
+  void reset(std::uint64_t) override {
+    cuda::DeviceGuard guard(device_);
+    Equilibrium eq{};
+    for (int i = 0; i < kQ; ++i) eq.f[i] = shifted_equilibrium(i, 0.0f, 1.0f, o_.periodic ? 0.0f : p_.u_in, 0.0f, 0.0f);
+    cur_ = 0;
+    for (auto& f : f_)
+      initial_kernel<<<std::max(1, 8 * sms_), 256, 0, stream_>>>(flags(), g_.cells(), eq, static_cast<float*>(f.get()));
+    cuda::check(cudaGetLastError(), "launching the 3-D flow's initial-state kernel");
+    exchange_populations(static_cast<float*>(f_[0].get()), stream_);
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after reset");
+  }
+
+  void step(std::uint32_t steps) override {
+    cuda::DeviceGuard guard(device_);
+    const int layers = g_.layers;
+    for (std::uint32_t s = 0; s < steps; ++s) {
+      const auto* f = static_cast<const float*>(f_[cur_].get());
+      auto* fo = static_cast<float*>(f_[1 - cur_].get());
+      if (!halo_ || !o_.overlap) {
+        step_layers(f, fo, 1, 1, layers);
+        exchange_populations(fo, stream_);
+      } else {
+        overlap_->step(
+            stream_, [&](cudaStream_t) { step_layers(f, fo, 1, std::max(1, layers - 1), std::min(layers, 2)); },
+            [&](cudaStream_t halo) { exchange_populations(fo, halo); },
+            [&](cudaStream_t) { if (layers > 2) step_layers(f, fo, 2, 1, layers - 2); });
+      }
+      cur_ = 1 - cur_;
+    }
+    cuda::check(cudaGetLastError(), "launching the 3-D flow's step kernel");
+  }
+
+  std::vector<InputSpec> inputs() const override { return lbm3d::inputs(); }
+  void draw(const Stroke& s) override {
+    cuda::DeviceGuard guard(device_);
+    // The previous upload reads mask_ (pageable memory): let it finish before changing it.
+    cuda::check(cudaStreamSynchronize(stream_), "waiting before an obstacle edit");
+    const Layers l = lbm3d::draw(s, mask_, g_);
+    if (l.lz0 < l.lz1) upload_mask(l.lz0, l.lz1);
+  }
+
+  std::vector<StateSpec> state() const override { return lbm3d::state(g_); }
+  void save_state(const std::vector<void*>& out) override {
+    cuda::DeviceGuard guard(device_);
+    const auto* f = static_cast<const float*>(f_[cur_].get());
+    const std::size_t owned = g_.owned_cells();
+    for (int i = 0; i < kQ; ++i)
+      cuda::check(cudaMemcpyAsync(static_cast<float*>(out[0]) + i * owned, f + i * g_.cells() + g_.layer_cells(),
+                                  owned * sizeof(float), cudaMemcpyDeviceToHost, stream_),
+                  "saving the populations");
+    std::memcpy(out[1], mask_.data() + g_.layer_cells(), owned);  // the host copy is the truth
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    cuda::DeviceGuard guard(device_);
+    cuda::check(cudaStreamSynchronize(stream_), "waiting before restoring the state");
+    std::memcpy(mask_.data() + g_.layer_cells(), in[1], g_.owned_cells());
+    exchange_mask_ghosts(halo_, g_, mask_);
+    upload_mask(0, g_.stored_layers());
+    cur_ = 0;
+    auto* f = static_cast<float*>(f_[0].get());
+    for (int i = 0; i < kQ; ++i)
+      cuda::check(cudaMemcpyAsync(f + i * g_.cells() + g_.layer_cells(),
+                                  static_cast<const float*>(in[0]) + i * g_.owned_cells(),
+                                  g_.owned_cells() * sizeof(float), cudaMemcpyHostToDevice, stream_),
+                  "restoring the populations");
+    exchange_populations(f, stream_);
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after restoring the state");
+  }
+
+  void write_fields(const std::vector<FieldTarget>& t) override {
+    cuda::DeviceGuard guard(device_);
+    const FieldChecksum v = executor_.sum_into(t[0]), s = executor_.sum_into(t[1]), w = executor_.sum_into(t[2]),
+                        d = executor_.sum_into(t[3]);
+    const ObserveTargets targets{static_cast<float*>(t[0].data), static_cast<float*>(t[1].data),
+                                 static_cast<float*>(t[2].data), static_cast<float*>(t[3].data),
+                                 v.first_word, s.first_word, w.first_word, d.first_word, v.sum};
+    const std::int64_t tiles = static_cast<std::int64_t>((g_.width + kBlockX - 1) / kBlockX) * g_.height * g_.layers;
+    observe_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(tiles, 16 * sms_)), kBlockX, 0, stream_>>>(
+        static_cast<const float*>(f_[cur_].get()), flags(), g_, p_.force, targets);
+    cuda::check(cudaGetLastError(), "launching the 3-D flow's field kernel");
+  }
+
+ private:
+  [[nodiscard]] std::size_t layer_floats() const { return kQ * g_.layer_cells(); }
+  [[nodiscard]] const std::uint8_t* flags() const { return static_cast<const std::uint8_t*>(flags_.get()); }
+  void step_layers(const float* f, float* fo, int first, int stride, int count) {
+    const dim3 grid((g_.width + kBlockX - 1) / kBlockX, g_.height, count);
+    step_kernel<<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_);
+  }
+  /// Queued on `stream`: sends the edge layers of `f` to the neighbouring parts and writes what
+  /// they send into its ghost layers. Nothing without a halo (the whole grid).
+  void exchange_populations(float* f, cudaStream_t stream) {
+    if (!halo_) return;
+    auto* to_up = static_cast<float*>(halo_layers_.get());
+    float *to_down = to_up + layer_floats(), *from_up = to_down + layer_floats(), *from_down = from_up + layer_floats();
+    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((layer_floats() + 255) / 256, 16 * sms_));
+    pack_kernel<<<blocks, 256, 0, stream>>>(f, to_up, to_down, g_);
+    cuda::check(cudaGetLastError(), "launching the halo pack kernel");
+    halo_->exchange(to_up, from_up, to_down, from_down, layer_floats() * sizeof(float), true, stream);
+    unpack_kernel<<<blocks, 256, 0, stream>>>(f, from_up, from_down, g_, halo_->has_up(), halo_->has_down());
+    cuda::check(cudaGetLastError(), "launching the halo unpack kernel");
+  }
+  /// Stored layers [lz0, lz1) of the mask to the device, and the flags there computed again (a
+  /// cell's flags read the mask one layer beyond: the device holds all of it).
+  void upload_mask(int lz0, int lz1) {
+    lz0 = std::max(lz0, 0), lz1 = std::min(lz1, g_.stored_layers());
+    const std::size_t first = g_.layer_cells() * lz0, bytes = g_.layer_cells() * (lz1 - lz0);
+    cuda::check(cudaMemcpyAsync(static_cast<std::uint8_t*>(mask_dev_.get()) + first, mask_.data() + first, bytes,
+                                cudaMemcpyHostToDevice, stream_),
+                "uploading the obstacle mask");
+    const dim3 grid((g_.width + kBlockX - 1) / kBlockX, g_.height, lz1 - lz0);
+    flags_kernel<<<grid, kBlockX, 0, stream_>>>(static_cast<const std::uint8_t*>(mask_dev_.get()),
+                                                static_cast<std::uint8_t*>(flags_.get()), g_, lz0, o_.periodic ? 1 : 0);
+    cuda::check(cudaGetLastError(), "launching the obstacle-flags kernel");
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after computing the obstacle flags");
+  }
+  Executor& executor_;
+  int device_, sms_ = 1;
+  cudaStream_t stream_;
+  Window g_;
+  Halo* halo_;
+  Options o_;
+  Params p_;
+  std::vector<std::uint8_t> mask_;  ///< the stored layers' obstacles (ghost layers included)
+  cuda::DeviceBuffer mask_dev_, flags_, f_[2];
+  int cur_ = 0;
+  cuda::DeviceBuffer halo_layers_;  ///< to up, to down, from up, from down: one layer of every plane each
+  std::optional<SlabOverlap> overlap_;
+};
+
+}  // namespace
+
+std::unique_ptr<Simulation> make_cuda(Executor& executor, const Window& g, Halo* halo, const Options& o) {
+  return std::make_unique<Lbm3dCuda>(executor, g, halo, o);
+}
+
+}  // namespace cuview::sim::lbm3d
