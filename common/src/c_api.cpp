@@ -239,6 +239,11 @@ cuview_status cuview_draw(cuview_client* client, const char* input, double x, do
   if (input == nullptr) return null_argument("cuview_draw");
   CUVIEW_CONTROL(cuview_draw, client->client->draw({std::string(input), x, y, radius, value}));
 }
+cuview_status cuview_draw_ball(cuview_client* client, const char* input, double x, double y, double z, double radius,
+                               int value) {
+  if (input == nullptr) return null_argument("cuview_draw_ball");
+  CUVIEW_CONTROL(cuview_draw_ball, client->client->draw({std::string(input), x, y, radius, value, z}));
+}
 cuview_status cuview_checkpoint(cuview_client* client, const char* path, int64_t timeout_ms, uint64_t* step,
                                 char* written, size_t written_size) {
   CUVIEW_CONTROL(cuview_checkpoint, {

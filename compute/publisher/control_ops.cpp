@@ -253,7 +253,7 @@ void ControlOps::pause_or_resume(Peer& p, bool pause) {
   {
     std::lock_guard lock(c_.steering.m);
     c_.steering.paused = pause;
-    c_.steering.pending_steps = 0;
+    c_.steering.pending_steps = c_.steering.polled_steps = 0;
     c_.steering.note_request();
   }
   spdlog::info("{} by '{}' at step {}", pause ? "paused" : "resumed", p.client, c_.progress.step.load());
@@ -303,7 +303,7 @@ std::string ControlOps::op_reset(Peer& p, const proto::Request& req) {
   {
     std::lock_guard lock(c_.steering.m);
     c_.steering.reset = true;
-    c_.steering.pending_steps = 0;
+    c_.steering.pending_steps = c_.steering.polled_steps = 0;
     c_.steering.note_request();
   }
   spdlog::info("reset requested by '{}'", p.client);

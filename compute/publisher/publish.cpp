@@ -104,6 +104,7 @@ Requests Publisher::poll() {
   r.strokes = std::exchange(s.steering.strokes, {});
   r.checkpoints = std::exchange(s.steering.checkpoints, {});
   r.reader_arrived = std::exchange(s.steering.reader_arrived, false);
+  s.steering.polled_steps += std::exchange(s.steering.pending_steps, 0);
   if (r.reset || (r.changes_frame() && s.steering.paused)) s.publish_now = true;
   r.shutdown = s.steering.shutdown;
   return r;
@@ -120,9 +121,9 @@ std::uint64_t Publisher::steps_allowed(std::uint64_t wanted) {
   if (!s.started) return wanted;
   std::lock_guard lock(s.steering.m);
   if (!s.steering.paused) return wanted;
-  const std::uint64_t n = std::min(wanted, s.steering.pending_steps);
-  s.steering.pending_steps -= n;
-  if (n > 0 && s.steering.pending_steps == 0) s.publish_now = true;  // show where a `step` request ended
+  const std::uint64_t n = std::min(wanted, s.steering.polled_steps);
+  s.steering.polled_steps -= n;
+  if (n > 0 && s.steering.polled_steps == 0) s.publish_now = true;  // show where a `step` request ended
   return n;
 }
 

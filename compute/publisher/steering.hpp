@@ -28,7 +28,10 @@ struct Steering {
   std::vector<std::pair<std::uint64_t, std::string>> checkpoints;  // requested since the last poll()
   std::uint64_t checkpoint_tickets = 0;
   proto::CheckpointStatus checkpoint;  // the program's report_checkpoint(); disabled until then
-  std::uint64_t pending_steps = 0;
+  /// Steps asked for (`step`, while paused) since the last poll(), and those asked for before it:
+  /// steps_allowed() grants only the latter, so that a step asked for after a stroke or a
+  /// parameter change never runs before the poll() that hands the program that change.
+  std::uint64_t pending_steps = 0, polled_steps = 0;
   std::uint64_t requests = 0, requests_seen = 0;  // counts state-changing requests
 
   /// Counts a state-changing request and wakes the program. The caller holds `m`.

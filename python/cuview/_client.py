@@ -189,10 +189,16 @@ class Client:
     def reset(self):
         _check(lib.cuview_reset(self._handle()))
 
-    def draw(self, input, x, y, radius=3.0, erase=False):
+    def draw(self, input, x, y, radius=3.0, erase=False, z=None):
         """Draws (or erases) a disc of `radius` cells at grid (x, y) into the publisher's input
-        `input` (description["inputs"]): obstacles in a flow, bodies in N-body, ..."""
-        _check(lib.cuview_draw(self._handle(), input.encode(), float(x), float(y), float(radius), 0 if erase else 1))
+        `input` (description["inputs"]): obstacles in a flow, bodies in N-body, ... In a volume,
+        give `z` too: a ball centred at (x, y, z)."""
+        value = 0 if erase else 1
+        if z is None:
+            _check(lib.cuview_draw(self._handle(), input.encode(), float(x), float(y), float(radius), value))
+        else:
+            _check(lib.cuview_draw_ball(self._handle(), input.encode(), float(x), float(y), float(z), float(radius),
+                                        value))
 
     def checkpoint(self, path=None, timeout=600.0):
         """Has the daemon write a checkpoint (to `path`; None: its checkpoint directory) and waits

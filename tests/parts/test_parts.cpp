@@ -151,6 +151,12 @@ void decomposed_equals_whole(Backend backend, const std::string& flow, const Cas
       CHECK(parts.obstacles == whole.obstacles);
       // Bit for bit: compared as bytes, so that even NaN payloads and signed zeros must agree.
       REQUIRE(parts.populations.size() == whole.populations.size());
+      std::size_t first = 0, differ = 0;
+      for (std::size_t i = 0; i < whole.populations.size(); ++i)
+        if (std::memcmp(&parts.populations[i], &whole.populations[i], 4) != 0 && differ++ == 0) first = i;
+      const std::size_t plane = std::size_t{kase.row_cells} * kase.along;
+      INFO(differ << " populations differ; the first: direction " << first / plane << ", row or layer "
+                  << first % plane / kase.row_cells << ", cell " << first % kase.row_cells << " of it");
       CHECK(std::memcmp(parts.populations.data(), whole.populations.data(), whole.populations.size() * 4) == 0);
     }
   }

@@ -223,6 +223,10 @@ CUVIEW_API cuview_status cuview_reset(cuview_client* client);
    `input` (its `describe` JSON lists "inputs"). */
 CUVIEW_API cuview_status cuview_draw(cuview_client* client, const char* input, double x, double y, double radius,
                                      int value);
+/* The same in a volume (a grid of 3 axes): a ball of `radius` cells centred at (x, y, z). A volume
+   refuses cuview_draw, a plane this (CUVIEW_BAD_VALUE, naming the grid). */
+CUVIEW_API cuview_status cuview_draw_ball(cuview_client* client, const char* input, double x, double y, double z,
+                                          double radius, int value);
 /* Asks the daemon for a checkpoint (to `path`, absolute; NULL: its checkpoint directory) and waits
    up to `timeout_ms` for it to be written. On success `step` (if not NULL) gets its step and
    `written` (if not NULL) the file's path, truncated to `written_size` bytes with a NUL.

@@ -219,8 +219,10 @@ class Publisher {
   /// The parameters in effect: the defaults (or preset) until poll() returned changes.
   [[nodiscard]] std::map<std::string, double> params() const;
   /// How many of `wanted` steps the program may take now: all of them when running; while paused
-  /// (`cuview-ctl pause`), only what `step` requests allowed, often 0. Programs that honour pause
-  /// call it before each batch and wait_for_requests() when it returns 0.
+  /// (`cuview-ctl pause`), only what `step` requests allowed before the last poll(), often 0 (so a
+  /// step a client asked for after a stroke never runs before poll() hands over the stroke).
+  /// Programs that honour pause call poll(), then this, before each batch, and
+  /// wait_for_requests() when it returns 0.
   [[nodiscard]] std::uint64_t steps_allowed(std::uint64_t wanted);
   [[nodiscard]] bool paused() const;
   /// Blocks until a client sends a request or `timeout` passes.
