@@ -95,11 +95,21 @@ bool FieldView::cell_coords(QPoint p, double& x, double& y) const {
   return x >= 0 && y >= 0 && x < frame_.field_w && y < frame_.field_h;
 }
 
+void FieldView::emit_stroke(double x, double y) {
+  if (!frame_.slice) {
+    Q_EMIT stroke(x, y, stroke_value_);
+    return;
+  }
+  // A plane of a volume: the ball's centre is the cell's, the plane's index along its axis.
+  const auto c = cell_of_plane(*frame_.slice, static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y));
+  Q_EMIT stroke_ball(c[0] + 0.5, c[1] + 0.5, c[2] + 0.5, stroke_value_);
+}
+
 void FieldView::mousePressEvent(QMouseEvent* e) {
   if (drawing_ && (e->button() == Qt::LeftButton || e->button() == Qt::RightButton)) {
     stroke_value_ = e->button() == Qt::LeftButton ? 1 : 0;
     double x = 0, y = 0;
-    if (cell_coords(e->pos(), x, y)) Q_EMIT stroke(x, y, stroke_value_);
+    if (cell_coords(e->pos(), x, y)) emit_stroke(x, y);
     return;
   }
   if (e->button() != (drawing_ ? Qt::MiddleButton : Qt::LeftButton)) return;
@@ -111,7 +121,7 @@ void FieldView::mousePressEvent(QMouseEvent* e) {
 void FieldView::mouseMoveEvent(QMouseEvent* e) {
   if (stroke_value_ >= 0) {
     double x = 0, y = 0;
-    if (cell_coords(e->pos(), x, y)) Q_EMIT stroke(x, y, stroke_value_);
+    if (cell_coords(e->pos(), x, y)) emit_stroke(x, y);
   } else if (dragging_ && has_frame()) {
     const QPoint d = e->pos() - drag_from_;
     drag_from_ = e->pos();

@@ -34,6 +34,8 @@ class FieldView : public QWidget {
   [[nodiscard]] bool drawing() const { return drawing_; }
   /// The grid cell coordinates (continuous) under widget pixel p; false outside the field.
   bool cell_coords(QPoint p, double& x, double& y) const;
+  /// Emits stroke() at plane coordinates (x, y), or stroke_ball() where the frame is a plane of a volume.
+  void emit_stroke(double x, double y);
 
  Q_SIGNALS:
   void view_changed();
@@ -41,6 +43,9 @@ class FieldView : public QWidget {
   void hovered(const QString& text);
   /// A drawing stroke at grid coordinates (x, y): value 1 draws, 0 erases.
   void stroke(double x, double y, int value);
+  /// The same on a plane of a volume: a ball centred in cell (x, y, z) of the volume, the plane's
+  /// position along its axis.
+  void stroke_ball(double x, double y, double z, int value);
   /// Shift + wheel over a plane of a volume: move the plane `delta` cells along its axis.
   void slice_step(int delta);
 

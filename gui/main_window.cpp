@@ -115,6 +115,7 @@ void MainWindow::connect_parts() {
   connect(simulation_, &SimulationPanel::command_posted, this, [this](const Command& c) { worker_.post(c); });
   connect(simulation_, &SimulationPanel::drawing_toggled, view_, &FieldView::set_drawing);
   connect(view_, &FieldView::stroke, simulation_, &SimulationPanel::stroke);
+  connect(view_, &FieldView::stroke_ball, simulation_, &SimulationPanel::stroke_ball);
   connect(view_, &FieldView::view_changed, this, &MainWindow::push_view);
   // The painted frame frees the worker for the next one straight from the view (frame_shown is
   // thread-safe); the window's bookkeeping follows, queued: on_painted may grab the view for a

@@ -6,6 +6,7 @@
 # alternating windows; the time a fresh viewer takes to its first group of frames.
 # Run on the GPU host after scripts/gpu-check.sh has unpacked the bundle (or with it on PATH).
 # PER_GPU="8192x8192 4096x4096" GPUS=2 WINDOW=2 PAIRS=2; writes $OUT/parts-bench.md.
+# SIM=lbm3d PER_GPU=512x512x512: the 3-D flow, cut into z-slabs (the N-GPU grid is N times deeper).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/cuview-gpu}
@@ -62,22 +63,24 @@ PY
 }
 
 {
-echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) × $gpus, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) × $gpus, $(date -u +%Y-%m-%dT%H:%MZ), --sim ${SIM:-lbm}"
 echo
 echo "| run | steps/s, no viewer | steps/s, 1 viewer | viewer cost | ctl attach → first frame(s) |"
 echo "| --- | --- | --- | --- | --- |"
 } | tee "$out/parts-bench.md"
+sim=${SIM:-lbm}
 for per in ${PER_GPU:-8192x8192 4096x4096}; do
-  w=${per%x*}; h=${per#*x}
-  cuview-compute --sim lbm --backend cuda --device 0 --size "$per" --name one --no-final-checkpoint >"$out/one-$per.log" 2>&1 &
+  IFS=x read -r w h d <<<"$per"
+  if [ -n "${d:-}" ]; then whole="${w}x${h}x$((d * gpus))"; else whole="${w}x$((h * gpus))"; fi
+  cuview-compute --sim "$sim" --backend cuda --device 0 --size "$per" --name one --no-final-checkpoint >"$out/one-$per.log" 2>&1 &
   pid=$!
   measure "1 GPU, $per" one | tee -a "$out/parts-bench.md"
   kill -TERM $pid; wait $pid
   for overlap in on off; do
-    "${mpi[@]}" -n "$gpus" cuview-compute --sim lbm --backend cuda --size "${w}x$((h * gpus))" --name many \
+    "${mpi[@]}" -n "$gpus" cuview-compute --sim "$sim" --backend cuda --size "$whole" --name many \
       --sim-option overlap=$overlap --no-final-checkpoint >"$out/many-$per-$overlap.log" 2>&1 &
     pid=$!
-    measure "$gpus GPUs, $per each (${w}x$((h * gpus))), overlap=$overlap" many | tee -a "$out/parts-bench.md"
+    measure "$gpus GPUs, $per each ($whole), overlap=$overlap" many | tee -a "$out/parts-bench.md"
     kill -TERM $pid; wait $pid
   done
 done

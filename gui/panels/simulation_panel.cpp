@@ -69,6 +69,12 @@ void SimulationPanel::stroke(double x, double y, int value) {
   Q_EMIT command_posted({value ? "draw" : "erase", {}, [s](cuview::Attachment& c) { c.draw(s); }});
 }
 
+void SimulationPanel::stroke_ball(double x, double y, double z, int value) {
+  if (draw_input_.isEmpty()) return;
+  const Stroke s{draw_input_.toStdString(), x, y, brush_->value(), value, z};
+  Q_EMIT command_posted({value ? "draw" : "erase", {}, [s](cuview::Attachment& c) { c.draw(s); }});
+}
+
 void SimulationPanel::set_parameter(const QString& name, double value) {
   const std::string key = name.toStdString();
   Q_EMIT command_posted({"set " + name, "set " + name, [key, value](cuview::Attachment& c) { c.set({{key, value}}); }});

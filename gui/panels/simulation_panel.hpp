@@ -30,6 +30,7 @@ class SimulationPanel : public QDockWidget {
   void set_parameter(const QString& name, double value);
   /// A drawing stroke at grid coordinates (x, y): value 1 draws, 0 erases.
   void stroke(double x, double y, int value);
+  void stroke_ball(double x, double y, double z, int value);
 
  Q_SIGNALS:
   void command_posted(const cuview::gui::Command& command);
