@@ -291,11 +291,11 @@ std::vector<proto::FieldDesc>::const_iterator PublisherFeed::float_field(const p
   if (f->dtype != "float32")
     throw Error(Errc::unsupported, "field '" + field + "' of daemon '" + name_ + "' is " + f->dtype +
                                        "; remote views and fetches carry float32 fields");
-  if (d.grid().size() != 2)
-    throw Error(Errc::unsupported, "field '" + field + "' of daemon '" + name_ + "' is a volume of " +
-                                       Extent{d.grid()}.text() +
-                                       " cells; this gateway views and fetches 2-D grids: watch the volume on its "
-                                       "host (cuview-gui --name " + name_ + ")");
+  if (d.grid().size() == 3 && d.part)
+    throw Error(Errc::unsupported, "field '" + field + "' of daemon '" + name_ + "' is part " +
+                                       std::to_string(d.part->index) + " of a volume decomposed over ranks; this "
+                                       "gateway views and fetches a decomposed run's planes, not its volumes: watch "
+                                       "the volume on its host (cuview-gui --name " + name_ + ")");
   return f;
 }
 
@@ -320,6 +320,17 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
           throw Error(Errc::out_of_range, "credits " + std::to_string(a.credits) + ": a view starts with 1 to 8");
         if (a.encoding != "auto") w.pinned = remote::encoding_named(a.encoding);
         w.field = static_cast<std::size_t>(f - d.fields.begin());
+        const bool volume = d.grid().size() == 3;
+        if (volume != (a.axis.has_value() && a.index.has_value()))
+          throw Error(Errc::bad_value, "field '" + a.field + "' of daemon '" + name_ + "' is " +
+                                           (volume ? "a volume of " + Extent{d.grid()}.text() +
+                                                         " cells: a view of it names a plane (axis x, y or z and its "
+                                                         "index)"
+                                                   : std::string("a plane: a view of it takes no axis or index")));
+        if (volume) {
+          w.slice = Slice{slice_axis_named(*a.axis), *a.index};
+          (void)plane_of(*f, *w.slice);  // an index past the axis is refused here, naming it
+        }
         w.credits = a.credits;
         w.args = std::move(a);
         // A new region of the same view keeps what was learnt about the link.
@@ -349,11 +360,19 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         if (!ensure_frames()) throw_attach_error(Errc::no_daemon);
         const auto& d = frames_->description();
         const auto f = float_field(d, a.field);
-        if (a.w == 0 || a.h == 0 || std::uint64_t{a.x} + a.w > d.width || std::uint64_t{a.y} + a.h > d.height)
-          throw Error(Errc::out_of_range, "rectangle " + std::to_string(a.w) + " × " + std::to_string(a.h) + " at (" +
+        // A volume's box spans layers [z, z + depth) as well; a plane's is one layer.
+        const auto grid = d.grid();
+        const std::uint32_t layers = grid.size() == 3 ? grid[0] : 1, z = a.z.value_or(0), depth = a.d.value_or(1);
+        if (grid.size() != 3 && (a.z || a.d))
+          throw Error(Errc::bad_value, "field '" + a.field + "' of daemon '" + name_ + "' is a plane: a fetch of it "
+                                       "takes no z or d");
+        if (a.w == 0 || a.h == 0 || depth == 0 || std::uint64_t{a.x} + a.w > d.width ||
+            std::uint64_t{a.y} + a.h > d.height || std::uint64_t{z} + depth > layers)
+          throw Error(Errc::out_of_range, "box " + std::to_string(a.w) + " × " + std::to_string(a.h) +
+                                              (layers > 1 ? " × " + std::to_string(depth) : std::string()) + " at (" +
                                               std::to_string(a.x) + ", " + std::to_string(a.y) +
-                                              ") is empty or leaves the " + std::to_string(d.width) + " × " +
-                                              std::to_string(d.height) + " grid");
+                                              (layers > 1 ? ", " + std::to_string(z) : std::string()) +
+                                              ") is empty or leaves the " + Extent{grid}.text() + " grid");
         if (a.seq) {
           // One frame's fields, fetched one after another: the frame an earlier fetch read.
           if (!current_ || current_->info().seq != *a.seq)
@@ -378,16 +397,20 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         }
         const std::uint32_t comps = f->components;
         const std::size_t row_bytes = std::size_t{a.w} * comps * 4;
-        std::vector<std::byte> raw(row_bytes * a.h);
+        std::vector<std::byte> raw(row_bytes * a.h * depth);
         current_->wait();
-        for (std::uint32_t r = 0; r < a.h; ++r)
-          current_->copy_to_host(f->offset + ((std::size_t{a.y} + r) * d.width + a.x) * comps * 4,
-                                 std::span(raw).subspan(r * row_bytes, row_bytes));
+        for (std::uint32_t k = 0; k < depth; ++k)
+          for (std::uint32_t r = 0; r < a.h; ++r) {
+            const std::size_t cell = ((std::size_t{z} + k) * d.height + a.y + r) * d.width + a.x;
+            current_->copy_to_host(f->offset + cell * comps * 4,
+                                   std::span(raw).subspan((std::size_t{k} * a.h + r) * row_bytes, row_bytes));
+          }
         remote::FetchResult out;
         out.session = frames_->hello().session;
         const auto& info = current_->info();
         out.seq = info.seq, out.step = info.step, out.sim_time = info.sim_time;
         out.x = a.x, out.y = a.y, out.w = a.w, out.h = a.h, out.components = comps;
+        if (grid.size() == 3) out.z = z, out.d = depth;
         out.raw_bytes = raw.size();
         std::string packed;
         encoder_.compress(raw, packed);
@@ -440,6 +463,12 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
   ViewRegion region;
   region.field_w = static_cast<int>(d.part ? d.part->global_width : d.width);
   region.field_h = static_cast<int>(d.part ? d.part->global_height : d.height);
+  // A volume's plane: a 2-D field the sampler reads in place (strided), of the plane's cells.
+  const proto::FieldDesc field = w.slice ? plane_of(d.fields[w.field], *w.slice) : d.fields[w.field];
+  if (w.slice) {
+    const auto rows_cols = plane_dims(d.grid(), w.slice->axis);
+    region.field_h = static_cast<int>(rows_cols[0]), region.field_w = static_cast<int>(rows_cols[1]);
+  }
   region.view_w = static_cast<int>(a.view_w), region.view_h = static_cast<int>(a.view_h);
   region.center_x = a.center_x, region.center_y = a.center_y, region.pixels_per_cell = a.pixels_per_cell;
   std::span<const float> values;
@@ -463,7 +492,7 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
     }
     values = w.cropped;
   } else {
-    sampler_.sample(frame, d.fields[w.field], region, w.sampled);
+    sampler_.sample(frame, field, region, w.sampled);
     values = w.sampled.values;
   }
   const std::size_t samples = values.size();

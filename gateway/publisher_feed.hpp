@@ -69,6 +69,7 @@ class PublisherFeed {
     remote::ViewArgs args;
     std::optional<remote::Encoding> pinned;
     std::size_t field = 0;
+    std::optional<Slice> slice;  ///< a volume's: the plane viewed
     std::uint32_t credits = 0;
     std::uint64_t last_sent = 0;
     bool dirty = true;  ///< a new view: send the current frame again

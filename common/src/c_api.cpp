@@ -168,6 +168,23 @@ cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t vi
   });
 }
 
+cuview_status cuview_watch_plane(cuview_client* client, const char* field, const char* axis, uint32_t index,
+                                 uint32_t view_w, uint32_t view_h, double zoom, double center_x, double center_y,
+                                 const char* encoding) {
+  if (client == nullptr || field == nullptr || axis == nullptr) return null_argument("cuview_watch_plane");
+  return guarded([&] {
+    const auto& d = client->client->description();
+    const cuview::Slice slice{cuview::slice_axis_named(axis), index};
+    // The region is in the plane's cells: rows and columns of the volume without the axis cut.
+    const auto rows_cols = d.grid().size() == 3 ? cuview::plane_dims(d.grid(), slice.axis)
+                                                : std::vector<std::uint32_t>{d.height, d.width};
+    auto w = fitted_watch("cuview_watch_plane", client->client->name(), static_cast<int>(rows_cols[1]),
+                          static_cast<int>(rows_cols[0]), field, view_w, view_h, zoom, center_x, center_y, encoding);
+    w.slice = slice;
+    remote_of(*client, "cuview_watch_plane").watch(w);
+  });
+}
+
 cuview_status cuview_next_view(cuview_client* client, int timeout_ms, cuview_view* out) {
   if (client == nullptr || out == nullptr) return null_argument("cuview_next_view");
   cuview::RemoteClient* remote = nullptr;
@@ -199,6 +216,24 @@ cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x,
     auto& r = client->region;
     r = remote_of(*client, "cuview_fetch").fetch(field, x, y, w, h);
     *out = cuview_region{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, r.values.data(), r.values.size()};
+  });
+}
+
+cuview_status cuview_fetch_box(cuview_client* client, const char* field, uint32_t x, uint32_t y, uint32_t z, uint32_t w,
+                               uint32_t h, uint32_t d, cuview_region* out, uint32_t* out_z, uint32_t* out_d) {
+  if (client == nullptr || field == nullptr || out == nullptr) return null_argument("cuview_fetch_box");
+  return guarded([&] {
+    const auto grid = client->client->description().grid();
+    const std::uint32_t width = grid.back(), height = grid.size() > 1 ? grid[grid.size() - 2] : 1,
+                        depth = grid.size() == 3 ? grid[0] : 1;
+    if (w == 0) w = x < width ? width - x : 0;
+    if (h == 0) h = y < height ? height - y : 0;
+    if (d == 0) d = z < depth ? depth - z : 0;
+    auto& r = client->region;
+    r = remote_of(*client, "cuview_fetch_box").fetch_box(field, x, y, z, w, h, d);
+    *out = cuview_region{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, r.values.data(), r.values.size()};
+    if (out_z) *out_z = r.z;
+    if (out_d) *out_d = r.d;
   });
 }
 

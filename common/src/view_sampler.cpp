@@ -98,6 +98,12 @@ const char* to_string(SliceAxis axis) noexcept {
   return axis == SliceAxis::x ? "x" : axis == SliceAxis::y ? "y" : "z";
 }
 
+SliceAxis slice_axis_named(const std::string& name) {
+  for (auto axis : {SliceAxis::z, SliceAxis::y, SliceAxis::x})
+    if (name == to_string(axis)) return axis;
+  throw Error(Errc::bad_value, "axis '" + name + "' is not one of a volume's: x, y or z");
+}
+
 std::vector<std::uint32_t> plane_dims(const std::vector<std::uint32_t>& dims, SliceAxis axis) {
   std::vector<std::uint32_t> out;
   for (std::size_t k = 0; k < dims.size(); ++k)

@@ -56,8 +56,8 @@ std::pair<float, float> ViewRenderer::range_for(const ViewRequest& view, int fie
 namespace {
 /// The render path reads float32 scalars and vectors (as their magnitude).
 bool drawable(const proto::FieldDesc& fd) { return fd.dtype == "float32" && fd.components >= 1 && fd.components <= 3; }
-/// The grid of `d` fitted in the view, centred where the view asks (the grid's centre by default).
-/// The picture's grid, columns × rows: the whole grid of a 2-D run, a plane's of a volume.
+}  // namespace
+
 std::pair<int, int> picture_grid(const proto::DescribeResult& d, const ViewRequest& view) {
   const auto dims = d.grid();
   if (dims.size() != 3) return {static_cast<int>(d.width), static_cast<int>(d.height)};
@@ -65,6 +65,8 @@ std::pair<int, int> picture_grid(const proto::DescribeResult& d, const ViewReque
   return {static_cast<int>(plane[1]), static_cast<int>(plane[0])};
 }
 
+namespace {
+/// The grid of `d` fitted in the view, centred where the view asks (the grid's centre by default).
 ViewTransform fitted(const proto::DescribeResult& d, const ViewRequest& view) {
   const auto [w, h] = picture_grid(d, view);
   const double cx = view.center_x < 0 ? w / 2.0 : view.center_x;
@@ -72,7 +74,8 @@ ViewTransform fitted(const proto::DescribeResult& d, const ViewRequest& view) {
   return ViewTransform::fit(w, h, view.width, view.height, view.zoom, cx, cy);
 }
 
-/// The slice `view` asks for of `d`'s volume, its index clamped to the axis; empty for a 2-D grid.
+}  // namespace
+
 std::optional<Slice> slice_of(const proto::DescribeResult& d, const ViewRequest& view) {
   const auto dims = d.grid();
   if (dims.size() != 3) return std::nullopt;
@@ -80,7 +83,6 @@ std::optional<Slice> slice_of(const proto::DescribeResult& d, const ViewRequest&
   s.index = std::min(s.index, dims[static_cast<std::size_t>(s.axis)] - 1);
   return s;
 }
-}  // namespace
 
 RenderResult ViewRenderer::refuse_undrawable(const proto::FieldDesc& fd) {
   // A plugin's other fields are described and verified, not drawn (yet): say so once rather
@@ -164,6 +166,7 @@ RenderResult ViewRenderer::render(RemoteView&& remote, const proto::DescribeResu
   if (named == d.fields.end()) return {};
   unshowable_.clear();
   RenderedFrame out = colour(std::move(remote.view), static_cast<int>(named - d.fields.begin()), view);
+  out.slice = slice_of(d, view);  // the plane watched (ViewerWorker::render_remote)
   out.info.seq = h.seq, out.info.step = h.step, out.info.sim_time = h.sim_time, out.info.stamp_ns = h.stamp_ns;
   out.link = RemoteLink{QString::fromStdString(h.encoding), h.error_bound, h.link_bytes_per_s};
   return {std::move(out), {}};

@@ -23,6 +23,11 @@ struct RenderResult {
 };
 
 /// Keeps what carries from one frame to the next: the automatic range, the space a particle set
+/// The picture's grid, columns × rows: the whole grid of a 2-D run, a plane's of a volume.
+[[nodiscard]] std::pair<int, int> picture_grid(const proto::DescribeResult& d, const ViewRequest& view);
+/// The plane `view` asks for of `d`'s volume, its index clamped to the axis; empty for a 2-D grid.
+[[nodiscard]] std::optional<Slice> slice_of(const proto::DescribeResult& d, const ViewRequest& view);
+
 /// is fitted into, the sampler's pinned rows. One thread at a time.
 class ViewRenderer {
  public:

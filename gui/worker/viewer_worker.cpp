@@ -152,14 +152,16 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
   }
   ViewWatch w;
   w.field = d.fields[static_cast<std::size_t>(view.field)].name;
-  const double cx = view.center_x < 0 ? d.width / 2.0 : view.center_x;
-  const double cy = view.center_y < 0 ? d.height / 2.0 : view.center_y;
-  w.region = ViewRegion::fit(static_cast<int>(d.width), static_cast<int>(d.height), view.width, view.height,
-                             view.zoom, cx, cy);
+  // A volume is watched a plane at a time: the region is in the plane's cells.
+  const auto [cols, rows] = picture_grid(d, view);
+  w.slice = slice_of(d, view);
+  const double cx = view.center_x < 0 ? cols / 2.0 : view.center_x;
+  const double cy = view.center_y < 0 ? rows / 2.0 : view.center_y;
+  w.region = ViewRegion::fit(cols, rows, view.width, view.height, view.zoom, cx, cy);
   const auto same = [](const ViewWatch& a, const ViewWatch& b) {
     const auto &r = a.region, &q = b.region;
-    return a.field == b.field && r.view_w == q.view_w && r.view_h == q.view_h && r.center_x == q.center_x &&
-           r.center_y == q.center_y && r.pixels_per_cell == q.pixels_per_cell;
+    return a.field == b.field && a.slice == b.slice && r.view_w == q.view_w && r.view_h == q.view_h &&
+           r.center_x == q.center_x && r.center_y == q.center_y && r.pixels_per_cell == q.pixels_per_cell;
   };
   auto& remote = dynamic_cast<RemoteGroup&>(*run_);
   if (!watched_ || !same(*watched_, w)) {

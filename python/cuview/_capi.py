@@ -153,6 +153,10 @@ _proto("cuview_remote", c_char_p, c_void_p)
 _proto("cuview_watch", c_int, c_void_p, c_char_p, c_uint32, c_uint32, c_double, c_double, c_double, c_char_p)
 _proto("cuview_next_view", c_int, c_void_p, c_int, ctypes.POINTER(View))
 _proto("cuview_fetch", c_int, c_void_p, c_char_p, c_uint32, c_uint32, c_uint32, c_uint32, ctypes.POINTER(Region))
+_proto("cuview_watch_plane", c_int, c_void_p, c_char_p, c_char_p, c_uint32, c_uint32, c_uint32, c_double, c_double,
+       c_double, c_char_p)
+_proto("cuview_fetch_box", c_int, c_void_p, c_char_p, c_uint32, c_uint32, c_uint32, c_uint32, c_uint32, c_uint32,
+       ctypes.POINTER(Region), ctypes.POINTER(c_uint32), ctypes.POINTER(c_uint32))
 _proto("cuview_list_json", c_int, c_char_p, c_int, ctypes.POINTER(c_char_p))
 _proto("cuview_running_parts", c_uint32, c_char_p)
 _proto("cuview_group_attach", c_int, c_char_p, c_char_p, c_int, c_int, ctypes.POINTER(c_void_p))

@@ -120,9 +120,14 @@ class Client:
             raise CuviewError(_BAD_VALUE, f"{call}: '{self.name}' has no field '{field}'; its fields: {', '.join(names)}")
         return field
 
-    def view(self, field=None, width=None, height=None, zoom=1.0, center=None, encoding="auto", timeout=2.0):
+    def view(self, field=None, width=None, height=None, zoom=1.0, center=None, encoding="auto", timeout=2.0,
+             axis=None, index=None):
         """Remote: the next view of `field` (None: the first field), a View whose `.values` is a
         (height, width) float32 array (a vector field's magnitude), NaN outside the grid.
+
+        A volume's field is viewed a plane at a time: `axis` "x", "y" or "z" across it and `index`
+        along it (None: "z" and the middle); the grid below is then that plane's (a z-plane's columns
+        are x and rows y, a y-plane's x and z, an x-plane's y and z).
 
         width, height: the output's samples (None: the grid's). The whole grid is fitted into them,
         times `zoom`, centred on cell `center` = (x, y) (None: the grid's centre). encoding: "auto"
@@ -136,9 +141,28 @@ class Client:
                               "views are for clients attached with remote=URL")
         d = self.description
         field = self._grid_field(field, "view")
-        width = int(width or d["width"])
-        height = int(height or d["height"])
-        _rewatch(self, lib.cuview_watch, (field, width, height, float(zoom), center, encoding))
+        dims = d.get("dims") or [d["height"], d["width"]]
+        plane = None
+        if len(dims) == 3 or axis is not None or index is not None:
+            axis = axis or "z"
+            across = {"z": 0, "y": 1, "x": 2}.get(axis)
+            if across is not None and len(dims) == 3:
+                index = dims[across] // 2 if index is None else int(index)
+                rows, cols = [n for k, n in enumerate(dims) if k != across]
+                plane = (axis, index)
+            else:
+                rows, cols = dims[-2], dims[-1]
+                index = 0 if index is None else int(index)
+        else:
+            rows, cols = d["height"], d["width"]
+        width = int(width or cols)
+        height = int(height or rows)
+        if plane is None and axis is None:
+            _rewatch(self, lib.cuview_watch, (field, width, height, float(zoom), center, encoding))
+        else:  # the C API names a wrong axis, or an axis of a plane
+            _rewatch(self, lambda h, f, w_, h_, z_, cx, cy, e: lib.cuview_watch_plane(
+                h, f, axis.encode(), index, w_, h_, z_, cx, cy, e),
+                (field, width, height, float(zoom), center, encoding), key=(axis, index))
         deadline = time.monotonic() + timeout
         v = _capi.View()
         while True:
@@ -150,15 +174,16 @@ class Client:
             # Views of an earlier watch may still be on their way: skip them.
             if (v.field.decode() == field and (v.view_w, v.view_h) == (width, height)
                     and encoding in ("auto", v.encoding.decode())):
-                return View(v, (d["width"], d["height"]))
+                return View(v, (cols, rows))
             if left == 0:
                 return None
 
-    def fetch(self, field=None, x=0, y=0, w=None, h=None):
+    def fetch(self, field=None, x=0, y=0, w=None, h=None, z=None, d=None):
         """Remote: the rectangle [x, x+w) × [y, y+h) of `field` (None: the first field) in the newest
         frame, at full resolution and exact: a float32 NumPy array of shape (h, w), or
         (h, w, components) for a vector field, with `.seq`, `.step`, `.time`, `.x`, `.y` and
-        `.field` of where it came from. w, h None: to the grid's edge. Raises
+        `.field` of where it came from. w, h None: to the grid's edge. In a volume, z and d give the
+        layers [z, z+d) (None: every layer from z, or 0): an array of (d, h, w[, components]). Raises
         CuviewError("out_of_range") for a rectangle leaving the grid, ("bad_value") naming an
         unknown field."""
         if not self.remote:
@@ -166,6 +191,11 @@ class Client:
                               "(next_frame); fetch is for clients attached with remote=URL")
         field = self._grid_field(field, "fetch")
         r = _capi.Region()
+        if len(self.description.get("dims") or ()) == 3 or z is not None or d is not None:
+            oz, od = ctypes.c_uint32(), ctypes.c_uint32()
+            _check(lib.cuview_fetch_box(self._handle(), field.encode(), int(x), int(y), int(z or 0), int(w or 0),
+                                        int(h or 0), int(d or 0), ctypes.byref(r), ctypes.byref(oz), ctypes.byref(od)))
+            return _region(field, r, oz.value, od.value)
         _check(lib.cuview_fetch(self._handle(), field.encode(), int(x), int(y), int(w or 0), int(h or 0),
                                 ctypes.byref(r)))
         return _region(field, r)

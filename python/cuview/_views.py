@@ -7,16 +7,17 @@ from ._capi import lib
 from ._errors import _check
 
 
-def _rewatch(owner, watch_call, watch):
+def _rewatch(owner, watch_call, watch, key=None):
     """Starts a watch (watch_call: cuview_watch or cuview_group_watch) of `watch` = (field, width,
-    height, zoom, center or None, encoding) unless `owner` watches just that already."""
+    height, zoom, center or None, encoding) unless `owner` watches just that already (`key`: what
+    else tells watches apart, a volume's plane)."""
     field, width, height, zoom, center, encoding = watch
-    if watch == owner._watching:
+    if (watch, key) == owner._watching:
         return
     owner._watching = None
     cx, cy = (float("nan"), float("nan")) if center is None else (float(center[0]), float(center[1]))
     _check(watch_call(owner._handle(), field.encode(), width, height, zoom, cx, cy, encoding.encode()))
-    owner._watching = watch
+    owner._watching = (watch, key)
 
 
 def _copied(pointer, count):
@@ -67,16 +68,17 @@ class View:
 _region_array = None
 
 
-def _region(field, r):
-    """The fetched values as a NumPy array (a subclass carrying where they came from)."""
+def _region(field, r, z=None, d=None):
+    """The fetched values as a NumPy array (a subclass carrying where they came from); a volume's
+    box (z, d given) has its layers outermost."""
     global _region_array
     if _region_array is None:
         import numpy as np
 
         class RegionArray(np.ndarray):
             """A rectangle of a remote field at full resolution (Client.fetch), exact: `field`,
-            `seq`, `step` and `time` of its frame, `x`, `y` its corner in the grid."""
-            _meta = ("field", "seq", "step", "time", "x", "y")
+            `seq`, `step` and `time` of its frame, `x`, `y` (and a volume's `z`) its corner in the grid."""
+            _meta = ("field", "seq", "step", "time", "x", "y", "z")
 
             def __array_finalize__(self, obj):
                 for k in self._meta:
@@ -84,6 +86,8 @@ def _region(field, r):
 
         _region_array = RegionArray
     shape = (r.h, r.w) if r.components == 1 else (r.h, r.w, r.components)
+    if d is not None:
+        shape = (d,) + shape
     out = _copied(r.values, r.count).reshape(shape).view(_region_array)
-    out.field, out.seq, out.step, out.time, out.x, out.y = field, r.seq, r.step, r.sim_time, r.x, r.y
+    out.field, out.seq, out.step, out.time, out.x, out.y, out.z = field, r.seq, r.step, r.sim_time, r.x, r.y, z
     return out

@@ -224,21 +224,56 @@ BACKEND_TEST("remote views hold the field's values within their stated error bou
   CHECK(code == Errc::out_of_range);
 }
 
-TEST_CASE("through the gateway, a volume is refused by name: its views, regions and frames", "[integration][remote][host]") {
+BACKEND_TEST("through the gateway, a volume is viewed a plane at a time and fetched as a box, as it is locally",
+             "[integration][remote]") {
   RuntimeDir rt;
-  auto daemon = start_daemon("vol", Backend::host, {"--sim", "grayscott3d", "--paused"}, "24x16x12");
+  auto daemon = start_daemon("vol", backend, {"--sim", "grayscott3d", "--paused"}, "24x16x12");
+  REQUIRE(ctl("vol", {"step", "30"}).code == 0);
+  (void)wait_stats("vol", [](const StatsView& s) { return s.step == 30; });
+  const auto truth = local_field("vol", "u");  // {12, 16, 24}: z, y, x
+  REQUIRE(truth.size() == 12 * 16 * 24);
+  auto at = [&](int x, int y, int z) { return truth[(static_cast<std::size_t>(z) * 16 + y) * 24 + x]; };
   auto gateway = start_gateway();
   auto remote = attach_remote("vol");
   CHECK(remote.description().dims == std::vector<std::uint32_t>{12, 16, 24});
+  // A box of the volume, exact.
+  const auto box = remote.fetch_box("u", 2, 3, 4, 10, 6, 5);
+  REQUIRE(box.values.size() == 10 * 6 * 5);
+  CHECK(box.z == 4);
+  CHECK(box.d == 5);
+  std::size_t wrong = 0;
+  for (int k = 0; k < 5; ++k)
+    for (int r = 0; r < 6; ++r)
+      for (int c = 0; c < 10; ++c) wrong += box.values[(std::size_t(k) * 6 + r) * 10 + c] != at(2 + c, 3 + r, 4 + k);
+  CHECK(wrong == 0);
+  // The plane y = 5, one sample per cell: its columns are x, its rows z.
+  ViewWatch w{"u", ViewRegion::fit(24, 12, 24, 12, 1, 12, 6), "f32"};
+  w.slice = Slice{SliceAxis::y, 5};
+  remote.watch(w);
+  RemoteView view;
+  REQUIRE(remote.next_view(view, 10s));
+  REQUIRE(view.view.values.size() == 24 * 12);
+  wrong = 0;
+  for (int z = 0; z < 12; ++z)
+    for (int x = 0; x < 24; ++x) wrong += view.view.values[std::size_t(z) * 24 + x] != at(x, 5, z);
+  CHECK(wrong == 0);
+  // Every frame's field whole, as locally.
+  const auto frame = remote.next_frame(10s);
+  REQUIRE(frame);
+  std::vector<float> whole(truth.size());
+  const auto& u = remote.description().fields.at(0);
+  frame->copy_to_host(u.offset, std::as_writable_bytes(std::span(whole)));
+  CHECK(whole == truth);
+  // A volume's view names a plane; an index past the axis is named.
   Errc code{};
   CHECK_THAT(error_of([&] { remote.watch({"u", ViewRegion::fit(24, 16, 64, 64, 1, 12, 8), "auto"}); }, &code),
-             Catch::Contains("a volume of 24x16x12 cells") && Catch::Contains("on its host"));
-  CHECK(code == Errc::unsupported);
-  CHECK_THAT(error_of([&] { (void)remote.fetch("u", 0, 0, 4, 4); }, &code), Catch::Contains("a volume of 24x16x12"));
-  CHECK(code == Errc::unsupported);
-  CHECK_THAT(error_of([&] { (void)remote.next_frame(2s); }, &code),
-             Catch::Contains("a grid of 3 axes") && Catch::Contains("read the run on its host"));
-  CHECK(code == Errc::unsupported);
+             Catch::Contains("a volume of 24x16x12 cells") && Catch::Contains("names a plane"));
+  CHECK(code == Errc::bad_value);
+  w.slice = Slice{SliceAxis::y, 16};
+  CHECK_THAT(error_of([&] { remote.watch(w); }, &code), Catch::Contains("16"));
+  CHECK(code == Errc::out_of_range);
+  CHECK_THAT(error_of([&] { (void)remote.fetch_box("u", 0, 0, 10, 4, 4, 3); }, &code), Catch::Contains("24x16x12"));
+  CHECK(code == Errc::out_of_range);
   remote.pause();  // and it is steered as any run
   CHECK(stats("vol").paused);
 }

@@ -81,6 +81,46 @@ class PythonRemoteClient(unittest.TestCase):
                 sim.fetch("u", x=90, y=0, w=20, h=1)
             self.assertEqual(e.exception.code, "out_of_range")
 
+    def test_a_volume_is_viewed_a_plane_at_a_time_and_fetched_as_a_box(self):
+        daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "pyv", "--backend", "host", "--sim", "grayscott3d",
+                                   "--size", "24x16x12", "--paused", "--log-level", "warn"])
+        try:
+            deadline = time.time() + 20
+            while True:
+                try:
+                    sim = cuview.attach("pyv", control_only=True)
+                    break
+                except cuview.CuviewError:
+                    if time.time() > deadline:
+                        raise
+                    time.sleep(0.05)
+            with sim:
+                sim.step(30)
+                while sim.status()["step"] != 30:
+                    self.assertLess(time.time(), deadline, "the volume did not reach step 30")
+                    time.sleep(0.025)
+            with cuview.attach("pyv") as local:
+                with local.next_frame(timeout=2) as frame:
+                    u = np.array(frame["u"])
+            self.assertEqual(u.shape, (12, 16, 24))
+            with cuview.attach("pyv", remote=self.url) as sim:
+                np.testing.assert_array_equal(sim.fetch("u"), u)
+                box = sim.fetch("u", x=2, y=3, z=4, w=10, h=6, d=5)
+                self.assertEqual(box.z, 4)
+                np.testing.assert_array_equal(box, u[4:9, 3:9, 2:12])
+                # The plane y = 5: columns x, rows z, one sample per cell.
+                view = sim.view("u", axis="y", index=5, encoding="f32", timeout=10)
+                self.assertEqual(view.shape, (12, 24))
+                np.testing.assert_array_equal(view.values, u[:, 5, :])
+                with sim.next_frame(timeout=10) as frame:
+                    np.testing.assert_array_equal(np.array(frame["u"]), u)
+                with self.assertRaises(cuview.CuviewError) as e:
+                    sim.view("u", axis="w", index=0)
+                self.assertIn("x, y or z", str(e.exception))
+        finally:
+            daemon.terminate()
+            daemon.wait(30)
+
     def assert_view_matches(self, view, truth):
         """Every sample of `view` is its cell's true value within the view's error bound; NaN
         exactly where it shows no cell."""

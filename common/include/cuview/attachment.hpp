@@ -47,7 +47,8 @@ struct RemoteRegion {
   std::uint64_t seq = 0, step = 0;
   double sim_time = 0;
   std::uint32_t x = 0, y = 0, w = 0, h = 0, components = 1;
-  std::vector<float> values;  ///< h × w × components, row-major
+  std::vector<float> values;  ///< d × h × w × components, row-major
+  std::uint32_t z = 0, d = 1;  ///< a volume's box: its first layer and layers (a plane: 0 and 1)
 };
 
 namespace detail {
@@ -174,6 +175,9 @@ class RemoteClient final : public Attachment {
   /// The rectangle [x, x+w) × [y, y+h) of `field` in the newest frame, exact. Throws
   /// Error(bad_value | out_of_range) naming the field or the rectangle.
   RemoteRegion fetch(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w, std::uint32_t h);
+  /// A volume's box [x, x+w) × [y, y+h) × [z, z+d) of `field` in the newest frame, exact.
+  RemoteRegion fetch_box(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t z, std::uint32_t w,
+                         std::uint32_t h, std::uint32_t d);
 
  private:
   friend class RemoteGroup;
@@ -184,8 +188,12 @@ class RemoteClient final : public Attachment {
   struct FrameChoice {
     std::optional<std::uint64_t> seq, from_step;
   };
+  /// A volume's layers [z, z + depth) of the rectangle; depth 0: a plane's rectangle.
+  struct Layers {
+    std::uint32_t z = 0, depth = 0;
+  };
   RemoteRegion fetch_of(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
-                        std::uint32_t h, FrameChoice which);
+                        std::uint32_t h, FrameChoice which, Layers layers = {});
   /// One cell of the first float32 field of the frame `which` chooses: its seq and step.
   RemoteRegion probe(FrameChoice which);
   /// The newest frame's probe once it is newer than `after` (a seq, or a step with `by_step`),

@@ -196,6 +196,13 @@ CUVIEW_API int cuview_view_cell(const cuview_view* view, uint32_t grid_w, uint32
  * CUVIEW_UNSUPPORTED for a local client. */
 CUVIEW_API cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t view_w, uint32_t view_h,
                                       double zoom, double center_x, double center_y, const char* encoding);
+/* cuview_watch of a volume's field (a grid of 3 axes): views of its plane across `axis` ("x", "y"
+ * or "z") at `index`, the region (center, zoom) in that plane's cells: a z-plane's columns are x and
+ * rows y, a y-plane's x and z, an x-plane's y and z. A volume's field needs this call
+ * (cuview_watch is refused, naming it); CUVIEW_OUT_OF_RANGE names an index past the axis. */
+CUVIEW_API cuview_status cuview_watch_plane(cuview_client* client, const char* field, const char* axis, uint32_t index,
+                                            uint32_t view_w, uint32_t view_h, double zoom, double center_x,
+                                            double center_y, const char* encoding);
 /* Waits up to timeout_ms for the next view of the watch and fills *out. Views arrive as frames
  * are published (one right after a watch); CUVIEW_NO_FRAME: none came. CUVIEW_DAEMON_GONE: the
  * publisher, the gateway or the link went away. One thread at a time per client. */
@@ -206,6 +213,13 @@ CUVIEW_API cuview_status cuview_next_view(cuview_client* client, int timeout_ms,
 CUVIEW_API cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x, uint32_t y, uint32_t w,
                                       uint32_t h, cuview_region* out);
 
+/* cuview_fetch of a volume's box [x, x+w) × [y, y+h) × [z, z+d) (0: to the grid's far edge), exact:
+ * d × h × w × components values; *out_z and *out_d (if not NULL) get the box's first layer and
+ * layers. A plane's rectangle is cuview_fetch's: the gateway refuses a box of a plane
+ * (CUVIEW_BAD_VALUE, naming the field). */
+CUVIEW_API cuview_status cuview_fetch_box(cuview_client* client, const char* field, uint32_t x, uint32_t y, uint32_t z,
+                                          uint32_t w, uint32_t h, uint32_t d, cuview_region* out, uint32_t* out_z,
+                                          uint32_t* out_d);
 /* The publishers running now, as a JSON array of objects with at least "name". remote NULL or "":
  * this host's, by name; otherwise those the gateway at `remote` serves, each with "sim",
  * "backend", "device", "width", "height" and "viewers" (the gateway's remote watchers). The string

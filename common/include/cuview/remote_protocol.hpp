@@ -147,7 +147,12 @@ struct ViewArgs {
   double center_x = 0, center_y = 0, pixels_per_cell = 1;
   std::string encoding = "auto";  ///< "auto": the gateway fits it to the link; or u8 | u16 | f32
   std::uint32_t credits = 2;
-  MSGPACK_DEFINE_MAP(name, field, view_w, view_h, center_x, center_y, pixels_per_cell, encoding, credits);
+  /// A field of a volume: the plane the views show, across `axis` ("x", "y" or "z") at `index`;
+  /// the region (centre, scale) is then in that plane's cells. Required for a volume, refused for
+  /// a plane.
+  std::optional<std::string> axis;
+  std::optional<std::uint32_t> index;
+  MSGPACK_DEFINE_MAP(name, field, view_w, view_h, center_x, center_y, pixels_per_cell, encoding, credits, axis, index);
 };
 struct CreditArgs {
   std::string name;
@@ -174,7 +179,9 @@ struct FetchArgs {
   /// Without `seq`: the first frame the publisher still offers at or after this step (the parts of
   /// a run read one step); refused with timeout while there is none yet.
   std::optional<std::uint64_t> from_step;
-  MSGPACK_DEFINE_MAP(name, field, x, y, w, h, seq, from_step);
+  /// A volume's box: layers [z, z + d) as well (absent: z 0, d 1). Refused for a plane.
+  std::optional<std::uint32_t> z, d;
+  MSGPACK_DEFINE_MAP(name, field, x, y, w, h, seq, from_step, z, d);
 };
 /// FetchArgs of the newest frame, as a client sends them (no `seq` key: what every gateway reads).
 struct FetchNewestArgs {
@@ -188,9 +195,10 @@ struct FetchResult {
   double sim_time = 0;
   std::uint32_t x = 0, y = 0, w = 0, h = 0, components = 1;
   std::string compression = "zstd";
-  std::uint64_t raw_bytes = 0;  ///< w × h × components × 4: float32, little-endian, row-major
+  std::uint64_t raw_bytes = 0;  ///< d × w × h × components × 4: float32, little-endian, row-major
   std::vector<char> data;       ///< zstd frame of raw_bytes bytes
-  MSGPACK_DEFINE_MAP(session, seq, step, sim_time, x, y, w, h, components, compression, raw_bytes, data);
+  std::optional<std::uint32_t> z, d;  ///< a volume's box: its first layer and layers
+  MSGPACK_DEFINE_MAP(session, seq, step, sim_time, x, y, w, h, components, compression, raw_bytes, data, z, d);
 };
 
 // ---- pushed by the gateway ----

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cuview/host_device.hpp"
@@ -71,6 +72,8 @@ struct Slice {
 };
 /// "x", "y" or "z".
 [[nodiscard]] const char* to_string(SliceAxis axis) noexcept;
+/// The axis named "x", "y" or "z"; throws Error(bad_value) naming `name` and the three.
+[[nodiscard]] SliceAxis slice_axis_named(const std::string& name);
 
 /// The grid of a plane across `axis` of a volume of `dims` ({depth, height, width}): {rows, cols},
 /// the volume's dims without the axis cut (a z-plane {height, width}, a y-plane {depth, width}, an

@@ -49,6 +49,7 @@ void RemoteClient::watch_with(const ViewWatch& w, std::uint32_t credits) {
   remote::ViewArgs a{s.address(), w.field, static_cast<std::uint32_t>(std::max(r.view_w, 0)),
                      static_cast<std::uint32_t>(std::max(r.view_h, 0)), r.center_x, r.center_y, r.pixels_per_cell,
                      w.encoding, credits};
+  if (w.slice) a.axis = to_string(w.slice->axis), a.index = w.slice->index;
   std::lock_guard lock(s.mu);
   if (s.gone()) s.throw_gone();
   (void)channel_of(s).gateway_call<proto::NoArgs>(remote::Op::view, a, s.opts.timeout);
@@ -108,8 +109,13 @@ RemoteRegion RemoteClient::fetch(const std::string& field, std::uint32_t x, std:
   return fetch_of(field, x, y, w, h, {});
 }
 
+RemoteRegion RemoteClient::fetch_box(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t z,
+                                     std::uint32_t w, std::uint32_t h, std::uint32_t d) {
+  return fetch_of(field, x, y, w, h, {}, {z, d});
+}
+
 RemoteRegion RemoteClient::fetch_of(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
-                                    std::uint32_t h, FrameChoice which) {
+                                    std::uint32_t h, FrameChoice which, Layers layers) {
   const auto& seq = which.seq;
   auto& s = *session_;
   auto& ch = channel_of(s);
@@ -117,20 +123,25 @@ RemoteRegion RemoteClient::fetch_of(const std::string& field, std::uint32_t x, s
   if (s.gone()) s.throw_gone();
   const auto timeout = std::max<std::chrono::milliseconds>(s.opts.timeout, 30s);
   // The newest frame's fetch carries no choice at all: what every gateway reads.
-  auto r = seq || which.from_step
+  std::optional<std::uint32_t> z, depth;
+  if (layers.depth > 0) z = layers.z, depth = layers.depth;
+  auto r = seq || which.from_step || depth
                ? ch.gateway_call<remote::FetchResult>(
-                     remote::Op::fetch, remote::FetchArgs{s.address(), field, x, y, w, h, seq, which.from_step},
-                     timeout, remote::kMaxPayloadBytes)
+                     remote::Op::fetch,
+                     remote::FetchArgs{s.address(), field, x, y, w, h, seq, which.from_step, z, depth}, timeout,
+                     remote::kMaxPayloadBytes)
                : ch.gateway_call<remote::FetchResult>(remote::Op::fetch,
                                                       remote::FetchNewestArgs{s.address(), field, x, y, w, h}, timeout,
                                                       remote::kMaxPayloadBytes);
-  const std::uint64_t count = std::uint64_t{r.w} * r.h * r.components;
-  if (r.w != w || r.h != h || r.x != x || r.y != y || count > remote::kMaxFetchValues || (seq && r.seq != *seq))
+  const std::uint32_t got = r.d.value_or(1);
+  const std::uint64_t count = std::uint64_t{r.w} * r.h * got * r.components;
+  if (r.w != w || r.h != h || r.x != x || r.y != y || count > remote::kMaxFetchValues || (seq && r.seq != *seq) ||
+      (depth && (r.z != z || got != *depth)))
     throw Error(Errc::bad_message, "the gateway answered fetch of " + field + " with a different rectangle or frame");
   if (r.raw_bytes != count * sizeof(float))
     throw Error(Errc::bad_message, "the gateway's fetch of " + field + " says " + std::to_string(r.raw_bytes) +
                                        " bytes for " + std::to_string(count) + " float32 values");
-  RemoteRegion out{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, {}};
+  RemoteRegion out{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, {}, r.z.value_or(0), got};
   std::vector<std::byte> raw;
   ch.decoder.decompress(std::string_view(r.data.data(), r.data.size()), r.raw_bytes, remote::kMaxFetchValues * 4, raw);
   out.values.resize(count);
@@ -140,11 +151,6 @@ RemoteRegion RemoteClient::fetch_of(const std::string& field, std::uint32_t x, s
 
 RemoteRegion RemoteClient::probe(FrameChoice which) {
   const auto& d = session_->desc;
-  if (d.grid().size() != 2)
-    throw Error(Errc::unsupported, session_->who() + " through " + session_->opts.remote + " has a grid of " +
-                                       std::to_string(d.grid().size()) +
-                                       " axes; frames come through a gateway for 2-D grids only in this cuview: read "
-                                       "the run on its host (without --remote / remote=)");
   const auto f = std::find_if(d.fields.begin(), d.fields.end(), [](const auto& x) { return x.dtype == "float32"; });
   if (f == d.fields.end())
     throw Error(Errc::unsupported, session_->who() + " through " + session_->opts.remote +
@@ -170,7 +176,10 @@ std::optional<Frame> RemoteClient::fetch_frame(const RemoteRegion& probe) {
   try {
     for (const auto& f : d.fields) {
       if (f.dtype != "float32") continue;  // remote frames carry float32 fields
-      const auto r = fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}});
+      // A volume's field comes as one box of every layer.
+      const auto grid = d.grid();
+      const Layers layers{0, grid.size() == 3 ? grid[0] : 0};
+      const auto r = fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}}, layers);
       std::memcpy(frame.data + f.offset, r.values.data(), std::min<std::size_t>(f.bytes, r.values.size() * 4));
     }
   } catch (const Error& e) {
