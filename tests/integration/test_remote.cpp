@@ -46,7 +46,7 @@ std::vector<float> local_field(const std::string& daemon, const std::string& nam
   const auto& d = c.description();
   const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == name; });
   REQUIRE(f != d.fields.end());
-  std::vector<float> v(std::size_t{d.width} * d.height * f->components);
+  std::vector<float> v(f->bytes / sizeof(float));  // every cell of the grid, a plane's or a volume's
   frame->copy_to_host(f->offset, std::as_writable_bytes(std::span(v)));
   if (seq) *seq = frame->info().seq;
   return v;

@@ -151,7 +151,7 @@ struct ViewWatch {
   ViewRegion region;  ///< field_w, field_h: the grid's; view_w, view_h: the output's
   std::string encoding = "auto";  ///< "auto" (fitted to the link), or pinned: u8, u16, f32
   /// A volume's field: the plane viewed (region's field_w, field_h: the plane's columns and rows).
-  std::optional<Slice> slice;
+  std::optional<Slice> slice{};
 };
 
 /// A view of a remote frame: its values (NaN outside the grid) and how exact they are.

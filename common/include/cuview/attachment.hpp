@@ -190,10 +190,10 @@ class RemoteClient final : public Attachment {
   };
   /// A volume's layers [z, z + depth) of the rectangle; depth 0: a plane's rectangle.
   struct Layers {
-    std::uint32_t z = 0, depth = 0;
+    std::uint32_t z, depth;
   };
   RemoteRegion fetch_of(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
-                        std::uint32_t h, FrameChoice which, Layers layers = {});
+                        std::uint32_t h, FrameChoice which, Layers layers = {0, 0});
   /// One cell of the first float32 field of the frame `which` chooses: its seq and step.
   RemoteRegion probe(FrameChoice which);
   /// The newest frame's probe once it is newer than `after` (a seq, or a step with `by_step`),

@@ -150,8 +150,8 @@ struct ViewArgs {
   /// A field of a volume: the plane the views show, across `axis` ("x", "y" or "z") at `index`;
   /// the region (centre, scale) is then in that plane's cells. Required for a volume, refused for
   /// a plane.
-  std::optional<std::string> axis;
-  std::optional<std::uint32_t> index;
+  std::optional<std::string> axis{};
+  std::optional<std::uint32_t> index{};
   MSGPACK_DEFINE_MAP(name, field, view_w, view_h, center_x, center_y, pixels_per_cell, encoding, credits, axis, index);
 };
 struct CreditArgs {
@@ -180,7 +180,7 @@ struct FetchArgs {
   /// a run read one step); refused with timeout while there is none yet.
   std::optional<std::uint64_t> from_step;
   /// A volume's box: layers [z, z + d) as well (absent: z 0, d 1). Refused for a plane.
-  std::optional<std::uint32_t> z, d;
+  std::optional<std::uint32_t> z{}, d{};
   MSGPACK_DEFINE_MAP(name, field, x, y, w, h, seq, from_step, z, d);
 };
 /// FetchArgs of the newest frame, as a client sends them (no `seq` key: what every gateway reads).
@@ -197,7 +197,7 @@ struct FetchResult {
   std::string compression = "zstd";
   std::uint64_t raw_bytes = 0;  ///< d × w × h × components × 4: float32, little-endian, row-major
   std::vector<char> data;       ///< zstd frame of raw_bytes bytes
-  std::optional<std::uint32_t> z, d;  ///< a volume's box: its first layer and layers
+  std::optional<std::uint32_t> z{}, d{};  ///< a volume's box: its first layer and layers
   MSGPACK_DEFINE_MAP(session, seq, step, sim_time, x, y, w, h, components, compression, raw_bytes, data, z, d);
 };
 
