@@ -118,12 +118,12 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
     t.components = static_cast<int>(fd.components);
     const bool arrows = view.arrows && fd.components >= 2;
     const auto slice = slice_of(d, view);
-    // A plane of a vector field: its in-plane arrows would need the components reordered; the
-    // magnitude is shown.
+    // A plane of a volume brings every component of its cells too: the arrows draw the two that
+    // lie in the plane (colour()).
     sampler_.sample(frame, slice ? plane_of(fd, *slice) : fd, t, sampled,
-                    arrows && !slice ? VectorComponents::include : VectorComponents::omit);
+                    arrows ? VectorComponents::include : VectorComponents::omit);
   }
-  RenderedFrame out = colour(std::move(sampled), field, view);
+  RenderedFrame out = colour(std::move(sampled), field, view, is_particles ? std::nullopt : slice_of(d, view));
   out.info = frame.info();
   if (!is_particles) out.slice = slice_of(d, view);
   return {std::move(out), {}};
@@ -172,7 +172,8 @@ RenderResult ViewRenderer::render(RemoteView&& remote, const proto::DescribeResu
   return {std::move(out), {}};
 }
 
-RenderedFrame ViewRenderer::colour(SampledView&& sampled, int field, const ViewRequest& view) {
+RenderedFrame ViewRenderer::colour(SampledView&& sampled, int field, const ViewRequest& view,
+                                   const std::optional<Slice>& slice) {
   const ViewRegion& r = sampled.region;
   float lo = INFINITY, hi = -INFINITY;
   for (float v : sampled.values) {
@@ -188,7 +189,11 @@ RenderedFrame ViewRenderer::colour(SampledView&& sampled, int field, const ViewR
   const auto lut = make_lut(view.colormap);
   colour_values(sampled.values.data(), std::min(sampled.values.size(), static_cast<std::size_t>(r.view_w) * r.view_h),
                 lut.data(), range_lo, range_hi, reinterpret_cast<std::uint32_t*>(out.image.bits()));
-  draw_arrows(out.image, sampled);
+  // The picture's columns and rows: x and y of a grid or a z-plane; x and z of a y-plane; y and z
+  // of an x-plane (the components of a 3-vector in that order).
+  const int across = slice && slice->axis == SliceAxis::x ? 1 : 0;
+  const int down = slice && slice->axis != SliceAxis::z ? 2 : 1;
+  draw_arrows(out.image, sampled, across, down);
   out.values = std::make_shared<const std::vector<float>>(std::move(sampled.values));
   out.lo = range_lo, out.hi = range_hi;
   out.data_lo = drawn ? lo : 0.0f, out.data_hi = drawn ? hi : 0.0f;

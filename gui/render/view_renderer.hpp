@@ -52,7 +52,9 @@ class ViewRenderer {
   /// The colours' range for values [data_lo, data_hi] of `field` (none drawn: `drawn` false), and
   /// the automatic range learnt from them for the next frame.
   /// Colours `sampled` (its region: the picture's size and place) into the finished frame.
-  RenderedFrame colour(SampledView&& sampled, int field, const ViewRequest& view);
+  /// `slice`: the plane of a volume shown, whose in-plane components the arrows draw.
+  RenderedFrame colour(SampledView&& sampled, int field, const ViewRequest& view,
+                       const std::optional<Slice>& slice = std::nullopt);
   std::pair<float, float> range_for(const ViewRequest& view, int field, bool drawn, float data_lo, float data_hi);
 
   ViewSampler sampler_;

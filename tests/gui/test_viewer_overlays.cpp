@@ -116,3 +116,50 @@ BACKEND_TEST("arrows over a vector field point along the flow", "[gui]") {
          white(f.image.pixel(px + 3, py + 1))));
   CHECK_FALSE(white(f.image.pixel(px, py + 6)));
 }
+
+BACKEND_TEST("arrows over a plane of a volume draw the two components that lie in the plane", "[gui]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("a3", backend, {"--sim", "lbm3d", "--paused"}, "96x32x32");
+  REQUIRE(ctl("a3", {"step", "200"}).code == 0);
+  auto w = open_viewer("a3");
+  REQUIRE(shows_frames(*w));
+  w->set_field("velocity");
+  auto* arrows = w->findChild<QCheckBox*>("arrows");
+  auto* axis = w->findChild<QComboBox*>("slice_axis");
+  REQUIRE(arrows);
+  REQUIRE(axis);
+  axis->setCurrentText("y");  // the plane y = 16: columns x, rows z; upstream the flow runs along +x
+  auto white = [](QRgb c) { return qRed(c) > 200 && qGreen(c) > 200 && qBlue(c) > 200; };
+  auto count_white = [&](const QImage& img) {
+    int n = 0;
+    for (int y = 0; y < img.height(); ++y)
+      for (int x = 0; x < img.width(); ++x) n += white(img.pixel(x, y));
+    return n;
+  };
+  REQUIRE(wait_for([&] {
+    const auto& f = w->view()->last_frame();
+    return f.field == 0 && f.slice && f.slice->axis == SliceAxis::y;
+  }));
+  CHECK(count_white(w->view()->last_frame().image) == 0);
+  arrows->setChecked(true);
+  REQUIRE(wait_for([&] { return count_white(w->view()->last_frame().image) > 100; }));
+  const auto& f = w->view()->last_frame();
+  REQUIRE(f.slice);
+  CHECK(f.slice->axis == SliceAxis::y);
+  // The arrow nearest the inlet on the duct's middle layers, before the sphere (centred at x 19):
+  // horizontal, as u_x is, not along z (white to its right, not below it).
+  QPoint arrow(-1, -1);
+  double arrow_x = 1e9;
+  for (int py = 12; py < f.image.height(); py += 24)
+    for (int px = 12; px < f.image.width(); px += 24) {
+      double cx = 0, cz = 0;
+      if (w->view()->cell_coords(QPoint(px, py), cx, cz) && std::abs(cz - 16) <= 6 && cx >= 2 && cx < arrow_x)
+        arrow = QPoint(px, py), arrow_x = cx;
+    }
+  INFO("arrow at pixel (" << arrow.x() << ", " << arrow.y() << "), cell x " << arrow_x);
+  REQUIRE(arrow_x <= 12);
+  const int px = arrow.x(), py = arrow.y();
+  CHECK((white(f.image.pixel(px + 3, py)) || white(f.image.pixel(px + 3, py - 1)) ||
+         white(f.image.pixel(px + 3, py + 1))));
+  CHECK_FALSE(white(f.image.pixel(px, py + 6)));
+}
