@@ -10,6 +10,7 @@
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
 #include "main_window.hpp"
+#include "render/arrows.hpp"
 #include "viewer_test.hpp"
 
 using namespace cuview;
@@ -162,4 +163,25 @@ BACKEND_TEST("arrows over a plane of a volume draw the two components that lie i
   CHECK((white(f.image.pixel(px + 3, py)) || white(f.image.pixel(px + 3, py - 1)) ||
          white(f.image.pixel(px + 3, py + 1))));
   CHECK_FALSE(white(f.image.pixel(px, py + 6)));
+}
+
+TEST_CASE("an arrow follows the two components it is given: a plane's own, not always x and y", "[gui]") {
+  // One sample of (1, 0, 5): along x and mostly along z. Drawn with the columns' component 0 and
+  // the rows' 2 (a y-plane) it points down; with 0 and 1 (a z-plane) it lies flat.
+  SampledView s;
+  s.region.view_w = 24, s.region.view_h = 24;
+  s.components = 3;
+  s.values.assign(24 * 24, 1.0f);
+  for (int k = 0; k < 24 * 24; ++k) s.vectors.insert(s.vectors.end(), {1.0f, 0.0f, 5.0f});
+  auto white_below = [&](int across, int down) {
+    QImage img(24, 24, QImage::Format_ARGB32);
+    img.fill(Qt::black);
+    draw_arrows(img, s, across, down);
+    int below = 0;  // white pixels near the centre column, away from the centre row
+    for (int y = 0; y < 24; ++y)
+      for (int x = 0; x < 24; ++x) below += qRed(img.pixel(x, y)) > 200 && std::abs(x - 12) <= 2 && std::abs(y - 12) > 4;
+    return below;
+  };
+  CHECK(white_below(0, 2) > 4);   // the y-plane's arrow runs along its rows (z)
+  CHECK(white_below(0, 1) == 0);  // the z-plane's lies along x
 }
