@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QListWidget>
 #include <QRegularExpression>
@@ -118,6 +119,46 @@ TEST_CASE("a remote viewer draws the field the gateway sends, says how exact it 
   REQUIRE(arrows);
   CHECK_FALSE(arrows->isEnabled());
   CHECK(arrows->toolTip().contains("not available remotely"));
+}
+
+TEST_CASE("a remote viewer shows a volume a plane at a time, hovering reads (x, y, z) and true values",
+          "[gui][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("vol", Backend::host, {"--sim", "grayscott3d", "--paused"}, "24x16x12");
+  REQUIRE(ctl("vol", {"step", "30"}).code == 0);
+  (void)wait_stats("vol", [](const StatsView& s) { return s.step == 30; });
+  auto gateway = start_gateway();
+  auto w = open_remote_viewer("vol");
+  REQUIRE(shows_frames(*w));
+  auto* axis = w->findChild<QComboBox*>("slice_axis");
+  REQUIRE(axis);
+  axis->setCurrentText("y");  // the plane y = 8 (the middle): columns x, rows z
+  REQUIRE(wait_for([&] {
+    const auto& f = w->view()->last_frame();
+    return f.slice && f.slice->axis == SliceAxis::y && f.image.size() == w->view()->size() &&
+           distinct_colours(f.image) > 3;
+  }, 10000));
+  auto truth_client = attach("vol");
+  auto frame = truth_client.next_frame(5000ms);
+  REQUIRE(frame);
+  const float* u = frame->host_field(0);
+  const RenderedFrame f = w->view()->last_frame();
+  REQUIRE(f.link);
+  static const QRegularExpression re(R"(^\((\d+), (\d+), (\d+)\) = (\S+))");
+  int checked = 0;
+  for (int py = 5; py < f.image.height(); py += 13)
+    for (int px = 5; px < f.image.width(); px += 17) {
+      const auto m = re.match(w->view()->readout({px, py}));
+      if (!m.hasMatch()) continue;
+      const int x = m.captured(1).toInt(), y = m.captured(2).toInt(), z = m.captured(3).toInt();
+      CHECK(y == static_cast<int>(f.slice->index));
+      const double truth = u[(static_cast<std::size_t>(z) * 16 + y) * 24 + x];
+      INFO("pixel (" << px << ", " << py << ") reads cell (" << x << ", " << y << ", " << z << ") = "
+                     << m.captured(4).toStdString() << ", truth " << truth);
+      CHECK(std::abs(m.captured(4).toDouble() - truth) <= f.link->error_bound + 1e-5 * std::abs(truth) + 1e-6);
+      ++checked;
+    }
+  CHECK(checked >= 10);
 }
 
 TEST_CASE("a parameter changed in a remote viewer reaches the daemon; its Daemons list is the gateway's",
