@@ -396,6 +396,10 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
           if (auto fr = frames_->next_frame(0ms)) current_ = std::move(fr);
         }
         const std::uint32_t comps = f->components;
+        if (std::uint64_t{a.w} * a.h * depth * comps > remote::kMaxFetchValues)
+          throw Error(Errc::out_of_range, "a box of " + std::to_string(std::uint64_t{a.w} * a.h * depth * comps) +
+                                              " values of field '" + a.field + "'; a fetch carries at most " +
+                                              std::to_string(remote::kMaxFetchValues) + ": fetch fewer layers at a time");
         const std::size_t row_bytes = std::size_t{a.w} * comps * 4;
         std::vector<std::byte> raw(row_bytes * a.h * depth);
         current_->wait();

@@ -176,11 +176,22 @@ std::optional<Frame> RemoteClient::fetch_frame(const RemoteRegion& probe) {
   try {
     for (const auto& f : d.fields) {
       if (f.dtype != "float32") continue;  // remote frames carry float32 fields
-      // A volume's field comes as one box of every layer.
+      // A volume's field comes in boxes of as many layers as one fetch carries.
       const auto grid = d.grid();
-      const Layers layers{0, grid.size() == 3 ? grid[0] : 0};
-      const auto r = fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}}, layers);
-      std::memcpy(frame.data + f.offset, r.values.data(), std::min<std::size_t>(f.bytes, r.values.size() * 4));
+      if (grid.size() != 3) {
+        const auto r = fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}});
+        std::memcpy(frame.data + f.offset, r.values.data(), std::min<std::size_t>(f.bytes, r.values.size() * 4));
+        continue;
+      }
+      const std::uint64_t layer_values = std::uint64_t{d.width} * d.height * f.components;
+      const auto per_fetch = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, remote::kMaxFetchValues / layer_values));
+      for (std::uint32_t z = 0; z < grid[0]; z += per_fetch) {
+        const std::uint32_t n = std::min(per_fetch, grid[0] - z);
+        const auto r = fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}}, {z, n});
+        const std::size_t at = z * layer_values * 4;
+        std::memcpy(frame.data + f.offset + at, r.values.data(),
+                    std::min<std::size_t>(f.bytes - std::min<std::size_t>(f.bytes, at), r.values.size() * 4));
+      }
     }
   } catch (const Error& e) {
     if (e.code() == Errc::out_of_range) return std::nullopt;  // the gateway holds another frame now
