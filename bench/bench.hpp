@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -90,6 +91,9 @@ std::string remote_section(const Options& o);
 /// Publishing's cost (off, no reader, 1 and 4 viewers), a daemon's start → first step, and a
 /// fresh client's first frame, per simulation and size, on one backend ("cuda" or "host").
 std::string publish_section(const Options& o, const std::string& backend);
+/// Section "slices": one viewer of a plane of the 3-D flow at 60 Hz, per axis: what it costs the
+/// run and how late its frames are (bench/publish_cost.cpp).
+std::string slices_section(const Options& o, const std::string& backend);
 /// Sections 2, 3, 4 (CUDA only) and 5 for one backend ("cuda" or "host").
 std::string system_sections(const Options& o, const std::string& backend);
 
@@ -100,9 +104,13 @@ struct ViewerArgs {
   double seconds = 3;  ///< how long to read frames (0: stop after the first, verified, frame)
   int view_w = 1280, view_h = 720;
   std::string render = "view";  ///< view | kernel | wait (bench/system.cpp, RenderMode)
+  std::string plane;            ///< a volume's: the axis across the plane rendered (its middle), x | y | z
 };
 /// Starts `cuview-bench viewer` (this program) as a child process.
-test::ChildProcess spawn_viewer(const std::string& name, double hz, double seconds, const std::string& render = "view");
+test::ChildProcess spawn_viewer(const std::string& name, double hz, double seconds, const std::string& render = "view",
+                                const std::string& plane = "");
+std::map<std::string, double> finish_helper(test::ChildProcess& p, const std::string& prefix,
+                                            std::chrono::seconds limit);
 /// A viewer as cuview-gui renders: takes the newest frame, renders it (cuview::ViewSampler, or
 /// another RenderMode), at `hz`. Prints one line
 /// "viewer frames=… seconds=… latency_p50_ms=… latency_p99_ms=… attach_ms=… verified_ms=…".

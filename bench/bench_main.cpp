@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
       ->check(CLI::IsMember(
-          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish"}))
+          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
   app.add_option("--backends", backends, "which backends to measure")
@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   vcmd->add_option("--name", viewer.name)->required();
   vcmd->add_option("--hz", viewer.hz, "frames per second to render (0: as fast as it can)");
   vcmd->add_option("--seconds", viewer.seconds, "how long (0: stop after the first verified frame)");
+  vcmd->add_option("--plane", viewer.plane, "a volume's plane to render, across x, y or z (its middle)");
   vcmd->add_option("--render", viewer.render,
                    "view (as cuview-gui), kernel (the previous GPU render path) or wait (no render)");
   ProducerArgs producer;
@@ -153,6 +154,10 @@ int main(int argc, char** argv) {
     if (std::getenv("DISPLAY") == nullptr) ::setenv("QT_QPA_PLATFORM", "offscreen", 0);  // the first-frame GUI runs
     if (cuda) guarded("CUDA publish section", [&] { return publish_section(o, "cuda"); });
     if (host) guarded("host publish section", [&] { return publish_section(o, "host"); });
+  }
+  if (o.wants("slices")) {
+    if (cuda) guarded("CUDA slices section", [&] { return slices_section(o, "cuda"); });
+    if (host) guarded("host slices section", [&] { return slices_section(o, "host"); });
   }
   if (!out.empty()) std::ofstream(out, std::ios::app) << md;
   return rc;

@@ -244,4 +244,58 @@ std::string publish_section(const Options& o, const std::string& backend) {
   return md.str();
 }
 
+std::string slices_section(const Options& o, const std::string& backend) {
+  // The 3-D flow at one size per backend (the largest CUDA --sizes that fits 512³, 64³ on the
+  // host), one viewer at 60 Hz of the middle plane across each axis: the cost to the run (the
+  // publish section's harness: windows with publishing off and on) and the viewer's latency.
+  const bool cuda = backend == "cuda";
+  const std::uint32_t n = cuda ? 512 : 64;
+  const std::string name = "slices-" + backend, size = std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n);
+  test::RuntimeDir rt;
+  DaemonOptions dopt;
+  dopt.name = name, dopt.sim = "lbm3d", dopt.backend = backend;
+  dopt.width = dopt.height = dopt.depth = n;
+  dopt.final_checkpoint = false;
+  Daemon daemon(dopt);
+  std::thread loop([&] { (void)daemon.run(); });
+  Table t{{"plane", "steps/s, publishing off", "1 viewer of the plane at 60 Hz", "frame → pixels p50 / p99 (ms)",
+           "frames/s drawn"},
+          {}};
+  try {
+    auto ctl = Client::attach({.name = name, .client = "cuview-bench slices", .import = Import::control_only});
+    while (daemon.steps_taken() == 0) std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.window_s));
+    for (const char* axis : {"z", "y", "x"}) {
+      const double secs = o.publish_pairs * 2 * (o.window_s + 0.05) + 3;
+      auto viewer = spawn_viewer(name, 60, secs, "view", axis);
+      const auto t0 = Clock::now();
+      while (ctl.stats().readers < 1) {
+        if (seconds_since(t0) > 30) test::fail("the slice viewer did not attach within 30 s");
+        std::this_thread::sleep_for(10ms);
+      }
+      std::this_thread::sleep_for(500ms);
+      const Cost c = alternate(daemon, o.publish_pairs, o.window_s);
+      const auto r = finish_helper(viewer, "viewer", std::chrono::seconds(static_cast<int>(secs) + 60));
+      t.rows.push_back({std::string(axis) + " = " + std::to_string(n / 2), fmt(c.off, "%.1f"), cost_text(c),
+                        fmt(r.at("latency_p50_ms"), "%.2f") + " / " + fmt(r.at("latency_p99_ms"), "%.2f"),
+                        fmt(r.at("frames") / r.at("seconds"), "%.1f")});
+    }
+    ctl.shutdown();
+  } catch (...) {
+    try {
+      Client::attach({.name = name, .client = "cuview-bench", .import = Import::control_only}).shutdown();
+    } catch (...) {
+    }
+    loop.join();
+    throw;
+  }
+  loop.join();
+  return "\n### Slices of a volume: one viewer per axis — " + backend + ", --sim lbm3d --size " + size +
+         "\n\nThe viewer renders 1280×720 of the middle plane (a z-plane is contiguous rows, a y-plane rows a "
+         "layer apart, an x-plane gathered a cell at a time by the copy engine); the cost is the run's step rate "
+         "with publishing on against off, as in the publish section; the whole frame (every field) is still "
+         "written while anyone reads.\n\n" +
+         t.markdown();
+}
+
 }  // namespace cuview::bench

@@ -42,14 +42,27 @@ enum class RenderMode { view, kernel, wait };
 
 class ViewRenderer {
  public:
-  ViewRenderer(const proto::DescribeResult& d, int w, int h, RenderMode mode)
+  /// `plane`: of a volume, the axis across the plane shown (at the middle of that axis).
+  ViewRenderer(const proto::DescribeResult& d, int w, int h, RenderMode mode, const std::string& plane = "")
       : mode_(mode),
-        t_(gui::ViewTransform::fit(static_cast<int>(d.width), static_cast<int>(d.height), w, h, 1.0, d.width / 2.0,
-                                   d.height / 2.0)),
+        t_(fit(d, w, h, plane)),
         lut_(gui::make_lut(gui::Colormap::viridis)),
         field_(d.fields.at(0)),
         rgba_(static_cast<std::size_t>(w) * h),
-        values_(rgba_.size()) {}
+        values_(rgba_.size()) {
+    if (!plane.empty() && d.grid().size() == 3) {
+      const auto axis = slice_axis_named(plane);
+      field_ = plane_of(field_, Slice{axis, d.grid()[static_cast<std::size_t>(axis)] / 2});
+    }
+  }
+  static gui::ViewTransform fit(const proto::DescribeResult& d, int w, int h, const std::string& plane) {
+    auto cols = static_cast<int>(d.width), rows = static_cast<int>(d.height);
+    if (!plane.empty() && d.grid().size() == 3) {
+      const auto rc = plane_dims(d.grid(), slice_axis_named(plane));
+      rows = static_cast<int>(rc[0]), cols = static_cast<int>(rc[1]);
+    }
+    return gui::ViewTransform::fit(cols, rows, w, h, 1.0, cols / 2.0, rows / 2.0);
+  }
 
   /// Returns once the view's pixels are in host memory (or, in wait mode, the frame is complete).
   void render(const Frame& f) {
@@ -112,6 +125,8 @@ double step_rate(Client& c, double window_s) {
 }
 
 
+}  // namespace
+
 std::map<std::string, double> finish_helper(test::ChildProcess& p, const std::string& prefix,
                                             std::chrono::seconds limit) {
   const auto code = p.wait_for(limit);
@@ -120,6 +135,8 @@ std::map<std::string, double> finish_helper(test::ChildProcess& p, const std::st
                "):\n" + p.out() + p.err());
   return parse_fields(p.out(), prefix);
 }
+
+namespace {
 
 struct Handoff {
   std::vector<double> record_to_wait, done_to_wait, stamp_to_pixels;  // ms
@@ -166,9 +183,11 @@ std::string ms(const Dist& d) { return fmt(d.median, "%.3f") + " / " + fmt(d.p99
 }  // namespace
 
 test::ChildProcess spawn_viewer(const std::string& name, double hz, double seconds,
-                                const std::string& render) {
-  return test::ChildProcess({self_exe(), "viewer", "--name", name, "--hz", fmt(hz, "%g"), "--seconds",
-                             fmt(seconds, "%g"), "--render", render});
+                                const std::string& render, const std::string& plane) {
+  std::vector<std::string> argv{self_exe(), "viewer", "--name", name, "--hz", fmt(hz, "%g"), "--seconds",
+                                fmt(seconds, "%g"), "--render", render};
+  if (!plane.empty()) argv.insert(argv.end(), {"--plane", plane});
+  return test::ChildProcess(argv);
 }
 
 int run_viewer(const ViewerArgs& a) {
@@ -176,7 +195,7 @@ int run_viewer(const ViewerArgs& a) {
   try {
     auto c = Client::attach({.name = a.name, .client = "cuview-bench viewer"});
     const double attach_ms = static_cast<double>(monotonic_ns() - t0) * 1e-6;
-    ViewRenderer view(c.description(), a.view_w, a.view_h, render_mode(a.render));
+    ViewRenderer view(c.description(), a.view_w, a.view_h, render_mode(a.render), a.plane);
     auto first = c.next_frame(10s);
     if (!first) throw Error(Errc::timeout, "no frame from daemon '" + a.name + "' within 10 s of attaching");
     if (auto bad = first->verify()) throw Error(Errc::bad_value, *bad);
