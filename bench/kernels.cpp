@@ -82,23 +82,29 @@ std::string kernel_section(const Options& o) {
     }
     md << l.markdown();
 
+    // A volume simulation at 256³ and 512³, `bytes` per cell update, against the copy bandwidth;
+    // `work` cell updates per repetition (at least `min_steps` steps).
+    const auto volume_table = [&](const char* sim, double bytes, double work, double min_steps) {
+      Table t{{"grid", "steps/s (median)", "cell updates/s (median)", "slowest 1 %", "effective bandwidth",
+               "of the bound"},
+              {}};
+      const double sim_bound = bw.median * 1e9 / bytes;
+      for (std::uint32_t n : {256u, 512u}) {
+        auto b = make_builtin(sim, Executor::Kind::cuda, n, n, {}, n);
+        const double cells = static_cast<double>(n) * n * n;
+        const auto r = step_rates(b, static_cast<std::uint32_t>(std::max(min_steps, work / cells)), o.reps);
+        t.rows.push_back({std::to_string(n) + "³", fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells),
+                          fmt(r.median * cells * bytes / 1e12, "%.2f") + " TB/s",
+                          fmt(100 * r.median * cells / sim_bound, "%.1f") + " %"});
+      }
+      return t.markdown();
+    };
+
     // Gray–Scott in 3-D: u and v read and written once per cell update, as in 2-D (16 bytes); the
     // neighbours come from the caches.
     md << "\n#### Gray–Scott in 3-D (7-point stencil, float32, `--sim grayscott3d`)\n\nBound: " << sci(bound)
        << " cell updates/s (the copy bandwidth at 16 bytes per cell update). Target: 90 %.\n\n";
-    Table g3{{"grid", "steps/s (median)", "cell updates/s (median)", "slowest 1 %", "effective bandwidth",
-              "of the bound"},
-             {}};
-    for (std::uint32_t n : {256u, 512u}) {
-      auto b = make_builtin("grayscott3d", Executor::Kind::cuda, n, n, {}, n);
-      const double cells = static_cast<double>(n) * n * n;
-      const auto steps = static_cast<std::uint32_t>(std::max(20.0, 1.5e10 / cells));
-      const auto r = step_rates(b, steps, o.reps);
-      g3.rows.push_back({std::to_string(n) + "³", fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells),
-                         fmt(r.median * cells * 16 / 1e12, "%.2f") + " TB/s",
-                         fmt(100 * r.median * cells / bound, "%.1f") + " %"});
-    }
-    md << g3.markdown();
+    md << volume_table("grayscott3d", 16, 1.5e10, 20);
 
     // D3Q19: 19 float32 populations read and written and one flag byte per cell update (153
     // bytes, FluidX3D's count), against the same measured copy bandwidth.
@@ -106,19 +112,7 @@ std::string kernel_section(const Options& o) {
     md << "\n#### Lattice-Boltzmann in 3-D (D3Q19, float32, `--sim lbm3d`)\n\nBound: " << sci(d3_bound)
        << " cell updates/s (the copy bandwidth at 153 bytes per cell update: 19 populations read and written, a "
           "flag byte). Target: 95 %.\n\n";
-    Table l3{{"grid", "steps/s (median)", "cell updates/s (median)", "slowest 1 %", "effective bandwidth",
-              "of the bound"},
-             {}};
-    for (std::uint32_t n : {256u, 512u}) {
-      auto b = make_builtin("lbm3d", Executor::Kind::cuda, n, n, {}, n);
-      const double cells = static_cast<double>(n) * n * n;
-      const auto steps = static_cast<std::uint32_t>(std::max(10.0, 2e9 / cells));
-      const auto r = step_rates(b, steps, o.reps);
-      l3.rows.push_back({std::to_string(n) + "³", fmt(r.median, "%.0f"), sci(r.median * cells), sci(r.p99 * cells),
-                         fmt(r.median * cells * 153 / 1e12, "%.2f") + " TB/s",
-                         fmt(100 * r.median * cells / d3_bound, "%.1f") + " %"});
-    }
-    md << l3.markdown();
+    md << volume_table("lbm3d", 153, 2e9, 10);
 
     // N-body: 20 FLOPs per interaction (GPU Gems 3, ch. 31), against the FP32 peak.
     int dev = 0, sms = 0, khz = 0, major = 0;

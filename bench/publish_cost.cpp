@@ -52,6 +52,24 @@ struct Cost {
   double half_a = 0, half_b = 0;  ///< the same over the odd and the even pairs
 };
 
+/// Runs `daemon`'s loop on a thread while `body` measures it; `body` ends the run (a shutdown
+/// request). Should `body` throw, the run named `name` is shut down first, then the error goes on.
+template <class Body>
+void while_running(Daemon& daemon, const std::string& name, Body&& body) {
+  std::thread loop([&] { (void)daemon.run(); });
+  try {
+    body();
+  } catch (...) {
+    try {
+      Client::attach({.name = name, .client = "cuview-bench", .import = Import::control_only}).shutdown();
+    } catch (...) {
+    }
+    loop.join();
+    throw;
+  }
+  loop.join();
+}
+
 /// `pairs` pairs of windows, ABBA: off on, on off, off on, …
 Cost alternate(Daemon& d, int pairs, double window_s) {
   std::vector<double> off, ratios, a, b;
@@ -165,8 +183,7 @@ std::string publish_section(const Options& o, const std::string& backend) {
       dopt.width = dopt.height = static_cast<std::uint32_t>(n);
       dopt.final_checkpoint = false;
       Daemon daemon(dopt);
-      std::thread loop([&] { (void)daemon.run(); });
-      try {
+      while_running(daemon, name, [&] {
         auto ctl = Client::attach({.name = name, .client = "cuview-bench publish", .import = Import::control_only});
         while (daemon.steps_taken() == 0) std::this_thread::sleep_for(10ms);
         std::this_thread::sleep_for(std::chrono::duration<double>(w));  // past the first batches
@@ -212,15 +229,7 @@ std::string publish_section(const Options& o, const std::string& backend) {
           notes += "- " + sim + " " + grid + ": " + failure + "\n";
         }
         ctl.shutdown();
-      } catch (...) {
-        try {
-          Client::attach({.name = name, .client = "cuview-bench", .import = Import::control_only}).shutdown();
-        } catch (...) {
-        }
-        loop.join();
-        throw;
-      }
-      loop.join();
+      });
     }
   }
 
@@ -257,11 +266,10 @@ std::string slices_section(const Options& o, const std::string& backend) {
   dopt.width = dopt.height = dopt.depth = n;
   dopt.final_checkpoint = false;
   Daemon daemon(dopt);
-  std::thread loop([&] { (void)daemon.run(); });
   Table t{{"plane", "steps/s, publishing off", "1 viewer of the plane at 60 Hz", "frame → pixels p50 / p99 (ms)",
            "frames/s drawn"},
           {}};
-  try {
+  while_running(daemon, name, [&] {
     auto ctl = Client::attach({.name = name, .client = "cuview-bench slices", .import = Import::control_only});
     while (daemon.steps_taken() == 0) std::this_thread::sleep_for(10ms);
     std::this_thread::sleep_for(std::chrono::duration<double>(o.window_s));
@@ -281,15 +289,7 @@ std::string slices_section(const Options& o, const std::string& backend) {
                         fmt(r.at("frames") / r.at("seconds"), "%.1f")});
     }
     ctl.shutdown();
-  } catch (...) {
-    try {
-      Client::attach({.name = name, .client = "cuview-bench", .import = Import::control_only}).shutdown();
-    } catch (...) {
-    }
-    loop.join();
-    throw;
-  }
-  loop.join();
+  });
   return "\n### Slices of a volume: one viewer per axis — " + backend + ", --sim lbm3d --size " + size +
          "\n\nThe viewer renders 1280×720 of the middle plane (a z-plane is contiguous rows, a y-plane rows a "
          "layer apart, an x-plane gathered a cell at a time by the copy engine); the cost is the run's step rate "

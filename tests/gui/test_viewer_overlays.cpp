@@ -76,6 +76,17 @@ BACKEND_TEST("particles are drawn as points coloured by their speed, only where 
   CHECK(other == 0);
 }
 
+namespace {
+/// An arrow's pixel: no colormap is white.
+bool white(QRgb c) { return qRed(c) > 200 && qGreen(c) > 200 && qBlue(c) > 200; }
+int count_white(const QImage& img) {
+  int n = 0;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) n += white(img.pixel(x, y));
+  return n;
+}
+}  // namespace
+
 BACKEND_TEST("arrows over a vector field point along the flow", "[gui]") {
   RuntimeDir rt;
   auto daemon = start_daemon("a", backend, {"--sim", "lbm", "--paused"}, "160x64");
@@ -85,13 +96,6 @@ BACKEND_TEST("arrows over a vector field point along the flow", "[gui]") {
   w->set_field("velocity");
   auto* arrows = w->findChild<QCheckBox*>("arrows");
   REQUIRE(arrows);
-  auto white = [](QRgb c) { return qRed(c) > 200 && qGreen(c) > 200 && qBlue(c) > 200; };  // no colormap is white
-  auto count_white = [&](const QImage& img) {
-    int n = 0;
-    for (int y = 0; y < img.height(); ++y)
-      for (int x = 0; x < img.width(); ++x) n += white(img.pixel(x, y));
-    return n;
-  };
   REQUIRE(wait_for([&] { return w->view()->last_frame().field == 0; }));
   CHECK(count_white(w->view()->last_frame().image) == 0);
   arrows->setChecked(true);
@@ -130,13 +134,6 @@ BACKEND_TEST("arrows over a plane of a volume draw the two components that lie i
   REQUIRE(arrows);
   REQUIRE(axis);
   axis->setCurrentText("y");  // the plane y = 16: columns x, rows z; upstream the flow runs along +x
-  auto white = [](QRgb c) { return qRed(c) > 200 && qGreen(c) > 200 && qBlue(c) > 200; };
-  auto count_white = [&](const QImage& img) {
-    int n = 0;
-    for (int y = 0; y < img.height(); ++y)
-      for (int x = 0; x < img.width(); ++x) n += white(img.pixel(x, y));
-    return n;
-  };
   REQUIRE(wait_for([&] {
     const auto& f = w->view()->last_frame();
     return f.field == 0 && f.slice && f.slice->axis == SliceAxis::y;
