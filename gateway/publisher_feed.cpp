@@ -291,11 +291,6 @@ std::vector<proto::FieldDesc>::const_iterator PublisherFeed::float_field(const p
   if (f->dtype != "float32")
     throw Error(Errc::unsupported, "field '" + field + "' of daemon '" + name_ + "' is " + f->dtype +
                                        "; remote views and fetches carry float32 fields");
-  if (d.grid().size() == 3 && d.part)
-    throw Error(Errc::unsupported, "field '" + field + "' of daemon '" + name_ + "' is part " +
-                                       std::to_string(d.part->index) + " of a volume decomposed over ranks; this "
-                                       "gateway views and fetches a decomposed run's planes, not its volumes: watch "
-                                       "the volume on its host (cuview-gui --name " + name_ + ")");
   return f;
 }
 
@@ -328,8 +323,15 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
                                                          "index)"
                                                    : std::string("a plane: a view of it takes no axis or index")));
         if (volume) {
+          // The plane's index is the whole volume's: a part of a decomposed run sends its share.
           w.slice = Slice{slice_axis_named(*a.axis), *a.index};
-          (void)plane_of(*f, *w.slice);  // an index past the axis is refused here, naming it
+          const auto whole = d.part ? d.part->global() : d.grid();
+          const auto cut = static_cast<std::size_t>(w.slice->axis);
+          if (w.slice->index >= whole.at(cut))
+            throw Error(Errc::out_of_range, std::string(to_string(w.slice->axis)) + "-plane " +
+                                                std::to_string(w.slice->index) + " of field '" + a.field +
+                                                "' does not exist: " + to_string(w.slice->axis) + " runs from 0 to " +
+                                                std::to_string(whole[cut] - 1));
         }
         w.credits = a.credits;
         w.args = std::move(a);
@@ -464,30 +466,27 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
   const auto& d = frames_->description();
   const auto& info = frame.info();
   const auto& a = w.args;
+  // The picture's grid: the whole grid, or the plane of the whole volume watched (of a part's too).
+  const auto whole = d.part ? d.part->global() : d.grid();
+  const auto rows_cols = w.slice ? plane_dims(whole, w.slice->axis) : whole;
   ViewRegion region;
-  region.field_w = static_cast<int>(d.part ? d.part->global_width : d.width);
-  region.field_h = static_cast<int>(d.part ? d.part->global_height : d.height);
-  // A volume's plane: a 2-D field the sampler reads in place (strided), of the plane's cells.
-  const proto::FieldDesc field = w.slice ? plane_of(d.fields[w.field], *w.slice) : d.fields[w.field];
-  if (w.slice) {
-    const auto rows_cols = plane_dims(d.grid(), w.slice->axis);
-    region.field_h = static_cast<int>(rows_cols[0]), region.field_w = static_cast<int>(rows_cols[1]);
-  }
+  region.field_h = static_cast<int>(rows_cols.at(0)), region.field_w = static_cast<int>(rows_cols.at(1));
   region.view_w = static_cast<int>(a.view_w), region.view_h = static_cast<int>(a.view_h);
   region.center_x = a.center_x, region.center_y = a.center_y, region.pixels_per_cell = a.pixels_per_cell;
   std::span<const float> values;
   std::optional<remote::ViewRect> rect;
   if (d.part) {
-    // A part: the view is of the global grid; only the samples of this part's block travel.
-    const ViewSampler::Block block{static_cast<int>(d.part->offset_x), static_cast<int>(d.part->offset_y),
-                                   static_cast<int>(d.width), static_cast<int>(d.height)};
-    const auto r = ViewSampler::samples_of(region, block);
+    // A part: the view is of the global grid; only the samples of this part's block travel (none
+    // when the plane watched misses its slab).
+    const auto at = plane_block(Block{d.part->start(), d.grid()}, w.slice);
+    const auto r = at ? ViewSampler::samples_of(region, at->rect) : ViewSampler::Block{};
     rect = remote::ViewRect{static_cast<std::uint32_t>(r.x), static_cast<std::uint32_t>(r.y),
                             static_cast<std::uint32_t>(r.w), static_cast<std::uint32_t>(r.h)};
     w.cropped.clear();
     if (r.w > 0 && r.h > 0) {
-      ViewSampler::begin(w.sampled, region, static_cast<int>(d.fields[w.field].components));
-      sampler_.sample_block(frame, d.fields[w.field], region, block, w.sampled);
+      const auto& pf = d.fields[w.field];
+      ViewSampler::begin(w.sampled, region, static_cast<int>(pf.components));
+      sampler_.sample_block(frame, at->local ? plane_of(pf, *at->local) : pf, region, at->rect, w.sampled);
       w.cropped.reserve(std::size_t(r.w) * r.h);
       for (int y = r.y; y < r.y + r.h; ++y) {
         const float* row = w.sampled.values.data() + std::size_t(y) * region.view_w + r.x;
@@ -496,7 +495,8 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
     }
     values = w.cropped;
   } else {
-    sampler_.sample(frame, field, region, w.sampled);
+    // A volume's plane: a 2-D field the sampler reads in place (strided), of the plane's cells.
+    sampler_.sample(frame, w.slice ? plane_of(d.fields[w.field], *w.slice) : d.fields[w.field], region, w.sampled);
     values = w.sampled.values;
   }
   const std::size_t samples = values.size();

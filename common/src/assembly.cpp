@@ -39,6 +39,27 @@ bool Block::inside(const Axes& grid) const noexcept {
   return true;
 }
 
+std::optional<PlaneBlock> plane_block(const Block& block, const std::optional<Slice>& slice) {
+  const auto& o = block.offset;
+  const auto& n = block.dims;
+  if (o.size() != n.size() || (n.size() != 2 && n.size() != 3))
+    throw Error(Errc::bad_value, "a block of " + std::to_string(n.size()) +
+                                     " axes has no place in a picture: pictures are of 2-D grids and of planes of volumes");
+  const auto i = [](std::uint32_t v) { return static_cast<int>(v); };
+  if (n.size() == 2) {
+    if (slice)
+      throw Error(Errc::bad_value, "a block of a 2-D grid has no planes: a view of it takes no axis or index");
+    return PlaneBlock{{i(o[1]), i(o[0]), i(n[1]), i(n[0])}, std::nullopt};
+  }
+  if (!slice)
+    throw Error(Errc::bad_value, "a block of a volume shows a plane at a time: name the axis and index of one");
+  const auto cut = static_cast<std::size_t>(slice->axis);
+  if (slice->index < o[cut] || slice->index - o[cut] >= n[cut]) return std::nullopt;
+  // The plane's rows and columns are the two axes not cut, slowest first (plane_dims).
+  const std::size_t row = cut == 0 ? 1 : 0, col = cut == 2 ? 1 : 2;
+  return PlaneBlock{{i(o[col]), i(o[row]), i(n[col]), i(n[row])}, Slice{slice->axis, slice->index - o[cut]}};
+}
+
 std::vector<Copy2D> block_copies(const Block& block, const Axes& global, std::size_t cell_bytes) {
   const std::size_t rank = global.size();
   if (block.dims.size() != rank || block.offset.size() != rank)

@@ -174,14 +174,9 @@ cuview_status cuview_watch_plane(cuview_client* client, const char* field, const
   if (client == nullptr || field == nullptr || axis == nullptr) return null_argument("cuview_watch_plane");
   return guarded([&] {
     const auto& d = client->client->description();
-    const cuview::Slice slice{cuview::slice_axis_named(axis), index};
-    // The region is in the plane's cells: rows and columns of the volume without the axis cut.
-    const auto rows_cols = d.grid().size() == 3 ? cuview::plane_dims(d.grid(), slice.axis)
-                                                : std::vector<std::uint32_t>{d.height, d.width};
-    auto w = fitted_watch("cuview_watch_plane", client->client->name(), static_cast<int>(rows_cols[1]),
-                          static_cast<int>(rows_cols[0]), field, view_w, view_h, zoom, center_x, center_y, encoding);
-    w.slice = slice;
-    remote_of(*client, "cuview_watch_plane").watch(w);
+    remote_of(*client, "cuview_watch_plane")
+        .watch(plane_watch("cuview_watch_plane", client->client->name(), d.grid(), field, axis, index, view_w, view_h,
+                           zoom, center_x, center_y, encoding));
   });
 }
 

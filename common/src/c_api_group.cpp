@@ -70,6 +70,17 @@ cuview_status cuview_group_watch(cuview_group* group, const char* field, uint32_
   });
 }
 
+cuview_status cuview_group_watch_plane(cuview_group* group, const char* field, const char* axis, uint32_t index,
+                                       uint32_t view_w, uint32_t view_h, double zoom, double center_x, double center_y,
+                                       const char* encoding) {
+  if (group == nullptr || field == nullptr || axis == nullptr) return null_argument("cuview_group_watch_plane");
+  return guarded([&] {
+    auto& g = remote_run_of(*group, "cuview_group_watch_plane");
+    g.watch(plane_watch("cuview_group_watch_plane", g.name(), g.extent().dims, field, axis, index, view_w, view_h,
+                        zoom, center_x, center_y, encoding));
+  });
+}
+
 cuview_status cuview_group_next_view(cuview_group* group, int timeout_ms, cuview_view* out) {
   if (group == nullptr || out == nullptr) return null_argument("cuview_group_next_view");
   cuview::RemoteGroup* remote = nullptr;

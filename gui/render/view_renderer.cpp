@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "cuview/assembly.hpp"
 #include "render/arrows.hpp"
 #include "render/particles.hpp"
 #include "render/point_views.hpp"
@@ -137,23 +138,24 @@ RenderResult ViewRenderer::render(const FrameGroup& frames, const std::vector<co
   const auto field = static_cast<std::size_t>(view.field);
   const auto& fd = d.fields[field];
   if (!drawable(fd)) return refuse_undrawable(fd);
-  if (d.grid().size() != 2)
-    return refuse(fd.name, "a run of parts of a volume is not drawn by this viewer yet: attach to one part "
-                           "(NAME/part-K) to see its block's planes");
   unshowable_.clear();
   auto t = fitted(d, view);
   t.components = static_cast<int>(fd.components);
   const bool arrows = view.arrows && fd.components >= 2;
+  const auto slice = slice_of(d, view);  // of the whole volume
   SampledView sampled;
   ViewSampler::begin(sampled, t, t.components, arrows ? VectorComponents::include : VectorComponents::omit);
+  // Each part whose block the plane crosses fills its rectangle of the picture (a z-plane lies in
+  // one slab; a y- or x-plane crosses them all).
   for (std::size_t k = 0; k < frames.size() && k < parts.size(); ++k) {
-    const auto& p = frames.part_desc(k);
-    const ViewSampler::Block block{static_cast<int>(p.offset_x), static_cast<int>(p.offset_y),
-                                   static_cast<int>(parts[k]->width), static_cast<int>(parts[k]->height)};
-    sampler_.sample_block(frames.part(k), parts[k]->fields.at(field), t, block, sampled);
+    const auto at = plane_block(Block{frames.part_desc(k).start(), parts[k]->grid()}, slice);
+    if (!at) continue;
+    const auto& pf = parts[k]->fields.at(field);
+    sampler_.sample_block(frames.part(k), at->local ? plane_of(pf, *at->local) : pf, t, at->rect, sampled);
   }
-  RenderedFrame out = colour(std::move(sampled), static_cast<int>(field), view);
+  RenderedFrame out = colour(std::move(sampled), static_cast<int>(field), view, slice);
   out.info = frames.part(0).info();
+  out.slice = slice;
   return {std::move(out), {}};
 }
 

@@ -163,6 +163,8 @@ _proto("cuview_group_attach", c_int, c_char_p, c_char_p, c_int, c_int, ctypes.PO
 _proto("cuview_group_attach_remote", c_int, c_char_p, c_char_p, ctypes.POINTER(c_char_p), ctypes.c_size_t, c_int,
        ctypes.POINTER(c_void_p))
 _proto("cuview_group_watch", c_int, c_void_p, c_char_p, c_uint32, c_uint32, c_double, c_double, c_double, c_char_p)
+_proto("cuview_group_watch_plane", c_int, c_void_p, c_char_p, c_char_p, c_uint32, c_uint32, c_uint32, c_double,
+       c_double, c_double, c_char_p)
 _proto("cuview_group_next_view", c_int, c_void_p, c_int, ctypes.POINTER(View))
 _proto("cuview_group_detach", None, c_void_p)
 _proto("cuview_group_decomposed", c_int, c_void_p)

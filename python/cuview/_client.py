@@ -9,7 +9,7 @@ from . import _capi
 from ._capi import lib
 from ._errors import _BAD_VALUE, _UNSUPPORTED, CuviewError, _check
 from ._frames import Frame
-from ._views import View, _region, _rewatch
+from ._views import View, _picture, _region, _rewatch, _watch_plane
 
 
 class Client:
@@ -141,28 +141,14 @@ class Client:
                               "views are for clients attached with remote=URL")
         d = self.description
         field = self._grid_field(field, "view")
-        dims = d.get("dims") or [d["height"], d["width"]]
-        plane = None
-        if len(dims) == 3 or axis is not None or index is not None:
-            axis = axis or "z"
-            across = {"z": 0, "y": 1, "x": 2}.get(axis)
-            if across is not None and len(dims) == 3:
-                index = dims[across] // 2 if index is None else int(index)
-                rows, cols = [n for k, n in enumerate(dims) if k != across]
-                plane = (axis, index)
-            else:
-                rows, cols = dims[-2], dims[-1]
-                index = 0 if index is None else int(index)
-        else:
-            rows, cols = d["height"], d["width"]
+        rows, cols, plane = _picture(d.get("dims") or [d["height"], d["width"]], axis, index)
         width = int(width or cols)
         height = int(height or rows)
-        if plane is None and axis is None:
+        if plane is None:
             _rewatch(self, lib.cuview_watch, (field, width, height, float(zoom), center, encoding))
         else:  # the C API names a wrong axis, or an axis of a plane
-            _rewatch(self, lambda h, f, w_, h_, z_, cx, cy, e: lib.cuview_watch_plane(
-                h, f, axis.encode(), index, w_, h_, z_, cx, cy, e),
-                (field, width, height, float(zoom), center, encoding), key=(axis, index))
+            _rewatch(self, _watch_plane(lib.cuview_watch_plane, plane),
+                     (field, width, height, float(zoom), center, encoding), key=plane)
         deadline = time.monotonic() + timeout
         v = _capi.View()
         while True:

@@ -8,7 +8,7 @@ from ._client import Client
 from ._errors import _UNSUPPORTED, CuviewError, _check
 from ._frames import GroupFrame
 from ._handle import _Handle
-from ._views import View, _rewatch
+from ._views import View, _picture, _rewatch, _watch_plane
 
 
 class Group:
@@ -98,23 +98,29 @@ class Group:
         _check(status)
         return GroupFrame(self, handle.value)
 
-    def view(self, field=None, width=None, height=None, zoom=1.0, center=None, encoding="auto", timeout=2.0):
+    def view(self, field=None, width=None, height=None, zoom=1.0, center=None, encoding="auto", timeout=2.0,
+             axis=None, index=None):
         """Remote (attached with remote=[URL, ...]): the next picture of `field` over the global
-        grid, put together from one step of every part, as a View (Client.view's arguments; its
-        error_bound is the largest of the parts'). None when none came within `timeout` seconds."""
+        grid, put together from one step of every part, as a View (Client.view's arguments, a
+        volume's plane by `axis` and `index` of the whole volume included; its error_bound is the
+        largest of the parts'). None when none came within `timeout` seconds."""
         if not self.remote:
             raise CuviewError(_UNSUPPORTED, f"view() of '{self.name}': a local group takes frames (next_frame); "
                               "views are for groups attached with remote=[URL, ...]")
         field = self.leader._grid_field(field, "view")
-        gh, gw = self.parts_info[0]["global_height"], self.parts_info[0]["global_width"]
-        width, height = int(width or gw), int(height or gh)
-        _rewatch(self, lib.cuview_group_watch, (field, width, height, float(zoom), center, encoding))
+        rows, cols, plane = _picture(list(self.shape), axis, index)
+        width, height = int(width or cols), int(height or rows)
+        watch = (field, width, height, float(zoom), center, encoding)
+        if plane is None:
+            _rewatch(self, lib.cuview_group_watch, watch)
+        else:
+            _rewatch(self, _watch_plane(lib.cuview_group_watch_plane, plane), watch, key=plane)
         v = _capi.View()
         status = lib.cuview_group_next_view(self._handle(), int(timeout * 1000), ctypes.byref(v))
         if status == _capi.NO_FRAME:
             return None
         _check(status)
-        return View(v, (gw, gh))
+        return View(v, (cols, rows))
 
     def gone_reason(self):
         """None while every part runs; otherwise which part went and why."""

@@ -20,6 +20,28 @@ def _rewatch(owner, watch_call, watch, key=None):
     owner._watching = (watch, key)
 
 
+def _picture(dims, axis, index):
+    """What a view of a grid of `dims` (slowest first) shows: (rows, cols, plane), plane being
+    (axis, index) of a volume's plane (axis None: "z"; index None: the middle) or None for a 2-D
+    grid viewed whole. An axis or index given for a 2-D grid is kept, for the C API to refuse."""
+    if len(dims) != 3 and axis is None and index is None:
+        return dims[-2], dims[-1], None
+    axis = axis or "z"
+    across = {"z": 0, "y": 1, "x": 2}.get(axis)
+    if across is None or len(dims) != 3:
+        return dims[-2], dims[-1], (axis, 0 if index is None else int(index))
+    index = dims[across] // 2 if index is None else int(index)
+    rows, cols = [n for k, n in enumerate(dims) if k != across]
+    return rows, cols, (axis, index)
+
+
+def _watch_plane(watch_plane_call, plane):
+    """A watch call (as _rewatch takes) of `plane` through cuview_watch_plane or
+    cuview_group_watch_plane."""
+    axis, index = plane
+    return lambda h, f, w_, h_, z_, cx, cy, e: watch_plane_call(h, f, axis.encode(), index, w_, h_, z_, cx, cy, e)
+
+
 def _copied(pointer, count):
     """A NumPy copy of `count` float32 values the C API lends until its next call."""
     import numpy as np

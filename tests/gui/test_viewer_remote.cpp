@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QRegularExpression>
+#include <QSlider>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -284,6 +285,97 @@ TEST_CASE("a remote viewer shows a run of parts on two hosts as one field, readi
   CHECK(rows.size() == 64);  // every row of the global grid, none missing at the seam
   CHECK(rows.count(static_cast<int>(border) - 1) == 1);
   CHECK(rows.count(static_cast<int>(border)) == 1);
+}
+
+TEST_CASE("a volume decomposed over ranks is one volume: its planes cross the slab border, locally and remotely",
+          "[gui][remote][mpi]") {
+  if (mpirun_path().empty()) {
+    WARN("mpirun is not installed (Debian: openmpi-bin): the run of slabs is not tested here");
+    return;
+  }
+  RuntimeDir rt;
+  constexpr std::uint32_t W = 24, H = 16, D = 12;
+  auto run = start_parts("slabs", 2, Backend::host, {"--sim", "lbm3d", "--paused"}, "24x16x12");
+  auto leader = Client::attach({.name = "slabs", .client = "test", .import = Import::control_only, .part = 0});
+  leader.step(30);
+  REQUIRE(wait_for([&] { return leader.stats().step == 30; }, 20000));
+  // The truth: each part's frame (a slab of layers), read on its own.
+  std::vector<Client> truth;
+  std::vector<Frame> frames;
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    truth.push_back(Client::attach({.name = "slabs", .client = "truth", .part = k}));
+    auto f = truth.back().next_frame(5000ms);
+    REQUIRE(f);
+    REQUIRE(f->info().step == 30);
+    frames.push_back(std::move(*f));
+  }
+  const std::uint32_t border = truth[1].description().part->start().at(0);  // part 1's first layer
+  REQUIRE(border > 0);
+  REQUIRE(border < D);
+  const auto truth_at = [&](std::uint32_t x, std::uint32_t y, std::uint32_t z) -> double {
+    const std::size_t k = z < border ? 0 : 1;
+    const std::uint32_t z0 = k == 0 ? 0 : border;
+    const auto comps = static_cast<int>(truth[k].description().fields.at(0).components);  // the velocity
+    return shown_value(frames[k].host_field(0) + (std::size_t{z - z0} * H + y) * W * comps + std::size_t{x} * comps,
+                       comps);
+  };
+  static const QRegularExpression re(R"(^\((\d+), (\d+), (\d+)\) = (\S+))");
+  // Down one column of pixels: the cells a plane shows there, each its true value within the bound
+  // the view states. Returns the layers (z) seen.
+  const auto check_column = [&](MainWindow& w, const Slice& slice) {
+    const RenderedFrame f = w.view()->last_frame();
+    const double bound = f.link ? f.link->error_bound : 0.0;
+    std::set<std::uint32_t> layers;
+    int wrong = 0;
+    for (int py = 0; py < f.image.height(); ++py) {
+      const auto m = re.match(w.view()->readout({f.image.width() / 2, py}));
+      if (!m.hasMatch()) continue;
+      const auto x = m.captured(1).toUInt(), y = m.captured(2).toUInt(), z = m.captured(3).toUInt();
+      const std::uint32_t along = slice.axis == SliceAxis::z ? z : slice.axis == SliceAxis::y ? y : x;
+      const double want = truth_at(x, y, z);
+      if (along != slice.index || std::abs(m.captured(4).toDouble() - want) > bound + 1e-5 * std::abs(want) + 1e-6) {
+        if (wrong++ == 0)
+          UNSCOPED_INFO("pixel row " << py << " reads " << m.captured(0).toStdString() << ", truth " << want
+                                     << ", bound " << bound);
+      }
+      layers.insert(z);
+    }
+    CHECK(wrong == 0);
+    return layers;
+  };
+  const auto shows_plane = [](MainWindow& w, const Slice& slice) {
+    return wait_for([&] {
+      const auto& f = w.view()->last_frame();
+      return f.slice == slice && f.image.size() == w.view()->size() && distinct_colours(f.image) > 3;
+    }, 10000);
+  };
+
+  std::optional<ChildProcess> gateway;
+  std::unique_ptr<MainWindow> w;
+  SECTION("locally") { w = open_viewer("slabs"); }
+  SECTION("through a gateway") {
+    gateway.emplace(start_gateway());
+    w = open_remote_viewer("slabs");
+  }
+  REQUIRE(shows_frames(*w));
+  CHECK(w->connection_detail().contains("2 parts"));
+  auto* axis = w->findChild<QComboBox*>("slice_axis");
+  auto* slider = w->findChild<QSlider*>("slice");
+  REQUIRE(axis);
+  REQUIRE(slider);
+  // A y-plane crosses both slabs: every layer shows, the two that meet at the border among them.
+  axis->setCurrentText("y");
+  const Slice y_plane{SliceAxis::y, slider->value() >= 0 ? static_cast<std::uint32_t>(slider->value()) : 0};
+  REQUIRE(shows_plane(*w, y_plane));
+  const auto layers = check_column(*w, y_plane);
+  CHECK(layers.size() == D);
+  CHECK(layers.count(border - 1) == 1);
+  CHECK(layers.count(border) == 1);
+  // A z-plane of the second slab is that part's layer.
+  axis->setCurrentText("z");
+  slider->setValue(static_cast<int>(D - 2));
+  REQUIRE(shows_plane(*w, Slice{SliceAxis::z, D - 2}));
+  CHECK(check_column(*w, Slice{SliceAxis::z, D - 2}) == std::set<std::uint32_t>{D - 2});
 }
 
 TEST_CASE("a gateway started with --announce is listed under On the network, with no publisher's name",

@@ -272,6 +272,14 @@ class PythonRemoteGroup(unittest.TestCase):
         cls.procs.append(subprocess.Popen(mpi, start_new_session=True))
         cls.procs.append(subprocess.Popen([f"{BIN}/cuview-compute", "--name", "one", "--backend", "host", "--sim",
                                            "lbm", "--size", "160x64", "--paused", "--log-level", "warn"]))
+        # A volume in two z-slabs, one per host, and the same volume run by one process.
+        vol = ["--backend", "host", "--sim", "lbm3d", "--size", "24x16x12", "--paused", "--log-level", "warn"]
+        mpi = [_mpirun(), "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+        for k, h in enumerate(hosts):
+            mpi += ([":"] if k else []) + ["-n", "1", "/usr/bin/env", f"XDG_RUNTIME_DIR={h}", f"CUVIEW_HOST=host-{k}",
+                                           f"{BIN}/cuview-compute", "--name", "vol"] + vol
+        cls.procs.append(subprocess.Popen(mpi, start_new_session=True))
+        cls.procs.append(subprocess.Popen([f"{BIN}/cuview-compute", "--name", "vol1"] + vol))
         # And a 2-rank run on one host (the third gateway's), reached by that gateway's URL alone.
         pair = [_mpirun(), "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
         pair += ["-n", "2", f"{BIN}/cuview-compute", "--name", "pair", "--backend", "host", "--sim", "lbm",
@@ -288,6 +296,8 @@ class PythonRemoteGroup(unittest.TestCase):
                 cls.group = cuview.attach("slabs", remote=cls.urls[:2])
                 cls.one = cuview.attach("one", remote=cls.urls[2])
                 cls.pair = cuview.attach("pair", remote=cls.urls[2])
+                cls.vol = cuview.attach("vol", remote=cls.urls[:2])
+                cls.vol1 = cuview.attach("vol1", remote=cls.urls[2])
                 break
             except cuview.CuviewError:
                 if time.time() > deadline:
@@ -296,14 +306,17 @@ class PythonRemoteGroup(unittest.TestCase):
         # Both at step 300, paused: one picture to compare.
         cls.group.step(300)
         cls.one.step(300)
-        while cls.group.status()["step"] != 300 or cls.one.status()["step"] != 300:
+        cls.vol.step(20)
+        cls.vol1.step(20)
+        while (cls.group.status()["step"] != 300 or cls.one.status()["step"] != 300 or
+               cls.vol.status()["step"] != 20 or cls.vol1.status()["step"] != 20):
             if time.time() > deadline:
                 raise AssertionError("the runs did not reach step 300")
             time.sleep(0.05)
 
     @classmethod
     def tearDownClass(cls):
-        for c in (cls.group, cls.one, cls.pair):
+        for c in (cls.group, cls.one, cls.pair, cls.vol, cls.vol1):
             c.shutdown()
             c.close()
 
@@ -334,6 +347,35 @@ class PythonRemoteGroup(unittest.TestCase):
         a = self.group.view("vorticity", 90, 50, zoom=3, center=(80, 32), encoding="f32", timeout=10)
         b = self.one.view("vorticity", 90, 50, zoom=3, center=(80, 32), encoding="f32", timeout=10)
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+    def test_a_volume_in_slabs_is_viewed_plane_by_plane_as_the_one_process_volume(self):
+        self.assertEqual(self.vol.shape, (12, 16, 24))
+        self.assertEqual([p["offset"] for p in self.vol.parts_info], [(0, 0, 0), (6, 0, 0)])
+        # Planes across every axis, in either slab and across both, equal the one-process run's.
+        for axis, index, shape in (("z", 2, (16, 24)), ("z", 9, (16, 24)), ("y", 7, (12, 24)), ("x", 20, (12, 16))):
+            a = self.vol.view("speed", axis=axis, index=index, encoding="f32", timeout=10)
+            b = self.vol1.view("speed", axis=axis, index=index, encoding="f32", timeout=10)
+            self.assertIsNotNone(a, (axis, index))
+            self.assertIsNotNone(b, (axis, index))
+            self.assertEqual((a.step, a.error_bound, a.shape), (20, 0, shape))
+            self.assertTrue(np.isfinite(np.asarray(a)).all(), (axis, index))
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=f"{axis} = {index}")
+        # Zoomed onto the slabs' border in a y-plane: the same samples too.
+        a = self.vol.view("vorticity", 40, 30, zoom=2, center=(12, 6), axis="y", index=3, encoding="f32", timeout=10)
+        b = self.vol1.view("vorticity", 40, 30, zoom=2, center=(12, 6), axis="y", index=3, encoding="f32", timeout=10)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        # A plane past the volume is refused by name.
+        with self.assertRaises(cuview.CuviewError) as e:
+            self.vol.view("speed", axis="z", index=12, timeout=2)
+        self.assertIn("z-plane 12", str(e.exception))
+
+    def test_a_volume_in_slabs_is_fetched_whole(self):
+        frame = self.vol.next_frame(timeout=10)
+        self.assertIsNotNone(frame)
+        whole = frame.assemble("velocity", host=True)
+        self.assertEqual(whole.shape, (12, 16, 24, 3))
+        box = self.vol1.fetch("velocity")
+        np.testing.assert_array_equal(whole, box)
 
     def test_a_missing_gateway_is_named(self):
         for remote in (self.urls[:1], self.urls[0]):  # a list of one gateway, or its URL alone

@@ -1,5 +1,6 @@
 // The assembly of a run's parts as values (cuview/assembly.hpp): placing blocks, choosing the
 // step a group shows, matching remote views of parts, assembling a picture.
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -92,6 +93,35 @@ TEST_CASE("a block is placed by one 2-D copy per plane: one for a grid, one per 
   CHECK(block_copies(Block{{7}, {3}}, {16}, 4) ==
         std::vector<Copy2D>{{.dst = 28, .dst_pitch = 12, .src = 0, .src_pitch = 12, .width = 12, .height = 1}});
   CHECK(block_copies(Block::grid(0, 0, 0, 2), {4, 4}, 4).empty());
+}
+
+TEST_CASE("a slab of a volume fills the rectangle of a plane that crosses it, and none of one that misses it",
+          "[assembly]") {
+  // Layers 4-7 of a volume 8 deep, 6 high, 10 wide: the second of two slabs.
+  const Block slab{{4, 0, 0}, {4, 6, 10}};
+  const auto rect = [](const std::optional<PlaneBlock>& p) {
+    REQUIRE(p);
+    return std::array<int, 4>{p->rect.x, p->rect.y, p->rect.w, p->rect.h};
+  };
+  // A z-plane in it is its layer (z - 4), the whole picture; one of the first slab misses it.
+  CHECK(rect(plane_block(slab, Slice{SliceAxis::z, 6})) == std::array{0, 0, 10, 6});
+  CHECK(plane_block(slab, Slice{SliceAxis::z, 6})->local == Slice{SliceAxis::z, 2});
+  CHECK_FALSE(plane_block(slab, Slice{SliceAxis::z, 3}));
+  CHECK_FALSE(plane_block(slab, Slice{SliceAxis::z, 8}));
+  // A y-plane (columns x, rows z) and an x-plane (columns y, rows z): the slab's rows 4-7.
+  CHECK(rect(plane_block(slab, Slice{SliceAxis::y, 5})) == std::array{0, 4, 10, 4});
+  CHECK(plane_block(slab, Slice{SliceAxis::y, 5})->local == Slice{SliceAxis::y, 5});
+  CHECK(rect(plane_block(slab, Slice{SliceAxis::x, 9})) == std::array{0, 4, 6, 4});
+  // A block offset along every axis keeps its place in each plane.
+  const Block inner{{1, 2, 3}, {2, 3, 4}};
+  CHECK(rect(plane_block(inner, Slice{SliceAxis::z, 2})) == std::array{3, 2, 4, 3});
+  CHECK(rect(plane_block(inner, Slice{SliceAxis::y, 4})) == std::array{3, 1, 4, 2});
+  CHECK(rect(plane_block(inner, Slice{SliceAxis::x, 3})) == std::array{2, 1, 3, 2});
+  CHECK(plane_block(inner, Slice{SliceAxis::x, 3})->local == Slice{SliceAxis::x, 0});
+  // A 2-D block is its own rectangle; planes belong to volumes only.
+  CHECK(rect(plane_block(Block::grid(5, 1, 3, 2), std::nullopt)) == std::array{5, 1, 3, 2});
+  REQUIRE_THROWS_WITH(plane_block(slab, std::nullopt), Catch::Contains("name the axis and index"));
+  REQUIRE_THROWS_WITH(plane_block(Block::grid(0, 0, 2, 2), Slice{}), Catch::Contains("takes no axis or index"));
 }
 
 TEST_CASE("cells of several components move as one cell", "[assembly]") {

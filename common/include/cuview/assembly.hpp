@@ -64,6 +64,22 @@ struct Block {
   bool operator==(const Block&) const = default;
 };
 
+/// Where a part's block shows in a picture of the whole grid: the rectangle of the picture's
+/// columns and rows its cells fill, and the plane of the part's own grid that fills it (a volume's;
+/// empty for a 2-D block). A 2-D block fills its own rectangle. Of a volume the picture is plane
+/// `slice` (in the whole volume's indices): columns and rows as plane_dims orders them.
+struct PlaneBlock {
+  ViewSampler::Block rect;    ///< in the picture's cells
+  std::optional<Slice> local; ///< the plane in the part's indices
+  bool operator==(const PlaneBlock& o) const {
+    return rect.x == o.rect.x && rect.y == o.rect.y && rect.w == o.rect.w && rect.h == o.rect.h && local == o.local;
+  }
+};
+/// Part `block`'s share of the picture: nothing when plane `slice` misses it (a z-plane of another
+/// slab). Throws Error(bad_value) for a volume's block without a slice or a 2-D one with one, and
+/// for a block of another rank than 2 or 3.
+[[nodiscard]] std::optional<PlaneBlock> plane_block(const Block& block, const std::optional<Slice>& slice);
+
 /// One rectangle of bytes to copy (what cudaMemcpy2D takes): `height` rows of `width` bytes, from
 /// byte `src` of the block (rows `src_pitch` apart) to byte `dst` of the grid (`dst_pitch` apart).
 struct Copy2D {

@@ -317,6 +317,12 @@ CUVIEW_API cuview_status cuview_group_attach_remote(const char* name, const char
  * of views of `field` over the global grid, as cuview_watch describes for one client. */
 CUVIEW_API cuview_status cuview_group_watch(cuview_group* group, const char* field, uint32_t view_w, uint32_t view_h,
                                             double zoom, double center_x, double center_y, const char* encoding);
+/* A remote group of a volume: cuview_group_watch of plane `index` across `axis` ("x", "y" or "z")
+ * of the whole volume, as cuview_watch_plane describes for one client; each part's gateway sends
+ * the share of the plane its slab holds (none when the plane misses it). */
+CUVIEW_API cuview_status cuview_group_watch_plane(cuview_group* group, const char* field, const char* axis,
+                                                  uint32_t index, uint32_t view_w, uint32_t view_h, double zoom,
+                                                  double center_x, double center_y, const char* encoding);
 /* A remote group: the next picture of the watch, one step of every part put together (never two
  * steps side by side), into *out as cuview_next_view fills it; error_bound is the largest of the
  * parts'. Valid until the next call or cuview_group_detach. CUVIEW_NO_FRAME: none within

@@ -202,6 +202,23 @@ inline cuview::ViewWatch fitted_watch(const char* call, const std::string& name,
   return w;
 }
 
+/// The watch of cuview_watch_plane and cuview_group_watch_plane: plane (`axis`, `index`) of a
+/// volume of `dims` (the whole run's), its cells fitted as fitted_watch fits a grid's; a 2-D grid's
+/// own cells, for the gateway to refuse by name.
+inline cuview::ViewWatch plane_watch(const char* call, const std::string& name, const std::vector<std::uint32_t>& dims,
+                                     const char* field, const char* axis, uint32_t index, uint32_t view_w,
+                                     uint32_t view_h, double zoom, double center_x, double center_y,
+                                     const char* encoding) {
+  const cuview::Slice slice{cuview::slice_axis_named(axis), index};
+  // The region is in the plane's cells: rows and columns of the volume without the axis cut.
+  const auto rows_cols = dims.size() == 3 ? cuview::plane_dims(dims, slice.axis) : dims;
+  auto w = fitted_watch(call, name, static_cast<int>(rows_cols.at(rows_cols.size() - 1)),
+                        static_cast<int>(rows_cols.size() >= 2 ? rows_cols[rows_cols.size() - 2] : 1), field, view_w,
+                        view_h, zoom, center_x, center_y, encoding);
+  w.slice = slice;
+  return w;
+}
+
 /// The next view of `source` (a Client or a Group) into `view`, described in *out
 /// (cuview_next_view, cuview_group_next_view); CUVIEW_NO_FRAME when none came.
 template <class Source>
