@@ -294,6 +294,39 @@ std::vector<proto::FieldDesc>::const_iterator PublisherFeed::float_field(const p
   return f;
 }
 
+PictureLayout PublisherFeed::layout_of_view(const proto::DescribeResult& d, const remote::ViewArgs& a) const {
+  // Of the whole grid: a part of a decomposed run sends its share of the picture.
+  const auto whole = d.part ? d.part->global() : d.grid();
+  const bool plane = a.axis.has_value() || a.index.has_value();
+  if (whole.size() != 3) {
+    if (plane || a.through)
+      throw Error(Errc::bad_value, "field '" + a.field + "' of daemon '" + name_ +
+                                       "' is a plane: a view of it takes no axis, index or through");
+    return PictureLayout::of_grid(d.part ? d.part->global_width : d.width, d.part ? d.part->global_height : d.height);
+  }
+  if (a.through) {
+    if (plane)
+      throw Error(Errc::bad_value, "a view of field '" + a.field + "' names a plane (axis, index) and three planes "
+                                   "(through): name one or the other");
+    if (a.through->size() != 3)
+      throw Error(Errc::bad_value, "'through' of a view of field '" + a.field + "' has " +
+                                       std::to_string(a.through->size()) + " values; it is a cell: [x, y, z]");
+    return PictureLayout::of_three_planes(whole, {(*a.through)[0], (*a.through)[1], (*a.through)[2]});
+  }
+  if (!a.axis || !a.index)
+    throw Error(Errc::bad_value, "field '" + a.field + "' of daemon '" + name_ + "' is a volume of " +
+                                     Extent{whole}.text() +
+                                     " cells: a view of it names a plane (axis x, y or z and its index), or three "
+                                     "planes through a cell (through [x, y, z])");
+  const Slice slice{slice_axis_named(*a.axis), *a.index};
+  const auto cut = static_cast<std::size_t>(slice.axis);
+  if (slice.index >= whole[cut])
+    throw Error(Errc::out_of_range, std::string(to_string(slice.axis)) + "-plane " + std::to_string(slice.index) +
+                                        " of field '" + a.field + "' does not exist: " + to_string(slice.axis) +
+                                        " runs from 0 to " + std::to_string(whole[cut] - 1));
+  return PictureLayout::of_plane(whole, slice);
+}
+
 void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string& body, Clock::time_point at) {
   std::uint64_t id = 0;
   try {
@@ -315,24 +348,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
           throw Error(Errc::out_of_range, "credits " + std::to_string(a.credits) + ": a view starts with 1 to 8");
         if (a.encoding != "auto") w.pinned = remote::encoding_named(a.encoding);
         w.field = static_cast<std::size_t>(f - d.fields.begin());
-        const bool volume = d.grid().size() == 3;
-        if (volume != (a.axis.has_value() && a.index.has_value()))
-          throw Error(Errc::bad_value, "field '" + a.field + "' of daemon '" + name_ + "' is " +
-                                           (volume ? "a volume of " + Extent{d.grid()}.text() +
-                                                         " cells: a view of it names a plane (axis x, y or z and its "
-                                                         "index)"
-                                                   : std::string("a plane: a view of it takes no axis or index")));
-        if (volume) {
-          // The plane's index is the whole volume's: a part of a decomposed run sends its share.
-          w.slice = Slice{slice_axis_named(*a.axis), *a.index};
-          const auto whole = d.part ? d.part->global() : d.grid();
-          const auto cut = static_cast<std::size_t>(w.slice->axis);
-          if (w.slice->index >= whole.at(cut))
-            throw Error(Errc::out_of_range, std::string(to_string(w.slice->axis)) + "-plane " +
-                                                std::to_string(w.slice->index) + " of field '" + a.field +
-                                                "' does not exist: " + to_string(w.slice->axis) + " runs from 0 to " +
-                                                std::to_string(whole[cut] - 1));
-        }
+        w.layout = layout_of_view(d, a);
         w.credits = a.credits;
         w.args = std::move(a);
         // A new region of the same view keeps what was learnt about the link.
@@ -466,38 +482,45 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
   const auto& d = frames_->description();
   const auto& info = frame.info();
   const auto& a = w.args;
-  // The picture's grid: the whole grid, or the plane of the whole volume watched (of a part's too).
-  const auto whole = d.part ? d.part->global() : d.grid();
-  const auto rows_cols = w.slice ? plane_dims(whole, w.slice->axis) : whole;
+  // The picture's grid (w.layout): the whole grid, a plane of the whole volume or three (of a part's too).
   ViewRegion region;
-  region.field_h = static_cast<int>(rows_cols.at(0)), region.field_w = static_cast<int>(rows_cols.at(1));
+  region.field_w = w.layout.w, region.field_h = w.layout.h;
   region.view_w = static_cast<int>(a.view_w), region.view_h = static_cast<int>(a.view_h);
   region.center_x = a.center_x, region.center_y = a.center_y, region.pixels_per_cell = a.pixels_per_cell;
-  std::span<const float> values;
+  // This publisher's block of the whole grid, and its shares of the picture: a volume's planes
+  // are read in place (strided), a part's shares are those of its block.
+  const auto grid = d.grid();
+  const Block mine = d.part ? Block{d.part->start(), grid}
+                     : grid.size() == 3 ? Block{{0, 0, 0}, grid}
+                                        : Block::grid(0, 0, d.width, d.height);
+  const auto& pf = d.fields[w.field];
+  ViewSampler::begin(w.sampled, region, static_cast<int>(pf.components));
+  ViewSampler::Block box{};  // the samples this publisher has: the rectangle around its shares
+  for (const auto& share : picture_blocks(mine, w.layout)) {
+    const auto r = ViewSampler::samples_of(region, share.rect);
+    if (r.w == 0 || r.h == 0) continue;  // out of sight
+    sampler_.sample_block(frame, block_field(pf, share), region, share.rect, w.sampled);
+    if (box.w == 0) {
+      box = r;
+    } else {
+      const int x1 = std::max(box.x + box.w, r.x + r.w), y1 = std::max(box.y + box.h, r.y + r.h);
+      box.x = std::min(box.x, r.x), box.y = std::min(box.y, r.y);
+      box.w = x1 - box.x, box.h = y1 - box.y;
+    }
+  }
+  std::span<const float> values = w.sampled.values;
   std::optional<remote::ViewRect> rect;
   if (d.part) {
-    // A part: the view is of the global grid; only the samples of this part's block travel (none
-    // when the plane watched misses its slab).
-    const auto at = plane_block(Block{d.part->start(), d.grid()}, w.slice);
-    const auto r = at ? ViewSampler::samples_of(region, at->rect) : ViewSampler::Block{};
-    rect = remote::ViewRect{static_cast<std::uint32_t>(r.x), static_cast<std::uint32_t>(r.y),
-                            static_cast<std::uint32_t>(r.w), static_cast<std::uint32_t>(r.h)};
+    // A part: only the samples around its shares travel (NaN where it has none).
+    rect = remote::ViewRect{static_cast<std::uint32_t>(box.x), static_cast<std::uint32_t>(box.y),
+                            static_cast<std::uint32_t>(box.w), static_cast<std::uint32_t>(box.h)};
     w.cropped.clear();
-    if (r.w > 0 && r.h > 0) {
-      const auto& pf = d.fields[w.field];
-      ViewSampler::begin(w.sampled, region, static_cast<int>(pf.components));
-      sampler_.sample_block(frame, at->local ? plane_of(pf, *at->local) : pf, region, at->rect, w.sampled);
-      w.cropped.reserve(std::size_t(r.w) * r.h);
-      for (int y = r.y; y < r.y + r.h; ++y) {
-        const float* row = w.sampled.values.data() + std::size_t(y) * region.view_w + r.x;
-        w.cropped.insert(w.cropped.end(), row, row + r.w);
-      }
+    w.cropped.reserve(std::size_t(box.w) * box.h);
+    for (int y = box.y; y < box.y + box.h; ++y) {
+      const float* row = w.sampled.values.data() + std::size_t(y) * region.view_w + box.x;
+      w.cropped.insert(w.cropped.end(), row, row + box.w);
     }
     values = w.cropped;
-  } else {
-    // A volume's plane: a 2-D field the sampler reads in place (strided), of the plane's cells.
-    sampler_.sample(frame, w.slice ? plane_of(d.fields[w.field], *w.slice) : d.fields[w.field], region, w.sampled);
-    values = w.sampled.values;
   }
   const std::size_t samples = values.size();
   const auto encoding = w.pinned ? *w.pinned : w.meter.choose(std::max<std::size_t>(samples, 1), settings_.target_fps);
@@ -515,6 +538,7 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
   h.link_bytes_per_s = w.meter.bytes_per_s();
   h.rect = rect;
   h.latest_step = current_->info().step;  // serve_watchers holds the newest frame
+  h.axis = a.axis, h.index = a.index, h.through = a.through;  // the picture, as asked
   send(peer, remote::kView, proto::encode(h), w.encoded.payload, true);
   w.meter.sent(info.seq, encoding, w.encoded.payload.size(), samples, Clock::now());
   --w.credits;

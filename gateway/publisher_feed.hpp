@@ -18,6 +18,7 @@
 
 #include <zmq.hpp>
 
+#include "cuview/assembly.hpp"
 #include "cuview/client.hpp"
 #include "cuview/remote/value_codec.hpp"
 #include "cuview/remote_protocol.hpp"
@@ -69,7 +70,7 @@ class PublisherFeed {
     remote::ViewArgs args;
     std::optional<remote::Encoding> pinned;
     std::size_t field = 0;
-    std::optional<Slice> slice;  ///< a volume's: the plane viewed
+    PictureLayout layout;  ///< what the views show: the grid, a volume's plane or three planes
     std::uint32_t credits = 0;
     std::uint64_t last_sent = 0;
     bool dirty = true;  ///< a new view: send the current frame again
@@ -89,6 +90,10 @@ class PublisherFeed {
   /// Samples `frame` for `w` and sends the view to `peer`.
   void send_view(const PeerId& peer, Watcher& w, const Frame& frame);
   /// The float32 field `field`; throws Error(bad_value) naming the fields there are.
+  /// What a view asks to see of `d`'s grid (the whole run's, for a part): the grid, a plane of a
+  /// volume, or three. Throws Error(bad_value) for a plane of a 2-D grid, a volume without one, both
+  /// forms at once; Error(out_of_range) naming an index past its axis.
+  PictureLayout layout_of_view(const proto::DescribeResult& d, const remote::ViewArgs& a) const;
   std::vector<proto::FieldDesc>::const_iterator float_field(const proto::DescribeResult& d,
                                                             const std::string& field) const;
   /// Throws the last attach_control failure as a request's error: a name that runs as parts as

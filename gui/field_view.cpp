@@ -66,10 +66,16 @@ void FieldView::pin_center() {
 
 void FieldView::wheelEvent(QWheelEvent* e) {
   if (!has_frame()) return;
-  if (frame_.slice && (e->modifiers() & Qt::ShiftModifier)) {  // Shift + wheel moves the plane of a volume
-    // Qt turns a vertical wheel with Shift into a horizontal one on some platforms: take either.
+  if (!frame_.layout.panels.empty() && (e->modifiers() & Qt::ShiftModifier)) {
+    // Shift + wheel moves the plane of a volume under the cursor. Qt turns a vertical wheel with
+    // Shift into a horizontal one on some platforms: take either.
     const int delta = e->angleDelta().y() != 0 ? e->angleDelta().y() : e->angleDelta().x();
-    if (delta != 0) Q_EMIT slice_step(delta > 0 ? 1 : -1);
+    double x = 0, y = 0;
+    const Panel* panel = frame_.layout.panels.size() == 1 ? &frame_.layout.panels.front()
+                         : cell_coords(e->position().toPoint(), x, y)
+                             ? frame_.layout.panel_at(static_cast<int>(x), static_cast<int>(y))
+                             : nullptr;
+    if (delta != 0 && panel != nullptr) Q_EMIT plane_step(static_cast<int>(panel->slice.axis), delta > 0 ? 1 : -1);
     return;
   }
   pin_center();
@@ -96,13 +102,13 @@ bool FieldView::cell_coords(QPoint p, double& x, double& y) const {
 }
 
 void FieldView::emit_stroke(double x, double y) {
-  if (!frame_.slice) {
+  if (frame_.layout.panels.empty()) {
     Q_EMIT stroke(x, y, stroke_value_);
     return;
   }
-  // A plane of a volume: the ball's centre is the cell's, the plane's index along its axis.
-  const auto c = cell_of_plane(*frame_.slice, static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y));
-  Q_EMIT stroke_ball(c[0] + 0.5, c[1] + 0.5, c[2] + 0.5, stroke_value_);
+  // Planes of a volume: the ball's centre is the cell's, in the plane under the pointer.
+  if (const auto c = frame_.layout.cell_at(static_cast<int>(x), static_cast<int>(y)))
+    Q_EMIT stroke_ball((*c)[0] + 0.5, (*c)[1] + 0.5, (*c)[2] + 0.5, stroke_value_);
 }
 
 void FieldView::mousePressEvent(QMouseEvent* e) {
@@ -151,9 +157,10 @@ QString FieldView::readout(QPoint p) const {
   int cx = 0, cy = 0;
   if (!t.cell_at(p.x(), p.y(), cx, cy)) return {};
   QString text = QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
-  if (frame_.slice) {  // a plane of a volume: the cell in the volume
-    const auto c = cell_of_plane(*frame_.slice, static_cast<std::uint32_t>(cx), static_cast<std::uint32_t>(cy));
-    text = QString("(%1, %2, %3) = %4").arg(c[0]).arg(c[1]).arg(c[2]).arg(static_cast<double>(v), 0, 'g', 6);
+  if (!frame_.layout.panels.empty()) {  // planes of a volume: the cell in the volume
+    const auto c = frame_.layout.cell_at(cx, cy);
+    if (!c) return {};
+    text = QString("(%1, %2, %3) = %4").arg((*c)[0]).arg((*c)[1]).arg((*c)[2]).arg(static_cast<double>(v), 0, 'g', 6);
   }
   // A remote value is the gateway's encoding of the true one: say how far off it may be.
   if (frame_.link && frame_.link->error_bound > 0)

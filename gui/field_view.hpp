@@ -1,5 +1,5 @@
 // Shows the worker's rendered frames; zoom (wheel), pan (drag), value readout (hover), and for a
-// plane of a volume Shift + wheel moves the plane (slice_step). In drawing mode the left button
+// plane of a volume Shift + wheel moves the plane under the cursor (plane_step). In drawing mode the left button
 // draws and the right button erases (stroke()), the middle button pans.
 // paintEvent only draws.
 #pragma once
@@ -34,7 +34,8 @@ class FieldView : public QWidget {
   [[nodiscard]] bool drawing() const { return drawing_; }
   /// The grid cell coordinates (continuous) under widget pixel p; false outside the field.
   bool cell_coords(QPoint p, double& x, double& y) const;
-  /// Emits stroke() at plane coordinates (x, y), or stroke_ball() where the frame is a plane of a volume.
+  /// Emits stroke() at picture coordinates (x, y), or stroke_ball() at the volume's cell there
+  /// where the picture shows planes of a volume (nothing between them).
   void emit_stroke(double x, double y);
 
  Q_SIGNALS:
@@ -46,8 +47,9 @@ class FieldView : public QWidget {
   /// The same on a plane of a volume: a ball centred in cell (x, y, z) of the volume, the plane's
   /// position along its axis.
   void stroke_ball(double x, double y, double z, int value);
-  /// Shift + wheel over a plane of a volume: move the plane `delta` cells along its axis.
-  void slice_step(int delta);
+  /// Shift + wheel over a plane of a volume: move that plane (across `axis`, a SliceAxis) `delta`
+  /// cells along its axis.
+  void plane_step(int axis, int delta);
 
  protected:
   void paintEvent(QPaintEvent*) override;

@@ -63,6 +63,10 @@ int main(int argc, char** argv) {
   std::string field;
   cli.add_option("--field", field,
                  "the field to show, or a particle set as \"SET (points by ATTRIBUTE)\" (\"SET (points)\": its first)");
+  bool three_planes = false;
+  cli.add_flag("--three-planes", three_planes,
+               "a volume's planes across z, x and y side by side, through the cell --plane's plane and the middles "
+               "of the other axes place");
   std::string plane;
   cli.add_option("--plane", plane, "a volume's plane to show first, as AXIS=INDEX (x, y or z; for example z=10)")
       ->check([](const std::string& p) {
@@ -129,6 +133,7 @@ int main(int argc, char** argv) {
   o.colormap = QString::fromStdString(colormap);
   o.field = QString::fromStdString(field);
   o.plane = QString::fromStdString(plane);
+  o.three_planes = three_planes;
   o.whole_window = whole_window;
 
   cuview::gui::MainWindow window(o);

@@ -70,6 +70,7 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent)
   }
   display_->start_with(opts_.colormap, opts_.field);
   if (!opts_.plane.isEmpty()) display_->set_slice(opts_.plane.section('=', 0, 0), opts_.plane.section('=', 1).toInt());
+  display_->set_three_planes(opts_.three_planes);
   fps_clock_.start();
   headless_clock_.start();
   lister_.set_remote(remote_);
@@ -124,7 +125,7 @@ void MainWindow::connect_parts() {
   connect(view_, &FieldView::painted, this, &MainWindow::on_painted, Qt::QueuedConnection);
   connect(view_, &FieldView::hovered, readout_label_, &QLabel::setText);
   // A volume's plane: Shift + wheel over the view, Page Up/Down anywhere in the window.
-  connect(view_, &FieldView::slice_step, display_, &DisplayPanel::move_slice);
+  connect(view_, &FieldView::plane_step, display_, &DisplayPanel::move_plane);
   auto* forward = new QShortcut(QKeySequence(Qt::Key_PageUp), this);
   auto* back = new QShortcut(QKeySequence(Qt::Key_PageDown), this);
   connect(forward, &QShortcut::activated, display_, [this] { display_->move_slice(1); });
@@ -271,7 +272,7 @@ void MainWindow::on_painted(const RenderedFrame& f) {
   // the window was laid out, nor one of an earlier field or colormap.
   const bool drawn_as_shown =
       f.image.size() == view_->size() && f.field == display_->field_index() && f.colormap == display_->colormap() &&
-      (!f.slice || *f.slice == display_->slice());
+      (!f.slice || (*f.slice == display_->slice() && (f.layout.panels.size() == 3) == opts_.three_planes));
   if (opts_.headless() && !headless_done_ && drawn_as_shown &&
       frames_displayed_ >= static_cast<quint64>(opts_.frames)) {
     headless_done_ = true;

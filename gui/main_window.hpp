@@ -34,6 +34,7 @@ struct ViewerOptions {
   QString colormap;           ///< for every field, overriding the remembered one and the diverging default
   QString field;              ///< the field (or "SET (points by ATTR)") to show first; empty: the remembered one
   QString plane;              ///< a volume's plane to show first, "AXIS=INDEX" (z=10); empty: the middle z-plane
+  bool three_planes = false;  ///< a volume's planes across z, x and y side by side
   bool whole_window = false;  ///< screenshots show the whole window, not only the view
 
   /// Headless runs (a screenshot) take their settings from these options and the defaults alone:

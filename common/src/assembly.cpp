@@ -1,6 +1,7 @@
 #include "cuview/assembly.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -39,7 +40,7 @@ bool Block::inside(const Axes& grid) const noexcept {
   return true;
 }
 
-std::optional<PlaneBlock> plane_block(const Block& block, const std::optional<Slice>& slice) {
+std::vector<PlaneBlock> picture_blocks(const Block& block, const PictureLayout& layout) {
   const auto& o = block.offset;
   const auto& n = block.dims;
   if (o.size() != n.size() || (n.size() != 2 && n.size() != 3))
@@ -47,17 +48,33 @@ std::optional<PlaneBlock> plane_block(const Block& block, const std::optional<Sl
                                      " axes has no place in a picture: pictures are of 2-D grids and of planes of volumes");
   const auto i = [](std::uint32_t v) { return static_cast<int>(v); };
   if (n.size() == 2) {
-    if (slice)
+    if (!layout.panels.empty())
       throw Error(Errc::bad_value, "a block of a 2-D grid has no planes: a view of it takes no axis or index");
-    return PlaneBlock{{i(o[1]), i(o[0]), i(n[1]), i(n[0])}, std::nullopt};
+    return {PlaneBlock{{i(o[1]), i(o[0]), i(n[1]), i(n[0])}, std::nullopt, false}};
   }
-  if (!slice)
+  if (layout.panels.empty())
     throw Error(Errc::bad_value, "a block of a volume shows a plane at a time: name the axis and index of one");
-  const auto cut = static_cast<std::size_t>(slice->axis);
-  if (slice->index < o[cut] || slice->index - o[cut] >= n[cut]) return std::nullopt;
-  // The plane's rows and columns are the two axes not cut, slowest first (plane_dims).
-  const std::size_t row = cut == 0 ? 1 : 0, col = cut == 2 ? 1 : 2;
-  return PlaneBlock{{i(o[col]), i(o[row]), i(n[col]), i(n[row])}, Slice{slice->axis, slice->index - o[cut]}};
+  std::vector<PlaneBlock> out;
+  for (const auto& p : layout.panels) {
+    const auto cut = static_cast<std::size_t>(p.slice.axis);
+    if (p.slice.index < o[cut] || p.slice.index - o[cut] >= n[cut]) continue;  // the plane misses the block
+    // The plane's rows and columns are the two axes not cut, slowest first (plane_dims).
+    const std::size_t row = cut == 0 ? 1 : 0, col = cut == 2 ? 1 : 2;
+    const auto [across, down] = p.transposed ? std::pair{row, col} : std::pair{col, row};
+    out.push_back(PlaneBlock{{p.x + i(o[across]), p.y + i(o[down]), i(n[across]), i(n[down])},
+                             Slice{p.slice.axis, p.slice.index - o[cut]}, p.transposed});
+  }
+  return out;
+}
+
+proto::FieldDesc block_field(const proto::FieldDesc& field, const PlaneBlock& share) {
+  if (!share.local) return field;
+  auto f = plane_of(field, *share.local);
+  if (share.transposed && f.shape.size() >= 2 && f.strides.size() >= 2) {
+    std::swap(f.shape[0], f.shape[1]);
+    std::swap(f.strides[0], f.strides[1]);
+  }
+  return f;
 }
 
 std::vector<Copy2D> block_copies(const Block& block, const Axes& global, std::size_t cell_bytes) {
@@ -198,6 +215,18 @@ ViewMatcher::Decision ViewMatcher::decide(Clock::time_point now) {
 
 // ---------------------------------------------------------------- views
 
+bool shows_watch(const remote::ViewHeader& h, const ViewWatch& w) {
+  const auto& r = w.region;
+  const std::optional<std::string> axis = w.slice ? std::optional<std::string>(to_string(w.slice->axis)) : std::nullopt;
+  const std::optional<std::uint32_t> index = w.slice ? std::optional<std::uint32_t>(w.slice->index) : std::nullopt;
+  const auto through =
+      w.through ? std::optional<std::vector<std::uint32_t>>(std::vector<std::uint32_t>(w.through->begin(), w.through->end()))
+                : std::nullopt;
+  return h.field == w.field && h.view_w == static_cast<std::uint32_t>(r.view_w) &&
+         h.view_h == static_cast<std::uint32_t>(r.view_h) && h.center_x == r.center_x && h.center_y == r.center_y &&
+         h.pixels_per_cell == r.pixels_per_cell && h.axis == axis && h.index == index && h.through == through;
+}
+
 void assemble_view(std::span<const RemoteView* const> parts, RemoteView& out) {
   if (parts.empty()) throw Error(Errc::bad_value, "assembling a view needs the view of at least one part");
   const auto& first = parts.front()->header;
@@ -218,8 +247,16 @@ void assemble_view(std::span<const RemoteView* const> parts, RemoteView& out) {
     if (p->view.values.size() != std::size_t{rect.w} * rect.h)
       throw Error(Errc::bad_message, "a view's block of " + std::to_string(rect.w) + "x" + std::to_string(rect.h) +
                                          " samples came with " + std::to_string(p->view.values.size()) + " values");
-    place_block(Block::grid(rect.x, rect.y, rect.w, rect.h), std::as_bytes(std::span(p->view.values)), {vh, vw},
-                std::as_writable_bytes(std::span(values)), sizeof(float));
+    if (std::uint64_t{rect.x} + rect.w > vw || std::uint64_t{rect.y} + rect.h > vh)
+      throw Error(Errc::bad_message, "a part's block of " + std::to_string(rect.w) + "x" + std::to_string(rect.h) +
+                                         " samples at (" + std::to_string(rect.x) + ", " + std::to_string(rect.y) +
+                                         ") lies outside the grid of " + std::to_string(vw) + "x" + std::to_string(vh));
+    // Only the samples the part has: its rectangle may span panels of other parts (three planes
+    // of a volume), where it sends NaN.
+    for (std::uint32_t y = 0; y < rect.h; ++y)
+      for (std::uint32_t x = 0; x < rect.w; ++x)
+        if (const float v = p->view.values[std::size_t{y} * rect.w + x]; !std::isnan(v))
+          values[std::size_t{rect.y + y} * vw + rect.x + x] = v;
     if (p == parts.front()) continue;
     o.raw_bytes += h.raw_bytes;
     o.sent_ns = std::max(o.sent_ns, h.sent_ns);

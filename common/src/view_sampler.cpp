@@ -142,6 +142,50 @@ std::array<std::uint32_t, 3> cell_of_plane(const Slice& slice, std::uint32_t col
   return {slice.index, col, row};
 }
 
+PictureLayout PictureLayout::of_grid(std::uint32_t width, std::uint32_t height) {
+  return PictureLayout{static_cast<int>(width), static_cast<int>(height), {}, std::nullopt};
+}
+
+PictureLayout PictureLayout::of_plane(const std::vector<std::uint32_t>& dims, const Slice& slice) {
+  const auto rc = plane_dims(dims, slice.axis);
+  const int cols = static_cast<int>(rc.at(1)), rows = static_cast<int>(rc.at(0));
+  return PictureLayout{cols, rows, {Panel{slice, 0, 0, cols, rows, false}}, std::nullopt};
+}
+
+PictureLayout PictureLayout::of_three_planes(const std::vector<std::uint32_t>& dims,
+                                             const std::array<std::uint32_t, 3>& at) {
+  if (dims.size() != 3)
+    throw Error(Errc::bad_value, "three planes are a volume's: this grid has " + std::to_string(dims.size()) + " axes");
+  const int d = static_cast<int>(dims[0]), h = static_cast<int>(dims[1]), w = static_cast<int>(dims[2]);
+  for (std::size_t k = 0; k < 3; ++k)
+    if (at[k] >= dims[2 - k])
+      throw Error(Errc::out_of_range, std::string("the planes through (") + std::to_string(at[0]) + ", " +
+                                          std::to_string(at[1]) + ", " + std::to_string(at[2]) + "): " + "xyz"[k] +
+                                          " runs from 0 to " + std::to_string(dims[2 - k] - 1));
+  const int gap = std::max(1, std::max({w, h, d}) / 40);
+  PictureLayout l;
+  l.w = w + gap + d, l.h = h + gap + d;
+  l.panels = {Panel{{SliceAxis::z, at[2]}, 0, 0, w, h, false},
+              Panel{{SliceAxis::x, at[0]}, w + gap, 0, d, h, true},
+              Panel{{SliceAxis::y, at[1]}, 0, h + gap, w, d, false}};
+  l.through = at;
+  return l;
+}
+
+const Panel* PictureLayout::panel_at(int col, int row) const {
+  for (const auto& p : panels)
+    if (col >= p.x && col < p.x + p.cols && row >= p.y && row < p.y + p.rows) return &p;
+  return nullptr;
+}
+
+std::optional<std::array<std::uint32_t, 3>> PictureLayout::cell_at(int col, int row) const {
+  const Panel* p = panel_at(col, row);
+  if (p == nullptr) return std::nullopt;
+  auto c = static_cast<std::uint32_t>(col - p->x), r = static_cast<std::uint32_t>(row - p->y);
+  if (p->transposed) std::swap(c, r);
+  return cell_of_plane(p->slice, c, r);
+}
+
 #ifdef CUVIEW_HAVE_CUDA
 struct ViewSampler::Staging {
   explicit Staging(int gpu) : device(gpu) {

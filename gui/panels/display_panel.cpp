@@ -79,14 +79,20 @@ DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
   slice_->setToolTip("the plane's position (Page Up/Down, or Shift + wheel over the view)");
   slice_label_ = new QLabel;
   slice_label_->setObjectName("slice_label");
+  three_planes_ = new QCheckBox("three planes (x, y, z)");
+  three_planes_->setObjectName("three_planes");
+  three_planes_->setToolTip("the planes across z, x and y through one cell, side by side; Shift + wheel over one "
+                            "moves it, the slider moves the plane across the axis chosen");
   auto* box = new QWidget;
   auto* form = form_ = new QFormLayout(box);
   form->addRow("Field", field_);
   form->addRow("", arrows_);
   form->addRow("Plane across", slice_axis_);
   form->addRow(slice_label_, slice_);
+  form->addRow("", three_planes_);
   form->setRowVisible(slice_axis_, false);
   form->setRowVisible(slice_, false);
+  form->setRowVisible(three_planes_, false);
   form->addRow("Colormap", colormap_);
   form->addRow("Range", range_mode_);
   form->addRow("Min", range_lo_);
@@ -114,8 +120,13 @@ DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
     Q_EMIT reset_zoom();  // another plane has another shape: fit it
     Q_EMIT view_changed();
   });
-  connect(slice_, &QSlider::valueChanged, this, [this] {
+  connect(slice_, &QSlider::valueChanged, this, [this](int value) {
+    index_[static_cast<std::size_t>(slice().axis)] = value;
     show_slice_axis();
+    Q_EMIT view_changed();
+  });
+  connect(three_planes_, &QCheckBox::toggled, this, [this] {
+    Q_EMIT reset_zoom();  // another picture: fit it
     Q_EMIT view_changed();
   });
   setWidget(box);
@@ -128,12 +139,11 @@ Slice DisplayPanel::slice() const {
 
 void DisplayPanel::show_slice_axis() {
   if (dims_.size() != 3) return;
-  const int last = static_cast<int>(dims_[static_cast<std::size_t>(slice().axis)]) - 1;
-  if (slice_->maximum() != last) {
+  const auto a = static_cast<std::size_t>(slice().axis);
+  {
     const QSignalBlocker quiet(slice_);
-    const bool fresh = slice_->maximum() <= 0;
-    slice_->setRange(0, last);
-    if (fresh) slice_->setValue(wanted_slice_ >= 0 ? wanted_slice_ : (last + 1) / 2);  // a new volume opens at its middle
+    slice_->setRange(0, static_cast<int>(dims_[a]) - 1);
+    slice_->setValue(index_[a]);  // each axis keeps its own plane
   }
   slice_label_->setText(QString("%1 = %2").arg(slice_axis_->currentText()).arg(slice_->value()));
 }
@@ -142,13 +152,26 @@ void DisplayPanel::set_slice(const QString& axis, int index) {
   const int i = slice_axis_->findText(axis);
   if (i >= 0) slice_axis_->setCurrentIndex(i);
   wanted_slice_ = index;  // a volume not described yet takes it then
+  if (dims_.size() == 3) {
+    const auto a = static_cast<std::size_t>(slice().axis);
+    index_[a] = std::clamp(index, 0, static_cast<int>(dims_[a]) - 1);
+  }
   show_slice_axis();
-  slice_->setValue(index);
 }
 
 void DisplayPanel::move_slice(int delta) {
   if (dims_.size() == 3) slice_->setValue(slice_->value() + delta);
 }
+
+void DisplayPanel::move_plane(int axis, int delta) {
+  if (dims_.size() != 3 || axis < 0 || axis > 2) return;
+  if (axis == slice_axis_->currentIndex()) return move_slice(delta);
+  const auto a = static_cast<std::size_t>(axis);
+  index_[a] = std::clamp(index_[a] + delta, 0, static_cast<int>(dims_[a]) - 1);
+  Q_EMIT view_changed();
+}
+
+void DisplayPanel::set_three_planes(bool on) { three_planes_->setChecked(on); }
 
 void DisplayPanel::restore(const QSettings& settings) {
   preferred_ = colormap_from(settings.value("view/colormap").toString(), Colormap::viridis);
@@ -204,12 +227,17 @@ void DisplayPanel::describe(const proto::DescribeResult& d) {
   const auto dims = d.grid();
   if (dims != dims_) {
     dims_ = dims;
-    const QSignalBlocker quiet(slice_);
-    slice_->setRange(0, 0);
+    // A new volume opens at its middle (or the plane asked for), on every axis.
+    for (std::size_t a = 0; a < dims_.size() && a < 3; ++a) index_[a] = static_cast<int>(dims_[a]) / 2;
+    if (dims_.size() == 3 && wanted_slice_ >= 0) {
+      const auto a = static_cast<std::size_t>(slice().axis);
+      index_[a] = std::min(wanted_slice_, static_cast<int>(dims_[a]) - 1);
+    }
     show_slice_axis();
   }
   form_->setRowVisible(slice_axis_, dims_.size() == 3);
   form_->setRowVisible(slice_, dims_.size() == 3);
+  form_->setRowVisible(three_planes_, dims_.size() == 3);
 }
 
 void DisplayPanel::fill(ViewRequest& v) const {
@@ -220,6 +248,8 @@ void DisplayPanel::fill(ViewRequest& v) const {
   v.hi = static_cast<float>(range_hi_->value());
   v.arrows = arrows_->isChecked();
   v.slice = slice();
+  v.three_planes = dims_.size() == 3 && three_planes_->isChecked();
+  for (std::size_t k = 0; k < 3; ++k) v.through[k] = static_cast<std::uint32_t>(std::max(0, index_[2 - k]));  // {x, y, z}
 }
 
 int DisplayPanel::field_index() const { return field_->currentIndex(); }

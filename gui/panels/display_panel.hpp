@@ -6,6 +6,7 @@
 #include <QDockWidget>
 #include <QMap>
 #include <QString>
+#include <array>
 
 #include "render/colormap.hpp"
 #include "render/rendered_frame.hpp"
@@ -52,8 +53,13 @@ class DisplayPanel : public QDockWidget {
   void set_field(const QString& name);
   /// A volume's plane: across `axis` ("x", "y" or "z") at `index` (clamped to the axis).
   void set_slice(const QString& axis, int index);
-  /// Moves the plane `delta` cells along its axis (the keyboard, Shift + wheel); nothing for a 2-D grid.
+  /// Moves the plane `delta` cells along its axis (the keyboard); nothing for a 2-D grid.
   void move_slice(int delta);
+  /// Moves the plane across `axis` (a SliceAxis) `delta` cells (Shift + wheel over that plane):
+  /// the slider's when it is the axis chosen, else one of the three planes shown side by side.
+  void move_plane(int axis, int delta);
+  /// Three orthogonal planes side by side (true) or the plane across the axis chosen.
+  void set_three_planes(bool on);
   [[nodiscard]] Slice slice() const;
   [[nodiscard]] int field_index() const;
   [[nodiscard]] Colormap colormap() const;
@@ -84,7 +90,9 @@ class DisplayPanel : public QDockWidget {
   QComboBox* slice_axis_ = nullptr;  // x, y, z: shown for a volume only
   QSlider* slice_ = nullptr;
   QLabel* slice_label_ = nullptr;
+  QCheckBox* three_planes_ = nullptr;  // x, y and z planes side by side
   std::vector<std::uint32_t> dims_;  // the grid described last, slowest axis first
+  std::array<int, 3> index_{};       // each axis's plane (SliceAxis order: z, y, x); the slider shows the chosen axis's
   int wanted_slice_ = -1;            // set_slice's index, for the volume described next; -1: its middle
 
   bool remote_ = false;

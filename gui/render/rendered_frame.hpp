@@ -2,6 +2,7 @@
 // types, copied under the worker's lock and handed over a queued connection.
 #pragma once
 
+#include <array>
 #include <QImage>
 #include <QMetaType>
 #include <cstdint>
@@ -25,6 +26,11 @@ struct ViewRequest {
   double zoom = 1, center_x = -1, center_y = -1;  ///< center < 0: the field's centre
   bool arrows = false;                            ///< vector fields: arrows over the magnitude
   Slice slice{};  ///< a grid of three axes: the plane shown (its index clamped to the axis)
+  /// A grid of three axes: three orthogonal planes side by side through cell `through` ({x, y,
+  /// z}) rather than `slice` alone (PictureLayout::of_three_planes); `slice` is the one the
+  /// slider and the keyboard move.
+  bool three_planes = false;
+  std::array<std::uint32_t, 3> through{};
 };
 
 /// How a remote view came: the gateway's encoding, how far a value may be from the true one, and
@@ -49,6 +55,7 @@ struct RenderedFrame {
   std::uint64_t skipped = 0;  ///< frames published since the previous one that this viewer skipped
   std::optional<RemoteLink> link;  ///< a remote view's; empty for a frame read on this host
   std::optional<Slice> slice;      ///< the plane of a volume shown; empty for a 2-D grid
+  PictureLayout layout;            ///< where the picture's cells come from: the grid, a plane, three planes
 };
 
 }  // namespace cuview::gui

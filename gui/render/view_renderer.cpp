@@ -59,11 +59,18 @@ namespace {
 bool drawable(const proto::FieldDesc& fd) { return fd.dtype == "float32" && fd.components >= 1 && fd.components <= 3; }
 }  // namespace
 
-std::pair<int, int> picture_grid(const proto::DescribeResult& d, const ViewRequest& view) {
+PictureLayout layout_of(const proto::DescribeResult& d, const ViewRequest& view) {
   const auto dims = d.grid();
-  if (dims.size() != 3) return {static_cast<int>(d.width), static_cast<int>(d.height)};
-  const auto plane = plane_dims(dims, view.slice.axis);  // {rows, cols}
-  return {static_cast<int>(plane[1]), static_cast<int>(plane[0])};
+  if (dims.size() != 3) return PictureLayout::of_grid(d.width, d.height);
+  if (!view.three_planes) return PictureLayout::of_plane(dims, *slice_of(d, view));
+  auto at = view.through;  // {x, y, z}
+  for (std::size_t k = 0; k < 3; ++k) at[k] = std::min(at[k], dims[2 - k] - 1);
+  return PictureLayout::of_three_planes(dims, at);
+}
+
+std::pair<int, int> picture_grid(const proto::DescribeResult& d, const ViewRequest& view) {
+  const auto layout = layout_of(d, view);
+  return {layout.w, layout.h};
 }
 
 namespace {
@@ -102,31 +109,47 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
   const auto& fd = d.fields[is_particles ? 0 : static_cast<std::size_t>(field)];
   if (!is_particles && !drawable(fd)) return refuse_undrawable(fd);
   unshowable_.clear();
-  auto t = fitted(d, view);
-  SampledView sampled;
-  if (is_particles) {
-    const auto& pv = points[static_cast<std::size_t>(field) - d.fields.size()];
-    const auto& set = d.particles.at(pv.set);
-    const auto* position = position_of(set);
-    if (position == nullptr)
-      return refuse(
-          set.name,
-          QString("particle set '%1' has no float32 'position' to draw").arg(QString::fromStdString(set.name)));
-    const auto* colour = pv.colour >= 0 ? &set.attributes.at(static_cast<std::size_t>(pv.colour)) : nullptr;
-    sampled.region = t;
-    sampled.values = sample_particles(frame, set, *position, colour, t, particle_half_);
-  } else {
-    t.components = static_cast<int>(fd.components);
-    const bool arrows = view.arrows && fd.components >= 2;
-    const auto slice = slice_of(d, view);
-    // A plane of a volume brings every component of its cells too: the arrows draw the two that
-    // lie in the plane (colour()).
-    sampler_.sample(frame, slice ? plane_of(fd, *slice) : fd, t, sampled,
-                    arrows ? VectorComponents::include : VectorComponents::omit);
+  if (!is_particles) {
+    const auto dims = d.grid();
+    const Block whole = dims.size() == 3 ? Block{{0, 0, 0}, dims} : Block::grid(0, 0, d.width, d.height);
+    return draw_field({{&frame, &fd, whole}}, d, field, view, frame.info());
   }
-  RenderedFrame out = colour(std::move(sampled), field, view, is_particles ? std::nullopt : slice_of(d, view));
+  const auto& pv = points[static_cast<std::size_t>(field) - d.fields.size()];
+  const auto& set = d.particles.at(pv.set);
+  const auto* position = position_of(set);
+  if (position == nullptr)
+    return refuse(set.name,
+                  QString("particle set '%1' has no float32 'position' to draw").arg(QString::fromStdString(set.name)));
+  const auto* colour_by = pv.colour >= 0 ? &set.attributes.at(static_cast<std::size_t>(pv.colour)) : nullptr;
+  SampledView sampled;
+  sampled.region = fitted(d, view);
+  sampled.values = sample_particles(frame, set, *position, colour_by, sampled.region, particle_half_);
+  RenderedFrame out = colour(std::move(sampled), field, view);
   out.info = frame.info();
-  if (!is_particles) out.slice = slice_of(d, view);
+  return {std::move(out), {}};
+}
+
+RenderResult ViewRenderer::draw_field(const std::vector<PartFrame>& parts, const proto::DescribeResult& d, int field,
+                                      const ViewRequest& view, const FrameInfo& info) {
+  const auto& fd = d.fields.at(static_cast<std::size_t>(field));
+  auto layout = layout_of(d, view);
+  auto t = fitted(d, view);
+  t.components = static_cast<int>(fd.components);
+  // A plane brings every component of its cells too: the arrows draw the two that lie in it
+  // (colour()). Three planes side by side have none.
+  const bool arrows = view.arrows && fd.components >= 2 && layout.panels.size() <= 1;
+  SampledView sampled;
+  ViewSampler::begin(sampled, t, t.components, arrows ? VectorComponents::include : VectorComponents::omit);
+  // Each part fills its share of each panel (a z-plane lies in one slab; a y- or x-plane crosses
+  // them all); the whole grid's sampling is shared, so parts and panels meet without a seam.
+  for (const auto& p : parts)
+    for (const auto& b : picture_blocks(p.block, layout))
+      sampler_.sample_block(*p.frame, block_field(*p.field, b), t, b.rect, sampled);
+  const auto slice = slice_of(d, view);
+  RenderedFrame out = colour(std::move(sampled), field, view, slice);
+  out.info = info;
+  out.slice = slice;
+  out.layout = std::move(layout);
   return {std::move(out), {}};
 }
 
@@ -139,24 +162,10 @@ RenderResult ViewRenderer::render(const FrameGroup& frames, const std::vector<co
   const auto& fd = d.fields[field];
   if (!drawable(fd)) return refuse_undrawable(fd);
   unshowable_.clear();
-  auto t = fitted(d, view);
-  t.components = static_cast<int>(fd.components);
-  const bool arrows = view.arrows && fd.components >= 2;
-  const auto slice = slice_of(d, view);  // of the whole volume
-  SampledView sampled;
-  ViewSampler::begin(sampled, t, t.components, arrows ? VectorComponents::include : VectorComponents::omit);
-  // Each part whose block the plane crosses fills its rectangle of the picture (a z-plane lies in
-  // one slab; a y- or x-plane crosses them all).
-  for (std::size_t k = 0; k < frames.size() && k < parts.size(); ++k) {
-    const auto at = plane_block(Block{frames.part_desc(k).start(), parts[k]->grid()}, slice);
-    if (!at) continue;
-    const auto& pf = parts[k]->fields.at(field);
-    sampler_.sample_block(frames.part(k), at->local ? plane_of(pf, *at->local) : pf, t, at->rect, sampled);
-  }
-  RenderedFrame out = colour(std::move(sampled), static_cast<int>(field), view, slice);
-  out.info = frames.part(0).info();
-  out.slice = slice;
-  return {std::move(out), {}};
+  std::vector<PartFrame> blocks;
+  for (std::size_t k = 0; k < frames.size() && k < parts.size(); ++k)
+    blocks.push_back({&frames.part(k), &parts[k]->fields.at(field), Block{frames.part_desc(k).start(), parts[k]->grid()}});
+  return draw_field(blocks, d, static_cast<int>(field), view, frames.part(0).info());
 }
 
 RenderResult ViewRenderer::render(RemoteView&& remote, const proto::DescribeResult& d, const ViewRequest& view) {
@@ -169,6 +178,7 @@ RenderResult ViewRenderer::render(RemoteView&& remote, const proto::DescribeResu
   unshowable_.clear();
   RenderedFrame out = colour(std::move(remote.view), static_cast<int>(named - d.fields.begin()), view);
   out.slice = slice_of(d, view);  // the plane watched (ViewerWorker::render_remote)
+  out.layout = layout_of(d, view);
   out.info.seq = h.seq, out.info.step = h.step, out.info.sim_time = h.sim_time, out.info.stamp_ns = h.stamp_ns;
   out.link = RemoteLink{QString::fromStdString(h.encoding), h.error_bound, h.link_bytes_per_s};
   return {std::move(out), {}};

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "cuview/assembly.hpp"
 #include "cuview/client.hpp"
 #include "cuview/view_sampler.hpp"
 #include "render/rendered_frame.hpp"
@@ -22,12 +23,15 @@ struct RenderResult {
   QString refusal;                     ///< why not, the first time it is so for a field
 };
 
-/// Keeps what carries from one frame to the next: the automatic range, the space a particle set
-/// The picture's grid, columns × rows: the whole grid of a 2-D run, a plane's of a volume.
+/// The picture `view` asks for of `d`'s grid (the whole run's): the 2-D grid, the plane of a volume
+/// or its three planes through one cell side by side, indices clamped to the axes.
+[[nodiscard]] PictureLayout layout_of(const proto::DescribeResult& d, const ViewRequest& view);
+/// The picture's grid, columns × rows (layout_of's size).
 [[nodiscard]] std::pair<int, int> picture_grid(const proto::DescribeResult& d, const ViewRequest& view);
 /// The plane `view` asks for of `d`'s volume, its index clamped to the axis; empty for a 2-D grid.
 [[nodiscard]] std::optional<Slice> slice_of(const proto::DescribeResult& d, const ViewRequest& view);
 
+/// Keeps what carries from one frame to the next: the automatic range, the space a particle set
 /// is fitted into, the sampler's pinned rows. One thread at a time.
 class ViewRenderer {
  public:
@@ -56,6 +60,15 @@ class ViewRenderer {
   RenderedFrame colour(SampledView&& sampled, int field, const ViewRequest& view,
                        const std::optional<Slice>& slice = std::nullopt);
   std::pair<float, float> range_for(const ViewRequest& view, int field, bool drawn, float data_lo, float data_hi);
+  /// One frame of each part (a whole publisher: one part, its block the whole grid), field `field`,
+  /// sampled as one picture of the whole grid (layout_of): each part's share of each panel.
+  struct PartFrame {
+    const Frame* frame;
+    const proto::FieldDesc* field;  ///< the part's own
+    Block block;                    ///< the part's block of the whole grid
+  };
+  RenderResult draw_field(const std::vector<PartFrame>& parts, const proto::DescribeResult& d, int field,
+                          const ViewRequest& view, const FrameInfo& info);
 
   ViewSampler sampler_;
   bool auto_valid_ = false;

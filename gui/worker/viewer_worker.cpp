@@ -152,15 +152,19 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
   }
   ViewWatch w;
   w.field = d.fields[static_cast<std::size_t>(view.field)].name;
-  // A volume is watched a plane at a time: the region is in the plane's cells.
-  const auto [cols, rows] = picture_grid(d, view);
-  w.slice = slice_of(d, view);
+  // A volume is watched a plane (or three side by side) at a time: the region is in the picture's cells.
+  const auto layout = layout_of(d, view);
+  const int cols = layout.w, rows = layout.h;
+  if (layout.through)
+    w.through = layout.through;
+  else
+    w.slice = slice_of(d, view);
   const double cx = view.center_x < 0 ? cols / 2.0 : view.center_x;
   const double cy = view.center_y < 0 ? rows / 2.0 : view.center_y;
   w.region = ViewRegion::fit(cols, rows, view.width, view.height, view.zoom, cx, cy);
   const auto same = [](const ViewWatch& a, const ViewWatch& b) {
     const auto &r = a.region, &q = b.region;
-    return a.field == b.field && a.slice == b.slice && r.view_w == q.view_w && r.view_h == q.view_h &&
+    return a.field == b.field && a.slice == b.slice && a.through == b.through && r.view_w == q.view_w && r.view_h == q.view_h &&
            r.center_x == q.center_x && r.center_y == q.center_y && r.pixels_per_cell == q.pixels_per_cell;
   };
   auto& remote = dynamic_cast<RemoteGroup&>(*run_);
@@ -168,14 +172,14 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
     remote.watch(w);
     watched_ = w;
   }
-  const bool arrived = remote.next_view(incoming_, 20ms);
+  // A view of an earlier watch, still on its way, is dropped: it is of another picture.
+  const bool arrived = remote.next_view(incoming_, 20ms) && shows_watch(incoming_.header, w);
   if (arrived) {
     if (!held_view_) held_view_.emplace();
     std::swap(*held_view_, incoming_);  // incoming_ keeps buffers for the next view
   }
-  const bool fits =
-      held_view_ && held_view_->view.region.view_w == view.width && held_view_->view.region.view_h == view.height;
-  // A colour change re-colours the held view; a new region waits for the gateway's view of it.
+  // A colour change re-colours the held view; a new region or picture waits for the gateway's view of it.
+  const bool fits = held_view_ && shows_watch(held_view_->header, w);
   if (!held_view_ || !(arrived || (view_changed && fits))) return;
   {
     QMutexLocker lock(&mu_);

@@ -29,6 +29,11 @@ using namespace cuview::gui;
 using namespace std::chrono_literals;
 
 namespace {
+std::string testing_join(const std::set<std::uint32_t>& s) {
+  std::string out;
+  for (auto v : s) out += std::to_string(v) + " ";
+  return out;
+}
 std::filesystem::path gateway_socket() {
   return std::filesystem::path(std::getenv("XDG_RUNTIME_DIR")) / "cuview" / ".gateway" / "gateway.sock";
 }
@@ -344,10 +349,16 @@ TEST_CASE("a volume decomposed over ranks is one volume: its planes cross the sl
     return layers;
   };
   const auto shows_plane = [](MainWindow& w, const Slice& slice) {
-    return wait_for([&] {
+    const bool shown = wait_for([&] {
       const auto& f = w.view()->last_frame();
       return f.slice == slice && f.image.size() == w.view()->size() && distinct_colours(f.image) > 3;
     }, 10000);
+    const auto& f = w.view()->last_frame();
+    UNSCOPED_INFO("the view shows " << (f.slice ? to_string(f.slice->axis) : "no") << "-plane "
+                                    << (f.slice ? f.slice->index : 0) << ", " << f.image.width() << "x"
+                                    << f.image.height() << " pixels (the view: " << w.view()->width() << "x"
+                                    << w.view()->height() << "), " << distinct_colours(f.image) << " colours");
+    return shown;
   };
 
   std::optional<ChildProcess> gateway;
@@ -376,6 +387,36 @@ TEST_CASE("a volume decomposed over ranks is one volume: its planes cross the sl
   slider->setValue(static_cast<int>(D - 2));
   REQUIRE(shows_plane(*w, Slice{SliceAxis::z, D - 2}));
   CHECK(check_column(*w, Slice{SliceAxis::z, D - 2}) == std::set<std::uint32_t>{D - 2});
+  // Three planes through one cell: each part fills its share of each; every cell read lies on one
+  // of them and holds its true value, in both slabs.
+  auto* three = w->findChild<QCheckBox*>("three_planes");
+  REQUIRE(three);
+  three->setChecked(true);
+  REQUIRE(wait_for([&] {
+    const auto& f = w->view()->last_frame();
+    return f.layout.panels.size() == 3 && f.image.size() == w->view()->size() && distinct_colours(f.image) > 3;
+  }, 10000));
+  const RenderedFrame f = w->view()->last_frame();
+  const auto through = *f.layout.through;
+  const double bound = f.link ? f.link->error_bound : 0.0;
+  std::set<std::uint32_t> read_layers;
+  int wrong = 0, read = 0;
+  for (int py = 1; py < f.image.height(); py += 7)
+    for (int px = 1; px < f.image.width(); px += 11) {
+      const auto m = re.match(w->view()->readout({px, py}));
+      if (!m.hasMatch()) continue;
+      const auto x = m.captured(1).toUInt(), y = m.captured(2).toUInt(), z = m.captured(3).toUInt();
+      const double want = truth_at(x, y, z);
+      wrong += (x != through[0] && y != through[1] && z != through[2]) ||
+               std::abs(m.captured(4).toDouble() - want) > bound + 1e-5 * std::abs(want) + 1e-6;
+      read_layers.insert(z);
+      ++read;
+    }
+  CHECK(wrong == 0);
+  CHECK(read > 50);
+  INFO("layers read: " << testing_join(read_layers));
+  CHECK(read_layers.count(border - 1) == 1);
+  CHECK(read_layers.count(border) == 1);
 }
 
 TEST_CASE("a gateway started with --announce is listed under On the network, with no publisher's name",

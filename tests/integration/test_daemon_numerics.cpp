@@ -83,12 +83,20 @@ TEST_CASE("the CUDA backend computes what the host backend computes", "[integrat
 TEST_CASE("the 3-D Gray-Scott computes the same bits on CUDA as on the host", "[integration][gpu]") {
   require_backend(Backend::cuda);
   RuntimeDir rt;
-  // 40x24x20: no multiple of the kernel's 32x8 block or its 16-layer march.
-  const auto both = stepped_on_both({"--sim", "grayscott3d", "--paused", "--seed", "5"}, "40x24x20", 120);
-  CHECK(both.cuda.dims == std::vector<std::uint32_t>{20, 24, 40});
-  for (const auto& f : both.host.fields) {
-    INFO("field " << f.name);
-    CHECK(std::memcmp(both.host_slot.data() + f.offset, both.cuda_slot.data() + f.offset, f.bytes) == 0);
+  // Two steps per launch on 32 x 16 tiles marching through stretches of layers, and a last odd
+  // step on 32 x 8 blocks marching 16 layers (121 steps). 40x24x20: no multiple of either (tiles
+  // past the right and bottom edges); 64x32x33: whole tiles, a last stretch of one layer; 33x9x8:
+  // a tile larger than the grid, its halo wrapping more than once.
+  const std::vector<std::pair<std::string, std::vector<std::uint32_t>>> sizes{
+      {"40x24x20", {20, 24, 40}}, {"64x32x33", {33, 32, 64}}, {"33x9x8", {8, 9, 33}}};
+  for (const auto& [size, dims] : sizes) {
+    INFO("--size " << size);
+    const auto both = stepped_on_both({"--sim", "grayscott3d", "--paused", "--seed", "5"}, size, 121);
+    CHECK(both.cuda.dims == dims);
+    for (const auto& f : both.host.fields) {
+      INFO("field " << f.name);
+      CHECK(std::memcmp(both.host_slot.data() + f.offset, both.cuda_slot.data() + f.offset, f.bytes) == 0);
+    }
   }
 }
 

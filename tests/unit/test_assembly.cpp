@@ -98,30 +98,70 @@ TEST_CASE("a block is placed by one 2-D copy per plane: one for a grid, one per 
 TEST_CASE("a slab of a volume fills the rectangle of a plane that crosses it, and none of one that misses it",
           "[assembly]") {
   // Layers 4-7 of a volume 8 deep, 6 high, 10 wide: the second of two slabs.
+  const Axes dims{8, 6, 10};
   const Block slab{{4, 0, 0}, {4, 6, 10}};
-  const auto rect = [](const std::optional<PlaneBlock>& p) {
-    REQUIRE(p);
-    return std::array<int, 4>{p->rect.x, p->rect.y, p->rect.w, p->rect.h};
+  const auto one = [](const Block& b, const PictureLayout& l) {
+    const auto shares = picture_blocks(b, l);
+    REQUIRE(shares.size() == 1);
+    return shares.front();
   };
+  const auto rect = [](const PlaneBlock& p) { return std::array<int, 4>{p.rect.x, p.rect.y, p.rect.w, p.rect.h}; };
   // A z-plane in it is its layer (z - 4), the whole picture; one of the first slab misses it.
-  CHECK(rect(plane_block(slab, Slice{SliceAxis::z, 6})) == std::array{0, 0, 10, 6});
-  CHECK(plane_block(slab, Slice{SliceAxis::z, 6})->local == Slice{SliceAxis::z, 2});
-  CHECK_FALSE(plane_block(slab, Slice{SliceAxis::z, 3}));
-  CHECK_FALSE(plane_block(slab, Slice{SliceAxis::z, 8}));
+  CHECK(rect(one(slab, PictureLayout::of_plane(dims, {SliceAxis::z, 6}))) == std::array{0, 0, 10, 6});
+  CHECK(one(slab, PictureLayout::of_plane(dims, {SliceAxis::z, 6})).local == Slice{SliceAxis::z, 2});
+  CHECK(picture_blocks(slab, PictureLayout::of_plane(dims, {SliceAxis::z, 3})).empty());
   // A y-plane (columns x, rows z) and an x-plane (columns y, rows z): the slab's rows 4-7.
-  CHECK(rect(plane_block(slab, Slice{SliceAxis::y, 5})) == std::array{0, 4, 10, 4});
-  CHECK(plane_block(slab, Slice{SliceAxis::y, 5})->local == Slice{SliceAxis::y, 5});
-  CHECK(rect(plane_block(slab, Slice{SliceAxis::x, 9})) == std::array{0, 4, 6, 4});
+  CHECK(rect(one(slab, PictureLayout::of_plane(dims, {SliceAxis::y, 5}))) == std::array{0, 4, 10, 4});
+  CHECK(one(slab, PictureLayout::of_plane(dims, {SliceAxis::y, 5})).local == Slice{SliceAxis::y, 5});
+  CHECK(rect(one(slab, PictureLayout::of_plane(dims, {SliceAxis::x, 9}))) == std::array{0, 4, 6, 4});
   // A block offset along every axis keeps its place in each plane.
+  const Axes big{4, 6, 8};
   const Block inner{{1, 2, 3}, {2, 3, 4}};
-  CHECK(rect(plane_block(inner, Slice{SliceAxis::z, 2})) == std::array{3, 2, 4, 3});
-  CHECK(rect(plane_block(inner, Slice{SliceAxis::y, 4})) == std::array{3, 1, 4, 2});
-  CHECK(rect(plane_block(inner, Slice{SliceAxis::x, 3})) == std::array{2, 1, 3, 2});
-  CHECK(plane_block(inner, Slice{SliceAxis::x, 3})->local == Slice{SliceAxis::x, 0});
+  CHECK(rect(one(inner, PictureLayout::of_plane(big, {SliceAxis::z, 2}))) == std::array{3, 2, 4, 3});
+  CHECK(rect(one(inner, PictureLayout::of_plane(big, {SliceAxis::y, 4}))) == std::array{3, 1, 4, 2});
+  CHECK(rect(one(inner, PictureLayout::of_plane(big, {SliceAxis::x, 3}))) == std::array{2, 1, 3, 2});
+  CHECK(one(inner, PictureLayout::of_plane(big, {SliceAxis::x, 3})).local == Slice{SliceAxis::x, 0});
   // A 2-D block is its own rectangle; planes belong to volumes only.
-  CHECK(rect(plane_block(Block::grid(5, 1, 3, 2), std::nullopt)) == std::array{5, 1, 3, 2});
-  REQUIRE_THROWS_WITH(plane_block(slab, std::nullopt), Catch::Contains("name the axis and index"));
-  REQUIRE_THROWS_WITH(plane_block(Block::grid(0, 0, 2, 2), Slice{}), Catch::Contains("takes no axis or index"));
+  CHECK(rect(one(Block::grid(5, 1, 3, 2), PictureLayout::of_grid(10, 4))) == std::array{5, 1, 3, 2});
+  REQUIRE_THROWS_WITH(picture_blocks(slab, PictureLayout::of_grid(10, 6)), Catch::Contains("name the axis and index"));
+  REQUIRE_THROWS_WITH(picture_blocks(Block::grid(0, 0, 2, 2), PictureLayout::of_plane(dims, {})),
+                      Catch::Contains("takes no axis or index"));
+}
+
+TEST_CASE("three planes through a cell: z top left, x beside it sharing rows y, y below sharing columns x",
+          "[assembly]") {
+  const Axes dims{8, 6, 10};  // depth 8, height 6, width 10
+  const auto l = PictureLayout::of_three_planes(dims, {7, 2, 5});  // through x 7, y 2, z 5
+  REQUIRE(l.panels.size() == 3);
+  const int gap = 1;
+  CHECK(l.w == 10 + gap + 8);
+  CHECK(l.h == 6 + gap + 8);
+  // Every picture cell names the volume's cell it shows, on the plane of its panel.
+  CHECK(l.cell_at(3, 4) == std::array<std::uint32_t, 3>{3, 4, 5});           // the z-plane: (x, y)
+  CHECK(l.cell_at(10 + gap + 6, 4) == std::array<std::uint32_t, 3>{7, 4, 6});  // the x-plane: (z, y)
+  CHECK(l.cell_at(3, 6 + gap + 6) == std::array<std::uint32_t, 3>{3, 2, 6});   // the y-plane: (x, z)
+  CHECK_FALSE(l.cell_at(10, 0));                                              // between panels
+  CHECK_FALSE(l.cell_at(10 + gap + 1, 6 + gap + 1));                          // the empty corner
+  // The second of two slabs (layers 4-7) and planes through z 1: the z-plane misses it; it fills
+  // the right half of the x-plane's columns and the lower half of the y-plane's rows.
+  const Block slab{{4, 0, 0}, {4, 6, 10}};
+  const auto shares = picture_blocks(slab, PictureLayout::of_three_planes(dims, {7, 2, 1}));
+  REQUIRE(shares.size() == 2);
+  CHECK(shares[0].local == Slice{SliceAxis::x, 7});
+  CHECK(shares[0].transposed);
+  CHECK(std::array{shares[0].rect.x, shares[0].rect.y, shares[0].rect.w, shares[0].rect.h} ==
+        std::array{10 + gap + 4, 0, 4, 6});
+  CHECK(shares[1].local == Slice{SliceAxis::y, 2});
+  CHECK(std::array{shares[1].rect.x, shares[1].rect.y, shares[1].rect.w, shares[1].rect.h} ==
+        std::array{0, 6 + gap + 4, 10, 4});
+  // The transposed plane's field: rows y, columns z, strides to match.
+  proto::FieldDesc f;  // the slab's field u: 4 layers of 6 rows of 10 floats
+  f.name = "u", f.dtype = "float32", f.shape = {4, 6, 10}, f.strides = {240, 40, 4}, f.bytes = 4 * 240;
+  const auto x_plane = block_field(f, shares[0]);
+  CHECK(x_plane.shape == std::vector<std::uint32_t>{6, 4});
+  CHECK(x_plane.strides == std::vector<std::uint64_t>{40, 240});
+  CHECK(x_plane.offset == 7 * 4);
+  REQUIRE_THROWS_WITH(PictureLayout::of_three_planes(dims, {10, 0, 0}), Catch::Contains("x runs from 0 to 9"));
 }
 
 TEST_CASE("cells of several components move as one cell", "[assembly]") {

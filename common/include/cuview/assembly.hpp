@@ -5,6 +5,7 @@
 // unit tests pin torn groups, missing parts, parts a frame apart and parts out of sight.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -64,21 +65,26 @@ struct Block {
   bool operator==(const Block&) const = default;
 };
 
-/// Where a part's block shows in a picture of the whole grid: the rectangle of the picture's
-/// columns and rows its cells fill, and the plane of the part's own grid that fills it (a volume's;
-/// empty for a 2-D block). A 2-D block fills its own rectangle. Of a volume the picture is plane
-/// `slice` (in the whole volume's indices): columns and rows as plane_dims orders them.
+/// Where a part's block shows in a picture of the whole grid (PictureLayout): a rectangle of the
+/// picture's cells, and the plane of the part's own grid that fills it (a volume's; empty for a
+/// 2-D block), its rows and columns swapped when the panel's are.
 struct PlaneBlock {
-  ViewSampler::Block rect;    ///< in the picture's cells
-  std::optional<Slice> local; ///< the plane in the part's indices
+  ViewSampler::Block rect;     ///< in the picture's cells
+  std::optional<Slice> local;  ///< the plane in the part's indices
+  bool transposed = false;
   bool operator==(const PlaneBlock& o) const {
-    return rect.x == o.rect.x && rect.y == o.rect.y && rect.w == o.rect.w && rect.h == o.rect.h && local == o.local;
+    return rect.x == o.rect.x && rect.y == o.rect.y && rect.w == o.rect.w && rect.h == o.rect.h &&
+           local == o.local && transposed == o.transposed;
   }
 };
-/// Part `block`'s share of the picture: nothing when plane `slice` misses it (a z-plane of another
-/// slab). Throws Error(bad_value) for a volume's block without a slice or a 2-D one with one, and
-/// for a block of another rank than 2 or 3.
-[[nodiscard]] std::optional<PlaneBlock> plane_block(const Block& block, const std::optional<Slice>& slice);
+/// Part `block`'s shares of `layout`'s picture: a 2-D block's own rectangle; of a volume's block,
+/// one per panel whose plane crosses it (none for a z-plane of another slab). Throws
+/// Error(bad_value) for a volume's block in a 2-D picture or a 2-D block in a volume's, and for a
+/// block of another rank than 2 or 3.
+[[nodiscard]] std::vector<PlaneBlock> picture_blocks(const Block& block, const PictureLayout& layout);
+/// The field of a part's frame that fills `share` of a picture: a 2-D field as it is, else its
+/// plane (plane_of), transposed when the panel is: what ViewSampler::sample_block reads.
+[[nodiscard]] proto::FieldDesc block_field(const proto::FieldDesc& field, const PlaneBlock& share);
 
 /// One rectangle of bytes to copy (what cudaMemcpy2D takes): `height` rows of `width` bytes, from
 /// byte `src` of the block (rows `src_pitch` apart) to byte `dst` of the grid (`dst_pitch` apart).
@@ -166,9 +172,16 @@ struct ViewWatch {
   std::string field;
   ViewRegion region;  ///< field_w, field_h: the grid's; view_w, view_h: the output's
   std::string encoding = "auto";  ///< "auto" (fitted to the link), or pinned: u8, u16, f32
-  /// A volume's field: the plane viewed (region's field_w, field_h: the plane's columns and rows).
+  /// A volume's field: the plane viewed (region's field_w, field_h: the plane's columns and rows),
+  /// or three planes side by side through cell `through` {x, y, z} (PictureLayout::of_three_planes;
+  /// the region is in that picture's cells). One of the two for a volume, neither for a 2-D grid.
   std::optional<Slice> slice{};
+  std::optional<std::array<std::uint32_t, 3>> through{};
 };
+
+/// Whether a view (its header) shows what `w` asks for: its field, region and picture (a volume's
+/// plane, or three planes through a cell). A view of an earlier watch still on its way does not.
+[[nodiscard]] bool shows_watch(const remote::ViewHeader& h, const ViewWatch& w);
 
 /// A view of a remote frame: its values (NaN outside the grid) and how exact they are.
 struct RemoteView {

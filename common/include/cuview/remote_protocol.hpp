@@ -152,7 +152,11 @@ struct ViewArgs {
   /// a plane.
   std::optional<std::string> axis{};
   std::optional<std::uint32_t> index{};
-  MSGPACK_DEFINE_MAP(name, field, view_w, view_h, center_x, center_y, pixels_per_cell, encoding, credits, axis, index);
+  /// A field of a volume, instead of axis and index: three orthogonal planes through cell {x, y,
+  /// z}, side by side (docs/remote.md "Volumes"); the region is in that picture's cells.
+  std::optional<std::vector<std::uint32_t>> through{};
+  MSGPACK_DEFINE_MAP(name, field, view_w, view_h, center_x, center_y, pixels_per_cell, encoding, credits, axis, index,
+                     through);
 };
 struct CreditArgs {
   std::string name;
@@ -236,9 +240,14 @@ struct ViewHeader {
   /// Absent for a whole publisher: the payload holds the whole view.
   std::optional<ViewRect> rect;
   std::uint64_t latest_step = 0;  ///< the newest step the publisher offered when this view was sent
+  /// A volume's: the picture shown, as the `view` that asked for it named it (its plane, or the
+  /// cell its three planes pass through), so that a view of an earlier watch is told apart.
+  std::optional<std::string> axis{};
+  std::optional<std::uint32_t> index{};
+  std::optional<std::vector<std::uint32_t>> through{};
   MSGPACK_DEFINE_MAP(session, seq, step, sim_time, stamp_ns, sent_ns, field, view_w, view_h, center_x, center_y,
                      pixels_per_cell, encoding, compression, lo, hi, error_bound, raw_bytes, link_bytes_per_s, rect,
-                     latest_step);
+                     latest_step, axis, index, through);
 };
 
 /// The samples a view's payload holds: its rect's (a part's block), else the whole view. Throws

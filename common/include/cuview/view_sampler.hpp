@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,6 +89,47 @@ struct Slice {
 [[nodiscard]] proto::FieldDesc plane_of(const proto::FieldDesc& field, const Slice& slice);
 /// The grid cell {x, y, z} that cell (col, row) of plane `slice` is.
 [[nodiscard]] std::array<std::uint32_t, 3> cell_of_plane(const Slice& slice, std::uint32_t col, std::uint32_t row);
+
+/// One plane of a volume in a picture: the plane (in the volume's indices), where its cell (0, 0)
+/// goes in the picture's grid, its size there, and whether its rows and columns are swapped from
+/// plane_dims' order.
+struct Panel {
+  Slice slice;
+  int x = 0, y = 0;
+  int cols = 0, rows = 0;
+  bool transposed = false;  ///< an x-plane beside a z-plane: z across, y down (the rows they share)
+  bool operator==(const Panel& o) const {  // not defaulted: CUDA code includes this header as C++17
+    return slice == o.slice && x == o.x && y == o.y && cols == o.cols && rows == o.rows && transposed == o.transposed;
+  }
+};
+
+/// What a picture of a grid shows, in its own grid of w × h cells: a 2-D grid as it is (no
+/// panels); one plane of a volume (one panel, rows and columns as plane_dims orders them); or three
+/// orthogonal planes through one cell side by side: the z-plane top left (x across, y down), the
+/// x-plane right of it (z across, y down: the rows they share), the y-plane below it (x across, z
+/// down: the columns they share), a few cells apart, the fourth corner empty. A view's region is
+/// in the picture's cells (docs/remote.md "Volumes").
+struct PictureLayout {
+  int w = 0, h = 0;
+  std::vector<Panel> panels;
+  std::optional<std::array<std::uint32_t, 3>> through;  ///< three planes: the cell {x, y, z} they pass through
+
+  /// A 2-D grid of `width` × `height` cells.
+  [[nodiscard]] static PictureLayout of_grid(std::uint32_t width, std::uint32_t height);
+  /// Plane `slice` of a volume of `dims` ({depth, height, width}).
+  [[nodiscard]] static PictureLayout of_plane(const std::vector<std::uint32_t>& dims, const Slice& slice);
+  /// The planes across z, x and y through cell `at` ({x, y, z}) of a volume of `dims`. Throws
+  /// Error(out_of_range) naming a coordinate past its axis.
+  [[nodiscard]] static PictureLayout of_three_planes(const std::vector<std::uint32_t>& dims,
+                                                     const std::array<std::uint32_t, 3>& at);
+  /// The panel holding picture cell (col, row), or nullptr (between panels, or a 2-D grid's).
+  [[nodiscard]] const Panel* panel_at(int col, int row) const;
+  /// The volume's cell {x, y, z} at picture cell (col, row); empty where panel_at is nullptr.
+  [[nodiscard]] std::optional<std::array<std::uint32_t, 3>> cell_at(int col, int row) const;
+  bool operator==(const PictureLayout& o) const {
+    return w == o.w && h == o.h && panels == o.panels && through == o.through;
+  }
+};
 
 /// The value a cell shows: the scalar itself, or the magnitude of a vector of `components`.
 CUVIEW_HD inline float shown_value(const float* cell, int components) {

@@ -50,6 +50,7 @@ void RemoteClient::watch_with(const ViewWatch& w, std::uint32_t credits) {
                      static_cast<std::uint32_t>(std::max(r.view_h, 0)), r.center_x, r.center_y, r.pixels_per_cell,
                      w.encoding, credits};
   if (w.slice) a.axis = to_string(w.slice->axis), a.index = w.slice->index;
+  if (w.through) a.through = std::vector<std::uint32_t>(w.through->begin(), w.through->end());
   std::lock_guard lock(s.mu);
   if (s.gone()) s.throw_gone();
   (void)channel_of(s).gateway_call<proto::NoArgs>(remote::Op::view, a, s.opts.timeout);
@@ -79,9 +80,18 @@ bool RemoteClient::take_view(RemoteView& out, std::chrono::milliseconds timeout,
       if (credit) ch.credit(h.seq);
       auto& region = out.view.region;
       region = ViewRegion{};
+      // The picture's grid: the whole grid, or the plane (or three) of the whole volume it shows.
       const auto& part = s.desc.part;
+      const auto whole = part ? part->global() : s.desc.grid();
       region.field_w = static_cast<int>(part ? part->global_width : s.desc.width);
       region.field_h = static_cast<int>(part ? part->global_height : s.desc.height);
+      if (whole.size() == 3 && h.through && h.through->size() == 3) {
+        const auto l = PictureLayout::of_three_planes(whole, {(*h.through)[0], (*h.through)[1], (*h.through)[2]});
+        region.field_w = l.w, region.field_h = l.h;
+      } else if (whole.size() == 3 && h.axis) {
+        const auto rows_cols = plane_dims(whole, slice_axis_named(*h.axis));
+        region.field_w = static_cast<int>(rows_cols[1]), region.field_h = static_cast<int>(rows_cols[0]);
+      }
       region.view_w = static_cast<int>(h.view_w), region.view_h = static_cast<int>(h.view_h);
       region.center_x = h.center_x, region.center_y = h.center_y, region.pixels_per_cell = h.pixels_per_cell;
       out.view.components = 1;

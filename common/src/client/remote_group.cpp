@@ -170,15 +170,10 @@ bool RemoteGroup::next_view(RemoteView& out, std::chrono::milliseconds timeout) 
   if (!im.watching)
     throw Error(Errc::not_attached, "RemoteGroup::next_view on '" + im.name + "' before watch(): say what to view first");
   const auto& want = *im.watching;
-  const auto& r = want.region;
   const std::size_t n = im.parts.size();
   // Every part's gateway sends one view per credit; the matcher says when they make one picture
   // and whom to ask for which step (assembly.hpp).
-  auto of_watch = [&](const remote::ViewHeader& h) {
-    return h.field == want.field && h.view_w == static_cast<std::uint32_t>(r.view_w) &&
-           h.view_h == static_cast<std::uint32_t>(r.view_h) && h.center_x == r.center_x &&
-           h.center_y == r.center_y && h.pixels_per_cell == r.pixels_per_cell && h.rect.has_value();
-  };
+  auto of_watch = [&](const remote::ViewHeader& h) { return shows_watch(h, want) && h.rect.has_value(); };
   auto keep = [&](std::size_t k) {
     if (!of_watch(im.incoming.header)) return;  // of an earlier watch: its credit is spent
     im.matcher.arrived(k, im.incoming.header.step, im.incoming.header.latest_step);

@@ -1,12 +1,8 @@
-// Gray–Scott in 3-D on the CUDA executor: u and v double-buffered on the device, one launch per
-// step. Each thread owns kRows cells of one column x, stacked in y, and marches along z through a
-// stretch of `zs` layers, with the layers behind, at and in front of it in registers. Per layer it
-// loads one new value of u and v per cell (the layer in front) and two rows beside its own (its y
-// neighbours at the ends); its other y neighbours are its own registers and its x neighbours come
-// from the lanes beside it (shuffles), only the warp's two end lanes loading theirs. So a cell costs
-// about 1.5 loads per field rather than 6, and the memory traffic is the 16 bytes a cell needs
-// plus the stretch's two extra layers. Compiled without FMA contraction and with flush-to-zero, as
-// the host loops run: the same bits (cell()'s Laplacian order and grayscott_update).
+// Gray–Scott in 3-D on the CUDA executor: u and v double-buffered on the device, two steps per
+// launch (two_steps_kernel, below) and one for an odd last step (step_kernel: each thread owns one
+// (x, y) column of kZ cells and marches along z with the layers behind, at and in front of it in
+// registers; its x and y neighbours come from the caches). Compiled without FMA contraction and
+// with flush-to-zero, as the host loops run: the same bits.
 #include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
 #include "sims/grayscott/uv_state_cuda.hpp"
@@ -15,60 +11,89 @@
 namespace cuview::sim::grayscott3d {
 namespace {
 
-constexpr int kBlockX = 32, kBlockY = 4, kRows = 4;  // a block: 32 × 16 cells of a layer
-
-/// y wrapped into [0, h) (periodic); y >= -1.
-__device__ inline int wrap_y(int y, int h) { return y < 0 ? h - 1 : y % h; }
+constexpr int kBlockX = 32, kBlockY = 8, kZ = 16;
 
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     step_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
-                float* __restrict__ vo, int w, int h, int d, int zs, GrayScottParams p) {
-  const int lane = threadIdx.x;
-  const int x = blockIdx.x * kBlockX + lane;
-  const int y0 = (blockIdx.y * kBlockY + threadIdx.y) * kRows;
-  const int z0 = blockIdx.z * zs;
-  // Lanes past the grid's right edge, and rows past its bottom, read cells of the grid (the shuffles
-  // need every lane) and store nothing.
-  const int xc = x < w ? x : w - 1;
+                float* __restrict__ vo, int w, int h, int d, GrayScottParams p) {
+  const int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
+  const int z0 = blockIdx.z * kZ;
+  if (x >= w || y >= h || z0 >= d) return;
   const std::size_t plane = static_cast<std::size_t>(w) * h;
-  std::size_t row[kRows + 2];  // the thread's rows and the one above and below (periodic)
-#pragma unroll
-  for (int j = 0; j < kRows + 2; ++j) row[j] = static_cast<std::size_t>(wrap_y(y0 + j - 1, h)) * w;
-  const bool left_edge = lane == 0 || x == 0, right_edge = lane == kBlockX - 1 || xc >= w - 1;
-  const int xl = x == 0 ? w - 1 : xc - 1, xr = xc >= w - 1 ? 0 : xc + 1;
-  float ub[kRows], uc[kRows], uf[kRows], vb[kRows], vc[kRows], vf[kRows];
-  const std::size_t back = static_cast<std::size_t>(z0 == 0 ? d - 1 : z0 - 1) * plane;
-  const std::size_t first = static_cast<std::size_t>(z0) * plane;
-#pragma unroll
-  for (int j = 0; j < kRows; ++j) {
-    ub[j] = __ldg(u + back + row[j + 1] + xc), vb[j] = __ldg(v + back + row[j + 1] + xc);
-    uc[j] = __ldg(u + first + row[j + 1] + xc), vc[j] = __ldg(v + first + row[j + 1] + xc);
-  }
-  const int end = min(z0 + zs, d);
+  const std::size_t row = static_cast<std::size_t>(y) * w, col = row + x;
+  const std::size_t xl = row + (x == 0 ? w - 1 : x - 1), xr = row + (x == w - 1 ? 0 : x + 1);
+  const std::size_t yu = static_cast<std::size_t>(y == 0 ? h - 1 : y - 1) * w + x;
+  const std::size_t yd = static_cast<std::size_t>(y == h - 1 ? 0 : y + 1) * w + x;
+  const std::size_t back = static_cast<std::size_t>(z0 == 0 ? d - 1 : z0 - 1) * plane + col;
+  float ub = __ldg(u + back), vb = __ldg(v + back);
+  float uc = __ldg(u + z0 * plane + col), vc = __ldg(v + z0 * plane + col);
+  const int end = min(z0 + kZ, d);
   for (int z = z0; z < end; ++z) {
     const std::size_t layer = static_cast<std::size_t>(z) * plane;
-    const std::size_t front = static_cast<std::size_t>(z == d - 1 ? 0 : z + 1) * plane;
-#pragma unroll
-    for (int j = 0; j < kRows; ++j) uf[j] = __ldg(u + front + row[j + 1] + xc), vf[j] = __ldg(v + front + row[j + 1] + xc);
-    const float u_up = __ldg(u + layer + row[0] + xc), v_up = __ldg(v + layer + row[0] + xc);
-    const float u_down = __ldg(u + layer + row[kRows + 1] + xc), v_down = __ldg(v + layer + row[kRows + 1] + xc);
-#pragma unroll
-    for (int j = 0; j < kRows; ++j) {
-      const std::size_t r = layer + row[j + 1];
-      float ul = __shfl_up_sync(0xffffffffu, uc[j], 1), ur = __shfl_down_sync(0xffffffffu, uc[j], 1);
-      float vl = __shfl_up_sync(0xffffffffu, vc[j], 1), vr = __shfl_down_sync(0xffffffffu, vc[j], 1);
-      if (left_edge) ul = __ldg(u + r + xl), vl = __ldg(v + r + xl);
-      if (right_edge) ur = __ldg(u + r + xr), vr = __ldg(v + r + xr);
-      const float lap_u = laplacian7(ul, ur, j == 0 ? u_up : uc[j - 1], j == kRows - 1 ? u_down : uc[j + 1], ub[j],
-                                     uf[j], uc[j]);
-      const float lap_v = laplacian7(vl, vr, j == 0 ? v_up : vc[j - 1], j == kRows - 1 ? v_down : vc[j + 1], vb[j],
-                                     vf[j], vc[j]);
-      float un, vn;
-      grayscott_update(uc[j], vc[j], lap_u, lap_v, p, un, vn);
-      if (x < w && y0 + j < h) uo[r + x] = un, vo[r + x] = vn;
+    const std::size_t front = static_cast<std::size_t>(z == d - 1 ? 0 : z + 1) * plane + col;
+    const float uf = __ldg(u + front), vf = __ldg(v + front);
+    const float lap_u =
+        laplacian7(__ldg(u + layer + xl), __ldg(u + layer + xr), __ldg(u + layer + yu), __ldg(u + layer + yd), ub, uf, uc);
+    const float lap_v =
+        laplacian7(__ldg(v + layer + xl), __ldg(v + layer + xr), __ldg(v + layer + yu), __ldg(v + layer + yd), vb, vf, vc);
+    grayscott_update(uc, vc, lap_u, lap_v, p, uo[layer + col], vo[layer + col]);
+    ub = uc, vb = vc;
+    uc = uf, vc = vf;
+  }
+}
+
+// Two steps per launch (temporal blocking): a block owns a tile of kTx × kTy columns and marches
+// along z through a stretch of layers, one thread per column of the tile and its halo of 2. Each
+// layer is read once into shared memory (a ring of three layers); the first step is computed on
+// the tile and a halo of 1 (a ring of three layers of it), the second on the tile, written out. So
+// u and v cross memory once per two steps (plus the halo's share and two layers per stretch).
+// Both steps are cell()'s math on the same inputs: the same bits as two one-step launches.
+constexpr int kTx = 32, kTy = 16, kInX = kTx + 4, kInY = kTy + 4, kMidX = kTx + 2, kMidY = kTy + 2;
+
+__device__ inline int wrap(int i, int n) { return ((i % n) + n) % n; }
+__device__ inline int ring(int z) { return ((z % 3) + 3) % 3; }
+
+__global__ void __launch_bounds__(kInX* kInY)
+    two_steps_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
+                     float* __restrict__ vo, int w, int h, int d, int zs, GrayScottParams p) {
+  __shared__ float in_u[3][kInY][kInX], in_v[3][kInY][kInX];
+  __shared__ float mid_u[3][kMidY][kMidX], mid_v[3][kMidY][kMidX];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int x0 = blockIdx.x * kTx, y0 = blockIdx.y * kTy, z0 = blockIdx.z * zs, z1 = min(z0 + zs, d);
+  // Every column of the tile and its halo is a cell of the (periodic) grid: past the grid's right
+  // or bottom edge, the wrapped one, which is that cell's true neighbour there.
+  const std::size_t plane = static_cast<std::size_t>(w) * h;
+  const std::size_t col = static_cast<std::size_t>(wrap(y0 - 2 + ty, h)) * w + wrap(x0 - 2 + tx, w);
+  const bool first = tx >= 1 && tx < kInX - 1 && ty >= 1 && ty < kInY - 1;   // step 1: tile and halo 1
+  const bool second = tx >= 2 && tx < kInX - 2 && ty >= 2 && ty < kInY - 2;  // step 2: the tile
+  const int x = x0 + tx - 2, y = y0 + ty - 2;
+  for (int z = z0 - 2; z <= z1 + 1; ++z) {
+    const std::size_t at = static_cast<std::size_t>(wrap(z, d)) * plane + col;
+    in_u[ring(z)][ty][tx] = __ldg(u + at), in_v[ring(z)][ty][tx] = __ldg(v + at);
+    __syncthreads();
+    if (z >= z0 && first) {  // step 1 of layer z - 1, from layers z - 2 .. z
+      const int c = ring(z - 1), b = ring(z - 2), f = ring(z);
+      const float lap_u = laplacian7(in_u[c][ty][tx - 1], in_u[c][ty][tx + 1], in_u[c][ty - 1][tx], in_u[c][ty + 1][tx],
+                                     in_u[b][ty][tx], in_u[f][ty][tx], in_u[c][ty][tx]);
+      const float lap_v = laplacian7(in_v[c][ty][tx - 1], in_v[c][ty][tx + 1], in_v[c][ty - 1][tx], in_v[c][ty + 1][tx],
+                                     in_v[b][ty][tx], in_v[f][ty][tx], in_v[c][ty][tx]);
+      grayscott_update(in_u[c][ty][tx], in_v[c][ty][tx], lap_u, lap_v, p, mid_u[c][ty - 1][tx - 1],
+                       mid_v[c][ty - 1][tx - 1]);
     }
-#pragma unroll
-    for (int j = 0; j < kRows; ++j) ub[j] = uc[j], vb[j] = vc[j], uc[j] = uf[j], vc[j] = vf[j];
+    __syncthreads();
+    if (z >= z0 + 2 && second) {  // step 2 of layer z - 2, from step 1's layers z - 3 .. z - 1
+      const int c = ring(z - 2), b = ring(z - 3), f = ring(z - 1), mx = tx - 1, my = ty - 1;
+      const float lap_u = laplacian7(mid_u[c][my][mx - 1], mid_u[c][my][mx + 1], mid_u[c][my - 1][mx],
+                                     mid_u[c][my + 1][mx], mid_u[b][my][mx], mid_u[f][my][mx], mid_u[c][my][mx]);
+      const float lap_v = laplacian7(mid_v[c][my][mx - 1], mid_v[c][my][mx + 1], mid_v[c][my - 1][mx],
+                                     mid_v[c][my + 1][mx], mid_v[b][my][mx], mid_v[f][my][mx], mid_v[c][my][mx]);
+      float un, vn;
+      grayscott_update(mid_u[c][my][mx], mid_v[c][my][mx], lap_u, lap_v, p, un, vn);
+      if (x < w && y < h) {
+        const std::size_t out = static_cast<std::size_t>(z - 2) * plane + static_cast<std::size_t>(y) * w + x;
+        uo[out] = un, vo[out] = vn;
+      }
+    }
   }
 }
 
@@ -123,19 +148,25 @@ class GrayScott3dCuda final : public grayscott::CudaUv {
 
   void step(std::uint32_t steps) override {
     cuda::DeviceGuard guard(device_);
-    const dim3 block(kBlockX, kBlockY);
-    const int tile_y = kBlockY * kRows, columns = ((w_ + kBlockX - 1) / kBlockX) * ((h_ + tile_y - 1) / tile_y);
     if (sms_ == 0)
       cuda::check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_), "counting the GPU's SMs");
-    // The longest stretch of layers (the fewest re-read layers) that still gives every SM 8 blocks.
-    int zs = 64;
-    while (zs > 4 && std::int64_t{columns} * ((d_ + zs - 1) / zs) < 8LL * sms_) zs /= 2;
-    const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + tile_y - 1) / tile_y, (d_ + zs - 1) / zs);
-    for (std::uint32_t s = 0; s < steps; ++s) {
-      step_kernel<<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, d_, zs, p_);
+    // Two steps per launch while two remain; a last odd step by the one-step kernel.
+    const int tiles = ((w_ + kTx - 1) / kTx) * ((h_ + kTy - 1) / kTy);
+    int zs = 64;  // the longest stretch (the fewest layers read twice) that gives every SM two blocks
+    while (zs > 8 && std::int64_t{tiles} * ((d_ + zs - 1) / zs) < 2LL * sms_) zs /= 2;
+    const dim3 two_grid((w_ + kTx - 1) / kTx, (h_ + kTy - 1) / kTy, (d_ + zs - 1) / zs);
+    std::uint32_t s = 0;
+    for (; s + 2 <= steps; s += 2) {
+      two_steps_kernel<<<two_grid, dim3(kInX, kInY), 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, d_, zs, p_);
       cur_ = 1 - cur_;
     }
-    cuda::check(cudaGetLastError(), "launching the 3-D Gray–Scott step kernel");
+    const dim3 block(kBlockX, kBlockY);
+    const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + kBlockY - 1) / kBlockY, (d_ + kZ - 1) / kZ);
+    for (; s < steps; ++s) {
+      step_kernel<<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, d_, p_);
+      cur_ = 1 - cur_;
+    }
+    cuda::check(cudaGetLastError(), "launching the 3-D Gray–Scott step kernels");
   }
 
   std::vector<StateSpec> state() const override { return grayscott3d::state(w_, h_, d_); }
