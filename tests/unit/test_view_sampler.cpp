@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend_test.hpp"
+#include "cuview/assembly.hpp"
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
 #include "cuview/view_sampler.hpp"
@@ -144,6 +145,33 @@ BACKEND_TEST("each plane of a volume, across x, y or z, samples its own cells", 
       INFO("zoom " << zoom);
       CHECK(difference(sampled, expected.data()) == "");
     }
+  }
+  // Three planes through one cell, side by side (the x-plane transposed), sampled as one picture:
+  // every sample is the volume's cell that the picture's layout says is there, NaN between them.
+  const auto layout = PictureLayout::of_three_planes({D, H, W}, {31, 5, 12});
+  for (const double zoom : {1.0, 3.0}) {
+    INFO("three planes, zoom " << zoom);
+    const auto region = ViewRegion::fit(layout.w, layout.h, 300, 250, zoom, layout.w / 2.0, layout.h / 2.0);
+    SampledView sampled;
+    ViewSampler::begin(sampled, region, 1);
+    for (const auto& share : picture_blocks(Block{{0, 0, 0}, {D, H, W}}, layout))
+      sampler.sample_block(held.frame, block_field(field, share), region, share.rect, sampled);
+    std::size_t wrong = 0, drawn = 0;
+    for (int py = 0; py < region.view_h; ++py)
+      for (int px = 0; px < region.view_w; ++px) {
+        int cx = 0, cy = 0;
+        const float got = sampled.values[static_cast<std::size_t>(py) * region.view_w + px];
+        const auto cell = region.cell_at(px, py, cx, cy) ? layout.cell_at(cx, cy) : std::nullopt;
+        if (!cell) {
+          wrong += !std::isnan(got);
+          continue;
+        }
+        const auto [x, y, z] = *cell;
+        wrong += got != volume[(std::size_t{z} * H + y) * W + x];
+        ++drawn;
+      }
+    CHECK(wrong == 0);
+    CHECK(drawn > 1000);
   }
   // A plane past the volume is refused, naming the axis and its cells; the volume itself is not
   // sampled whole.

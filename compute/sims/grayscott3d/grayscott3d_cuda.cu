@@ -1,8 +1,8 @@
-// Gray–Scott in 3-D on the CUDA executor: u and v double-buffered on the device, two steps per
-// launch (two_steps_kernel, below) and one for an odd last step (step_kernel: each thread owns one
-// (x, y) column of kZ cells and marches along z with the layers behind, at and in front of it in
-// registers; its x and y neighbours come from the caches). Compiled without FMA contraction and
-// with flush-to-zero, as the host loops run: the same bits.
+// Gray–Scott in 3-D on the CUDA executor: u and v double-buffered on the device, one launch per
+// step. Each thread owns one (x, y) column of kZ cells and marches along z with the layers behind,
+// at and in front of it in registers: per cell it loads one new value of u and v from memory, and
+// its x and y neighbours, which the threads beside it have just loaded (cache hits). Compiled
+// without FMA contraction and with flush-to-zero, as the host loops run: the same bits.
 #include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
 #include "sims/grayscott/uv_state_cuda.hpp"
@@ -39,61 +39,6 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     grayscott_update(uc, vc, lap_u, lap_v, p, uo[layer + col], vo[layer + col]);
     ub = uc, vb = vc;
     uc = uf, vc = vf;
-  }
-}
-
-// Two steps per launch (temporal blocking): a block owns a tile of kTx × kTy columns and marches
-// along z through a stretch of layers, one thread per column of the tile and its halo of 2. Each
-// layer is read once into shared memory (a ring of three layers); the first step is computed on
-// the tile and a halo of 1 (a ring of three layers of it), the second on the tile, written out. So
-// u and v cross memory once per two steps (plus the halo's share and two layers per stretch).
-// Both steps are cell()'s math on the same inputs: the same bits as two one-step launches.
-constexpr int kTx = 32, kTy = 16, kInX = kTx + 4, kInY = kTy + 4, kMidX = kTx + 2, kMidY = kTy + 2;
-
-__device__ inline int wrap(int i, int n) { return ((i % n) + n) % n; }
-__device__ inline int ring(int z) { return ((z % 3) + 3) % 3; }
-
-__global__ void __launch_bounds__(kInX* kInY)
-    two_steps_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
-                     float* __restrict__ vo, int w, int h, int d, int zs, GrayScottParams p) {
-  __shared__ float in_u[3][kInY][kInX], in_v[3][kInY][kInX];
-  __shared__ float mid_u[3][kMidY][kMidX], mid_v[3][kMidY][kMidX];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int x0 = blockIdx.x * kTx, y0 = blockIdx.y * kTy, z0 = blockIdx.z * zs, z1 = min(z0 + zs, d);
-  // Every column of the tile and its halo is a cell of the (periodic) grid: past the grid's right
-  // or bottom edge, the wrapped one, which is that cell's true neighbour there.
-  const std::size_t plane = static_cast<std::size_t>(w) * h;
-  const std::size_t col = static_cast<std::size_t>(wrap(y0 - 2 + ty, h)) * w + wrap(x0 - 2 + tx, w);
-  const bool first = tx >= 1 && tx < kInX - 1 && ty >= 1 && ty < kInY - 1;   // step 1: tile and halo 1
-  const bool second = tx >= 2 && tx < kInX - 2 && ty >= 2 && ty < kInY - 2;  // step 2: the tile
-  const int x = x0 + tx - 2, y = y0 + ty - 2;
-  for (int z = z0 - 2; z <= z1 + 1; ++z) {
-    const std::size_t at = static_cast<std::size_t>(wrap(z, d)) * plane + col;
-    in_u[ring(z)][ty][tx] = __ldg(u + at), in_v[ring(z)][ty][tx] = __ldg(v + at);
-    __syncthreads();
-    if (z >= z0 && first) {  // step 1 of layer z - 1, from layers z - 2 .. z
-      const int c = ring(z - 1), b = ring(z - 2), f = ring(z);
-      const float lap_u = laplacian7(in_u[c][ty][tx - 1], in_u[c][ty][tx + 1], in_u[c][ty - 1][tx], in_u[c][ty + 1][tx],
-                                     in_u[b][ty][tx], in_u[f][ty][tx], in_u[c][ty][tx]);
-      const float lap_v = laplacian7(in_v[c][ty][tx - 1], in_v[c][ty][tx + 1], in_v[c][ty - 1][tx], in_v[c][ty + 1][tx],
-                                     in_v[b][ty][tx], in_v[f][ty][tx], in_v[c][ty][tx]);
-      grayscott_update(in_u[c][ty][tx], in_v[c][ty][tx], lap_u, lap_v, p, mid_u[c][ty - 1][tx - 1],
-                       mid_v[c][ty - 1][tx - 1]);
-    }
-    __syncthreads();
-    if (z >= z0 + 2 && second) {  // step 2 of layer z - 2, from step 1's layers z - 3 .. z - 1
-      const int c = ring(z - 2), b = ring(z - 3), f = ring(z - 1), mx = tx - 1, my = ty - 1;
-      const float lap_u = laplacian7(mid_u[c][my][mx - 1], mid_u[c][my][mx + 1], mid_u[c][my - 1][mx],
-                                     mid_u[c][my + 1][mx], mid_u[b][my][mx], mid_u[f][my][mx], mid_u[c][my][mx]);
-      const float lap_v = laplacian7(mid_v[c][my][mx - 1], mid_v[c][my][mx + 1], mid_v[c][my - 1][mx],
-                                     mid_v[c][my + 1][mx], mid_v[b][my][mx], mid_v[f][my][mx], mid_v[c][my][mx]);
-      float un, vn;
-      grayscott_update(mid_u[c][my][mx], mid_v[c][my][mx], lap_u, lap_v, p, un, vn);
-      if (x < w && y < h) {
-        const std::size_t out = static_cast<std::size_t>(z - 2) * plane + static_cast<std::size_t>(y) * w + x;
-        uo[out] = un, vo[out] = vn;
-      }
-    }
   }
 }
 
@@ -148,32 +93,19 @@ class GrayScott3dCuda final : public grayscott::CudaUv {
 
   void step(std::uint32_t steps) override {
     cuda::DeviceGuard guard(device_);
-    if (sms_ == 0)
-      cuda::check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_), "counting the GPU's SMs");
-    // Two steps per launch while two remain; a last odd step by the one-step kernel.
-    const int tiles = ((w_ + kTx - 1) / kTx) * ((h_ + kTy - 1) / kTy);
-    int zs = 64;  // the longest stretch (the fewest layers read twice) that gives every SM two blocks
-    while (zs > 8 && std::int64_t{tiles} * ((d_ + zs - 1) / zs) < 2LL * sms_) zs /= 2;
-    const dim3 two_grid((w_ + kTx - 1) / kTx, (h_ + kTy - 1) / kTy, (d_ + zs - 1) / zs);
-    std::uint32_t s = 0;
-    for (; s + 2 <= steps; s += 2) {
-      two_steps_kernel<<<two_grid, dim3(kInX, kInY), 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, d_, zs, p_);
-      cur_ = 1 - cur_;
-    }
     const dim3 block(kBlockX, kBlockY);
     const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + kBlockY - 1) / kBlockY, (d_ + kZ - 1) / kZ);
-    for (; s < steps; ++s) {
+    for (std::uint32_t s = 0; s < steps; ++s) {
       step_kernel<<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, d_, p_);
       cur_ = 1 - cur_;
     }
-    cuda::check(cudaGetLastError(), "launching the 3-D Gray–Scott step kernels");
+    cuda::check(cudaGetLastError(), "launching the 3-D Gray–Scott step kernel");
   }
 
   std::vector<StateSpec> state() const override { return grayscott3d::state(w_, h_, d_); }
 
  private:
   int w_, h_, d_;
-  int sms_ = 0;
   GrayScottParams p_;
 };
 
