@@ -67,12 +67,19 @@ void print_part_status(const std::vector<proto::Stats>& parts) {
     const auto& s = parts[k];
     const auto& p = *s.part;
     const std::string rank = p.rank >= 0 ? std::to_string(p.rank) : "-";
+    // The block's cells along each axis, slowest first: a volume's slab names its layers too.
+    const auto start = p.start(), dims = s.grid();
+    std::string block;
+    for (std::size_t a = 0; a < dims.size() && a < start.size(); ++a) {
+      const char* axis = dims.size() - a == 3 ? "layers" : dims.size() - a == 2 ? "rows" : "cols";
+      block += std::string(block.empty() ? "" : " ") + axis + " " + std::to_string(start[a]) + "-" +
+               std::to_string(start[a] + dims[a] - 1);
+    }
     std::printf(
-        "  part %u  rank %s  on %s  %s  rows %u-%u cols %u-%u  step %llu  %.0f steps/s  %.1f frames/s  "
+        "  part %u  rank %s  on %s  %s  %s  step %llu  %.0f steps/s  %.1f frames/s  "
         "%u reading  %u/%u held\n",
-        p.index, rank.c_str(), p.host.c_str(), s.device.c_str(), p.offset_y, p.offset_y + s.height - 1, p.offset_x,
-        p.offset_x + s.width - 1, static_cast<unsigned long long>(s.step), s.steps_per_second, s.frames_per_second,
-        s.readers, s.held_slots, s.slots);
+        p.index, rank.c_str(), p.host.c_str(), s.device.c_str(), block.c_str(), static_cast<unsigned long long>(s.step),
+        s.steps_per_second, s.frames_per_second, s.readers, s.held_slots, s.slots);
     lo = std::min(lo, s.step), hi = std::max(hi, s.step);
     slowest = k == 0 ? s.steps_per_second : std::min(slowest, s.steps_per_second);
     fewest_fps = k == 0 ? s.frames_per_second : std::min(fewest_fps, s.frames_per_second);

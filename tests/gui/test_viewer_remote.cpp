@@ -317,6 +317,10 @@ TEST_CASE("a volume decomposed over ranks is one volume: its planes cross the sl
   const std::uint32_t border = truth[1].description().part->start().at(0);  // part 1's first layer
   REQUIRE(border > 0);
   REQUIRE(border < D);
+  // cuview-ctl names each part's slab.
+  const auto status = ctl("slabs", {"status"});
+  CHECK_THAT(status.out, Catch::Contains("layers 0-" + std::to_string(border - 1) + " rows 0-15 cols 0-23") &&
+                             Catch::Contains("layers " + std::to_string(border) + "-11 rows 0-15 cols 0-23"));
   const auto truth_at = [&](std::uint32_t x, std::uint32_t y, std::uint32_t z) -> double {
     const std::size_t k = z < border ? 0 : 1;
     const std::uint32_t z0 = k == 0 ? 0 : border;
