@@ -83,10 +83,10 @@ TEST_CASE("the CUDA backend computes what the host backend computes", "[integrat
 TEST_CASE("the 3-D Gray-Scott computes the same bits on CUDA as on the host", "[integration][gpu]") {
   require_backend(Backend::cuda);
   RuntimeDir rt;
-  // Two steps per launch on 32 x 16 tiles marching through stretches of layers, and a last odd
-  // step on 32 x 8 blocks marching 16 layers (121 steps). 40x24x20: no multiple of either (tiles
-  // past the right and bottom edges); 64x32x33: whole tiles, a last stretch of one layer; 33x9x8:
-  // a tile larger than the grid, its halo wrapping more than once.
+  // 40x24x20: no multiple of the kernel's 64 x 4 cells of a layer or of its 8-layer march (lanes
+  // past the right edge, rows past the bottom); 64x32x33: whole blocks, a last march of one layer;
+  // 33x9x8: a warp's first lane alone in the grid, a block past the bottom. 121 steps: any
+  // kernel that steps in pairs ends on a single one.
   const std::vector<std::pair<std::string, std::vector<std::uint32_t>>> sizes{
       {"40x24x20", {20, 24, 40}}, {"64x32x33", {33, 32, 64}}, {"33x9x8", {8, 9, 33}}};
   for (const auto& [size, dims] : sizes) {
