@@ -14,7 +14,11 @@ run=$!
 for _ in $(seq 300); do cuview-ctl --name flow3d status >/dev/null 2>&1 && break; sleep 0.2; done
 sleep ${WARM_S:-10}  # the wake behind the sphere takes a few hundred steps to show
 cuview-ctl --name flow3d status | tee -a "$out/summary.txt"
-gui() { QT_QPA_PLATFORM=offscreen timeout 90 cuview-gui --name flow3d --field speed --frames 5 --screenshot-window "$@" 2>&1 | tail -1 | tee -a "$out/summary.txt"; }
+gui() {
+  local t0=$(date +%s.%N)
+  QT_QPA_PLATFORM=offscreen timeout 90 cuview-gui --name flow3d --field speed --frames 5 --screenshot-window "$@" 2>&1 | tail -1 | tee -a "$out/summary.txt"
+  echo "  ($(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)") s from start to the 5th frame)" | tee -a "$out/summary.txt"
+}
 gui --plane y=256 --screenshot "$out/local-y.png"
 gui --three-planes --screenshot "$out/local-three.png"
 cuview-gateway --log-level warn >"$out/gateway.log" 2>&1 &

@@ -1,5 +1,6 @@
 #include "cuview/view_sampler.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -287,17 +288,16 @@ void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field,
 #ifdef CUVIEW_HAVE_CUDA
   const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
   if (s.col_count > 0 && !s.distinct_rows.empty()) {
-    if (!staging_ || staging_->device != frame.device()) {
-      staging_.reset();
-      staging_ = std::make_unique<Staging>(frame.device());
-    }
+    auto at_gpu = std::find_if(staging_.begin(), staging_.end(), [&](const auto& st) { return st->device == frame.device(); });
+    if (at_gpu == staging_.end()) at_gpu = staging_.insert(staging_.end(), std::make_unique<Staging>(frame.device()));
+    Staging& staging = **at_gpu;
     const auto& r = s.distinct_rows;
-    float* dst = staging_->reserve(r.size() * span);
+    float* dst = staging.reserve(r.size() * span);
     const auto* grid = static_cast<const std::byte*>(frame.device_slot()) + field.offset;
     const auto at = [&](int row) { return grid + static_cast<std::size_t>(row) * p.row + s.col_lo * p.col; };
     const std::string what = " of field '" + field.name + "' of frame " + std::to_string(frame.info().seq);
     frame.wait();  // on the host: the frame is complete, and the GPU never switches to us for it
-    cuda::DeviceGuard guard(staging_->device);
+    cuda::DeviceGuard guard(staging.device);
     if (p.col == cell) {
       // Contiguous rows: the distinct rows as runs of equal spacing, one strided 2D copy per run
       // (a zoomed-in view is one run of consecutive rows; a zoomed-out one, runs of every k-th row).
@@ -306,7 +306,7 @@ void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field,
         const int stride = i + 1 < r.size() ? r[i + 1] - r[i] : 1;
         while (i + n < r.size() && r[i + n] - r[i + n - 1] == stride) ++n;
         cuda::check(cudaMemcpy2DAsync(dst + i * span, span * sizeof(float), at(r[i]), p.row * static_cast<std::size_t>(stride),
-                                      span * sizeof(float), n, cudaMemcpyDeviceToHost, staging_->stream.get()),
+                                      span * sizeof(float), n, cudaMemcpyDeviceToHost, staging.stream.get()),
                     "copying " + std::to_string(n) + " rows" + what);
         i += n;
       }
@@ -315,10 +315,10 @@ void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field,
       // strided 2D copy, a cell per line.
       for (std::size_t i = 0; i < r.size(); ++i)
         cuda::check(cudaMemcpy2DAsync(dst + i * span, cell, at(r[i]), p.col, cell, static_cast<std::size_t>(s.col_count),
-                                      cudaMemcpyDeviceToHost, staging_->stream.get()),
+                                      cudaMemcpyDeviceToHost, staging.stream.get()),
                     "copying the cells of row " + std::to_string(r[i]) + what);
     }
-    cuda::check(cudaStreamSynchronize(staging_->stream.get()), "waiting for the sampled rows" + what);
+    cuda::check(cudaStreamSynchronize(staging.stream.get()), "waiting for the sampled rows" + what);
     bytes_copied_ = r.size() * span * sizeof(float);
     for (std::size_t py = 0, k = 0; py < s.rows.size(); ++py) {
       if (s.rows[py] < 0) continue;

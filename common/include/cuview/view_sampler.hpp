@@ -159,8 +159,9 @@ struct SampledView {
   std::vector<float> vectors;  ///< with VectorComponents::include: `components` per sample, NaN outside the grid
 };
 
-/// Samples views of frames. Keeps its pinned host rows and copy stream (CUDA) from one call to the
-/// next, so that a viewer allocates them once. Every CUDA call runs under a cuda::DeviceGuard of the
+/// Samples views of frames. Keeps its pinned host rows and copy stream (CUDA), one of each per GPU
+/// its frames came from, from one call to the next, so that a viewer allocates them once (a run of
+/// parts on several GPUs too). Every CUDA call runs under a cuda::DeviceGuard of the
 /// frame's GPU: the calling thread's current device is never set. Move-only; one thread at a time.
 class ViewSampler {
  public:
@@ -203,8 +204,9 @@ class ViewSampler {
  private:
   void sample_grid(const Frame& frame, const proto::FieldDesc& field, int field_w, const ViewSampling& s,
                    SampledView& out, bool fill);
-  struct Staging;  // pinned rows and a copy stream, on the GPU of the last CUDA frame
-  std::unique_ptr<Staging> staging_;
+  struct Staging;  // pinned rows and a copy stream on one GPU
+  /// One per GPU the frames came from (a run of parts may span several), kept from call to call.
+  std::vector<std::unique_ptr<Staging>> staging_;
   std::size_t bytes_copied_ = 0;
 };
 
