@@ -126,6 +126,7 @@ DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
     Q_EMIT view_changed();
   });
   connect(three_planes_, &QCheckBox::toggled, this, [this] {
+    show_arrows_state();
     Q_EMIT reset_zoom();  // another picture: fit it
     Q_EMIT view_changed();
   });
@@ -197,9 +198,17 @@ void DisplayPanel::start_with(const QString& colormap, const QString& field) {
 
 void DisplayPanel::set_remote(bool remote) {
   remote_ = remote;
-  arrows_->setEnabled(!remote);
   if (remote) arrows_->setChecked(false);
-  arrows_->setToolTip(remote ? kRemoteOverlays : QString("vector fields: arrows over the magnitude"));
+  show_arrows_state();
+}
+
+void DisplayPanel::show_arrows_state() {
+  // Arrows lie in one plane: three planes side by side have none (the choice is kept for later).
+  const bool three = dims_.size() == 3 && three_planes_->isChecked();
+  arrows_->setEnabled(!remote_ && !three);
+  arrows_->setToolTip(remote_ ? kRemoteOverlays
+                      : three ? QString("arrows are drawn over one plane at a time: untick three planes")
+                              : QString("vector fields: arrows over the magnitude"));
 }
 
 void DisplayPanel::describe(const proto::DescribeResult& d) {
@@ -238,6 +247,7 @@ void DisplayPanel::describe(const proto::DescribeResult& d) {
   form_->setRowVisible(slice_axis_, dims_.size() == 3);
   form_->setRowVisible(slice_, dims_.size() == 3);
   form_->setRowVisible(three_planes_, dims_.size() == 3);
+  show_arrows_state();
 }
 
 void DisplayPanel::fill(ViewRequest& v) const {

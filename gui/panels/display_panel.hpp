@@ -79,6 +79,8 @@ class DisplayPanel : public QDockWidget {
   void show_colormap_of_field();
   /// The slider's range and the label for the axis chosen, keeping the plane's index where it fits.
   void show_slice_axis();
+  /// The arrows' box: off remotely (one value per pixel) and over three planes (none lies in all).
+  void show_arrows_state();
 
   QComboBox* field_ = nullptr;
   QCheckBox* arrows_ = nullptr;  // vector fields: arrows over the magnitude

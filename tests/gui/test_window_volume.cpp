@@ -125,6 +125,11 @@ TEST_CASE("three planes side by side show their cells through one point; Shift +
     const auto& f = w.view()->last_frame();
     return f.layout.through == middle && f.image.size() == w.view()->size();
   }));
+  // No arrows over three planes: the box says so.
+  auto* arrows = w.findChild<QCheckBox*>("arrows");
+  REQUIRE(arrows != nullptr);
+  CHECK_FALSE(arrows->isEnabled());
+  CHECK(arrows->toolTip().contains("one plane at a time"));
   auto reader = Client::attach(AttachOptions{.name = "vol", .client = "test reader"});
   auto frame = reader.next_frame(5s);
   REQUIRE(frame);
