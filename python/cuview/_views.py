@@ -24,12 +24,13 @@ def _picture(dims, axis, index):
     """What a view of a grid of `dims` (slowest first) shows: (rows, cols, plane), plane being
     (axis, index) of a volume's plane (axis None: "z"; index None: the middle) or None for a 2-D
     grid viewed whole. An axis or index given for a 2-D grid is kept, for the C API to refuse."""
+    rows = dims[-2] if len(dims) >= 2 else 1  # a line's picture is one row
     if len(dims) != 3 and axis is None and index is None:
-        return dims[-2], dims[-1], None
+        return rows, dims[-1], None
     axis = axis or "z"
     across = {"z": 0, "y": 1, "x": 2}.get(axis)
     if across is None or len(dims) != 3:
-        return dims[-2], dims[-1], (axis, 0 if index is None else int(index))
+        return rows, dims[-1], (axis, 0 if index is None else int(index))
     index = dims[across] // 2 if index is None else int(index)
     rows, cols = [n for k, n in enumerate(dims) if k != across]
     return rows, cols, (axis, index)
