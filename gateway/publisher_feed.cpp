@@ -294,39 +294,6 @@ std::vector<proto::FieldDesc>::const_iterator PublisherFeed::float_field(const p
   return f;
 }
 
-PictureLayout PublisherFeed::layout_of_view(const proto::DescribeResult& d, const remote::ViewArgs& a) const {
-  // Of the whole grid: a part of a decomposed run sends its share of the picture.
-  const auto whole = d.part ? d.part->global() : d.grid();
-  const bool plane = a.axis.has_value() || a.index.has_value();
-  if (whole.size() != 3) {
-    if (plane || a.through)
-      throw Error(Errc::bad_value, "field '" + a.field + "' of daemon '" + name_ +
-                                       "' is a plane: a view of it takes no axis, index or through");
-    return PictureLayout::of_grid(d.part ? d.part->global_width : d.width, d.part ? d.part->global_height : d.height);
-  }
-  if (a.through) {
-    if (plane)
-      throw Error(Errc::bad_value, "a view of field '" + a.field + "' names a plane (axis, index) and three planes "
-                                   "(through): name one or the other");
-    if (a.through->size() != 3)
-      throw Error(Errc::bad_value, "'through' of a view of field '" + a.field + "' has " +
-                                       std::to_string(a.through->size()) + " values; it is a cell: [x, y, z]");
-    return PictureLayout::of_three_planes(whole, {(*a.through)[0], (*a.through)[1], (*a.through)[2]});
-  }
-  if (!a.axis || !a.index)
-    throw Error(Errc::bad_value, "field '" + a.field + "' of daemon '" + name_ + "' is a volume of " +
-                                     Extent{whole}.text() +
-                                     " cells: a view of it names a plane (axis x, y or z and its index), or three "
-                                     "planes through a cell (through [x, y, z])");
-  const Slice slice{slice_axis_named(*a.axis), *a.index};
-  const auto cut = static_cast<std::size_t>(slice.axis);
-  if (slice.index >= whole[cut])
-    throw Error(Errc::out_of_range, std::string(to_string(slice.axis)) + "-plane " + std::to_string(slice.index) +
-                                        " of field '" + a.field + "' does not exist: " + to_string(slice.axis) +
-                                        " runs from 0 to " + std::to_string(whole[cut] - 1));
-  return PictureLayout::of_plane(whole, slice);
-}
-
 void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string& body, Clock::time_point at) {
   std::uint64_t id = 0;
   try {
@@ -348,7 +315,9 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
           throw Error(Errc::out_of_range, "credits " + std::to_string(a.credits) + ": a view starts with 1 to 8");
         if (a.encoding != "auto") w.pinned = remote::encoding_named(a.encoding);
         w.field = static_cast<std::size_t>(f - d.fields.begin());
-        w.layout = layout_of_view(d, a);
+        // Of the whole grid: a part of a decomposed run sends its share of the picture.
+        w.layout = picture_named(d.part ? d.part->global() : d.grid(), a.axis, a.index, a.through,
+                                 "field '" + a.field + "' of daemon '" + name_ + "'");
         w.credits = a.credits;
         w.args = std::move(a);
         // A new region of the same view keeps what was learnt about the link.
@@ -489,10 +458,7 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
   region.center_x = a.center_x, region.center_y = a.center_y, region.pixels_per_cell = a.pixels_per_cell;
   // This publisher's block of the whole grid, and its shares of the picture: a volume's planes
   // are read in place (strided), a part's shares are those of its block.
-  const auto grid = d.grid();
-  const Block mine = d.part ? Block{d.part->start(), grid}
-                     : grid.size() == 3 ? Block{{0, 0, 0}, grid}
-                                        : Block::grid(0, 0, d.width, d.height);
+  const Block mine = d.part ? Block{d.part->start(), d.grid()} : own_block(d);
   const auto& pf = d.fields[w.field];
   ViewSampler::begin(w.sampled, region, static_cast<int>(pf.components));
   ViewSampler::Block box{};  // the samples this publisher has: the rectangle around its shares

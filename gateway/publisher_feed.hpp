@@ -90,10 +90,6 @@ class PublisherFeed {
   /// Samples `frame` for `w` and sends the view to `peer`.
   void send_view(const PeerId& peer, Watcher& w, const Frame& frame);
   /// The float32 field `field`; throws Error(bad_value) naming the fields there are.
-  /// What a view asks to see of `d`'s grid (the whole run's, for a part): the grid, a plane of a
-  /// volume, or three. Throws Error(bad_value) for a plane of a 2-D grid, a volume without one, both
-  /// forms at once; Error(out_of_range) naming an index past its axis.
-  PictureLayout layout_of_view(const proto::DescribeResult& d, const remote::ViewArgs& a) const;
   std::vector<proto::FieldDesc>::const_iterator float_field(const proto::DescribeResult& d,
                                                             const std::string& field) const;
   /// Throws the last attach_control failure as a request's error: a name that runs as parts as

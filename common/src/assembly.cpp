@@ -67,6 +67,42 @@ std::vector<PlaneBlock> picture_blocks(const Block& block, const PictureLayout& 
   return out;
 }
 
+PictureLayout picture_named(const Axes& whole, const std::optional<std::string>& axis,
+                            const std::optional<std::uint32_t>& index,
+                            const std::optional<std::vector<std::uint32_t>>& through, const std::string& what) {
+  const bool plane = axis.has_value() || index.has_value();
+  if (whole.size() != 3) {
+    if (plane || through)
+      throw Error(Errc::bad_value, what + " is a plane: a view of it takes no axis, index or through");
+    return PictureLayout::of_grid(whole.empty() ? 0 : whole.back(), whole.size() >= 2 ? whole[whole.size() - 2] : 1);
+  }
+  if (through) {
+    if (plane)
+      throw Error(Errc::bad_value, "a view of " + what +
+                                       " names a plane (axis, index) and three planes (through): name one or the other");
+    if (through->size() != 3)
+      throw Error(Errc::bad_value, "'through' of a view of " + what + " has " + std::to_string(through->size()) +
+                                       " values; it is a cell: [x, y, z]");
+    return PictureLayout::of_three_planes(whole, {(*through)[0], (*through)[1], (*through)[2]});
+  }
+  if (!axis || !index)
+    throw Error(Errc::bad_value, what + " is a volume of " + Extent{whole}.text() +
+                                     " cells: a view of it names a plane (axis x, y or z and its index), or three "
+                                     "planes through a cell (through [x, y, z])");
+  const Slice slice{slice_axis_named(*axis), *index};
+  const auto cut = static_cast<std::size_t>(slice.axis);
+  if (slice.index >= whole[cut])
+    throw Error(Errc::out_of_range, std::string(to_string(slice.axis)) + "-plane " + std::to_string(slice.index) +
+                                        " of " + what + " does not exist: " + to_string(slice.axis) +
+                                        " runs from 0 to " + std::to_string(whole[cut] - 1));
+  return PictureLayout::of_plane(whole, slice);
+}
+
+Block own_block(const proto::DescribeResult& d) {
+  const auto grid = d.grid();
+  return grid.size() == 3 ? Block{{0, 0, 0}, grid} : Block::grid(0, 0, d.width, d.height);
+}
+
 proto::FieldDesc block_field(const proto::FieldDesc& field, const PlaneBlock& share) {
   if (!share.local) return field;
   auto f = plane_of(field, *share.local);

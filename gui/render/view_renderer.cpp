@@ -110,9 +110,7 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
   if (!is_particles && !drawable(fd)) return refuse_undrawable(fd);
   unshowable_.clear();
   if (!is_particles) {
-    const auto dims = d.grid();
-    const Block whole = dims.size() == 3 ? Block{{0, 0, 0}, dims} : Block::grid(0, 0, d.width, d.height);
-    return draw_field({{&frame, &fd, whole}}, d, field, view, frame.info());
+    return draw_field({{&frame, &fd, own_block(d)}}, d, field, view, frame.info());  // the frame is the picture
   }
   const auto& pv = points[static_cast<std::size_t>(field) - d.fields.size()];
   const auto& set = d.particles.at(pv.set);
@@ -164,7 +162,7 @@ RenderResult ViewRenderer::render(const FrameGroup& frames, const std::vector<co
   unshowable_.clear();
   std::vector<PartFrame> blocks;
   for (std::size_t k = 0; k < frames.size() && k < parts.size(); ++k)
-    blocks.push_back({&frames.part(k), &parts[k]->fields.at(field), Block{frames.part_desc(k).start(), parts[k]->grid()}});
+    blocks.push_back({&frames.part(k), &parts[k]->fields.at(field), frames.block(k)});
   return draw_field(blocks, d, static_cast<int>(field), view, frames.part(0).info());
 }
 

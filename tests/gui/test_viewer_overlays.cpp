@@ -9,6 +9,7 @@
 
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
+#include "field_view.hpp"
 #include "main_window.hpp"
 #include "render/arrows.hpp"
 #include "viewer_test.hpp"
@@ -85,6 +86,28 @@ int count_white(const QImage& img) {
     for (int x = 0; x < img.width(); ++x) n += white(img.pixel(x, y));
   return n;
 }
+/// The arrow nearest the inlet (arrows are drawn 24 pixels apart, so which cell that is depends on
+/// the view's size): its pixel and cell, among those whose cell row lies within `band` of
+/// `middle` and whose column is at least `from`; cell column 1e9 when there is none.
+struct Arrow {
+  QPoint at{-1, -1};
+  double x = 1e9, y = 0;
+};
+Arrow inlet_arrow(const FieldView& view, const QImage& image, double middle, double band, double from) {
+  Arrow a;
+  for (int py = 12; py < image.height(); py += 24)
+    for (int px = 12; px < image.width(); px += 24) {
+      double cx = 0, cy = 0;
+      if (view.cell_coords(QPoint(px, py), cx, cy) && std::abs(cy - middle) <= band && cx >= from && cx < a.x)
+        a = Arrow{QPoint(px, py), cx, cy};
+    }
+  return a;
+}
+/// Whether the arrow through `p` has white pixels to its right (on its row or the ones beside it).
+bool white_to_the_right(const QImage& image, QPoint p) {
+  return white(image.pixel(p.x() + 3, p.y())) || white(image.pixel(p.x() + 3, p.y() - 1)) ||
+         white(image.pixel(p.x() + 3, p.y() + 1));
+}
 }  // namespace
 
 BACKEND_TEST("arrows over a vector field point along the flow", "[gui]") {
@@ -106,20 +129,11 @@ BACKEND_TEST("arrows over a vector field point along the flow", "[gui]") {
   // The arrow nearest the inlet on the channel's middle rows (arrows are 24 pixels apart, so
   // which cell that is depends on the view's size), well before the flow turns around the
   // cylinder (radius 6.4, centred at x = 32).
-  QPoint arrow(-1, -1);
-  double arrow_x = 1e9, arrow_y = 0;
-  for (int py = 12; py < f.image.height(); py += 24)
-    for (int px = 12; px < f.image.width(); px += 24) {
-      double cx = 0, cy = 0;
-      if (w->view()->cell_coords(QPoint(px, py), cx, cy) && std::abs(cy - 32) <= 10 && cx < arrow_x)
-        arrow = QPoint(px, py), arrow_x = cx, arrow_y = cy;
-    }
-  INFO("arrow at pixel (" << arrow.x() << ", " << arrow.y() << "), cell (" << arrow_x << ", " << arrow_y << ")");
-  REQUIRE(arrow_x <= 12);
-  const int px = arrow.x(), py = arrow.y();
-  CHECK((white(f.image.pixel(px + 3, py)) || white(f.image.pixel(px + 3, py - 1)) ||
-         white(f.image.pixel(px + 3, py + 1))));
-  CHECK_FALSE(white(f.image.pixel(px, py + 6)));
+  const auto arrow = inlet_arrow(*w->view(), f.image, 32, 10, -1e9);
+  INFO("arrow at pixel (" << arrow.at.x() << ", " << arrow.at.y() << "), cell (" << arrow.x << ", " << arrow.y << ")");
+  REQUIRE(arrow.x <= 12);
+  CHECK(white_to_the_right(f.image, arrow.at));
+  CHECK_FALSE(white(f.image.pixel(arrow.at.x(), arrow.at.y() + 6)));
 }
 
 BACKEND_TEST("arrows over a plane of a volume draw the two components that lie in the plane", "[gui]") {
@@ -146,20 +160,11 @@ BACKEND_TEST("arrows over a plane of a volume draw the two components that lie i
   CHECK(f.slice->axis == SliceAxis::y);
   // The arrow nearest the inlet on the duct's middle layers, before the sphere (centred at x 19):
   // horizontal, as u_x is, not along z (white to its right, not below it).
-  QPoint arrow(-1, -1);
-  double arrow_x = 1e9;
-  for (int py = 12; py < f.image.height(); py += 24)
-    for (int px = 12; px < f.image.width(); px += 24) {
-      double cx = 0, cz = 0;
-      if (w->view()->cell_coords(QPoint(px, py), cx, cz) && std::abs(cz - 16) <= 6 && cx >= 2 && cx < arrow_x)
-        arrow = QPoint(px, py), arrow_x = cx;
-    }
-  INFO("arrow at pixel (" << arrow.x() << ", " << arrow.y() << "), cell x " << arrow_x);
-  REQUIRE(arrow_x <= 12);
-  const int px = arrow.x(), py = arrow.y();
-  CHECK((white(f.image.pixel(px + 3, py)) || white(f.image.pixel(px + 3, py - 1)) ||
-         white(f.image.pixel(px + 3, py + 1))));
-  CHECK_FALSE(white(f.image.pixel(px, py + 6)));
+  const auto arrow = inlet_arrow(*w->view(), f.image, 16, 6, 2);  // rows are z here
+  INFO("arrow at pixel (" << arrow.at.x() << ", " << arrow.at.y() << "), cell x " << arrow.x);
+  REQUIRE(arrow.x <= 12);
+  CHECK(white_to_the_right(f.image, arrow.at));
+  CHECK_FALSE(white(f.image.pixel(arrow.at.x(), arrow.at.y() + 6)));
 }
 
 TEST_CASE("an arrow follows the two components it is given: a plane's own, not always x and y", "[gui]") {

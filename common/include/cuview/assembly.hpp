@@ -86,6 +86,20 @@ struct PlaneBlock {
 /// plane (plane_of), transposed when the panel is: what ViewSampler::sample_block reads.
 [[nodiscard]] proto::FieldDesc block_field(const proto::FieldDesc& field, const PlaneBlock& share);
 
+/// The picture a view names of a grid of `whole` dims (the whole run's; docs/remote.md "Pushed
+/// by the gateway" and "Three planes through a cell"): a 2-D grid's own; of a volume, plane
+/// (`axis`, `index`) or the three planes `through` a cell {x, y, z}. What the gateway makes of a
+/// `view` and a client of the view header echoing it. Throws Error(bad_value) naming `what` (the
+/// field and its publisher) for planes of a 2-D grid, a volume with neither or both forms, a
+/// `through` that is not three values; Error(out_of_range) for an index past its axis.
+[[nodiscard]] PictureLayout picture_named(const Axes& whole, const std::optional<std::string>& axis,
+                                          const std::optional<std::uint32_t>& index,
+                                          const std::optional<std::vector<std::uint32_t>>& through,
+                                          const std::string& what);
+/// A publisher's own grid as a block at offset 0 (a 2-D grid's width × height): what one frame
+/// holds, whether or not it is a part of a larger run.
+[[nodiscard]] Block own_block(const proto::DescribeResult& d);
+
 /// One rectangle of bytes to copy (what cudaMemcpy2D takes): `height` rows of `width` bytes, from
 /// byte `src` of the block (rows `src_pitch` apart) to byte `dst` of the grid (`dst_pitch` apart).
 struct Copy2D {

@@ -82,16 +82,9 @@ bool RemoteClient::take_view(RemoteView& out, std::chrono::milliseconds timeout,
       region = ViewRegion{};
       // The picture's grid: the whole grid, or the plane (or three) of the whole volume it shows.
       const auto& part = s.desc.part;
-      const auto whole = part ? part->global() : s.desc.grid();
-      region.field_w = static_cast<int>(part ? part->global_width : s.desc.width);
-      region.field_h = static_cast<int>(part ? part->global_height : s.desc.height);
-      if (whole.size() == 3 && h.through && h.through->size() == 3) {
-        const auto l = PictureLayout::of_three_planes(whole, {(*h.through)[0], (*h.through)[1], (*h.through)[2]});
-        region.field_w = l.w, region.field_h = l.h;
-      } else if (whole.size() == 3 && h.axis) {
-        const auto rows_cols = plane_dims(whole, slice_axis_named(*h.axis));
-        region.field_w = static_cast<int>(rows_cols[1]), region.field_h = static_cast<int>(rows_cols[0]);
-      }
+      const auto picture = picture_named(part ? part->global() : s.desc.grid(), h.axis, h.index, h.through,
+                                         "a view of " + s.who() + " through " + s.opts.remote);
+      region.field_w = picture.w, region.field_h = picture.h;
       region.view_w = static_cast<int>(h.view_w), region.view_h = static_cast<int>(h.view_h);
       region.center_x = h.center_x, region.center_y = h.center_y, region.pixels_per_cell = h.pixels_per_cell;
       out.view.components = 1;
