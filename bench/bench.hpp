@@ -59,6 +59,8 @@ struct Options {
   // ---- section "publish" (bench/publish_cost.cpp), not among the defaults ----
   std::vector<std::string> publish_sims{"grayscott", "lbm", "nbody"};
   int publish_pairs = 8;  ///< pairs of windows (publishing off, on) per figure
+  // ---- section "budget" (bench/publish_cost.cpp), not among the defaults ----
+  double budget_percent = 0.3;  ///< the daemons' --max-cost
 };
 
 /// "key=value key=value" lines, as the helper processes print their results.
@@ -94,6 +96,9 @@ std::string publish_section(const Options& o, const std::string& backend);
 /// Section "slices": one viewer of a plane of the 3-D flow at 60 Hz, per axis: what it costs the
 /// run and how late its frames are (bench/publish_cost.cpp).
 std::string slices_section(const Options& o, const std::string& backend);
+/// Section "budget": each simulation at its largest size under a cost budget, one viewer at 60 Hz:
+/// frames delivered, the cost the publisher measured and the cost seen from outside.
+std::string budget_section(const Options& o, const std::string& backend);
 /// Sections 2, 3, 4 (CUDA only) and 5 for one backend ("cuda" or "host").
 std::string system_sections(const Options& o, const std::string& backend);
 

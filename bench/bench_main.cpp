@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
       ->check(CLI::IsMember(
-          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices"}))
+          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "budget"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
   app.add_option("--backends", backends, "which backends to measure")
@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--publish-pairs", o.publish_pairs, "section publish: pairs of windows (off, on) per figure")
+      ->capture_default_str();
+  app.add_option("--budget", o.budget_percent, "section budget: the daemons' --max-cost, in percent")
       ->capture_default_str();
   app.add_option("--out", out, "also append the tables to this Markdown file");
   std::string label;
@@ -158,6 +160,10 @@ int main(int argc, char** argv) {
   if (o.wants("slices")) {
     if (cuda) guarded("CUDA slices section", [&] { return slices_section(o, "cuda"); });
     if (host) guarded("host slices section", [&] { return slices_section(o, "host"); });
+  }
+  if (o.wants("budget")) {
+    if (cuda) guarded("CUDA budget section", [&] { return budget_section(o, "cuda"); });
+    if (host) guarded("host budget section", [&] { return budget_section(o, "host"); });
   }
   if (!out.empty()) std::ofstream(out, std::ios::app) << md;
   return rc;

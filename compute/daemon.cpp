@@ -219,6 +219,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                                       .title = sim_name_,
                                       .slots = opts.slots,
                                       .max_fps = opts.max_fps,
+                                      .max_cost = opts.max_cost,
                                       .start_paused = opts.start_paused,
                                       .part = part});
   Executor& executor = publisher_->executor();
@@ -540,11 +541,13 @@ int Daemon::run_parts() {
         sim_time_ +=
             static_cast<double>(turn.steps) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
       }
-      // Every part publishes the same steps: a frame when any part's readers want one, so that a
-      // viewer of all parts finds each step in every ring. Any rank's signal stops them all.
-      std::int64_t agreed[2] = {publisher_->frame_wanted() ? 1 : 0, stop_here ? 1 : 0};
+      // Every part publishes the same steps: a frame when any part's readers want one and every
+      // part's budget allows it, so that a viewer of all parts finds each step in every ring.
+      // Any rank's signal stops them all.
+      std::int64_t agreed[3] = {publisher_->frame_wanted() ? 1 : 0, stop_here ? 1 : 0,
+                                publisher_->within_budget() ? 0 : 1};
       comm.max(agreed);
-      if (agreed[0] != 0 && publishing_.load(std::memory_order_relaxed)) {
+      if (agreed[0] != 0 && agreed[2] == 0 && publishing_.load(std::memory_order_relaxed)) {
         publisher_->publish_next_now();
         publish();
       } else {

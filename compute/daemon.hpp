@@ -37,6 +37,7 @@ struct DaemonOptions {
   std::uint32_t width = 512, height = 512, slots = 3;
   std::uint32_t depth = 1;  ///< > 1: a grid of three axes (--size WxHxD), for 3-D simulations
   double max_fps = 60;  ///< frames published per second at most; 0 = after every batch
+  double max_cost = 0.01;  ///< the cost budget: publishing's largest share of the run (PublisherOptions)
   std::uint64_t seed = 1;
   std::string preset;  ///< empty: the simulation's first preset
   bool start_paused = false;

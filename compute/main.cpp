@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <regex>
 
@@ -26,6 +27,21 @@
 #endif
 
 namespace {
+/// "--max-cost 1%" (or "1"): the share of the run as a fraction. Empty when it is not a
+/// percentage above 0 and at most 100.
+std::optional<double> parse_percent(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(t, &used);
+    if (used != t.size() || !(v > 0 && v <= 100)) return std::nullopt;
+    return v / 100;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 /// Whether stderr goes to the systemd journal (systemd sets $JOURNAL_STREAM to its device:inode).
 bool stderr_is_journal() {
   const char* stream = std::getenv("JOURNAL_STREAM");
@@ -91,6 +107,11 @@ int main(int argc, char** argv) {
   app.add_option("--slots", o.slots, "ring slots per field (1-16)")->capture_default_str();
   app.add_option("--fps", o.max_fps, "frames published per second at most (0: after every batch)")
       ->capture_default_str();
+  std::string max_cost = "1%";
+  app.add_option("--max-cost", max_cost,
+                 "the largest share of the run's time publishing frames may take, as a percentage (0.3%, 5%; "
+                 "100%: no budget): the frame rate adapts to it, never above --fps")
+      ->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the initial state")->capture_default_str();
   app.add_option("--preset", o.preset,
                  "parameter preset (default: the simulation's first; grayscott: coral, mitosis, "
@@ -143,6 +164,14 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
 
   o.final_checkpoint = !no_final;
+  if (const auto cost = parse_percent(max_cost)) {
+    o.max_cost = *cost;
+  } else {
+    spdlog::error("--max-cost {}: not a percentage of the run above 0 and at most 100; give one such as 1% or 0.3% "
+                  "(100%: no budget)",
+                  max_cost);
+    return 2;
+  }
   if (!every.empty()) try {
       o.checkpoint_every_s = cuview::checkpoint::parse_duration(every);
     } catch (const cuview::Error& e) {

@@ -35,6 +35,7 @@ void print_status(const proto::Stats& s) {
     std::printf("  frames %llu published (%.1f/s), %llu skipped; %u slots, %u held\n",
                 static_cast<unsigned long long>(s.frames_published), s.frames_per_second,
                 static_cast<unsigned long long>(s.frames_skipped), s.slots, s.held_slots);
+  std::printf("  %s\n", proto::cost_text(s).c_str());
   std::printf("  clients %u (%u reading), memory %llu KiB, up %.0f s, session %s\n", s.clients, s.readers,
               static_cast<unsigned long long>(s.rss_kib), s.uptime_s, s.session.c_str());
   std::printf("  params:");
@@ -77,9 +78,10 @@ void print_part_status(const std::vector<proto::Stats>& parts) {
     }
     std::printf(
         "  part %u  rank %s  on %s  %s  %s  step %llu  %.0f steps/s  %.1f frames/s  "
-        "%u reading  %u/%u held\n",
+        "%u reading  %u/%u held  cost %s of %s%s\n",
         p.index, rank.c_str(), p.host.c_str(), s.device.c_str(), block.c_str(), static_cast<unsigned long long>(s.step),
-        s.steps_per_second, s.frames_per_second, s.readers, s.held_slots, s.slots);
+        s.steps_per_second, s.frames_per_second, s.readers, s.held_slots, s.slots, proto::percent_text(s.cost).c_str(),
+        s.max_cost < 1 ? proto::percent_text(s.max_cost).c_str() : "no budget", s.limited_by == "budget" ? " (the budget sets the rate)" : "");
     lo = std::min(lo, s.step), hi = std::max(hi, s.step);
     slowest = k == 0 ? s.steps_per_second : std::min(slowest, s.steps_per_second);
     fewest_fps = k == 0 ? s.frames_per_second : std::min(fewest_fps, s.frames_per_second);

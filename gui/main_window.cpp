@@ -137,6 +137,8 @@ void MainWindow::build_status_bar() {
   fps_label_ = new QLabel;
   latency_label_ = new QLabel;
   steps_label_ = new QLabel;
+  cost_label_ = new QLabel;
+  cost_label_->setObjectName("cost");
   skipped_label_ = new QLabel;
   backend_label_ = new QLabel;
   remote_label_ = new QLabel;
@@ -146,7 +148,7 @@ void MainWindow::build_status_bar() {
   checkpoint_label_ = new QLabel;
   checkpoint_label_->setObjectName("checkpoint");
   for (auto* l :
-       {connection_label_, fps_label_, latency_label_, steps_label_, skipped_label_, backend_label_, remote_label_,
+       {connection_label_, fps_label_, latency_label_, steps_label_, cost_label_, skipped_label_, backend_label_, remote_label_,
         checkpoint_label_})
     statusBar()->addWidget(l);
   statusBar()->addPermanentWidget(readout_label_);
@@ -335,6 +337,12 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
 
 void MainWindow::on_stats(const proto::Stats& s) {
   show_status(steps_label_, QString("%1 steps/s · step %2").arg(s.steps_per_second, 0, 'f', 0).arg(s.step));
+  // What watching costs the run: short here, the whole sentence on hover (the same as status's).
+  QString cost = QString("cost %1").arg(QString::fromStdString(proto::percent_text(s.cost)));
+  if (s.max_cost < 1) cost += QString(" of %1").arg(QString::fromStdString(proto::percent_text(s.max_cost)));
+  if (s.limited_by == "budget") cost += " · budget-limited";
+  show_status(cost_label_, cost);
+  cost_label_->setToolTip(QString::fromStdString(proto::cost_text(s)));
   simulation_->show_stats(s);
   rates_->show_stats(s, last_latency_ms_);
   show_checkpoints(s);

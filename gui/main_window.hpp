@@ -117,6 +117,7 @@ class MainWindow : public QMainWindow {
   QLabel* fps_label_ = nullptr;
   QLabel* latency_label_ = nullptr;
   QLabel* steps_label_ = nullptr;
+  QLabel* cost_label_ = nullptr;  // "cost 0.98 % of 1 % · budget-limited" (stats)
   QLabel* skipped_label_ = nullptr;
   QLabel* backend_label_ = nullptr;
   QLabel* remote_label_ = nullptr;  ///< the gateway, encoding, error bound and link of a remote view

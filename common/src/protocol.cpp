@@ -1,8 +1,14 @@
 #include "cuview/protocol.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace cuview::proto {
+std::string percent_text(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g %%", share * 100);
+  return buf;
+}
 namespace detail {
 
 static std::string type_name(msgpack::type::object_type t) {
@@ -287,6 +293,22 @@ std::string encode_error(std::uint64_t id, Errc code, const std::string& message
   pk.pack("ok"), pk.pack(false);
   pk.pack("error"), pk.pack(ErrorBody{std::string(to_string(code)), utf8_escaped(message)});
   return {buf.data(), buf.size()};
+}
+
+std::string cost_text(const Stats& s) {
+  char buf[256];
+  std::string limits = s.max_cost < 1 ? "budget " + percent_text(s.max_cost) : "no budget";
+  if (s.max_fps > 0) {
+    std::snprintf(buf, sizeof buf, ", %g frames/s at most", s.max_fps);
+    limits += buf;
+  }
+  if (s.readers == 0) return "cost none while nobody reads (" + limits + ")";
+  std::string why;
+  if (s.limited_by == "budget") why = ": the budget sets the frame rate";
+  else if (s.limited_by == "fps") why = ": the frame-rate cap sets the frame rate";
+  else if (s.limited_by == "readers") why = ": readers hold every slot, frames are skipped";
+  else why = ": the program publishes less often than both allow";
+  return "cost " + percent_text(s.cost) + " of the run (" + limits + ")" + why;
 }
 
 }  // namespace cuview::proto

@@ -1,6 +1,9 @@
 // The CUDA executor: one device and one non-blocking stream. Steps, field writes, the seal and
 // the slot's event are queued on that stream in order; at most two batches of steps stay queued.
 #include <algorithm>
+#include <deque>
+#include <limits>
+#include <vector>
 
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_buffer.hpp"
@@ -75,6 +78,11 @@ class CudaExecutor final : public Executor {
     sms_ = prop.multiProcessorCount;
     stream_ = cuda::Stream::create();
     for (auto& e : batch_done_) e = cuda::Event(cuda::EventKind::blocking_sync);
+    timings_.resize(kTimedFrames);
+    for (std::size_t i = 0; i < kTimedFrames; ++i) {
+      timings_[i] = {cuda::Event(cuda::EventKind::timing), cuda::Event(cuda::EventKind::timing)};
+      free_timings_.push_back(static_cast<int>(i));
+    }
   }
   ~CudaExecutor() override {
     cuda::DeviceGuard guard(probe_.device);
@@ -116,6 +124,12 @@ class CudaExecutor final : public Executor {
   void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef stream) override {
     cuda::DeviceGuard guard(probe_.device);
     open_frame(slot, layout);
+    timing_ = -1;
+    if (!free_timings_.empty()) {
+      timing_ = free_timings_.back();
+      free_timings_.pop_back();
+      cuda::check(cudaEventRecord(timings_[timing_].start.get(), stream.get()), "cudaEventRecord (a frame's start)");
+    }
     cuda::check(cudaMemsetAsync(checksum_sink(), 0, sizeof(std::uint64_t), stream.get()),
                 "clearing the checksum of a frame");
   }
@@ -152,7 +166,32 @@ class CudaExecutor final : public Executor {
     }
     trailer_kernel<<<1, 1, 0, stream>>>(trailer(), seq, step);
     cuda::check(cudaGetLastError(), "launching the checksum and trailer kernels of frame " + std::to_string(seq));
+    if (timing_ >= 0)
+      cuda::check(cudaEventRecord(timings_[timing_].end.get(), stream), "cudaEventRecord (a frame's end)");
+    in_flight_.push_back(timing_);
     frame_ = {};
+  }
+
+  std::vector<double> frame_costs() override {
+    cuda::DeviceGuard guard(probe_.device);
+    std::vector<double> costs;
+    while (!in_flight_.empty()) {
+      const int t = in_flight_.front();
+      if (t >= 0) {
+        const cudaError_t done = cudaEventQuery(timings_[t].end.get());
+        if (done == cudaErrorNotReady) break;
+        cuda::check(done, "cudaEventQuery (a frame's end)");
+        float ms = 0;
+        cuda::check(cudaEventElapsedTime(&ms, timings_[t].start.get(), timings_[t].end.get()),
+                    "cudaEventElapsedTime (a frame's cost)");
+        costs.push_back(static_cast<double>(ms) * 1e-3);
+        free_timings_.push_back(t);
+      } else {
+        costs.push_back(std::numeric_limits<double>::quiet_NaN());
+      }
+      in_flight_.pop_front();
+    }
+    return costs;
   }
 
   void finish() override {
@@ -187,6 +226,14 @@ class CudaExecutor final : public Executor {
   cuda::Stream stream_;
   cuda::Event batch_done_[2];
   std::uint64_t batch_ = 0;
+  // Each frame's cost: a pair of timing events around its work, kTimedFrames pairs reused.
+  struct Timing {
+    cuda::Event start, end;
+  };
+  std::vector<Timing> timings_;
+  std::vector<int> free_timings_;
+  std::deque<int> in_flight_;  // sealed frames not yet reported, oldest first (-1: not timed)
+  int timing_ = -1;            // the frame being written's pair
 };
 
 }  // namespace

@@ -72,6 +72,13 @@ class Executor {
   /// Finishes the frame begun, queued on `stream` after its fields: the checksum over every field
   /// not summed while it was written, then the trailer (seq, step, the time it was complete).
   virtual void seal(std::uint64_t seq, std::uint64_t step, cuda::StreamRef stream) = 0;
+  /// What each frame sealed since the last call cost, in seconds, oldest first, for the frames
+  /// whose work has finished (the cost budget, publisher/pacer.hpp): the time from begin_frame()
+  /// to the end of seal()'s work where it ran, timed by events on the frame's stream on CUDA and
+  /// by the calling thread's clock on the host. Never waits. NaN for a frame that could not be
+  /// timed (more than kTimedFrames in flight).
+  [[nodiscard]] virtual std::vector<double> frame_costs() = 0;
+  static constexpr std::size_t kTimedFrames = 16;
   /// Blocks until everything queued on the executor's stream has run.
   virtual void finish() {}
   /// Host memory the executor copies to and from at full speed: pinned on CUDA.

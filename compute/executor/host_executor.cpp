@@ -1,6 +1,7 @@
 // The host executor: the simulation runs on the calling thread; a frame is sealed by a CPU loop.
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "cuview/posix.hpp"
 #include "executor/executor.hpp"
@@ -18,6 +19,7 @@ class HostExecutor final : public Executor {
   void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef) override {
     open_frame(slot, layout);
     sum_ = 0;
+    begun_ns_ = monotonic_ns();
   }
   void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef) override {
     const int f = whole_field(dst, bytes);
@@ -46,12 +48,16 @@ class HostExecutor final : public Executor {
     const SlotTrailer t{seq, step, sum_, static_cast<std::uint64_t>(realtime_ns())};
     std::memcpy(frame_.base + layout.trailer_offset, &t, sizeof t);
     frame_ = {};
+    costs_.push_back(static_cast<double>(monotonic_ns() - begun_ns_) * 1e-9);
   }
+  std::vector<double> frame_costs() override { return std::exchange(costs_, {}); }
 
  private:
   std::uint64_t* checksum_sink() override { return frame_.layout != nullptr ? &sum_ : &scratch_; }
   std::uint64_t scratch_ = 0;
   std::uint64_t sum_ = 0;
+  std::int64_t begun_ns_ = 0;
+  std::vector<double> costs_;  // sealed frames' costs, not yet taken
 };
 
 }  // namespace

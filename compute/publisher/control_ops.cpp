@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cuview/posix.hpp"
+#include "publisher/pacer.hpp"
 
 namespace cuview {
 namespace {
@@ -139,7 +140,8 @@ Error ControlOps::stale_session_error(const std::string& theirs) const {
 // ---------------------------------------------------------------- rates
 
 ControlOps::RateWindow ControlOps::open_window(std::int64_t now) const {
-  return {now, c_.progress.step.load(), c_.ring.published(), c_.progress.restarts.load()};
+  return {now, c_.progress.step.load(), c_.ring.published(), c_.progress.restarts.load(),
+          c_.progress.publish_seconds.load(std::memory_order_relaxed)};
 }
 
 void ControlOps::update_rates() {
@@ -153,6 +155,7 @@ void ControlOps::update_rates() {
   if (dt < 0.5) return;
   steps_per_s_ = static_cast<double>(end.step0 - window_.step0) / dt;
   frames_per_s_ = static_cast<double>(end.frames0 - window_.frames0) / dt;
+  cost_ = (end.cost0 - window_.cost0) / dt;
   window_ = end;
   first_window_ = false;
 }
@@ -230,12 +233,19 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
   s.held_slots = c_.ring.held_slots();
   s.steps_per_second = steps_per_s_;
   s.frames_per_second = frames_per_s_;
+  s.cost = cost_;
+  s.max_cost = c_.opts.max_cost;
+  s.max_fps = c_.opts.max_fps;
+  // What held the newest frame back, while frames are being read; nothing while nobody reads.
+  if (c_.ring.readers() > 0)
+    s.limited_by = to_string(static_cast<RateLimit>(c_.progress.limit.load(std::memory_order_relaxed)));
   if (const RateWindow now = open_window(monotonic_ns());
       first_window_ && now.restarts0 == window_.restarts0 && now.t0 - window_.t0 > 50'000'000) {
     // The first half-second window is not closed yet: report what it has measured so far.
     const double dt = static_cast<double>(now.t0 - window_.t0) * 1e-9;
     s.steps_per_second = static_cast<double>(now.step0 - window_.step0) / dt;
     s.frames_per_second = static_cast<double>(now.frames0 - window_.frames0) / dt;
+    s.cost = (now.cost0 - window_.cost0) / dt;
   }
   s.rss_kib = resident_kib();
   s.uptime_s = static_cast<double>(monotonic_ns() - started_ns_) * 1e-9;

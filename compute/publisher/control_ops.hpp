@@ -58,6 +58,7 @@ class ControlOps final : public ControlHandler {
   struct RateWindow {
     std::int64_t t0 = 0;
     std::uint64_t step0 = 0, frames0 = 0, restarts0 = 0;
+    double cost0 = 0;  // Progress::publish_seconds
   };
 
   std::string dispatch(proto::Op op, const std::string& peer, const proto::Request& req);
@@ -89,7 +90,7 @@ class ControlOps final : public ControlHandler {
   std::int64_t started_ns_ = 0;
   RateWindow window_;
   bool first_window_ = true;  // no window has closed yet: stats reports the open one
-  double steps_per_s_ = 0, frames_per_s_ = 0;
+  double steps_per_s_ = 0, frames_per_s_ = 0, cost_ = 0;
 };
 
 }  // namespace cuview

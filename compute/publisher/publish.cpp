@@ -1,6 +1,7 @@
 // Publishing and steering, on the program's thread: publish() writes a frame into a free slot
 // (never waiting for a reader), poll() and steps_allowed() hand over what clients asked for.
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "cuview/publisher.hpp"
@@ -20,28 +21,29 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
                                          " was declared without a buffer; declare it with its data or publish "
                                          "with a FieldWriter");
   }
+  take_costs();
   // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that
   // arrives withdraws the ring's old frame and gets one from the next call, due or not.
   if (ring->readers() == 0) return false;
-  if (const auto a = ring->arrivals(); a != arrivals_seen) {
-    arrivals_seen = a;
-    publish_now = true;
-  }
+  look_for_arrivals();
   const std::int64_t now = monotonic_ns();
-  const bool due = opts.max_fps <= 0 || static_cast<double>(now - last_publish_ns) >= 1e9 / opts.max_fps;
-  if (!due && !publish_now) return false;
+  const bool due = pacer.due(now, reader_came, publish_now);
+  progress.limit.store(static_cast<std::uint8_t>(pacer.limit()));
+  if (!due) return false;
   auto slot = ring->begin_write();
   if (!slot) {
     // Every slot is held by some reader: skip this frame, never wait. A frame that was due is
-    // skipped once; the next is due a frame period later (a forced one is tried again).
-    if (due) {
+    // skipped once; the next is due a frame period later (an asked-for one is tried again).
+    if (!publish_now && !reader_came) {
       ring->count_skipped();
-      last_publish_ns = now;
+      pacer.skipped(now);
+      progress.limit.store(static_cast<std::uint8_t>(pacer.limit()));
     }
     return false;
   }
-  publish_now = false;
-  last_publish_ns = now;
+  publish_now = reader_came = false;
+  pacer.started(now);
+  progress.limit.store(static_cast<std::uint8_t>(pacer.limit()));
   const std::uint64_t seq = ring->last_seq() + 1;
   try {
     slots->before_write(*slot, stream);
@@ -65,6 +67,20 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   ring->end_write(*slot, info);  // counted: stats' frames_published is the ring's newest seq
   server->notify(proto::kFrameTopic, proto::encode(proto::FrameNotice{session, seq, *slot, at_step, at_time, info.stamp_ns}));
   return true;
+}
+
+void Publisher::State::take_costs() {
+  const auto costs = executor->frame_costs();
+  if (costs.empty()) return;
+  for (const double c : costs) pacer.measured(std::isnan(c) ? pacer.frame_cost() : c);
+  progress.publish_seconds.store(pacer.cost_seconds(), std::memory_order_relaxed);
+}
+
+void Publisher::State::look_for_arrivals() {
+  if (const auto a = ring->arrivals(); a != arrivals_seen) {
+    arrivals_seen = a;
+    reader_came = true;
+  }
 }
 
 void Publisher::State::record(std::uint64_t at_step, double at_time) {
@@ -147,8 +163,15 @@ void Publisher::wait_for_requests(std::chrono::milliseconds timeout) {
 bool Publisher::frame_wanted() const {
   const auto& s = *state_;
   if (!s.started || s.closed || s.ring->readers() == 0) return false;
-  if (s.publish_now || s.ring->arrivals() != s.arrivals_seen || s.opts.max_fps <= 0) return true;
-  return static_cast<double>(monotonic_ns() - s.last_publish_ns) >= 1e9 / s.opts.max_fps;
+  return s.publish_now || s.reader_came || s.ring->arrivals() != s.arrivals_seen ||
+         s.pacer.period_elapsed(monotonic_ns());
+}
+
+bool Publisher::within_budget() {
+  auto& s = *state_;
+  if (!s.started || s.closed) return true;
+  s.take_costs();
+  return s.publish_now || s.pacer.within_budget(monotonic_ns());
 }
 
 void Publisher::follow(const Requests& leader, bool paused) {

@@ -104,6 +104,10 @@ Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(
                                         " slots is out of range: use 1 to " + std::to_string(kMaxSlots));
   if (!(s.opts.max_fps >= 0))
     throw Error(Errc::out_of_range, where(s.opts.name) + ": max_fps must be 0 (every publish) or more");
+  if (!(s.opts.max_cost > 0 && s.opts.max_cost <= 1))
+    throw Error(Errc::out_of_range, where(s.opts.name) + ": max_cost " + std::to_string(s.opts.max_cost) +
+                                        " is not a share of the run; use more than 0 and at most 1 (0.01: 1 %; 1: "
+                                        "no budget)");
   if (const auto& p = s.opts.part) {
     if (p->count < 1 || p->index >= p->count)
       throw Error(Errc::out_of_range, where(s.opts.name) + ": part " + std::to_string(p->index) + " of " +

@@ -15,6 +15,7 @@
 #include "cuview/runtime_dir.hpp"
 #include "executor/executor.hpp"
 #include "publisher/control_ops.hpp"
+#include "publisher/pacer.hpp"
 #include "publisher/steering.hpp"
 #include "publisher/transport/control_server.hpp"
 #include "cuview/share/slot_memory.hpp"
@@ -63,14 +64,19 @@ struct Publisher::State {
   std::unique_ptr<ControlServer> server;
 
   // ---- the program's thread only ----
+  /// The next frame is published at once, frame rate and budget aside: the first one, after a
+  /// reset, a change while paused, publish_next_now().
   bool publish_now = true;
-  std::int64_t last_publish_ns = 0;
+  bool reader_came = false;         // a reader arrived: the next frame need not wait for the frame period
   std::uint64_t arrivals_seen = 0;  // RingWriter::arrivals() when publish() last looked
+  FramePacer pacer;
   std::vector<FieldTarget> targets;
   std::map<std::string, double> in_effect;
 
   explicit State(PublisherOptions o)
-      : opts(std::move(o)), paths(opts.name, opts.part ? std::optional(opts.part->index) : std::nullopt) {}
+      : opts(std::move(o)),
+        paths(opts.name, opts.part ? std::optional(opts.part->index) : std::nullopt),
+        pacer(opts.max_fps, opts.max_cost) {}
 
   void claim();
   void check_declarable(const std::string& what) const;
@@ -80,6 +86,10 @@ struct Publisher::State {
   void describe();
   bool publish(std::uint64_t step, double sim_time, const FieldWriter* write, cuda::StreamRef stream);
   void record(std::uint64_t step, double sim_time);
+  /// Hands the costs of frames finished since the last call to the pacer and to stats.
+  void take_costs();
+  /// Notes a reader that arrived while none was reading.
+  void look_for_arrivals();
   void close(const std::string& reason) noexcept;
 };
 

@@ -46,6 +46,8 @@ struct Progress {
   std::atomic<std::uint64_t> step{0};
   std::atomic<std::uint64_t> restarts{0};  // times the published step went backwards (a reset)
   std::atomic<double> sim_time{0};
+  std::atomic<double> publish_seconds{0};  // measured cost of every frame so far (FramePacer::cost_seconds)
+  std::atomic<std::uint8_t> limit{0};      // RateLimit: what holds the frame rate down
 };
 
 }  // namespace cuview

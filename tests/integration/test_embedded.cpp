@@ -92,7 +92,7 @@ BACKEND_TEST("a program embedding the publisher is attached, verified, steered, 
 TEST_CASE("an embedded publisher publishes the program's buffers and hands steering over only when polled",
           "[integration][embedded][host]") {
   RuntimeDir rt;
-  Publisher pub({.name = "inproc", .backend = "host", .title = "ramp", .max_fps = 0});
+  Publisher pub({.name = "inproc", .backend = "host", .title = "ramp", .max_fps = 0, .max_cost = 1});
   std::vector<float> ramp(16 * 8);
   std::iota(ramp.begin(), ramp.end(), 0.0f);
   std::vector<std::int32_t> ids(10);
@@ -166,7 +166,7 @@ TEST_CASE("a publisher of a volume describes its dims and a client reads it cell
         u[i] = value(z, y, x);
         for (std::uint32_t c = 0; c < 3; ++c) velocity[i * 3 + c] = value(z, y, x) + 0.25f * float(c + 1);
       }
-  Publisher pub({.name = "volume", .backend = "host", .title = "box", .max_fps = 0});
+  Publisher pub({.name = "volume", .backend = "host", .title = "box", .max_fps = 0, .max_cost = 1});
   pub.add_field({"u", u.data(), u.size() * 4, 0, 0, DType::float32, 1, Memory::host, "a scalar", {D, H, W}});
   pub.add_field({"velocity", velocity.data(), velocity.size() * 4, 0, 0, DType::float32, 3, Memory::host, "a vector",
                  {D, H, W}});
@@ -201,7 +201,7 @@ TEST_CASE("a publisher of a volume describes its dims and a client reads it cell
 TEST_CASE("a grid of 1 or 3 axes is declared by its dims alone, and every field shares it",
           "[integration][embedded][host]") {
   RuntimeDir rt;
-  Publisher pub({.name = "dims", .backend = "host", .max_fps = 0});
+  Publisher pub({.name = "dims", .backend = "host", .max_fps = 0, .max_cost = 1});
   std::vector<float> line(32), cube(8 * 8 * 8);
   CHECK_THAT(error_of([&] {
                pub.add_field({"both", cube.data(), cube.size() * 4, 8, 8, DType::float32, 1, Memory::host, "", {8, 8, 8}});
@@ -255,6 +255,43 @@ TEST_CASE("misuse of the publisher is refused with a message naming what is wron
     CHECK(e.code() == Errc::already_running);
   }
   CHECK_THAT(error_of([] { Publisher bad({.name = "bad name!"}); }), Contains("bad name!"));
+  CHECK_THAT(error_of([] { Publisher free({.name = "free", .backend = "host", .max_cost = 0}); }),
+             Contains("max_cost") && Contains("1: no budget"));
+}
+
+TEST_CASE("a publisher keeps to its cost budget and says when the budget sets the frame rate",
+          "[integration][embedded][host]") {
+  RuntimeDir rt;
+  // Each frame's publishing takes at least 2 ms (its writer sleeps): at a budget of 0.01 % the
+  // next frame may start only 20 s after one, so a loop of quick steps publishes one frame.
+  Publisher pub({.name = "budget", .backend = "host", .max_fps = 0, .max_cost = 0.0001});
+  std::vector<float> u(64, 1.5f);
+  pub.add_field({"u", nullptr, 256, 8, 8, DType::float32, 1, Memory::host, "written by a slow writer"});
+  const FieldWriter slow = [&](const std::vector<FieldTarget>& t) {
+    std::memcpy(t[0].data, u.data(), 256);
+    std::this_thread::sleep_for(2ms);
+  };
+  pub.start();
+  auto c = Client::attach(AttachOptions{.name = "budget", .client = "test"});
+  int published = 0;
+  for (std::uint64_t step = 1; step <= 30; ++step) published += pub.publish(step, 0, slow) ? 1 : 0;
+  CHECK(published == 1);
+  auto f = c.next_frame(5s);
+  REQUIRE(f);
+  CHECK(f->info().step == 1);
+  CHECK(f->verify() == std::nullopt);
+  std::this_thread::sleep_for(700ms);  // a rate window closes: stats measures the cost over it
+  (void)pub.publish(31, 0, slow);      // hands the frames' measured costs over
+  const auto s = c.stats();
+  CHECK(s.limited_by == "budget");
+  CHECK(s.max_cost == 0.0001);
+  CHECK(s.cost > 0);
+  const auto st = ctl("budget", {"status"});  // as a person reads it
+  INFO(st.out);
+  CHECK_THAT(st.out, Contains("(budget 0.01 %)") && Contains("the budget sets the frame rate"));
+  // A frame the program insists on (after a reset, or agreed by parts) is published whatever it costs.
+  pub.publish_next_now();
+  CHECK(pub.publish(32, 0, slow));
 }
 
 #ifdef CUVIEW_HAVE_CUDA

@@ -39,6 +39,7 @@ struct RunOptions {
   std::uint32_t parts = 2;
   std::uint32_t slots = 3;
   double max_fps = 0;
+  double max_cost = 1;  ///< no budget: every step can be a frame (the budget's own tests are in test_embedded)
   std::vector<std::string> groups{};  ///< per part; empty: one id for all
   bool threads = true;              ///< publish continuously from one thread per part
   /// Per part: the XDG_RUNTIME_DIR it publishes in (two "hosts" on one machine); empty: the test's.
@@ -67,7 +68,7 @@ class MpiRun {
       const std::string home = std::getenv("XDG_RUNTIME_DIR");
       if (!o_.runtime_dirs.empty()) ::setenv("XDG_RUNTIME_DIR", o_.runtime_dirs[k].c_str(), 1);
       pubs_.push_back(std::make_unique<Publisher>(PublisherOptions{
-          .name = name, .backend = o_.backend, .title = "rows", .slots = o_.slots, .max_fps = o_.max_fps, .part = p}));
+          .name = name, .backend = o_.backend, .title = "rows", .slots = o_.slots, .max_fps = o_.max_fps, .max_cost = o_.max_cost, .part = p}));
       rows_.push_back({y0, y1});
       data_.emplace_back(std::size_t{kWidth} * (y1 - y0));
       pubs_[k]->add_field({"u", data_[k].data(), data_[k].size() * sizeof(float), kWidth, y1 - y0, DType::float32, 1,
@@ -102,7 +103,8 @@ class MpiRun {
     MpiRun* run;
     void operator()() noexcept {
       run->stopping_ = run->stop_.load();
-      run->publish_now_ = run->want_.exchange(false);
+      const bool over = run->over_budget_.exchange(false);
+      run->publish_now_ = run->want_.exchange(false) && !over;
     }
   };
 
@@ -118,6 +120,7 @@ class MpiRun {
   void loop(std::uint32_t k) {
     for (std::uint64_t step = 1;; ++step) {
       if (pubs_[k]->frame_wanted()) want_ = true;
+      if (!pubs_[k]->within_budget()) over_budget_ = true;
       sync_.arrive_and_wait();
       if (stopping_) return;
       if (publish_now_) {
@@ -136,7 +139,7 @@ class MpiRun {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> rows_;
   std::vector<std::vector<float>> data_;
   std::atomic<bool> stop_{false};
-  std::atomic<bool> want_{false};
+  std::atomic<bool> want_{false}, over_budget_{false};
   bool stopping_ = false, publish_now_ = false;
   std::barrier<Stop> sync_;
   std::vector<std::thread> threads_;

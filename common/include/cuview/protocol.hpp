@@ -265,6 +265,12 @@ struct Stats {
   std::uint64_t frames_published = 0, frames_skipped = 0;
   std::uint32_t clients = 0, readers = 0, held_slots = 0;
   double steps_per_second = 0, frames_per_second = 0;
+  /// The cost budget: the share of the run's time publishing took over the same window as the
+  /// rates (measured), the largest share allowed (1: no budget), the frame-rate cap (0: none), and
+  /// what holds the frame rate down: "budget", "fps", "readers" (every slot held) or "" (the
+  /// program publishes less often than both allow).
+  double cost = 0, max_cost = 1, max_fps = 0;
+  std::string limited_by;
   std::uint64_t rss_kib = 0;
   double uptime_s = 0;
   std::map<std::string, double> params;
@@ -272,8 +278,15 @@ struct Stats {
   std::optional<PartDesc> part;  ///< set by a part of a decomposed publisher
   MSGPACK_DEFINE_MAP(session, name, backend, sharing, device, sim, width, height, dims, slots, paused, step, sim_time,
                      frames_published, frames_skipped, clients, readers, held_slots, steps_per_second,
-                     frames_per_second, rss_kib, uptime_s, params, checkpoint, part);
+                     frames_per_second, cost, max_cost, max_fps, limited_by, rss_kib, uptime_s, params, checkpoint,
+                     part);
 };
+
+/// What watching costs the run, in one line for status and the viewer: "cost 0.98 % of the run
+/// (budget 1 %, 60 frames/s at most): the budget sets the frame rate".
+std::string cost_text(const Stats& s);
+/// A share as a percentage: 0.0098 → "0.98 %", 0.01 → "1 %", 0.003 → "0.3 %".
+std::string percent_text(double share);
 
 struct ErrorBody {
   std::string code;  ///< to_string(Errc)

@@ -306,13 +306,14 @@ inline Turn next_turn(Publisher& pub, MPI_Comm comm, std::uint64_t steps_wanted,
 }
 
 namespace detail {
-/// Whether any rank's publisher wants a frame now (MPI_Allreduce with MPI_LOR).
+/// Whether any rank's publisher wants a frame now and every rank's budget lets one start
+/// (MPI_Allreduce with MPI_MAX over both).
 inline bool any_wants_frame(Publisher& pub, MPI_Comm comm) {
   const int rank = rank_of(comm, "cuview::mpi::publish");
-  int mine = pub.frame_wanted() ? 1 : 0, any = 0;
-  check(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, comm), "MPI_Allreduce",
+  int mine[2] = {pub.frame_wanted() ? 1 : 0, pub.within_budget() ? 0 : 1}, any[2] = {0, 0};
+  check(MPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, comm), "MPI_Allreduce",
         "cuview::mpi::publish of '" + pub.name() + "' (rank " + std::to_string(rank) + ")");
-  if (any == 0) return false;
+  if (any[0] == 0 || any[1] != 0) return false;
   pub.publish_next_now();
   return true;
 }
@@ -320,8 +321,9 @@ inline bool any_wants_frame(Publisher& pub, MPI_Comm comm) {
 
 /// Collective over `comm`, after every turn (also a paused one): publishes `step` (simulated
 /// time `t`) on every rank when any rank's publisher wants a frame (Publisher::frame_wanted: a
-/// viewer reads that part and a frame is due, or a change or a new viewer asked for one) —
-/// agreed with MPI_Allreduce(MPI_LOR) — so that every part offers the same steps; otherwise
+/// viewer reads that part and a frame is due, or a change or a new viewer asked for one) and
+/// every rank's cost budget allows one — agreed with MPI_Allreduce — so that every part offers
+/// the same steps and none exceeds its budget; otherwise
 /// records the step (Publisher::record_step) for `status`. A rank whose own part has no reader
 /// publishes nothing even then (Publisher::publish records the step). Publishes the declared
 /// buffers, queued on `stream` as Publisher::publish does (`{}`: the default stream; ignored on

@@ -84,8 +84,18 @@ struct PublisherOptions {
   std::string title = "embedded";
   /// Ring slots: frames clients can hold at once, plus one being written (1-16).
   std::uint32_t slots = 3;
-  /// Frames published per second at most; 0 = every publish() call.
+  /// Frames published per second at most; 0 = as often as publish() is called (and the budget
+  /// allows).
   double max_fps = 60;
+  /// The cost budget: the largest share of the run's time publishing may take, 0 < max_cost <= 1
+  /// (0.01: 1 %; 1: no budget). Each frame's publishing work is timed where it runs (GPU events
+  /// on the publisher's stream, or the host's clock), and the next frame waits until that work is
+  /// at most this share of the time since the frame began: the frame rate adapts, never above
+  /// max_fps. Frames asked for while paused, after a reset or by publish_next_now() are exempt.
+  /// Why 1 %: below the run-to-run spread of a GPU simulation's speed (clocks, placement), so
+  /// watching costs what cannot be told apart from not watching; a 60 Hz view of one field of a
+  /// 4096² grid or of a 256³ volume still fits on a current GPU (docs/benchmarks.md).
+  double max_cost = 0.01;
   /// Start paused, as after `cuview-ctl pause` (for programs that honour steps_allowed()).
   bool start_paused = false;
   /// Set: this publisher is one part of a decomposed grid. Parts other than 0 refuse steering
@@ -194,7 +204,7 @@ class Publisher {
   void start();
 
   /// Publishes the declared buffers as frame `step` (simulated time `sim_time`) when a client
-  /// reads frames, a frame is due (max_fps) and a slot is free: the copies into the slot, its
+  /// reads frames, a frame is due (max_fps and max_cost) and a slot is free: the copies into the slot, its
   /// checksum and its interprocess event are queued on `stream` (a cudaStream_t converts; after the
   /// work that wrote the buffers; `{}` is the default stream; ignored on the host, where the copy is
   /// done before it returns). While no client reads frames (holds a lease) it records the step for
@@ -210,7 +220,8 @@ class Publisher {
   /// program that restores a checkpoint, before start(), so that no client sees an earlier step.
   /// Starts the publisher if it has not started (after storing the step).
   void record_step(std::uint64_t step, double sim_time = 0);
-  /// The next publish() ignores max_fps (after a reset, or where a `step` request ended).
+  /// The next publish() ignores max_fps and the cost budget (after a reset, where a `step`
+  /// request ended, or a frame parts agreed on).
   void publish_next_now();
 
   /// Clients' requests since the last call; parameter values become the ones in effect. While
@@ -228,10 +239,12 @@ class Publisher {
   /// Blocks until a client sends a request or `timeout` passes.
   void wait_for_requests(std::chrono::milliseconds timeout);
 
-  /// Parts: whether publish() now would write a frame (a client reads, and a frame is due or was
-  /// asked for). Parts agree on it (any part wanting one) so that every part publishes the same
-  /// steps; then each calls publish_next_now() and publish().
+  /// Parts: whether this part wants a frame now (a client reads, and a frame period has passed or
+  /// a frame was asked for), and whether its cost budget lets one start. Parts agree on both —
+  /// any part wanting one, every part within its budget — so that every part publishes the same
+  /// steps and none exceeds its budget; then each calls publish_next_now() and publish().
   [[nodiscard]] bool frame_wanted() const;
+  [[nodiscard]] bool within_budget();
   /// Parts other than 0: adopt what part 0's poll() returned (the parameters in effect) and its
   /// paused state, so that this part's stats and describe say what the run does.
   void follow(const Requests& leader, bool paused);
