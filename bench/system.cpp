@@ -196,6 +196,7 @@ int run_viewer(const ViewerArgs& a) {
     auto c = Client::attach({.name = a.name, .client = "cuview-bench viewer"});
     const double attach_ms = static_cast<double>(monotonic_ns() - t0) * 1e-6;
     ViewRenderer view(c.description(), a.view_w, a.view_h, render_mode(a.render), a.plane);
+    c.read_fields({c.description().fields.at(0).name});  // the field it shows, as cuview-gui reads
     auto first = c.next_frame(10s);
     if (!first) throw Error(Errc::timeout, "no frame from daemon '" + a.name + "' within 10 s of attaching");
     if (auto bad = first->verify()) throw Error(Errc::bad_value, *bad);

@@ -163,7 +163,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     factory = &find_simulation(opts.sim);
     sim_name_ = opts.sim;
   }
-  const std::uint32_t axes = factory != nullptr ? factory->axes : 2;  // plugins: 2-D (ABI 4)
+  const std::uint32_t axes = factory != nullptr ? factory->axes : 2;  // plugins: 2-D (ABI 5)
   const std::string size = std::to_string(opts.width) + "x" + std::to_string(opts.height) +
                            (opts.depth > 1 ? "x" + std::to_string(opts.depth) : std::string());
   if (axes == 3 && opts.depth <= 1)

@@ -122,6 +122,7 @@ int attach_views(const OpenOptions& opts, const AttachArgs& a) {
 int attach_frames(const OpenOptions& base, const AttachArgs& a) {
   auto opts = base;
   std::uint64_t received = 0, verified = 0, sessions = 0, first_seq = 0, last_seq = 0, gaps = 0;
+  std::string held;  // the fields the last frame held
   const auto frame_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
   std::string last_session;
   auto deadline = std::chrono::steady_clock::time_point::max();  // set while waiting for a successor
@@ -153,6 +154,7 @@ int attach_frames(const OpenOptions& base, const AttachArgs& a) {
     opts.timeout = base.timeout;
     print_attached(*group, opts.name);
     std::fflush(stdout);
+    if (!a.read.empty()) group->read_fields(a.read);
     try {
       std::uint64_t prev = 0;
       while (received < a.frames) {
@@ -180,6 +182,10 @@ int attach_frames(const OpenOptions& base, const AttachArgs& a) {
           }
           ++verified;
         }
+        held.clear();
+        const auto& fields = group->leader().description().fields;
+        for (std::size_t i = 0; i < fields.size(); ++i)
+          if (frames->part(0).holds(i)) held += (held.empty() ? "" : ", ") + fields[i].name;
         if (a.hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.hold_ms));
         if (received == a.frames && !a.save.empty()) {
           if (!decomposed)
@@ -204,6 +210,7 @@ int attach_frames(const OpenOptions& base, const AttachArgs& a) {
               static_cast<unsigned long long>(gaps), static_cast<unsigned long long>(sessions));
   if (a.verify) std::printf(", %llu verified intact", static_cast<unsigned long long>(verified));
   std::printf("\n");
+  if (!a.read.empty()) std::printf("the last frame held the fields: %s\n", held.empty() ? "none" : held.c_str());
   return 0;
 }
 }  // namespace

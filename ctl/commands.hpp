@@ -32,6 +32,7 @@ struct AttachArgs {
   bool reattach = false;
   double timeout_s = 10;
   std::string save;  ///< write the last frame's slot here
+  std::vector<std::string> read;  ///< read only these fields (Run::read_fields); empty: all
   // --remote: views
   std::string field, encoding = "auto", view_size = "640x360";
   int view_w = 640, view_h = 360;

@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
   att->add_flag("--verify", aa.verify, "check every frame is intact (sequence, step and checksum)");
   att->add_option("--hold-ms", aa.hold_ms, "hold each frame this long (a slow viewer)");
   att->add_flag("--reattach", aa.reattach, "when the daemon restarts, attach to the new one and go on");
+  att->add_option("--read", aa.read,
+                  "read only these fields (comma-separated; the daemon copies only what its readers read); "
+                  "default: every field")
+      ->delimiter(',');
   att->add_option("--save", aa.save, "write the last frame's slot (raw bytes, layout as in describe) to this file");
   att->add_option("--frame-timeout", aa.timeout_s, "seconds to wait for each frame")->capture_default_str();
   att->add_option("--field", aa.field, "with --remote: the field to view (default: the first)");

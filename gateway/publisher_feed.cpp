@@ -121,6 +121,8 @@ void PublisherFeed::run() {
   }
   current_.reset();
   frames_.reset();
+  reading_.reset();
+  fetching_ = false;
   control_.reset();
 }
 
@@ -167,6 +169,8 @@ void PublisherFeed::release_frames() {
   // No reader, no copy: without the gateway's lease the publisher stops filling the ring.
   current_.reset();
   frames_.reset();
+  reading_.reset();
+  fetching_ = false;
   spdlog::info("gateway: publisher '{}' has no remote viewer left; its frames are released", name_);
 }
 
@@ -201,6 +205,8 @@ void PublisherFeed::publisher_gone(const std::string& reason) {
   last_active_ns_ = monotonic_ns();
   current_.reset();
   frames_.reset();
+  reading_.reset();
+  fetching_ = false;
   control_.reset();
   std::lock_guard lock(mu_);
   entry_ = remote::PublisherEntry{};
@@ -345,6 +351,13 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
       case remote::Op::fetch: {
         const auto a = proto::decode_as<remote::FetchArgs>(request.args, "'fetch' arguments");
         if (!ensure_frames()) throw_attach_error(Errc::no_daemon);
+        // A fetched frame is fetched whole: from now on the gateway reads every field, and a
+        // frame from before that is not fetched from (the next one holds them all).
+        if (!fetching_) {
+          fetching_ = true;
+          update_reads();
+          if (current_ && current_->info().fields != kAllBlocks) current_.reset();
+        }
         const auto& d = frames_->description();
         const auto f = float_field(d, a.field);
         // A volume's box spans layers [z, z + depth) as well; a plane's is one layer.
@@ -419,13 +432,27 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
   }
 }
 
+void PublisherFeed::update_reads() {
+  std::vector<std::string> names;  // empty: every field
+  if (!fetching_) {
+    std::set<std::size_t> fields;
+    for (const auto& [p, w] : watchers_) fields.insert(w.field);
+    if (fields.empty()) return;  // nobody watches: keep what was read
+    for (const auto f : fields) names.push_back(frames_->description().fields[f].name);
+  }
+  if (reading_ == names) return;
+  frames_->read_fields(names);
+  reading_ = std::move(names);
+}
+
 void PublisherFeed::serve_watchers() {
   if (!ensure_frames()) return;
+  update_reads();
   // The newest frame; wait a little for one when every watcher has seen the current one.
   bool anyone_waiting = false;
   for (auto& [p, w] : watchers_)
-    if (w.credits > 0 && !w.from_step && (w.dirty || !current_ || current_->info().seq > w.last_sent))
-      anyone_waiting = true;
+    if (w.credits > 0 && !w.from_step && (!current_ || (current_->holds(w.field) && (w.dirty || current_->info().seq > w.last_sent))))
+      anyone_waiting = true;  // a watcher the current frame can serve (one it lacks the field of waits for the next)
   if (auto fr = frames_->next_frame(anyone_waiting ? 0ms : 10ms)) {
     current_.reset();  // release the older slot first
     current_ = std::move(fr);
@@ -443,6 +470,7 @@ void PublisherFeed::serve_watchers() {
       continue;
     }
     if (!w.dirty && current_->info().seq <= w.last_sent) continue;
+    if (!current_->holds(w.field)) continue;  // published before the field was asked for: the next has it
     send_view(peer, w, *current_);
   }
 }

@@ -87,6 +87,8 @@ class PublisherFeed {
   void handle_publisher_request(const PeerId& peer, const std::string& body);
   void handle_gateway_request(const PeerId& peer, const std::string& body, std::chrono::steady_clock::time_point at);
   void serve_watchers();
+  /// Has frames_ read what the watchers and fetches need: only the watched fields are copied.
+  void update_reads();
   /// Samples `frame` for `w` and sends the view to `peer`.
   void send_view(const PeerId& peer, Watcher& w, const Frame& frame);
   /// The float32 field `field`; throws Error(bad_value) naming the fields there are.
@@ -120,6 +122,10 @@ class PublisherFeed {
   // feed-thread state
   std::optional<Client> control_, frames_;
   std::optional<Frame> current_;
+  /// What frames_ reads (Client::read_fields): the fields watched, or every one (empty) once a
+  /// client fetched (fetched frames are whole). Reset with frames_.
+  std::optional<std::vector<std::string>> reading_;
+  bool fetching_ = false;
   std::string attach_error_;  ///< why the last attach_control failed
   bool attach_refused_ = false;  ///< it failed because the name runs as parts (attach_error_ says so)
   std::chrono::steady_clock::time_point next_attach_try_{};

@@ -131,7 +131,7 @@ uint64_t cuview_frame_step(const cuview_frame* frame) { return frame != nullptr 
 double cuview_frame_time(const cuview_frame* frame) { return frame != nullptr ? frame->frame->info().sim_time : 0; }
 
 const void* cuview_frame_data(const cuview_frame* frame, size_t index) {
-  return frame != nullptr && index < frame->data.size() ? frame->data[index] : nullptr;
+  return frame != nullptr && index < frame->data.size() && frame->frame->holds(index) ? frame->data[index] : nullptr;
 }
 int cuview_frame_device(const cuview_frame* frame) { return frame != nullptr ? frame->frame->device() : -1; }
 

@@ -120,6 +120,15 @@ const char* cuview_group_gone_reason(cuview_group* group) {
   return group->gone_reason.c_str();
 }
 
+cuview_status cuview_group_read_fields(cuview_group* group, const char* const* names, size_t count) {
+  if (group == nullptr || (names == nullptr && count > 0)) return null_argument("cuview_group_read_fields");
+  return guarded([&] {
+    std::vector<std::string> list;
+    for (size_t i = 0; i < count; ++i) list.emplace_back(names[i] != nullptr ? names[i] : "");
+    group->group.read_fields(list);
+  });
+}
+
 cuview_status cuview_group_next(cuview_group* group, int timeout_ms, cuview_group_frame** out) {
   if (group == nullptr || out == nullptr) return null_argument("cuview_group_next");
   *out = nullptr;

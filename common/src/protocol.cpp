@@ -311,4 +311,37 @@ std::string cost_text(const Stats& s) {
   return "cost " + percent_text(s.cost) + " of the run (" + limits + ")" + why;
 }
 
+std::uint64_t blocks_named(const DescribeResult& d, const std::vector<std::string>& names, const std::string& who) {
+  std::uint64_t blocks = 0;
+  for (const auto& name : names) {
+    std::size_t block = 0;
+    bool found = false;
+    for (const auto& f : d.fields) {
+      if (f.name == name) blocks |= block < 64 ? std::uint64_t{1} << block : 0, found = true;
+      ++block;
+    }
+    for (const auto& set : d.particles)
+      for (std::size_t a = 0; a < set.attributes.size(); ++a, ++block)
+        if (set.name == name) blocks |= block < 64 ? std::uint64_t{1} << block : 0, found = true;
+    if (!found) {
+      std::string have;
+      for (const auto& f : d.fields) have += (have.empty() ? "" : ", ") + f.name;
+      for (const auto& set : d.particles) have += (have.empty() ? "" : ", ") + set.name + " (particles)";
+      throw Error(Errc::bad_value, who + " has no field or particle set '" + name + "'; it has: " + have);
+    }
+  }
+  return blocks;
+}
+
+std::string block_name(const DescribeResult& d, std::size_t block) {
+  if (block < d.fields.size()) return "field '" + d.fields[block].name + "'";
+  block -= d.fields.size();
+  for (const auto& set : d.particles) {
+    if (block < set.attributes.size())
+      return "attribute '" + set.attributes[block].name + "' of particle set '" + set.name + "'";
+    block -= set.attributes.size();
+  }
+  return "block " + std::to_string(block);
+}
+
 }  // namespace cuview::proto

@@ -67,6 +67,7 @@ void RingWriter::end_write(std::uint32_t slot, const FrameInfo& info) {
   meta.step = info.step;
   meta.sim_time = info.sim_time;
   meta.stamp_ns = info.stamp_ns;
+  meta.fields.store(info.fields);
   meta.state.store(info.seq << 1);
   cb.latest.store((info.seq << 8) | slot);
   last_seq_ = info.seq;
@@ -85,8 +86,10 @@ std::optional<std::uint32_t> RingWriter::open_lease(std::int32_t pid) {
     auto& lease = cb.leases[i];
     if (lease.pid.load() != 0) continue;
     for (auto& h : lease.holds) h.store(0);
+    lease.reads.store(0);
     lease.generation.fetch_add(1);
     lease.pid.store(pid);
+    cb.reads_changed.fetch_add(1);  // a reader of every field: the next frame may need to hold more
     if (readers_.fetch_add(1) == 0) {
       // Whatever the ring offers is from before the last reader left: withdraw it (seq stays, so
       // the next frame is newer for every reader) and have the publisher publish now.
@@ -103,6 +106,25 @@ void RingWriter::close_lease(std::uint32_t i) {
   auto& lease = block().leases[i];
   for (auto& h : lease.holds) h.store(0);
   if (lease.pid.exchange(0) != 0) readers_.fetch_sub(1);
+}
+
+std::uint64_t RingWriter::reads() const {
+  std::uint64_t all = 0;
+  for (const auto& lease : block().leases) {
+    if (lease.pid.load() == 0) continue;
+    const std::uint64_t r = lease.reads.load();
+    if (r == 0) return kAllBlocks;
+    all |= r;
+  }
+  return all == 0 ? kAllBlocks : all;
+}
+
+bool RingWriter::reads_beyond_newest() const {
+  const auto& cb = block();
+  const std::uint64_t latest = cb.latest.load();
+  const std::uint32_t slot = latest_slot_of(latest);
+  if (latest_seq_of(latest) == 0 || slot >= slot_count_) return true;
+  return !holds_all(cb.slots[slot].fields.load(), reads());
 }
 
 std::uint32_t RingWriter::held_slots() const {
@@ -145,7 +167,7 @@ std::optional<FrameInfo> RingReader::acquire_newer(std::uint64_t after_seq) cons
     hold.fetch_add(1);
     if (cb.slots[slot].state.load() == (seq << 1)) {
       const auto& meta = cb.slots[slot];
-      return FrameInfo{seq, slot, meta.step, meta.sim_time, meta.stamp_ns};
+      return FrameInfo{seq, slot, meta.step, meta.sim_time, meta.stamp_ns, meta.fields.load()};
     }
     hold.fetch_sub(1);  // overwritten meanwhile: a newer frame exists, take that one
   }
@@ -167,8 +189,9 @@ std::optional<FrameInfo> peek(const ControlBlock& cb, std::uint32_t s, std::uint
   const std::uint64_t before = meta.state.load();
   if ((before & 1u) != 0 || (before >> 1) <= floor) return std::nullopt;
   const std::uint64_t step = meta.step.load();
+  const std::uint64_t fields = meta.fields.load();
   if (meta.state.load() != before) return std::nullopt;
-  return FrameInfo{before >> 1, s, step, 0, 0};
+  return FrameInfo{before >> 1, s, step, 0, 0, fields};
 }
 }  // namespace
 
@@ -189,7 +212,7 @@ std::optional<FrameInfo> RingReader::acquire_step(std::uint64_t step, std::uint6
     hold.fetch_add(1);
     const auto& meta = cb.slots[pick->slot];
     if (meta.state.load() == (pick->seq << 1))
-      return FrameInfo{pick->seq, pick->slot, meta.step.load(), meta.sim_time, meta.stamp_ns};
+      return FrameInfo{pick->seq, pick->slot, meta.step.load(), meta.sim_time, meta.stamp_ns, meta.fields.load()};
     hold.fetch_sub(1);  // overwritten meanwhile: look again (another slot may hold that step)
   }
   return std::nullopt;
@@ -215,6 +238,14 @@ void RingReader::release(std::uint32_t slot) const noexcept {
   std::uint32_t v = hold.load();
   while (v != 0 && !hold.compare_exchange_weak(v, v - 1)) {
   }
+}
+
+void RingReader::set_reads(std::uint64_t blocks) const noexcept {
+  if (shm_.data() == nullptr) return;
+  auto& cb = mut();
+  auto& lease = cb.leases[lease_];
+  if (lease.generation.load() != generation_) return;  // no longer our row
+  if (lease.reads.exchange(blocks) != blocks) cb.reads_changed.fetch_add(1);
 }
 
 void RingReader::wait_notify(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept {

@@ -121,9 +121,9 @@ class CudaExecutor final : public Executor {
     }
   }
 
-  void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef stream) override {
+  void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef stream, std::uint64_t held) override {
     cuda::DeviceGuard guard(probe_.device);
-    open_frame(slot, layout);
+    open_frame(slot, layout, held);
     timing_ = -1;
     if (!free_timings_.empty()) {
       timing_ = free_timings_.back();
@@ -136,7 +136,7 @@ class CudaExecutor final : public Executor {
 
   void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef stream) override {
     cuda::DeviceGuard guard(probe_.device);
-    const int f = whole_field(dst, bytes);
+    const int f = held_field(dst, bytes);
     const BufferLocation from = f >= 0 ? locate(src) : BufferLocation{};
     if (f >= 0 && !from.host_accessible && from.device == probe_.device) {  // this GPU's own memory
       const std::size_t words = bytes / 4;
@@ -217,6 +217,9 @@ class CudaExecutor final : public Executor {
   }
   std::uint64_t* checksum_sink() override {
     if (frame_.layout != nullptr) return &trailer()->checksum;
+    return checksum_sink_for_nothing();
+  }
+  std::uint64_t* checksum_sink_for_nothing() override {
     if (scratch_.get() == nullptr) scratch_ = cuda::DeviceBuffer(sizeof(std::uint64_t));
     return static_cast<std::uint64_t*>(scratch_.get());
   }

@@ -55,8 +55,10 @@ class Executor {
   [[nodiscard]] virtual BufferLocation locate(const void* data) const = 0;
   /// Begins writing the frame in `slot` (queued on `stream`, before its fields): its checksum
   /// starts at zero and no field is summed yet. Then copy(), a writer's own kernels (sum_into())
-  /// and seal() write the frame.
-  virtual void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef stream) = 0;
+  /// and seal() write the frame. `held`: the blocks the frame holds (has_block); the others are
+  /// left out of its checksum, whatever is written there.
+  virtual void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef stream,
+                           std::uint64_t held = kAllBlocks) = 0;
   /// Copies `bytes` from `src` (host or device memory) to `dst` (slot memory), queued on `stream`.
   /// A copy of one whole field of the frame begun, from memory this executor reads directly (its
   /// GPU's memory on CUDA), adds the field's checksum terms as it goes: the field costs one read
@@ -91,12 +93,23 @@ class Executor {
   struct Frame {
     std::byte* base = nullptr;
     const SlotLayout* layout = nullptr;
-    std::vector<char> summed;  ///< per field: its checksum terms were added as it was written
+    /// Per field: nothing more to sum — its terms were added as it was written, or the frame
+    /// does not hold it (`held`).
+    std::vector<char> summed;
+    std::uint64_t held = kAllBlocks;
   };
-  void open_frame(void* slot, const SlotLayout& layout) {
+  void open_frame(void* slot, const SlotLayout& layout, std::uint64_t held) {
     frame_.base = static_cast<std::byte*>(slot);
     frame_.layout = &layout;
-    frame_.summed.assign(layout.fields.size(), 0);
+    frame_.held = held;
+    frame_.summed.resize(layout.fields.size());
+    for (std::size_t i = 0; i < layout.fields.size(); ++i) frame_.summed[i] = has_block(held, i) ? 0 : 1;
+  }
+  /// The field of the open frame that [dst, dst + bytes) is exactly, when the frame holds it; else -1
+  /// (a field it does not hold is copied without summing).
+  [[nodiscard]] int held_field(const void* dst, std::size_t bytes) const {
+    const int f = whole_field(dst, bytes);
+    return f >= 0 && has_block(frame_.held, static_cast<std::size_t>(f)) ? f : -1;
   }
   /// The field of the open frame that [dst, dst + bytes) is exactly, or -1.
   [[nodiscard]] int whole_field(const void* dst, std::size_t bytes) const {
@@ -111,12 +124,16 @@ class Executor {
   /// The open frame's running checksum (where sum_into() points kernels); with no frame open, a
   /// scratch word nobody reads.
   [[nodiscard]] virtual std::uint64_t* checksum_sink() = 0;
+  /// A word nobody reads, where the terms of a field the frame does not hold go.
+  [[nodiscard]] virtual std::uint64_t* checksum_sink_for_nothing() = 0;
   Frame frame_;
 };
 
 inline FieldChecksum Executor::sum_into(const FieldTarget& target) {
   if (frame_.layout == nullptr) return {checksum_sink(), 0};  // fields written outside a frame: summed into nothing
   const int i = whole_field(target.data, (target.bytes + 3) / 4 * 4);
+  if (i >= 0 && !has_block(frame_.held, static_cast<std::size_t>(i)))
+    return {checksum_sink_for_nothing(), 0};  // a field the frame does not hold: its terms go nowhere
   if (i < 0)
     throw Error(Errc::bad_value, "sum_into: the target of " + std::to_string(target.bytes) +
                                      " bytes is not a whole field of the frame being written; call it from "

@@ -16,13 +16,13 @@ class HostExecutor final : public Executor {
     return "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
   }
   BufferLocation locate(const void*) const override { return {}; }
-  void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef) override {
-    open_frame(slot, layout);
+  void begin_frame(void* slot, const SlotLayout& layout, cuda::StreamRef, std::uint64_t held) override {
+    open_frame(slot, layout, held);
     sum_ = 0;
     begun_ns_ = monotonic_ns();
   }
   void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef) override {
-    const int f = whole_field(dst, bytes);
+    const int f = held_field(dst, bytes);
     if (f < 0) {
       std::memcpy(dst, src, bytes);
       return;
@@ -54,6 +54,7 @@ class HostExecutor final : public Executor {
 
  private:
   std::uint64_t* checksum_sink() override { return frame_.layout != nullptr ? &sum_ : &scratch_; }
+  std::uint64_t* checksum_sink_for_nothing() override { return &scratch_; }
   std::uint64_t scratch_ = 0;
   std::uint64_t sum_ = 0;
   std::int64_t begun_ns_ = 0;

@@ -109,6 +109,15 @@ std::vector<int> ControlOps::descriptors_for(const proto::FdRequest& request, pi
 void ControlOps::tick() {
   c_.ring.heartbeat();
   update_rates();
+  // A reader asked for a field the newest frame lacks: wake the program, which publishes it (even
+  // paused).
+  if (const auto r = c_.ring.reads_changed(); r != reads_seen_) {
+    reads_seen_ = r;
+    if (!c_.ring.reads_beyond_newest()) return;
+    std::lock_guard lock(c_.steering.m);
+    c_.steering.reader_arrived = true;
+    c_.steering.note_request();
+  }
 }
 
 // ---------------------------------------------------------------- peers

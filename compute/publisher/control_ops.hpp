@@ -91,6 +91,7 @@ class ControlOps final : public ControlHandler {
   RateWindow window_;
   bool first_window_ = true;  // no window has closed yet: stats reports the open one
   double steps_per_s_ = 0, frames_per_s_ = 0, cost_ = 0;
+  std::uint64_t reads_seen_ = 0;  // RingWriter::reads_changed() at the last tick
 };
 
 }  // namespace cuview

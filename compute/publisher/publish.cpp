@@ -45,17 +45,19 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   pacer.started(now);
   progress.limit.store(static_cast<std::uint8_t>(pacer.limit()));
   const std::uint64_t seq = ring->last_seq() + 1;
+  // Only what is read is copied: the union of the blocks the readers asked for.
+  const std::uint64_t held = ring->reads();
   try {
     slots->before_write(*slot, stream);
     auto* base = static_cast<std::byte*>(slots->slot(*slot));
-    executor->begin_frame(base, layout, stream);
+    executor->begin_frame(base, layout, stream, held);
     for (std::size_t i = 0; i < blocks.size(); ++i)
-      targets[i] = {base + layout.fields[i].offset, blocks[i].decl->bytes};
+      targets[i] = {base + layout.fields[i].offset, blocks[i].decl->bytes, has_block(held, i)};
     if (write != nullptr) {
       (*write)(targets);
     } else {
       for (std::size_t i = 0; i < blocks.size(); ++i)
-        executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, stream);
+        if (targets[i].read) executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, stream);
     }
     executor->seal(seq, at_step, stream);
     slots->written(*slot, stream);
@@ -63,7 +65,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
     ring->abort_write(*slot);
     throw;
   }
-  const FrameInfo info{seq, *slot, at_step, at_time, realtime_ns()};
+  const FrameInfo info{seq, *slot, at_step, at_time, realtime_ns(), held};
   ring->end_write(*slot, info);  // counted: stats' frames_published is the ring's newest seq
   server->notify(proto::kFrameTopic, proto::encode(proto::FrameNotice{session, seq, *slot, at_step, at_time, info.stamp_ns}));
   return true;
@@ -80,6 +82,12 @@ void Publisher::State::look_for_arrivals() {
   if (const auto a = ring->arrivals(); a != arrivals_seen) {
     arrivals_seen = a;
     reader_came = true;
+  }
+  // A reader that asked for a field the newest frame lacks gets it at once too (the frame
+  // period aside).
+  if (const auto r = ring->reads_changed(); r != reads_seen) {
+    reads_seen = r;
+    if (ring->reads_beyond_newest()) reader_came = true;
   }
 }
 
@@ -164,6 +172,7 @@ bool Publisher::frame_wanted() const {
   const auto& s = *state_;
   if (!s.started || s.closed || s.ring->readers() == 0) return false;
   return s.publish_now || s.reader_came || s.ring->arrivals() != s.arrivals_seen ||
+         (s.ring->reads_changed() != s.reads_seen && s.ring->reads_beyond_newest()) ||
          s.pacer.period_elapsed(monotonic_ns());
 }
 

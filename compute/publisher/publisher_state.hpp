@@ -69,6 +69,7 @@ struct Publisher::State {
   bool publish_now = true;
   bool reader_came = false;         // a reader arrived: the next frame need not wait for the frame period
   std::uint64_t arrivals_seen = 0;  // RingWriter::arrivals() when publish() last looked
+  std::uint64_t reads_seen = 0;     // RingWriter::reads_changed() when publish() last looked
   FramePacer pacer;
   std::vector<FieldTarget> targets;
   std::map<std::string, double> in_effect;

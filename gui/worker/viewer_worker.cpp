@@ -1,5 +1,6 @@
 #include "worker/viewer_worker.hpp"
 
+#include <algorithm>
 #include <QMutexLocker>
 #include <chrono>
 #include <utility>
@@ -124,6 +125,7 @@ cuview::Attachment* ViewerWorker::leader() { return run_ ? &run_->leader() : nul
 void ViewerWorker::drop_client() {
   current_group_.reset();  // release the held slots before detaching
   run_.reset();
+  reading_.reset();
   watched_.reset();  // a re-attached client watches afresh (the held view stays until a new one comes)
 }
 
@@ -253,11 +255,25 @@ void ViewerWorker::run() {
       if (may_render && !run_->via().empty()) {
         render_remote(view, view_changed);  // views fitted to the link, not whole frames
       } else if (may_render) {
+        // Only the field shown is copied by the publisher: ask for it, and draw a frame only once
+        // it holds it (the frames published before the question do not).
+        const auto& fields = run_->leader().description().fields;
+        const bool one_field = view.field >= 0 && static_cast<std::size_t>(view.field) < fields.size();
+        std::vector<std::string> reading;
+        if (one_field) reading.push_back(fields[static_cast<std::size_t>(view.field)].name);
+        if (reading_ != reading) {
+          run_->read_fields(reading);
+          reading_ = reading;
+        }
         // A new step of every part's frames releases the previous one's slots.
         auto frames = run_->next(20ms);
         const bool arrived = frames.has_value();
         if (arrived) current_group_ = std::move(frames);
-        if (current_group_ && (arrived || view_changed)) {
+        const bool holds = current_group_ && (!one_field || std::all_of(current_group_->frames().begin(),
+                                                                         current_group_->frames().end(), [&](const Frame& f) {
+                                                                           return f.holds(static_cast<std::size_t>(view.field));
+                                                                         }));
+        if (current_group_ && holds && (arrived || view_changed)) {
           {
             QMutexLocker lock(&mu_);
             shown_ = false;

@@ -82,6 +82,9 @@ class ViewerWorker : public QThread {
   /// Local: every part's frame of one step (one frame for a whole publisher), held so that a
   /// paused simulation can be re-rendered.
   std::optional<FrameGroup> current_group_;
+  /// The fields this viewer reads (Run::read_fields): the one it shows; empty for every field (a
+  /// particle view). Unset until first asked.
+  std::optional<std::vector<std::string>> reading_;
   proto::DescribeResult group_description_;       ///< part 0's, with the global grid's size
   std::vector<const proto::DescribeResult*> part_descriptions_;
   Connection state_ = Connection::detached;

@@ -99,6 +99,13 @@ class Client:
         _check(lib.cuview_stats_json(self._handle(), ctypes.byref(out)))
         return json.loads(out.value.decode())
 
+    def read_fields(self, names=()):
+        """Reads only these fields from now on (Group.read_fields); empty: every field, the default."""
+        group = getattr(self, "_group", None)
+        if group is None:
+            raise CuviewError("unsupported", f"read_fields() on part client '{self.name}': call it on its group")
+        group.read_fields(names)
+
     def next_frame(self, timeout=1.0):
         """The newest frame not seen yet, held until released (use it in a `with` block); None when
         none came within `timeout` seconds. Raises CuviewError("daemon_gone") when the publisher

@@ -58,6 +58,10 @@ class Frame:
         for i, (key, dtype, shape, strides) in enumerate(self._client._blocks):
             if key == name:
                 data = lib.cuview_frame_data(self._alive(), i)
+                if not data and not self._client.remote:
+                    raise CuviewError("bad_value", f"frame {self.seq} of '{self._client.name}' does not hold '{key}': no "
+                                      "reader read it when it was published; read it (read_fields) and take the "
+                                      "next frame")
                 if not data:
                     raise CuviewError(_UNSUPPORTED, f"'{key}' of '{self._client.name}' does not come through the "
                                       f"gateway {self._client.remote}: a remote frame holds the float32 grid fields")

@@ -11,6 +11,7 @@
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
 #include "cuview/publisher.hpp"
+#include "cuview/run.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -257,6 +258,68 @@ TEST_CASE("misuse of the publisher is refused with a message naming what is wron
   CHECK_THAT(error_of([] { Publisher bad({.name = "bad name!"}); }), Contains("bad name!"));
   CHECK_THAT(error_of([] { Publisher free({.name = "free", .backend = "host", .max_cost = 0}); }),
              Contains("max_cost") && Contains("1: no budget"));
+}
+
+TEST_CASE("a publisher copies only the fields its readers read, and a frame says which it holds",
+          "[integration][embedded][host]") {
+  RuntimeDir rt;
+  Publisher pub({.name = "fields", .backend = "host", .max_fps = 0, .max_cost = 1});
+  std::vector<float> u(64, 1), v(64, 2), w(64, 3);
+  pub.add_field(host_field("u", u, 8, 8));
+  pub.add_field({"v", nullptr, 256, 8, 8, DType::float32, 1, Memory::host, "written by the writer"});
+  pub.add_field(host_field("w", w, 8, 8));
+  pub.start();
+  std::vector<bool> asked;  // what the writer was told is read, per publish
+  const FieldWriter writer = [&](const std::vector<FieldTarget>& t) {
+    asked = {t[0].read, t[1].read, t[2].read};
+    std::memcpy(t[0].data, u.data(), 256);  // a writer may write every field whatever is read
+    if (t[1].read) std::memcpy(t[1].data, v.data(), 256);
+    std::memcpy(t[2].data, w.data(), 256);
+  };
+  auto a = Group::attach(AttachOptions{.name = "fields", .client = "reads u"});
+  auto b = Client::attach(AttachOptions{.name = "fields", .client = "reads w"});
+  a.read_fields({"u"});
+  b.read_fields({"w"});
+  CHECK_THAT(error_of([&] { b.read_fields({"x"}); }), Contains("no field or particle set 'x'") && Contains("u, v, w"));
+  REQUIRE(pub.publish(1, 0, writer));
+  CHECK(asked == std::vector<bool>{true, false, true});
+  auto fa = a.next(5s);
+  REQUIRE(fa);
+  const Frame& frame = fa->part(0);
+  CHECK(frame.holds(0));
+  CHECK_FALSE(frame.holds(1));
+  CHECK(frame.holds(2));
+  CHECK(frame.verify() == std::nullopt);  // the checksum covers what the frame holds
+  CHECK(frame.host_field(1) == nullptr);
+  std::vector<std::byte> out(256);
+  fa->copy_field_to_host(0, out);
+  CHECK(std::memcmp(out.data(), u.data(), 256) == 0);
+  CHECK_THAT(error_of([&] { fa->copy_field_to_host(1, out); }),
+             Contains("does not hold field 'v'") && Contains("read_fields"));
+  auto fb = b.next_frame(5s);
+  REQUIRE(fb);
+  CHECK(std::memcmp(fb->host_field(2), w.data(), 256) == 0);
+  fa.reset();
+  fb.reset();
+  // Reading v instead: the next frame holds it (a frame from before is skipped, never shown).
+  a.read_fields({"v"});
+  REQUIRE(pub.publish(2, 0, writer));
+  auto again = a.next(5s);
+  REQUIRE(again);
+  CHECK(again->step() == 2);
+  CHECK(again->part(0).holds(1));
+  CHECK(again->part(0).verify() == std::nullopt);
+  again->copy_field_to_host(1, out);
+  CHECK(std::memcmp(out.data(), v.data(), 256) == 0);
+  again.reset();
+  // Every field again once a reader asks for all (the default).
+  b.read_fields({});
+  REQUIRE(pub.publish(3, 0, writer));
+  CHECK(asked == std::vector<bool>{true, true, true});
+  auto all = b.next_frame(5s);
+  REQUIRE(all);
+  CHECK(all->info().fields == kAllBlocks);
+  CHECK(all->verify() == std::nullopt);
 }
 
 TEST_CASE("a publisher keeps to its cost budget and says when the budget sets the frame rate",

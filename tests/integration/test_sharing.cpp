@@ -274,6 +274,37 @@ BACKEND_TEST("attaching and detaching 10 times leaves this client's descriptors 
   CHECK(open_fds(::getpid()) == before);
 }
 
+TEST_CASE("a frame holds the fields its readers read, and two readers of different fields both get theirs",
+          "[integration][sharing][host]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("r", Backend::host);
+  // Alone, a reader of v gets frames holding v only (the daemon copies nothing else), verified.
+  auto only = ctl("r", {"attach", "--frames", "3", "--verify", "--read", "v"});
+  INFO(only.out << only.err);
+  CHECK(only.code == 0);
+  CHECK_THAT(only.out, Catch::Contains("3 verified intact") && Catch::Contains("the last frame held the fields: v\n"));
+  // Two at once: each gets frames holding its own field (and the other's while both read).
+  ChildProcess slow({bin("cuview-ctl"), "--name", "r", "attach", "--frames", "12", "--hold-ms", "100", "--verify",
+                     "--read", "u"});
+  auto quick = ctl("r", {"attach", "--frames", "6", "--verify", "--read", "v"});
+  const auto code = slow.wait_for(60s);
+  INFO(slow.out() << slow.err() << quick.out << quick.err);
+  CHECK(code == 0);
+  CHECK(quick.code == 0);
+  CHECK_THAT(slow.out(), Catch::Contains("12 verified intact") && Catch::Contains("the last frame held the fields: u"));
+  CHECK_THAT(quick.out, Catch::Contains("6 verified intact"));
+  CHECK_THAT(quick.out, Catch::Matches("(.|\n)*the last frame held the fields: (u, )?v\n(.|\n)*"));
+  // A reader that names no field reads every one, as before; one that names a field the daemon
+  // lacks is told which it has.
+  auto all = ctl("r", {"attach", "--frames", "2", "--verify"});
+  CHECK(all.code == 0);
+  auto bad = ctl("r", {"attach", "--frames", "1", "--read", "w"});
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("no field or particle set 'w'") && Catch::Contains("it has: u, v"));
+  daemon.signal(SIGTERM);
+  CHECK(daemon.wait_for(30s) == 0);
+}
+
 TEST_CASE("every CUDA mechanism this GPU offers carries verified frames to cuview-ctl", "[integration][sharing][gpu]") {
   require_backend(Backend::cuda);
   RuntimeDir rt;
@@ -284,6 +315,11 @@ TEST_CASE("every CUDA mechanism this GPU offers carries verified frames to cuvie
     INFO(r.out << r.err);
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains(std::string("shared by ") + m));
+    // Only what is read is copied: a reader of v alone gets frames that hold v alone, intact.
+    auto only = ctl("m", {"attach", "--frames", "5", "--verify", "--read", "v"});
+    INFO(only.out << only.err);
+    CHECK(only.code == 0);
+    CHECK_THAT(only.out, Catch::Contains("5 verified intact") && Catch::Contains("the last frame held the fields: v\n"));
     auto st = ctl("m", {"status", "--json"});
     CHECK(nlohmann::json::parse(st.out)["sharing"] == m);
     if (std::string(m) != "legacy") {

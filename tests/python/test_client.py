@@ -90,6 +90,28 @@ class PythonClient(unittest.TestCase):
             with self.assertRaises(cuview.CuviewError):
                 f["v"].__dlpack__()  # released: the slot may be written again
 
+    def test_a_reader_of_one_field_gets_frames_holding_it_alone(self):
+        with cuview.attach("py") as sim:
+            with self.assertRaises(cuview.CuviewError) as e:
+                sim.read_fields(["w"])
+            self.assertIn("it has: u, v", str(e.exception))
+            sim.read_fields(["v"])  # the daemon is paused: asking publishes a frame of v at once
+            deadline = time.time() + 10
+            while True:
+                self.assertLess(time.time(), deadline, "no frame held v alone")
+                frame = sim.next_frame(timeout=1)
+                if frame is None:
+                    continue
+                with frame as f:
+                    f.verify()  # the checksum covers what the frame holds
+                    f["v"]
+                    try:
+                        f["u"]  # a frame from before the question holds both
+                    except cuview.CuviewError as e:
+                        self.assertIn("does not hold 'u'", str(e))
+                        break
+            sim.read_fields([])  # every field again
+
     def test_the_example_script_summarises_live_frames(self):
         subprocess.run([f"{BIN}/cuview-ctl", "--name", "py", "resume"], check=True, capture_output=True)
         try:

@@ -292,6 +292,42 @@ TEST_CASE("a reader picking steps from offered() never holds a frame the writer 
   CHECK(bad.load() == 0);
 }
 
+TEST_CASE("a frame holds the union of the fields its readers read, and says so", "[unit][ring]") {
+  RingWriter w(3, "session-f");
+  CHECK(w.reads() == kAllBlocks);  // nobody reads: nothing is published, but nothing is narrowed
+  const auto a = w.open_lease(::getpid()), b = w.open_lease(::getpid());
+  REQUIRE(a);
+  REQUIRE(b);
+  RingReader ra(w.shm_name(), "session-f", *a), rb(w.shm_name(), "session-f", *b);
+  CHECK(w.reads() == kAllBlocks);  // readers that say nothing read every block
+  const auto changed = w.reads_changed();
+  ra.set_reads(0b001);
+  CHECK(w.reads() == kAllBlocks);  // b still reads everything
+  rb.set_reads(0b100);
+  CHECK(w.reads() == 0b101);
+  CHECK(w.reads_changed() == changed + 2);
+  rb.set_reads(0b100);  // the same again: nothing changed
+  CHECK(w.reads_changed() == changed + 2);
+  auto s = w.begin_write();
+  REQUIRE(s);
+  w.end_write(*s, {1, *s, 10, 1.0, 0, w.reads()});
+  const auto f = ra.acquire_newer(0);
+  REQUIRE(f);
+  CHECK(f->fields == 0b101);
+  CHECK(has_block(f->fields, 0));
+  CHECK_FALSE(has_block(f->fields, 1));
+  CHECK(has_block(f->fields, 70));  // blocks past 64 are always held
+  ra.release(f->slot);
+  REQUIRE(rb.offered().size() == 1);
+  CHECK(rb.offered()[0].fields == 0b101);
+  // A lease given back and opened again reads every block until its reader says otherwise.
+  w.close_lease(*b);
+  CHECK(w.reads() == 0b001);
+  const auto c = w.open_lease(::getpid());
+  REQUIRE(c);
+  CHECK(w.reads() == kAllBlocks);
+}
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
 TEST_CASE("the control block has the byte layout docs/protocol.md publishes", "[unit][ring]") {
@@ -308,11 +344,15 @@ TEST_CASE("the control block has the byte layout docs/protocol.md publishes", "[
   CHECK(offsetof(ControlBlock, notify) == 88);
   CHECK(offsetof(ControlBlock, frames_skipped) == 96);
   CHECK(offsetof(ControlBlock, slots) == 104);
-  CHECK(sizeof(cuview::SlotMeta) == 32);
-  CHECK(offsetof(ControlBlock, leases) == 616);
-  CHECK(sizeof(cuview::Lease) == 72);
+  CHECK(sizeof(cuview::SlotMeta) == 40);
+  CHECK(offsetof(cuview::SlotMeta, fields) == 32);
+  CHECK(offsetof(ControlBlock, leases) == 744);
+  CHECK(sizeof(cuview::Lease) == 80);
   CHECK(offsetof(cuview::Lease, holds) == 8);
-  CHECK(sizeof(ControlBlock) == 5224);
+  CHECK(offsetof(cuview::Lease, reads) == 72);
+  CHECK(offsetof(ControlBlock, reads_changed) == 5864);
+  CHECK(sizeof(ControlBlock) == 5872);
+  CHECK(cuview::kControlLayout == 2);
   CHECK(cuview::kControlMagic == 0x31424b4c43574556ull);
 }
 #pragma GCC diagnostic pop

@@ -138,6 +138,14 @@ class Client final : public Attachment {
   /// next_frame returned before); empty when there is none now. For a reader that must show one
   /// given step of several publishers (a gateway serving a run of parts). Throws as next_frame.
   [[nodiscard]] std::optional<Frame> frame_from_step(std::uint64_t min_step);
+  /// Reads only these fields (a particle set's name: all its attributes) from now on: the
+  /// publisher copies into a frame only what some reader reads, so a viewer of one field of five
+  /// costs the run a fifth. Empty: every field (the default). The publisher's next frame holds
+  /// them; next_frame() and frame_from_step() skip frames published before that lack one. Throws
+  /// Error(bad_value) naming a field the publisher lacks and listing those it has.
+  void read_fields(const std::vector<std::string>& names);
+  /// The blocks read_fields() asked for (has_block(); 0: every one).
+  [[nodiscard]] std::uint64_t reads() const noexcept;
 
  private:
   friend class Group;

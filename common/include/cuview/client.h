@@ -139,7 +139,8 @@ CUVIEW_API uint64_t cuview_frame_seq(const cuview_frame* frame);
 CUVIEW_API uint64_t cuview_frame_step(const cuview_frame* frame);
 CUVIEW_API double cuview_frame_time(const cuview_frame* frame);
 /* Block `index`'s first byte: a device pointer on CUDA (on GPU cuview_frame_device), a read-only
- * host pointer on the host backend; NULL for an index out of range. */
+ * host pointer on the host backend; NULL for an index out of range, or a block the frame does not
+ * hold (no reader read it when it was published: cuview_group_read_fields). */
 CUVIEW_API const void* cuview_frame_data(const cuview_frame* frame, size_t index);
 /* The CUDA device ordinal of the frame's memory in this process; -1 on the host backend. */
 CUVIEW_API int cuview_frame_device(const cuview_frame* frame);
@@ -354,6 +355,12 @@ CUVIEW_API const char* cuview_group_gone_reason(cuview_group* group);
  * a part went away (the message names it and its reason; attach again once all run);
  * CUVIEW_NOT_ATTACHED: the group is control-only. */
 CUVIEW_API cuview_status cuview_group_next(cuview_group* group, int timeout_ms, cuview_group_frame** out);
+/* Reads only these `count` fields from now on (names; a particle set's name: all its attributes):
+ * the publishers copy into a frame only what their readers read, and cuview_group_next and
+ * cuview_next_frame return frames that hold them. count 0: every field, the default. Through
+ * gateways nothing changes (a gateway reads the fields its views and fetches name).
+ * CUVIEW_BAD_VALUE names a field the run lacks. */
+CUVIEW_API cuview_status cuview_group_read_fields(cuview_group* group, const char* const* names, size_t count);
 /* Releases every part's slot and frees the group frame, with its part frames. On CUDA, first
  * finish the GPU work that reads them (cuview_frame_synchronize on each). NULL is ignored. */
 CUVIEW_API void cuview_group_frame_release(cuview_group_frame* frames);

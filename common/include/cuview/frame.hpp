@@ -42,8 +42,12 @@ class Frame {
   ~Frame();  // releases the slot; never throws
 
   [[nodiscard]] const FrameInfo& info() const noexcept { return info_; }
-  /// Host backend: the field's data in shared memory (row-major, `description().fields`).
-  /// CUDA backend: nullptr (use device_slot()).
+  /// Whether the frame holds block `block` (a field's index; particle attributes follow the
+  /// fields): it holds what some reader read when it was published (Client::read_fields); the
+  /// bytes of a block it does not hold are nobody's.
+  [[nodiscard]] bool holds(std::size_t block) const noexcept { return has_block(info_.fields, block); }
+  /// Host backend: the field's data in shared memory (row-major, `description().fields`);
+  /// nullptr when the frame does not hold it (holds()). CUDA backend: nullptr (use device_slot()).
   [[nodiscard]] const float* host_field(std::size_t field) const noexcept;
   /// CUDA backend: the slot's device pointer in this process (fields at their offsets); the data
   /// is complete once work on a stream made to wait with wait_on() runs. Host backend: nullptr.
@@ -74,7 +78,7 @@ class Frame {
   /// it before releasing a frame your kernels read). Host backend: returns at once.
   void synchronize_device() const;
   /// Checks the frame is intact: trailer sequence and step match, and the checksum over every
-  /// field matches the publisher's (no simulation's value range is assumed). Empty when good,
+  /// field it holds matches the publisher's (no simulation's value range is assumed). Empty when good,
   /// otherwise a sentence saying what is wrong.
   [[nodiscard]] std::optional<std::string> verify() const;
 
@@ -116,7 +120,7 @@ class FrameGroup {
   /// row-major global grid, each part's block at its offset; cells no part covers are left as
   /// they were. On CUDA it waits for each frame first, as Frame::copy_to_host does. Throws
   /// Error(out_of_range) for a field that does not exist, Error(bad_value) for a `dst` of another
-  /// size.
+  /// size or a field some part's frame does not hold (Frame::holds: read it with read_fields()).
   void copy_field_to_host(std::size_t field, std::span<std::byte> dst) const;
   /// The same into `dst`, device memory of any GPU of this process (`bytes` =
   /// global_field_bytes(field)): each frame is waited for on the host, then the copy engine moves

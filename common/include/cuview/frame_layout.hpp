@@ -23,6 +23,21 @@ struct SlotTrailer {
   std::uint64_t done_ns;
 };
 
+/// A set of a slot's blocks (fields in declaration order, then every particle attribute): bit i
+/// is block i; blocks from 64 on are always in it. What a frame holds (SlotMeta::fields) and what
+/// a reader reads (Lease::reads, where 0 means every block).
+inline constexpr std::uint64_t kAllBlocks = ~std::uint64_t{0};
+inline constexpr bool has_block(std::uint64_t blocks, std::size_t block) {
+  return block >= 64 || ((blocks >> block) & 1u) != 0;
+}
+
+/// Whether a frame holding `fields` has every block a reader of `reads` reads (0: every block,
+/// so only a frame holding all of them).
+inline constexpr bool holds_all(std::uint64_t fields, std::uint64_t reads) {
+  const std::uint64_t want = reads == 0 ? kAllBlocks : reads;
+  return (fields & want) == want;
+}
+
 inline constexpr std::size_t kFieldAlign = 256;
 inline constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
@@ -72,10 +87,12 @@ inline std::uint64_t field_checksum(const void* slot, const SlotLayout::Field& f
 }
 
 /// The frame checksum of a slot in host memory: checksum_term over every 32-bit word of every
-/// block the layout lists. The host executor seals with it (field by field); clients verify with it.
-inline std::uint64_t slot_checksum(const void* slot, const SlotLayout& layout) {
+/// block the layout lists that the frame holds (`blocks`). The host executor seals with it (field
+/// by field); clients verify with it.
+inline std::uint64_t slot_checksum(const void* slot, const SlotLayout& layout, std::uint64_t blocks = kAllBlocks) {
   std::uint64_t sum = 0;
-  for (const auto& f : layout.fields) sum += field_checksum(slot, f);
+  for (std::size_t i = 0; i < layout.fields.size(); ++i)
+    if (has_block(blocks, i)) sum += field_checksum(slot, layout.fields[i]);
   return sum;
 }
 

@@ -19,7 +19,7 @@ namespace cuview::proto {
 
 /// Bumped on any incompatible change. The envelopes (`v`, `id`, `ok`, `error`) never change,
 /// so a daemon can always tell a client of another version which versions both speak.
-inline constexpr std::uint32_t kVersion = 5;  // 2: dtypes, vectors, particles; 3: sharing mechanisms; 4: parts; 5: grids of 1-3 axes
+inline constexpr std::uint32_t kVersion = 6;  // 2: dtypes, vectors, particles; 3: sharing mechanisms; 4: parts; 5: grids of 1-3 axes; 6: only what is read is copied
 /// Requests larger than this are answered with bad_message; larger than kMaxWireBytes the
 /// connection is dropped by ZeroMQ before the daemon allocates it.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
@@ -201,6 +201,14 @@ struct DescribeResult {
   MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, dims, slots, slot_bytes, trailer_offset, fields,
                      particles, params, presets, inputs, part);
 };
+
+/// The blocks of a slot (fields in order, then every particle attribute: has_block() numbering)
+/// that `names` denote — a field's name, or a particle set's for all its attributes; empty: every
+/// block (0). Throws Error(bad_value) naming a name `d` lacks (`who`: the publisher, for the
+/// message) and listing the names it has.
+std::uint64_t blocks_named(const DescribeResult& d, const std::vector<std::string>& names, const std::string& who);
+/// The name of block `block` of `d`: "field 'u'", "attribute 'x' of particle set 'p'".
+std::string block_name(const DescribeResult& d, std::size_t block);
 
 /// One ring slot; what `memory` and `offset` mean depends on HandlesResult::sharing:
 ///  shm:    `memory` empty; the slot is at `offset` in `data_shm`.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cuview/frame_layout.hpp"
 #include "cuview/posix.hpp"
 
 namespace cuview {
@@ -16,7 +17,7 @@ namespace cuview {
 inline constexpr std::uint32_t kMaxSlots = 16;
 inline constexpr std::uint32_t kMaxLeases = 64;
 inline constexpr std::uint64_t kControlMagic = 0x31424b4c43574556ull;  // "VEWCLKB1"
-inline constexpr std::uint32_t kControlLayout = 1;
+inline constexpr std::uint32_t kControlLayout = 2;
 /// The slot half of ControlBlock::latest when no frame is offered.
 inline constexpr std::uint32_t kNoSlot = 0xff;
 
@@ -30,6 +31,9 @@ struct SlotMeta {
   std::atomic<std::uint64_t> step;
   double sim_time;
   std::int64_t stamp_ns;  ///< CLOCK_REALTIME when the frame was published
+  /// The blocks the frame holds (the union of what its readers read when it was published); the
+  /// others were not written and are not in its checksum. Atomic for offered(), as `step`.
+  std::atomic<std::uint64_t> fields;
 };
 
 /// One reader's row. The daemon assigns `pid` and `generation`; the reader only counts holds.
@@ -37,6 +41,9 @@ struct Lease {
   std::atomic<std::int32_t> pid;  ///< 0 = free
   std::atomic<std::uint32_t> generation;
   std::atomic<std::uint32_t> holds[kMaxSlots];
+  /// The blocks this reader reads (a set as kAllBlocks; 0: every block), written by the reader at
+  /// any time: the publisher copies the union of its readers' sets.
+  std::atomic<std::uint64_t> reads;
 };
 
 struct ControlBlock {
@@ -54,6 +61,9 @@ struct ControlBlock {
   std::atomic<std::uint64_t> frames_skipped; ///< frames not published because every slot was held
   SlotMeta slots[kMaxSlots];
   Lease leases[kMaxLeases];
+  /// Bumped by a reader that changed its `reads`: the publisher publishes at its next call (the
+  /// frame period aside, the budget not), so that a newly asked-for field shows at once.
+  std::atomic<std::uint64_t> reads_changed;
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the ring needs lock-free 64-bit atomics");
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);
@@ -69,6 +79,7 @@ struct FrameInfo {
   std::uint64_t step = 0;
   double sim_time = 0;
   std::int64_t stamp_ns = 0;
+  std::uint64_t fields = kAllBlocks;  ///< the blocks the frame holds (SlotMeta::fields)
 };
 
 /// The publisher's side of the ring: owns the control-block segment. begin_write, end_write and
@@ -107,6 +118,13 @@ class RingWriter {
   [[nodiscard]] std::uint64_t arrivals() const noexcept { return arrivals_.load(); }
   /// Number of slots some lease holds now.
   [[nodiscard]] std::uint32_t held_slots() const;
+  /// The blocks the open leases read: the union of their sets (kAllBlocks when one reads all).
+  [[nodiscard]] std::uint64_t reads() const;
+  /// Whether the open leases read a block the newest frame does not hold (or no frame is
+  /// offered): a reader then waits for a frame that a publish would give it. Any thread.
+  [[nodiscard]] bool reads_beyond_newest() const;
+  /// Times a reader changed what it reads (or a lease opened). Any thread.
+  [[nodiscard]] std::uint64_t reads_changed() const noexcept { return block().reads_changed.load(); }
 
   void heartbeat() noexcept;
   void set_state(DaemonState s) noexcept;
@@ -142,6 +160,9 @@ class RingReader {
   /// (RingWriter::open_lease) are not offered.
   [[nodiscard]] std::vector<FrameInfo> offered() const;
   void release(std::uint32_t slot) const noexcept;
+  /// Says which blocks this reader reads from now on (0: every block); the publisher copies those
+  /// in its next frame (docs/protocol.md "Only what is read is copied").
+  void set_reads(std::uint64_t blocks) const noexcept;
   /// Blocks until the ring's notify word moves past `seen` or `timeout` passes.
   void wait_notify(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept;
   [[nodiscard]] std::uint32_t notify_value() const noexcept;

@@ -76,6 +76,12 @@ class Run {
   /// cost, per part). Never makes a publisher wait. Throws Error(daemon_gone) naming the part, its
   /// rank, pid and host and its reason when any part's publisher goes away.
   [[nodiscard]] virtual std::optional<FrameGroup> next(std::chrono::milliseconds timeout) = 0;
+  /// Reads only these fields (a particle set's name: all its attributes) from now on; empty:
+  /// every field, the default. On this host every part's publisher then copies only what its
+  /// readers read (Client::read_fields), and next() returns frames that hold them. Through
+  /// gateways it changes nothing: a gateway reads the fields its views and fetches name. Throws
+  /// Error(bad_value) naming a field the run lacks.
+  virtual void read_fields(const std::vector<std::string>& names) = 0;
 
   /// True while every part's publisher runs and has not shut down.
   [[nodiscard]] bool alive() const noexcept;
@@ -115,6 +121,7 @@ class Group final : public Run {
   [[nodiscard]] Client& leader() { return part(0); }
   [[nodiscard]] const Client& leader() const { return part(0); }
   [[nodiscard]] std::optional<FrameGroup> next(std::chrono::milliseconds timeout) override;
+  void read_fields(const std::vector<std::string>& names) override;
 
  private:
   explicit Group(std::unique_ptr<detail::RunState> state);
@@ -140,6 +147,7 @@ class RemoteGroup final : public Run {
   [[nodiscard]] RemoteClient& leader() { return part(0); }
   [[nodiscard]] const RemoteClient& leader() const { return part(0); }
   [[nodiscard]] std::optional<FrameGroup> next(std::chrono::milliseconds timeout) override;
+  void read_fields(const std::vector<std::string>& names) override;
   /// From now on every part's gateway sends views of `watch`, a region of the global grid (each
   /// part sends the samples of its own block). Throws as RemoteClient::watch does.
   void watch(const ViewWatch& watch);

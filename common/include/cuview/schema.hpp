@@ -84,6 +84,9 @@ enum class Memory : std::uint8_t { host, device };
 struct FieldTarget {
   void* data = nullptr;
   std::size_t bytes = 0;
+  /// Whether some reader reads this field: a writer may skip one nobody reads (the frame then
+  /// does not hold it, and its bytes there are nobody's). Writing it anyway is harmless.
+  bool read = true;
 };
 
 }  // namespace cuview

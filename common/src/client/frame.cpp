@@ -90,7 +90,7 @@ Frame::~Frame() {
 }
 
 const float* Frame::host_field(std::size_t field) const noexcept {
-  if (!imports_ || imports_->is_cuda() || field >= imports_->layout.fields.size()) return nullptr;
+  if (!imports_ || imports_->is_cuda() || field >= imports_->layout.fields.size() || !holds(field)) return nullptr;
   return reinterpret_cast<const float*>(imports_->slots->slot(info_.slot) + imports_->layout.fields[field].offset);
 }
 
@@ -208,7 +208,7 @@ std::optional<std::string> Frame::verify() const {
     return frame + ": the slot's trailer says step " + std::to_string(t.step) + ", the ring said " +
            std::to_string(info_.step);
   // The trailer and checksum only: what the values mean is the simulation's business.
-  const std::uint64_t sum = slot_checksum(buf.data(), l);
+  const std::uint64_t sum = slot_checksum(buf.data(), l, info_.fields);
   if (sum != t.checksum) return frame + ": checksum mismatch: the data is torn or corrupt";
   return std::nullopt;
 }
@@ -265,6 +265,13 @@ void FrameGroup::check_field_buffer(std::size_t field, std::size_t bytes) const 
     throw Error(Errc::bad_value, "copying field '" + layout_->fields.front()[field].name + "' of '" + layout_->name +
                                      "' needs a buffer of " + std::to_string(need) + " bytes (its global grid), not " +
                                      std::to_string(bytes));
+  for (std::size_t k = 0; k < frames_.size(); ++k)
+    if (!frames_[k].holds(field))
+      throw Error(Errc::bad_value, "frame " + std::to_string(frames_[k].info().seq) + " of " +
+                                       detail::part_who(layout_->name, static_cast<std::uint32_t>(k)) +
+                                       " does not hold field '" + layout_->fields.front()[field].name +
+                                       "': no reader read it when it was published; read it (read_fields, or every "
+                                       "field by default) and take the next frame");
 }
 
 void FrameGroup::copy_field_to_host(std::size_t field, std::span<std::byte> dst) const {

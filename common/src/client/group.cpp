@@ -39,7 +39,7 @@ struct LocalRun final : RunState {
       std::vector<std::vector<std::uint64_t>> offered(n);
       for (std::size_t k = 0; k < n; ++k)
         for (const auto& f : rings[k]->offered())
-          if (f.seq > last_seq[k]) offered[k].push_back(f.step);
+          if (f.seq > last_seq[k] && holds_all(f.fields, part(k).reads())) offered[k].push_back(f.step);
       const auto choice = choose_common_step(offered);
       laggard = choice.laggard;
       if (!choice.step) return std::nullopt;
@@ -48,6 +48,10 @@ struct LocalRun final : RunState {
       frames.reserve(n);
       for (std::size_t k = 0; k < n; ++k) {
         auto info = rings[k]->acquire_step(step, last_seq[k]);
+        if (info && !holds_all(info->fields, part(k).reads())) {  // another frame of that step, from before we asked
+          rings[k]->release(info->slot);
+          info.reset();
+        }
         if (!info) break;  // overwritten since the snapshot: the frames taken so far are released
         frames.push_back(part(k).adopt(*info));
       }
@@ -107,6 +111,11 @@ Group Group::attach(const AttachOptions& options) {
     }
   }
   return Group(std::move(run));
+}
+
+void Group::read_fields(const std::vector<std::string>& names) {
+  auto& im = static_cast<detail::LocalRun&>(*state_);
+  for (std::size_t k = 0; k < im.parts.size(); ++k) im.part(k).read_fields(names);
 }
 
 std::optional<FrameGroup> Group::next(std::chrono::milliseconds timeout) {

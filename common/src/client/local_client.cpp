@@ -101,7 +101,9 @@ std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
     const std::uint32_t seen = ring.notify_value();
     if (auto info = ring.acquire_newer(s.last_seq.load())) {
       s.last_seq.store(info->seq);
-      return detail::FrameAccess::frame(s.imports, *info);
+      if (holds_all(info->fields, s.reads.load())) return detail::FrameAccess::frame(s.imports, *info);
+      ring.release(info->slot);  // published before we asked for a field it lacks: the next one has it
+      continue;
     }
     const auto now = Clock::now();
     if (now >= deadline) return std::nullopt;
@@ -115,9 +117,13 @@ std::optional<Frame> Client::frame_from_step(std::uint64_t min_step) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::optional<std::uint64_t> step;
     for (const auto& f : ring.offered())
-      if (f.step >= min_step && (!step || f.step < *step)) step = f.step;
+      if (f.step >= min_step && holds_all(f.fields, session_->reads.load()) && (!step || f.step < *step)) step = f.step;
     if (!step) return std::nullopt;
-    if (auto info = ring.acquire_step(*step, 0)) return detail::FrameAccess::frame(session_->imports, *info);
+    if (auto info = ring.acquire_step(*step, 0)) {
+      if (holds_all(info->fields, session_->reads.load())) return detail::FrameAccess::frame(session_->imports, *info);
+      ring.release(info->slot);  // another frame of that step, published before we asked
+      continue;
+    }
     // overwritten since the snapshot: look again
   }
   return std::nullopt;
@@ -133,6 +139,15 @@ const RingReader& Client::frame_ring(std::string_view call) const {
   if (s.gone()) s.throw_gone();
   return s.imports->ring;
 }
+
+void Client::read_fields(const std::vector<std::string>& names) {
+  const auto& ring = frame_ring("read_fields");
+  const std::uint64_t blocks = proto::blocks_named(session_->desc, names, session_->who());
+  session_->reads.store(blocks);
+  ring.set_reads(blocks);
+}
+
+std::uint64_t Client::reads() const noexcept { return session_->reads.load(); }
 
 Frame Client::adopt(const FrameInfo& info) const noexcept { return detail::FrameAccess::frame(session_->imports, info); }
 

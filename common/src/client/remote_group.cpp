@@ -121,6 +121,11 @@ RemoteGroup RemoteGroup::attach(const AttachOptions& options, const std::vector<
   return RemoteGroup(std::move(run));
 }
 
+void RemoteGroup::read_fields(const std::vector<std::string>& names) {
+  // Checked as locally; the gateways read what views and fetches name.
+  (void)proto::blocks_named(leader().description(), names, "'" + name() + "'");
+}
+
 std::optional<FrameGroup> RemoteGroup::next(std::chrono::milliseconds timeout) {
   auto& im = static_cast<detail::RemoteRun&>(*state_);
   const auto deadline = Clock::now() + timeout;

@@ -24,8 +24,9 @@ class HostUv : public Simulation {
   }
   void write_fields(const std::vector<FieldTarget>& targets) override {
     // The executor's copy sums the frame checksum as it goes: one pass over each field.
-    executor_.copy(targets[0].data, u_, targets[0].bytes, {});
-    executor_.copy(targets[1].data, v_, targets[1].bytes, {});
+    // Only the fields some reader reads.
+    if (targets[0].read) executor_.copy(targets[0].data, u_, targets[0].bytes, {});
+    if (targets[1].read) executor_.copy(targets[1].data, v_, targets[1].bytes, {});
   }
 
  protected:

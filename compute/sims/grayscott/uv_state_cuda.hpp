@@ -28,8 +28,9 @@ class CudaUv : public Simulation {
   void write_fields(const std::vector<FieldTarget>& targets) override {
     cuda::DeviceGuard guard(device_);
     // The executor's copy adds the checksum as it goes: one read and one write per value.
-    executor_.copy(targets[0].data, u_[cur_].get(), targets[0].bytes, executor_.stream());
-    executor_.copy(targets[1].data, v_[cur_].get(), targets[1].bytes, executor_.stream());
+    // Only the fields some reader reads.
+    if (targets[0].read) executor_.copy(targets[0].data, u_[cur_].get(), targets[0].bytes, executor_.stream());
+    if (targets[1].read) executor_.copy(targets[1].data, v_[cur_].get(), targets[1].bytes, executor_.stream());
   }
 
  protected:

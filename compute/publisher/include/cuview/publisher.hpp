@@ -147,8 +147,8 @@ struct Requests {
   /// (absolute; empty: the program's own choice).
   std::vector<std::pair<std::uint64_t, std::string>> checkpoints;
   bool shutdown = false;  ///< stop the program (`cuview-ctl shutdown`)
-  /// A reader attached while none was reading: nothing was published meanwhile, so the ring offers
-  /// it no frame until the next publish().
+  /// A reader attached while none was reading (nothing was published meanwhile, so the ring offers
+  /// it no frame until the next publish()), or a reader asked for fields the newest frame lacks.
   bool reader_arrived = false;
 
   /// Whether a paused program should publish now: these requests change what a frame shows
