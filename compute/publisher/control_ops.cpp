@@ -34,6 +34,7 @@ std::string number(double v) {
 ControlOps::ControlOps(const ControlContext& context) : c_(context) {
   started_ns_ = monotonic_ns();
   window_ = open_window(started_ns_);
+  cost_window_ = {started_ns_, window_.cost0};
 }
 
 // ---------------------------------------------------------------- the transport's calls
@@ -156,6 +157,13 @@ ControlOps::RateWindow ControlOps::open_window(std::int64_t now) const {
 void ControlOps::update_rates() {
   const std::int64_t now = monotonic_ns();
   const RateWindow end = open_window(now);
+  // The cost over windows of at least 5 s: a budget spaces dear frames seconds apart, and a
+  // half-second window would hold one or none.
+  if (const double dc = static_cast<double>(now - cost_window_.first) * 1e-9; dc >= 5) {
+    cost_ = (end.cost0 - cost_window_.second) / dc;
+    cost_window_ = {now, end.cost0};
+    first_cost_window_ = false;
+  }
   if (end.restarts0 != window_.restarts0) {  // reset within the window: begin a new one
     window_ = end;
     return;
@@ -164,7 +172,6 @@ void ControlOps::update_rates() {
   if (dt < 0.5) return;
   steps_per_s_ = static_cast<double>(end.step0 - window_.step0) / dt;
   frames_per_s_ = static_cast<double>(end.frames0 - window_.frames0) / dt;
-  cost_ = (end.cost0 - window_.cost0) / dt;
   window_ = end;
   first_window_ = false;
 }
@@ -243,6 +250,9 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
   s.steps_per_second = steps_per_s_;
   s.frames_per_second = frames_per_s_;
   s.cost = cost_;
+  if (const std::int64_t t = monotonic_ns(); first_cost_window_ && t - cost_window_.first > 50'000'000)
+    s.cost = (c_.progress.publish_seconds.load(std::memory_order_relaxed) - cost_window_.second) /
+             (static_cast<double>(t - cost_window_.first) * 1e-9);  // the first window, still open
   s.max_cost = c_.opts.max_cost;
   s.max_fps = c_.opts.max_fps;
   // What held the newest frame back, while frames are being read; nothing while nobody reads.
@@ -254,7 +264,6 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
     const double dt = static_cast<double>(now.t0 - window_.t0) * 1e-9;
     s.steps_per_second = static_cast<double>(now.step0 - window_.step0) / dt;
     s.frames_per_second = static_cast<double>(now.frames0 - window_.frames0) / dt;
-    s.cost = (now.cost0 - window_.cost0) / dt;
   }
   s.rss_kib = resident_kib();
   s.uptime_s = static_cast<double>(monotonic_ns() - started_ns_) * 1e-9;

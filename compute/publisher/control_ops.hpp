@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuview/protocol.hpp"
@@ -91,6 +92,8 @@ class ControlOps final : public ControlHandler {
   RateWindow window_;
   bool first_window_ = true;  // no window has closed yet: stats reports the open one
   double steps_per_s_ = 0, frames_per_s_ = 0, cost_ = 0;
+  std::pair<std::int64_t, double> cost_window_{};  // its start and Progress::publish_seconds then
+  bool first_cost_window_ = true;
   std::uint64_t reads_seen_ = 0;  // RingWriter::reads_changed() at the last tick
 };
 

@@ -303,6 +303,14 @@ TEST_CASE("a frame holds the fields its readers read, and two readers of differe
   CHECK_THAT(bad.err, Catch::Contains("no field or particle set 'w'") && Catch::Contains("it has: u, v"));
   daemon.signal(SIGTERM);
   CHECK(daemon.wait_for(30s) == 0);
+  // A simulation that writes its fields itself (the flow's moments, checksummed as written).
+  auto flow = start_daemon("l", Backend::host, {"--sim", "lbm"}, "96x64");
+  auto speed = ctl("l", {"attach", "--frames", "3", "--verify", "--read", "speed"});
+  INFO(speed.out << speed.err);
+  CHECK(speed.code == 0);
+  CHECK_THAT(speed.out, Catch::Contains("3 verified intact") && Catch::Contains("the last frame held the fields: speed\n"));
+  flow.signal(SIGTERM);
+  CHECK(flow.wait_for(30s) == 0);
 }
 
 TEST_CASE("every CUDA mechanism this GPU offers carries verified frames to cuview-ctl", "[integration][sharing][gpu]") {
@@ -320,6 +328,24 @@ TEST_CASE("every CUDA mechanism this GPU offers carries verified frames to cuvie
     INFO(only.out << only.err);
     CHECK(only.code == 0);
     CHECK_THAT(only.out, Catch::Contains("5 verified intact") && Catch::Contains("the last frame held the fields: v\n"));
+    {  // the flow's moments are written and checksummed by its own kernel: only the held ones count
+      auto flow = start_daemon("l", Backend::cuda, {"--sharing", m, "--sim", "lbm3d"}, "64x48x40");
+      for (const char* field : {"speed", "velocity,density"}) {
+        auto f = ctl("l", {"attach", "--frames", "3", "--verify", "--read", field});
+        INFO(f.out << f.err);
+        CHECK(f.code == 0);
+        CHECK_THAT(f.out, Catch::Contains("3 verified intact"));
+      }
+      flow.signal(SIGTERM);
+      CHECK(flow.wait_for(30s) == 0);
+      auto flat = start_daemon("l", Backend::cuda, {"--sharing", m, "--sim", "lbm"}, "256x128");
+      auto f = ctl("l", {"attach", "--frames", "3", "--verify", "--read", "vorticity"});
+      INFO(f.out << f.err);
+      CHECK(f.code == 0);
+      CHECK_THAT(f.out, Catch::Contains("the last frame held the fields: vorticity\n"));
+      flat.signal(SIGTERM);
+      CHECK(flat.wait_for(30s) == 0);
+    }
     auto st = ctl("m", {"status", "--json"});
     CHECK(nlohmann::json::parse(st.out)["sharing"] == m);
     if (std::string(m) != "legacy") {

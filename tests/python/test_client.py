@@ -95,7 +95,11 @@ class PythonClient(unittest.TestCase):
             with self.assertRaises(cuview.CuviewError) as e:
                 sim.read_fields(["w"])
             self.assertIn("it has: u, v", str(e.exception))
-            sim.read_fields(["v"])  # the daemon is paused: asking publishes a frame of v at once
+            sim.read_fields(["v"])
+            # Reading less publishes nothing by itself (the newest frame holds v): a change does,
+            # even paused — the same value, so the run stays at step 200 for the other tests.
+            name, value = next(iter(sim.status()["params"].items()))
+            sim.set(**{name: value})
             deadline = time.time() + 10
             while True:
                 self.assertLess(time.time(), deadline, "no frame held v alone")

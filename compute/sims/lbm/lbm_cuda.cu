@@ -83,6 +83,9 @@ struct ObserveTargets {
   float *velocity, *speed, *vorticity, *density;
   std::uint64_t w_velocity, w_speed, w_vorticity, w_density;  // first words in the slot
   std::uint64_t* sum;
+  /// Which fields the frame holds (bits: velocity, speed, vorticity, density): only their terms
+  /// are summed (the others are written, but nobody reads them).
+  unsigned held;
 };
 constexpr int kTileW = 32, kTileH = 8;
 
@@ -97,9 +100,10 @@ __global__ void __launch_bounds__(kTileW* kTileH)
     const std::size_t at = static_cast<std::size_t>(y) * g.width + x;  // in the published frame: owned rows only
     const Observed o = lbm_observe(f, flags, x, y + 1, g.width, g.cells(), g.first_row + y, g.global_height,
                                    force, at, t.velocity, t.speed, t.vorticity, t.density);
-    partial += float_term(o.ux, t.w_velocity + 2 * at) + float_term(o.uy, t.w_velocity + 2 * at + 1) +
-               float_term(o.speed, t.w_speed + at) + float_term(o.vorticity, t.w_vorticity + at) +
-               float_term(o.rho, t.w_density + at);
+    if (t.held & 1u) partial += float_term(o.ux, t.w_velocity + 2 * at) + float_term(o.uy, t.w_velocity + 2 * at + 1);
+    if (t.held & 2u) partial += float_term(o.speed, t.w_speed + at);
+    if (t.held & 4u) partial += float_term(o.vorticity, t.w_vorticity + at);
+    if (t.held & 8u) partial += float_term(o.rho, t.w_density + at);
   }
   add_checksum(partial, t.sum);
 }
@@ -229,7 +233,9 @@ class LbmCuda final : public Simulation {
                                  s.first_word,
                                  w.first_word,
                                  d.first_word,
-                                 v.sum};
+                                 // the frame's checksum: a held field's sink (an unheld one's goes nowhere)
+                                 t[0].read ? v.sum : t[1].read ? s.sum : t[2].read ? w.sum : d.sum,
+                                 (t[0].read ? 1u : 0u) | (t[1].read ? 2u : 0u) | (t[2].read ? 4u : 0u) | (t[3].read ? 8u : 0u)};
     const int tiles = ((g_.width + kTileW - 1) / kTileW) * ((g_.rows + kTileH - 1) / kTileH);
     lbm_observe_kernel<<<std::min(tiles, 8 * sms_), dim3(kTileW, kTileH), 0, stream_>>>(
         static_cast<const float*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), g_, p_.force,

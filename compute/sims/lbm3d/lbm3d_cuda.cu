@@ -105,6 +105,9 @@ struct ObserveTargets {
   float *velocity, *speed, *vorticity, *density;
   std::uint64_t w_velocity, w_speed, w_vorticity, w_density;  // first words in the slot
   std::uint64_t* sum;
+  /// Which fields the frame holds (bits: velocity, speed, vorticity, density): only their terms
+  /// are summed (the others are written, but nobody reads them).
+  unsigned held;
 };
 __global__ void __launch_bounds__(kBlockX)
     observe_kernel(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, Window g, float force,
@@ -120,9 +123,12 @@ __global__ void __launch_bounds__(kBlockX)
     const std::size_t at = g.at(x, y, lz - 1);  // in the published frame: owned layers only
     const Observed o =
         observe(f, flags, x, y, lz, g, g.cells(), force, at, t.velocity, t.speed, t.vorticity, t.density);
-    partial += float_term(o.ux, t.w_velocity + 3 * at) + float_term(o.uy, t.w_velocity + 3 * at + 1) +
-               float_term(o.uz, t.w_velocity + 3 * at + 2) + float_term(o.speed, t.w_speed + at) +
-               float_term(o.vorticity, t.w_vorticity + at) + float_term(o.rho, t.w_density + at);
+    if (t.held & 1u)
+      partial += float_term(o.ux, t.w_velocity + 3 * at) + float_term(o.uy, t.w_velocity + 3 * at + 1) +
+                 float_term(o.uz, t.w_velocity + 3 * at + 2);
+    if (t.held & 2u) partial += float_term(o.speed, t.w_speed + at);
+    if (t.held & 4u) partial += float_term(o.vorticity, t.w_vorticity + at);
+    if (t.held & 8u) partial += float_term(o.rho, t.w_density + at);
   }
   add_checksum(partial, t.sum);
 }
@@ -229,7 +235,10 @@ class Lbm3dCuda final : public Simulation {
                         d = executor_.sum_into(t[3]);
     const ObserveTargets targets{static_cast<float*>(t[0].data), static_cast<float*>(t[1].data),
                                  static_cast<float*>(t[2].data), static_cast<float*>(t[3].data),
-                                 v.first_word, s.first_word, w.first_word, d.first_word, v.sum};
+                                 v.first_word, s.first_word, w.first_word, d.first_word,
+                                 // the frame's checksum: a held field's sink (an unheld one's goes nowhere)
+                                 t[0].read ? v.sum : t[1].read ? s.sum : t[2].read ? w.sum : d.sum,
+                                 (t[0].read ? 1u : 0u) | (t[1].read ? 2u : 0u) | (t[2].read ? 4u : 0u) | (t[3].read ? 8u : 0u)};
     const std::int64_t tiles = static_cast<std::int64_t>((g_.width + kBlockX - 1) / kBlockX) * g_.height * g_.layers;
     observe_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(tiles, 16 * sms_)), kBlockX, 0, stream_>>>(
         static_cast<const float*>(f_[cur_].get()), flags(), g_, p_.force, targets);
