@@ -43,7 +43,7 @@ std::int64_t FramePacer::budget_allows_at() const noexcept {
   if (max_cost_ >= 1 || !started_any_) return 0;
   if (!last_measured_ && measured_count_ == 0) return std::numeric_limits<std::int64_t>::max();  // cost unknown yet
   const double cost = last_measured_ ? last_cost_ : frame_cost();
-  return last_start_ns_ + static_cast<std::int64_t>(cost / max_cost_ * 1e9);
+  return last_start_ns_ + static_cast<std::int64_t>(cost / (kAim * max_cost_) * 1e9);
 }
 
 bool FramePacer::within_budget(std::int64_t now_ns) const { return now_ns >= budget_allows_at(); }

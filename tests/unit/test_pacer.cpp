@@ -13,6 +13,10 @@ using namespace cuview;
 
 namespace {
 constexpr std::int64_t kMs = 1'000'000;
+/// How far apart the budget sets two frames: `cost` seconds of publishing at `budget`.
+std::int64_t apart(double cost, double budget) {
+  return static_cast<std::int64_t>(cost / (FramePacer::kAim * budget) * 1e9);
+}
 
 /// A simulated run: a program stepping every `step_ms` on one GPU stream and calling publish()
 /// after each step; a frame's cost (seconds, from `cost_of`) adds to the run's time where it is
@@ -60,33 +64,35 @@ TEST_CASE("the budget spaces frames by their measured cost", "[pacer]") {
   CHECK(p.due(0, false, false));  // the first frame: nothing measured, nothing spent
   p.started(0);
   CHECK_FALSE(p.due(1 * kMs, false, false));  // its cost is not known yet: no second frame
-  p.measured(0.002);                           // 2 ms of publishing
-  CHECK(p.budget_allows_at() == 200 * kMs);    // 2 ms is 1 % of 200 ms
-  CHECK_FALSE(p.due(199 * kMs, false, false));
-  CHECK(p.due(200 * kMs, false, false));
-  p.started(200 * kMs);
+  p.measured(0.002);  // 2 ms of publishing: 1 % of 200 ms, 0.9 % (the pacer's aim) of 222 ms
+  const std::int64_t gap = apart(0.002, 0.01);
+  CHECK(gap > 200 * kMs);
+  CHECK(p.budget_allows_at() == gap);
+  CHECK_FALSE(p.due(gap - 1, false, false));
+  CHECK(p.due(gap, false, false));
+  p.started(gap);
   CHECK(p.limit() == RateLimit::budget);
   CHECK(p.cost_seconds() == Approx(0.002));
   // Until this frame is measured, the largest recent cost stands in for it.
-  CHECK_FALSE(p.due(399 * kMs, false, false));
-  CHECK(p.due(400 * kMs, false, false));
+  CHECK_FALSE(p.due(2 * gap - 1, false, false));
+  CHECK(p.due(2 * gap, false, false));
   // A frame measured cheaper lets the next come sooner.
   p.measured(0.0005);
-  CHECK(p.budget_allows_at() == 250 * kMs);
+  CHECK(p.budget_allows_at() == gap + apart(0.0005, 0.01));
 }
 
 TEST_CASE("frames asked for skip the frame period; only paused or agreed ones skip the budget", "[pacer]") {
   FramePacer p(10, 0.01);
   REQUIRE(p.due(0, false, false));
   p.started(0);
-  p.measured(0.001);  // the budget allows the next at 100 ms, the cap too
+  p.measured(0.001);  // the budget allows the next at 111 ms, the cap at 100 ms
   CHECK_FALSE(p.due(50 * kMs, false, false));
   CHECK(p.due(50 * kMs, false, true));        // skip_budget: a reset, a step while paused, parts' agreement
   CHECK_FALSE(p.due(50 * kMs, true, false));  // a new reader skips the period, not the budget
   FramePacer q(10, 0.5);
   REQUIRE(q.due(0, false, false));
   q.started(0);
-  q.measured(0.001);                          // the budget allows the next at 2 ms
+  q.measured(0.001);                          // the budget allows the next at 2.2 ms
   CHECK_FALSE(q.due(50 * kMs, false, false));  // the cap: 100 ms
   CHECK(q.due(50 * kMs, true, false));         // a new reader need not wait for it
   CHECK(q.due(100 * kMs, false, false));
@@ -119,9 +125,9 @@ TEST_CASE("the frame rate adapts to the budget and never exceeds the cap", "[pac
   }
   SECTION("dear frames: the budget sets it, at cost / budget apart") {
     FramePacer p(60, 0.01);
-    const Run r = simulate(p, 1, 10'000, [](std::uint64_t) { return 0.004; });  // 4 ms a frame: 400 ms apart
-    CHECK(r.frames >= 24);
-    CHECK(r.frames <= 26);
+    const Run r = simulate(p, 1, 10'000, [](std::uint64_t) { return 0.004; });  // 4 ms a frame: 444 ms apart
+    CHECK(r.frames >= 21);
+    CHECK(r.frames <= 24);
     CHECK(p.limit() == RateLimit::budget);
   }
   SECTION("a slow program: neither limit holds it") {
