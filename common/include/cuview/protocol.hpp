@@ -273,8 +273,8 @@ struct Stats {
   std::uint64_t frames_published = 0, frames_skipped = 0;
   std::uint32_t clients = 0, readers = 0, held_slots = 0;
   double steps_per_second = 0, frames_per_second = 0;
-  /// The cost budget: the share of the run's time publishing took over the same window as the
-  /// rates (measured), the largest share allowed (1: no budget), the frame-rate cap (0: none), and
+  /// The cost budget: the share of the run's time publishing took over the last window of at
+  /// least 5 s (measured), the largest share allowed (1: no budget), the frame-rate cap (0: none), and
   /// what holds the frame rate down: "budget", "fps", "readers" (every slot held) or "" (the
   /// program publishes less often than both allow).
   double cost = 0, max_cost = 1, max_fps = 0;
