@@ -333,15 +333,4 @@ std::uint64_t blocks_named(const DescribeResult& d, const std::vector<std::strin
   return blocks;
 }
 
-std::string block_name(const DescribeResult& d, std::size_t block) {
-  if (block < d.fields.size()) return "field '" + d.fields[block].name + "'";
-  block -= d.fields.size();
-  for (const auto& set : d.particles) {
-    if (block < set.attributes.size())
-      return "attribute '" + set.attributes[block].name + "' of particle set '" + set.name + "'";
-    block -= set.attributes.size();
-  }
-  return "block " + std::to_string(block);
-}
-
 }  // namespace cuview::proto

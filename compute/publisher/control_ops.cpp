@@ -34,7 +34,7 @@ std::string number(double v) {
 ControlOps::ControlOps(const ControlContext& context) : c_(context) {
   started_ns_ = monotonic_ns();
   window_ = open_window(started_ns_);
-  cost_window_ = {started_ns_, window_.cost0};
+  cost_window_ = window_;
 }
 
 // ---------------------------------------------------------------- the transport's calls
@@ -159,9 +159,9 @@ void ControlOps::update_rates() {
   const RateWindow end = open_window(now);
   // The cost over windows of at least 5 s: a budget spaces dear frames seconds apart, and a
   // half-second window would hold one or none.
-  if (const double dc = static_cast<double>(now - cost_window_.first) * 1e-9; dc >= 5) {
-    cost_ = (end.cost0 - cost_window_.second) / dc;
-    cost_window_ = {now, end.cost0};
+  if (const double dc = static_cast<double>(now - cost_window_.t0) * 1e-9; dc >= 5) {
+    cost_ = (end.cost0 - cost_window_.cost0) / dc;
+    cost_window_ = end;
     first_cost_window_ = false;
   }
   if (end.restarts0 != window_.restarts0) {  // reset within the window: begin a new one
@@ -250,9 +250,8 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
   s.steps_per_second = steps_per_s_;
   s.frames_per_second = frames_per_s_;
   s.cost = cost_;
-  if (const std::int64_t t = monotonic_ns(); first_cost_window_ && t - cost_window_.first > 50'000'000)
-    s.cost = (c_.progress.publish_seconds.load(std::memory_order_relaxed) - cost_window_.second) /
-             (static_cast<double>(t - cost_window_.first) * 1e-9);  // the first window, still open
+  if (const RateWindow now = open_window(monotonic_ns()); first_cost_window_ && now.t0 - cost_window_.t0 > 50'000'000)
+    s.cost = (now.cost0 - cost_window_.cost0) / (static_cast<double>(now.t0 - cost_window_.t0) * 1e-9);  // still open
   s.max_cost = c_.opts.max_cost;
   s.max_fps = c_.opts.max_fps;
   // What held the newest frame back, while frames are being read; nothing while nobody reads.

@@ -10,7 +10,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "cuview/protocol.hpp"
@@ -92,7 +91,7 @@ class ControlOps final : public ControlHandler {
   RateWindow window_;
   bool first_window_ = true;  // no window has closed yet: stats reports the open one
   double steps_per_s_ = 0, frames_per_s_ = 0, cost_ = 0;
-  std::pair<std::int64_t, double> cost_window_{};  // its start and Progress::publish_seconds then
+  RateWindow cost_window_;  // the cost's, of at least 5 s (t0 and cost0 only)
   bool first_cost_window_ = true;
   std::uint64_t reads_seen_ = 0;  // RingWriter::reads_changed() at the last tick
 };

@@ -16,20 +16,6 @@ std::string to_string(RateLimit limit) {
   return "";
 }
 
-namespace {
-// Which reason names the limit when several held frames back since the last one: the budget
-// outranks full slots, which outrank the frame period.
-int rank(RateLimit l) {
-  switch (l) {
-    case RateLimit::none: return 0;
-    case RateLimit::fps: return 1;
-    case RateLimit::readers: return 2;
-    case RateLimit::budget: return 3;
-  }
-  return 0;
-}
-}  // namespace
-
 FramePacer::FramePacer(double max_fps, double max_cost) : max_fps_(max_fps), max_cost_(max_cost) {}
 
 double FramePacer::frame_cost() const noexcept {
@@ -41,7 +27,7 @@ double FramePacer::frame_cost() const noexcept {
 
 std::int64_t FramePacer::budget_allows_at() const noexcept {
   if (max_cost_ >= 1 || !started_any_) return 0;
-  if (!last_measured_ && measured_count_ == 0) return std::numeric_limits<std::int64_t>::max();  // cost unknown yet
+  if (measured_count_ == 0) return std::numeric_limits<std::int64_t>::max();  // cost unknown yet
   const double cost = last_measured_ ? last_cost_ : frame_cost();
   return last_start_ns_ + static_cast<std::int64_t>(cost / (kAim * max_cost_) * 1e9);
 }
@@ -52,14 +38,11 @@ bool FramePacer::period_elapsed(std::int64_t now_ns) const {
   return max_fps_ <= 0 || !started_any_ || static_cast<double>(now_ns - last_period_ns_) >= 1e9 / max_fps_;
 }
 
-bool FramePacer::would_be_due(std::int64_t now_ns, bool skip_fps, bool skip_budget) const {
-  return skip_budget || ((skip_fps || period_elapsed(now_ns)) && within_budget(now_ns));
-}
-
 bool FramePacer::due(std::int64_t now_ns, bool skip_fps, bool skip_budget) {
-  if (would_be_due(now_ns, skip_fps, skip_budget)) return true;
-  const RateLimit reason = skip_fps || period_elapsed(now_ns) ? RateLimit::budget : RateLimit::fps;
-  if (rank(reason) > rank(held_)) held_ = reason;
+  if (skip_budget) return true;
+  const bool period = skip_fps || period_elapsed(now_ns);
+  if (period && within_budget(now_ns)) return true;
+  held_ = std::max(held_, period ? RateLimit::budget : RateLimit::fps);
   return false;
 }
 
@@ -74,7 +57,7 @@ void FramePacer::started(std::int64_t now_ns) {
 
 void FramePacer::skipped(std::int64_t now_ns) {
   last_period_ns_ = now_ns;  // a due frame is skipped once; the next is due a period later
-  if (rank(RateLimit::readers) > rank(held_)) held_ = RateLimit::readers;
+  held_ = std::max(held_, RateLimit::readers);
   limit_ = held_;
 }
 

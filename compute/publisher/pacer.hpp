@@ -16,12 +16,13 @@
 
 namespace cuview {
 
-/// What held the frame rate down when the newest frame was published.
+/// What held the frame rate down when the newest frame was published. In rank order: when
+/// several held frames back since the last one, the highest names the limit.
 enum class RateLimit : std::uint8_t {
   none,     ///< nothing: the program called publish() less often than both limits allow
   fps,      ///< max_fps
-  budget,   ///< the cost budget
   readers,  ///< every slot was held by readers (frames were skipped)
+  budget,   ///< the cost budget
 };
 /// "", "fps", "budget", "readers": as `stats` reports it.
 std::string to_string(RateLimit limit);
@@ -40,8 +41,6 @@ class FramePacer {
   /// whatever it costs (the program is paused, or parts agreed on it). Records what held it
   /// back, for limit().
   [[nodiscard]] bool due(std::int64_t now_ns, bool skip_fps, bool skip_budget);
-  /// The same question without recording anything.
-  [[nodiscard]] bool would_be_due(std::int64_t now_ns, bool skip_fps, bool skip_budget) const;
   /// Whether max_fps alone would let a frame start at `now_ns` (a frame period has passed).
   [[nodiscard]] bool period_elapsed(std::int64_t now_ns) const;
   /// Whether the budget alone would let a frame start at `now_ns`.
@@ -62,8 +61,6 @@ class FramePacer {
   [[nodiscard]] double frame_cost() const noexcept;
   /// When the budget lets the next frame start (monotonic ns; 0: at once).
   [[nodiscard]] std::int64_t budget_allows_at() const noexcept;
-  [[nodiscard]] double max_fps() const noexcept { return max_fps_; }
-  [[nodiscard]] double max_cost() const noexcept { return max_cost_; }
 
  private:
   double max_fps_, max_cost_;

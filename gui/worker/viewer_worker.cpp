@@ -1,6 +1,5 @@
 #include "worker/viewer_worker.hpp"
 
-#include <algorithm>
 #include <QMutexLocker>
 #include <chrono>
 #include <utility>
@@ -269,10 +268,8 @@ void ViewerWorker::run() {
         auto frames = run_->next(20ms);
         const bool arrived = frames.has_value();
         if (arrived) current_group_ = std::move(frames);
-        const bool holds = current_group_ && (!one_field || std::all_of(current_group_->frames().begin(),
-                                                                         current_group_->frames().end(), [&](const Frame& f) {
-                                                                           return f.holds(static_cast<std::size_t>(view.field));
-                                                                         }));
+        const bool holds =
+            current_group_ && (!one_field || current_group_->holds(static_cast<std::size_t>(view.field)));
         if (current_group_ && holds && (arrived || view_changed)) {
           {
             QMutexLocker lock(&mu_);

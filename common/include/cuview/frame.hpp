@@ -128,6 +128,8 @@ class FrameGroup {
   /// copies are done. Throws Error(unsupported) for frames on the host backend (use
   /// copy_field_to_host), Error(cuda) naming the part, and what copy_field_to_host throws.
   void copy_field_to_device(std::size_t field, void* dst, std::size_t bytes) const;
+  /// Whether every part's frame holds field `field` (Frame::holds).
+  [[nodiscard]] bool holds(std::size_t field) const noexcept;
   /// Each part's Frame::verify(); empty when all are intact, otherwise the first problem, naming
   /// the part.
   [[nodiscard]] std::optional<std::string> verify() const;

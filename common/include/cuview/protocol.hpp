@@ -207,8 +207,6 @@ struct DescribeResult {
 /// block (0). Throws Error(bad_value) naming a name `d` lacks (`who`: the publisher, for the
 /// message) and listing the names it has.
 std::uint64_t blocks_named(const DescribeResult& d, const std::vector<std::string>& names, const std::string& who);
-/// The name of block `block` of `d`: "field 'u'", "attribute 'x' of particle set 'p'".
-std::string block_name(const DescribeResult& d, std::size_t block);
 
 /// One ring slot; what `memory` and `offset` mean depends on HandlesResult::sharing:
 ///  shm:    `memory` empty; the slot is at `offset` in `data_shm`.

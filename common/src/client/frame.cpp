@@ -1,5 +1,6 @@
 // Frame (one held slot, or a fetched frame in host memory) and FrameGroup (the frames of one step
 // from every part of a run).
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -265,6 +266,7 @@ void FrameGroup::check_field_buffer(std::size_t field, std::size_t bytes) const 
     throw Error(Errc::bad_value, "copying field '" + layout_->fields.front()[field].name + "' of '" + layout_->name +
                                      "' needs a buffer of " + std::to_string(need) + " bytes (its global grid), not " +
                                      std::to_string(bytes));
+  if (holds(field)) return;
   for (std::size_t k = 0; k < frames_.size(); ++k)
     if (!frames_[k].holds(field))
       throw Error(Errc::bad_value, "frame " + std::to_string(frames_[k].info().seq) + " of " +
@@ -272,6 +274,10 @@ void FrameGroup::check_field_buffer(std::size_t field, std::size_t bytes) const 
                                        " does not hold field '" + layout_->fields.front()[field].name +
                                        "': no reader read it when it was published; read it (read_fields, or every "
                                        "field by default) and take the next frame");
+}
+
+bool FrameGroup::holds(std::size_t field) const noexcept {
+  return std::all_of(frames_.begin(), frames_.end(), [&](const Frame& f) { return f.holds(field); });
 }
 
 void FrameGroup::copy_field_to_host(std::size_t field, std::span<std::byte> dst) const {
