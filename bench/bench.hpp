@@ -99,6 +99,9 @@ std::string slices_section(const Options& o, const std::string& backend);
 /// Section "budget": each simulation at its largest size under a cost budget, one viewer at 60 Hz:
 /// frames delivered, the cost the publisher measured and the cost seen from outside.
 std::string budget_section(const Options& o, const std::string& backend);
+/// A fresh client's start → first frame, per simulation at its largest size, for cuview-ctl,
+/// cuview-gui and Python, with cuview-ctl's own phases (issue 38's first-pixels table).
+std::string first_section(const Options& o, const std::string& backend);
 /// Sections 2, 3, 4 (CUDA only) and 5 for one backend ("cuda" or "host").
 std::string system_sections(const Options& o, const std::string& backend);
 

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
       ->check(CLI::IsMember(
-          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "budget"}))
+          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "budget",
+           "first"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
   app.add_option("--backends", backends, "which backends to measure")
@@ -164,6 +165,11 @@ int main(int argc, char** argv) {
   if (o.wants("budget")) {
     if (cuda) guarded("CUDA budget section", [&] { return budget_section(o, "cuda"); });
     if (host) guarded("host budget section", [&] { return budget_section(o, "host"); });
+  }
+  if (o.wants("first")) {
+    if (std::getenv("DISPLAY") == nullptr) ::setenv("QT_QPA_PLATFORM", "offscreen", 0);
+    if (cuda) guarded("CUDA first-pixels section", [&] { return first_section(o, "cuda"); });
+    if (host) guarded("host first-pixels section", [&] { return first_section(o, "host"); });
   }
   if (!out.empty()) std::ofstream(out, std::ios::app) << md;
   return rc;

@@ -364,4 +364,78 @@ std::string budget_section(const Options& o, const std::string& backend) {
          t.markdown();
 }
 
+std::string first_section(const Options& o, const std::string& backend) {
+  // Every simulation at the largest size (2-D at the largest --sizes, 3-D at 512³; the host: its
+  // sizes, 64³), running with nobody attached; then fresh processes, each start → exit after its
+  // first frame (median of 5): cuview-ctl, cuview-gui (offscreen or the display) and Python. The
+  // phases are cuview-ctl's own "first frame after …" line from one more run.
+  const bool cuda = backend == "cuda";
+  const int n2 = cuda ? o.sizes.back() : o.host_sizes.back();
+  const std::uint32_t n3 = cuda ? 512 : 64;
+  test::RuntimeDir rt;
+  struct Case {
+    std::string sim;
+    std::uint32_t w, h, d;
+  };
+  std::vector<Case> cases;
+  for (const auto& sim : o.publish_sims) cases.push_back({sim, std::uint32_t(n2), std::uint32_t(n2), 1});
+  for (const char* sim : {"grayscott3d", "lbm3d"}) cases.push_back({sim, n3, n3, n3});
+  Table t{{"simulation", "grid", "cuview-ctl attach --frames 1", "cuview-gui --screenshot --frames 1",
+           "Python: attach → first array", "where cuview-ctl's time went (its own line)"},
+          {}};
+  std::string notes;
+  const std::string gui = test::bin("cuview-gui");
+  for (const auto& c : cases) {
+    const std::string grid = std::to_string(c.w) + (c.d > 1 ? "³" : "²");
+    const std::string name = "first-" + c.sim;
+    DaemonOptions dopt;
+    dopt.name = name, dopt.sim = c.sim, dopt.backend = backend;
+    dopt.width = c.w, dopt.height = c.h, dopt.depth = c.d;
+    dopt.final_checkpoint = false;
+    Daemon daemon(dopt);
+    while_running(daemon, name, [&] {
+      while (daemon.steps_taken() == 0) std::this_thread::sleep_for(10ms);
+      std::this_thread::sleep_for(500ms);  // past the first batches
+      std::string failure;
+      const std::vector<std::string> ctl_argv{test::bin("cuview-ctl"), "--name", name, "attach", "--frames", "1"};
+      const double ctl_ms = first_frame_ms(ctl_argv, 5, &failure);
+      std::string phases = "—";
+      {
+        test::ChildProcess p(ctl_argv);
+        if (p.wait_for(30s) == 0) {
+          const std::string out = p.out();
+          const auto at = out.find("first frame after ");
+          if (at != std::string::npos) phases = out.substr(at + 18, out.find('\n', at) - at - 18);
+        }
+      }
+      double gui_ms = 0;
+      if (::access(gui.c_str(), X_OK) == 0) {
+        const auto png = (rt.path() / "first.png").string();
+        gui_ms = first_frame_ms({gui, "--name", name, "--screenshot", png, "--frames", "1"}, 5, &failure);
+      }
+      const double py_ms = first_frame_ms(
+          {"/usr/bin/env", "python3", "-c",
+           "import cuview\nc = cuview.attach('" + name + "')\nf = c.next_frame(timeout=10.0)\nassert f is not None"},
+          5, &failure);
+      auto ms = [](double v) { return v > 0 ? fmt(v, "%.0f") + " ms" + (v <= 250 ? " ✓" : " ✗") : std::string("—"); };
+      for (char& ch : phases)
+        if (ch == '|') ch = '/';
+      t.rows.push_back({c.sim, grid, ms(ctl_ms), ms(gui_ms), ms(py_ms), phases});
+      if (!failure.empty()) {
+        for (char& ch : failure)
+          if (ch == '\n' || ch == '|') ch = ' ';
+        notes += "- " + c.sim + " " + grid + ": " + failure + "\n";
+      }
+      Client::attach({.name = name, .client = "cuview-bench first", .import = Import::control_only}).shutdown();
+    });
+  }
+  return "\n### First pixels — " + backend +
+         ": a fresh process's start → its first frame (median of 5; target ≤ 250 ms)\n\n"
+         "Each simulation running at its largest size with nobody attached; then a new process that attaches, takes "
+         "one frame and exits, timed from spawn to exit: `cuview-ctl attach --frames 1`, `cuview-gui --screenshot "
+         "--frames 1` (the frame drawn and saved) and Python (`import cuview`, `attach`, `next_frame()`). The last "
+         "column is cuview-ctl's own line (`first frame after …`, from attach to the frame, phase by phase).\n\n" +
+         t.markdown() + (notes.empty() ? "" : "\n" + notes);
+}
+
 }  // namespace cuview::bench

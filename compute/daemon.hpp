@@ -105,6 +105,7 @@ class Daemon {
   std::optional<checkpoint::Loaded> restored_;
   checkpoint::Meta meta_;  // what every checkpoint of this run says besides step, time and parameters
   FieldWriter write_fields_;
+  bool writes_in_step_ = false;  ///< the simulation writes frames in its own step (Simulation::step_and_write)
   UniqueFd signals_;
   std::atomic<bool> publishing_{true};
   std::atomic<std::uint64_t> steps_taken_{0};

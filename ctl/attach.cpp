@@ -164,7 +164,11 @@ int attach_frames(const OpenOptions& base, const AttachArgs& a) {
                                          " s; is it paused? (`cuview-ctl resume`)");
         // Sequence numbers (and so gaps) are part 0's: every part counts its own.
         const auto& info = frames->part(0).info();
-        if (received == 0) first_seq = info.seq;
+        if (received == 0) {
+          first_seq = info.seq;
+          // Where the time to the first frame went (attach_phases), as a daemon's start log says it.
+          std::printf("first frame after %s\n", group->part(0).attach_phases().c_str());
+        }
         if (prev != 0 && info.seq != prev + 1) ++gaps;
         prev = last_seq = info.seq;
         ++received;

@@ -83,6 +83,7 @@ class CudaExecutor final : public Executor {
       timings_[i] = {cuda::Event(cuda::EventKind::timing), cuda::Event(cuda::EventKind::timing)};
       free_timings_.push_back(static_cast<int>(i));
     }
+    step_events_ = {cuda::Event(cuda::EventKind::timing), cuda::Event(cuda::EventKind::timing)};
   }
   ~CudaExecutor() override {
     cuda::DeviceGuard guard(probe_.device);
@@ -166,10 +167,25 @@ class CudaExecutor final : public Executor {
     }
     trailer_kernel<<<1, 1, 0, stream>>>(trailer(), seq, step);
     cuda::check(cudaGetLastError(), "launching the checksum and trailer kernels of frame " + std::to_string(seq));
-    if (timing_ >= 0)
+    if (timing_ >= 0) {
       cuda::check(cudaEventRecord(timings_[timing_].end.get(), stream), "cudaEventRecord (a frame's end)");
+      timings_[timing_].steps = frame_.steps;
+    }
     in_flight_.push_back(timing_);
     frame_ = {};
+  }
+
+  void timed_step(const std::function<void()>& step) override {
+    cuda::DeviceGuard guard(probe_.device);
+    read_step_time();
+    if (step_timing_) {  // the previous one is still unread: this step goes untimed
+      step();
+      return;
+    }
+    cuda::check(cudaEventRecord(step_events_.start.get(), stream_.get()), "cudaEventRecord (a step's start)");
+    step();
+    cuda::check(cudaEventRecord(step_events_.end.get(), stream_.get()), "cudaEventRecord (a step's end)");
+    step_timing_ = true;
   }
 
   std::vector<double> frame_costs() override {
@@ -184,7 +200,8 @@ class CudaExecutor final : public Executor {
         float ms = 0;
         cuda::check(cudaEventElapsedTime(&ms, timings_[t].start.get(), timings_[t].end.get()),
                     "cudaEventElapsedTime (a frame's cost)");
-        costs.push_back(static_cast<double>(ms) * 1e-3);
+        read_step_time();
+        costs.push_back(std::max(0.0, static_cast<double>(ms) * 1e-3 - timings_[t].steps * step_s_));
         free_timings_.push_back(t);
       } else {
         costs.push_back(std::numeric_limits<double>::quiet_NaN());
@@ -232,7 +249,23 @@ class CudaExecutor final : public Executor {
   // Each frame's cost: a pair of timing events around its work, kTimedFrames pairs reused.
   struct Timing {
     cuda::Event start, end;
+    std::uint32_t steps = 0;  // the simulation's own steps inside the frame
   };
+  /// The step timed last (timed_step), once its events have passed: step_s_.
+  void read_step_time() {
+    if (!step_timing_) return;
+    const cudaError_t done = cudaEventQuery(step_events_.end.get());
+    if (done == cudaErrorNotReady) return;
+    cuda::check(done, "cudaEventQuery (a step's end)");
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, step_events_.start.get(), step_events_.end.get()),
+                "cudaEventElapsedTime (a step's time)");
+    step_s_ = static_cast<double>(ms) * 1e-3;
+    step_timing_ = false;
+  }
+  Timing step_events_;
+  bool step_timing_ = false;  // step_events_ recorded and not yet read
+  double step_s_ = 0;         // the latest timed step
   std::vector<Timing> timings_;
   std::vector<int> free_timings_;
   std::deque<int> in_flight_;  // sealed frames not yet reported, oldest first (-1: not timed)

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,15 @@ class Executor {
   /// timed (more than kTimedFrames in flight).
   [[nodiscard]] virtual std::vector<double> frame_costs() = 0;
   static constexpr std::size_t kTimedFrames = 16;
+  /// Runs `step`, which queues one plain step of the simulation on the executor's stream, timed
+  /// where it runs (two timing events on CUDA, read later and never waited on; the clock on the
+  /// host): the simulation's own step time, which a frame written inside a step does not count
+  /// as publishing (frame_holds_steps). While the previous timing is unread, runs it untimed.
+  virtual void timed_step(const std::function<void()>& step) { step(); }
+  /// The frame begun holds `steps` of the simulation's own steps (Simulation::step_and_write):
+  /// frame_costs() counts its time less that many of the latest timed steps (all of it until a
+  /// step has been timed: the budget errs on the side of the run).
+  void frame_holds_steps(std::uint32_t steps) { frame_.steps = steps; }
   /// Blocks until everything queued on the executor's stream has run.
   virtual void finish() {}
   /// Host memory the executor copies to and from at full speed: pinned on CUDA.
@@ -97,11 +107,13 @@ class Executor {
     /// does not hold it (`held`).
     std::vector<char> summed;
     std::uint64_t held = kAllBlocks;
+    std::uint32_t steps = 0;  ///< the simulation's own steps inside it (frame_holds_steps)
   };
   void open_frame(void* slot, const SlotLayout& layout, std::uint64_t held) {
     frame_.base = static_cast<std::byte*>(slot);
     frame_.layout = &layout;
     frame_.held = held;
+    frame_.steps = 0;
     frame_.summed.resize(layout.fields.size());
     for (std::size_t i = 0; i < layout.fields.size(); ++i) frame_.summed[i] = has_block(held, i) ? 0 : 1;
   }

@@ -47,8 +47,14 @@ class HostExecutor final : public Executor {
       if (!frame_.summed[i]) sum_ += field_checksum(frame_.base, layout.fields[i]);
     const SlotTrailer t{seq, step, sum_, static_cast<std::uint64_t>(realtime_ns())};
     std::memcpy(frame_.base + layout.trailer_offset, &t, sizeof t);
+    const double steps = frame_.steps * step_s_;
     frame_ = {};
-    costs_.push_back(static_cast<double>(monotonic_ns() - begun_ns_) * 1e-9);
+    costs_.push_back(std::max(0.0, static_cast<double>(monotonic_ns() - begun_ns_) * 1e-9 - steps));
+  }
+  void timed_step(const std::function<void()>& step) override {
+    const auto t0 = monotonic_ns();
+    step();
+    step_s_ = static_cast<double>(monotonic_ns() - t0) * 1e-9;
   }
   std::vector<double> frame_costs() override { return std::exchange(costs_, {}); }
 
@@ -59,6 +65,7 @@ class HostExecutor final : public Executor {
   std::uint64_t sum_ = 0;
   std::int64_t begun_ns_ = 0;
   std::vector<double> costs_;  // sealed frames' costs, not yet taken
+  double step_s_ = 0;          // the latest timed step (timed_step)
 };
 
 }  // namespace

@@ -25,9 +25,11 @@ namespace cuview::sim {
 /// cuview_simulation_v1, changes only if PluginInfo itself does). 2: inputs/draw and checkpoint
 /// state. 3: the Executor's streams are cuda::StreamRef (stream(), copy, seal), no longer void*.
 /// 4: the Executor writes frames in one pass (begin_frame, copy summing the checksum, sum_into,
-/// seal(seq, step)). 5: FieldTarget says whether a reader reads the field (`read`). A plugin
-/// built against an earlier one is refused, naming both.
-inline constexpr std::uint32_t kPluginAbi = 5;
+/// seal(seq, step)). 5: FieldTarget says whether a reader reads the field (`read`). 6: a frame
+/// written in the simulation's own step (Simulation::step_and_write, writes_in_step; the
+/// Executor's timed_step and frame_holds_steps). A plugin built against an earlier one is
+/// refused, naming both.
+inline constexpr std::uint32_t kPluginAbi = 6;
 
 struct PluginInfo {
   std::uint32_t abi;           ///< kPluginAbi when the plugin was built

@@ -101,6 +101,18 @@ class Simulation {
   /// attribute of each particle set in particle_sets() order; queued on the executor's stream
   /// after the steps so far.
   virtual void write_fields(const std::vector<FieldTarget>& targets) = 0;
+  /// A frame written in the simulation's own step: steps `n` times, the last step also writing
+  /// into `targets` what write_fields() would write after it, the same bits, so that no separate
+  /// pass reads the state again (the flows write their moments from the collision, which holds
+  /// them in registers). The daemon calls it, instead of step(n) then write_fields(), for a batch
+  /// whose end publishes a frame, when writes_in_step() says so; it counts as the frame's cost only
+  /// what it takes beyond a plain step (Executor::timed_step). Default: step(n), write_fields().
+  virtual void step_and_write(std::uint32_t n, const std::vector<FieldTarget>& targets) {
+    step(n);
+    write_fields(targets);
+  }
+  /// Whether step_and_write() is the cheaper way (overridden). Default: false.
+  [[nodiscard]] virtual bool writes_in_step() const { return false; }
   /// What clients may draw into (obstacles, ...). Default: nothing.
   [[nodiscard]] virtual std::vector<InputSpec> inputs() const { return {}; }
   /// Applies a stroke the publisher validated (its input is one of inputs(), the disc's centre on

@@ -125,6 +125,7 @@ void ViewerWorker::drop_client() {
   current_group_.reset();  // release the held slots before detaching
   run_.reset();
   reading_.reset();
+  said_phases_ = false;
   watched_.reset();  // a re-attached client watches afresh (the held view stays until a new one comes)
 }
 
@@ -268,6 +269,11 @@ void ViewerWorker::run() {
         auto frames = run_->next(20ms);
         const bool arrived = frames.has_value();
         if (arrived) current_group_ = std::move(frames);
+        if (arrived && !said_phases_) {  // where the time to the first frame went, once per attachment
+          said_phases_ = true;
+          qInfo("cuview-gui: first frame from %s after %s", qUtf8Printable(target),
+                run_->leader().attach_phases().c_str());
+        }
         const bool holds =
             current_group_ && (!one_field || current_group_->holds(static_cast<std::size_t>(view.field)));
         if (current_group_ && holds && (arrived || view_changed)) {

@@ -85,6 +85,7 @@ class ViewerWorker : public QThread {
   /// The fields this viewer reads (Run::read_fields): the one it shows; empty for every field (a
   /// particle view). Unset until first asked.
   std::optional<std::vector<std::string>> reading_;
+  bool said_phases_ = false;  ///< the first frame's attach phases logged, for this attachment
   proto::DescribeResult group_description_;       ///< part 0's, with the global grid's size
   std::vector<const proto::DescribeResult*> part_descriptions_;
   Connection state_ = Connection::detached;

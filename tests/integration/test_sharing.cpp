@@ -14,6 +14,7 @@
 #endif
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <zmq.hpp>
@@ -272,6 +273,39 @@ BACKEND_TEST("attaching and detaching 10 times leaves this client's descriptors 
   const std::size_t before = open_fds(::getpid());
   for (int i = 0; i < 10; ++i) (void)once();
   CHECK(open_fds(::getpid()) == before);
+}
+
+BACKEND_TEST("a client's first frame maps one slot; the others are mapped as frames in them are taken",
+             "[integration][sharing]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("lazy", backend);
+  AttachOptions o;
+  o.name = "lazy";
+  o.client = "lazy test";
+  auto c = Client::attach(o);
+  const std::uint32_t slots = c.description().slots;
+  REQUIRE(slots >= 3);
+  CHECK(c.mapped_slots() == 0);  // attached: nothing mapped yet
+  const bool whole = c.sharing() == "vmm";  // one allocation, mapped whole
+  {
+    auto f = c.next_frame(10s);
+    REQUIRE(f);
+    CHECK_FALSE(f->verify());
+    CHECK(c.mapped_slots() == (whole ? slots : 1u));
+    INFO(c.attach_phases());
+    CHECK_THAT(c.attach_phases(), Catch::Contains("hello and description") && Catch::Contains("until the first frame") &&
+                                      Catch::Contains("mapping slot " + std::to_string(f->info().slot)));
+  }
+  // Frames in other slots map them as they come, each verified; never more than the ring holds.
+  std::set<std::uint32_t> seen;
+  for (int i = 0; i < 200 && seen.size() < slots; ++i) {
+    auto f = c.next_frame(10s);
+    REQUIRE(f);
+    CHECK_FALSE(f->verify());
+    seen.insert(f->info().slot);
+    CHECK(c.mapped_slots() <= slots);
+  }
+  CHECK(c.mapped_slots() >= (whole ? slots : static_cast<std::uint32_t>(seen.size())));
 }
 
 TEST_CASE("a frame holds the fields its readers read, and two readers of different fields both get theirs",

@@ -1,11 +1,13 @@
 // The lattice-Boltzmann flow split into y slabs (sims/slab.hpp) computes the same bits as the
 // whole grid: N parts, each on its own thread with an in-process halo standing in for the ranks,
 // against one whole-grid run of the same size, through reset, steps, strokes across the slab
-// borders, a parameter change and a restore of each part's checkpoint slice. Tagged [gpu] runs
-// need a GPU; the `unit` CTest runs the host ones.
+// borders, a parameter change and a restore of each part's checkpoint slice; and a frame written
+// in the flows' own last step (2-D and 3-D) holds the separate pass's bits. Tagged [gpu] runs need
+// a GPU; the `unit` CTest runs the host ones.
 #include <algorithm>
 #include <barrier>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -80,22 +82,26 @@ class FakeHalo final : public sim::Halo {
 
 /// One simulation made as cuview-compute makes it ("lbm" from builtin_simulations()), with its
 /// own executor; `slab` null for the whole grid.
-struct Run {
+struct SimRun {
   std::unique_ptr<Executor> executor;
   std::unique_ptr<sim::Simulation> sim;
-  std::uint32_t rows;
+  std::uint32_t rows, depth;
 
-  Run(Backend backend, const std::map<std::string, std::string>& options, const sim::Slab* slab)
-      : executor(make_executor(backend == Backend::cuda ? "cuda" : "host")), rows(slab ? slab->rows : kH) {
+  /// `name`: "lbm", or "lbm3d" of `depth` layers (the whole grid).
+  SimRun(Backend backend, const std::map<std::string, std::string>& options, const sim::Slab* slab,
+      const std::string& name = "lbm", std::uint32_t layers = 1)
+      : executor(make_executor(backend == Backend::cuda ? "cuda" : "host")), rows(slab ? slab->rows : kH),
+        depth(layers) {
     for (const auto& f : sim::builtin_simulations())
-      if (f.name == "lbm") {
+      if (f.name == name) {
         sim::SimulationConfig config{kW, rows, options};
         config.slab = slab;
+        config.depth = depth;
         sim = f.make(*executor, config);
       }
     REQUIRE(sim);
   }
-  [[nodiscard]] std::size_t cells() const { return std::size_t{kW} * rows; }
+  [[nodiscard]] std::size_t cells() const { return std::size_t{kW} * rows * depth; }
   /// save_state(): the populations and the obstacles, as bytes.
   std::vector<std::vector<std::uint8_t>> save() {
     std::vector<std::vector<std::uint8_t>> out;
@@ -108,26 +114,39 @@ struct Run {
   }
   /// write_fields(): velocity, speed, vorticity, density of the owned rows.
   std::vector<std::vector<float>> fields() {
+    return written([&](const std::vector<FieldTarget>& t) { sim->write_fields(t); }, ~0u);
+  }
+  /// step_and_write(n): the fields a frame written in the last of `n` steps holds, those whose bit
+  /// is in `reads` read (the others come back as NaN: nothing that reads them).
+  std::vector<std::vector<float>> step_and_fields(std::uint32_t n, unsigned reads) {
+    return written([&](const std::vector<FieldTarget>& t) { sim->step_and_write(n, t); }, reads);
+  }
+  std::vector<std::vector<float>> written(const std::function<void(const std::vector<FieldTarget>&)>& write,
+                                          unsigned reads) {
     std::vector<std::vector<float>> out;
-    for (const auto& f : sim->fields()) out.emplace_back(cells() * f.components);
+    for (const auto& f : sim->fields()) out.emplace_back(cells() * f.components, std::nanf(""));
     std::vector<FieldTarget> targets;
 #ifdef CUVIEW_HAVE_CUDA
     std::vector<cuda::DeviceBuffer> device;
     if (executor->kind() == Executor::Kind::cuda) {
-      for (auto& o : out) {
-        device.emplace_back(o.size() * sizeof(float));
-        targets.push_back({device.back().get(), o.size() * sizeof(float)});
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        device.emplace_back(out[i].size() * sizeof(float));
+        targets.push_back({device.back().get(), out[i].size() * sizeof(float), ((reads >> i) & 1u) != 0});
       }
-      sim->write_fields(targets);
+      write(targets);
       executor->finish();
       for (std::size_t i = 0; i < out.size(); ++i)
-        cuda::check(cudaMemcpy(out[i].data(), device[i].get(), out[i].size() * sizeof(float), cudaMemcpyDeviceToHost),
-                    "reading a field back");
+        if ((reads >> i) & 1u)
+          cuda::check(cudaMemcpy(out[i].data(), device[i].get(), out[i].size() * sizeof(float), cudaMemcpyDeviceToHost),
+                      "reading a field back");
       return out;
     }
 #endif
-    for (auto& o : out) targets.push_back({o.data(), o.size() * sizeof(float)});
-    sim->write_fields(targets);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      targets.push_back({out[i].data(), out[i].size() * sizeof(float), ((reads >> i) & 1u) != 0});
+    write(targets);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (!((reads >> i) & 1u)) std::fill(out[i].begin(), out[i].end(), std::nanf(""));
     return out;
   }
 };
@@ -138,7 +157,7 @@ struct Parts {
   std::vector<Post> posts;
   std::vector<sim::Slab> slabs;
   std::vector<std::unique_ptr<FakeHalo>> halos;
-  std::vector<std::unique_ptr<Run>> runs;
+  std::vector<std::unique_ptr<SimRun>> runs;
 
   Parts(Backend backend, const std::map<std::string, std::string>& options, int n)
       : sync(n), posts(static_cast<std::size_t>(n)) {
@@ -147,12 +166,12 @@ struct Parts {
       halos.push_back(std::make_unique<FakeHalo>(sync, posts, k));
       slabs.push_back({r.first, r.count, kH, halos.back().get()});
     }
-    for (int k = 0; k < n; ++k) runs.push_back(std::make_unique<Run>(backend, options, &slabs[k]));
+    for (int k = 0; k < n; ++k) runs.push_back(std::make_unique<SimRun>(backend, options, &slabs[k]));
   }
   /// Runs `fn` on every part at once, each on its own thread (the halo is a collective). Catch's
   /// assertions are not thread-safe: `fn` only drives the simulation, and a failure ends the test
   /// program with its message (the other parts would wait at the barrier forever).
-  void all(const std::function<void(std::size_t k, Run&)>& fn) {
+  void all(const std::function<void(std::size_t k, SimRun&)>& fn) {
     std::vector<std::thread> threads;
     for (std::size_t k = 0; k < runs.size(); ++k)
       threads.emplace_back([&fn, k, &r = *runs[k]] {
@@ -177,7 +196,7 @@ std::map<std::string, double> params_of(const sim::Simulation& s, const std::map
 }
 
 /// Every part's checkpoint slice and published rows are byte-equal to the whole run's rows.
-void require_equal(Run& whole, Parts& parts, const char* when) {
+void require_equal(SimRun& whole, Parts& parts, const char* when) {
   INFO("after " << when);
   const auto state = whole.save();
   const auto fields = whole.fields();
@@ -224,17 +243,17 @@ std::vector<Stroke> strokes_across(int n) {
 
 void compare_decomposed(Backend backend, const std::map<std::string, std::string>& options, int n) {
   INFO(n << " parts");
-  Run whole(backend, options, nullptr);
+  SimRun whole(backend, options, nullptr);
   Parts parts(backend, options, n);
   auto params = params_of(*whole.sim, {{"force", options.at("flow") == "periodic" ? 2e-5 : 0.0}});
   whole.sim->set_params(params);
   for (auto& r : parts.runs) r->sim->set_params(params);
   whole.sim->reset(1);
-  parts.all([](std::size_t, Run& r) { r.sim->reset(1); });
+  parts.all([](std::size_t, SimRun& r) { r.sim->reset(1); });
   require_equal(whole, parts, "reset");
 
   whole.sim->step(150);
-  parts.all([](std::size_t, Run& r) { r.sim->step(150); });
+  parts.all([](std::size_t, SimRun& r) { r.sim->step(150); });
   whole.executor->finish();
   require_equal(whole, parts, "150 steps");
 
@@ -243,7 +262,7 @@ void compare_decomposed(Backend backend, const std::map<std::string, std::string
     for (auto& r : parts.runs) r->sim->draw(s);  // not a collective
   }
   whole.sim->step(50);
-  parts.all([](std::size_t, Run& r) { r.sim->step(50); });
+  parts.all([](std::size_t, SimRun& r) { r.sim->step(50); });
   whole.executor->finish();
   require_equal(whole, parts, "strokes across the borders and 50 steps");
 
@@ -251,7 +270,7 @@ void compare_decomposed(Backend backend, const std::map<std::string, std::string
   whole.sim->set_params(params);
   for (auto& r : parts.runs) r->sim->set_params(params);
   whole.sim->step(50);
-  parts.all([](std::size_t, Run& r) { r.sim->step(50); });
+  parts.all([](std::size_t, SimRun& r) { r.sim->step(50); });
   whole.executor->finish();
   require_equal(whole, parts, "new parameters and 50 steps");
 
@@ -261,12 +280,24 @@ void compare_decomposed(Backend backend, const std::map<std::string, std::string
   for (auto& r : parts.runs) saved.push_back(r->save());
   Parts restored(backend, options, n);
   for (std::size_t k = 0; k < restored.runs.size(); ++k) restored.runs[k]->sim->set_params(params);
-  restored.all([&](std::size_t k, Run& r) { r.sim->load_state({saved[k][0].data(), saved[k][1].data()}); });
+  restored.all([&](std::size_t k, SimRun& r) { r.sim->load_state({saved[k][0].data(), saved[k][1].data()}); });
   require_equal(whole, restored, "a restore of every part's slice");
   whole.sim->step(50);
-  restored.all([](std::size_t, Run& r) { r.sim->step(50); });
+  restored.all([](std::size_t, SimRun& r) { r.sim->step(50); });
   whole.executor->finish();
   require_equal(whole, restored, "a restore and 50 steps");
+}
+
+/// The fields read (bits of `reads`) of two frames of the same grid are the same bits.
+void require_same_fields(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b,
+                         unsigned reads) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!((reads >> i) & 1u)) continue;
+    INFO("field " << i);
+    REQUIRE(a[i].size() == b[i].size());
+    CHECK(std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) == 0);
+  }
 }
 
 }  // namespace
@@ -280,6 +311,71 @@ BACKEND_TEST("lbm: a grid split into slabs computes the whole grid's bits", "[lb
         INFO("flow=" << flow << " obstacle=" << obstacle << (options.count("overlap") ? " overlap=off" : ""));
         compare_decomposed(backend, options, n);
       }
+}
+
+// Frames written in the step (issue 38): the flows write a frame's fields in their last step
+// before it, from the moments the collision holds, and Gray–Scott its u and v; the bits are the
+// separate pass's, for every set of fields read, and the state goes on as a plain step leaves it.
+BACKEND_TEST("a frame written in the last step holds the separate pass's bits: lbm, lbm3d, grayscott, grayscott3d",
+             "[lbm][slab]") {
+  const std::vector<unsigned> flow_reads{0xFu, 0x4u, 0x2u, 0x9u, 0x8u}, uv_reads{0x3u, 0x1u, 0x2u};
+  for (const std::string name : {"lbm", "lbm3d", "grayscott", "grayscott3d"})
+    for (unsigned reads : name.starts_with("lbm") ? flow_reads : uv_reads) {
+      INFO(name << ", fields read (bits, in the order of fields()): " << reads);
+      const std::uint32_t depth = name.ends_with("3d") ? 12 : 1;
+      std::map<std::string, std::string> options;
+      if (name == "lbm") options["obstacle"] = "cylinder";
+      SimRun plain(backend, options, nullptr, name, depth), fused(backend, options, nullptr, name, depth);
+      const auto params = params_of(*plain.sim, {});
+      for (SimRun* r : {&plain, &fused}) {
+        r->sim->set_params(params);
+        r->sim->reset(1);
+        r->sim->step(40);
+      }
+      for (std::uint32_t n : {1u, 3u}) {
+        plain.sim->step(n);
+        const auto separate = plain.fields();
+        const auto in_step = fused.step_and_fields(n, reads);
+        require_same_fields(separate, in_step, reads);
+      }
+      // The step that wrote the frame left the populations as a plain step does.
+      plain.sim->step(5);
+      fused.sim->step(5);
+      const auto a = plain.save(), b = fused.save();
+      CHECK(a == b);
+    }
+}
+
+BACKEND_TEST("lbm: a frame written in the last step of every part holds the whole grid's bits", "[lbm][slab]") {
+  for (unsigned reads : {0xFu, 0x4u}) {
+    INFO("fields read (bits: velocity, speed, vorticity, density): " << reads);
+    const std::map<std::string, std::string> options{{"obstacle", "cylinder"}};
+    SimRun whole(backend, options, nullptr);
+    Parts parts(backend, options, 2);
+    const auto params = params_of(*whole.sim, {});
+    whole.sim->set_params(params);
+    for (auto& r : parts.runs) r->sim->set_params(params);
+    whole.sim->reset(1);
+    parts.all([](std::size_t, SimRun& r) { r.sim->reset(1); });
+    whole.sim->step(42);
+    const auto fields = whole.fields();
+    std::vector<std::vector<std::vector<float>>> written(parts.runs.size());
+    parts.all([&](std::size_t k, SimRun& r) {
+      r.sim->step(40);
+      written[k] = r.step_and_fields(2, reads);
+    });
+    for (std::size_t k = 0; k < parts.runs.size(); ++k) {
+      INFO("part " << k);
+      const std::size_t first = std::size_t{parts.slabs[k].first_row} * kW;
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (!((reads >> i) & 1u)) continue;
+        INFO("field " << i);
+        const std::size_t components = fields[i].size() / (std::size_t{kW} * kH);
+        CHECK(std::memcmp(written[k][i].data(), fields[i].data() + first * components,
+                          written[k][i].size() * sizeof(float)) == 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("lbm: overlap=on|off is an option, and a part whose height is not its rows is refused", "[lbm][slab]") {

@@ -72,6 +72,11 @@ class Attachment {
   [[nodiscard]] const std::string& name() const noexcept;
   /// The gateway this connection goes through (AttachOptions::remote); empty for a local one.
   [[nodiscard]] const std::string& via() const noexcept;
+  /// How attaching went, phase by phase, and in total since attach began, as a daemon's start
+  /// log says it: "131.0 ms (connecting 0.3 ms, hello and description 1.1 ms, handles 0.4 ms,
+  /// CUDA context 118.2 ms, …, until the first frame 2.0 ms, mapping slot 1 of 3 9.0 ms)". The
+  /// first frame's phases appear once it is taken.
+  [[nodiscard]] std::string attach_phases() const;
 
   /// Waits for a frame newer than the last one returned; empty on timeout. Local: the publisher's
   /// slot, zero-copy. Remote: the frame's float32 fields fetched at full resolution into host
@@ -133,6 +138,10 @@ class Client final : public Attachment {
 
   /// How the ring reached this process: "shm", "legacy", "vmm" or "pool"; empty when control-only.
   [[nodiscard]] const std::string& sharing() const noexcept;
+  /// How many of the ring's slots this process has mapped. A slot is mapped when the first frame
+  /// in it is taken, so a client that takes one frame maps one slot (vmm maps its one allocation,
+  /// every slot, at the first).
+  [[nodiscard]] std::uint32_t mapped_slots() const;
   [[nodiscard]] std::optional<Frame> next_frame(std::chrono::milliseconds timeout) override;
   /// The oldest frame the ring still offers whose step is at least `min_step`, held (whatever
   /// next_frame returned before); empty when there is none now. For a reader that must show one
@@ -154,8 +163,6 @@ class Client final : public Attachment {
   /// For Group, which picks frames across parts itself: this attachment's ring, after the checks
   /// next_frame() makes (`call` names the caller in their errors).
   [[nodiscard]] const RingReader& frame_ring(std::string_view call) const;
-  /// For Group: the Frame of `info`, which the caller holds through frame_ring().
-  [[nodiscard]] Frame adopt(const FrameInfo& info) const noexcept;
 };
 
 /// A connection to a publisher on another host, through its cuview-gateway (docs/remote.md):

@@ -44,10 +44,11 @@ namespace {
 /// One slot of host memory, as a sharing mechanism would have mapped it.
 class FetchedSlots final : public share::ImportedSlots {
  public:
-  explicit FetchedSlots(std::size_t bytes) : memory_(bytes) { slots_.push_back(memory_.data()); }
+  explicit FetchedSlots(std::size_t bytes) : ImportedSlots(1), memory_(bytes) { slots_[0] = memory_.data(); }
   std::byte* data() { return memory_.data(); }
 
  private:
+  void map(std::uint32_t) override {}  // its one slot exists from the start
   std::vector<std::byte> memory_;
 };
 }  // namespace
@@ -119,7 +120,7 @@ void Frame::wait_on([[maybe_unused]] cuda::StreamRef stream) const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_ && imports_->is_cuda()) {
     cuda::DeviceGuard guard(imports_->device);
-    cuda::check(cudaStreamWaitEvent(stream.get(), imports_->events[info_.slot].get(), 0),
+    cuda::check(cudaStreamWaitEvent(stream.get(), imports_->event(info_.slot).get(), 0),
                 "cudaStreamWaitEvent on the interprocess event of frame " + std::to_string(info_.seq));
   }
 #endif
@@ -129,7 +130,7 @@ void Frame::wait() const {
 #ifdef CUVIEW_HAVE_CUDA
   if (imports_ && imports_->is_cuda()) {
     cuda::DeviceGuard guard(imports_->device);
-    cuda::check(cudaEventSynchronize(imports_->events[info_.slot].get()),
+    cuda::check(cudaEventSynchronize(imports_->event(info_.slot).get()),
                 "cudaEventSynchronize on the interprocess event of frame " + std::to_string(info_.seq));
   }
 #endif

@@ -53,7 +53,7 @@ struct LocalRun final : RunState {
           info.reset();
         }
         if (!info) break;  // overwritten since the snapshot: the frames taken so far are released
-        frames.push_back(part(k).adopt(*info));
+        frames.push_back(take_frame(*part(k).session_, *info));
       }
       if (frames.size() < n) continue;
       for (std::size_t k = 0; k < n; ++k) last_seq[k] = frames[k].info().seq;

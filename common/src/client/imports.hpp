@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,28 @@ struct Imports {
   // context pushed for the call, the caller's current device never set.
   int device = -1;
   cuda::Stream stream;
-  std::vector<cuda::Event> events;
+  /// Slot `slot`'s interprocess event, opened the first time it is asked for (with the slot's
+  /// memory: a client that takes one frame opens one). Throws Error(cuda).
+  const cuda::Event& event(std::uint32_t slot) const {
+    const std::lock_guard lock(events_mutex);
+    if (!events[slot]) {
+      cuda::DeviceGuard guard(device);
+      events[slot] = cuda::Event::from_ipc_handle(event_handles[slot]);
+    }
+    return events[slot];
+  }
+  std::vector<cudaIpcEventHandle_t> event_handles;  ///< one per slot
+  mutable std::vector<cuda::Event> events;           ///< opened on demand (event())
+  mutable std::mutex events_mutex;
 #endif
   [[nodiscard]] bool is_cuda() const { return backend == "cuda"; }
+  /// Maps slot `slot`'s memory (and, on CUDA, opens its event) if not yet. Throws Error.
+  void map(std::uint32_t slot) const {
+    (void)slots->slot(slot);
+#ifdef CUVIEW_HAVE_CUDA
+    if (is_cuda()) (void)event(slot);
+#endif
+  }
 
   Imports() = default;
   Imports(const Imports&) = delete;

@@ -42,11 +42,12 @@ void import_ring(detail::Session& s, const proto::HandlesResult& h) {
                 "finding the daemon's GPU " + h.device_pci + " in this process (cudaDeviceGetByPCIBusId)");
     cuda::DeviceGuard guard(imp->device);
     imp->stream = cuda::Stream::create();
+    s.phase_done("CUDA context (GPU " + std::to_string(imp->device) + ")");
     source.device = imp->device;
-    imp->slots = share::import_slots(source);
+    imp->slots = share::import_slots(source);  // maps nothing yet: each slot when a frame in it is taken
     for (const auto& slot : h.slots)
-      imp->events.push_back(
-          cuda::Event::from_ipc_handle(cuda::from_bytes<cudaIpcEventHandle_t>(slot.event, "CUDA IPC event handle")));
+      imp->event_handles.push_back(cuda::from_bytes<cudaIpcEventHandle_t>(slot.event, "CUDA IPC event handle"));
+    imp->events.resize(h.slots.size());
 #else
     throw Error(Errc::cuda, "this cuview client was built without CUDA, so it cannot import the CUDA ring of " +
                                 s.who() + "; rebuild with the CUDA toolkit, or start the daemon with --backend host");
@@ -54,10 +55,33 @@ void import_ring(detail::Session& s, const proto::HandlesResult& h) {
   } else {
     throw Error(Errc::bad_message, s.who() + " reports unknown backend '" + h.backend + "'");
   }
+  s.phase_done("importing the ring");
   s.imports = std::move(imp);
   s.sharing = h.sharing;
 }
 }  // namespace
+
+namespace detail {
+Frame take_frame(const Session& s, const FrameInfo& info) {
+  const bool first = !s.took_frame.exchange(true);
+  if (first) s.phase_done("until the first frame");
+  try {
+    const auto mapped = s.imports->slots->mapped();
+    s.imports->map(info.slot);
+    if (first && s.imports->slots->mapped() != mapped)
+      s.phase_done("mapping slot " + std::to_string(info.slot) + " (" + std::to_string(s.imports->slots->mapped()) +
+                   " of " + std::to_string(s.imports->slots->count()) + " mapped)");
+  } catch (const Error& e) {
+    s.imports->ring.release(info.slot);
+    if (s.gone())
+      throw Error(Errc::daemon_gone, s.who() + " exited while slot " + std::to_string(info.slot) +
+                                         " of its ring was being mapped (" + e.what() + "); attach again once a "
+                                         "daemon named '" + s.opts.name + "' runs");
+    throw;
+  }
+  return FrameAccess::frame(s.imports, info);
+}
+}  // namespace detail
 
 bool daemon_running(const std::string& name) {
   return InstanceLock::is_held(InstancePaths(name)) || running_parts(name) > 0;
@@ -77,6 +101,11 @@ Client Client::attach(const AttachOptions& options) {
   s->introduce(options.timeout);
   if (options.import == Import::frames) {
     auto handles = s->call<proto::HandlesResult>(proto::Op::handles, proto::NoArgs{}, options.timeout);
+    s->phase_done("handles");
+    if (s->cuda_starting.valid()) {
+      s->cuda_starting.wait();
+      s->phase_done("CUDA starting (the rest of it, begun at hello)");
+    }
     try {
       import_ring(*s, handles);
     } catch (const Error& e) {
@@ -93,6 +122,8 @@ Client Client::attach(const AttachOptions& options) {
 
 const std::string& Client::sharing() const noexcept { return session_->sharing; }
 
+std::uint32_t Client::mapped_slots() const { return session_->imports ? session_->imports->slots->mapped() : 0; }
+
 std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
   auto& s = *session_;
   const auto deadline = Clock::now() + timeout;
@@ -101,7 +132,7 @@ std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
     const std::uint32_t seen = ring.notify_value();
     if (auto info = ring.acquire_newer(s.last_seq.load())) {
       s.last_seq.store(info->seq);
-      if (holds_all(info->fields, s.reads.load())) return detail::FrameAccess::frame(s.imports, *info);
+      if (holds_all(info->fields, s.reads.load())) return detail::take_frame(s, *info);
       ring.release(info->slot);  // published before we asked for a field it lacks: the next one has it
       continue;
     }
@@ -120,7 +151,7 @@ std::optional<Frame> Client::frame_from_step(std::uint64_t min_step) {
       if (f.step >= min_step && holds_all(f.fields, session_->reads.load()) && (!step || f.step < *step)) step = f.step;
     if (!step) return std::nullopt;
     if (auto info = ring.acquire_step(*step, 0)) {
-      if (holds_all(info->fields, session_->reads.load())) return detail::FrameAccess::frame(session_->imports, *info);
+      if (holds_all(info->fields, session_->reads.load())) return detail::take_frame(*session_, *info);
       ring.release(info->slot);  // another frame of that step, published before we asked
       continue;
     }
@@ -149,6 +180,5 @@ void Client::read_fields(const std::vector<std::string>& names) {
 
 std::uint64_t Client::reads() const noexcept { return session_->reads.load(); }
 
-Frame Client::adopt(const FrameInfo& info) const noexcept { return detail::FrameAccess::frame(session_->imports, info); }
 
 }  // namespace cuview

@@ -2,11 +2,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "client/imports.hpp"
 #include "client/session.hpp"
 #include "cuview/runtime_dir.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuview/cuda/device_guard.hpp"
+#endif
 
 namespace cuview {
 using namespace std::chrono_literals;
@@ -39,10 +45,44 @@ void Session::throw_gone() const {
 }
 
 void Session::introduce(std::chrono::milliseconds timeout) {
+  phase_done("connecting");
   hello = call<proto::HelloResult>(proto::Op::hello, proto::HelloArgs{opts.client, static_cast<std::int32_t>(::getpid())},
                                    timeout);
   if (!remote) channel->watch_publisher(hello.daemon_pid);
+#ifdef CUVIEW_HAVE_CUDA
+  // A CUDA context takes ~0.1 s to start (the driver loaded, then the GPU's primary context made):
+  // begun now, on a thread of its own, while the ring is described and its handles are asked for.
+  // Which GPU is known only from the handles: on a machine of one GPU, its context; else the
+  // driver alone.
+  if (!remote && opts.import == Import::frames && hello.backend == "cuda")
+    cuda_starting = std::async(std::launch::async, [] {
+      int n = 0;
+      if (cudaGetDeviceCount(&n) != cudaSuccess || n != 1) return;
+      try {
+        cuda::DeviceGuard guard(0);  // retains the primary context for the process's life
+      } catch (const Error&) {
+        // import_ring makes it again and says what failed
+      }
+    });
+#endif
   desc = call<proto::DescribeResult>(proto::Op::describe, proto::NoArgs{}, timeout);
+  phase_done("hello and description");
+}
+
+void Session::phase_done(const std::string& what) const {
+  const auto now = monotonic_ns();
+  char ms[32];
+  std::snprintf(ms, sizeof ms, " %.1f ms", static_cast<double>(now - phase_last_ns_) * 1e-6);
+  const std::lock_guard lock(phases_mu_);
+  phases_ += (phases_.empty() ? "" : ", ") + what + ms;
+  phase_last_ns_ = now;
+}
+
+std::string Session::phases_text() const {
+  const std::lock_guard lock(phases_mu_);
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.1f ms", static_cast<double>(phase_last_ns_ - phase_start_ns_) * 1e-6);
+  return std::string(ms) + " (" + phases_ + ")";
 }
 
 proto::Reply Session::exchange(proto::Op op, const std::string& request, std::uint64_t id,
@@ -93,6 +133,7 @@ const proto::HelloResult& Attachment::hello() const noexcept { return session_->
 const proto::DescribeResult& Attachment::description() const noexcept { return session_->desc; }
 const std::string& Attachment::name() const noexcept { return session_->opts.name; }
 const std::string& Attachment::via() const noexcept { return session_->opts.remote; }
+std::string Attachment::attach_phases() const { return session_->phases_text(); }
 
 bool Attachment::daemon_alive() const noexcept { return !session_->gone(); }
 

@@ -6,11 +6,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "cuview/attachment.hpp"
+#include "cuview/posix.hpp"
 #include "transport/remote_channel.hpp"
 #include "transport/request_channel.hpp"
 
@@ -61,9 +63,28 @@ struct Session {
   }
   void detach() noexcept;
 
+  /// Ends an attach phase named `what`, timed since the previous one (or the session's start):
+  /// Attachment::attach_phases() lists them, the first frame's last.
+  void phase_done(const std::string& what) const;
+  [[nodiscard]] std::string phases_text() const;
+  /// A CUDA context starting on a thread of its own while the control exchange goes on (begun by
+  /// introduce() for a local reader of a CUDA publisher); waited for before the ring is imported.
+  std::future<void> cuda_starting;
+  /// Whether a frame was taken yet (take_frame times the first).
+  mutable std::atomic<bool> took_frame{false};
+
  private:
+  mutable std::mutex phases_mu_;
+  std::int64_t phase_start_ns_ = monotonic_ns();
+  mutable std::int64_t phase_last_ns_ = phase_start_ns_;
+  mutable std::string phases_;
   /// Sends one encoded request and waits for the reply of `id` (under `mu`).
   proto::Reply exchange(proto::Op op, const std::string& request, std::uint64_t id, std::chrono::milliseconds timeout);
 };
+
+/// The Frame of `info`, a slot of `s`'s ring it holds: the slot's memory (and event) mapped first,
+/// if this is the first frame taken from it. If mapping fails, the slot is released and the error
+/// thrown (Errc::daemon_gone when the publisher went away meanwhile).
+Frame take_frame(const Session& s, const FrameInfo& info);
 
 }  // namespace cuview::detail

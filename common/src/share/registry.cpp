@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "cuview/share/registry.hpp"
 
 #include <vector>
@@ -49,6 +51,20 @@ const Mechanism* find_mechanism(std::string_view name) noexcept {
   for (const Mechanism& m : mechanisms())
     if (m.name == name) return &m;
   return nullptr;
+}
+
+const std::byte* ImportedSlots::slot(std::uint32_t i) {
+  if (i >= slots_.size())
+    throw Error(Errc::bad_message, "slot " + std::to_string(i) + " is outside a ring of " +
+                                       std::to_string(slots_.size()) + " slots; the publisher's ring state is corrupt");
+  const std::lock_guard lock(mutex_);
+  if (slots_[i] == nullptr) map(i);
+  return slots_[i];
+}
+
+std::uint32_t ImportedSlots::mapped() const {
+  const std::lock_guard lock(mutex_);
+  return static_cast<std::uint32_t>(std::count_if(slots_.begin(), slots_.end(), [](auto* p) { return p != nullptr; }));
 }
 
 std::unique_ptr<ImportedSlots> import_slots(const ImportSource& source) {

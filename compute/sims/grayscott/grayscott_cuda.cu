@@ -1,13 +1,14 @@
 // Gray–Scott's CUDA kernels and its Simulation on the CUDA executor: state double-buffered on
 // the device; a batch of steps is fused launches of K steps (temporal blocking) plus one-step
 // launches for what is left over; both call laplacian5 and grayscott_update, so every K gives
-// the same bits.
+// the same bits. The last step before a frame is a one-step launch that also writes the frame.
 #include <vector>
 
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/error.hpp"
+#include "executor/checksum.cuh"
 #include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
 #include "sims/grayscott/uv_state_cuda.hpp"
@@ -22,12 +23,22 @@ using cuview::sim::GrayScottParams;
 // once per column.
 constexpr int kBlockX = 32, kBlockY = 8, kRows = 16;
 
-__global__ void __launch_bounds__(kBlockX* kBlockY)
-    grayscott_step_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
-                          float* __restrict__ vo, int width, int height, GrayScottParams p) {
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y0 = (blockIdx.y * kBlockY + threadIdx.y) * kRows;
-  if (x >= width || y0 >= height) return;
+// kFrame: the last step before a frame, also writing the step's u and v into the frame (FrameOut:
+// the fields read, null for the others) with their checksum terms — the frame the step writes
+// itself, one write per value instead of a copy's read and write after the step.
+struct FrameOut {
+  float *u, *v;            // null: not read
+  std::uint64_t w_u, w_v;  // first words in the slot
+  std::uint64_t* sums;     // kChecksumSlots words (add_checksum_spread)
+};
+
+/// One thread's column of the one-step kernel: kRows cells from (x, y0) down; returns the checksum
+/// terms of what it wrote into the frame (kFrame).
+template <bool kFrame>
+__device__ inline std::uint64_t step_column(const float* __restrict__ u, const float* __restrict__ v,
+                                            float* __restrict__ uo, float* __restrict__ vo, int width, int height,
+                                            const GrayScottParams& p, const FrameOut& out, int x, int y0) {
+  std::uint64_t partial = 0;
   const int xl = x == 0 ? width - 1 : x - 1;
   const int xr = x == width - 1 ? 0 : x + 1;
   const std::size_t w = static_cast<std::size_t>(width);
@@ -42,10 +53,38 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     const float u_down = __ldg(u + down + x), v_down = __ldg(v + down + x);
     const float lap_u = laplacian5(__ldg(u + row + xl), __ldg(u + row + xr), u_up, u_down, uc);
     const float lap_v = laplacian5(__ldg(v + row + xl), __ldg(v + row + xr), v_up, v_down, vc);
-    grayscott_update(uc, vc, lap_u, lap_v, p, uo[row + x], vo[row + x]);
+    float un, vn;
+    grayscott_update(uc, vc, lap_u, lap_v, p, un, vn);
+    uo[row + x] = un, vo[row + x] = vn;
+    if constexpr (kFrame) {
+      if (out.u) {
+        out.u[row + x] = un;
+        partial += float_term(un, out.w_u + row + x);
+      }
+      if (out.v) {
+        out.v[row + x] = vn;
+        partial += float_term(vn, out.w_v + row + x);
+      }
+    }
     u_up = uc, v_up = vc;
     uc = u_down, vc = v_down;
     row = down;
+  }
+  return partial;
+}
+
+template <bool kFrame>
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    grayscott_step_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
+                          float* __restrict__ vo, int width, int height, GrayScottParams p, FrameOut out) {
+  const int x = blockIdx.x * kBlockX + threadIdx.x;
+  const int y0 = (blockIdx.y * kBlockY + threadIdx.y) * kRows;
+  if constexpr (kFrame) {
+    std::uint64_t partial = 0;
+    if (x < width && y0 < height) partial = step_column<true>(u, v, uo, vo, width, height, p, out, x, y0);
+    add_checksum_spread(partial, out.sums);
+  } else {
+    if (x < width && y0 < height) (void)step_column<false>(u, v, uo, vo, width, height, p, out, x, y0);
   }
 }
 
@@ -204,12 +243,29 @@ class GrayScottCuda final : public CudaUv {
     const int rows_per_block = kBlockY * kRows;
     const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + rows_per_block - 1) / rows_per_block);
     for (; s < steps; ++s) {  // what fused launches leave over, one step at a time
-      grayscott_step_kernel<<<grid, block, 0, stream_>>>(
-          static_cast<const float*>(u_[cur_].get()), static_cast<const float*>(v_[cur_].get()),
-          static_cast<float*>(u_[1 - cur_].get()), static_cast<float*>(v_[1 - cur_].get()), w_, h_, p_);
+      grayscott_step_kernel<false><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, FrameOut{});
       cur_ = 1 - cur_;
     }
     cuda::check(cudaGetLastError(), "launching the Gray–Scott step kernels");
+  }
+
+  // The last step before a frame writes the fields read into it (the one-step kernel, kFrame).
+  bool writes_in_step() const override { return true; }
+  void step_and_write(std::uint32_t steps, const std::vector<FieldTarget>& t) override {
+    cuda::DeviceGuard guard(device_);
+    if (steps > 1) step(steps - 1);
+    const FieldChecksum cu = executor_.sum_into(t[0]), cv = executor_.sum_into(t[1]);
+    if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
+    auto* sums = static_cast<std::uint64_t*>(sums_.get());
+    cuda::check(cudaMemsetAsync(sums, 0, kChecksumSlots * sizeof(std::uint64_t), stream_), "clearing a frame's checksums");
+    const FrameOut out{t[0].read ? static_cast<float*>(t[0].data) : nullptr,
+                       t[1].read ? static_cast<float*>(t[1].data) : nullptr, cu.first_word, cv.first_word, sums};
+    const int rows_per_block = kBlockY * kRows;
+    const dim3 block(kBlockX, kBlockY), grid((w_ + kBlockX - 1) / kBlockX, (h_ + rows_per_block - 1) / rows_per_block);
+    grayscott_step_kernel<true><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, out);
+    cur_ = 1 - cur_;
+    add_checksum_slots(sums, t[0].read ? cu.sum : cv.sum, stream_);  // the frame's checksum
+    cuda::check(cudaGetLastError(), "launching the Gray–Scott frame step");
   }
 
   std::vector<StateSpec> state() const override { return grayscott::state(w_, h_); }
@@ -218,6 +274,7 @@ class GrayScottCuda final : public CudaUv {
   int w_, h_;
   std::uint32_t fused_;  // steps per launch of the fused kernel; 1 = the one-step kernel only
   GrayScottParams p_;
+  cuda::DeviceBuffer sums_;  // a frame's step's partial checksums (kChecksumSlots words)
 };
 
 }  // namespace

@@ -2,7 +2,9 @@
 // step. Each thread owns one (x, y) column of kZ cells and marches along z with the layers behind,
 // at and in front of it in registers: per cell it loads one new value of u and v from memory, and
 // its x and y neighbours, which the threads beside it have just loaded (cache hits). Compiled
-// without FMA contraction and with flush-to-zero, as the host loops run: the same bits.
+// without FMA contraction and with flush-to-zero, as the host loops run: the same bits. The last
+// step before a frame also writes the frame (step_and_write).
+#include "executor/checksum.cuh"
 #include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
 #include "sims/grayscott/uv_state_cuda.hpp"
@@ -13,12 +15,22 @@ namespace {
 
 constexpr int kBlockX = 64, kBlockY = 4, kZ = 8;  // the fastest of 14 shapes measured on an H100
 
-__global__ void __launch_bounds__(kBlockX* kBlockY)
-    step_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
-                float* __restrict__ vo, int w, int h, int d, GrayScottParams p) {
-  const int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
-  const int z0 = blockIdx.z * kZ;
-  if (x >= w || y >= h || z0 >= d) return;
+/// kFrame: the last step before a frame, also writing the step's u and v into the frame (the fields
+/// read; null for the others) with their checksum terms: one write per value instead of a copy's
+/// read and write after the step.
+struct FrameOut {
+  float *u, *v;            // null: not read
+  std::uint64_t w_u, w_v;  // first words in the slot
+  std::uint64_t* sums;     // kChecksumSlots words (add_checksum_spread)
+};
+
+/// One thread's column of kZ cells from (x, y, z0) along z; returns the checksum terms of what it
+/// wrote into the frame (kFrame).
+template <bool kFrame>
+__device__ inline std::uint64_t step_column(const float* __restrict__ u, const float* __restrict__ v,
+                                            float* __restrict__ uo, float* __restrict__ vo, int w, int h, int d,
+                                            const GrayScottParams& p, const FrameOut& out, int x, int y, int z0) {
+  std::uint64_t partial = 0;
   const std::size_t plane = static_cast<std::size_t>(w) * h;
   const std::size_t row = static_cast<std::size_t>(y) * w, col = row + x;
   const std::size_t xl = row + (x == 0 ? w - 1 : x - 1), xr = row + (x == w - 1 ? 0 : x + 1);
@@ -36,9 +48,36 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
         laplacian7(__ldg(u + layer + xl), __ldg(u + layer + xr), __ldg(u + layer + yu), __ldg(u + layer + yd), ub, uf, uc);
     const float lap_v =
         laplacian7(__ldg(v + layer + xl), __ldg(v + layer + xr), __ldg(v + layer + yu), __ldg(v + layer + yd), vb, vf, vc);
-    grayscott_update(uc, vc, lap_u, lap_v, p, uo[layer + col], vo[layer + col]);
+    float un, vn;
+    grayscott_update(uc, vc, lap_u, lap_v, p, un, vn);
+    uo[layer + col] = un, vo[layer + col] = vn;
+    if constexpr (kFrame) {
+      if (out.u) {
+        out.u[layer + col] = un;
+        partial += float_term(un, out.w_u + layer + col);
+      }
+      if (out.v) {
+        out.v[layer + col] = vn;
+        partial += float_term(vn, out.w_v + layer + col);
+      }
+    }
     ub = uc, vb = vc;
     uc = uf, vc = vf;
+  }
+  return partial;
+}
+
+template <bool kFrame>
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    step_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
+                float* __restrict__ vo, int w, int h, int d, GrayScottParams p, FrameOut out) {
+  const int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
+  const int z0 = blockIdx.z * kZ;
+  const bool inside = x < w && y < h && z0 < d;
+  if constexpr (kFrame) {
+    add_checksum_spread(inside ? step_column<true>(u, v, uo, vo, w, h, d, p, out, x, y, z0) : 0, out.sums);
+  } else {
+    if (inside) (void)step_column<false>(u, v, uo, vo, w, h, d, p, out, x, y, z0);
   }
 }
 
@@ -96,10 +135,29 @@ class GrayScott3dCuda final : public grayscott::CudaUv {
     const dim3 block(kBlockX, kBlockY);
     const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + kBlockY - 1) / kBlockY, (d_ + kZ - 1) / kZ);
     for (std::uint32_t s = 0; s < steps; ++s) {
-      step_kernel<<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, d_, p_);
+      step_kernel<false><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, d_, p_, FrameOut{});
       cur_ = 1 - cur_;
     }
     cuda::check(cudaGetLastError(), "launching the 3-D Gray–Scott step kernel");
+  }
+
+  // The last step before a frame writes the fields read into it (kFrame).
+  bool writes_in_step() const override { return true; }
+  void step_and_write(std::uint32_t steps, const std::vector<FieldTarget>& t) override {
+    cuda::DeviceGuard guard(device_);
+    if (steps > 1) step(steps - 1);
+    const FieldChecksum cu = executor_.sum_into(t[0]), cv = executor_.sum_into(t[1]);
+    if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
+    auto* sums = static_cast<std::uint64_t*>(sums_.get());
+    cuda::check(cudaMemsetAsync(sums, 0, kChecksumSlots * sizeof(std::uint64_t), stream_), "clearing a frame's checksums");
+    const FrameOut out{t[0].read ? static_cast<float*>(t[0].data) : nullptr,
+                       t[1].read ? static_cast<float*>(t[1].data) : nullptr, cu.first_word, cv.first_word, sums};
+    const dim3 block(kBlockX, kBlockY);
+    const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + kBlockY - 1) / kBlockY, (d_ + kZ - 1) / kZ);
+    step_kernel<true><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, d_, p_, out);
+    cur_ = 1 - cur_;
+    add_checksum_slots(sums, t[0].read ? cu.sum : cv.sum, stream_);  // the frame's checksum
+    cuda::check(cudaGetLastError(), "launching the 3-D Gray–Scott frame step");
   }
 
   std::vector<StateSpec> state() const override { return grayscott3d::state(w_, h_, d_); }
@@ -107,6 +165,7 @@ class GrayScott3dCuda final : public grayscott::CudaUv {
  private:
   int w_, h_, d_;
   GrayScottParams p_;
+  cuda::DeviceBuffer sums_;  // a frame's step's partial checksums (kChecksumSlots words)
 };
 
 }  // namespace

@@ -82,19 +82,15 @@ CUVIEW_HD inline void lbm_collide(const float* ft, const LbmParams& p, float* ou
   }
 }
 
-/// One update of cell (x, y): gathers its incoming (shifted) populations from `f`, collides
-/// (lbm_collide), writes `fo`. Population i of cell c is at [i * plane + c] in both: `plane` is the
+/// One update of cell (x, y) without storing it: gathers its incoming (shifted) populations from
+/// `f`, collides (lbm_collide) into `out`. Returns false for a solid cell (kept at rest: it stores
+/// zeros, and `out` is left alone). Population i of cell c is at [i * plane + c]: `plane` is the
 /// stored cells (width × stored rows) or more (the host pads its planes).
-CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ fo,
-                               const std::uint16_t* __restrict__ flags, int x, int y, int width, std::size_t plane,
-                               const LbmParams& p) {
+CUVIEW_HD inline bool lbm_update(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x, int y,
+                                 int width, std::size_t plane, const LbmParams& p, float* out) {
   const std::size_t here = static_cast<std::size_t>(y) * width + x;
   const unsigned fl = flags[here];
-  if (fl & kSolidBit) {  // solid: keep it at rest, so that density and velocity read 1 and 0 there
-    CUVIEW_UNROLL
-    for (int i = 0; i < kQ; ++i) fo[i * plane + here] = 0.0f;
-    return;
-  }
+  if (fl & kSolidBit) return false;  // solid: kept at rest, so that density and velocity read 1 and 0 there
   float ft[kQ];
   CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
@@ -117,10 +113,19 @@ CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ 
     const std::size_t src = static_cast<std::size_t>(sy) * width + sx;
     ft[i] = f[i * plane + src];
   }
-  float out[kQ];
   lbm_collide(ft, p, out);
+  return true;
+}
+
+/// One update of cell (x, y) (lbm_update), stored into `fo` (zeros for a solid cell).
+CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ fo,
+                               const std::uint16_t* __restrict__ flags, int x, int y, int width, std::size_t plane,
+                               const LbmParams& p) {
+  const std::size_t here = static_cast<std::size_t>(y) * width + x;
+  float out[kQ];
+  const bool fluid = lbm_update(f, flags, x, y, width, plane, p, out);
   CUVIEW_UNROLL
-  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = out[i];
+  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = fluid ? out[i] : 0.0f;
 }
 
 #if !defined(__CUDACC__)
@@ -186,19 +191,38 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
 
 #endif
 
-/// Density and velocity of cell `at` from stored populations (solid cells: 1 and 0).
-CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, std::size_t at,
-                                   std::size_t plane, float force, float& rho, float& ux, float& uy) {
-  if (flags[at] & kSolidBit) {
+/// Density and velocity of a cell whose stored populations are `ft` (`fluid`), or of a solid cell
+/// (1 and 0): what is published, from the populations in memory or from those a step just made
+/// in registers (the same bits).
+CUVIEW_HD inline void stored_moments(bool fluid, const float* ft, float force, float& rho, float& ux, float& uy) {
+  if (!fluid) {
     rho = 1.0f, ux = 0.0f, uy = 0.0f;
     return;
   }
-  float ft[kQ];
-  CUVIEW_UNROLL
-  for (int i = 0; i < kQ; ++i) ft[i] = f[i * plane + at];
   float drho;
   moments(ft, force, drho, ux, uy);
   rho = 1.0f + drho;
+}
+
+/// Density and velocity of cell `at` from stored populations (solid cells: 1 and 0).
+CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, std::size_t at,
+                                   std::size_t plane, float force, float& rho, float& ux, float& uy) {
+  const bool fluid = (flags[at] & kSolidBit) == 0;
+  float ft[kQ];
+  if (fluid) {
+    CUVIEW_UNROLL
+    for (int i = 0; i < kQ; ++i) ft[i] = f[i * plane + at];
+  }
+  stored_moments(fluid, ft, force, rho, ux, uy);
+}
+
+/// The speed of velocity (ux, uy), as published.
+CUVIEW_HD inline float speed_of(float ux, float uy) { return sqrtf(ux * ux + uy * uy); }
+
+/// The vorticity ∂uy/∂x − ∂ux/∂y from the velocities left, right, down and up of a cell (central
+/// differences over dx and dy cells; 0 along an axis of a single cell), as published.
+CUVIEW_HD inline float vorticity_of(float uyl, float uyr, float uxd, float uxu, float dx, float dy) {
+  return (dx > 0 ? (uyr - uyl) / dx : 0.0f) - (dy > 0 ? (uxu - uxd) / dy : 0.0f);
 }
 
 /// The published values of cell (x, y): velocity, speed, vorticity (∂uy/∂x − ∂ux/∂y, central
@@ -215,7 +239,7 @@ CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::u
   const std::size_t at = static_cast<std::size_t>(y) * width + x;
   Observed o{};
   cell_moments(f, flags, at, plane, force, o.rho, o.ux, o.uy);
-  o.speed = sqrtf(o.ux * o.ux + o.uy * o.uy);
+  o.speed = speed_of(o.ux, o.uy);
   const int xl = x > 0 ? x - 1 : x, xr = x < width - 1 ? x + 1 : x;
   const int yd = global_y > 0 ? y - 1 : y, yu = global_y < global_height - 1 ? y + 1 : y;
   float r, uxl, uyl, uxr, uyr, uxd, uyd, uxu, uyu;
@@ -224,7 +248,7 @@ CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::u
   cell_moments(f, flags, static_cast<std::size_t>(yd) * width + x, plane, force, r, uxd, uyd);
   cell_moments(f, flags, static_cast<std::size_t>(yu) * width + x, plane, force, r, uxu, uyu);
   const float dx = static_cast<float>(xr - xl), dy = static_cast<float>(yu - yd);
-  o.vorticity = (dx > 0 ? (uyr - uyl) / dx : 0.0f) - (dy > 0 ? (uxu - uxd) / dy : 0.0f);
+  o.vorticity = vorticity_of(uyl, uyr, uxd, uxu, dx, dy);
   return o;
 }
 

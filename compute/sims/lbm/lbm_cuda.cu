@@ -1,6 +1,7 @@
 // The lattice-Boltzmann flow on the CUDA executor: populations double-buffered on the device, one
-// thread per cell running lbm_cell (lbm.hpp) per step; the published fields are computed by a
-// second kernel straight into the ring slot. A part of a decomposed grid (sims/slab.hpp) steps
+// thread per cell running lbm_cell (lbm.hpp) per step; the published fields are written by the
+// last step before a frame, from the moments its collision holds (step_and_write), or by a second
+// kernel straight into the ring slot (write_fields: a frame without a step, e.g. while paused). A part of a decomposed grid (sims/slab.hpp) steps
 // its two edge rows first and exchanges them on a high-priority stream while it steps the rows
 // between (overlap=on), so the neighbours' rows arrive while the GPU is still busy.
 #include <algorithm>
@@ -22,14 +23,96 @@ namespace {
 
 constexpr int kBlockX = 256, kBlockY = 1;
 
+/// Where the last step before a frame writes the frame's fields (step_and_write): density, speed
+/// and velocity from the populations it has just collided, in registers — the same bits as the
+/// separate pass (lbm_observe_kernel), which reads them back from memory. Velocity is written
+/// when the frame holds it or vorticity (whose kernel reads it there; it needs the neighbours'
+/// velocities, so it runs after the step). The checksum terms go to kChecksumSlots words
+/// (add_checksum_spread).
+struct FrameOut {
+  float *velocity, *speed, *density;           // null: not written
+  std::uint64_t w_velocity, w_speed, w_density;  // first words in the slot
+  std::uint64_t* sums;                          // kChecksumSlots words
+  unsigned held;                                // bits: velocity, speed, vorticity, density
+};
+
 /// Steps `count` stored rows: first, first + stride, … (every owned row, the two edge rows, or the
 /// rows between them: the same lbm_cell whichever, so the results do not depend on the split).
+/// kFrame: the last step before a frame, also writing `out` (FrameOut).
+template <bool kFrame>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
     lbm_step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint16_t* __restrict__ flags,
-                    int width, int height, int first, int stride, int count, LbmParams p) {
+                    int width, int height, int first, int stride, int count, LbmParams p, FrameOut out) {
   const int x = blockIdx.x * kBlockX + threadIdx.x, j = blockIdx.y * kBlockY + threadIdx.y;
-  if (x < width && j < count)
-    lbm_cell(f, fo, flags, x, first + j * stride, width, static_cast<std::size_t>(width) * height, p);
+  const std::size_t plane = static_cast<std::size_t>(width) * height;
+  if constexpr (!kFrame) {
+    if (x < width && j < count) lbm_cell(f, fo, flags, x, first + j * stride, width, plane, p);
+  } else {
+    std::uint64_t partial = 0;
+    if (x < width && j < count) {
+      const int y = first + j * stride;
+      const std::size_t here = static_cast<std::size_t>(y) * width + x;
+      float ft[kQ];
+      const bool fluid = lbm_update(f, flags, x, y, width, plane, p, ft);
+      CUVIEW_UNROLL
+      for (int i = 0; i < kQ; ++i) fo[i * plane + here] = fluid ? ft[i] : 0.0f;
+      float rho, ux, uy;
+      stored_moments(fluid, ft, p.force, rho, ux, uy);
+      const std::size_t at = here - width;  // in the published frame: owned rows only
+      if (out.velocity) {
+        out.velocity[2 * at] = ux;
+        out.velocity[2 * at + 1] = uy;
+        if (out.held & 1u) partial += float_term(ux, out.w_velocity + 2 * at) + float_term(uy, out.w_velocity + 2 * at + 1);
+      }
+      if (out.speed) {
+        const float speed = speed_of(ux, uy);
+        out.speed[at] = speed;
+        partial += float_term(speed, out.w_speed + at);
+      }
+      if (out.density) {
+        out.density[at] = rho;
+        partial += float_term(rho, out.w_density + at);
+      }
+    }
+    add_checksum_spread(partial, out.sums);
+  }
+}
+
+/// The vorticity of the owned rows after a frame's step, from the velocities it wrote (owned rows)
+/// and the ghost rows' populations (a part's neighbours' rows): the same differences, the same bits
+/// as lbm_observe_kernel.
+__global__ void __launch_bounds__(256)
+    lbm_vorticity_kernel(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, Window g, float force,
+                         const float* __restrict__ velocity, float* __restrict__ vorticity, std::uint64_t w_vorticity,
+                         std::uint64_t* sum) {
+  const std::size_t cells = g.owned_cells();
+  std::uint64_t partial = 0;
+  for (std::size_t at = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; at < cells;
+       at += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int x = static_cast<int>(at % g.width), y = static_cast<int>(at / g.width) + 1;  // a stored row
+    const int gy = g.first_row + y - 1;
+    const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
+    const int yd = gy > 0 ? y - 1 : y, yu = gy < g.global_height - 1 ? y + 1 : y;
+    // A stored row's velocity at column c: the frame's, or a ghost row's from its populations.
+    auto u = [&](int c, int row, float& ux, float& uy) {
+      if (row >= 1 && row <= g.rows) {
+        const std::size_t k = static_cast<std::size_t>(row - 1) * g.width + c;
+        ux = velocity[2 * k], uy = velocity[2 * k + 1];
+      } else {
+        float r;
+        cell_moments(f, flags, static_cast<std::size_t>(row) * g.width + c, g.cells(), force, r, ux, uy);
+      }
+    };
+    float uxl, uyl, uxr, uyr, uxd, uyd, uxu, uyu;
+    u(xl, y, uxl, uyl);
+    u(xr, y, uxr, uyr);
+    u(x, yd, uxd, uyd);
+    u(x, yu, uxu, uyu);
+    const float w = vorticity_of(uyl, uyr, uxd, uxu, static_cast<float>(xr - xl), static_cast<float>(yu - yd));
+    vorticity[at] = w;
+    partial += float_term(w, w_vorticity + at);
+  }
+  add_checksum(partial, sum);
 }
 
 /// Every stored cell's flags from the mask (stored_flags, as the host computes them).
@@ -152,22 +235,34 @@ class LbmCuda final : public Simulation {
 
   void step(std::uint32_t steps) override {
     cuda::DeviceGuard guard(device_);
-    const int rows = g_.rows;
-    for (std::uint32_t s = 0; s < steps; ++s) {
-      const auto* f = static_cast<const float*>(f_[cur_].get());
-      auto* fo = static_cast<float*>(f_[1 - cur_].get());
-      if (!halo_ || !o_.overlap) {
-        step_rows(f, fo, 1, 1, rows);
-        exchange_populations(fo, stream_);
-      } else {
-        overlap_->step(
-            stream_, [&](cudaStream_t) { step_rows(f, fo, 1, std::max(1, rows - 1), std::min(rows, 2)); },
-            [&](cudaStream_t halo) { exchange_populations(fo, halo); },
-            [&](cudaStream_t) { if (rows > 2) step_rows(f, fo, 2, 1, rows - 2); });
-      }
-      cur_ = 1 - cur_;
-    }
-    cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann step kernel");
+    advance(steps, nullptr);
+  }
+
+  bool writes_in_step() const override { return true; }
+  void step_and_write(std::uint32_t steps, const std::vector<FieldTarget>& t) override {
+    cuda::DeviceGuard guard(device_);
+    if (steps > 1) advance(steps - 1, nullptr);
+    const FieldChecksum v = executor_.sum_into(t[0]), s = executor_.sum_into(t[1]), w = executor_.sum_into(t[2]),
+                        d = executor_.sum_into(t[3]);
+    std::uint64_t* sum = t[0].read ? v.sum : t[1].read ? s.sum : t[2].read ? w.sum : d.sum;  // the frame's
+    if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
+    auto* sums = static_cast<std::uint64_t*>(sums_.get());
+    cuda::check(cudaMemsetAsync(sums, 0, kChecksumSlots * sizeof(std::uint64_t), stream_), "clearing a frame's checksums");
+    const FrameOut out{t[0].read || t[2].read ? static_cast<float*>(t[0].data) : nullptr,
+                       t[1].read ? static_cast<float*>(t[1].data) : nullptr,
+                       t[3].read ? static_cast<float*>(t[3].data) : nullptr,
+                       v.first_word,
+                       s.first_word,
+                       d.first_word,
+                       sums,
+                       (t[0].read ? 1u : 0u) | (t[1].read ? 2u : 0u) | (t[2].read ? 4u : 0u) | (t[3].read ? 8u : 0u)};
+    advance(1, &out);
+    add_checksum_slots(sums, sum, stream_);
+    if (t[2].read)  // after the step and its exchange: the ghost rows hold the neighbours' new rows
+      lbm_vorticity_kernel<<<std::max(1, 8 * sms_), 256, 0, stream_>>>(
+          static_cast<const float*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), g_, p_.force,
+          static_cast<const float*>(t[0].data), static_cast<float*>(t[2].data), w.first_word, w.sum);
+    cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann frame kernels");
   }
 
   std::vector<InputSpec> inputs() const override { return lbm::inputs(); }
@@ -245,11 +340,37 @@ class LbmCuda final : public Simulation {
 
  private:
   [[nodiscard]] std::size_t row_floats() const { return static_cast<std::size_t>(kQ) * g_.width; }
-  /// Steps `count` stored rows from `first`, `stride` apart, on the executor's stream.
-  void step_rows(const float* f, float* fo, int first, int stride, int count) {
+  /// `steps` steps; the last writes `out`'s fields when given (a frame's step).
+  void advance(std::uint32_t steps, const FrameOut* out) {
+    const int rows = g_.rows;
+    for (std::uint32_t s = 0; s < steps; ++s) {
+      const auto* f = static_cast<const float*>(f_[cur_].get());
+      auto* fo = static_cast<float*>(f_[1 - cur_].get());
+      const FrameOut* o = s + 1 == steps ? out : nullptr;
+      if (!halo_ || !o_.overlap) {
+        step_rows(f, fo, 1, 1, rows, o);
+        exchange_populations(fo, stream_);
+      } else {
+        overlap_->step(
+            stream_, [&](cudaStream_t) { step_rows(f, fo, 1, std::max(1, rows - 1), std::min(rows, 2), o); },
+            [&](cudaStream_t halo) { exchange_populations(fo, halo); },
+            [&](cudaStream_t) { if (rows > 2) step_rows(f, fo, 2, 1, rows - 2, o); });
+      }
+      cur_ = 1 - cur_;
+    }
+    cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann step kernel");
+  }
+  /// Steps `count` stored rows from `first`, `stride` apart, on the executor's stream, writing
+  /// `out` when given.
+  void step_rows(const float* f, float* fo, int first, int stride, int count, const FrameOut* out) {
     const dim3 block(kBlockX, kBlockY), grid((g_.width + kBlockX - 1) / kBlockX, (count + kBlockY - 1) / kBlockY);
-    lbm_step_kernel<<<grid, block, 0, stream_>>>(f, fo, static_cast<const std::uint16_t*>(flags_.get()), g_.width,
-                                                 g_.stored_rows(), first, stride, count, p_);
+    const auto* flags = static_cast<const std::uint16_t*>(flags_.get());
+    if (out)
+      lbm_step_kernel<true><<<grid, block, 0, stream_>>>(f, fo, flags, g_.width, g_.stored_rows(), first, stride, count,
+                                                         p_, *out);
+    else
+      lbm_step_kernel<false><<<grid, block, 0, stream_>>>(f, fo, flags, g_.width, g_.stored_rows(), first, stride,
+                                                          count, p_, FrameOut{});
   }
   /// Queued on `stream`: sends the edge rows of `f` to the neighbouring parts and writes what they
   /// send into its ghost rows. Nothing without a halo (the whole grid).
@@ -291,6 +412,7 @@ class LbmCuda final : public Simulation {
   // A part of a decomposed grid only: the rows it exchanges, and the stream that exchanges them.
   cuda::DeviceBuffer halo_rows_;  ///< to up, to down, from up, from down: one row of every plane each
   std::optional<SlabOverlap> overlap_;
+  cuda::DeviceBuffer sums_;  ///< a frame's step's partial checksums (kChecksumSlots words)
 };
 
 }  // namespace

@@ -175,20 +175,15 @@ CUVIEW_HD inline Source source_of(int i, int x, int y, int lz, const Window& g, 
   return {g.at(sx, y - cy(i), lz - cz(i)), false};
 }
 
-/// One update of cell (x, y, lz): gathers its incoming populations from `f` (bouncing back those
-/// whose source is solid: the cell's own outgoing population of the opposite direction), collides,
-/// writes `fo`. Solid cells are kept at rest (zeros). `plane`: floats between two directions.
-CUVIEW_HD inline void cell_update(const float* __restrict__ f, float* __restrict__ fo,
-                                  const std::uint8_t* __restrict__ flags, int x, int y, int lz, const Window& g,
-                                  std::size_t plane, const Params& p) {
+/// One update of cell (x, y, lz) without storing it: gathers its incoming populations from `f`
+/// (bouncing back those whose source is solid: the cell's own outgoing population of the opposite
+/// direction), collides, into `ft`. Returns false for a solid cell (kept at rest: it stores zeros;
+/// `ft` is left alone). `plane`: floats between two directions.
+CUVIEW_HD inline bool cell_collided(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int x, int y,
+                                    int lz, const Window& g, std::size_t plane, const Params& p, float* ft) {
   const std::size_t here = g.at(x, y, lz);
   const unsigned fl = flags[here];
-  if (fl & kSolid) {
-    CUVIEW_UNROLL19
-    for (int i = 0; i < kQ; ++i) fo[i * plane + here] = 0.0f;
-    return;
-  }
-  float ft[kQ];
+  if (fl & kSolid) return false;
   CUVIEW_UNROLL19
   for (int i = 0; i < kQ; ++i) {
     const Source s = source_of(i, x, y, lz, g, p.periodic);
@@ -200,8 +195,18 @@ CUVIEW_HD inline void cell_update(const float* __restrict__ f, float* __restrict
       ft[i] = f[i * plane + s.cell];
   }
   collide(ft, p);
+  return true;
+}
+
+/// One update of cell (x, y, lz) (cell_collided), stored into `fo` (zeros for a solid cell).
+CUVIEW_HD inline void cell_update(const float* __restrict__ f, float* __restrict__ fo,
+                                  const std::uint8_t* __restrict__ flags, int x, int y, int lz, const Window& g,
+                                  std::size_t plane, const Params& p) {
+  const std::size_t here = g.at(x, y, lz);
+  float ft[kQ];
+  const bool fluid = cell_collided(f, flags, x, y, lz, g, plane, p, ft);
   CUVIEW_UNROLL19
-  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = ft[i];
+  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = fluid ? ft[i] : 0.0f;
 }
 
 /// The flags of stored cell (x, y, lz) of `g` from the obstacle mask `solid` of its stored cells:
@@ -219,19 +224,46 @@ CUVIEW_HD inline std::uint8_t flags_of(const std::uint8_t* solid, const Window& 
   return 0;
 }
 
-/// Density and velocity of stored cell `at` (solid cells: 1 and 0).
-CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, std::size_t at,
-                                   std::size_t plane, float force, float& rho, float& ux, float& uy, float& uz) {
-  if (flags[at] & kSolid) {
+/// Density and velocity of a cell whose stored populations are `ft` (`fluid`), or of a solid cell
+/// (1 and 0): what is published, from the populations in memory or from those a step just made
+/// in registers (the same bits).
+CUVIEW_HD inline void stored_moments(bool fluid, const float* ft, float force, float& rho, float& ux, float& uy,
+                                     float& uz) {
+  if (!fluid) {
     rho = 1.0f, ux = 0.0f, uy = 0.0f, uz = 0.0f;
     return;
   }
-  float ft[kQ];
-  CUVIEW_UNROLL19
-  for (int i = 0; i < kQ; ++i) ft[i] = f[i * plane + at];
   float drho;
   moments(ft, force, drho, ux, uy, uz);
   rho = 1.0f + drho;
+}
+
+/// Density and velocity of stored cell `at` (solid cells: 1 and 0).
+CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, std::size_t at,
+                                   std::size_t plane, float force, float& rho, float& ux, float& uy, float& uz) {
+  const bool fluid = (flags[at] & kSolid) == 0;
+  float ft[kQ];
+  if (fluid) {
+    CUVIEW_UNROLL19
+    for (int i = 0; i < kQ; ++i) ft[i] = f[i * plane + at];
+  }
+  stored_moments(fluid, ft, force, rho, ux, uy, uz);
+}
+
+/// The speed of velocity u, as published.
+CUVIEW_HD inline float speed_of(float ux, float uy, float uz) { return sqrtf((ux * ux + uy * uy) + uz * uz); }
+
+/// The vorticity magnitude |∇ × u| from the velocities on either side of a cell along x (a, b),
+/// y and z, over dx, dy and dz cells (central differences; 0 along an axis of a single cell), as
+/// published.
+CUVIEW_HD inline float vorticity_of(const float* ax, const float* bx, const float* ay, const float* by, const float* az,
+                                    const float* bz, float dx, float dy, float dz) {
+  // ∂u_c/∂axis for component c: 0 where the axis has a single cell.
+  auto d = [](const float* a, const float* b, int c, float h) { return h > 0 ? (b[c] - a[c]) / h : 0.0f; };
+  const float wx = d(ay, by, 2, dy) - d(az, bz, 1, dz);
+  const float wy = d(az, bz, 0, dz) - d(ax, bx, 2, dx);
+  const float wz = d(ax, bx, 1, dx) - d(ay, by, 0, dy);
+  return sqrtf((wx * wx + wy * wy) + wz * wz);
 }
 
 /// The published values of one cell: velocity, speed, vorticity magnitude |∇ × u| (central
@@ -244,7 +276,7 @@ CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::u
                                        int y, int lz, const Window& g, std::size_t plane, float force) {
   Observed o{};
   cell_moments(f, flags, g.at(x, y, lz), plane, force, o.rho, o.ux, o.uy, o.uz);
-  o.speed = sqrtf((o.ux * o.ux + o.uy * o.uy) + o.uz * o.uz);
+  o.speed = speed_of(o.ux, o.uy, o.uz);
   const int z = g.global_layer(lz);
   const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
   const int yd = y > 0 ? y - 1 : y, yu = y < g.height - 1 ? y + 1 : y;
@@ -256,13 +288,8 @@ CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::u
   cell_moments(f, flags, g.at(x, yu, lz), plane, force, r, by[0], by[1], by[2]);
   cell_moments(f, flags, g.at(x, y, zb), plane, force, r, az[0], az[1], az[2]);
   cell_moments(f, flags, g.at(x, y, zf), plane, force, r, bz[0], bz[1], bz[2]);
-  const float dx = static_cast<float>(xr - xl), dy = static_cast<float>(yu - yd), dz = static_cast<float>(zf - zb);
-  // ∂u_c/∂axis for component c: 0 where the axis has a single cell.
-  auto d = [](const float* a, const float* b, int c, float h) { return h > 0 ? (b[c] - a[c]) / h : 0.0f; };
-  const float wx = d(ay, by, 2, dy) - d(az, bz, 1, dz);
-  const float wy = d(az, bz, 0, dz) - d(ax, bx, 2, dx);
-  const float wz = d(ax, bx, 1, dx) - d(ay, by, 0, dy);
-  o.vorticity = sqrtf((wx * wx + wy * wy) + wz * wz);
+  o.vorticity = vorticity_of(ax, bx, ay, by, az, bz, static_cast<float>(xr - xl), static_cast<float>(yu - yd),
+                             static_cast<float>(zf - zb));
   return o;
 }
 

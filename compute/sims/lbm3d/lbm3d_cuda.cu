@@ -1,9 +1,10 @@
 // The 3-D lattice-Boltzmann flow on the CUDA executor: populations double-buffered on the device
 // (A → B pull, 153 bytes of traffic per cell update: 19 floats read and written and a flag byte),
-// one thread per cell running cell_update (lbm3d.hpp) per step; the published fields are computed
-// by a second kernel straight into the ring slot. A part of a z-decomposed grid steps its two edge
-// layers first and exchanges them on a high-priority stream while it steps the layers between
-// (overlap=on). Compiled without FMA contraction and with flush-to-zero, as the host loop runs:
+// one thread per cell running cell_update (lbm3d.hpp) per step; the published fields are written
+// by the last step before a frame, from the moments its collision holds (step_and_write), or by a
+// second kernel straight into the ring slot (write_fields: a frame without a step). A part of a
+// z-decomposed grid steps its two edge layers first and exchanges them on a high-priority stream
+// while it steps the layers between (overlap=on). Compiled without FMA contraction and with flush-to-zero, as the host loop runs:
 // the same bits.
 #include <algorithm>
 #include <cstring>
@@ -24,6 +25,18 @@ namespace {
 
 constexpr int kBlockX = 128;
 
+/// Where the last step before a frame writes the frame's fields (step_and_write): density, speed
+/// and velocity from the populations it has just collided, in registers — the same bits as the
+/// separate pass (observe_kernel), which reads them back from memory. Velocity is written when the
+/// frame holds it or vorticity (whose kernel reads it there, for the neighbours'). The checksum
+/// terms go to kChecksumSlots words (add_checksum_spread).
+struct FrameOut {
+  float *velocity, *speed, *density;             // null: not written
+  std::uint64_t w_velocity, w_speed, w_density;  // first words in the slot
+  std::uint64_t* sums;                           // kChecksumSlots words
+  unsigned held;                                 // bits: velocity, speed, vorticity, density
+};
+
 /// Steps `count` stored layers: first, first + stride, … (every owned layer, the two edge layers,
 /// or the layers between them: the same update whichever, so the split changes no result).
 /// Blocks of kBlockX cells along x, one block row per (y, layer): no division anywhere. A cell
@@ -32,25 +45,111 @@ constexpr int kBlockX = 128;
 /// same bits); the others take cell_update. Measured on an H200 (512³, variants of this kernel side by side):
 /// 2.2 × 10¹⁰ cell updates/s against 1.8 × 10¹⁰ with cell_update alone; 64 registers cap
 /// (__launch_bounds__ 8 blocks) or 256-thread blocks changed it by under 2 %.
+/// kFrame: the last step before a frame, also writing `out` (FrameOut).
+template <bool kFrame>
 __global__ void __launch_bounds__(kBlockX, 8)
     step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint8_t* __restrict__ flags, Window g,
-                int first, int stride, Params p) {
+                int first, int stride, Params p, FrameOut out) {
   const int x = blockIdx.x * kBlockX + threadIdx.x;
-  if (x >= g.width) return;
   const int y = blockIdx.y, lz = first + blockIdx.z * stride;
   const std::size_t plane = g.cells(), here = g.at(x, y, lz);
-  if (__ldg(flags + here) != 0 || x == 0 || x == g.width - 1) {
-    cell_update(f, fo, flags, x, y, lz, g, plane, p);
-    return;
-  }
   const std::ptrdiff_t row = g.width, layer = static_cast<std::ptrdiff_t>(g.width) * g.height;
-  float ft[kQ];
+  if constexpr (!kFrame) {
+    if (x >= g.width) return;
+    if (__ldg(flags + here) != 0 || x == 0 || x == g.width - 1) {
+      cell_update(f, fo, flags, x, y, lz, g, plane, p);
+      return;
+    }
+    float ft[kQ];
 #pragma unroll
-  for (int i = 0; i < kQ; ++i)
-    ft[i] = __ldg(f + i * plane + (static_cast<std::ptrdiff_t>(here) - cx(i) - row * cy(i) - layer * cz(i)));
-  collide(ft, p);
+    for (int i = 0; i < kQ; ++i)
+      ft[i] = __ldg(f + i * plane + (static_cast<std::ptrdiff_t>(here) - cx(i) - row * cy(i) - layer * cz(i)));
+    collide(ft, p);
 #pragma unroll
-  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = ft[i];
+    for (int i = 0; i < kQ; ++i) fo[i * plane + here] = ft[i];
+  } else {
+    std::uint64_t partial = 0;
+    if (x < g.width) {
+      float ft[kQ];
+      bool fluid = true;
+      if (__ldg(flags + here) != 0 || x == 0 || x == g.width - 1) {
+        fluid = cell_collided(f, flags, x, y, lz, g, plane, p, ft);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kQ; ++i)
+          ft[i] = __ldg(f + i * plane + (static_cast<std::ptrdiff_t>(here) - cx(i) - row * cy(i) - layer * cz(i)));
+        collide(ft, p);
+      }
+#pragma unroll
+      for (int i = 0; i < kQ; ++i) fo[i * plane + here] = fluid ? ft[i] : 0.0f;
+      float rho, ux, uy, uz;
+      stored_moments(fluid, ft, p.force, rho, ux, uy, uz);
+      const std::size_t at = g.at(x, y, lz - 1);  // in the published frame: owned layers only
+      if (out.velocity) {
+        out.velocity[3 * at] = ux;
+        out.velocity[3 * at + 1] = uy;
+        out.velocity[3 * at + 2] = uz;
+        if (out.held & 1u)
+          partial += float_term(ux, out.w_velocity + 3 * at) + float_term(uy, out.w_velocity + 3 * at + 1) +
+                     float_term(uz, out.w_velocity + 3 * at + 2);
+      }
+      if (out.speed) {
+        const float speed = speed_of(ux, uy, uz);
+        out.speed[at] = speed;
+        partial += float_term(speed, out.w_speed + at);
+      }
+      if (out.density) {
+        out.density[at] = rho;
+        partial += float_term(rho, out.w_density + at);
+      }
+    }
+    add_checksum_spread(partial, out.sums);
+  }
+}
+
+/// The vorticity of the owned layers after a frame's step, from the velocities it wrote (owned
+/// layers) and the ghost layers' populations (a part's neighbours'): the same differences, the
+/// same bits as observe_kernel.
+__global__ void __launch_bounds__(kBlockX)
+    vorticity_kernel(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, Window g, float force,
+                     const float* __restrict__ velocity, float* __restrict__ vorticity, std::uint64_t w_vorticity,
+                     std::uint64_t* sum) {
+  const int tiles_x = (g.width + kBlockX - 1) / kBlockX;
+  const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * g.height * g.layers;
+  std::uint64_t partial = 0;
+  for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int x = static_cast<int>(tile % tiles_x) * kBlockX + threadIdx.x;
+    const std::int64_t r = tile / tiles_x;
+    const int y = static_cast<int>(r % g.height), lz = 1 + static_cast<int>(r / g.height);
+    if (x >= g.width) continue;
+    const int z = g.global_layer(lz);
+    const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
+    const int yd = y > 0 ? y - 1 : y, yu = y < g.height - 1 ? y + 1 : y;
+    const int zb = z > 0 ? lz - 1 : lz, zf = z < g.global_depth - 1 ? lz + 1 : lz;
+    // The velocity of stored cell (cx, cy, cl): the frame's, or a ghost layer's from its populations.
+    auto u = [&](int cx_, int cy_, int cl, float* v) {
+      if (cl >= 1 && cl <= g.layers) {
+        const std::size_t k = g.at(cx_, cy_, cl - 1);
+        v[0] = velocity[3 * k], v[1] = velocity[3 * k + 1], v[2] = velocity[3 * k + 2];
+      } else {
+        float rho;
+        cell_moments(f, flags, g.at(cx_, cy_, cl), g.cells(), force, rho, v[0], v[1], v[2]);
+      }
+    };
+    float ax[3], bx[3], ay[3], by[3], az[3], bz[3];
+    u(xl, y, lz, ax);
+    u(xr, y, lz, bx);
+    u(x, yd, lz, ay);
+    u(x, yu, lz, by);
+    u(x, y, zb, az);
+    u(x, y, zf, bz);
+    const float w = vorticity_of(ax, bx, ay, by, az, bz, static_cast<float>(xr - xl), static_cast<float>(yu - yd),
+                                 static_cast<float>(zf - zb));
+    const std::size_t at = g.at(x, y, lz - 1);
+    vorticity[at] = w;
+    partial += float_term(w, w_vorticity + at);
+  }
+  add_checksum(partial, sum);
 }
 
 /// The flags of stored layers [lz0, lz0 + gridDim.z) from the device's mask.
@@ -174,22 +273,36 @@ class Lbm3dCuda final : public Simulation {
 
   void step(std::uint32_t steps) override {
     cuda::DeviceGuard guard(device_);
-    const int layers = g_.layers;
-    for (std::uint32_t s = 0; s < steps; ++s) {
-      const auto* f = static_cast<const float*>(f_[cur_].get());
-      auto* fo = static_cast<float*>(f_[1 - cur_].get());
-      if (!halo_ || !o_.overlap) {
-        step_layers(f, fo, 1, 1, layers);
-        exchange_populations(fo, stream_);
-      } else {
-        overlap_->step(
-            stream_, [&](cudaStream_t) { step_layers(f, fo, 1, std::max(1, layers - 1), std::min(layers, 2)); },
-            [&](cudaStream_t halo) { exchange_populations(fo, halo); },
-            [&](cudaStream_t) { if (layers > 2) step_layers(f, fo, 2, 1, layers - 2); });
-      }
-      cur_ = 1 - cur_;
+    advance(steps, nullptr);
+  }
+
+  bool writes_in_step() const override { return true; }
+  void step_and_write(std::uint32_t steps, const std::vector<FieldTarget>& t) override {
+    cuda::DeviceGuard guard(device_);
+    if (steps > 1) advance(steps - 1, nullptr);
+    const FieldChecksum v = executor_.sum_into(t[0]), s = executor_.sum_into(t[1]), w = executor_.sum_into(t[2]),
+                        d = executor_.sum_into(t[3]);
+    std::uint64_t* sum = t[0].read ? v.sum : t[1].read ? s.sum : t[2].read ? w.sum : d.sum;  // the frame's
+    if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
+    auto* sums = static_cast<std::uint64_t*>(sums_.get());
+    cuda::check(cudaMemsetAsync(sums, 0, kChecksumSlots * sizeof(std::uint64_t), stream_), "clearing a frame's checksums");
+    const FrameOut out{t[0].read || t[2].read ? static_cast<float*>(t[0].data) : nullptr,
+                       t[1].read ? static_cast<float*>(t[1].data) : nullptr,
+                       t[3].read ? static_cast<float*>(t[3].data) : nullptr,
+                       v.first_word,
+                       s.first_word,
+                       d.first_word,
+                       sums,
+                       (t[0].read ? 1u : 0u) | (t[1].read ? 2u : 0u) | (t[2].read ? 4u : 0u) | (t[3].read ? 8u : 0u)};
+    advance(1, &out);
+    add_checksum_slots(sums, sum, stream_);
+    if (t[2].read) {  // after the step and its exchange: the ghost layers hold the neighbours' new layers
+      const std::int64_t tiles = static_cast<std::int64_t>((g_.width + kBlockX - 1) / kBlockX) * g_.height * g_.layers;
+      vorticity_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(tiles, 16 * sms_)), kBlockX, 0, stream_>>>(
+          static_cast<const float*>(f_[cur_].get()), flags(), g_, p_.force, static_cast<const float*>(t[0].data),
+          static_cast<float*>(t[2].data), w.first_word, w.sum);
     }
-    cuda::check(cudaGetLastError(), "launching the 3-D flow's step kernel");
+    cuda::check(cudaGetLastError(), "launching the 3-D flow's frame kernels");
   }
 
   std::vector<InputSpec> inputs() const override { return lbm3d::inputs(); }
@@ -248,9 +361,32 @@ class Lbm3dCuda final : public Simulation {
  private:
   [[nodiscard]] std::size_t layer_floats() const { return kQ * g_.layer_cells(); }
   [[nodiscard]] const std::uint8_t* flags() const { return static_cast<const std::uint8_t*>(flags_.get()); }
-  void step_layers(const float* f, float* fo, int first, int stride, int count) {
+  /// `steps` steps; the last writes `out`'s fields when given (a frame's step).
+  void advance(std::uint32_t steps, const FrameOut* out) {
+    const int layers = g_.layers;
+    for (std::uint32_t s = 0; s < steps; ++s) {
+      const auto* f = static_cast<const float*>(f_[cur_].get());
+      auto* fo = static_cast<float*>(f_[1 - cur_].get());
+      const FrameOut* o = s + 1 == steps ? out : nullptr;
+      if (!halo_ || !o_.overlap) {
+        step_layers(f, fo, 1, 1, layers, o);
+        exchange_populations(fo, stream_);
+      } else {
+        overlap_->step(
+            stream_, [&](cudaStream_t) { step_layers(f, fo, 1, std::max(1, layers - 1), std::min(layers, 2), o); },
+            [&](cudaStream_t halo) { exchange_populations(fo, halo); },
+            [&](cudaStream_t) { if (layers > 2) step_layers(f, fo, 2, 1, layers - 2, o); });
+      }
+      cur_ = 1 - cur_;
+    }
+    cuda::check(cudaGetLastError(), "launching the 3-D flow's step kernel");
+  }
+  void step_layers(const float* f, float* fo, int first, int stride, int count, const FrameOut* out) {
     const dim3 grid((g_.width + kBlockX - 1) / kBlockX, g_.height, count);
-    step_kernel<<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_);
+    if (out)
+      step_kernel<true><<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_, *out);
+    else
+      step_kernel<false><<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_, FrameOut{});
   }
   /// Queued on `stream`: sends the edge layers of `f` to the neighbouring parts and writes what
   /// they send into its ghost layers. Nothing without a halo (the whole grid).
@@ -291,6 +427,7 @@ class Lbm3dCuda final : public Simulation {
   int cur_ = 0;
   cuda::DeviceBuffer halo_layers_;  ///< to up, to down, from up, from down: one layer of every plane each
   std::optional<SlabOverlap> overlap_;
+  cuda::DeviceBuffer sums_;  ///< a frame's step's partial checksums (kChecksumSlots words)
 };
 
 }  // namespace

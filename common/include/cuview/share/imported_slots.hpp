@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,17 +30,32 @@ struct ImportSource {
   std::function<std::vector<UniqueFd>()> fetch_fds;
 };
 
-/// The mapped slots and every owner that keeps the mapping alive (move-only members). Destroyed
-/// in the importing device's context (the owner holds a DeviceGuard around it).
+/// The slots and every owner that keeps their mapping alive (move-only members), mapped on
+/// demand: a slot is mapped the first time it is asked for, so a client that takes one frame maps
+/// one slot, not the ring. Mechanisms whose memory maps only as a whole (vmm, shm) map every slot
+/// at the first. Destroyed in the importing device's context (the owner holds a DeviceGuard around
+/// it). Thread-safe.
 class ImportedSlots {
  public:
   virtual ~ImportedSlots() = default;
-  /// Slot `i`'s first byte in this process: device memory on CUDA, shared memory on the host.
-  [[nodiscard]] const std::byte* slot(std::uint32_t i) const { return slots_[i]; }
+  /// Slot `i`'s first byte in this process (device memory on CUDA, shared memory on the host),
+  /// mapped now if it was not yet. Throws Error: the slot number is outside the ring, or the
+  /// mechanism cannot map it (its publisher gone, a stale handle).
+  [[nodiscard]] const std::byte* slot(std::uint32_t i);
   [[nodiscard]] std::uint32_t count() const noexcept { return static_cast<std::uint32_t>(slots_.size()); }
+  /// How many slots are mapped so far.
+  [[nodiscard]] std::uint32_t mapped() const;
 
  protected:
-  std::vector<const std::byte*> slots_;  // filled by the mechanism, pointing into what it owns
+  explicit ImportedSlots(std::uint32_t count) : slots_(count, nullptr) {}
+  /// Maps slot `i` into slots_[i] (or every slot, for a mechanism that maps the ring as one);
+  /// called under the lock, only while slots_[i] is null.
+  virtual void map(std::uint32_t i) = 0;
+
+  std::vector<const std::byte*> slots_;  // null until mapped; pointing into what the mechanism owns
+
+ private:
+  mutable std::mutex mutex_;
 };
 
 }  // namespace cuview::share

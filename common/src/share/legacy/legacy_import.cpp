@@ -1,4 +1,6 @@
-// The import half of legacy: each slot's handle opened with cudaIpcOpenMemHandle.
+// The import half of legacy: each slot's handle opened with cudaIpcOpenMemHandle when the slot is
+// first read.
+#include "cuview/cuda/device_guard.hpp"
 #include "cuview/cuda/ipc_bytes.hpp"
 #include "cuview/error.hpp"
 #include "cuview/share/registry.hpp"
@@ -9,15 +11,23 @@ namespace {
 
 class ImportedIpcSlots final : public ImportedSlots {
  public:
-  explicit ImportedIpcSlots(const ImportSource& source) {
+  explicit ImportedIpcSlots(const ImportSource& source)
+      : ImportedSlots(static_cast<std::uint32_t>(source.handles.slots.size())), device_(source.device),
+        memory_(source.handles.slots.size()) {
     for (const auto& s : source.handles.slots) {
       if (s.offset != 0) throw Error(Errc::bad_message, "legacy CUDA slot handles must have offset 0");
-      memory_.emplace_back(cuda::from_bytes<cudaIpcMemHandle_t>(s.memory, "CUDA IPC memory handle"));
-      slots_.push_back(static_cast<const std::byte*>(memory_.back().get()));
+      handles_.push_back(cuda::from_bytes<cudaIpcMemHandle_t>(s.memory, "CUDA IPC memory handle"));
     }
   }
 
  private:
+  void map(std::uint32_t i) override {
+    cuda::DeviceGuard guard(device_);
+    memory_[i] = cuda::IpcMemory(handles_[i]);
+    slots_[i] = static_cast<const std::byte*>(memory_[i].get());
+  }
+  int device_;
+  std::vector<cudaIpcMemHandle_t> handles_;
   std::vector<cuda::IpcMemory> memory_;
 };
 

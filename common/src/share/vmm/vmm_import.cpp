@@ -1,5 +1,6 @@
-// The import half of vmm: the ring's one descriptor mapped into this process; the descriptor
-// closes as soon as the mapping holds its own reference.
+// The import half of vmm: the ring's one descriptor mapped into this process when a slot is first
+// read (cuMemMap maps an allocation whole: every slot at once); the descriptor closes as soon as
+// the mapping holds its own reference.
 #include "cuview/error.hpp"
 #include "cuview/share/registry.hpp"
 #include "share/cuda_slots.hpp"
@@ -10,19 +11,29 @@ namespace {
 
 class ImportedVmmSlots final : public ImportedSlots {
  public:
-  explicit ImportedVmmSlots(const ImportSource& source) {
-    const UniqueFd fd = single_fd(source);
-    memory_ = cuda::VmmAllocation::import(fd.get(), source.handles.allocation_bytes, source.device);
+  explicit ImportedVmmSlots(const ImportSource& source)
+      : ImportedSlots(static_cast<std::uint32_t>(source.handles.slots.size())), fd_(single_fd(source)),
+        bytes_(source.handles.allocation_bytes), device_(source.device) {
     for (const auto& s : source.handles.slots) {
-      if (s.offset + source.slot_bytes > memory_.size())
+      if (s.offset + source.slot_bytes > bytes_)
         throw Error(Errc::bad_message, "slot offset " + std::to_string(s.offset) +
-                                           " lies outside the daemon's VMM allocation of " +
-                                           std::to_string(memory_.size()) + " bytes");
-      slots_.push_back(static_cast<const std::byte*>(memory_.get()) + s.offset);
+                                           " lies outside the daemon's VMM allocation of " + std::to_string(bytes_) +
+                                           " bytes");
+      offsets_.push_back(s.offset);
     }
   }
 
  private:
+  void map(std::uint32_t) override {
+    memory_ = cuda::VmmAllocation::import(fd_.get(), bytes_, device_);
+    fd_ = UniqueFd();  // the mapping holds its own reference
+    for (std::size_t k = 0; k < offsets_.size(); ++k)
+      slots_[k] = static_cast<const std::byte*>(memory_.get()) + offsets_[k];
+  }
+  UniqueFd fd_;
+  std::size_t bytes_;
+  int device_;
+  std::vector<std::uint64_t> offsets_;
   cuda::VmmAllocation memory_;
 };
 
