@@ -392,6 +392,34 @@ void Daemon::publish() {
   (void)publisher_->publish(step_, sim_time_, write_fields_, publisher_->executor().stream());
 }
 
+bool Daemon::step_writing(std::uint32_t n, FrameAfter when) {
+  Executor& executor = publisher_->executor();
+  const double dt = in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
+  if (n > 2) in_simulation("step", [&] { sim_->step(n - 2); });
+  if (n > 1) in_simulation("step", [&] { executor.timed_step([&] { sim_->step(1); }); });
+  bool wrote = false;
+  if (when != FrameAfter::none && publishing_.load(std::memory_order_relaxed)) {
+    if (when == FrameAfter::now) publisher_->publish_next_now();
+    // Asked before the last step runs: the frame is of the step after it.
+    (void)publisher_->publish(step_ + n, sim_time_ + static_cast<double>(n) * dt,
+                              [&](const std::vector<FieldTarget>& targets) {
+                                executor.frame_holds_steps(1);
+                                in_simulation("step_and_write", [&] { sim_->step_and_write(1, targets); });
+                                wrote = true;
+                              },
+                              executor.stream());
+  }
+  // No frame after all (nobody reads, no free slot, not due): a plain step, timed — the same one
+  // exchange with the neighbours either way.
+  if (!wrote) in_simulation("step", [&] { executor.timed_step([&] { sim_->step(1); }); });
+  executor.end_batch();
+  step_ += n;
+  steps_taken_.store(step_, std::memory_order_relaxed);
+  sim_time_ += static_cast<double>(n) * dt;
+  if (!wrote) publisher_->record_step(step_, sim_time_);
+  return wrote;
+}
+
 int Daemon::run() {
   if (opts_.comm != nullptr) return run_parts();
   publish();  // the initial state, before anyone is told to attach
@@ -428,36 +456,16 @@ int Daemon::run() {
         publisher_->wait_for_requests(std::chrono::milliseconds(50));
         continue;
       }
-      if (!writes_in_step_) {
-        in_simulation("step", [&] { sim_->step(n); });
-        executor.end_batch();
-        step_ += n;
-        steps_taken_.store(step_, std::memory_order_relaxed);
-        sim_time_ += static_cast<double>(n) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
-        publish();
+      if (writes_in_step_) {
+        (void)step_writing(n, FrameAfter::if_due);
         continue;
       }
-      // A simulation that writes a frame in its own step: the batch's last step writes the frame
-      // when one is due at its end (asked before it runs), and the step before it is timed, so
-      // that the frame counts only what writing adds to a step.
-      const double dt = in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
-      if (n > 2) in_simulation("step", [&] { sim_->step(n - 2); });
-      if (n > 1) in_simulation("step", [&] { executor.timed_step([&] { sim_->step(1); }); });
-      bool wrote = false;
-      if (publishing_.load(std::memory_order_relaxed))
-        (void)publisher_->publish(step_ + n, sim_time_ + static_cast<double>(n) * dt,
-                                  [&](const std::vector<FieldTarget>& targets) {
-                                    executor.frame_holds_steps(1);
-                                    in_simulation("step_and_write", [&] { sim_->step_and_write(1, targets); });
-                                    wrote = true;
-                                  },
-                                  executor.stream());
-      if (!wrote) in_simulation("step", [&] { executor.timed_step([&] { sim_->step(1); }); });
+      in_simulation("step", [&] { sim_->step(n); });
       executor.end_batch();
       step_ += n;
       steps_taken_.store(step_, std::memory_order_relaxed);
-      sim_time_ += static_cast<double>(n) * dt;
-      if (!wrote) publisher_->record_step(step_, sim_time_);
+      sim_time_ += static_cast<double>(n) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
+      publish();
     }
   } catch (const SimulationFailed& e) {
     failure = e.what();
@@ -558,25 +566,34 @@ int Daemon::run_parts() {
                       [&] { checkpointer_->capture_now(step_, sim_time_, publisher_->params(), ticket); });
       }
       if (checkpointer_) report_checkpoints();
-      if (turn.steps > 0) {
-        in_simulation("step", [&] { sim_->step(turn.steps); });  // halos inside, with the neighbours
-        executor.end_batch();
-        step_ += turn.steps;
-        steps_taken_.store(step_, std::memory_order_relaxed);
-        sim_time_ +=
-            static_cast<double>(turn.steps) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
-      }
       // Every part publishes the same steps: a frame when any part's readers want one and every
       // part's budget allows it, so that a viewer of all parts finds each step in every ring.
-      // Any rank's signal stops them all.
-      std::int64_t agreed[3] = {publisher_->frame_wanted() ? 1 : 0, stop_here ? 1 : 0,
-                                publisher_->within_budget() ? 0 : 1};
-      comm.max(agreed);
-      if (agreed[0] != 0 && agreed[2] == 0 && publishing_.load(std::memory_order_relaxed)) {
-        publisher_->publish_next_now();
-        publish();
+      // Any rank's signal stops them all. A simulation that writes frames in its step agrees
+      // before the batch (its last step writes the frame), the others after it.
+      std::int64_t agreed[3] = {0, 0, 0};
+      auto agree = [&] {
+        agreed[0] = publisher_->frame_wanted() ? 1 : 0, agreed[1] = stop_here ? 1 : 0;
+        agreed[2] = publisher_->within_budget() ? 0 : 1;
+        comm.max(agreed);
+        return agreed[0] != 0 && agreed[2] == 0;
+      };
+      if (turn.steps > 0 && writes_in_step_) {
+        (void)step_writing(turn.steps, agree() ? FrameAfter::now : FrameAfter::none);  // halos inside
       } else {
-        publisher_->record_step(step_, sim_time_);
+        if (turn.steps > 0) {
+          in_simulation("step", [&] { sim_->step(turn.steps); });  // halos inside, with the neighbours
+          executor.end_batch();
+          step_ += turn.steps;
+          steps_taken_.store(step_, std::memory_order_relaxed);
+          sim_time_ +=
+              static_cast<double>(turn.steps) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
+        }
+        if (agree() && publishing_.load(std::memory_order_relaxed)) {
+          publisher_->publish_next_now();
+          publish();
+        } else {
+          publisher_->record_step(step_, sim_time_);
+        }
       }
       if (agreed[1] != 0) break;
       if (turn.steps == 0 && leader) publisher_->wait_for_requests(std::chrono::milliseconds(50));

@@ -86,6 +86,13 @@ class Daemon {
   void apply_params(const std::map<std::string, double>& values);
   void reset();
   void publish();
+  /// When a batch of a simulation that writes frames in its step (writes_in_step_) publishes one.
+  enum class FrameAfter { if_due, now, none };
+  /// `n` steps of such a simulation, advancing step_ and sim_time_: the last one writes the frame
+  /// when publish() makes one (`when`: if due, or now — parts that agreed on it), the step before
+  /// it timed (Executor::timed_step), so that the frame counts only what writing adds to a step.
+  /// Returns whether a frame was published.
+  bool step_writing(std::uint32_t n, FrameAfter when);
   /// Reads, verifies and checks opts_.restore against this run before anything starts.
   void load_checkpoint();
   void report_checkpoints();

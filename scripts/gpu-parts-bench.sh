@@ -7,6 +7,8 @@
 # Run on the GPU host after scripts/gpu-check.sh has unpacked the bundle (or with it on PATH).
 # PER_GPU="8192x8192 4096x4096" GPUS=2 WINDOW=2 PAIRS=2; writes $OUT/parts-bench.md.
 # SIM=lbm3d PER_GPU=512x512x512: the 3-D flow, cut into z-slabs (the N-GPU grid is N times deeper).
+# MAX_COST=0.3% runs the daemons under that budget; READ=speed has the viewer read that field only;
+# the frames/s column is what the viewer was offered (frames published while it watched).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/cuview-gpu}
@@ -19,10 +21,11 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 mpi=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x XDG_RUNTIME_DIR -x NCCL_NVLS_ENABLE)
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 
-step_of() {  # NAME: the run's step (part 0's when decomposed)
+stat_of() {  # NAME KEY: a key of the run's stats (part 0's when decomposed)
   cuview-ctl --name "$1" status --json 2>/dev/null |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); d=d["parts"][0] if isinstance(d,dict) and "parts" in d else (d[0] if isinstance(d,list) else d); print(d["step"])' 2>/dev/null
+    python3 -c 'import json,sys; d=json.load(sys.stdin); d=d["parts"][0] if isinstance(d,dict) and "parts" in d else (d[0] if isinstance(d,list) else d); print(d[sys.argv[1]])' "$2" 2>/dev/null
 }
+step_of() { stat_of "$1" step; }  # NAME: the run's step
 rate() {  # NAME SECONDS: steps per second over a window
   local s0 s1 t0 t1
   s0=$(step_of "$1"); t0=$(date +%s.%N)
@@ -39,46 +42,54 @@ wait_up() {  # NAME: until it answers and steps
 }
 measure() {  # LABEL NAME: rates without and with a viewer (ABBA), viewer cost, first-frame time
   local label=$1 name=$2 none=() viewed=()
-  wait_up "$name" || { echo "| $label | did not start | | | |"; return; }
+  wait_up "$name" || { echo "| $label | did not start | | | | |"; return; }
   sleep 1
+  local frames=0 seconds=0
   for _ in $(seq "$pairs"); do
     none+=("$(rate "$name" "$window")")
-    cuview-ctl --name "$name" attach --frames 1000000 --frame-timeout 10 >/dev/null 2>&1 &
+    cuview-ctl --name "$name" attach --frames 1000000 --frame-timeout 10 ${READ:+--read "$READ"} >/dev/null 2>&1 &
     local viewer=$!
     sleep 0.5
+    local f0 f1 t0 t1
+    f0=$(stat_of "$name" frames_published); t0=$(date +%s.%N)
     viewed+=("$(rate "$name" "$window")")
     viewed+=("$(rate "$name" "$window")")
+    f1=$(stat_of "$name" frames_published); t1=$(date +%s.%N)
+    frames=$((frames + f1 - f0)); seconds=$(python3 -c "print($seconds + $t1 - $t0)")
     kill "$viewer" 2>/dev/null; wait "$viewer" 2>/dev/null
     sleep 0.3
     none+=("$(rate "$name" "$window")")
   done
   local t0 t1
   t0=$(date +%s.%N); cuview-ctl --name "$name" attach --frames 1 >/dev/null 2>&1; t1=$(date +%s.%N)
-  python3 - "$label" "$t0" "$t1" "${none[*]}" "${viewed[*]}" <<'PY'
+  python3 - "$label" "$t0" "$t1" "${none[*]}" "${viewed[*]}" "$frames" "$seconds" <<'PY'
 import sys, statistics as st
 label, t0, t1, none, viewed = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4].split(), sys.argv[5].split()
 a, b = st.median(map(float, none)), st.median(map(float, viewed))
-print(f"| {label} | {a:.1f} | {b:.1f} | {100*(a-b)/a:.2f} % | {1000*(t1-t0):.0f} ms |")
+fps = int(sys.argv[6]) / float(sys.argv[7]) if float(sys.argv[7]) > 0 else 0
+print(f"| {label} | {a:.1f} | {b:.1f} | {100*(a-b)/a:.2f} % | {fps:.1f} | {1000*(t1-t0):.0f} ms |")
 PY
 }
 
 {
-echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) × $gpus, $(date -u +%Y-%m-%dT%H:%MZ), --sim ${SIM:-lbm}"
+echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) × $gpus, $(date -u +%Y-%m-%dT%H:%MZ), --sim ${SIM:-lbm}${MAX_COST:+, --max-cost $MAX_COST}${READ:+, the viewer reads $READ}"
 echo
-echo "| run | steps/s, no viewer | steps/s, 1 viewer | viewer cost | ctl attach → first frame(s) |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| run | steps/s, no viewer | steps/s, 1 viewer | viewer cost | frames/s to the viewer | ctl attach → first frame(s) |"
+echo "| --- | --- | --- | --- | --- | --- |"
 } | tee "$out/parts-bench.md"
 sim=${SIM:-lbm}
 for per in ${PER_GPU:-8192x8192 4096x4096}; do
   IFS=x read -r w h d <<<"$per"
   if [ -n "${d:-}" ]; then whole="${w}x${h}x$((d * gpus))"; else whole="${w}x$((h * gpus))"; fi
-  cuview-compute --sim "$sim" --backend cuda --device 0 --size "$per" --name one --no-final-checkpoint >"$out/one-$per.log" 2>&1 &
+  cuview-compute --sim "$sim" --backend cuda --device 0 --size "$per" --name one --no-final-checkpoint \
+    ${MAX_COST:+--max-cost "$MAX_COST"} >"$out/one-$per.log" 2>&1 &
   pid=$!
   measure "1 GPU, $per" one | tee -a "$out/parts-bench.md"
   kill -TERM $pid; wait $pid
   for overlap in on off; do
     "${mpi[@]}" -n "$gpus" cuview-compute --sim "$sim" --backend cuda --size "$whole" --name many \
-      --sim-option overlap=$overlap --no-final-checkpoint >"$out/many-$per-$overlap.log" 2>&1 &
+      --sim-option overlap=$overlap --no-final-checkpoint ${MAX_COST:+--max-cost "$MAX_COST"} \
+      >"$out/many-$per-$overlap.log" 2>&1 &
     pid=$!
     measure "$gpus GPUs, $per each ($whole), overlap=$overlap" many | tee -a "$out/parts-bench.md"
     kill -TERM $pid; wait $pid
