@@ -395,23 +395,22 @@ void Daemon::publish() {
 bool Daemon::step_writing(std::uint32_t n, FrameAfter when) {
   Executor& executor = publisher_->executor();
   const double dt = in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
-  if (n > 2) in_simulation("step", [&] { sim_->step(n - 2); });
-  if (n > 1) in_simulation("step", [&] { executor.timed_step([&] { sim_->step(1); }); });
   bool wrote = false;
   if (when != FrameAfter::none && publishing_.load(std::memory_order_relaxed)) {
     if (when == FrameAfter::now) publisher_->publish_next_now();
-    // Asked before the last step runs: the frame is of the step after it.
+    // Asked before the batch runs: the frame is of its last step. The frame's time holds the whole
+    // batch, the simulation's own share of it taken off (frame_holds_steps).
     (void)publisher_->publish(step_ + n, sim_time_ + static_cast<double>(n) * dt,
                               [&](const std::vector<FieldTarget>& targets) {
-                                executor.frame_holds_steps(1);
-                                in_simulation("step_and_write", [&] { sim_->step_and_write(1, targets); });
+                                executor.frame_holds_steps(n);
+                                in_simulation("step_and_write", [&] { sim_->step_and_write(n, targets); });
                                 wrote = true;
                               },
                               executor.stream());
   }
-  // No frame after all (nobody reads, no free slot, not due): a plain step, timed — the same one
-  // exchange with the neighbours either way.
-  if (!wrote) in_simulation("step", [&] { executor.timed_step([&] { sim_->step(1); }); });
+  // No frame after all (nobody reads, no free slot, not due): the batch as it always runs, timed
+  // — the steps and the exchanges with the neighbours are the same either way.
+  if (!wrote) in_simulation("step", [&] { executor.timed_steps(n, [&] { sim_->step(n); }); });
   executor.end_batch();
   step_ += n;
   steps_taken_.store(step_, std::memory_order_relaxed);

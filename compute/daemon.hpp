@@ -88,10 +88,10 @@ class Daemon {
   void publish();
   /// When a batch of a simulation that writes frames in its step (writes_in_step_) publishes one.
   enum class FrameAfter { if_due, now, none };
-  /// `n` steps of such a simulation, advancing step_ and sim_time_: the last one writes the frame
-  /// when publish() makes one (`when`: if due, or now — parts that agreed on it), the step before
-  /// it timed (Executor::timed_step), so that the frame counts only what writing adds to a step.
-  /// Returns whether a frame was published.
+  /// A batch of `n` steps of such a simulation, advancing step_ and sim_time_: its last step writes
+  /// the frame when publish() makes one (`when`: if due, or now — parts that agreed on it); a batch
+  /// without a frame is timed (Executor::timed_steps), so that a frame counts only what writing
+  /// adds to its batch. Returns whether a frame was published.
   bool step_writing(std::uint32_t n, FrameAfter when);
   /// Reads, verifies and checks opts_.restore against this run before anything starts.
   void load_checkpoint();

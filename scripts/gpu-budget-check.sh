@@ -25,7 +25,9 @@ if [ -z "${BENCH_ONLY:-}" ]; then
   unset CUVIEW_SHARING
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then
-  cuview-bench --sections "${SECTIONS:-budget,first}" --backends cuda --budget "${BUDGET:-0.3}" --publish-pairs "${PAIRS:-6}" \
+  # Python's first frame: the package from this tree, over the library built with the bundle.
+  CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=$PWD/python \
+    cuview-bench --sections "${SECTIONS:-budget,first}" --backends cuda --budget "${BUDGET:-0.3}" --publish-pairs "${PAIRS:-6}" \
     --window "${WINDOW:-0.5}" --out "$out/budget.md" >"$out/budget.log" 2>&1
   echo "budget-bench: rc=$?" | tee -a "$out/summary.txt"
   cat "$out/budget.md" >>"$out/summary.txt" 2>/dev/null

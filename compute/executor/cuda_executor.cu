@@ -175,16 +175,17 @@ class CudaExecutor final : public Executor {
     frame_ = {};
   }
 
-  void timed_step(const std::function<void()>& step) override {
+  void timed_steps(std::uint32_t n, const std::function<void()>& steps) override {
     cuda::DeviceGuard guard(probe_.device);
     read_step_time();
-    if (step_timing_) {  // the previous one is still unread: this step goes untimed
-      step();
+    if (step_timing_ || n == 0) {  // the previous timing is still unread: these steps go untimed
+      steps();
       return;
     }
-    cuda::check(cudaEventRecord(step_events_.start.get(), stream_.get()), "cudaEventRecord (a step's start)");
-    step();
-    cuda::check(cudaEventRecord(step_events_.end.get(), stream_.get()), "cudaEventRecord (a step's end)");
+    cuda::check(cudaEventRecord(step_events_.start.get(), stream_.get()), "cudaEventRecord (steps' start)");
+    steps();
+    cuda::check(cudaEventRecord(step_events_.end.get(), stream_.get()), "cudaEventRecord (steps' end)");
+    step_events_.steps = n;
     step_timing_ = true;
   }
 
@@ -251,21 +252,21 @@ class CudaExecutor final : public Executor {
     cuda::Event start, end;
     std::uint32_t steps = 0;  // the simulation's own steps inside the frame
   };
-  /// The step timed last (timed_step), once its events have passed: step_s_.
+  /// The steps timed last (timed_steps), once their events have passed: step_s_, per step.
   void read_step_time() {
     if (!step_timing_) return;
     const cudaError_t done = cudaEventQuery(step_events_.end.get());
     if (done == cudaErrorNotReady) return;
-    cuda::check(done, "cudaEventQuery (a step's end)");
+    cuda::check(done, "cudaEventQuery (steps' end)");
     float ms = 0;
     cuda::check(cudaEventElapsedTime(&ms, step_events_.start.get(), step_events_.end.get()),
-                "cudaEventElapsedTime (a step's time)");
-    step_s_ = static_cast<double>(ms) * 1e-3;
+                "cudaEventElapsedTime (steps' time)");
+    step_s_ = static_cast<double>(ms) * 1e-3 / step_events_.steps;
     step_timing_ = false;
   }
   Timing step_events_;
   bool step_timing_ = false;  // step_events_ recorded and not yet read
-  double step_s_ = 0;         // the latest timed step
+  double step_s_ = 0;         // the latest timed time per step
   std::vector<Timing> timings_;
   std::vector<int> free_timings_;
   std::deque<int> in_flight_;  // sealed frames not yet reported, oldest first (-1: not timed)

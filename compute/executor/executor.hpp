@@ -82,14 +82,17 @@ class Executor {
   /// timed (more than kTimedFrames in flight).
   [[nodiscard]] virtual std::vector<double> frame_costs() = 0;
   static constexpr std::size_t kTimedFrames = 16;
-  /// Runs `step`, which queues one plain step of the simulation on the executor's stream, timed
-  /// where it runs (two timing events on CUDA, read later and never waited on; the clock on the
-  /// host): the simulation's own step time, which a frame written inside a step does not count
-  /// as publishing (frame_holds_steps). While the previous timing is unread, runs it untimed.
-  virtual void timed_step(const std::function<void()>& step) { step(); }
+  /// Runs `steps`, which queues `n` plain steps of the simulation on the executor's stream, timed
+  /// where they run (two timing events on CUDA, read later and never waited on; the clock on the
+  /// host): the simulation's own time per step, which a frame written inside its steps does not
+  /// count as publishing (frame_holds_steps). While the previous timing is unread, runs untimed.
+  virtual void timed_steps(std::uint32_t n, const std::function<void()>& steps) {
+    (void)n;
+    steps();
+  }
   /// The frame begun holds `steps` of the simulation's own steps (Simulation::step_and_write):
-  /// frame_costs() counts its time less that many of the latest timed steps (all of it until a
-  /// step has been timed: the budget errs on the side of the run).
+  /// frame_costs() counts its time less that many steps at the latest timed rate (all of it until
+  /// steps have been timed: the budget errs on the side of the run).
   void frame_holds_steps(std::uint32_t steps) { frame_.steps = steps; }
   /// Blocks until everything queued on the executor's stream has run.
   virtual void finish() {}

@@ -51,10 +51,10 @@ class HostExecutor final : public Executor {
     frame_ = {};
     costs_.push_back(std::max(0.0, static_cast<double>(monotonic_ns() - begun_ns_) * 1e-9 - steps));
   }
-  void timed_step(const std::function<void()>& step) override {
+  void timed_steps(std::uint32_t n, const std::function<void()>& steps) override {
     const auto t0 = monotonic_ns();
-    step();
-    step_s_ = static_cast<double>(monotonic_ns() - t0) * 1e-9;
+    steps();
+    if (n > 0) step_s_ = static_cast<double>(monotonic_ns() - t0) * 1e-9 / n;
   }
   std::vector<double> frame_costs() override { return std::exchange(costs_, {}); }
 
@@ -65,7 +65,7 @@ class HostExecutor final : public Executor {
   std::uint64_t sum_ = 0;
   std::int64_t begun_ns_ = 0;
   std::vector<double> costs_;  // sealed frames' costs, not yet taken
-  double step_s_ = 0;          // the latest timed step (timed_step)
+  double step_s_ = 0;          // the latest timed time per step (timed_steps)
 };
 
 }  // namespace

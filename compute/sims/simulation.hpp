@@ -106,7 +106,8 @@ class Simulation {
   /// pass reads the state again (the flows write their moments from the collision, which holds
   /// them in registers). The daemon calls it, instead of step(n) then write_fields(), for a batch
   /// whose end publishes a frame, when writes_in_step() says so; it counts as the frame's cost only
-  /// what it takes beyond a plain step (Executor::timed_step). Default: step(n), write_fields().
+  /// what the batch takes beyond as many plain steps (Executor::timed_steps). Default: step(n),
+  /// write_fields().
   virtual void step_and_write(std::uint32_t n, const std::vector<FieldTarget>& targets) {
     step(n);
     write_fields(targets);

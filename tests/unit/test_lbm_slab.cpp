@@ -332,7 +332,7 @@ BACKEND_TEST("a frame written in the last step holds the separate pass's bits: l
         r->sim->reset(1);
         r->sim->step(40);
       }
-      for (std::uint32_t n : {1u, 3u}) {
+      for (std::uint32_t n : {1u, 3u, 8u}) {  // Gray–Scott: one-step launches, then fused ones
         plain.sim->step(n);
         const auto separate = plain.fields();
         const auto in_step = fused.step_and_fields(n, reads);

@@ -1,7 +1,7 @@
 // Gray–Scott's CUDA kernels and its Simulation on the CUDA executor: state double-buffered on
 // the device; a batch of steps is fused launches of K steps (temporal blocking) plus one-step
 // launches for what is left over; both call laplacian5 and grayscott_update, so every K gives
-// the same bits. The last step before a frame is a one-step launch that also writes the frame.
+// the same bits. The last launch before a frame also writes the frame (step_and_write).
 #include <vector>
 
 #include "cuview/cuda/check.hpp"
@@ -101,9 +101,10 @@ __device__ __forceinline__ int wrap(int i, int n) { return ((i % n) + n) % n; }
 
 /// One step over the region [S, SW-S) x [S, SH-S) of a tile of row stride SW, from (iu, iv) into
 /// shared (ou, ov) with the same layout, or, on the last step, into the global grid.
-template <int SW, int SH, int S, bool Last>
+template <int SW, int SH, int S, bool Last, bool kFrame>
 __device__ __forceinline__ void tile_step(const float* iu, const float* iv, float* ou, float* ov, int x0, int y0,
-                                          int width, int height, const GrayScottParams& p) {
+                                          int width, int height, const GrayScottParams& p, const FrameOut& out,
+                                          std::uint64_t& partial) {
   constexpr int w = SW - 2 * S, h = SH - 2 * S;
   constexpr int segments = kTileThreads / w > 0 ? kTileThreads / w : 1;  // column segments per column
   constexpr int len = (h + segments - 1) / segments;
@@ -122,7 +123,19 @@ __device__ __forceinline__ void tile_step(const float* iu, const float* iv, floa
         const int gx = x0 + col, gy = y0 + r;
         if (gx < width && gy < height) {
           const std::size_t g = static_cast<std::size_t>(gy) * width + gx;
-          grayscott_update(uc, vc, lap_u, lap_v, p, ou[g], ov[g]);
+          float un, vn;
+          grayscott_update(uc, vc, lap_u, lap_v, p, un, vn);
+          ou[g] = un, ov[g] = vn;
+          if constexpr (kFrame) {
+            if (out.u) {
+              out.u[g] = un;
+              partial += float_term(un, out.w_u + g);
+            }
+            if (out.v) {
+              out.v[g] = vn;
+              partial += float_term(vn, out.w_v + g);
+            }
+          }
         }
       } else {
         grayscott_update(uc, vc, lap_u, lap_v, p, ou[r * SW + col], ov[r * SW + col]);
@@ -133,23 +146,25 @@ __device__ __forceinline__ void tile_step(const float* iu, const float* iv, floa
   }
 }
 
-template <int SW, int SH, int K, int S>
+template <int SW, int SH, int K, int S, bool kFrame>
 __device__ __forceinline__ void tile_steps(float (*su)[SH * SW], float (*sv)[SH * SW], float* uo, float* vo, int x0,
-                                           int y0, int width, int height, const GrayScottParams& p) {
+                                           int y0, int width, int height, const GrayScottParams& p,
+                                           const FrameOut& out, std::uint64_t& partial) {
   constexpr int a = (S - 1) & 1, b = S & 1;
   if constexpr (S == K) {
-    tile_step<SW, SH, S, true>(su[a], sv[a], uo, vo, x0, y0, width, height, p);
+    tile_step<SW, SH, S, true, kFrame>(su[a], sv[a], uo, vo, x0, y0, width, height, p, out, partial);
   } else {
-    tile_step<SW, SH, S, false>(su[a], sv[a], su[b], sv[b], x0, y0, width, height, p);
+    tile_step<SW, SH, S, false, false>(su[a], sv[a], su[b], sv[b], x0, y0, width, height, p, out, partial);
     __syncthreads();
-    tile_steps<SW, SH, K, S + 1>(su, sv, uo, vo, x0, y0, width, height, p);
+    tile_steps<SW, SH, K, S + 1, kFrame>(su, sv, uo, vo, x0, y0, width, height, p, out, partial);
   }
 }
 
-template <int K>
+/// kFrame: the launch ending with the step before a frame also writes the frame (FrameOut).
+template <int K, bool kFrame>
 __global__ void __launch_bounds__(kTileThreads)
     grayscott_fused_kernel(const float* __restrict__ u, const float* __restrict__ v, float* __restrict__ uo,
-                           float* __restrict__ vo, int width, int height, GrayScottParams p) {
+                           float* __restrict__ vo, int width, int height, GrayScottParams p, FrameOut out) {
   static_assert(K >= 2 && K <= kMaxFused);
   constexpr int SW = kTileX + 2 * K, SH = kTileY + 2 * K;
   __shared__ float su[2][SH * SW], sv[2][SH * SW];
@@ -164,7 +179,9 @@ __global__ void __launch_bounds__(kTileThreads)
     sv[0][i] = __ldg(v + g);
   }
   __syncthreads();
-  tile_steps<SW, SH, K, 1>(su, sv, uo, vo, x0, y0, width, height, p);
+  std::uint64_t partial = 0;
+  tile_steps<SW, SH, K, 1, kFrame>(su, sv, uo, vo, x0, y0, width, height, p, out, partial);
+  if constexpr (kFrame) add_checksum_spread(partial, out.sums);
 }
 
 /// u = 1, v = 0 everywhere (initial_state's background).
@@ -217,24 +234,40 @@ class GrayScottCuda final : public CudaUv {
 
   void step(std::uint32_t steps) override {
     cuda::DeviceGuard guard(device_);
+    advance(steps, nullptr);
+  }
+
+  // The batch before a frame runs as any batch, its last launch also writing the fields read.
+  bool writes_in_step() const override { return true; }
+  void step_and_write(std::uint32_t steps, const std::vector<FieldTarget>& t) override {
+    cuda::DeviceGuard guard(device_);
+    const FieldChecksum cu = executor_.sum_into(t[0]), cv = executor_.sum_into(t[1]);
+    if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
+    auto* sums = static_cast<std::uint64_t*>(sums_.get());
+    cuda::check(cudaMemsetAsync(sums, 0, kChecksumSlots * sizeof(std::uint64_t), stream_), "clearing a frame's checksums");
+    const FrameOut out{t[0].read ? static_cast<float*>(t[0].data) : nullptr,
+                       t[1].read ? static_cast<float*>(t[1].data) : nullptr, cu.first_word, cv.first_word, sums};
+    advance(std::max<std::uint32_t>(steps, 1), &out);
+    add_checksum_slots(sums, t[0].read ? cu.sum : cv.sum, stream_);  // the frame's checksum
+    cuda::check(cudaGetLastError(), "launching the Gray–Scott frame's checksum");
+  }
+
+  std::vector<StateSpec> state() const override { return grayscott::state(w_, h_); }
+
+ private:
+  int w_, h_;
+  /// `steps` steps: fused launches of fused_ steps, then one-step launches for what is left over;
+  /// the last launch writes `out` when given (a frame's batch).
+  void advance(std::uint32_t steps, const FrameOut* out) {
     std::uint32_t s = 0;
     if (fused_ >= 2) {
       const dim3 grid((w_ + kTileX - 1) / kTileX, (h_ + kTileY - 1) / kTileY);
       for (; s + fused_ <= steps; s += fused_) {
-        const auto* u = static_cast<const float*>(u_[cur_].get());
-        const auto* v = static_cast<const float*>(v_[cur_].get());
-        auto* uo = static_cast<float*>(u_[1 - cur_].get());
-        auto* vo = static_cast<float*>(v_[1 - cur_].get());
+        const FrameOut* o = s + fused_ == steps ? out : nullptr;
         switch (fused_) {
-          case 2:
-            grayscott_fused_kernel<2><<<grid, kTileThreads, 0, stream_>>>(u, v, uo, vo, w_, h_, p_);
-            break;
-          case 3:
-            grayscott_fused_kernel<3><<<grid, kTileThreads, 0, stream_>>>(u, v, uo, vo, w_, h_, p_);
-            break;
-          default:
-            grayscott_fused_kernel<4><<<grid, kTileThreads, 0, stream_>>>(u, v, uo, vo, w_, h_, p_);
-            break;
+          case 2: fused_launch<2>(grid, o); break;
+          case 3: fused_launch<3>(grid, o); break;
+          default: fused_launch<4>(grid, o); break;
         }
         cur_ = 1 - cur_;
       }
@@ -243,35 +276,23 @@ class GrayScottCuda final : public CudaUv {
     const int rows_per_block = kBlockY * kRows;
     const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + rows_per_block - 1) / rows_per_block);
     for (; s < steps; ++s) {  // what fused launches leave over, one step at a time
-      grayscott_step_kernel<false><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, FrameOut{});
+      if (out != nullptr && s + 1 == steps)
+        grayscott_step_kernel<true><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, *out);
+      else
+        grayscott_step_kernel<false><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, FrameOut{});
       cur_ = 1 - cur_;
     }
     cuda::check(cudaGetLastError(), "launching the Gray–Scott step kernels");
   }
-
-  // The last step before a frame writes the fields read into it (the one-step kernel, kFrame).
-  bool writes_in_step() const override { return true; }
-  void step_and_write(std::uint32_t steps, const std::vector<FieldTarget>& t) override {
-    cuda::DeviceGuard guard(device_);
-    if (steps > 1) step(steps - 1);
-    const FieldChecksum cu = executor_.sum_into(t[0]), cv = executor_.sum_into(t[1]);
-    if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
-    auto* sums = static_cast<std::uint64_t*>(sums_.get());
-    cuda::check(cudaMemsetAsync(sums, 0, kChecksumSlots * sizeof(std::uint64_t), stream_), "clearing a frame's checksums");
-    const FrameOut out{t[0].read ? static_cast<float*>(t[0].data) : nullptr,
-                       t[1].read ? static_cast<float*>(t[1].data) : nullptr, cu.first_word, cv.first_word, sums};
-    const int rows_per_block = kBlockY * kRows;
-    const dim3 block(kBlockX, kBlockY), grid((w_ + kBlockX - 1) / kBlockX, (h_ + rows_per_block - 1) / rows_per_block);
-    grayscott_step_kernel<true><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, out);
-    cur_ = 1 - cur_;
-    add_checksum_slots(sums, t[0].read ? cu.sum : cv.sum, stream_);  // the frame's checksum
-    cuda::check(cudaGetLastError(), "launching the Gray–Scott frame step");
+  template <int K>
+  void fused_launch(dim3 grid, const FrameOut* out) {
+    if (out != nullptr)
+      grayscott_fused_kernel<K, true><<<grid, kTileThreads, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, *out);
+    else
+      grayscott_fused_kernel<K, false>
+          <<<grid, kTileThreads, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, FrameOut{});
   }
 
-  std::vector<StateSpec> state() const override { return grayscott::state(w_, h_); }
-
- private:
-  int w_, h_;
   std::uint32_t fused_;  // steps per launch of the fused kernel; 1 = the one-step kernel only
   GrayScottParams p_;
   cuda::DeviceBuffer sums_;  // a frame's step's partial checksums (kChecksumSlots words)
