@@ -175,6 +175,12 @@ class CudaExecutor final : public Executor {
     frame_ = {};
   }
 
+  void frame_step_begins(std::uint32_t steps, cuda::StreamRef stream) override {
+    frame_.steps = steps;
+    if (timing_ < 0) return;
+    cuda::DeviceGuard guard(probe_.device);
+    cuda::check(cudaEventRecord(timings_[timing_].start.get(), stream.get()), "cudaEventRecord (a frame's start)");
+  }
   void timed_steps(std::uint32_t n, const std::function<void()>& steps) override {
     cuda::DeviceGuard guard(probe_.device);
     read_step_time();

@@ -94,6 +94,14 @@ class Executor {
   /// frame_costs() counts its time less that many steps at the latest timed rate (all of it until
   /// steps have been timed: the budget errs on the side of the run).
   void frame_holds_steps(std::uint32_t steps) { frame_.steps = steps; }
+  /// For a simulation writing the frame begun in its own launch: the frame's time starts here, at
+  /// the launch that writes it, which holds `steps` of its steps (the batch's steps before it are
+  /// not the frame's; narrower than frame_holds_steps, so less rides on the timed rate). Queued on
+  /// `stream` (the frame's).
+  virtual void frame_step_begins(std::uint32_t steps, cuda::StreamRef stream) {
+    (void)stream;
+    frame_.steps = steps;
+  }
   /// Blocks until everything queued on the executor's stream has run.
   virtual void finish() {}
   /// Host memory the executor copies to and from at full speed: pinned on CUDA.

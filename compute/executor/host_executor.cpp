@@ -51,6 +51,10 @@ class HostExecutor final : public Executor {
     frame_ = {};
     costs_.push_back(std::max(0.0, static_cast<double>(monotonic_ns() - begun_ns_) * 1e-9 - steps));
   }
+  void frame_step_begins(std::uint32_t steps, cuda::StreamRef) override {
+    frame_.steps = steps;
+    begun_ns_ = monotonic_ns();
+  }
   void timed_steps(std::uint32_t n, const std::function<void()>& steps) override {
     const auto t0 = monotonic_ns();
     steps();

@@ -264,6 +264,7 @@ class GrayScottCuda final : public CudaUv {
       const dim3 grid((w_ + kTileX - 1) / kTileX, (h_ + kTileY - 1) / kTileY);
       for (; s + fused_ <= steps; s += fused_) {
         const FrameOut* o = s + fused_ == steps ? out : nullptr;
+        if (o != nullptr) executor_.frame_step_begins(fused_, executor_.stream());
         switch (fused_) {
           case 2: fused_launch<2>(grid, o); break;
           case 3: fused_launch<3>(grid, o); break;
@@ -276,10 +277,12 @@ class GrayScottCuda final : public CudaUv {
     const int rows_per_block = kBlockY * kRows;
     const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + rows_per_block - 1) / rows_per_block);
     for (; s < steps; ++s) {  // what fused launches leave over, one step at a time
-      if (out != nullptr && s + 1 == steps)
+      if (out != nullptr && s + 1 == steps) {
+        executor_.frame_step_begins(1, executor_.stream());
         grayscott_step_kernel<true><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, *out);
-      else
+      } else {
         grayscott_step_kernel<false><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, p_, FrameOut{});
+      }
       cur_ = 1 - cur_;
     }
     cuda::check(cudaGetLastError(), "launching the Gray–Scott step kernels");

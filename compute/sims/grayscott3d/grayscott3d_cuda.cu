@@ -146,6 +146,7 @@ class GrayScott3dCuda final : public grayscott::CudaUv {
   void step_and_write(std::uint32_t steps, const std::vector<FieldTarget>& t) override {
     cuda::DeviceGuard guard(device_);
     if (steps > 1) step(steps - 1);
+    executor_.frame_step_begins(1, executor_.stream());  // the frame's time: its step and checksum
     const FieldChecksum cu = executor_.sum_into(t[0]), cv = executor_.sum_into(t[1]);
     if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
     auto* sums = static_cast<std::uint64_t*>(sums_.get());
