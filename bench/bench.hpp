@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,11 @@ std::string slices_section(const Options& o, const std::string& backend);
 /// Section "budget": each simulation at its largest size under a cost budget, one viewer at 60 Hz:
 /// frames delivered, the cost the publisher measured and the cost seen from outside.
 std::string budget_section(const Options& o, const std::string& backend);
+/// A TCP port on 127.0.0.1 nobody listens on now (the OS's pick).
+int free_port();
+/// Keys in a private XDG_CONFIG_HOME (set for this process and its children): the bench's client
+/// key is the only authorised one. Returns the gateway's public key.
+std::string make_keys(const std::filesystem::path& config_home);
 /// A fresh client's start → first frame, per simulation at its largest size, for cuview-ctl,
 /// cuview-gui and Python, with cuview-ctl's own phases (issue 38's first-pixels table).
 std::string first_section(const Options& o, const std::string& backend);

@@ -26,6 +26,7 @@
 #include "bench.hpp"
 #include "cuview/client.hpp"
 #include "cuview/posix.hpp"
+#include "cuview/remote/curve_keys.hpp"
 #include "daemon.hpp"
 #include "process.hpp"
 
@@ -381,10 +382,18 @@ std::string first_section(const Options& o, const std::string& backend) {
   for (const auto& sim : o.publish_sims) cases.push_back({sim, std::uint32_t(n2), std::uint32_t(n2), 1});
   for (const char* sim : {"grayscott3d", "lbm3d"}) cases.push_back({sim, n3, n3, n3});
   Table t{{"simulation", "grid", "cuview-ctl attach --frames 1", "cuview-gui --screenshot --frames 1",
-           "Python: attach → first array", "where cuview-ctl's time went (its own line)"},
+           "Python: attach → first array", "through cuview-gateway: cuview-ctl's first view",
+           "where cuview-ctl's time went (its own line)"},
           {}};
   std::string notes;
   const std::string gui = test::bin("cuview-gui");
+  // A gateway on this host (tcp, CURVE keys of the bench's own): a remote viewer is one more
+  // reader, the gateway, which attaches once and stays; its viewers' first views are timed.
+  const std::string gateway_key = make_keys(rt.path() / "config");
+  const int port = free_port();
+  remote::KnownGateways::read(remote::default_known_gateways()).pin("127.0.0.1:" + std::to_string(port), gateway_key);
+  const std::string url = "tcp://127.0.0.1:" + std::to_string(port) + "?key=" + gateway_key;
+  auto gateway = test::start_gateway({"--listen", "tcp://127.0.0.1:" + std::to_string(port), "--log-level", "warn"});
   for (const auto& c : cases) {
     const std::string grid = std::to_string(c.w) + (c.d > 1 ? "³" : "²");
     const std::string name = "first-" + c.sim;
@@ -417,10 +426,14 @@ std::string first_section(const Options& o, const std::string& backend) {
           {"/usr/bin/env", "python3", "-c",
            "import cuview\nc = cuview.attach('" + name + "')\nf = c.next_frame(timeout=10.0)\nassert f is not None"},
           5, &failure);
+      const std::vector<std::string> remote_argv{test::bin("cuview-ctl"), "--remote", url, "--name", name, "attach",
+                                                 "--frames", "1"};
+      (void)first_frame_ms(remote_argv, 1, &failure);  // the gateway attaches to the run (once)
+      const double remote_ms = first_frame_ms(remote_argv, 5, &failure);
       auto ms = [](double v) { return v > 0 ? fmt(v, "%.0f") + " ms" + (v <= 250 ? " ✓" : " ✗") : std::string("—"); };
       for (char& ch : phases)
         if (ch == '|') ch = '/';
-      t.rows.push_back({c.sim, grid, ms(ctl_ms), ms(gui_ms), ms(py_ms), phases});
+      t.rows.push_back({c.sim, grid, ms(ctl_ms), ms(gui_ms), ms(py_ms), ms(remote_ms), phases});
       if (!failure.empty()) {
         for (char& ch : failure)
           if (ch == '\n' || ch == '|') ch = ' ';
@@ -433,8 +446,10 @@ std::string first_section(const Options& o, const std::string& backend) {
          ": a fresh process's start → its first frame (median of 5; target ≤ 250 ms)\n\n"
          "Each simulation running at its largest size with nobody attached; then a new process that attaches, takes "
          "one frame and exits, timed from spawn to exit: `cuview-ctl attach --frames 1`, `cuview-gui --screenshot "
-         "--frames 1` (the frame drawn and saved) and Python (`import cuview`, `attach`, `next_frame()`). The last "
-         "column is cuview-ctl's own line (`first frame after …`, from attach to the frame, phase by phase).\n\n" +
+         "--frames 1` (the frame drawn and saved), Python (`import cuview`, `attach`, `next_frame()`) and, through a "
+         "cuview-gateway on this host (tcp, CURVE), `cuview-ctl --remote … attach --frames 1` (its first view; the "
+         "gateway attached once before). The last column is cuview-ctl's own line (`first frame after …`, from "
+         "attach to the frame, phase by phase).\n\n" +
          t.markdown() + (notes.empty() ? "" : "\n" + notes);
 }
 

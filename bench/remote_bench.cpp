@@ -32,6 +32,35 @@
 #include "process.hpp"
 
 namespace cuview::bench {
+/// A TCP port on 127.0.0.1 nobody listens on now (the OS's pick).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_errno("socket for a free port", errno);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw_errno("bind 127.0.0.1:0 for a free port", err);
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+/// Keys in a private XDG_CONFIG_HOME: the bench's client key is the only authorised one. Returns
+/// the gateway's public key.
+std::string make_keys(const std::filesystem::path& config_home) {
+  ::setenv("XDG_CONFIG_HOME", config_home.c_str(), 1);
+  const auto dir = remote::config_dir();
+  const auto client = remote::generate_keypair();
+  remote::write_keypair(dir / "client.key", client, "cuview-bench");
+  std::ofstream(dir / "authorized_keys") << client.public_key << " cuview-bench\n";
+  return remote::load_or_create_keypair(dir / "gateway.key", "cuview-bench gateway").public_key;
+}
+
 namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -82,35 +111,6 @@ std::uint64_t loopback_bytes() {
     return std::strtoull(line.c_str() + colon + 1, nullptr, 10);  // received bytes (= sent, on lo)
   }
   return 0;
-}
-
-/// A TCP port on 127.0.0.1 nobody listens on now (the OS's pick).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("socket for a free port", errno);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw_errno("bind 127.0.0.1:0 for a free port", err);
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-/// Keys in a private XDG_CONFIG_HOME: the bench's client key is the only authorised one. Returns
-/// the gateway's public key.
-std::string make_keys(const std::filesystem::path& config_home) {
-  ::setenv("XDG_CONFIG_HOME", config_home.c_str(), 1);
-  const auto dir = remote::config_dir();
-  const auto client = remote::generate_keypair();
-  remote::write_keypair(dir / "client.key", client, "cuview-bench");
-  std::ofstream(dir / "authorized_keys") << client.public_key << " cuview-bench\n";
-  return remote::load_or_create_keypair(dir / "gateway.key", "cuview-bench gateway").public_key;
 }
 
 struct ViewerResult {

@@ -398,8 +398,9 @@ bool Daemon::step_writing(std::uint32_t n, FrameAfter when) {
   bool wrote = false;
   if (when != FrameAfter::none && publishing_.load(std::memory_order_relaxed)) {
     if (when == FrameAfter::now) publisher_->publish_next_now();
-    // Asked before the batch runs: the frame is of its last step. The frame's time holds the whole
-    // batch, the simulation's own share of it taken off (frame_holds_steps).
+    // Asked before the batch runs: the frame is of its last step. The frame's time holds the batch
+    // (frame_holds_steps), or from the launch that writes it on (the simulation's
+    // frame_step_begins), the simulation's own steps in it taken off at the timed rate.
     (void)publisher_->publish(step_ + n, sim_time_ + static_cast<double>(n) * dt,
                               [&](const std::vector<FieldTarget>& targets) {
                                 executor.frame_holds_steps(n);
