@@ -62,6 +62,7 @@ struct Options {
   int publish_pairs = 8;  ///< pairs of windows (publishing off, on) per figure
   // ---- section "budget" (bench/publish_cost.cpp), not among the defaults ----
   double budget_percent = 0.3;  ///< the daemons' --max-cost
+  bool budget_remote = false;   ///< section budget: the viewer is remote, through a gateway on this host
 };
 
 /// "key=value key=value" lines, as the helper processes print their results.

@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--publish-pairs", o.publish_pairs, "section publish: pairs of windows (off, on) per figure")
       ->capture_default_str();
+  app.add_flag("--budget-remote", o.budget_remote,
+               "section budget: the viewer watches through a cuview-gateway on this host (cuview-ctl --remote)");
   app.add_option("--budget", o.budget_percent, "section budget: the daemons' --max-cost, in percent")
       ->capture_default_str();
   app.add_option("--out", out, "also append the tables to this Markdown file");

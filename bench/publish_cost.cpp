@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -299,6 +300,20 @@ std::string slices_section(const Options& o, const std::string& backend) {
          t.markdown();
 }
 
+/// A cuview-gateway on this host for remote viewers (tcp on 127.0.0.1, CURVE keys of the bench's
+/// own in `rt`'s config directory, its key pinned): `url` is what a viewer gives `--remote`.
+struct BenchGateway {
+  std::string url;
+  test::ChildProcess process;
+};
+BenchGateway start_bench_gateway(const test::RuntimeDir& rt) {
+  const std::string key = make_keys(rt.path() / "config");
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  remote::KnownGateways::read(remote::default_known_gateways()).pin(at, key);
+  return {"tcp://" + at + "?key=" + key, test::start_gateway({"--listen", "tcp://" + at, "--log-level", "warn"})};
+}
+
 std::string budget_section(const Options& o, const std::string& backend) {
   // Every simulation at the largest size, 2-D at the largest --sizes (--host-sizes), 3-D at 512³
   // (64³ on the host), under --max-cost; one viewer at 60 Hz showing one field. Frames delivered:
@@ -319,6 +334,8 @@ std::string budget_section(const Options& o, const std::string& backend) {
   Table t{{"simulation", "grid", "frames/s delivered", "cost, publisher's measure", "cost, outside (halves)",
            "limited by", "steps/s, publishing off (the viewer's frames/s)"},
           {}};
+  std::optional<BenchGateway> gateway;
+  if (o.budget_remote) gateway.emplace(start_bench_gateway(rt));
   for (const auto& c : cases) {
     const std::string grid = std::to_string(c.w) + (c.d > 1 ? "³" : "²");
     const std::string name = "budget-" + c.sim;
@@ -332,8 +349,11 @@ std::string budget_section(const Options& o, const std::string& backend) {
       auto ctl = Client::attach({.name = name, .client = "cuview-bench budget", .import = Import::control_only});
       while (daemon.steps_taken() == 0) std::this_thread::sleep_for(10ms);
       const double secs = o.publish_pairs * 2 * (o.window_s + 0.05) + 8;
-      // A volume is watched a plane at a time: the middle z-plane.
-      auto viewer = spawn_viewer(name, 60, secs + 2, "view", c.d > 1 ? "z" : "");
+      // A volume is watched a plane at a time: the middle z-plane. Remote: cuview-ctl's views
+      // through the gateway, which reads the field they show.
+      auto viewer = gateway ? test::ChildProcess({test::bin("cuview-ctl"), "--remote", gateway->url, "--name", name,
+                                                  "attach", "--frames", "1000000", "--frame-timeout", "30"})
+                            : spawn_viewer(name, 60, secs + 2, "view", c.d > 1 ? "z" : "");
       const auto t0 = Clock::now();
       while (ctl.stats().readers < 1) {
         if (seconds_since(t0) > 30) test::fail("the bench viewer did not attach within 30 s");
@@ -347,15 +367,25 @@ std::string budget_section(const Options& o, const std::string& backend) {
       const double fps = static_cast<double>(s.frames_published - f0) / seconds_since(t1);
       const Cost outside = alternate(daemon, o.publish_pairs, o.window_s);
       // The viewer ran throughout (a viewer that failed would have cost nothing): say so.
-      const auto r = finish_helper(viewer, "viewer", std::chrono::seconds(static_cast<int>(secs) + 60));
+      std::string drew = "a remote viewer";
+      if (gateway) {
+        if (!viewer.running()) test::fail("the remote viewer stopped: " + viewer.err());
+        viewer.signal(SIGTERM);
+        (void)viewer.wait_for(10s);
+      } else {
+        const auto r = finish_helper(viewer, "viewer", std::chrono::seconds(static_cast<int>(secs) + 60));
+        drew = "the viewer drew " + fmt(r.at("frames") / r.at("seconds"), "%.1f") + "/s";
+      }
       t.rows.push_back({c.sim, grid, fmt(fps, "%.1f"), proto::percent_text(s.cost),
                         cost_text(outside) + " (" + halves_text(outside) + ")", s.limited_by.empty() ? "—" : s.limited_by,
-                        fmt(outside.off, "%.0f") + " (the viewer drew " + fmt(r.at("frames") / r.at("seconds"), "%.1f") + "/s)"});
+                        fmt(outside.off, "%.0f") + " (" + drew + ")"});
       ctl.shutdown();
     });
   }
   return "\n### The cost budget — " + backend + ", --max-cost " + fmt(o.budget_percent, "%g") +
-         "%, one viewer at 60 Hz\n\nEach simulation at its largest size with one `cuview-bench viewer` at 60 Hz "
+         (gateway ? "%, one remote viewer (cuview-ctl --remote … attach, through a cuview-gateway on this host)"
+                  : "%, one viewer at 60 Hz") +
+         "\n\nEach simulation at its largest size with one `cuview-bench viewer` at 60 Hz "
          "(1280×720 of one field). *Frames/s delivered*: frames published over 3 s; *publisher's measure*: `stats` "
          "cost (GPU events around each frame's work); *outside*: the run's step rate with publishing on against "
          "off, as in the publish section (" +
@@ -387,13 +417,10 @@ std::string first_section(const Options& o, const std::string& backend) {
           {}};
   std::string notes;
   const std::string gui = test::bin("cuview-gui");
-  // A gateway on this host (tcp, CURVE keys of the bench's own): a remote viewer is one more
-  // reader, the gateway, which attaches once and stays; its viewers' first views are timed.
-  const std::string gateway_key = make_keys(rt.path() / "config");
-  const int port = free_port();
-  remote::KnownGateways::read(remote::default_known_gateways()).pin("127.0.0.1:" + std::to_string(port), gateway_key);
-  const std::string url = "tcp://127.0.0.1:" + std::to_string(port) + "?key=" + gateway_key;
-  auto gateway = test::start_gateway({"--listen", "tcp://127.0.0.1:" + std::to_string(port), "--log-level", "warn"});
+  // A gateway on this host: a remote viewer is one more reader, the gateway, which attaches once
+  // and stays; its viewers' first views are timed.
+  auto gateway = start_bench_gateway(rt);
+  const std::string& url = gateway.url;
   for (const auto& c : cases) {
     const std::string grid = std::to_string(c.w) + (c.d > 1 ? "³" : "²");
     const std::string name = "first-" + c.sim;

@@ -5,12 +5,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <thread>
 
 #include "commands.hpp"
+#include "cuview/view_sampler.hpp"
 
 namespace cuview::ctl {
 using namespace std::chrono_literals;
@@ -65,13 +67,43 @@ int attach_views(const OpenOptions& opts, const AttachArgs& a) {
       ViewWatch w;
       w.field = a.field.empty() ? d.fields.front().name : a.field;
       w.encoding = a.encoding;
-      w.region = ViewRegion::fit(static_cast<int>(gw), static_cast<int>(gh), a.view_w, a.view_h, 1, gw / 2.0, gh / 2.0);
+      // A volume is viewed a plane at a time: --plane, or the middle z-plane.
+      const auto dims = client.decomposed() ? client.part_desc(0).global() : d.dims;
+      std::uint32_t cols = gw, rows = gh;
+      if (dims.size() == 3) {
+        Slice slice;
+        const auto eq = a.plane.find('=');
+        slice.axis = slice_axis_named(a.plane.empty() ? "z" : a.plane.substr(0, eq));
+        const auto along = dims[slice.axis == SliceAxis::z ? 0 : slice.axis == SliceAxis::y ? 1 : 2];
+        slice.index = along / 2;
+        if (eq != std::string::npos) {
+          const std::string index = a.plane.substr(eq + 1);
+          char* end = nullptr;
+          const unsigned long v = std::strtoul(index.c_str(), &end, 10);
+          if (index.empty() || *end != '\0' || v >= along)
+            throw Error(Errc::bad_value, "--plane " + a.plane + ": the index must be a whole number below " +
+                                             std::to_string(along) + ", the cells along " + to_string(slice.axis));
+          slice.index = static_cast<std::uint32_t>(v);
+        }
+        const auto pd = plane_dims(dims, slice.axis);
+        rows = pd[0], cols = pd[1];
+        w.slice = slice;
+      } else if (!a.plane.empty()) {
+        throw Error(Errc::bad_value, "--plane " + a.plane + ": daemon '" + opts.name +
+                                         "' publishes a grid of " + std::to_string(dims.size()) +
+                                         " axes, not a volume; leave --plane out");
+      }
+      w.region = ViewRegion::fit(static_cast<int>(cols), static_cast<int>(rows), a.view_w, a.view_h, 1, cols / 2.0,
+                                 rows / 2.0);
       client.watch(w);
       std::string through;
       for (const auto& g : gateways) through += (through.empty() ? "" : ", ") + g;
-      std::printf("attached to '%s' session %s through %s: %s %ux%u on %s (%s); views of %s, %dx%d, encoding %s\n",
+      const std::string plane =
+          w.slice ? std::string(" (plane ") + to_string(w.slice->axis) + "=" + std::to_string(w.slice->index) + ")" : "";
+      std::printf("attached to '%s' session %s through %s: %s %ux%u on %s (%s); views of %s%s, %dx%d, encoding %s\n",
                   opts.name.c_str(), client.leader().hello().session.c_str(), through.c_str(), d.sim.c_str(), gw, gh,
-                  d.backend.c_str(), d.device.c_str(), w.field.c_str(), a.view_w, a.view_h, a.encoding.c_str());
+                  d.backend.c_str(), d.device.c_str(), w.field.c_str(), plane.c_str(), a.view_w, a.view_h,
+                  a.encoding.c_str());
       for (std::size_t k = 0; client.decomposed() && k < client.size(); ++k) {
         const auto& p = client.part_desc(k);
         std::printf("  part %u (rank %d on %s, %s) through %s: block %ux%u at (%u, %u)\n", p.index, p.rank,

@@ -35,6 +35,7 @@ struct AttachArgs {
   std::vector<std::string> read;  ///< read only these fields (Run::read_fields); empty: all
   // --remote: views
   std::string field, encoding = "auto", view_size = "640x360";
+  std::string plane;  ///< a volume's plane, AXIS or AXIS=INDEX; empty: the middle z-plane
   int view_w = 640, view_h = 360;
 };
 

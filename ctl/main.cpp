@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
   att->add_option("--frame-timeout", aa.timeout_s, "seconds to wait for each frame")->capture_default_str();
   att->add_option("--field", aa.field, "with --remote: the field to view (default: the first)");
   att->add_option("--view", aa.view_size, "with --remote: the view's size WxH")->capture_default_str();
+  att->add_option("--plane", aa.plane,
+                  "with --remote, a volume: the plane to view, x, y or z, and its index (z=100; default: the "
+                  "middle z-plane)");
   att->add_option("--encoding", aa.encoding, "with --remote: auto (fitted to the link), u8, u16 or f32")
       ->check(CLI::IsMember({"auto", "u8", "u16", "f32"}))
       ->capture_default_str();

@@ -276,6 +276,18 @@ BACKEND_TEST("through the gateway, a volume is viewed a plane at a time and fetc
   CHECK(code == Errc::out_of_range);
   remote.pause();  // and it is steered as any run
   CHECK(stats("vol").paused);
+  // cuview-ctl's views of a volume: the middle z-plane unless --plane says which.
+  const auto middle = ctl("vol", {"--remote", gateway_url(), "attach", "--frames", "1", "--encoding", "f32"});
+  INFO(middle.out << middle.err);
+  CHECK(middle.code == 0);
+  CHECK_THAT(middle.out, Catch::Contains("views of u (plane z=6)") && Catch::Contains("received 1 views"));
+  const auto y5 = ctl("vol", {"--remote", gateway_url(), "attach", "--frames", "1", "--plane", "y=5"});
+  INFO(y5.out << y5.err);
+  CHECK(y5.code == 0);
+  CHECK_THAT(y5.out, Catch::Contains("views of u (plane y=5)"));
+  const auto past = ctl("vol", {"--remote", gateway_url(), "attach", "--frames", "1", "--plane", "x=24"});
+  CHECK(past.code != 0);
+  CHECK_THAT(past.err, Catch::Contains("--plane x=24") && Catch::Contains("below 24"));
 }
 
 BACKEND_TEST("a daemon restarting under the gateway is noticed within a second, and attached to again",

@@ -73,9 +73,9 @@ class Attachment {
   /// The gateway this connection goes through (AttachOptions::remote); empty for a local one.
   [[nodiscard]] const std::string& via() const noexcept;
   /// How attaching went, phase by phase, and in total since attach began, as a daemon's start
-  /// log says it: "131.0 ms (connecting 0.3 ms, hello and description 1.1 ms, handles 0.4 ms,
-  /// CUDA context 118.2 ms, …, until the first frame 2.0 ms, mapping slot 1 of 3 9.0 ms)". The
-  /// first frame's phases appear once it is taken.
+  /// log says it: "151.5 ms (connecting 0.5 ms, hello and description 1.1 ms, handles 0.3 ms, CUDA
+  /// context (begun at hello) 138.5 ms, …, until the first frame 0.1 ms, mapping slot 1 (1 of 3
+  /// mapped) 10.9 ms)". The first frame's phases appear once it is taken.
   [[nodiscard]] std::string attach_phases() const;
 
   /// Waits for a frame newer than the last one returned; empty on timeout. Local: the publisher's

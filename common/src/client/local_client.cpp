@@ -42,7 +42,7 @@ void import_ring(detail::Session& s, const proto::HandlesResult& h) {
                 "finding the daemon's GPU " + h.device_pci + " in this process (cudaDeviceGetByPCIBusId)");
     cuda::DeviceGuard guard(imp->device);
     imp->stream = cuda::Stream::create();
-    s.phase_done("CUDA context (GPU " + std::to_string(imp->device) + ")");
+    s.phase_done("CUDA context and stream on GPU " + std::to_string(imp->device));
     source.device = imp->device;
     imp->slots = share::import_slots(source);  // maps nothing yet: each slot when a frame in it is taken
     for (const auto& slot : h.slots)
@@ -104,7 +104,7 @@ Client Client::attach(const AttachOptions& options) {
     s->phase_done("handles");
     if (s->cuda_starting.valid()) {
       s->cuda_starting.wait();
-      s->phase_done("CUDA starting (the rest of it, begun at hello)");
+      s->phase_done("CUDA context (begun at hello)");
     }
     try {
       import_ring(*s, handles);
