@@ -314,23 +314,31 @@ BenchGateway start_bench_gateway(const test::RuntimeDir& rt) {
   return {"tcp://" + at + "?key=" + key, test::start_gateway({"--listen", "tcp://" + at, "--log-level", "warn"})};
 }
 
+/// One simulation at one size.
+struct SizeCase {
+  std::string sim;
+  std::uint32_t w, h, d;
+};
+/// Every simulation at its largest size: 2-D at the largest --sizes (--host-sizes), 3-D at 512³
+/// (64³ on the host).
+std::vector<SizeCase> largest_cases(const Options& o, bool cuda) {
+  const auto n2 = static_cast<std::uint32_t>(cuda ? o.sizes.back() : o.host_sizes.back());
+  const std::uint32_t n3 = cuda ? 512 : 64;
+  std::vector<SizeCase> cases;
+  for (const auto& sim : o.publish_sims) cases.push_back({sim, n2, n2, 1});
+  for (const char* sim : {"grayscott3d", "lbm3d"}) cases.push_back({sim, n3, n3, n3});
+  return cases;
+}
+
 std::string budget_section(const Options& o, const std::string& backend) {
   // Every simulation at the largest size, 2-D at the largest --sizes (--host-sizes), 3-D at 512³
   // (64³ on the host), under --max-cost; one viewer at 60 Hz showing one field. Frames delivered:
   // the publisher's frames over a window with publishing on; cost inside: what the publisher
   // measured (stats); cost outside: the publish section's harness (windows off and on).
   const bool cuda = backend == "cuda";
-  const int n2 = cuda ? o.sizes.back() : o.host_sizes.back();
-  const std::uint32_t n3 = cuda ? 512 : 64;
   const double budget = o.budget_percent / 100;
   test::RuntimeDir rt;
-  struct Case {
-    std::string sim;
-    std::uint32_t w, h, d;
-  };
-  std::vector<Case> cases;
-  for (const auto& sim : o.publish_sims) cases.push_back({sim, std::uint32_t(n2), std::uint32_t(n2), 1});
-  for (const char* sim : {"grayscott3d", "lbm3d"}) cases.push_back({sim, n3, n3, n3});
+  const auto cases = largest_cases(o, cuda);
   Table t{{"simulation", "grid", "frames/s delivered", "cost, publisher's measure", "cost, outside (halves)",
            "limited by", "steps/s, publishing off (the viewer's frames/s)"},
           {}};
@@ -401,16 +409,8 @@ std::string first_section(const Options& o, const std::string& backend) {
   // first frame (median of 5): cuview-ctl, cuview-gui (offscreen or the display) and Python. The
   // phases are cuview-ctl's own "first frame after …" line from one more run.
   const bool cuda = backend == "cuda";
-  const int n2 = cuda ? o.sizes.back() : o.host_sizes.back();
-  const std::uint32_t n3 = cuda ? 512 : 64;
   test::RuntimeDir rt;
-  struct Case {
-    std::string sim;
-    std::uint32_t w, h, d;
-  };
-  std::vector<Case> cases;
-  for (const auto& sim : o.publish_sims) cases.push_back({sim, std::uint32_t(n2), std::uint32_t(n2), 1});
-  for (const char* sim : {"grayscott3d", "lbm3d"}) cases.push_back({sim, n3, n3, n3});
+  const auto cases = largest_cases(o, cuda);
   Table t{{"simulation", "grid", "cuview-ctl attach --frames 1", "cuview-gui --screenshot --frames 1",
            "Python: attach → first array", "through cuview-gateway: cuview-ctl's first view",
            "where cuview-ctl's time went (its own line)"},

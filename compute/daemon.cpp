@@ -412,12 +412,16 @@ bool Daemon::step_writing(std::uint32_t n, FrameAfter when) {
   // No frame after all (nobody reads, no free slot, not due): the batch as it always runs, timed
   // — the steps and the exchanges with the neighbours are the same either way.
   if (!wrote) in_simulation("step", [&] { executor.timed_steps(n, [&] { sim_->step(n); }); });
-  executor.end_batch();
+  ran(n, dt);
+  if (!wrote) publisher_->record_step(step_, sim_time_);
+  return wrote;
+}
+
+void Daemon::ran(std::uint32_t n, double dt) {
+  publisher_->executor().end_batch();
   step_ += n;
   steps_taken_.store(step_, std::memory_order_relaxed);
   sim_time_ += static_cast<double>(n) * dt;
-  if (!wrote) publisher_->record_step(step_, sim_time_);
-  return wrote;
 }
 
 int Daemon::run() {
@@ -431,7 +435,6 @@ int Daemon::run() {
   spdlog::info("ready: attach with `cuview-ctl --name {} attach` or `cuview-gui --name {}`", opts_.name, opts_.name);
 
   std::string failure;
-  Executor& executor = publisher_->executor();
   try {
     for (;;) {
       signalfd_siginfo si{};
@@ -461,10 +464,7 @@ int Daemon::run() {
         continue;
       }
       in_simulation("step", [&] { sim_->step(n); });
-      executor.end_batch();
-      step_ += n;
-      steps_taken_.store(step_, std::memory_order_relaxed);
-      sim_time_ += static_cast<double>(n) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
+      ran(n, in_simulation("time_per_step", [&] { return sim_->time_per_step(); }));
       publish();
     }
   } catch (const SimulationFailed& e) {
@@ -515,7 +515,6 @@ int Daemon::run_parts() {
   }
 
   std::string failure;
-  Executor& executor = publisher_->executor();
   std::vector<std::uint64_t> tickets;  // rank 0: checkpoint requests waiting for the next capture
   double next_checkpoint_s = -1;
   try {
@@ -582,11 +581,7 @@ int Daemon::run_parts() {
       } else {
         if (turn.steps > 0) {
           in_simulation("step", [&] { sim_->step(turn.steps); });  // halos inside, with the neighbours
-          executor.end_batch();
-          step_ += turn.steps;
-          steps_taken_.store(step_, std::memory_order_relaxed);
-          sim_time_ +=
-              static_cast<double>(turn.steps) * in_simulation("time_per_step", [&] { return sim_->time_per_step(); });
+          ran(turn.steps, in_simulation("time_per_step", [&] { return sim_->time_per_step(); }));
         }
         if (agree() && publishing_.load(std::memory_order_relaxed)) {
           publisher_->publish_next_now();

@@ -93,6 +93,8 @@ class Daemon {
   /// without a frame is timed (Executor::timed_steps), so that a frame counts only what writing
   /// adds to its batch. Returns whether a frame was published.
   bool step_writing(std::uint32_t n, FrameAfter when);
+  /// A batch of `n` steps of `dt` each has been queued: ends the batch, counts the steps and time.
+  void ran(std::uint32_t n, double dt);
   /// Reads, verifies and checks opts_.restore against this run before anything starts.
   void load_checkpoint();
   void report_checkpoints();

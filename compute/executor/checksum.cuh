@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_buffer.hpp"
 #include "cuview/frame_layout.hpp"
 
 namespace cuview {
@@ -27,8 +29,8 @@ __device__ inline void add_checksum(std::uint64_t partial, std::uint64_t* sum) {
 
 /// For a kernel of very many blocks (one thread per cell, as a simulation's step): each block adds
 /// its terms into one of kChecksumSlots words, picked by its index (one word for every block would
-/// serialise their atomics), and add_checksum_slots adds those words into the frame's checksum
-/// once the kernel has run. `slots` must be zeroed before (cudaMemsetAsync).
+/// serialise their atomics), and ChecksumSlots::add_into adds those words into the frame's
+/// checksum once the kernel has run (ChecksumSlots::clear zeroes them before).
 inline constexpr int kChecksumSlots = 1024;
 __device__ inline void add_checksum_spread(std::uint64_t partial, std::uint64_t* slots) {
   add_checksum(partial, slots + (blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)) % kChecksumSlots);
@@ -39,10 +41,26 @@ __global__ void add_checksum_slots_kernel(const std::uint64_t* __restrict__ slot
   for (int k = threadIdx.x; k < kChecksumSlots; k += blockDim.x) partial += slots[k];
   add_checksum(partial, sum);
 }
-/// Adds the kChecksumSlots words at `slots` into `sum`, queued on `stream`.
-inline void add_checksum_slots(const std::uint64_t* slots, std::uint64_t* sum, cudaStream_t stream) {
-  add_checksum_slots_kernel<><<<1, 256, 0, stream>>>(slots, sum);
-}
+/// The kChecksumSlots words a simulation's frame-writing launches add their terms into: made at
+/// the first frame, zeroed for each (clear), then added into the frame's checksum (add_into).
+class ChecksumSlots {
+ public:
+  /// The words, zeroed on `stream`, for add_checksum_spread.
+  std::uint64_t* clear(cudaStream_t stream) {
+    if (words_.get() == nullptr) words_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
+    cuda::check(cudaMemsetAsync(words_.get(), 0, kChecksumSlots * sizeof(std::uint64_t), stream),
+                "clearing a frame's checksums");
+    return static_cast<std::uint64_t*>(words_.get());
+  }
+  /// Adds the words into `sum` (the frame's checksum), queued on `stream` after the launches.
+  void add_into(std::uint64_t* sum, cudaStream_t stream) const {
+    add_checksum_slots_kernel<><<<1, 256, 0, stream>>>(static_cast<const std::uint64_t*>(words_.get()), sum);
+    cuda::check(cudaGetLastError(), "launching the sum of a frame's checksums");
+  }
+
+ private:
+  cuda::DeviceBuffer words_;
+};
 
 /// The checksum term of a float written at word `index` of the slot.
 __device__ inline std::uint64_t float_term(float value, std::uint64_t index) {

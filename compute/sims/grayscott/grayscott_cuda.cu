@@ -2,13 +2,13 @@
 // the device; a batch of steps is fused launches of K steps (temporal blocking) plus one-step
 // launches for what is left over; both call laplacian5 and grayscott_update, so every K gives
 // the same bits. The last launch before a frame also writes the frame (step_and_write).
+#include <algorithm>
 #include <vector>
 
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/error.hpp"
-#include "executor/checksum.cuh"
 #include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
 #include "sims/grayscott/uv_state_cuda.hpp"
@@ -23,14 +23,8 @@ using cuview::sim::GrayScottParams;
 // once per column.
 constexpr int kBlockX = 32, kBlockY = 8, kRows = 16;
 
-// kFrame: the last step before a frame, also writing the step's u and v into the frame (FrameOut:
-// the fields read, null for the others) with their checksum terms — the frame the step writes
-// itself, one write per value instead of a copy's read and write after the step.
-struct FrameOut {
-  float *u, *v;            // null: not read
-  std::uint64_t w_u, w_v;  // first words in the slot
-  std::uint64_t* sums;     // kChecksumSlots words (add_checksum_spread)
-};
+// kFrame: the last step before a frame, also writing the frame (UvFrameOut).
+using FrameOut = UvFrameOut;
 
 /// One thread's column of the one-step kernel: kRows cells from (x, y0) down; returns the checksum
 /// terms of what it wrote into the frame (kFrame).
@@ -241,15 +235,9 @@ class GrayScottCuda final : public CudaUv {
   bool writes_in_step() const override { return true; }
   void step_and_write(std::uint32_t steps, const std::vector<FieldTarget>& t) override {
     cuda::DeviceGuard guard(device_);
-    const FieldChecksum cu = executor_.sum_into(t[0]), cv = executor_.sum_into(t[1]);
-    if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
-    auto* sums = static_cast<std::uint64_t*>(sums_.get());
-    cuda::check(cudaMemsetAsync(sums, 0, kChecksumSlots * sizeof(std::uint64_t), stream_), "clearing a frame's checksums");
-    const FrameOut out{t[0].read ? static_cast<float*>(t[0].data) : nullptr,
-                       t[1].read ? static_cast<float*>(t[1].data) : nullptr, cu.first_word, cv.first_word, sums};
+    const FrameOut out = frame_out(t);
     advance(std::max<std::uint32_t>(steps, 1), &out);
-    add_checksum_slots(sums, t[0].read ? cu.sum : cv.sum, stream_);  // the frame's checksum
-    cuda::check(cudaGetLastError(), "launching the Gray–Scott frame's checksum");
+    add_frame_checksum();
   }
 
   std::vector<StateSpec> state() const override { return grayscott::state(w_, h_); }
@@ -298,7 +286,6 @@ class GrayScottCuda final : public CudaUv {
 
   std::uint32_t fused_;  // steps per launch of the fused kernel; 1 = the one-step kernel only
   GrayScottParams p_;
-  cuda::DeviceBuffer sums_;  // a frame's step's partial checksums (kChecksumSlots words)
 };
 
 }  // namespace

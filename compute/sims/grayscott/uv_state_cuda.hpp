@@ -6,10 +6,20 @@
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
+#include "executor/checksum.cuh"
 #include "executor/executor.hpp"
 #include "sims/simulation.hpp"
 
 namespace cuview::sim::grayscott {
+
+/// Where the launch ending with the step before a frame also writes u and v into it (the fields
+/// read; null for the others), with their checksum terms (add_checksum_spread): one write per value
+/// instead of a copy's read and write after the step.
+struct UvFrameOut {
+  float *u, *v;            // null: not read
+  std::uint64_t w_u, w_v;  // first words in the slot
+  std::uint64_t* sums;     // kChecksumSlots words
+};
 
 class CudaUv : public Simulation {
  public:
@@ -34,6 +44,17 @@ class CudaUv : public Simulation {
   }
 
  protected:
+  /// A frame's outputs for `targets` (u, v), its checksum words cleared; every target marked as
+  /// summed (Executor::sum_into). The frame's checksum gets them with add_frame_checksum() after
+  /// the launch.
+  UvFrameOut frame_out(const std::vector<FieldTarget>& t) {
+    const FieldChecksum cu = executor_.sum_into(t[0]), cv = executor_.sum_into(t[1]);
+    frame_sum_ = t[0].read ? cu.sum : cv.sum;
+    return {t[0].read ? static_cast<float*>(t[0].data) : nullptr, t[1].read ? static_cast<float*>(t[1].data) : nullptr,
+            cu.first_word, cv.first_word, sums_.clear(stream_)};
+  }
+  void add_frame_checksum() { sums_.add_into(frame_sum_, stream_); }
+
   CudaUv(Executor& executor, std::size_t cells)
       : executor_(executor), device_(executor.device_id()), stream_(executor.stream().get()), cells_(cells) {
     cuda::DeviceGuard guard(device_);
@@ -53,6 +74,10 @@ class CudaUv : public Simulation {
   std::size_t cells_;
   cuda::DeviceBuffer u_[2], v_[2];
   int cur_ = 0;
+
+ private:
+  ChecksumSlots sums_;                   // a frame's launch's partial checksums
+  std::uint64_t* frame_sum_ = nullptr;  // the frame's checksum, from frame_out to add_frame_checksum
 };
 
 }  // namespace cuview::sim::grayscott

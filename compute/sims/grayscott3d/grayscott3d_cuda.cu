@@ -4,7 +4,6 @@
 // its x and y neighbours, which the threads beside it have just loaded (cache hits). Compiled
 // without FMA contraction and with flush-to-zero, as the host loops run: the same bits. The last
 // step before a frame also writes the frame (step_and_write).
-#include "executor/checksum.cuh"
 #include "executor/executor.hpp"
 #include "sims/grayscott/grayscott_setup.hpp"
 #include "sims/grayscott/uv_state_cuda.hpp"
@@ -15,14 +14,8 @@ namespace {
 
 constexpr int kBlockX = 64, kBlockY = 4, kZ = 8;  // the fastest of 14 shapes measured on an H100
 
-/// kFrame: the last step before a frame, also writing the step's u and v into the frame (the fields
-/// read; null for the others) with their checksum terms: one write per value instead of a copy's
-/// read and write after the step.
-struct FrameOut {
-  float *u, *v;            // null: not read
-  std::uint64_t w_u, w_v;  // first words in the slot
-  std::uint64_t* sums;     // kChecksumSlots words (add_checksum_spread)
-};
+/// kFrame: the last step before a frame, also writing the frame (UvFrameOut).
+using FrameOut = grayscott::UvFrameOut;
 
 /// One thread's column of kZ cells from (x, y, z0) along z; returns the checksum terms of what it
 /// wrote into the frame (kFrame).
@@ -147,18 +140,13 @@ class GrayScott3dCuda final : public grayscott::CudaUv {
     cuda::DeviceGuard guard(device_);
     if (steps > 1) step(steps - 1);
     executor_.frame_step_begins(1, executor_.stream());  // the frame's time: its step and checksum
-    const FieldChecksum cu = executor_.sum_into(t[0]), cv = executor_.sum_into(t[1]);
-    if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
-    auto* sums = static_cast<std::uint64_t*>(sums_.get());
-    cuda::check(cudaMemsetAsync(sums, 0, kChecksumSlots * sizeof(std::uint64_t), stream_), "clearing a frame's checksums");
-    const FrameOut out{t[0].read ? static_cast<float*>(t[0].data) : nullptr,
-                       t[1].read ? static_cast<float*>(t[1].data) : nullptr, cu.first_word, cv.first_word, sums};
+    const FrameOut out = frame_out(t);
     const dim3 block(kBlockX, kBlockY);
     const dim3 grid((w_ + kBlockX - 1) / kBlockX, (h_ + kBlockY - 1) / kBlockY, (d_ + kZ - 1) / kZ);
     step_kernel<true><<<grid, block, 0, stream_>>>(u(), v(), u(true), v(true), w_, h_, d_, p_, out);
     cur_ = 1 - cur_;
-    add_checksum_slots(sums, t[0].read ? cu.sum : cv.sum, stream_);  // the frame's checksum
     cuda::check(cudaGetLastError(), "launching the 3-D Gray–Scott frame step");
+    add_frame_checksum();
   }
 
   std::vector<StateSpec> state() const override { return grayscott3d::state(w_, h_, d_); }
@@ -166,7 +154,6 @@ class GrayScott3dCuda final : public grayscott::CudaUv {
  private:
   int w_, h_, d_;
   GrayScottParams p_;
-  cuda::DeviceBuffer sums_;  // a frame's step's partial checksums (kChecksumSlots words)
 };
 
 }  // namespace

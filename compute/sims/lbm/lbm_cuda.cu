@@ -15,6 +15,7 @@
 #include "cuview/error.hpp"
 #include "executor/checksum.cuh"
 #include "executor/executor.hpp"
+#include "sims/flow_frame_cuda.hpp"
 #include "sims/lbm/lbm_setup.hpp"
 #include "sims/slab_overlap_cuda.hpp"
 
@@ -23,18 +24,11 @@ namespace {
 
 constexpr int kBlockX = 256, kBlockY = 1;
 
-/// Where the last step before a frame writes the frame's fields (step_and_write): density, speed
-/// and velocity from the populations it has just collided, in registers — the same bits as the
-/// separate pass (lbm_observe_kernel), which reads them back from memory. Velocity is written
-/// when the frame holds it or vorticity (whose kernel reads it there; it needs the neighbours'
-/// velocities, so it runs after the step). The checksum terms go to kChecksumSlots words
-/// (add_checksum_spread).
-struct FrameOut {
-  float *velocity, *speed, *density;           // null: not written
-  std::uint64_t w_velocity, w_speed, w_density;  // first words in the slot
-  std::uint64_t* sums;                          // kChecksumSlots words
-  unsigned held;                                // bits: velocity, speed, vorticity, density
-};
+/// The last step before a frame writes density, speed and velocity (FlowFrameOut) from the
+/// populations it has just collided, in registers — the same bits as the separate pass
+/// (lbm_observe_kernel), which reads them back from memory; vorticity, which needs the
+/// neighbours' velocities, comes from a kernel after the step.
+using FrameOut = FlowFrameOut;
 
 /// Steps `count` stored rows: first, first + stride, … (every owned row, the two edge rows, or the
 /// rows between them: the same lbm_cell whichever, so the results do not depend on the split).
@@ -243,26 +237,14 @@ class LbmCuda final : public Simulation {
     cuda::DeviceGuard guard(device_);
     if (steps > 1) advance(steps - 1, nullptr);
     executor_.frame_step_begins(1, executor_.stream());  // the frame's time: its step and kernels
-    const FieldChecksum v = executor_.sum_into(t[0]), s = executor_.sum_into(t[1]), w = executor_.sum_into(t[2]),
-                        d = executor_.sum_into(t[3]);
-    std::uint64_t* sum = t[0].read ? v.sum : t[1].read ? s.sum : t[2].read ? w.sum : d.sum;  // the frame's
-    if (sums_.get() == nullptr) sums_ = cuda::DeviceBuffer(kChecksumSlots * sizeof(std::uint64_t));
-    auto* sums = static_cast<std::uint64_t*>(sums_.get());
-    cuda::check(cudaMemsetAsync(sums, 0, kChecksumSlots * sizeof(std::uint64_t), stream_), "clearing a frame's checksums");
-    const FrameOut out{t[0].read || t[2].read ? static_cast<float*>(t[0].data) : nullptr,
-                       t[1].read ? static_cast<float*>(t[1].data) : nullptr,
-                       t[3].read ? static_cast<float*>(t[3].data) : nullptr,
-                       v.first_word,
-                       s.first_word,
-                       d.first_word,
-                       sums,
-                       (t[0].read ? 1u : 0u) | (t[1].read ? 2u : 0u) | (t[2].read ? 4u : 0u) | (t[3].read ? 8u : 0u)};
-    advance(1, &out);
-    add_checksum_slots(sums, sum, stream_);
+    const FlowFrame frame = flow_frame(executor_, t, sums_, stream_);
+    advance(1, &frame.out);
+    sums_.add_into(frame.sum, stream_);
     if (t[2].read)  // after the step and its exchange: the ghost rows hold the neighbours' new rows
       lbm_vorticity_kernel<<<std::max(1, 8 * sms_), 256, 0, stream_>>>(
           static_cast<const float*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), g_, p_.force,
-          static_cast<const float*>(t[0].data), static_cast<float*>(t[2].data), w.first_word, w.sum);
+          static_cast<const float*>(t[0].data), static_cast<float*>(t[2].data), frame.vorticity.first_word,
+          frame.vorticity.sum);
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann frame kernels");
   }
 
@@ -413,7 +395,7 @@ class LbmCuda final : public Simulation {
   // A part of a decomposed grid only: the rows it exchanges, and the stream that exchanges them.
   cuda::DeviceBuffer halo_rows_;  ///< to up, to down, from up, from down: one row of every plane each
   std::optional<SlabOverlap> overlap_;
-  cuda::DeviceBuffer sums_;  ///< a frame's step's partial checksums (kChecksumSlots words)
+  ChecksumSlots sums_;  ///< a frame step's partial checksums
 };
 
 }  // namespace
