@@ -6,6 +6,11 @@
 
 using namespace cuview::capi;
 
+std::string& cuview::capi::thread_error() {
+  thread_local std::string error;
+  return error;
+}
+
 extern "C" {
 
 const char* cuview_status_name(cuview_status status) {
@@ -29,7 +34,7 @@ cuview_status cuview_dtype(const char* name, cuview_dtype_info* out) {
   });
 }
 
-const char* cuview_last_error(void) { return g_error.c_str(); }
+const char* cuview_last_error(void) { return thread_error().c_str(); }
 const char* cuview_version(void) { return CUVIEW_VERSION; }
 
 
@@ -47,7 +52,7 @@ cuview_status cuview_attach_remote(const char* name, const char* client_name, co
   if (name == nullptr || remote == nullptr || out == nullptr) return null_argument("cuview_attach_remote");
   *out = nullptr;
   if (*remote == '\0') {
-    g_error = "cuview_attach_remote: the gateway URL is empty; give ssh://host, tcp://host:port?key=KEY or "
+    thread_error() = "cuview_attach_remote: the gateway URL is empty; give ssh://host, tcp://host:port?key=KEY or "
               "unix:PATH, or attach locally with cuview_attach";
     return CUVIEW_BAD_VALUE;
   }
@@ -77,7 +82,7 @@ size_t cuview_block_count(const cuview_client* client) { return client != nullpt
 cuview_status cuview_block_info(const cuview_client* client, size_t index, cuview_block* out) {
   if (client == nullptr || out == nullptr) return null_argument("cuview_block_info");
   if (index >= client->blocks.size()) {
-    g_error = "block " + std::to_string(index) + " does not exist: '" + client->client->name() + "' publishes " +
+    thread_error() = "block " + std::to_string(index) + " does not exist: '" + client->client->name() + "' publishes " +
               std::to_string(client->blocks.size());
     return CUVIEW_OUT_OF_RANGE;
   }
@@ -117,7 +122,7 @@ cuview_status cuview_next_frame(cuview_client* client, int timeout_ms, cuview_fr
     *out = frame.release();
   });
   if (s == CUVIEW_OK && none) {
-    g_error = "no new frame from '" + client->client->name() + "' within " + std::to_string(timeout_ms) + " ms";
+    thread_error() = "no new frame from '" + client->client->name() + "' within " + std::to_string(timeout_ms) + " ms";
     return CUVIEW_NO_FRAME;
   }
   return s;

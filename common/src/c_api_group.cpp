@@ -148,7 +148,7 @@ cuview_status cuview_group_next(cuview_group* group, int timeout_ms, cuview_grou
     *out = gf.release();
   });
   if (s == CUVIEW_OK && none) {
-    g_error = "no new step from every part of '" + group->group.name() + "' within " + std::to_string(timeout_ms) +
+    thread_error() = "no new step from every part of '" + group->group.name() + "' within " + std::to_string(timeout_ms) +
               " ms";
     return CUVIEW_NO_FRAME;
   }

@@ -1,6 +1,7 @@
 // The publisher's declarations, start and close, on the program's thread. Publishing and steering
 // are in publish.cpp; answering clients in control_ops.cpp (the meaning) and transport/ (the
 // sockets), on the control thread.
+#include <algorithm>
 #include "cuview/publisher.hpp"
 
 #include <spdlog/spdlog.h>
@@ -230,6 +231,13 @@ void Publisher::add_input(InputSpec input) {
 
 void Publisher::use_preset(const std::string& name) {
   state_->check_declarable(where(state_->opts.name) + ": the starting preset");
+  const auto& presets = state_->declared.presets;
+  if (std::none_of(presets.begin(), presets.end(), [&](const Preset& p) { return p.name == name; })) {
+    std::string known;
+    for (const auto& p : presets) known += (known.empty() ? "" : ", ") + p.name;
+    throw Error(Errc::unknown_field, where(state_->opts.name) + " has no preset '" + name + "'" +
+                                         (known.empty() ? "; declare it with add_preset first" : "; it has " + known));
+  }
   state_->declared.preset = name;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "status.hpp"
 #include "cuview/client.h"
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
@@ -58,31 +59,6 @@ struct cuview_group_frame {
 };
 
 namespace cuview::capi {
-inline thread_local std::string g_error;  // the thread's last error (cuview_last_error)
-
-inline cuview_status status_of(cuview::Errc code) { return static_cast<cuview_status>(static_cast<int>(code) + 1); }
-
-/// Runs `f`, turning what it throws into a status and the thread's last error.
-template <class F>
-inline cuview_status guarded(F&& f) {
-  try {
-    f();
-    g_error.clear();
-    return CUVIEW_OK;
-  } catch (const cuview::Error& e) {
-    g_error = e.what();
-    return status_of(e.code());
-  } catch (const std::exception& e) {
-    g_error = std::string("internal error: ") + e.what();
-    return CUVIEW_INTERNAL;
-  }
-}
-
-inline cuview_status null_argument(const char* call) {
-  g_error = std::string(call) + ": a required argument is NULL";
-  return CUVIEW_BAD_VALUE;
-}
-
 using cuview::proto::to_json;
 template <class T>
 inline std::string json_text(const T& value) {
@@ -235,7 +211,7 @@ inline cuview_status next_view_of(Source& source, cuview::RemoteView& view, int 
                        h.center_x,    h.center_y, h.pixels_per_cell, view.view.values.data(), view.view.values.size()};
   });
   if (s == CUVIEW_OK && none) {
-    g_error = "no new view of '" + source.name() + "' within " + std::to_string(timeout_ms) + " ms";
+    thread_error() = "no new view of '" + source.name() + "' within " + std::to_string(timeout_ms) + " ms";
     return CUVIEW_NO_FRAME;
   }
   return s;

@@ -168,18 +168,32 @@ inline constexpr std::uint8_t kTurnVersion = 2;
 /// Collective: every rank of `comm` calls it, before constructing its Publisher.
 /// Throws Error(bad_value) for MPI_COMM_NULL, Error(out_of_range) for an empty global grid or an
 /// offset outside it, Error(system) when an MPI call fails.
+/// The 1- to 3-axis form is below: `global_dims` the whole grid and `offset` this rank's first cell
+/// in it, both slowest axis first ({depth, height, width}, {z, y, x}).
+inline PartOptions part_options(MPI_Comm comm, std::vector<std::uint32_t> global_dims,
+                                std::vector<std::uint32_t> offset);
 inline PartOptions part_options(MPI_Comm comm, std::uint32_t global_width, std::uint32_t global_height,
                                 std::uint32_t offset_x, std::uint32_t offset_y) {
+  return part_options(comm, std::vector<std::uint32_t>{global_height, global_width},
+                      std::vector<std::uint32_t>{offset_y, offset_x});
+}
+inline PartOptions part_options(MPI_Comm comm, std::vector<std::uint32_t> global_dims,
+                                std::vector<std::uint32_t> offset) {
   const char* who = "cuview::mpi::part_options";
   const int rank = detail::rank_of(comm, who);
   int size = 0;
   detail::check(MPI_Comm_size(comm, &size), "MPI_Comm_size", who);
   const std::string doing = std::string(who) + " (rank " + std::to_string(rank) + " of " + std::to_string(size) + ")";
-  if (global_width == 0 || global_height == 0 || offset_x >= global_width || offset_y >= global_height)
-    throw Error(Errc::out_of_range, doing + ": the block at (" + std::to_string(offset_x) + ", " +
-                                        std::to_string(offset_y) + ") is not inside the global grid of " +
-                                        std::to_string(global_width) + "x" + std::to_string(global_height) +
-                                        "; give the whole grid's size and this rank's first cell in it");
+  bool inside = !global_dims.empty() && global_dims.size() <= 3 && offset.size() == global_dims.size();
+  for (std::size_t i = 0; inside && i < offset.size(); ++i) inside = global_dims[i] > 0 && offset[i] < global_dims[i];
+  if (!inside) {
+    std::string at, grid;
+    for (const auto v : offset) at += (at.empty() ? "" : ", ") + std::to_string(v);
+    for (const auto v : global_dims) grid += (grid.empty() ? "" : "x") + std::to_string(v);
+    throw Error(Errc::out_of_range, doing + ": the block at (" + at + ") is not inside the global grid of " + grid +
+                                        " (both slowest axis first, 1 to 3 axes); give the whole grid's size and "
+                                        "this rank's first cell in it");
+  }
   char group[17] = {};
   if (rank == 0) {
     std::random_device random;
@@ -191,10 +205,13 @@ inline PartOptions part_options(MPI_Comm comm, std::uint32_t global_width, std::
   PartOptions part;
   part.index = static_cast<std::uint32_t>(rank);
   part.count = static_cast<std::uint32_t>(size);
-  part.offset_x = offset_x;
-  part.offset_y = offset_y;
-  part.global_width = global_width;
-  part.global_height = global_height;
+  if (global_dims.size() == 2) {
+    part.offset_y = offset[0], part.offset_x = offset[1];
+    part.global_height = global_dims[0], part.global_width = global_dims[1];
+  } else {
+    part.offset = std::move(offset);
+    part.global_dims = std::move(global_dims);
+  }
   part.group = std::string(group, 16);
   part.rank = rank;
   return part;

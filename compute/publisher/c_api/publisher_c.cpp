@@ -1,0 +1,480 @@
+// The publisher's C API (cuview/publisher.h) on cuview::Publisher: a handle owns the Publisher and
+// what the last poll returned; each call turns what C++ throws into a status and the thread's
+// last error, shared with the client's C API (c_api/status.hpp, which libcuview.so exports).
+#include "c_api/publisher_handle.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+
+#include "cuview/publisher.h"
+#include "executor/executor.hpp"
+
+using namespace cuview::capi;
+using cuview::Errc;
+using cuview::Error;
+
+namespace {
+
+std::string text_or(const char* s, const char* fallback) { return s != nullptr && *s != '\0' ? s : fallback; }
+
+/// "KEY=VALUE KEY=\"A B\"" as pairs, in order.
+std::vector<std::pair<std::string, std::string>> option_pairs(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size()) break;
+    const std::size_t eq = text.find('=', i);
+    const std::size_t space = text.find(' ', i);
+    if (eq == std::string::npos || (space != std::string::npos && space < eq))
+      throw Error(Errc::bad_value, "cuview_publisher_create: option '" + text.substr(i, space - i) +
+                                       "' is not KEY=VALUE; write options as \"max_cost=0.01 fps=30\"");
+    std::string key = text.substr(i, eq - i), value;
+    i = eq + 1;
+    if (i < text.size() && text[i] == '"') {
+      const std::size_t close = text.find('"', i + 1);
+      if (close == std::string::npos)
+        throw Error(Errc::bad_value, "cuview_publisher_create: option '" + key + "' opens a quote it never closes");
+      value = text.substr(i + 1, close - i - 1);
+      i = close + 1;
+    } else {
+      const std::size_t end = text.find(' ', i);
+      value = text.substr(i, end == std::string::npos ? std::string::npos : end - i);
+      i = end == std::string::npos ? text.size() : end;
+    }
+    out.emplace_back(std::move(key), std::move(value));
+  }
+  return out;
+}
+
+double number(const std::string& key, const std::string& value) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno != 0)
+    throw Error(Errc::bad_value, "cuview_publisher_create: option " + key + "='" + value + "' is not a number");
+  return v;
+}
+
+std::uint32_t whole(const std::string& key, const std::string& value) {
+  const double v = number(key, value);
+  if (v < 0 || v > 4294967295.0 || v != static_cast<double>(static_cast<std::uint32_t>(v)))
+    throw Error(Errc::out_of_range, "cuview_publisher_create: option " + key + "=" + value +
+                                        " is not a whole number from 0 to 4294967295");
+  return static_cast<std::uint32_t>(v);
+}
+
+std::vector<std::uint32_t> axes(const std::string& key, const std::string& value) {
+  std::vector<std::uint32_t> out;
+  std::stringstream in(value);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(whole(key, item));
+  if (out.empty() || out.size() > 3)
+    throw Error(Errc::bad_value, "cuview_publisher_create: option " + key + "=" + value +
+                                     " needs 1 to 3 comma-separated numbers, slowest axis first (" + key + "=64,64,64)");
+  return out;
+}
+
+}  // namespace
+
+cuview::PublisherOptions cuview::capi::options_of(const char* name, const char* backend, int device,
+                                                  const char* sharing, const char* options) {
+  cuview::PublisherOptions o;
+  o.name = name;
+  o.backend = text_or(backend, "auto");
+  o.sharing = text_or(sharing, "auto");
+  o.device = device;
+  o.title = "embedded";
+  for (const auto& [key, value] : option_pairs(options != nullptr ? options : "")) {
+    if (key == "title") {
+      o.title = value;
+    } else if (key == "slots") {
+      o.slots = whole(key, value);
+    } else if (key == "fps") {
+      o.max_fps = number(key, value);
+    } else if (key == "max_cost") {
+      o.max_cost = number(key, value);
+    } else if (key == "paused") {
+      o.start_paused = whole(key, value) != 0;
+    } else if (key == "part" || key == "offset" || key == "global" || key == "group" || key == "rank" ||
+               key == "host") {
+      if (!o.part) o.part.emplace();
+      auto& p = *o.part;
+      if (key == "part") {
+        const auto slash = value.find('/');
+        if (slash == std::string::npos)
+          throw Error(Errc::bad_value, "cuview_publisher_create: option part=" + value + " is not K/N (part=0/4)");
+        p.index = whole(key, value.substr(0, slash));
+        p.count = whole(key, value.substr(slash + 1));
+      } else if (key == "offset") {
+        p.offset = axes(key, value);
+      } else if (key == "global") {
+        p.global_dims = axes(key, value);
+      } else if (key == "group") {
+        p.group = value;
+      } else if (key == "rank") {
+        p.rank = static_cast<int>(whole(key, value));
+      } else {
+        p.host = value;
+      }
+    } else {
+      throw Error(Errc::bad_value, "cuview_publisher_create: '" + key +
+                                       "' is not an option; they are title, slots, fps, max_cost, paused, part, "
+                                       "offset, global, group, rank and host (cuview/publisher.h)");
+    }
+  }
+  if (o.part && (o.part->offset.size() != o.part->global_dims.size() || o.part->global_dims.empty()))
+    throw Error(Errc::bad_value, "cuview_publisher_create: a part needs both offset= and global= with as many axes "
+                                 "as its fields (offset=0,0,32 global=64,64,64)");
+  return o;
+}
+
+namespace {
+
+std::map<std::string, double> values_of(const char* text, const std::string& what) {
+  std::map<std::string, double> out;
+  for (const auto& [key, value] : option_pairs(text != nullptr ? text : "")) {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0')
+      throw Error(Errc::bad_value, what + ": " + key + "='" + value + "' is not a number (write \"F=0.03 k=0.06\")");
+    out[key] = v;
+  }
+  return out;
+}
+
+}  // namespace
+
+cuview_publisher::cuview_publisher(cuview::PublisherOptions options) : pub(std::move(options)) {}
+
+void cuview_publisher::take(cuview::Requests r) {
+  requests = std::move(r);
+  changed.assign(requests.params.begin(), requests.params.end());
+  if (!requests.params.empty()) params = requests.params;
+}
+
+void cuview_publisher::report() { pub.report_checkpoint(checkpoint); }
+
+void cuview_publisher::check_started(const char* call) const {
+  if (!started)
+    throw Error(Errc::bad_value, std::string(call) + " of '" + pub.name() +
+                                     "' before cuview_publisher_start; declare the fields and parameters, then "
+                                     "call cuview_publisher_start once");
+}
+
+extern "C" {
+
+int cuview_publisher_abi(void) { return CUVIEW_PUBLISHER_ABI; }
+
+cuview_status cuview_publisher_create(const char* name, const char* backend, int device, const char* sharing,
+                                      const char* options, cuview_publisher** out) {
+  if (name == nullptr || out == nullptr) return null_argument("cuview_publisher_create");
+  *out = nullptr;
+  return guarded([&] {
+    auto p = std::make_unique<cuview_publisher>(options_of(name, backend, device, sharing, options));
+    p->params = p->pub.params();
+    *out = p.release();
+  });
+}
+
+cuview_status cuview_publisher_add_field(cuview_publisher* pub, const char* name, const char* dtype, uint32_t ndim,
+                                         const uint64_t* dims, uint32_t components, const void* data,
+                                         cuview_memory memory, const char* help) {
+  if (pub == nullptr || name == nullptr || dtype == nullptr || dims == nullptr)
+    return null_argument("cuview_publisher_add_field");
+  return guarded([&] {
+    const std::string what = "field '" + std::string(name) + "' of '" + pub->pub.name() + "'";
+    const auto t = cuview::parse_dtype(dtype);
+    if (!t)
+      throw Error(Errc::bad_value, what + ": '" + dtype + "' is not a dtype; use float32, float16, int32 or uint8");
+    if (ndim < 1 || ndim > 3)
+      throw Error(Errc::bad_value, what + " has " + std::to_string(ndim) +
+                                       " axes; give 1 to 3 (slowest first: {width}, {height, width} or "
+                                       "{depth, height, width})");
+    if (memory != CUVIEW_MEMORY_HOST && memory != CUVIEW_MEMORY_DEVICE)
+      throw Error(Errc::bad_value, what + ": memory " + std::to_string(static_cast<int>(memory)) +
+                                       " is neither CUVIEW_MEMORY_HOST nor CUVIEW_MEMORY_DEVICE");
+    cuview::FieldDecl f;
+    f.name = name;
+    f.dtype = *t;
+    f.components = components;
+    f.data = data;
+    f.memory = memory == CUVIEW_MEMORY_DEVICE ? cuview::Memory::device : cuview::Memory::host;
+    f.help = help != nullptr ? help : "";
+    std::uint64_t cells = 1;
+    for (uint32_t i = 0; i < ndim; ++i) {
+      if (dims[i] == 0 || dims[i] > 0xffffffffu)
+        throw Error(Errc::out_of_range, what + ": axis " + std::to_string(i) + " has " + std::to_string(dims[i]) +
+                                            " cells; give 1 to 4294967295");
+      f.dims.push_back(static_cast<std::uint32_t>(dims[i]));
+      cells *= dims[i];
+    }
+    f.bytes = static_cast<std::size_t>(cells) * components * cuview::size_of(*t);
+    pub->pub.add_field(f);
+    pub->field_bytes.push_back(f.bytes);
+    pub->field_names.push_back(f.name);
+  });
+}
+
+cuview_status cuview_publisher_add_param(cuview_publisher* pub, const char* name, double value, double min,
+                                         double max, int integer, const char* help) {
+  if (pub == nullptr || name == nullptr) return null_argument("cuview_publisher_add_param");
+  return guarded([&] {
+    pub->pub.add_param({name, value, min, max, integer != 0, help != nullptr ? help : ""});
+    pub->params = pub->pub.params();
+  });
+}
+
+cuview_status cuview_publisher_add_preset(cuview_publisher* pub, const char* name, const char* values) {
+  if (pub == nullptr || name == nullptr || values == nullptr) return null_argument("cuview_publisher_add_preset");
+  return guarded([&] {
+    const std::string what = "preset '" + std::string(name) + "' of '" + pub->pub.name() + "'";
+    auto v = values_of(values, what);
+    for (const auto& [param, value] : v)
+      if (pub->params.count(param) == 0) {
+        std::string known;
+        for (const auto& [n, x] : pub->params) known += (known.empty() ? "" : ", ") + n;
+        throw Error(Errc::unknown_field, what + " sets '" + param + "', which is not a parameter" +
+                                             (known.empty() ? "; declare parameters before presets"
+                                                            : "; the parameters are " + known));
+      }
+    pub->pub.add_preset({name, std::move(v)});
+  });
+}
+
+cuview_status cuview_publisher_add_input(cuview_publisher* pub, const char* name, const char* kind, const char* help) {
+  if (pub == nullptr || name == nullptr) return null_argument("cuview_publisher_add_input");
+  return guarded([&] { pub->pub.add_input({name, text_or(kind, "mask"), help != nullptr ? help : ""}); });
+}
+
+cuview_status cuview_publisher_use_preset(cuview_publisher* pub, const char* name) {
+  if (pub == nullptr || name == nullptr) return null_argument("cuview_publisher_use_preset");
+  return guarded([&] {
+    pub->pub.use_preset(name);
+    pub->params = pub->pub.params();
+  });
+}
+
+cuview_status cuview_publisher_start(cuview_publisher* pub) {
+  if (pub == nullptr) return null_argument("cuview_publisher_start");
+  return guarded([&] {
+    pub->pub.start();
+    pub->started = true;
+  });
+}
+
+cuview_status cuview_publisher_publish(cuview_publisher* pub, uint64_t step, double time, void* stream,
+                                       int* published) {
+  if (pub == nullptr) return null_argument("cuview_publisher_publish");
+  return guarded([&] {
+    pub->check_started("cuview_publisher_publish");
+    const bool p = pub->pub.publish(step, time, cuview::cuda::StreamRef(static_cast<CUstream_st*>(stream)));
+    if (published != nullptr) *published = p ? 1 : 0;
+  });
+}
+
+cuview_status cuview_publisher_publish_data(cuview_publisher* pub, uint64_t step, double time, size_t count,
+                                            const void* const* data, void* stream, int* published) {
+  if (pub == nullptr || data == nullptr) return null_argument("cuview_publisher_publish_data");
+  return guarded([&] {
+    pub->check_started("cuview_publisher_publish_data");
+    check_arrays(*pub, count, data);
+    auto& executor = pub->pub.executor();
+    const auto s = cuview::cuda::StreamRef(static_cast<CUstream_st*>(stream));
+    const bool p = pub->pub.publish(
+        step, time,
+        [&](const std::vector<cuview::FieldTarget>& targets) {
+          for (std::size_t i = 0; i < targets.size() && i < count; ++i)
+            if (targets[i].read) executor.copy(targets[i].data, data[i], targets[i].bytes, s);
+        },
+        s);
+    if (published != nullptr) *published = p ? 1 : 0;
+  });
+}
+
+cuview_status cuview_publisher_record_step(cuview_publisher* pub, uint64_t step, double time) {
+  if (pub == nullptr) return null_argument("cuview_publisher_record_step");
+  return guarded([&] { pub->pub.record_step(step, time); });
+}
+
+cuview_status cuview_publisher_poll(cuview_publisher* pub) {
+  if (pub == nullptr) return null_argument("cuview_publisher_poll");
+  return guarded([&] { pub->take(pub->pub.poll()); });
+}
+
+size_t cuview_publisher_changed_count(const cuview_publisher* pub) { return pub != nullptr ? pub->changed.size() : 0; }
+
+cuview_status cuview_publisher_changed(const cuview_publisher* pub, size_t i, const char** name, double* value) {
+  if (pub == nullptr || name == nullptr || value == nullptr) return null_argument("cuview_publisher_changed");
+  return guarded([&] {
+    if (i >= pub->changed.size())
+      throw Error(Errc::out_of_range, "cuview_publisher_changed: change " + std::to_string(i) + " of '" +
+                                          pub->pub.name() + "' does not exist; the last poll returned " +
+                                          std::to_string(pub->changed.size()) + " (cuview_publisher_changed_count)");
+    *name = pub->changed[i].first.c_str();
+    *value = pub->changed[i].second;
+  });
+}
+
+cuview_status cuview_publisher_param(const cuview_publisher* pub, const char* name, double* value) {
+  if (pub == nullptr || name == nullptr || value == nullptr) return null_argument("cuview_publisher_param");
+  return guarded([&] {
+    const auto it = pub->params.find(name);
+    if (it == pub->params.end()) {
+      std::string known;
+      for (const auto& [n, v] : pub->params) known += (known.empty() ? "" : ", ") + n;
+      throw Error(Errc::unknown_field, "'" + pub->pub.name() + "' has no parameter '" + name + "'" +
+                                           (known.empty() ? "; declare it with cuview_publisher_add_param"
+                                                          : "; it has " + known));
+    }
+    *value = it->second;
+  });
+}
+
+int cuview_publisher_reset_requested(const cuview_publisher* pub) { return pub != nullptr && pub->requests.reset; }
+int cuview_publisher_shutdown_requested(const cuview_publisher* pub) {
+  return pub != nullptr && pub->requests.shutdown;
+}
+
+size_t cuview_publisher_stroke_count(const cuview_publisher* pub) {
+  return pub != nullptr ? pub->requests.strokes.size() : 0;
+}
+
+cuview_status cuview_publisher_stroke(const cuview_publisher* pub, size_t i, const char** input, double* x, double* y,
+                                      double* z, double* radius, int* value) {
+  if (pub == nullptr || input == nullptr || x == nullptr || y == nullptr || z == nullptr || radius == nullptr ||
+      value == nullptr)
+    return null_argument("cuview_publisher_stroke");
+  return guarded([&] {
+    if (i >= pub->requests.strokes.size())
+      throw Error(Errc::out_of_range, "cuview_publisher_stroke: stroke " + std::to_string(i) + " of '" +
+                                          pub->pub.name() + "' does not exist; the last poll returned " +
+                                          std::to_string(pub->requests.strokes.size()));
+    const auto& s = pub->requests.strokes[i];
+    *input = s.input.c_str();
+    *x = s.x;
+    *y = s.y;
+    *z = s.z.value_or(-1);
+    *radius = s.radius;
+    *value = s.value;
+  });
+}
+
+uint64_t cuview_publisher_steps_allowed(cuview_publisher* pub, uint64_t wanted) {
+  if (pub == nullptr) return 0;
+  try {
+    return pub->pub.steps_allowed(wanted);
+  } catch (...) {
+    return 0;
+  }
+}
+
+int cuview_publisher_paused(const cuview_publisher* pub) { return pub != nullptr && pub->pub.paused(); }
+
+cuview_status cuview_publisher_wait(cuview_publisher* pub, int timeout_ms) {
+  if (pub == nullptr) return null_argument("cuview_publisher_wait");
+  return guarded([&] { pub->pub.wait_for_requests(std::chrono::milliseconds(std::max(timeout_ms, 0))); });
+}
+
+cuview_status cuview_publisher_checkpoint_enable(cuview_publisher* pub, const char* dir, double every_s) {
+  if (pub == nullptr) return null_argument("cuview_publisher_checkpoint_enable");
+  return guarded([&] {
+    pub->checkpoint.enabled = true;
+    pub->checkpoint.dir = dir != nullptr ? dir : "";
+    pub->checkpoint.every_s = every_s;
+    pub->report();
+  });
+}
+
+size_t cuview_publisher_checkpoint_count(const cuview_publisher* pub) {
+  return pub != nullptr ? pub->requests.checkpoints.size() : 0;
+}
+
+cuview_status cuview_publisher_checkpoint_request(const cuview_publisher* pub, size_t i, uint64_t* ticket,
+                                                  const char** path) {
+  if (pub == nullptr || ticket == nullptr || path == nullptr) return null_argument("cuview_publisher_checkpoint_request");
+  return guarded([&] {
+    if (i >= pub->requests.checkpoints.size())
+      throw Error(Errc::out_of_range, "cuview_publisher_checkpoint_request: request " + std::to_string(i) + " of '" +
+                                          pub->pub.name() + "' does not exist; the last poll returned " +
+                                          std::to_string(pub->requests.checkpoints.size()));
+    *ticket = pub->requests.checkpoints[i].first;
+    *path = pub->requests.checkpoints[i].second.c_str();
+  });
+}
+
+cuview_status cuview_publisher_checkpoint_written(cuview_publisher* pub, uint64_t ticket, const char* path,
+                                                  uint64_t step, double time, uint64_t bytes) {
+  if (pub == nullptr || path == nullptr) return null_argument("cuview_publisher_checkpoint_written");
+  return guarded([&] {
+    auto& c = pub->checkpoint;
+    ++c.written;
+    c.answered = std::max(c.answered, ticket);
+    c.path = path;
+    c.step = step;
+    c.sim_time = time;
+    c.bytes = bytes;
+    c.unix_time = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count()) /
+                  1000.0;
+    pub->report();
+  });
+}
+
+cuview_status cuview_publisher_checkpoint_failed(cuview_publisher* pub, uint64_t ticket, const char* error) {
+  if (pub == nullptr || error == nullptr) return null_argument("cuview_publisher_checkpoint_failed");
+  return guarded([&] {
+    auto& c = pub->checkpoint;
+    c.answered = std::max(c.answered, ticket);
+    c.error = error;
+    c.error_ticket = ticket;
+    pub->report();
+  });
+}
+
+const char* cuview_publisher_backend(const cuview_publisher* pub) {
+  if (pub == nullptr) return "";
+  pub->backend = pub->pub.backend();
+  return pub->backend.c_str();
+}
+
+const char* cuview_publisher_device(const cuview_publisher* pub) {
+  if (pub == nullptr) return "";
+  pub->device = pub->pub.device();
+  return pub->device.c_str();
+}
+
+void cuview_publisher_close(cuview_publisher* pub, const char* reason) {
+  if (pub == nullptr) return;
+  pub->pub.close(text_or(reason, "shutdown"));
+  delete pub;
+}
+
+}  // extern "C"
+
+namespace cuview::capi {
+
+void check_arrays(const cuview_publisher& pub, std::size_t count, const void* const* data) {
+  const std::string who = "cuview_publisher_publish_data of '" + pub.pub.name() + "'";
+  if (count != pub.field_bytes.size())
+    throw Error(Errc::bad_value, who + ": " + std::to_string(count) + " arrays for " +
+                                     std::to_string(pub.field_bytes.size()) +
+                                     " fields; pass one per declared field, in declaration order");
+  auto& executor = pub.pub.executor();
+  const bool on_host = executor.kind() == Executor::Kind::host;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string what = who + ", field '" + pub.field_names[i] + "'";
+    if (data[i] == nullptr) throw Error(Errc::bad_value, what + ": the array is NULL");
+    if (on_host) continue;  // the host backend reads host memory, which is all a host process has
+    const BufferLocation at = executor.locate(data[i]);
+    if (!at.host_accessible && at.device >= 0 && at.device != executor.device_id())
+      throw Error(Errc::bad_value, what + ": the array is on GPU " + std::to_string(at.device) +
+                                       " but the publisher runs on GPU " + std::to_string(executor.device_id()) +
+                                       "; create it with that device");
+  }
+}
+
+}  // namespace cuview::capi
