@@ -20,6 +20,10 @@ step from every part. `group_frame.parts` lists `(frame, (y0, x0))`, each frame 
 above; `group_frame.assemble("u")` is the whole grid (NumPy on the host backend, CuPy on part 0's
 GPU on CUDA). Steering a group goes to part 0, which hands it to every part at one step.
 
+Publishing: `cuview.Publisher(name, fields={...}, params={...})` makes your own program's arrays
+(NumPy, CuPy, PyTorch, JAX) visible to viewers, with `publish(step, time, arrays)` in your loop and
+`poll()` for steering (docs/sdk.md "Python").
+
 Field views speak DLPack (`torch.from_dlpack`, `cupy.from_dlpack`, `numpy.from_dlpack`),
 `__cuda_array_interface__` (CUDA) and NumPy's `__array_interface__` (host backend). They are
 read-only and valid inside the frame's `with` block: leaving it releases the slot (after the GPU
@@ -39,11 +43,12 @@ from ._frames import FieldView, Frame, GroupFrame  # noqa: F401
 from ._views import View, _copied, _region, _rewatch  # noqa: F401
 from ._client import Client
 from ._groups import Group, _leader_call  # noqa: F401
+from ._publisher import Publisher, Steering
 
 __all__ = ["attach", "attach_group", "list", "Client", "Group", "Frame", "GroupFrame", "FieldView", "View",
-           "CuviewError", "version"]
+           "CuviewError", "version", "Publisher", "Steering"]
 
-for _cls in (CuviewError, Client, Group, Frame, GroupFrame, FieldView, View):
+for _cls in (CuviewError, Client, Group, Frame, GroupFrame, FieldView, View, Publisher, Steering):
     _cls.__module__ = __name__
 del _cls
 

@@ -39,7 +39,10 @@ void Session::throw_gone() const {
   if (remote)
     throw Error(Errc::daemon_gone, who() + ": " + remote->gone_reason() + "; its session " + hello.session +
                                        " is over. Attach again once a daemon named '" + opts.name + "' runs");
-  throw Error(Errc::daemon_gone, who() + (said_shut_down() ? " shut down" : " exited") + "; its session " +
+  // The reason its bye notice gave ("shutdown", or the failure that ended the program).
+  const std::string why = said_shut_down() && channel ? channel->farewell(hello.session) : std::string();
+  throw Error(Errc::daemon_gone, who() + (said_shut_down() ? " shut down" : " exited") +
+                                     (why.empty() || why == "shutdown" ? "" : " (" + why + ")") + "; its session " +
                                      hello.session + " is over. Attach again once a daemon named '" + opts.name +
                                      "' runs");
 }

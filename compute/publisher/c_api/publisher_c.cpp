@@ -262,6 +262,7 @@ cuview_status cuview_publisher_start(cuview_publisher* pub) {
   return guarded([&] {
     pub->pub.start();
     pub->started = true;
+    pub->params = pub->pub.params();  // the first preset's values, or use_preset's
   });
 }
 

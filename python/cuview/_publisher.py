@@ -1,0 +1,326 @@
+"""Publishing from Python: cuview.Publisher, a thin layer over the C API of libcuview-publisher.so
+(cuview/publisher.h; docs/sdk.md). Arrays are read where they are (NumPy on the host, CuPy, PyTorch
+or JAX on the GPU): a frame's copy into the ring runs on the GPU, on the caller's stream, with no
+round trip through host memory."""
+import ctypes
+import os
+from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
+from pathlib import Path
+
+from . import _capi
+from ._arrays import borrow
+from ._errors import CuviewError, _check
+
+
+def _load():
+    tried = []
+    env = os.environ.get("CUVIEW_PUBLISHER_LIBRARY")
+    beside = Path(_capi.lib._name).parent if os.path.dirname(_capi.lib._name) else None
+    candidates = [Path(env)] if env else []
+    if beside is not None:  # next to the libcuview.so this package loaded (build/lib, PREFIX/lib)
+        candidates += [beside / "libcuview-publisher.so.0", beside / "libcuview-publisher.so"]
+    candidates.append(Path("libcuview-publisher.so.0"))  # the dynamic linker's search path
+    for path in candidates:
+        tried.append(str(path))
+        if path.is_absolute() and not path.exists():
+            continue
+        try:
+            return ctypes.CDLL(str(path))
+        except OSError as e:
+            tried[-1] += f" ({e})"
+    raise ImportError("cuview: cannot find libcuview-publisher.so (looked at: " + ", ".join(tried) + "); build "
+                      "cuview, install it, or set CUVIEW_PUBLISHER_LIBRARY to the library's path")
+
+
+_lib = None
+
+
+def _publisher_lib():
+    global _lib
+    if _lib is None:
+        lib = _load()
+        p = c_void_p
+        for name, restype, *args in [
+            ("cuview_publisher_abi", c_int),
+            ("cuview_publisher_create", c_int, c_char_p, c_char_p, c_int, c_char_p, c_char_p, POINTER(p)),
+            ("cuview_publisher_add_field", c_int, p, c_char_p, c_char_p, c_uint32, POINTER(c_uint64), c_uint32, p,
+             c_int, c_char_p),
+            ("cuview_publisher_add_param", c_int, p, c_char_p, c_double, c_double, c_double, c_int, c_char_p),
+            ("cuview_publisher_add_preset", c_int, p, c_char_p, c_char_p),
+            ("cuview_publisher_add_input", c_int, p, c_char_p, c_char_p, c_char_p),
+            ("cuview_publisher_use_preset", c_int, p, c_char_p),
+            ("cuview_publisher_start", c_int, p),
+            ("cuview_publisher_publish_data", c_int, p, c_uint64, c_double, c_size_t, POINTER(p), p, POINTER(c_int)),
+            ("cuview_publisher_record_step", c_int, p, c_uint64, c_double),
+            ("cuview_publisher_poll", c_int, p),
+            ("cuview_publisher_changed_count", c_size_t, p),
+            ("cuview_publisher_changed", c_int, p, c_size_t, POINTER(c_char_p), POINTER(c_double)),
+            ("cuview_publisher_param", c_int, p, c_char_p, POINTER(c_double)),
+            ("cuview_publisher_reset_requested", c_int, p),
+            ("cuview_publisher_shutdown_requested", c_int, p),
+            ("cuview_publisher_stroke_count", c_size_t, p),
+            ("cuview_publisher_stroke", c_int, p, c_size_t, POINTER(c_char_p), POINTER(c_double), POINTER(c_double),
+             POINTER(c_double), POINTER(c_double), POINTER(c_int)),
+            ("cuview_publisher_steps_allowed", c_uint64, p, c_uint64),
+            ("cuview_publisher_paused", c_int, p),
+            ("cuview_publisher_wait", c_int, p, c_int),
+            ("cuview_publisher_checkpoint_enable", c_int, p, c_char_p, c_double),
+            ("cuview_publisher_checkpoint_count", c_size_t, p),
+            ("cuview_publisher_checkpoint_request", c_int, p, c_size_t, POINTER(c_uint64), POINTER(c_char_p)),
+            ("cuview_publisher_checkpoint_written", c_int, p, c_uint64, c_char_p, c_uint64, c_double, c_uint64),
+            ("cuview_publisher_checkpoint_failed", c_int, p, c_uint64, c_char_p),
+            ("cuview_publisher_backend", c_char_p, p),
+            ("cuview_publisher_device", c_char_p, p),
+            ("cuview_publisher_close", None, p, c_char_p),
+        ]:
+            f = getattr(lib, name)
+            f.restype, f.argtypes = restype, list(args)
+        _lib = lib
+    return _lib
+
+
+def _text(s):
+    return (s or "").encode()
+
+
+def _stream_handle(stream):
+    """A cudaStream_t as an int from an int, a CuPy stream (.ptr), a PyTorch one (.cuda_stream) or None."""
+    if stream is None:
+        return None
+    for attr in ("ptr", "cuda_stream"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    return int(stream)
+
+
+class Steering:
+    """What viewers asked for since the last poll(), as plain values: `params` (every parameter's
+    value in effect when any changed, else {}), `reset`, `strokes` (dicts: input, x, y, z (None on a
+    plane), radius, value), `checkpoints` ((ticket, path) to answer), `shutdown`."""
+
+    __slots__ = ("params", "reset", "strokes", "checkpoints", "shutdown")
+
+    def __init__(self, params, reset, strokes, checkpoints, shutdown):
+        self.params, self.reset, self.strokes = params, reset, strokes
+        self.checkpoints, self.shutdown = checkpoints, shutdown
+
+    def __repr__(self):
+        return (f"Steering(params={self.params}, reset={self.reset}, strokes={self.strokes}, "
+                f"checkpoints={self.checkpoints}, shutdown={self.shutdown})")
+
+
+class Publisher:
+    """Makes a running program's arrays visible to cuview viewers (cuview-gui, cuview-ctl, Python),
+    who attach to it by `name` as to cuview-compute:
+
+        with cuview.Publisher("gs", fields={"u": u, "v": v}, params={"F": (0.037, 0, 0.1)}) as pub:
+            for step in itertools.count():
+                F = pub.poll().params.get("F", F)   # steering, applied where you choose
+                u, v = advance(u, v, F)
+                pub.publish(step, step * dt, {"u": u, "v": v})   # never waits for a viewer
+
+    fields: name -> an array (its shape and dtype declare the field) or a dict with `shape` (1 to 3
+    axes, slowest first; C order), `dtype` ("float32", "float16", "int32", "uint8"), and optionally
+    `components` (values per cell, a last axis of the arrays) and `help`. Every field has one grid.
+    params: name -> (default, min, max), or a dict with value, min, max, integer, help.
+    presets: name -> {param: value}; inputs: names of masks viewers draw into (strokes in poll()).
+    backend "auto" | "cuda" | "host"; device: the GPU (default: your current one); sharing "auto" |
+    "legacy" | "vmm" | "pool"; fps, max_cost (the share of the run publishing may take: 0.01 = 1 %),
+    slots, title, paused. No call changes your current GPU."""
+
+    def __init__(self, name, fields, params=None, presets=None, inputs=(), backend="auto", device=None,
+                 sharing="auto", fps=60, max_cost=0.01, slots=3, title=None, paused=False, preset=None):
+        lib = _publisher_lib()
+        self._lib, self.name, self._h, self._kept = lib, name, None, None
+        options = f"fps={fps} max_cost={max_cost} slots={slots} paused={int(bool(paused))}"
+        if title:
+            options += ' title="' + str(title).replace('"', "'") + '"'
+        h = c_void_p()
+        _check(lib.cuview_publisher_create(name.encode(), _text(backend), -1 if device is None else int(device),
+                                           _text(sharing), options.encode(), byref(h)))
+        self._h = h
+        self.backend = lib.cuview_publisher_backend(h).decode()
+        try:
+            self._fields = []  # (name, dtype, shape of the arrays)
+            for field, spec in fields.items():
+                self._declare_field(field, spec)
+            self._param_list = list(params or {})
+            for param, spec in (params or {}).items():
+                if isinstance(spec, dict):
+                    s = {"min": 0, "max": 0, "integer": False, "help": "", **spec}
+                    value, lo, hi, integer, help_ = s["value"], s["min"], s["max"], s["integer"], s["help"]
+                else:
+                    (value, lo, hi), integer, help_ = spec, False, ""
+                _check(lib.cuview_publisher_add_param(h, param.encode(), value, lo, hi, int(bool(integer)),
+                                                      _text(help_)))
+            for preset_name, values in (presets or {}).items():
+                text = " ".join(f"{k}={float(v)!r}" for k, v in values.items())
+                _check(lib.cuview_publisher_add_preset(h, preset_name.encode(), text.encode()))
+            for input_name in inputs:
+                _check(lib.cuview_publisher_add_input(h, input_name.encode(), b"mask", b""))
+            if preset is not None:
+                _check(lib.cuview_publisher_use_preset(h, preset.encode()))
+            _check(lib.cuview_publisher_start(h))
+        except BaseException:
+            self.close("failed to start")
+            raise
+        self._pointers = (c_void_p * len(self._fields))()
+        self._kept = None
+
+    def _declare_field(self, field, spec):
+        if isinstance(spec, dict):
+            shape, dtype = tuple(int(n) for n in spec["shape"]), spec.get("dtype", "float32")
+            components, help_ = int(spec.get("components", 1)), spec.get("help", "")
+        else:
+            b = borrow(spec)
+            shape, dtype, components, help_ = b.shape, b.dtype, 1, ""
+        grid = shape[:-1] if components > 1 else shape
+        if components > 1 and (not shape or shape[-1] != components):
+            raise CuviewError("bad_value", f"field '{field}' of '{self.name}': {components} components need a "
+                                           f"last axis of {components}, but the shape is {shape}")
+        dims = (c_uint64 * max(len(grid), 1))(*grid)
+        memory = 1 if self.backend == "cuda" else 0
+        _check(self._lib.cuview_publisher_add_field(self._h, field.encode(), str(dtype).encode(), len(grid), dims,
+                                                    components, None, memory, _text(help_)))
+        self._fields.append((field, str(dtype), shape))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        self.close("shutdown" if kind is None else f"the program failed: {kind.__name__}: {error}")
+
+    def close(self, reason="shutdown"):
+        """Tells viewers the publisher is going (and why), waits for the copies queued, frees it."""
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            self._lib.cuview_publisher_close(h, reason.encode())
+        self._kept = None
+
+    def __del__(self):
+        self.close()
+
+    def _handle(self):
+        if not self._h:
+            raise CuviewError("bad_value", f"publisher '{self.name}' is closed; make a new cuview.Publisher")
+        return self._h
+
+    def publish(self, step, time=0.0, arrays=None, stream=None):
+        """Publishes `arrays` (name -> array, or a sequence in the fields' order) as frame `step` at
+        simulated time `time` when a viewer reads, a frame is due (fps, max_cost) and a ring slot is
+        free; otherwise records the step. Never waits for a viewer. Device arrays are copied on the
+        GPU, on `stream` (an int cudaStream_t, a CuPy or PyTorch stream): by default the array's own
+        (`__cuda_array_interface__`'s), else the legacy default stream, which runs after the work of
+        every blocking stream; host arrays are copied before it returns. Returns whether a frame
+        was published."""
+        h = self._handle()
+        if arrays is None:
+            raise CuviewError("bad_value", f"publish of '{self.name}': no arrays; pass one per field "
+                                           f"({', '.join(f for f, _, _ in self._fields)})")
+        if isinstance(arrays, dict):
+            missing = [f for f, _, _ in self._fields if f not in arrays]
+            extra = [k for k in arrays if k not in {f for f, _, _ in self._fields}]
+            if missing or extra:
+                raise CuviewError("bad_value", f"publish of '{self.name}': " +
+                                  (f"no array for {', '.join(missing)}" if missing else "") +
+                                  ("; " if missing and extra else "") +
+                                  (f"{', '.join(extra)} is not a field" if extra else "") +
+                                  f"; the fields are {', '.join(f for f, _, _ in self._fields)}")
+            arrays = [arrays[f] for f, _, _ in self._fields]
+        elif len(arrays) != len(self._fields):
+            raise CuviewError("bad_value", f"publish of '{self.name}': {len(arrays)} arrays for "
+                                           f"{len(self._fields)} fields; pass one per field, in their order")
+        wanted = _stream_handle(stream)
+        chosen = wanted
+        kept = []
+        for i, (array, (field, dtype, shape)) in enumerate(zip(arrays, self._fields)):
+            b = borrow(array, wanted)
+            what = f"publish of '{self.name}', field '{field}'"
+            if b.dtype != dtype or tuple(b.shape) != tuple(shape):
+                raise CuviewError("bad_value", f"{what}: the array is {b.dtype} {tuple(b.shape)}, but the field "
+                                               f"was declared {dtype} {tuple(shape)}; pass an array of that dtype "
+                                               "and shape")
+            if not b.contiguous:
+                raise CuviewError("bad_value", f"{what}: the array is not contiguous in C order; pass "
+                                               "ascontiguousarray(a) (or a.contiguous() in PyTorch)")
+            if b.device and self.backend != "cuda":
+                raise CuviewError("bad_value", f"{what}: the array is in GPU memory, but '{self.name}' runs on "
+                                               "the host backend, which reads host memory; pass a NumPy array, or "
+                                               "create the publisher with backend='cuda'")
+            if chosen is None and b.stream is not None:
+                chosen = 0 if b.stream == 1 else int(b.stream)  # CUDA array interface: 1 = legacy default
+            self._pointers[i] = b.pointer
+            kept.append(b.keep)
+        published = c_int(0)
+        _check(self._lib.cuview_publisher_publish_data(h, int(step), float(time), len(self._fields), self._pointers,
+                                                       chosen or None, byref(published)))
+        # The copies run on the GPU after this returns: what the arrays came with (a DLPack capsule)
+        # stays alive until the next publish.
+        self._kept = kept
+        return bool(published.value)
+
+    def record_step(self, step, time=0.0):
+        """Records the step for `cuview-ctl status` without publishing."""
+        _check(self._lib.cuview_publisher_record_step(self._handle(), int(step), float(time)))
+
+    def poll(self):
+        """What viewers asked for since the last poll, as a Steering of plain values."""
+        lib, h = self._lib, self._handle()
+        _check(lib.cuview_publisher_poll(h))
+        name, value = c_char_p(), c_double()
+        params = {}
+        for i in range(lib.cuview_publisher_changed_count(h)):
+            _check(lib.cuview_publisher_changed(h, i, byref(name), byref(value)))
+            params[name.value.decode()] = value.value
+        strokes = []
+        x, y, z, r, v = c_double(), c_double(), c_double(), c_double(), c_int()
+        for i in range(lib.cuview_publisher_stroke_count(h)):
+            _check(lib.cuview_publisher_stroke(h, i, byref(name), byref(x), byref(y), byref(z), byref(r), byref(v)))
+            strokes.append({"input": name.value.decode(), "x": x.value, "y": y.value,
+                            "z": None if z.value < 0 else z.value, "radius": r.value, "value": v.value})
+        checkpoints = []
+        ticket = c_uint64()
+        for i in range(lib.cuview_publisher_checkpoint_count(h)):
+            _check(lib.cuview_publisher_checkpoint_request(h, i, byref(ticket), byref(name)))
+            checkpoints.append((ticket.value, name.value.decode()))
+        return Steering(params, bool(lib.cuview_publisher_reset_requested(h)), strokes, checkpoints,
+                        bool(lib.cuview_publisher_shutdown_requested(h)))
+
+    @property
+    def params(self):
+        """Every parameter's value in effect."""
+        value = c_double()
+        out = {}
+        for name in self._param_list:
+            _check(self._lib.cuview_publisher_param(self._handle(), name.encode(), byref(value)))
+            out[name] = value.value
+        return out
+
+    def steps_allowed(self, wanted):
+        """How many of `wanted` steps to take now: all while running; while paused only those
+        `cuview-ctl step` allowed (often 0: then wait())."""
+        return int(self._lib.cuview_publisher_steps_allowed(self._handle(), int(wanted)))
+
+    @property
+    def paused(self):
+        return bool(self._lib.cuview_publisher_paused(self._handle()))
+
+    def wait(self, timeout=0.05):
+        """Blocks until a viewer sends a request or `timeout` seconds pass."""
+        _check(self._lib.cuview_publisher_wait(self._handle(), int(timeout * 1000)))
+
+    def enable_checkpoints(self, directory="", every=0.0):
+        """Viewers may ask for checkpoints (they arrive in poll().checkpoints); answer each."""
+        _check(self._lib.cuview_publisher_checkpoint_enable(self._handle(), _text(directory), float(every)))
+
+    def checkpoint_written(self, ticket, path, step, time=0.0, nbytes=0):
+        _check(self._lib.cuview_publisher_checkpoint_written(self._handle(), int(ticket), _text(path), int(step),
+                                                             float(time), int(nbytes)))
+
+    def checkpoint_failed(self, ticket, error):
+        _check(self._lib.cuview_publisher_checkpoint_failed(self._handle(), int(ticket), _text(error)))
+
+    @property
+    def device(self):
+        """The device in words."""
+        return self._lib.cuview_publisher_device(self._handle()).decode()
