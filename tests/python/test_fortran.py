@@ -1,0 +1,128 @@
+"""The Fortran module `cuview` as a Fortran program uses it: element (i, j, k) of a Fortran array is
+what a reader sees at cell (i-1, j-1, k-1) (float32 and int32); refusals reach Fortran with their
+message; examples/fortran-heat serves steerable frames, and its MPI variant on 2 ranks, assembled,
+equals the 1-rank run at the same step. Run by CTest (fortran) with PYTHONPATH=python."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+import numpy as np
+
+import cuview
+from private_runtime import private_runtime_dir
+
+BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
+
+
+def attached(name, group=False, seconds=30):
+    deadline = time.time() + seconds
+    while True:
+        try:
+            return cuview.attach_group(name) if group else cuview.attach(name)
+        except cuview.CuviewError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def at_step(source, step, seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        f = source.next_frame(timeout=1)
+        if f is not None and f.step == step:
+            return f
+        if f is not None:
+            f.release()
+    raise AssertionError(f"no frame of step {step}")
+
+
+def mpirun_argv(ranks, program, args):
+    argv = [shutil.which("mpirun"), "--oversubscribe", "-n", str(ranks)]
+    if os.geteuid() == 0:
+        argv.insert(1, "--allow-run-as-root")
+    for var in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "LD_LIBRARY_PATH"):
+        if var in os.environ:
+            argv += ["-x", var]
+    return argv + [program] + args
+
+
+class Fortran(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rt = private_runtime_dir()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.rt.cleanup()
+
+    def stop(self, name, process):
+        with cuview.attach(name, control_only=True) as c:
+            c.shutdown()
+        out, _ = process.communicate(timeout=60)
+        self.assertEqual(process.returncode, 0, out)
+        return out
+
+    def test_element_i_j_k_is_the_readers_cell_i_1_j_1_k_1(self):
+        p = subprocess.Popen([f"{BIN}/cuview-test-fortran-cells", "cells"], stdout=subprocess.PIPE, text=True)
+        try:
+            with attached("cells") as sim:
+                shapes = {f["name"]: (f["dtype"], f["shape"]) for f in sim.description["fields"]}
+                self.assertEqual(shapes, {"T": ("float32", [4, 5, 6]), "N": ("int32", [4, 5, 6])})
+                with sim.next_frame(timeout=10) as f:
+                    f.verify()
+                    T, N = np.asarray(f["T"]), np.asarray(f["N"])
+                    z, y, x = np.meshgrid(np.arange(4), np.arange(5), np.arange(6), indexing="ij")
+                    expected = (x + 1) + 10 * (y + 1) + 100 * (z + 1)
+                    np.testing.assert_array_equal(T, expected.astype(np.float32))
+                    np.testing.assert_array_equal(N, -expected.astype(np.int32))
+                    self.assertEqual(T[3, 4, 5], 6 + 50 + 400)  # T(6, 5, 4): the last element
+        finally:
+            out = self.stop("cells", p)
+        self.assertIn("publish before start: status 6: cuview_publisher_publish of 'cells' before "
+                      "cuview_publisher_start", out)
+
+    def test_a_strided_section_is_refused_naming_the_field(self):
+        out = subprocess.run([f"{BIN}/cuview-test-fortran-cells", "strided", "--section"], capture_output=True,
+                             text=True, timeout=60, check=True).stdout
+        self.assertIn("status 6: field 'strided': the array is not contiguous", out)
+        self.assertIn("target attribute", out)
+
+    @unittest.skipUnless(shutil.which("mpirun") and os.path.exists(f"{BIN}/fortran-heat-mpi"),
+                         "no mpirun or no MPI Fortran here (Debian: openmpi-bin libopenmpi-dev)")
+    def test_the_heat_example_on_2_ranks_equals_1_rank_and_takes_steering(self):
+        one = subprocess.Popen([f"{BIN}/fortran-heat", "--name", "heat1", "--size", "16", "--steps", "12", "--hold"],
+                               stdout=subprocess.PIPE, text=True)
+        two = subprocess.Popen(mpirun_argv(2, f"{BIN}/fortran-heat-mpi", ["--name", "heat2", "--size", "16",
+                                                                          "--steps", "12", "--hold"]),
+                               stdout=subprocess.PIPE, text=True)
+        try:
+            with attached("heat1") as sim, attached("heat2", group=True) as group:
+                self.assertTrue(group.decomposed)
+                self.assertEqual(group.shape, (16, 16, 16))
+                with at_step(sim, 12) as whole, at_step(group, 12) as gf:
+                    expected = np.array(whole["T"])
+                    self.assertGreater(float(expected.max()), 0.1)  # the hot ball, diffused
+                    np.testing.assert_array_equal(gf.assemble("T", host=True), expected)
+                # Steering reaches the Fortran loop: a reset starts again from the hot ball.
+                sim.draw("heat", 3, 4, radius=1.0, z=5)
+                deadline = time.time() + 30
+                while True:
+                    f = sim.next_frame(timeout=1)
+                    if f is not None:
+                        with f:
+                            if float(np.asarray(f["T"])[5, 4, 3]) == 1.0:
+                                break
+                    self.assertLess(time.time(), deadline, "the stroke never reached the Fortran array")
+        finally:
+            self.stop("heat1", one)
+            with cuview.attach("heat2", control_only=True) as c:
+                c.shutdown()
+            two.communicate(timeout=60)
+            self.assertEqual(two.returncode, 0)
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())
