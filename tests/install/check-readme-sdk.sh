@@ -16,6 +16,11 @@ checkout=$scratch/checkout
 export HOME=$scratch/home XDG_RUNTIME_DIR=$scratch/run XDG_STATE_HOME=$scratch/state
 unset XDG_CONFIG_HOME XDG_DATA_HOME XDG_CACHE_HOME
 mkdir -p "$HOME" "$checkout"
+# `python3` is Debian's, which scripts/install-deps.sh gives NumPy (a pyenv or venv python3 first
+# on PATH may lack it), as on the newcomer's Debian machine the README addresses.
+if [[ -x /usr/bin/python3 ]]; then
+  mkdir -p "$scratch/bin" && ln -s /usr/bin/python3 "$scratch/bin/python3" && export PATH=$scratch/bin:$PATH
+fi
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 # mpirun as root (CI runs as root) wants Open MPI's consent, and 2 ranks may outnumber the cores:
 # the environment gives both, so that README.md's mpirun line runs as printed.
@@ -83,7 +88,8 @@ background() {
   name=$(name_in "$1")
   [[ -n $name ]] || fail "'$1' names no publisher (--name): the test cannot reach it"
   log=$scratch/$name.log
-  bash -c "exec $1" >"$log" 2>&1 &
+  # `env`: a line may begin with VAR=value (PYTHONPATH=python python3 …), which exec alone cannot run.
+  bash -c "exec env $1" >"$log" 2>&1 &
   pids+=($!) names+=("$name")
   for _ in $(seq 300); do
     ctl --name "$name" status >/dev/null 2>&1 && break
