@@ -8,7 +8,7 @@ set -u
 export CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=$PWD/python
 export XDG_RUNTIME_DIR=$(mktemp -d) && chmod 700 "$XDG_RUNTIME_DIR"
 nvidia-smi -L >"$out/gpus.txt"
-log_run publisher-c-cuda /tmp/rt/bin/cuview-test-publisher-c cuda
+log_run publisher-c-cuda /tmp/rt/bin/cuview-test-publisher-c cuda /tmp/rt/bin/cuview-ctl
 for sharing in legacy vmm pool; do
   CUVIEW_TEST_BACKEND=cuda CUVIEW_SHARING=$sharing log_run "python-publisher-$sharing" \
     python3 tests/python/test_publisher.py -v
