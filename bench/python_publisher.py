@@ -6,7 +6,8 @@ clock after a device synchronisation:
   idle     a publisher, publish() every step, no viewer (it records the step, copies nothing);
   viewer   the same with one viewer (cuview-ctl attach, another process) reading at 60 Hz;
 and publish()'s own time on the host per call, beyond the copy (which runs on the GPU, after it
-returns): the median of the calls that published a frame and of those that did not.
+returns): the median of the calls that published a frame and of those that did not, and the Python
+part of a frame's call (Publisher._prepare: reading and checking the arrays).
     PYTHONPATH=python python3 bench/python_publisher.py [--array cupy|torch] [--size 4096]"""
 import argparse
 import os
@@ -81,6 +82,11 @@ with cuview.Publisher("pybench", fields={"u": u, "v": v}, backend="cuda", sharin
     rate_viewer, calls = run(pub, args.seconds)
     viewer.terminate()
     viewer.wait()
+    a = time.perf_counter()
+    for _ in range(1000):
+        pub._prepare({"u": u, "v": v}, None)
+    prepare = (time.perf_counter() - a) / 1000
     print(f"viewer   {rate_viewer:9.1f} steps/s ({100 * (1 - rate_viewer / rate_none):+.2f} %), "
           f"publish() publishing {us(calls[True])}, not due {us(calls[False])}, "
-          f"{len(calls[True]) / args.seconds:.1f} frames/s")
+          f"{len(calls[True]) / args.seconds:.1f} frames/s; of a frame's publish(), Python's own part "
+          f"(reading and checking 2 arrays) {1e6 * prepare:.1f} µs, the rest the C++ publisher queueing the copies")

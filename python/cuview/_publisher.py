@@ -52,6 +52,7 @@ def _publisher_lib():
             ("cuview_publisher_start", c_int, p),
             ("cuview_publisher_publish_data", c_int, p, c_uint64, c_double, c_size_t, POINTER(p), p, POINTER(c_int)),
             ("cuview_publisher_record_step", c_int, p, c_uint64, c_double),
+            ("cuview_publisher_frame_due", c_int, p),
             ("cuview_publisher_poll", c_int, p),
             ("cuview_publisher_changed_count", c_size_t, p),
             ("cuview_publisher_changed", c_int, p, c_size_t, POINTER(c_char_p), POINTER(c_double)),
@@ -131,7 +132,7 @@ class Publisher:
     def __init__(self, name, fields, params=None, presets=None, inputs=(), backend="auto", device=None,
                  sharing="auto", fps=60, max_cost=0.01, slots=3, title=None, paused=False, preset=None):
         lib = _publisher_lib()
-        self._lib, self.name, self._h, self._kept = lib, name, None, None
+        self._lib, self.name, self._h, self._kept, self._checked = lib, name, None, None, False
         options = f"fps={fps} max_cost={max_cost} slots={slots} paused={int(bool(paused))}"
         if title:
             options += ' title="' + str(title).replace('"', "'") + '"'
@@ -214,6 +215,24 @@ class Publisher:
         every blocking stream; host arrays are copied before it returns. Returns whether a frame
         was published."""
         h = self._handle()
+        if self._checked and not self._lib.cuview_publisher_frame_due(h):
+            # No frame now (nobody reads, or none is due): the step is recorded and the arrays are
+            # not even looked at — they were checked at the first call and are at every frame.
+            _check(self._lib.cuview_publisher_record_step(h, int(step), float(time)))
+            return False
+        chosen, kept = self._prepare(arrays, stream)
+        published = c_int(0)
+        _check(self._lib.cuview_publisher_publish_data(h, int(step), float(time), len(self._fields), self._pointers,
+                                                       chosen or None, byref(published)))
+        # The copies run on the GPU after this returns: what the arrays came with (a DLPack capsule)
+        # stays alive until the next publish.
+        self._kept, self._checked = kept, True
+        return bool(published.value)
+
+    def _prepare(self, arrays, stream):
+        """Checks `arrays` against the fields and puts their pointers in self._pointers: the
+        Python half of a publish that writes a frame (bench/python_publisher.py times it alone).
+        Returns the stream to copy on and what keeps the arrays' memory alive."""
         if arrays is None:
             raise CuviewError("bad_value", f"publish of '{self.name}': no arrays; pass one per field "
                                            f"({', '.join(f for f, _, _ in self._fields)})")
@@ -251,13 +270,7 @@ class Publisher:
                 chosen = 0 if b.stream == 1 else int(b.stream)  # CUDA array interface: 1 = legacy default
             self._pointers[i] = b.pointer
             kept.append(b.keep)
-        published = c_int(0)
-        _check(self._lib.cuview_publisher_publish_data(h, int(step), float(time), len(self._fields), self._pointers,
-                                                       chosen or None, byref(published)))
-        # The copies run on the GPU after this returns: what the arrays came with (a DLPack capsule)
-        # stays alive until the next publish.
-        self._kept = kept
-        return bool(published.value)
+        return chosen, kept
 
     def record_step(self, step, time=0.0):
         """Records the step for `cuview-ctl status` without publishing."""

@@ -287,12 +287,22 @@ cuview_status cuview_publisher_publish_data(cuview_publisher* pub, uint64_t step
     const bool p = pub->pub.publish(
         step, time,
         [&](const std::vector<cuview::FieldTarget>& targets) {
+          check_devices(*pub, count, data);  // only when a frame is written: a pointer query each
           for (std::size_t i = 0; i < targets.size() && i < count; ++i)
             if (targets[i].read) executor.copy(targets[i].data, data[i], targets[i].bytes, s);
         },
         s);
     if (published != nullptr) *published = p ? 1 : 0;
   });
+}
+
+int cuview_publisher_frame_due(cuview_publisher* pub) {
+  if (pub == nullptr || !pub->started) return 0;
+  try {
+    return pub->pub.frame_wanted() && pub->pub.within_budget() ? 1 : 0;
+  } catch (...) {
+    return 1;  // let publish say what is wrong
+  }
 }
 
 cuview_status cuview_publisher_record_step(cuview_publisher* pub, uint64_t step, double time) {
@@ -464,12 +474,17 @@ void check_arrays(const cuview_publisher& pub, std::size_t count, const void* co
     throw Error(Errc::bad_value, who + ": " + std::to_string(count) + " arrays for " +
                                      std::to_string(pub.field_bytes.size()) +
                                      " fields; pass one per declared field, in declaration order");
+  for (std::size_t i = 0; i < count; ++i)
+    if (data[i] == nullptr)
+      throw Error(Errc::bad_value, who + ", field '" + pub.field_names[i] + "': the array is NULL");
+}
+
+void check_devices(const cuview_publisher& pub, std::size_t count, const void* const* data) {
   auto& executor = pub.pub.executor();
-  const bool on_host = executor.kind() == Executor::Kind::host;
+  if (executor.kind() == Executor::Kind::host) return;  // host memory is all a host process reads
   for (std::size_t i = 0; i < count; ++i) {
-    const std::string what = who + ", field '" + pub.field_names[i] + "'";
-    if (data[i] == nullptr) throw Error(Errc::bad_value, what + ": the array is NULL");
-    if (on_host) continue;  // the host backend reads host memory, which is all a host process has
+    const std::string what = "cuview_publisher_publish_data of '" + pub.pub.name() + "', field '" +
+                             pub.field_names[i] + "'";
     const BufferLocation at = executor.locate(data[i]);
     if (!at.host_accessible && at.device >= 0 && at.device != executor.device_id())
       throw Error(Errc::bad_value, what + ": the array is on GPU " + std::to_string(at.device) +

@@ -40,4 +40,6 @@ cuview::PublisherOptions options_of(const char* name, const char* backend, int d
 /// Throws Error(bad_value) naming the field when `data` does not hold one array per field, each
 /// where the publisher can read it.
 void check_arrays(const cuview_publisher& pub, std::size_t count, const void* const* data);
+/// Throws Error(bad_value) naming the field whose array is on another GPU than the publisher's.
+void check_devices(const cuview_publisher& pub, std::size_t count, const void* const* data);
 }  // namespace cuview::capi

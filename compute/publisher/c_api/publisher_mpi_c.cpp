@@ -59,6 +59,7 @@ cuview_status publish(cuview_publisher* pub, MPI_Comm comm, uint64_t step, doubl
       p = cuview::mpi::publish(
           pub->pub, comm, step, time,
           [&](const std::vector<cuview::FieldTarget>& targets) {
+            check_devices(*pub, pub->field_names.size(), data);
             for (std::size_t i = 0; i < targets.size() && i < pub->field_names.size(); ++i)
               if (targets[i].read) executor.copy(targets[i].data, data[i], targets[i].bytes, s);
           },

@@ -100,6 +100,9 @@ CUVIEW_API cuview_status cuview_publisher_publish(cuview_publisher* pub, uint64_
 CUVIEW_API cuview_status cuview_publisher_publish_data(cuview_publisher* pub, uint64_t step, double time,
                                                        size_t count, const void* const* data, void* stream,
                                                        int* published);
+/* 1 when a publish now would write a frame (a viewer reads, a frame is due, the budget allows):
+ * for bindings that find their arrays only when one is written (Python's). */
+CUVIEW_API int cuview_publisher_frame_due(cuview_publisher* pub);
 /* Records the step (for `cuview-ctl status`) without publishing. */
 CUVIEW_API cuview_status cuview_publisher_record_step(cuview_publisher* pub, uint64_t step, double time);
 
