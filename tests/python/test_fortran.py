@@ -90,6 +90,39 @@ class Fortran(unittest.TestCase):
         self.assertIn("status 6: field 'strided': the array is not contiguous", out)
         self.assertIn("target attribute", out)
 
+    def test_through_a_gateway_a_remote_reader_sees_the_cells_and_steers(self):
+        gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--log-level", "warn"])
+        url = "unix:" + os.path.join(self.rt.name, "cuview", ".gateway", "gateway.sock")
+        cells = subprocess.Popen([f"{BIN}/cuview-test-fortran-cells", "rcells"], stdout=subprocess.PIPE, text=True)
+        heat = subprocess.Popen([f"{BIN}/fortran-heat", "--name", "rheat", "--size", "16"], stdout=subprocess.PIPE,
+                                text=True)
+        try:
+            attached("rcells").close()
+            attached("rheat").close()
+            deadline = time.time() + 30
+            while True:
+                try:
+                    remote = cuview.attach("rcells", remote=url)
+                    break
+                except cuview.CuviewError:
+                    self.assertLess(time.time(), deadline, "the gateway never served 'rcells'")
+                    time.sleep(0.1)
+            with remote:
+                region = remote.fetch("T", 0, 0, z=0, d=4)  # the whole box, exact
+                z, y, x = np.meshgrid(np.arange(4), np.arange(5), np.arange(6), indexing="ij")
+                np.testing.assert_array_equal(np.asarray(region), ((x + 1) + 10 * (y + 1) + 100 * (z + 1)))
+            with cuview.attach("rheat", remote=url) as remote:
+                remote.set(alpha=0.05)
+                deadline = time.time() + 30
+                while remote.status()["params"]["alpha"] != 0.05:  # the Fortran loop's poll took it
+                    self.assertLess(time.time(), deadline)
+                    time.sleep(0.05)
+        finally:
+            self.stop("rcells", cells)
+            self.stop("rheat", heat)
+            gateway.terminate()
+            gateway.wait(30)
+
     @unittest.skipUnless(shutil.which("mpirun") and os.path.exists(f"{BIN}/fortran-heat-mpi"),
                          "no mpirun or no MPI Fortran here (Debian: openmpi-bin libopenmpi-dev)")
     def test_the_heat_example_on_2_ranks_equals_1_rank_and_takes_steering(self):
