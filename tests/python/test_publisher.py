@@ -183,6 +183,47 @@ class PublisherTest(unittest.TestCase):
             return e
         self.fail("a closed publisher published")
 
+    def test_through_a_gateway_a_remote_reader_sees_the_volume_and_steers(self):
+        gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--log-level", "warn"])
+        url = "unix:" + os.path.join(self.rt.name, "cuview", ".gateway", "gateway.sock")
+        T = volume()
+        try:
+            with self.publisher("remote-vol", {"T": T}, params={"alpha": (0.1, 0, 1)}) as pub:
+                # The program's loop, on a thread of its own (the only one calling pub): it publishes
+                # and polls while this thread is the remote viewer.
+                stop, seen = threading.Event(), []
+
+                def loop():
+                    step = 0
+                    while not stop.is_set():
+                        step += 1
+                        pub.publish(step, 0.0, {"T": T})
+                        seen.append(pub.poll().params.get("alpha"))
+                        time.sleep(0.01)
+                program = threading.Thread(target=loop)
+                program.start()
+                try:
+                    deadline, remote = time.time() + 30, None
+                    while remote is None:
+                        try:
+                            remote = cuview.attach("remote-vol", remote=url)
+                        except cuview.CuviewError:
+                            self.assertLess(time.time(), deadline, "the gateway never served 'remote-vol'")
+                            time.sleep(0.1)
+                    with remote:
+                        region = remote.fetch("T", 0, 0, z=0, d=D)
+                        np.testing.assert_array_equal(np.asarray(region), T)  # exact, the whole box
+                        remote.set(alpha=0.5)
+                        while 0.5 not in seen:
+                            self.assertLess(time.time(), deadline, "the remote change never reached poll()")
+                            time.sleep(0.05)
+                finally:
+                    stop.set()
+                    program.join(30)
+        finally:
+            gateway.terminate()
+            gateway.wait(30)
+
     def test_a_failing_program_tells_its_viewers_why(self):  # on the host: a reader in this process
         T = volume()
         sim = None
