@@ -1,0 +1,210 @@
+#include "render/volume_render.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <thread>
+
+namespace cuview::gui {
+namespace {
+
+struct Vec {
+  double x = 0, y = 0, z = 0;
+};
+Vec operator+(Vec a, Vec b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+Vec operator*(Vec a, double s) { return {a.x * s, a.y * s, a.z * s}; }
+double dot(Vec a, Vec b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+
+constexpr double kPi = 3.14159265358979323846;
+
+/// The camera's axes: right and down in the picture, and the view direction.
+struct Axes {
+  Vec right, down, dir;
+};
+
+Axes axes_of(const VolumeCamera& c) {
+  const double a = c.azimuth_deg * kPi / 180, e = c.elevation_deg * kPi / 180;
+  const Vec dir0{std::sin(a), 0, std::cos(a)}, right{std::cos(a), 0, -std::sin(a)}, down0{0, 1, 0};
+  // Elevation turns dir and down about `right`: positive looks from above (from -y), down.
+  return {right, down0 * std::cos(e) + dir0 * std::sin(e), dir0 * std::cos(e) + down0 * (-std::sin(e))};
+}
+
+class Sampler {
+ public:
+  explicit Sampler(const VolumeBrick& b) : b_(b) {}
+  /// Trilinear at (x, y, z), cell centres at integers; clamped at the faces.
+  [[nodiscard]] float at(double x, double y, double z) const {
+    x = std::clamp(x, 0.0, b_.width - 1.0);
+    y = std::clamp(y, 0.0, b_.height - 1.0);
+    z = std::clamp(z, 0.0, b_.depth - 1.0);
+    const int x0 = std::min(static_cast<int>(x), b_.width - 2 < 0 ? 0 : b_.width - 2);
+    const int y0 = std::min(static_cast<int>(y), b_.height - 2 < 0 ? 0 : b_.height - 2);
+    const int z0 = std::min(static_cast<int>(z), b_.depth - 2 < 0 ? 0 : b_.depth - 2);
+    const int x1 = std::min(x0 + 1, b_.width - 1), y1 = std::min(y0 + 1, b_.height - 1),
+              z1 = std::min(z0 + 1, b_.depth - 1);
+    const double fx = x - x0, fy = y - y0, fz = z - z0;
+    auto v = [&](int i, int j, int k) {
+      return static_cast<double>(b_.data[(static_cast<std::size_t>(k) * b_.height + j) * b_.width + i]);
+    };
+    const double c00 = v(x0, y0, z0) * (1 - fx) + v(x1, y0, z0) * fx;
+    const double c10 = v(x0, y1, z0) * (1 - fx) + v(x1, y1, z0) * fx;
+    const double c01 = v(x0, y0, z1) * (1 - fx) + v(x1, y0, z1) * fx;
+    const double c11 = v(x0, y1, z1) * (1 - fx) + v(x1, y1, z1) * fx;
+    return static_cast<float>((c00 * (1 - fy) + c10 * fy) * (1 - fz) + (c01 * (1 - fy) + c11 * fy) * fz);
+  }
+  [[nodiscard]] Vec gradient(Vec p) const {
+    return {at(p.x + 1, p.y, p.z) - at(p.x - 1, p.y, p.z), at(p.x, p.y + 1, p.z) - at(p.x, p.y - 1, p.z),
+            at(p.x, p.y, p.z + 1) - at(p.x, p.y, p.z - 1)};
+  }
+
+ private:
+  const VolumeBrick& b_;
+};
+
+std::uint32_t argb(double r, double g, double b) {
+  auto c = [](double v) { return static_cast<std::uint32_t>(std::clamp(v, 0.0, 1.0) * 255.0 + 0.5); };
+  return 0xff000000u | (c(r) << 16) | (c(g) << 8) | c(b);
+}
+double red(std::uint32_t c) { return ((c >> 16) & 0xff) / 255.0; }
+double green(std::uint32_t c) { return ((c >> 8) & 0xff) / 255.0; }
+double blue(std::uint32_t c) { return (c & 0xff) / 255.0; }
+
+int index_of(float v, const VolumeStyle& s) {
+  const float t = s.hi > s.lo ? (v - s.lo) / (s.hi - s.lo) : 0.f;
+  return std::clamp(static_cast<int>(t * 255.f + 0.5f), 0, 255);
+}
+
+constexpr std::uint32_t kMiss = 0xff000000u;  // black where a ray shows nothing
+
+}  // namespace
+
+VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode,
+                          const VolumeStyle& style, int width, int height) {
+  VolumeImage out;
+  out.width = std::max(width, 0);
+  out.height = std::max(height, 0);
+  const std::size_t pixels = static_cast<std::size_t>(out.width) * out.height;
+  out.argb.assign(pixels, kMiss);
+  out.values.assign(pixels, std::numeric_limits<float>::quiet_NaN());
+  if (brick.data == nullptr || brick.width < 1 || brick.height < 1 || brick.depth < 1 || pixels == 0) return out;
+
+  const Axes ax = axes_of(camera);
+  const Vec centre{(brick.width - 1) / 2.0, (brick.height - 1) / 2.0, (brick.depth - 1) / 2.0};
+  const double diag = std::sqrt(double(brick.width) * brick.width + double(brick.height) * brick.height +
+                                double(brick.depth) * brick.depth);
+  const double scale = std::max(camera.zoom, 1e-6) * std::min(out.width, out.height) / diag;  // pixels per cell
+  const double step = std::clamp(style.step, 0.05, 4.0);
+  const Vec lo{-0.5, -0.5, -0.5}, hi{brick.width - 0.5, brick.height - 0.5, brick.depth - 0.5};
+  const Sampler sample(brick);
+
+  auto row = [&](int py) {
+    for (int px = 0; px < out.width; ++px) {
+      const double u = (px + 0.5 - out.width / 2.0) / scale + camera.pan_x;
+      const double v = (py + 0.5 - out.height / 2.0) / scale + camera.pan_y;
+      const Vec origin = centre + ax.right * u + ax.down * v;
+      // Where the line origin + t·dir is inside the brick: [t0, t1] (the slab method).
+      double t0 = -std::numeric_limits<double>::infinity(), t1 = std::numeric_limits<double>::infinity();
+      const double o[3] = {origin.x, origin.y, origin.z}, d[3] = {ax.dir.x, ax.dir.y, ax.dir.z};
+      const double l[3] = {lo.x, lo.y, lo.z}, h[3] = {hi.x, hi.y, hi.z};
+      bool miss = false;
+      for (int k = 0; k < 3 && !miss; ++k) {
+        if (std::abs(d[k]) < 1e-12) {
+          miss = o[k] < l[k] || o[k] > h[k];
+          continue;
+        }
+        double a = (l[k] - o[k]) / d[k], b = (h[k] - o[k]) / d[k];
+        if (a > b) std::swap(a, b);
+        t0 = std::max(t0, a);
+        t1 = std::min(t1, b);
+      }
+      if (miss || t0 > t1) continue;
+      const std::size_t at = static_cast<std::size_t>(py) * out.width + px;
+      auto point = [&](double t) { return origin + ax.dir * t; };
+      if (mode == VolumeMode::mip) {
+        float best = -std::numeric_limits<float>::infinity();
+        for (double t = t0; t <= t1; t += step) {
+          const Vec p = point(t);
+          best = std::max(best, sample.at(p.x, p.y, p.z));
+        }
+        out.values[at] = best;
+        out.argb[at] = style.lut[static_cast<std::size_t>(index_of(best, style))];
+      } else if (mode == VolumeMode::emission) {
+        double r = 0, g = 0, b = 0, alpha = 0;
+        for (double t = t0; t <= t1 && alpha < 0.995; t += step) {
+          const Vec p = point(t);
+          const int i = index_of(sample.at(p.x, p.y, p.z), style);
+          const double a = 1 - std::exp(-static_cast<double>(style.opacity[static_cast<std::size_t>(i)]) * step);
+          if (a <= 0) continue;
+          const std::uint32_t c = style.lut[static_cast<std::size_t>(i)];
+          const double w = (1 - alpha) * a;
+          r += w * red(c), g += w * green(c), b += w * blue(c);
+          alpha += w;
+        }
+        out.values[at] = static_cast<float>(alpha);
+        out.argb[at] = argb(r, g, b);  // over black
+      } else {
+        const Vec p0 = point(t0);
+        float before = sample.at(p0.x, p0.y, p0.z);
+        if (before >= style.level) {  // the ray enters inside the surface: its face shows
+          out.values[at] = 0;
+          out.argb[at] = style.lut[static_cast<std::size_t>(index_of(style.level, style))];
+          continue;
+        }
+        for (double t = t0 + step; t <= t1 + 1e-9; t += step) {
+          const Vec p = point(std::min(t, t1));
+          const float now = sample.at(p.x, p.y, p.z);
+          if (now < style.level) {
+            before = now;
+            continue;
+          }
+          // Crossed between t - step and t: bisect to the level.
+          double a = t - step, b = std::min(t, t1);
+          for (int k = 0; k < 12; ++k) {
+            const double m = (a + b) / 2;
+            const Vec q = point(m);
+            (sample.at(q.x, q.y, q.z) >= style.level ? b : a) = m;
+          }
+          const Vec hit = point(b);
+          Vec n = sample.gradient(hit);
+          const double len = std::sqrt(dot(n, n));
+          const double lambert = len > 0 ? std::abs(dot(n, ax.dir)) / len : 1.0;  // a headlight
+          const double shade = 0.25 + 0.75 * lambert;
+          const std::uint32_t c = style.lut[static_cast<std::size_t>(index_of(style.level, style))];
+          out.values[at] = static_cast<float>(b - t0);
+          out.argb[at] = argb(red(c) * shade, green(c) * shade, blue(c) * shade);
+          break;
+        }
+        (void)before;
+      }
+    }
+  };
+
+  const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
+  std::vector<std::thread> pool;
+  for (int k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      for (int py = k; py < out.height; py += threads) row(py);
+    });
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+std::array<float, 256> opacity_preset(const char* name, int depth) {
+  std::array<float, 256> o{};
+  const float top = 4.0f / static_cast<float>(std::max(depth, 1));  // e^-4: a path of `depth` cells ~ opaque
+  const std::string n = name != nullptr ? name : "ramp";
+  for (int i = 0; i < 256; ++i) {
+    const float t = i / 255.0f;
+    if (n == "flat")
+      o[static_cast<std::size_t>(i)] = top;
+    else if (n == "peak")
+      o[static_cast<std::size_t>(i)] = top * std::exp(-((t - 0.5f) * (t - 0.5f)) / (2 * 0.08f * 0.08f));
+    else
+      o[static_cast<std::size_t>(i)] = top * t * t;
+  }
+  return o;
+}
+
+}  // namespace cuview::gui

@@ -1,0 +1,161 @@
+// The volume renderer (gui/render/volume_render.hpp) on known fields: a ball of value 1 in a box of
+// zeros. Its maximum-intensity projection is a disc of the ball's radius where geometry puts it,
+// the isosurface at 0.5 its silhouette, shaded brightest facing the camera; orbiting moves it as
+// the camera's axes say; the transfer function changes the pixels it should and no others.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "render/volume_render.hpp"
+
+using namespace cuview::gui;
+
+namespace {
+
+constexpr int kN = 48, kView = 240;
+constexpr double kRadius = 9;
+
+struct Ball {
+  std::vector<float> cells = std::vector<float>(static_cast<std::size_t>(kN) * kN * kN, 0.f);
+  double cx, cy, cz;
+  Ball(double dx, double dy, double dz) : cx((kN - 1) / 2.0 + dx), cy((kN - 1) / 2.0 + dy), cz((kN - 1) / 2.0 + dz) {
+    for (int z = 0; z < kN; ++z)
+      for (int y = 0; y < kN; ++y)
+        for (int x = 0; x < kN; ++x)
+          if ((x - cx) * (x - cx) + (y - cy) * (y - cy) + (z - cz) * (z - cz) <= kRadius * kRadius)
+            cells[(static_cast<std::size_t>(z) * kN + y) * kN + x] = 1.f;
+  }
+  [[nodiscard]] VolumeBrick brick() const { return {cells.data(), kN, kN, kN}; }
+};
+
+double pixels_per_cell(double zoom = 1) { return zoom * kView / (kN * std::sqrt(3.0)); }
+
+VolumeStyle style() {
+  VolumeStyle s;
+  s.lut = make_lut(Colormap::grayscale);
+  s.opacity = opacity_preset("ramp", kN);
+  return s;
+}
+
+/// Where the picture shows something (value > 0.5, or a surface hit): centroid and count.
+struct Blob {
+  double x = 0, y = 0;
+  int count = 0;
+};
+Blob blob(const VolumeImage& img, bool surface) {
+  Blob b;
+  for (int y = 0; y < img.height; ++y)
+    for (int x = 0; x < img.width; ++x) {
+      const float v = img.values[static_cast<std::size_t>(y) * img.width + x];
+      if (surface ? !std::isnan(v) : v > 0.5f) b.x += x + 0.5, b.y += y + 0.5, ++b.count;
+    }
+  if (b.count > 0) b.x /= b.count, b.y /= b.count;
+  return b;
+}
+
+/// Checks that, for every pixel clearly inside the disc of radius kRadius around (px, py) in
+/// picture coordinates, `inside` holds, and for every pixel clearly outside, `outside` holds.
+template <class In, class Out>
+void disc(const VolumeImage& img, double px, double py, In inside, Out outside) {
+  const double s = pixels_per_cell();
+  int in = 0, out = 0, wrong_in = 0, wrong_out = 0;
+  for (int y = 0; y < img.height; ++y)
+    for (int x = 0; x < img.width; ++x) {
+      const double r = std::hypot(x + 0.5 - px, y + 0.5 - py) / s;  // in cells
+      const std::size_t at = static_cast<std::size_t>(y) * img.width + x;
+      if (r < kRadius - 1.5) {
+        ++in;
+        wrong_in += inside(img.values[at], img.argb[at]) ? 0 : 1;
+      } else if (r > kRadius + 1.5) {
+        ++out;
+        wrong_out += outside(img.values[at], img.argb[at]) ? 0 : 1;
+      }
+    }
+  CHECK(in > 100);
+  CHECK(out > 100);
+  CHECK(wrong_in == 0);
+  CHECK(wrong_out == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the maximum-intensity projection of a ball is a disc of its radius at its place", "[volume]") {
+  const Ball ball(0, 0, 0);
+  const auto img = render_volume(ball.brick(), {}, VolumeMode::mip, style(), kView, kView);
+  disc(img, kView / 2.0, kView / 2.0, [](float v, std::uint32_t) { return v == 1.f; },
+       [](float v, std::uint32_t) { return std::isnan(v) || v == 0.f; });
+  const auto b = blob(img, false);
+  CHECK(std::abs(b.x - kView / 2.0) < 1);
+  CHECK(std::abs(b.y - kView / 2.0) < 1);
+}
+
+TEST_CASE("the isosurface at 0.5 is the ball's silhouette, brightest where it faces the camera", "[volume]") {
+  const Ball ball(0, 0, 0);
+  auto s = style();
+  s.level = 0.5f;
+  const auto img = render_volume(ball.brick(), {}, VolumeMode::isosurface, s, kView, kView);
+  disc(img, kView / 2.0, kView / 2.0, [](float v, std::uint32_t) { return !std::isnan(v); },
+       [](float v, std::uint32_t) { return std::isnan(v); });
+  // Shaded by the surface's normal: the centre (facing the camera) is brighter than the rim.
+  const std::size_t centre = static_cast<std::size_t>(kView / 2) * kView + kView / 2;
+  const int rim_x = kView / 2 + static_cast<int>((kRadius - 2) * pixels_per_cell());
+  const std::size_t rim = static_cast<std::size_t>(kView / 2) * kView + static_cast<std::size_t>(rim_x);
+  CHECK((img.argb[centre] & 0xff) > (img.argb[rim] & 0xff) + 20);
+  // The surface's distance along the ray is least at the centre: the front of the ball.
+  CHECK(img.values[centre] < img.values[rim]);
+}
+
+TEST_CASE("orbiting moves the picture as the camera's axes say", "[volume]") {
+  const Ball ball(12, 0, 0);  // right of the centre, in x
+  const double s = pixels_per_cell();
+  const auto at = [&](double azimuth, double elevation) {
+    VolumeCamera c;
+    c.azimuth_deg = azimuth;
+    c.elevation_deg = elevation;
+    return blob(render_volume(ball.brick(), c, VolumeMode::mip, style(), kView, kView), false);
+  };
+  const auto front = at(0, 0), side = at(90, 0), back = at(180, 0);
+  CHECK(std::abs(front.x - (kView / 2.0 + 12 * s)) < 1.5);  // x to the right
+  CHECK(std::abs(side.x - kView / 2.0) < 1.5);              // 90°: looking along x, the offset is depth
+  CHECK(std::abs(back.x - (kView / 2.0 - 12 * s)) < 1.5);   // 180°: mirrored
+  CHECK(std::abs(front.y - kView / 2.0) < 1.5);
+  // The same ball seen from another side is as big: a disc of the same area.
+  CHECK(std::abs(side.count - front.count) < front.count / 20);
+  // A ball below the centre (y) moves up the picture, onto its centre, as the camera rises to 90°.
+  const Ball low(0, 12, 0);
+  VolumeCamera above;
+  above.elevation_deg = 90;
+  const auto b0 = blob(render_volume(low.brick(), {}, VolumeMode::mip, style(), kView, kView), false);
+  const auto b90 = blob(render_volume(low.brick(), above, VolumeMode::mip, style(), kView, kView), false);
+  CHECK(std::abs(b0.y - (kView / 2.0 + 12 * s)) < 1.5);
+  CHECK(std::abs(b90.y - kView / 2.0) < 1.5);
+  // Zoom and pan: twice the pixels per cell, and the picture's centre moved onto the ball.
+  VolumeCamera closer;
+  closer.zoom = 2;
+  closer.pan_x = 12;
+  const auto z = blob(render_volume(ball.brick(), closer, VolumeMode::mip, style(), kView, kView), false);
+  CHECK(std::abs(z.x - kView / 2.0) < 1.5);
+  CHECK(std::abs(z.count - 4.0 * front.count) < front.count / 5.0);
+}
+
+TEST_CASE("the transfer function changes the ball's pixels and no others", "[volume]") {
+  const Ball ball(0, 0, 0);
+  auto s = style();
+  s.opacity.fill(0.f);  // transparent everywhere: nothing shows
+  const auto none = render_volume(ball.brick(), {}, VolumeMode::emission, s, kView, kView);
+  CHECK(std::all_of(none.argb.begin(), none.argb.end(), [](std::uint32_t c) { return c == 0xff000000u; }));
+  s.opacity[255] = 3.f;  // the ball (value 1) opaque within a cell or two, the zeros transparent
+  const auto gray = render_volume(ball.brick(), {}, VolumeMode::emission, s, kView, kView);
+  s.lut = make_lut(Colormap::magma);
+  const auto magma = render_volume(ball.brick(), {}, VolumeMode::emission, s, kView, kView);
+  disc(gray, kView / 2.0, kView / 2.0, [](float alpha, std::uint32_t c) { return alpha > 0.9f && (c & 0xff) > 200; },
+       [](float alpha, std::uint32_t c) { return (std::isnan(alpha) || alpha == 0.f) && c == 0xff000000u; });
+  int changed_seen = 0, changed_unseen = 0;  // where the ball shows (some opacity), and elsewhere
+  for (std::size_t i = 0; i < gray.argb.size(); ++i) {
+    if (gray.argb[i] == magma.argb[i]) continue;
+    (gray.values[i] > 0.f ? changed_seen : changed_unseen) += 1;
+  }
+  CHECK(changed_seen > 100);
+  CHECK(changed_unseen == 0);
+}
