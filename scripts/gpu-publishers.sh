@@ -26,6 +26,19 @@ for ex in grayscott torch_heat3d; do
   wait $pid
   echo "example-$ex: rc=$? $(grep -c 'verified intact' "$out/example-$ex.log") verified" | tee -a "$out/summary.txt"
 done
+# A volume seen whole from a CUDA frame (issue 40's first part: Frame.view, brick taken on the GPU).
+/tmp/rt/bin/cuview-compute --name vol3 --sim grayscott3d --size 128x128x128 --log-level warn &
+daemon=$!
+for _ in $(seq 100); do /tmp/rt/bin/cuview-ctl --name vol3 status >/dev/null 2>&1 && break; sleep 0.2; done
+log_run volume-view python3 -c '
+import cuview, numpy as np, time
+with cuview.attach("vol3") as sim, sim.next_frame(timeout=10) as f:
+    for mode in ("mip", "emission", "isosurface"):
+        t = time.perf_counter(); v = f.view("v", mode=mode, size=(1280, 720))
+        print(mode, v, f"{1e3 * (time.perf_counter() - t):.0f} ms", "shown:", int(np.isfinite(v.values).sum()))
+        assert v.image.shape == (720, 1280, 3) and np.isfinite(v.values).sum() > 1000
+print("OK")'
+/tmp/rt/bin/cuview-ctl --name vol3 shutdown >/dev/null; wait $daemon
 [[ -n ${SKIP_BENCH:-} ]] && exit 0
 for array in cupy torch; do
   python3 bench/python_publisher.py --array $array --size 4096 --seconds 6 >"$out/bench-$array.log" 2>&1

@@ -44,11 +44,12 @@ from ._views import View, _copied, _region, _rewatch  # noqa: F401
 from ._client import Client
 from ._groups import Group, _leader_call  # noqa: F401
 from ._publisher import Publisher, Steering
+from ._volume import VolumeView
 
 __all__ = ["attach", "attach_group", "list", "Client", "Group", "Frame", "GroupFrame", "FieldView", "View",
-           "CuviewError", "version", "Publisher", "Steering"]
+           "CuviewError", "version", "Publisher", "Steering", "VolumeView"]
 
-for _cls in (CuviewError, Client, Group, Frame, GroupFrame, FieldView, View, Publisher, Steering):
+for _cls in (CuviewError, Client, Group, Frame, GroupFrame, FieldView, View, Publisher, Steering, VolumeView):
     _cls.__module__ = __name__
 del _cls
 

@@ -49,6 +49,18 @@ class Frame:
         """Raises CuviewError("bad_value") unless the frame is intact (trailer and checksum)."""
         _check(lib.cuview_frame_verify(self._alive()))
 
+    def view(self, field, mode="mip", camera=None, size=(640, 360), colormap="viridis", range=None,
+             opacity="ramp", level=None, max_brick=128):
+        """A picture of volume field `field`, as the viewer's volume view draws it: a VolumeView
+        whose `image` is a (height, width, 3) RGB array, for notebooks. mode "mip" (maximum-
+        intensity projection), "emission" (emission–absorption, `opacity` "ramp", "peak" or "flat"
+        over `range`) or "isosurface" (at `level`, default the middle of `range`, shaded). camera:
+        {"azimuth": degrees about y, "elevation": degrees, "zoom": 1 fits the volume, "pan": (x, y)
+        cells}; (0, 0) looks along +z with x right and y down, as a z-plane lies. The field is
+        taken every k-th cell so that no axis exceeds max_brick, then rendered on this host's CPU."""
+        from ._volume import render
+        return render(self[field], mode, camera, size, colormap, range, opacity, level, max_brick)
+
     def _alive(self):
         if not self._h or (self._held is not None and not self._held.h):
             raise CuviewError("bad_value", f"frame {self.seq} was released; take a new one with next_frame()")

@@ -224,6 +224,40 @@ class PublisherTest(unittest.TestCase):
             gateway.terminate()
             gateway.wait(30)
 
+    def test_a_volume_is_seen_whole_as_a_picture(self):  # on the host: a reader in this process
+        n, r = 48, 9
+        z, y, x = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")
+        c = (n - 1) / 2
+        ball = (((x - c - 10) ** 2 + (y - c) ** 2 + (z - c) ** 2) <= r * r).astype(np.float32)  # right of centre
+        with cuview.Publisher("ball", fields={"b": ball}, backend="host", fps=0, max_cost=1) as pub, \
+                cuview.attach("ball") as sim:
+            frame, _ = first_frame(pub, sim, {"b": ball})
+            with frame as f:
+                size = (240, 240)
+                s = 240 / (n * np.sqrt(3))  # pixels per cell at zoom 1
+
+                def disc(v):
+                    shown = v.values > 0.5 if v.mode == "mip" else ~np.isnan(v.values)
+                    ys, xs = np.nonzero(shown)
+                    return xs.mean() + 0.5, ys.mean() + 0.5, shown.sum()
+
+                mip = f.view("b", size=size)
+                self.assertEqual(mip.image.shape, (240, 240, 3))
+                cx, cy, area = disc(mip)
+                self.assertAlmostEqual(cx, 120 + 10 * s, delta=1.5)  # where geometry puts the ball
+                self.assertAlmostEqual(cy, 120, delta=1.5)
+                self.assertAlmostEqual(area, np.pi * (r * s) ** 2, delta=0.15 * np.pi * (r * s) ** 2)
+                side = f.view("b", camera={"azimuth": 90}, size=size)
+                self.assertAlmostEqual(disc(side)[0], 120, delta=1.5)  # 90°: the x offset is depth
+                iso = f.view("b", mode="isosurface", level=0.5, size=size)
+                self.assertAlmostEqual(disc(iso)[2], area, delta=0.1 * area)  # the silhouette
+                bright = f.view("b", mode="emission", colormap="grayscale", size=size)
+                self.assertGreater(int(bright.image[int(cy), int(cx)].max()), 0)
+                self.assertEqual(int(bright.image[5, 5].max()), 0)  # empty space stays black
+                with self.assertRaises(cuview.CuviewError) as e:
+                    f.view("b", mode="xray")
+                self.assertIn("'xray' is none of mip, emission, isosurface", str(e.exception))
+
     def test_a_failing_program_tells_its_viewers_why(self):  # on the host: a reader in this process
         T = volume()
         sim = None

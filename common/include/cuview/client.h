@@ -143,6 +143,21 @@ typedef struct cuview_region {
 CUVIEW_API int cuview_view_cell(const cuview_view* view, uint32_t grid_w, uint32_t grid_h, uint32_t row, uint32_t col,
                                 uint32_t* x, uint32_t* y);
 
+/* A picture of a volume as the viewer's volume view draws it (gui/render/volume_render.hpp): `data`
+ * a float32 brick of depth × height × width values in host memory, x fastest. mode "mip"
+ * (maximum-intensity projection), "emission" (emission–absorption: `colormap` and the `opacity`
+ * preset "ramp", "peak" or "flat" over [lo, hi]) or "isosurface" (at `level`, shaded). The camera
+ * is orthographic and orbits the brick's centre: azimuth about y and elevation (degrees; 0, 0
+ * looks along +z with x right and y down), zoom (1: the brick's diagonal spans the picture's
+ * shorter side), pan (cells, right and down). Writes view_w × view_h pixels to `argb`
+ * (0xAARRGGBB, row-major) and, when not NULL, to `values` what each shows: the largest value, the
+ * opacity reached, or the surface's distance along the ray (NaN: nothing). Renders on every core. */
+CUVIEW_API cuview_status cuview_render_volume(const float* data, uint32_t width, uint32_t height, uint32_t depth,
+                                              const char* mode, double azimuth, double elevation, double zoom,
+                                              double pan_x, double pan_y, const char* colormap, float lo, float hi,
+                                              const char* opacity, float level, uint32_t view_w, uint32_t view_h,
+                                              uint32_t* argb, float* values);
+
 /* From now on the gateway sends views of `field` (a float32 grid field), replacing an earlier
  * watch: view_w × view_h samples of the grid fitted into them, times `zoom`, centred on cell
  * (center_x, center_y) (NaN: the grid's centre). `encoding`: "auto" or NULL (fitted to the link),

@@ -1,0 +1,80 @@
+"""A picture of a volume field, as the viewer's volume view draws it (cuview_render_volume: ray
+casting on the CPU): Frame.view(field, mode=..., camera=...). Internal: use the `cuview` package."""
+import ctypes
+
+import numpy as np
+
+from ._capi import lib
+from ._errors import CuviewError, _check
+
+lib.cuview_render_volume.restype = ctypes.c_int
+lib.cuview_render_volume.argtypes = [
+    ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_double,
+    ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_char_p, ctypes.c_float,
+    ctypes.c_float, ctypes.c_char_p, ctypes.c_float, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_void_p,
+    ctypes.c_void_p]
+
+
+class VolumeView:
+    """A rendered picture of a volume: `image` (height, width, 3) uint8 RGB; `values` (height,
+    width) float32, what each pixel shows (the largest value, the opacity reached, or the surface's
+    distance; NaN: nothing); `brick`, the (depth, height, width) rendered (every `stride`-th cell);
+    `mode`, `camera`, `range`, `level`."""
+
+    def __init__(self, image, values, brick, stride, mode, camera, value_range, level):
+        self.image, self.values, self.brick, self.stride = image, values, brick, stride
+        self.mode, self.camera, self.range, self.level = mode, camera, value_range, level
+
+    def __repr__(self):
+        return (f"VolumeView({self.mode}, {self.image.shape[1]}x{self.image.shape[0]}, brick "
+                f"{'x'.join(map(str, self.brick))} (every {self.stride}th cell), camera {self.camera})")
+
+
+def _host_volume(view, max_brick):
+    """The field as a float32 (d, h, w) host array, every k-th cell so that no axis exceeds
+    max_brick (taken on the GPU before the copy, for a CUDA frame); a vector's magnitude."""
+    shape = view.shape
+    grid = shape[:3] if len(shape) >= 3 else None
+    if grid is None or len(shape) < 3:
+        raise CuviewError("bad_value", f"'{view.name}' is not a volume (its shape is {tuple(shape)}); view a "
+                                       "field of 3 axes, or a plane of it with next_frame()")
+    k = max(1, -(-max(grid) // max(int(max_brick), 1)))
+    if view.frame.device >= 0:
+        import cupy
+        with cupy.cuda.Device(view.frame.device):
+            a = cupy.from_dlpack(view)[::k, ::k, ::k]
+            if a.ndim == 4:
+                a = cupy.sqrt((a.astype(cupy.float32) ** 2).sum(axis=3))
+            a = cupy.asnumpy(cupy.ascontiguousarray(a.astype(cupy.float32)))
+    else:
+        a = np.asarray(view)[::k, ::k, ::k]
+        if a.ndim == 4:
+            a = np.sqrt((a.astype(np.float32) ** 2).sum(axis=3))
+        a = np.ascontiguousarray(a, dtype=np.float32)
+    return a, k
+
+
+def render(view, mode="mip", camera=None, size=(640, 360), colormap="viridis", range=None, opacity="ramp",
+           level=None, max_brick=128):
+    camera = {"azimuth": 0.0, "elevation": 0.0, "zoom": 1.0, "pan": (0.0, 0.0), **(camera or {})}
+    unknown = set(camera) - {"azimuth", "elevation", "zoom", "pan"}
+    if unknown:
+        raise CuviewError("bad_value", f"camera keys {', '.join(sorted(unknown))} are not azimuth, elevation, "
+                                       "zoom or pan")
+    brick, k = _host_volume(view, max_brick)
+    finite = brick[np.isfinite(brick)]
+    lo, hi = range if range is not None else ((float(finite.min()), float(finite.max())) if finite.size else (0, 1))
+    if hi <= lo:
+        hi = lo + 1
+    level = (lo + hi) / 2 if level is None else float(level)
+    w, h = int(size[0]), int(size[1])
+    argb = np.empty((h, w), np.uint32)
+    values = np.empty((h, w), np.float32)
+    d_, h_, w_ = brick.shape
+    pan = camera["pan"]
+    _check(lib.cuview_render_volume(brick.ctypes.data, w_, h_, d_, mode.encode(), camera["azimuth"],
+                                    camera["elevation"], camera["zoom"], pan[0] / k, pan[1] / k,
+                                    colormap.encode(), lo, hi, opacity.encode(), level, w, h, argb.ctypes.data,
+                                    values.ctypes.data))
+    rgb = np.stack([(argb >> 16) & 0xFF, (argb >> 8) & 0xFF, argb & 0xFF], axis=-1).astype(np.uint8)
+    return VolumeView(rgb, values, brick.shape, k, mode, camera, (lo, hi), level)
