@@ -27,7 +27,7 @@ class VolumeView:
 
     def __repr__(self):
         return (f"VolumeView({self.mode}, {self.image.shape[1]}x{self.image.shape[0]}, brick "
-                f"{'x'.join(map(str, self.brick))} (every {self.stride}th cell), camera {self.camera})")
+                f"{'x'.join(map(str, self.brick))} (stride {self.stride}), camera {self.camera})")
 
 
 def _host_volume(view, max_brick):
