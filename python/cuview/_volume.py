@@ -1,8 +1,7 @@
 """A picture of a volume field, as the viewer's volume view draws it (cuview_render_volume: ray
-casting on the CPU): Frame.view(field, mode=..., camera=...). Internal: use the `cuview` package."""
+casting on the CPU): Frame.view(field, mode=..., camera=...). NumPy is imported when a picture is
+made. Internal: use the `cuview` package."""
 import ctypes
-
-import numpy as np
 
 from ._capi import lib
 from ._errors import CuviewError, _check
@@ -33,6 +32,7 @@ class VolumeView:
 def _host_volume(view, max_brick):
     """The field as a float32 (d, h, w) host array, every k-th cell so that no axis exceeds
     max_brick (taken on the GPU before the copy, for a CUDA frame); a vector's magnitude."""
+    import numpy as np  # here, not at import: the package imports without NumPy (a control-only client)
     shape = view.shape
     grid = shape[:3] if len(shape) >= 3 else None
     if grid is None or len(shape) < 3:
@@ -56,6 +56,7 @@ def _host_volume(view, max_brick):
 
 def render(view, mode="mip", camera=None, size=(640, 360), colormap="viridis", range=None, opacity="ramp",
            level=None, max_brick=128):
+    import numpy as np
     camera = {"azimuth": 0.0, "elevation": 0.0, "zoom": 1.0, "pan": (0.0, 0.0), **(camera or {})}
     unknown = set(camera) - {"azimuth", "elevation", "zoom", "pan"}
     if unknown:
