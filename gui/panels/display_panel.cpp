@@ -35,9 +35,7 @@ QString name_of(Colormap map) {
 }
 
 Colormap colormap_from(const QString& name, Colormap fallback) {
-  for (std::size_t i = 0; i < kColormapNames.size(); ++i)
-    if (name == name_of(static_cast<Colormap>(i))) return static_cast<Colormap>(i);
-  return fallback;
+  return parse_colormap(name.toStdString()).value_or(fallback);
 }
 
 /// The entry of the field list that `name` picks (find_view: a field, or a particle view).

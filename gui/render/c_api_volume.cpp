@@ -32,15 +32,15 @@ extern "C" cuview_status cuview_render_volume(const float* data, uint32_t width,
                                           std::to_string(view_w) + "x" + std::to_string(view_h) +
                                           " pixels; give every size from 1 (a picture of at most 16384 a side)");
     const std::string cm = colormap != nullptr && *colormap != '\0' ? colormap : "viridis";
-    const auto named = std::find(kColormapNames.begin(), kColormapNames.end(), cm);
-    if (named == kColormapNames.end())
+    const auto map = parse_colormap(cm);
+    if (!map)
       throw Error(Errc::bad_value, "cuview_render_volume: colormap '" + cm +
                                        "' is none of viridis, magma, grayscale, diverging");
     const std::string op = opacity != nullptr && *opacity != '\0' ? opacity : "ramp";
     if (op != "ramp" && op != "peak" && op != "flat")
       throw Error(Errc::bad_value, "cuview_render_volume: opacity preset '" + op + "' is none of ramp, peak, flat");
     VolumeStyle style;
-    style.lut = make_lut(static_cast<Colormap>(named - kColormapNames.begin()));
+    style.lut = make_lut(*map);
     style.lo = lo;
     style.hi = hi;
     style.level = level;

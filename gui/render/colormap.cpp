@@ -71,4 +71,10 @@ Lut make_lut(Colormap map) {
   return lut;
 }
 
+std::optional<Colormap> parse_colormap(std::string_view name) {
+  for (std::size_t i = 0; i < kColormapNames.size(); ++i)
+    if (name == kColormapNames[i]) return static_cast<Colormap>(i);
+  return std::nullopt;
+}
+
 }  // namespace cuview::gui

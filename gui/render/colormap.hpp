@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace cuview::gui {
@@ -14,5 +15,7 @@ inline constexpr std::array<std::string_view, 4> kColormapNames{"viridis", "magm
 /// 0xAARRGGBB, the layout of QImage::Format_ARGB32.
 using Lut = std::array<std::uint32_t, 256>;
 Lut make_lut(Colormap map);
+/// The colormap kColormapNames calls `name`, or nothing.
+std::optional<Colormap> parse_colormap(std::string_view name);
 
 }  // namespace cuview::gui

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "cuview/publisher.h"
@@ -50,13 +51,19 @@ std::vector<std::pair<std::string, std::string>> option_pairs(const std::string&
   return out;
 }
 
-double number(const std::string& key, const std::string& value) {
+/// `text` as a number, or nothing when it is not one (whole, no trailing characters).
+std::optional<double> parsed(const std::string& text) {
   char* end = nullptr;
   errno = 0;
-  const double v = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || errno != 0)
-    throw Error(Errc::bad_value, "cuview_publisher_create: option " + key + "='" + value + "' is not a number");
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0) return std::nullopt;
   return v;
+}
+
+double number(const std::string& key, const std::string& value) {
+  const auto v = parsed(value);
+  if (!v) throw Error(Errc::bad_value, "cuview_publisher_create: option " + key + "='" + value + "' is not a number");
+  return *v;
 }
 
 std::uint32_t whole(const std::string& key, const std::string& value) {
@@ -136,11 +143,9 @@ namespace {
 std::map<std::string, double> values_of(const char* text, const std::string& what) {
   std::map<std::string, double> out;
   for (const auto& [key, value] : option_pairs(text != nullptr ? text : "")) {
-    char* end = nullptr;
-    const double v = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0')
-      throw Error(Errc::bad_value, what + ": " + key + "='" + value + "' is not a number (write \"F=0.03 k=0.06\")");
-    out[key] = v;
+    const auto v = parsed(value);
+    if (!v) throw Error(Errc::bad_value, what + ": " + key + "='" + value + "' is not a number (write \"F=0.03 k=0.06\")");
+    out[key] = *v;
   }
   return out;
 }
@@ -282,16 +287,8 @@ cuview_status cuview_publisher_publish_data(cuview_publisher* pub, uint64_t step
   return guarded([&] {
     pub->check_started("cuview_publisher_publish_data");
     check_arrays(*pub, count, data);
-    auto& executor = pub->pub.executor();
     const auto s = cuview::cuda::StreamRef(static_cast<CUstream_st*>(stream));
-    const bool p = pub->pub.publish(
-        step, time,
-        [&](const std::vector<cuview::FieldTarget>& targets) {
-          check_devices(*pub, count, data);  // only when a frame is written: a pointer query each
-          for (std::size_t i = 0; i < targets.size() && i < count; ++i)
-            if (targets[i].read) executor.copy(targets[i].data, data[i], targets[i].bytes, s);
-        },
-        s);
+    const bool p = pub->pub.publish(step, time, copier(*pub, data, s), s);
     if (published != nullptr) *published = p ? 1 : 0;
   });
 }
@@ -491,6 +488,15 @@ void check_devices(const cuview_publisher& pub, std::size_t count, const void* c
                                        " but the publisher runs on GPU " + std::to_string(executor.device_id()) +
                                        "; create it with that device");
   }
+}
+
+cuview::FieldWriter copier(const cuview_publisher& pub, const void* const* data, cuview::cuda::StreamRef stream) {
+  return [&pub, data, stream](const std::vector<FieldTarget>& targets) {
+    check_devices(pub, pub.field_names.size(), data);  // only when a frame is written: a pointer query each
+    auto& executor = pub.pub.executor();
+    for (std::size_t i = 0; i < targets.size() && i < pub.field_names.size(); ++i)
+      if (targets[i].read) executor.copy(targets[i].data, data[i], targets[i].bytes, stream);
+  };
 }
 
 }  // namespace cuview::capi

@@ -42,4 +42,7 @@ cuview::PublisherOptions options_of(const char* name, const char* backend, int d
 void check_arrays(const cuview_publisher& pub, std::size_t count, const void* const* data);
 /// Throws Error(bad_value) naming the field whose array is on another GPU than the publisher's.
 void check_devices(const cuview_publisher& pub, std::size_t count, const void* const* data);
+/// The FieldWriter that copies data[k] into field k's target (the fields read), on `stream`,
+/// after check_devices: what publish_data gives the publisher (also the MPI layer's).
+cuview::FieldWriter copier(const cuview_publisher& pub, const void* const* data, cuview::cuda::StreamRef stream);
 }  // namespace cuview::capi

@@ -6,7 +6,6 @@
 
 #include "c_api/publisher_handle.hpp"
 #include "cuview/mpi_parts.hpp"
-#include "executor/executor.hpp"
 
 using namespace cuview::capi;
 
@@ -55,15 +54,7 @@ cuview_status publish(cuview_publisher* pub, MPI_Comm comm, uint64_t step, doubl
       p = cuview::mpi::publish(pub->pub, comm, step, time, s);
     } else {
       check_arrays(*pub, pub->field_names.size(), data);
-      auto& executor = pub->pub.executor();
-      p = cuview::mpi::publish(
-          pub->pub, comm, step, time,
-          [&](const std::vector<cuview::FieldTarget>& targets) {
-            check_devices(*pub, pub->field_names.size(), data);
-            for (std::size_t i = 0; i < targets.size() && i < pub->field_names.size(); ++i)
-              if (targets[i].read) executor.copy(targets[i].data, data[i], targets[i].bytes, s);
-          },
-          s);
+      p = cuview::mpi::publish(pub->pub, comm, step, time, copier(*pub, data, s), s);
     }
     if (published != nullptr) *published = p ? 1 : 0;
   });
