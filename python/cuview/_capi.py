@@ -93,9 +93,11 @@ def _candidates():
         yield Path(found)
 
 
-def _load():
+def load_library(candidates, name, variable):
+    """The first of `candidates` (paths) that loads, or ImportError naming every one tried and the
+    environment `variable` that names the library `name` directly."""
     tried = []
-    for path in _candidates():
+    for path in candidates:
         tried.append(str(path))
         if path.is_absolute() and not path.exists():
             continue
@@ -104,12 +106,12 @@ def _load():
         except OSError as e:
             tried[-1] += f" ({e})"
     raise ImportError(
-        "cuview: cannot find libcuview.so (looked at: " + ", ".join(tried) + "); build cuview "
-        "(scripts/build.sh), install it (cmake --install build --prefix PREFIX), or set CUVIEW_LIBRARY "
+        f"cuview: cannot find {name} (looked at: " + ", ".join(tried) + "); build cuview "
+        f"(scripts/build.sh), install it (cmake --install build --prefix PREFIX), or set {variable} "
         "to the library's path")
 
 
-lib = _load()
+lib = load_library(_candidates(), "libcuview.so", "CUVIEW_LIBRARY")
 
 
 def _proto(name, restype, *argtypes):

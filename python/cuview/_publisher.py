@@ -2,7 +2,6 @@
 (cuview/publisher.h; docs/sdk.md). Arrays are read where they are (NumPy on the host, CuPy, PyTorch
 or JAX on the GPU): a frame's copy into the ring runs on the GPU, on the caller's stream, with no
 round trip through host memory."""
-import ctypes
 import os
 from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
 from pathlib import Path
@@ -12,24 +11,15 @@ from ._arrays import borrow
 from ._errors import CuviewError, _check
 
 
-def _load():
-    tried = []
+def _candidates():
     env = os.environ.get("CUVIEW_PUBLISHER_LIBRARY")
-    beside = Path(_capi.lib._name).parent if os.path.dirname(_capi.lib._name) else None
-    candidates = [Path(env)] if env else []
-    if beside is not None:  # next to the libcuview.so this package loaded (build/lib, PREFIX/lib)
-        candidates += [beside / "libcuview-publisher.so.0", beside / "libcuview-publisher.so"]
-    candidates.append(Path("libcuview-publisher.so.0"))  # the dynamic linker's search path
-    for path in candidates:
-        tried.append(str(path))
-        if path.is_absolute() and not path.exists():
-            continue
-        try:
-            return ctypes.CDLL(str(path))
-        except OSError as e:
-            tried[-1] += f" ({e})"
-    raise ImportError("cuview: cannot find libcuview-publisher.so (looked at: " + ", ".join(tried) + "); build "
-                      "cuview, install it, or set CUVIEW_PUBLISHER_LIBRARY to the library's path")
+    if env:
+        yield Path(env)
+    if os.path.dirname(_capi.lib._name):  # next to the libcuview.so this package loaded (build/lib, PREFIX/lib)
+        beside = Path(_capi.lib._name).parent
+        yield beside / "libcuview-publisher.so.0"
+        yield beside / "libcuview-publisher.so"
+    yield Path("libcuview-publisher.so.0")  # the dynamic linker's search path
 
 
 _lib = None
@@ -38,7 +28,7 @@ _lib = None
 def _publisher_lib():
     global _lib
     if _lib is None:
-        lib = _load()
+        lib = _capi.load_library(_candidates(), "libcuview-publisher.so", "CUVIEW_PUBLISHER_LIBRARY")
         p = c_void_p
         for name, restype, *args in [
             ("cuview_publisher_abi", c_int),

@@ -1,6 +1,9 @@
-"""The private runtime directory each Python test class runs its daemons in."""
+"""The private runtime directory each Python test class runs its daemons in, and the mpirun line
+that hands it to every rank."""
 import os
+import shutil
 import tempfile
+import unittest
 
 
 def private_runtime_dir():
@@ -11,3 +14,29 @@ def private_runtime_dir():
     os.environ["XDG_RUNTIME_DIR"] = rt.name
     os.environ["XDG_STATE_HOME"] = os.path.join(rt.name, "state")
     return rt
+
+
+class PrivateRuntimeTest(unittest.TestCase):
+    """A test class whose publishers and daemons live in a runtime directory of its own (self.rt)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rt = private_runtime_dir()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.rt.cleanup()
+
+
+def mpirun_argv(ranks, program, args):
+    """`mpirun -n N PROGRAM ARGS` as tests/support/mpi_run.cpp makes it: --allow-run-as-root as
+    root, --oversubscribe on small machines, this test's runtime directory (and on GPU hosts the
+    library path and NCCL's settings) passed to every rank."""
+    argv = [shutil.which("mpirun"), "--oversubscribe", "-n", str(ranks)]
+    if os.geteuid() == 0:
+        argv.insert(1, "--allow-run-as-root")
+    for var in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "LD_LIBRARY_PATH", "CUVIEW_SHARING", "CUVIEW_HOST",
+                "NCCL_NVLS_ENABLE", "NVSHMEM_DISABLE_NVLS", "CUDA_VISIBLE_DEVICES"):
+        if var in os.environ:
+            argv += ["-x", var]
+    return argv + [program] + args

@@ -13,7 +13,7 @@ import unittest
 import numpy as np
 
 import cuview
-from private_runtime import private_runtime_dir
+from private_runtime import mpirun_argv, private_runtime_dir
 
 BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
 BACKEND = os.environ.get("CUVIEW_TEST_BACKEND", "host")
@@ -204,20 +204,6 @@ class PythonClient(unittest.TestCase):
             cuview.attach("nobody-here")
         self.assertEqual(e.exception.code, "no_daemon")
         self.assertIn("nobody-here", str(e.exception))
-
-
-def mpirun_argv(ranks, program, args):
-    """`mpirun -n N PROGRAM ARGS` as tests/support/mpi_run.cpp makes it: --allow-run-as-root as
-    root, --oversubscribe on small machines, this test's runtime directory (and on GPU hosts the
-    library path and NCCL's settings) passed to every rank."""
-    argv = [shutil.which("mpirun"), "--oversubscribe", "-n", str(ranks)]
-    if os.geteuid() == 0:
-        argv.insert(1, "--allow-run-as-root")
-    for var in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "LD_LIBRARY_PATH", "CUVIEW_SHARING", "CUVIEW_HOST",
-                "NCCL_NVLS_ENABLE", "NVSHMEM_DISABLE_NVLS", "CUDA_VISIBLE_DEVICES"):
-        if var in os.environ:
-            argv += ["-x", var]
-    return argv + [program] + args
 
 
 class PythonVolume(unittest.TestCase):

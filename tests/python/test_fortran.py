@@ -12,7 +12,7 @@ import unittest
 import numpy as np
 
 import cuview
-from private_runtime import private_runtime_dir
+from private_runtime import PrivateRuntimeTest, mpirun_argv
 
 BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
 
@@ -39,24 +39,7 @@ def at_step(source, step, seconds=60):
     raise AssertionError(f"no frame of step {step}")
 
 
-def mpirun_argv(ranks, program, args):
-    argv = [shutil.which("mpirun"), "--oversubscribe", "-n", str(ranks)]
-    if os.geteuid() == 0:
-        argv.insert(1, "--allow-run-as-root")
-    for var in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "LD_LIBRARY_PATH"):
-        if var in os.environ:
-            argv += ["-x", var]
-    return argv + [program] + args
-
-
-class Fortran(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.rt = private_runtime_dir()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.rt.cleanup()
+class Fortran(PrivateRuntimeTest):
 
     def stop(self, name, process):
         with cuview.attach(name, control_only=True) as c:

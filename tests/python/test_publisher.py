@@ -15,7 +15,7 @@ import unittest
 import numpy as np
 
 import cuview
-from private_runtime import private_runtime_dir
+from private_runtime import PrivateRuntimeTest
 
 BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
 BACKEND = os.environ.get("CUVIEW_TEST_BACKEND", "host")
@@ -61,14 +61,7 @@ def read_elsewhere(pub, arrays, rt, stream=None, step=0):
     return np.fromfile(path, dtype=np.float32)[:D * H * W].reshape(D, H, W), step
 
 
-class PublisherTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.rt = private_runtime_dir()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.rt.cleanup()
+class PublisherTest(PrivateRuntimeTest):
 
     def publisher(self, name, fields, **kw):
         kw.setdefault("fps", 0)
@@ -277,14 +270,7 @@ class PublisherTest(unittest.TestCase):
 
 
 @unittest.skipUnless(BACKEND == "cuda", "GPU arrays are a CUDA matter (CUVIEW_TEST_BACKEND=cuda runs this)")
-class GpuArrays(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.rt = private_runtime_dir()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.rt.cleanup()
+class GpuArrays(PrivateRuntimeTest):
 
     def test_cupy_and_torch_arrays_are_copied_on_the_gpu_with_no_host_round_trip(self):
         import cupy  # both are on the GPU hosts: a missing one fails, never skips
