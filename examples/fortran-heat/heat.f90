@@ -33,14 +33,7 @@ program fortran_heat
     call cuview_poll(pub, ierr)
     call check(ierr, 'cuview_poll')
     if (cuview_shutdown_requested(pub)) exit
-    call cuview_param(pub, 'alpha', alpha, ierr)
-    if (cuview_reset_requested(pub)) then
-      call initial(T, 0)
-      step = 0
-    end if
-    do i = 1, cuview_stroke_count(pub)
-      call apply_stroke(pub, i, T, 0)
-    end do
+    call steer(pub, T, 0, alpha, step)
     steps = cuview_steps_allowed(pub, 4_c_int64_t)
     if (limit > 0) steps = min(steps, max(limit - step, 0_c_int64_t))
     if (limit > 0 .and. step >= limit .and. .not. hold) exit

@@ -112,6 +112,26 @@ contains
     call diffuse_block(T, Tn, alpha, zero, zero)
   end subroutine diffuse
 
+  !> What the last poll (or MPI turn) asked for, applied: alpha, a reset (the hot ball again, step 0)
+  !> and the strokes. `k0`: this block's first k in the global grid, 0-based.
+  subroutine steer(pub, T, k0, alpha, step)
+    type(cuview_publisher), intent(in) :: pub
+    real(c_float), intent(inout) :: T(:, :, :)
+    integer, intent(in) :: k0
+    real(c_double), intent(out) :: alpha
+    integer(c_int64_t), intent(inout) :: step
+    integer :: i, ierr
+    call cuview_param(pub, 'alpha', alpha, ierr)
+    call check(ierr, 'cuview_param')
+    if (cuview_reset_requested(pub)) then
+      call initial(T, k0)
+      step = 0
+    end if
+    do i = 1, cuview_stroke_count(pub)
+      call apply_stroke(pub, i, T, k0)
+    end do
+  end subroutine steer
+
   !> Stroke i: a ball of heat (value 1) or cold (0) at cell (x, y, z), 0-based, global; k0 as above.
   subroutine apply_stroke(pub, i, T, k0)
     type(cuview_publisher), intent(in) :: pub

@@ -49,14 +49,7 @@ program fortran_heat_mpi
     call cuview_mpi_turn(pub, MPI_COMM_WORLD, s, limit > 0 .and. step >= limit .and. .not. hold, steps, ierr)
     call check(ierr, 'cuview_mpi_turn')
     if (cuview_shutdown_requested(pub)) exit
-    call cuview_param(pub, 'alpha', alpha, ierr)
-    if (cuview_reset_requested(pub)) then
-      call initial(T, k0)
-      step = 0
-    end if
-    do i = 1, cuview_stroke_count(pub)
-      call apply_stroke(pub, i, T, k0)
-    end do
+    call steer(pub, T, k0, alpha, step)
     do i = 1, int(steps)
       below = 0
       above = 0

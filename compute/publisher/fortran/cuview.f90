@@ -44,7 +44,7 @@ module cuview
             cuview_stroke_count, cuview_stroke, cuview_steps_allowed, cuview_paused, cuview_wait, &
             cuview_checkpoint_enable, cuview_checkpoint_count, cuview_checkpoint_request, &
             cuview_checkpoint_written, cuview_checkpoint_failed, cuview_close, cuview_last_error, c_string, &
-            fortran_string
+            fortran_string, create_arguments
 
   !> A field from an array: real(c_float) or integer(c_int32_t), 1 to 3 dimensions.
   interface cuview_add_field
@@ -272,6 +272,17 @@ contains
     integer, intent(out) :: status
     character(len=:), allocatable :: b, s, o
     integer(c_int) :: d
+    call create_arguments(b, s, o, d, backend, sharing, options, device)
+    status = c_create(c_string(name), c_string(b), d, c_string(s), c_string(o), pub%handle)
+  end subroutine cuview_create
+
+  !> cuview_create's optional arguments with their defaults filled in ('auto', 'auto', '', -1), for
+  !> it and cuview_mpi_create.
+  subroutine create_arguments(b, s, o, d, backend, sharing, options, device)
+    character(len=:), allocatable, intent(out) :: b, s, o
+    integer(c_int), intent(out) :: d
+    character(len=*), intent(in), optional :: backend, sharing, options
+    integer, intent(in), optional :: device
     b = 'auto'
     s = 'auto'
     o = ''
@@ -280,8 +291,7 @@ contains
     if (present(sharing)) s = sharing
     if (present(options)) o = options
     if (present(device)) d = int(device, c_int)
-    status = c_create(c_string(name), c_string(b), d, c_string(s), c_string(o), pub%handle)
-  end subroutine cuview_create
+  end subroutine create_arguments
 
   !> The shared part of every cuview_add_field: Fortran's shape (fastest first) reversed.
   subroutine add_field_at(pub, name, dtype, fortran_shape, data, contiguous, memory, status, help)

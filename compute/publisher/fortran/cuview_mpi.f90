@@ -14,7 +14,7 @@
 !   end do
 module cuview_mpi
   use, intrinsic :: iso_c_binding
-  use cuview, only: cuview_publisher, c_string
+  use cuview, only: cuview_publisher, c_string, create_arguments
   implicit none
   private
   public :: cuview_mpi_create, cuview_mpi_turn, cuview_mpi_publish
@@ -65,14 +65,7 @@ contains
     integer(c_int64_t) :: g(3), f(3)
     integer :: n, i
     integer(c_int) :: d
-    b = 'auto'
-    s = 'auto'
-    o = ''
-    d = -1
-    if (present(backend)) b = backend
-    if (present(sharing)) s = sharing
-    if (present(options)) o = options
-    if (present(device)) d = int(device, c_int)
+    call create_arguments(b, s, o, d, backend, sharing, options, device)
     n = min(size(global_shape), 3)
     g = 0
     f = 0
