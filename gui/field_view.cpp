@@ -32,8 +32,31 @@ void FieldView::set_message(const QString& message) {
 void FieldView::reset_view() {
   zoom_ = 1;
   cx_ = cy_ = -1;
+  camera_ = VolumeCamera{};
   Q_EMIT view_changed();
 }
+
+void FieldView::set_volume(bool on) {
+  if (on == volume_) return;
+  volume_ = on;
+  orbit_ = Drag::none;
+  Q_EMIT view_changed();
+}
+
+void FieldView::set_volume_camera(const VolumeCamera& camera) {
+  camera_ = camera;
+  Q_EMIT view_changed();
+}
+
+namespace {
+/// Pixels per brick cell of a volume picture (volume_render's scale), for panning by the mouse.
+double volume_pixels_per_cell(const RenderedFrame& f, const VolumeCamera& c) {
+  if (!f.volume || f.image.isNull()) return 1;
+  const auto& v = *f.volume;
+  const double diag = std::sqrt(double(v.brick_w) * v.brick_w + double(v.brick_h) * v.brick_h + double(v.brick_d) * v.brick_d);
+  return std::max(1e-6, c.zoom * std::min(f.image.width(), f.image.height()) / std::max(diag, 1.0));
+}
+}  // namespace
 
 void FieldView::paintEvent(QPaintEvent*) {
   QPainter p(this);
@@ -65,6 +88,11 @@ void FieldView::pin_center() {
 }
 
 void FieldView::wheelEvent(QWheelEvent* e) {
+  if (volume_) {  // closer or further, about the view's centre
+    camera_.zoom = std::clamp(camera_.zoom * std::pow(1.25, e->angleDelta().y() / 120.0), 0.05, 64.0);
+    Q_EMIT view_changed();
+    return;
+  }
   if (!has_frame()) return;
   if (!frame_.layout.panels.empty() && (e->modifiers() & Qt::ShiftModifier)) {
     // Shift + wheel moves the plane of a volume under the cursor. Qt turns a vertical wheel with
@@ -112,6 +140,16 @@ void FieldView::emit_stroke(double x, double y) {
 }
 
 void FieldView::mousePressEvent(QMouseEvent* e) {
+  if (volume_) {
+    const bool shift = e->modifiers() & Qt::ShiftModifier;
+    orbit_ = e->button() == Qt::LeftButton ? (shift ? Drag::pan : Drag::orbit)
+             : e->button() == Qt::MiddleButton ? Drag::pan
+             : e->button() == Qt::RightButton  ? Drag::zoom
+                                               : Drag::none;
+    orbit_from_ = e->pos();
+    if (orbit_ != Drag::none) Q_EMIT view_changed();  // interacting: the picture may come coarser
+    return;
+  }
   if (drawing_ && (e->button() == Qt::LeftButton || e->button() == Qt::RightButton)) {
     stroke_value_ = e->button() == Qt::LeftButton ? 1 : 0;
     double x = 0, y = 0;
@@ -125,7 +163,23 @@ void FieldView::mousePressEvent(QMouseEvent* e) {
 }
 
 void FieldView::mouseMoveEvent(QMouseEvent* e) {
-  if (stroke_value_ >= 0) {
+  if (volume_ && orbit_ != Drag::none) {
+    const QPoint d = e->pos() - orbit_from_;
+    orbit_from_ = e->pos();
+    if (orbit_ == Drag::orbit) {
+      // As if the volume were grabbed: dragging right turns its front to the right, dragging down
+      // turns its top towards the viewer.
+      camera_.azimuth_deg = std::remainder(camera_.azimuth_deg + 0.4 * d.x(), 360.0);
+      camera_.elevation_deg = std::clamp(camera_.elevation_deg + 0.4 * d.y(), -90.0, 90.0);
+    } else if (orbit_ == Drag::pan) {
+      const double ppc = volume_pixels_per_cell(frame_, camera_);
+      camera_.pan_x -= d.x() / ppc;
+      camera_.pan_y -= d.y() / ppc;
+    } else {
+      camera_.zoom = std::clamp(camera_.zoom * std::pow(1.01, -d.y()), 0.05, 64.0);
+    }
+    Q_EMIT view_changed();
+  } else if (stroke_value_ >= 0) {
     double x = 0, y = 0;
     if (cell_coords(e->pos(), x, y)) emit_stroke(x, y);
   } else if (dragging_ && has_frame()) {
@@ -139,6 +193,10 @@ void FieldView::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void FieldView::mouseReleaseEvent(QMouseEvent*) {
+  if (orbit_ != Drag::none) {
+    orbit_ = Drag::none;
+    Q_EMIT view_changed();  // at rest: the picture at full resolution
+  }
   dragging_ = false;
   stroke_value_ = -1;
 }
@@ -150,6 +208,21 @@ QString FieldView::readout(QPoint p) const {
     return {};
   const float v = (*frame_.values)[static_cast<std::size_t>(p.y()) * frame_.image.width() + p.x()];
   if (std::isnan(v)) return {};
+  if (frame_.volume) {  // what the ray through the pixel shows
+    const auto& vi = *frame_.volume;
+    const QString bound = frame_.link && frame_.link->error_bound > 0
+                              ? QString(" ± %1").arg(frame_.link->error_bound, 0, 'g', 2)
+                              : QString();
+    switch (vi.mode) {
+      case VolumeMode::mip:
+        return QString("largest along the ray = %1%2").arg(static_cast<double>(v), 0, 'g', 6).arg(bound);
+      case VolumeMode::emission:
+        return QString("opacity along the ray %1").arg(static_cast<double>(v), 0, 'f', 3);
+      case VolumeMode::isosurface:
+        return QString("isosurface at %1, %2 cells in").arg(static_cast<double>(vi.level), 0, 'g', 6)
+            .arg(static_cast<double>(v) * vi.stride, 0, 'f', 1);
+    }
+  }
   ViewTransform t;  // the frame's own sampling: the cell is the one whose value was drawn there
   t.field_w = frame_.field_w, t.field_h = frame_.field_h;
   t.view_w = frame_.image.width(), t.view_h = frame_.image.height();

@@ -1,6 +1,8 @@
 // Shows the worker's rendered frames; zoom (wheel), pan (drag), value readout (hover), and for a
 // plane of a volume Shift + wheel moves the plane under the cursor (plane_step). In drawing mode the left button
-// draws and the right button erases (stroke()), the middle button pans.
+// draws and the right button erases (stroke()), the middle button pans. A volume seen whole takes
+// ParaView's mouse: the left button orbits (Shift + left pans), the middle pans, the right zooms
+// (drag up: closer), as does the wheel.
 // paintEvent only draws.
 #pragma once
 
@@ -23,6 +25,13 @@ class FieldView : public QWidget {
   [[nodiscard]] double center_x() const { return cx_; }
   [[nodiscard]] double center_y() const { return cy_; }
   void reset_view();
+  /// A volume seen whole: the mouse moves the camera (volume_camera) instead of the plane's view.
+  void set_volume(bool on);
+  [[nodiscard]] bool volume() const { return volume_; }
+  [[nodiscard]] const VolumeCamera& volume_camera() const { return camera_; }
+  void set_volume_camera(const VolumeCamera& camera);
+  /// A mouse button is moving the volume's camera.
+  [[nodiscard]] bool interacting() const { return orbit_ != Drag::none; }
   /// A sentence shown across the view (e.g. why no frames come); empty hides it.
   void set_message(const QString& message);
   [[nodiscard]] QString message() const { return message_; }
@@ -70,6 +79,11 @@ class FieldView : public QWidget {
   bool dragging_ = false;
   bool drawing_ = false;
   int stroke_value_ = -1;  // while a drawing button is held: 1 or 0
+  bool volume_ = false;
+  VolumeCamera camera_;
+  enum class Drag { none, orbit, pan, zoom };
+  Drag orbit_ = Drag::none;  // the volume's camera under a held button
+  QPoint orbit_from_;
 };
 
 /// The colour bar beside the view: the colormap from lo (bottom) to hi (top) with labels.

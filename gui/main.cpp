@@ -75,6 +75,26 @@ int main(int argc, char** argv) {
                         p.find_first_not_of("0123456789", 2) == std::string::npos;
         return ok ? std::string() : "'" + p + "' is not AXIS=INDEX (x, y or z, then a cell index: z=10)";
       });
+  std::string volume, opacity;
+  cli.add_option("--volume", volume,
+                 "see a volume whole: mip (the largest value along each ray), emission (colour and opacity along it) or "
+                 "isosurface (the surface at --level); the Volume dock changes it")
+      ->check(CLI::IsMember({"planes", "mip", "emission", "isosurface"}));
+  std::optional<double> level;
+  cli.add_option("--level", level, "the isosurface's level (default 0.5)");
+  cli.add_option("--opacity", opacity, "emission: the opacity preset, ramp, peak or flat (default ramp)")
+      ->check(CLI::IsMember({"ramp", "peak", "flat"}));
+  std::string camera;
+  cli.add_option("--camera", camera,
+                 "the volume's camera at start, as AZIMUTH,ELEVATION[,ZOOM] in degrees (0,0: looking along +z, y down; "
+                 "the mouse moves it)")
+      ->check([](const std::string& c) {
+        double a = 0, e = 0, z = 1;
+        char tail = 0;
+        const int n = std::sscanf(c.c_str(), "%lf,%lf,%lf%c", &a, &e, &z, &tail);
+        return (n == 2 || n == 3) && z > 0 ? std::string()
+                                          : "'" + c + "' is not AZIMUTH,ELEVATION[,ZOOM] (30,20 or 30,20,1.5)";
+      });
   cli.add_flag("--screenshot-window", whole_window, "screenshots show the whole window, not only the view");
   try {
     cli.parse(argc, argv);
@@ -134,6 +154,16 @@ int main(int argc, char** argv) {
   o.field = QString::fromStdString(field);
   o.plane = QString::fromStdString(plane);
   o.three_planes = three_planes;
+  o.volume = QString::fromStdString(volume);
+  o.level = level;
+  o.opacity = QString::fromStdString(opacity);
+  if (!camera.empty()) {
+    cuview::gui::VolumeCamera c;
+    double z = 1;
+    (void)std::sscanf(camera.c_str(), "%lf,%lf,%lf", &c.azimuth_deg, &c.elevation_deg, &z);
+    c.zoom = z;
+    o.camera = c;
+  }
   o.whole_window = whole_window;
 
   cuview::gui::MainWindow window(o);

@@ -20,6 +20,7 @@
 #include "panels/display_panel.hpp"
 #include "panels/rates_panel.hpp"
 #include "panels/simulation_panel.hpp"
+#include "panels/volume_panel.hpp"
 
 namespace cuview::gui {
 namespace {
@@ -56,6 +57,8 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent)
   addDockWidget(Qt::RightDockWidgetArea, display_);
   simulation_ = new SimulationPanel(this);
   addDockWidget(Qt::RightDockWidgetArea, simulation_);
+  volume_ = new VolumePanel(this);
+  addDockWidget(Qt::RightDockWidgetArea, volume_);
   rates_ = new RatesPanel(this);
   addDockWidget(Qt::LeftDockWidgetArea, rates_);
   build_status_bar();
@@ -71,6 +74,10 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent)
   display_->start_with(opts_.colormap, opts_.field);
   if (!opts_.plane.isEmpty()) display_->set_slice(opts_.plane.section('=', 0, 0), opts_.plane.section('=', 1).toInt());
   display_->set_three_planes(opts_.three_planes);
+  if (opts_.level) volume_->set_level(*opts_.level);
+  if (!opts_.opacity.isEmpty()) volume_->set_preset(opts_.opacity);
+  if (opts_.camera) view_->set_volume_camera(*opts_.camera);
+  if (!opts_.volume.isEmpty()) volume_->set_mode(opts_.volume);
   fps_clock_.start();
   headless_clock_.start();
   lister_.set_remote(remote_);
@@ -118,6 +125,8 @@ void MainWindow::connect_parts() {
   connect(view_, &FieldView::stroke, simulation_, &SimulationPanel::stroke);
   connect(view_, &FieldView::stroke_ball, simulation_, &SimulationPanel::stroke_ball);
   connect(view_, &FieldView::view_changed, this, &MainWindow::push_view);
+  connect(volume_, &VolumePanel::view_changed, this, &MainWindow::push_view);
+  connect(volume_, &VolumePanel::active_changed, view_, &FieldView::set_volume);
   // The painted frame frees the worker for the next one straight from the view (frame_shown is
   // thread-safe); the window's bookkeeping follows, queued: on_painted may grab the view for a
   // screenshot, which must not happen inside paintEvent.
@@ -147,9 +156,14 @@ void MainWindow::build_status_bar() {
   readout_label_ = new QLabel;
   checkpoint_label_ = new QLabel;
   checkpoint_label_->setObjectName("checkpoint");
+  volume_label_ = new QLabel;
+  volume_label_->setObjectName("volume");
+  volume_label_->setToolTip("the volume view: the brick rendered (the grid's cells it takes), what bringing it cost, "
+                            "how long the rays took on this computer's cores");
+  volume_label_->setVisible(false);
   for (auto* l :
        {connection_label_, fps_label_, latency_label_, steps_label_, cost_label_, skipped_label_, backend_label_, remote_label_,
-        checkpoint_label_})
+        volume_label_, checkpoint_label_})
     statusBar()->addWidget(l);
   statusBar()->addPermanentWidget(readout_label_);
 }
@@ -224,6 +238,7 @@ void MainWindow::push_view() {
   v.center_x = view_->center_x();
   v.center_y = view_->center_y();
   display_->fill(v);
+  volume_->fill(v, view_->volume_camera(), view_->interacting());
   worker_.set_view(v);
 }
 
@@ -235,7 +250,9 @@ void MainWindow::on_frame(const RenderedFrame& f) {
   }
   view_->show_frame(f);
   show_link(f);
+  show_volume(f);
   colorbar_->set(f.colormap, f.lo, f.hi);
+  volume_->set_colormap(f.colormap);
   if (!view_->isVisible()) worker_.frame_shown();  // nothing will paint it: do not stall the worker
 }
 
@@ -250,6 +267,22 @@ void MainWindow::show_link(const RenderedFrame& f) {
   QString text = QString("remote %1 · %2 · ±%3").arg(where, f.link->encoding).arg(f.link->error_bound, 0, 'g', 2);
   if (f.link->link_bytes_per_s > 0) text += QString(" · %1 MB/s").arg(f.link->link_bytes_per_s / 1e6, 0, 'f', 1);
   show_status(remote_label_, text);
+}
+
+void MainWindow::show_volume(const RenderedFrame& f) {
+  volume_label_->setVisible(f.volume.has_value());
+  if (!f.volume) return;
+  const auto& v = *f.volume;
+  const char* mode = v.mode == VolumeMode::mip ? "MIP" : v.mode == VolumeMode::emission ? "emission" : "isosurface";
+  QString text = QString("%1 · brick %2×%3×%4").arg(mode).arg(v.brick_w).arg(v.brick_h).arg(v.brick_d);
+  if (v.stride > 1) text += QString(" (every %1th cell of %2×%3×%4)").arg(v.stride).arg(v.grid[2]).arg(v.grid[1]).arg(v.grid[0]);
+  if (!v.source.isEmpty()) text += " · " + v.source;
+  if (v.copy_ms > 0)
+    text += v.bytes > 0 ? QString(" · copy %1 ms, %2 MB").arg(v.copy_ms, 0, 'f', 1).arg(v.bytes / 1e6, 0, 'f', 1)
+                        : QString(" · read %1 ms").arg(v.copy_ms, 0, 'f', 1);
+  text += QString(" · rays %1 ms").arg(v.render_ms, 0, 'f', 1);
+  if (v.scale > 1) text += QString(" at 1/%1 resolution").arg(v.scale);
+  show_status(volume_label_, text);
 }
 
 void MainWindow::on_painted(const RenderedFrame& f) {
@@ -274,7 +307,8 @@ void MainWindow::on_painted(const RenderedFrame& f) {
   // the window was laid out, nor one of an earlier field or colormap.
   const bool drawn_as_shown =
       f.image.size() == view_->size() && f.field == display_->field_index() && f.colormap == display_->colormap() &&
-      (!f.slice || (*f.slice == display_->slice() && (f.layout.panels.size() == 3) == opts_.three_planes));
+      f.volume.has_value() == volume_->active() &&
+      (f.volume || !f.slice || (*f.slice == display_->slice() && (f.layout.panels.size() == 3) == opts_.three_planes));
   if (opts_.headless() && !headless_done_ && drawn_as_shown &&
       frames_displayed_ >= static_cast<quint64>(opts_.frames)) {
     headless_done_ = true;
@@ -323,6 +357,7 @@ void MainWindow::on_connection(Connection state, const QString& text) {
 }
 
 void MainWindow::on_described(const proto::DescribeResult& d) {
+  volume_->describe(d);
   session_ = QString::fromStdString(d.session);
   show_status(backend_label_, QString::fromStdString(d.backend));
   backend_label_->setToolTip(QString::fromStdString(d.device));

@@ -21,6 +21,7 @@ class DaemonsPanel;
 class DisplayPanel;
 class RatesPanel;
 class SimulationPanel;
+class VolumePanel;
 
 struct ViewerOptions {
   QString name;        ///< attach to this daemon at start (empty: none)
@@ -36,6 +37,10 @@ struct ViewerOptions {
   QString plane;              ///< a volume's plane to show first, "AXIS=INDEX" (z=10); empty: the middle z-plane
   bool three_planes = false;  ///< a volume's planes across z, x and y side by side
   bool whole_window = false;  ///< screenshots show the whole window, not only the view
+  QString volume;             ///< a volume seen whole at start: mip, emission or isosurface (empty: planes)
+  std::optional<double> level;  ///< the isosurface's level at start
+  QString opacity;            ///< the emission's opacity preset at start (ramp, peak, flat)
+  std::optional<VolumeCamera> camera;  ///< the volume's camera at start
 
   /// Headless runs (a screenshot) take their settings from these options and the defaults alone:
   /// they neither read nor write what interactive runs remember (QSettings), so one run's
@@ -66,6 +71,7 @@ class MainWindow : public QMainWindow {
   void set_field(const QString& name);
   void set_parameter(const QString& name, double value);
   [[nodiscard]] FieldView* view() const { return view_; }
+  [[nodiscard]] VolumePanel* volume_panel() const { return volume_; }
   [[nodiscard]] Connection connection() const { return state_; }
   /// The connection's state as the status bar shows it ("connected to run1", "waiting for run1").
   [[nodiscard]] QString connection_text() const;
@@ -94,6 +100,8 @@ class MainWindow : public QMainWindow {
   void on_frame(const RenderedFrame& f);
   /// "remote ssh://host · u16 · ±3.1e-06 · 18.2 MB/s" for a remote view, nothing for a local frame.
   void show_link(const RenderedFrame& f);
+  /// The volume view's brick (its size, the grid's cells it takes), copy and render times.
+  void show_volume(const RenderedFrame& f);
   void on_painted(const RenderedFrame& f);
   void on_connection(Connection state, const QString& text);
   void on_described(const proto::DescribeResult& d);
@@ -112,6 +120,7 @@ class MainWindow : public QMainWindow {
   DaemonsPanel* daemons_ = nullptr;
   DisplayPanel* display_ = nullptr;
   SimulationPanel* simulation_ = nullptr;
+  VolumePanel* volume_ = nullptr;
   RatesPanel* rates_ = nullptr;
   QLabel* connection_label_ = nullptr;
   QLabel* fps_label_ = nullptr;
@@ -122,7 +131,8 @@ class MainWindow : public QMainWindow {
   QLabel* backend_label_ = nullptr;
   QLabel* remote_label_ = nullptr;  ///< the gateway, encoding, error bound and link of a remote view
   QLabel* readout_label_ = nullptr;
-  QLabel* checkpoint_label_ = nullptr;  ///< when the daemon last wrote a checkpoint
+  QLabel* checkpoint_label_ = nullptr;
+  QLabel* volume_label_ = nullptr;  ///< what a volume view is made of and what it cost  ///< when the daemon last wrote a checkpoint
   QAction* checkpoint_now_ = nullptr;
   std::uint64_t checkpoints_seen_ = 0, checkpoints_answered_ = 0;  ///< the daemon's counts at the last stats
   QString checkpoint_session_;

@@ -13,8 +13,22 @@
 
 #include "cuview/client.hpp"
 #include "render/colormap.hpp"
+#include "render/volume_render.hpp"
 
 namespace cuview::gui {
+
+/// A volume seen whole (issue 40) rather than a plane of it: how, and from where.
+struct VolumeRequest {
+  VolumeMode mode = VolumeMode::mip;
+  VolumeCamera camera;
+  std::array<float, 256> opacity{};  ///< emission–absorption: per cell of path, over [lo, hi] (the editor's curve)
+  float level = 0.5f;                ///< the isosurface's
+  int max_brick = 128;               ///< the brick's longest axis, cells: a volume larger is taken every k-th cell
+  bool show_plane = false;           ///< the plane the Display dock names, outlined inside the volume
+  /// The mouse is moving the camera: the picture may be drawn at a lower resolution and scaled up
+  /// when a full one takes longer than a frame at 30 Hz (as ParaView's interactive render does).
+  bool interacting = false;
+};
 
 /// What the UI asks the worker to render.
 struct ViewRequest {
@@ -31,6 +45,21 @@ struct ViewRequest {
   /// slider and the keyboard move.
   bool three_planes = false;
   std::array<std::uint32_t, 3> through{};
+  std::optional<VolumeRequest> volume;  ///< a grid of three axes seen whole; empty: planes of it
+};
+
+/// How a volume view was made: what the picture is of, and what it cost the viewer.
+struct VolumeInfo {
+  VolumeMode mode = VolumeMode::mip;
+  VolumeCamera camera;
+  float level = 0.5f;
+  int brick_w = 0, brick_h = 0, brick_d = 0;  ///< the brick rendered
+  int stride = 1;                             ///< its cell (i, j, k) is the grid's (i, j, k)·stride
+  std::array<std::uint32_t, 3> grid{};        ///< the whole grid, {depth, height, width}
+  double copy_ms = 0, render_ms = 0;          ///< taking the brick (0: the one held), casting the rays
+  std::size_t bytes = 0;                      ///< the copy engine brought for this brick (0: host memory or held)
+  int scale = 1;                              ///< drawn at 1/scale of the picture's resolution, scaled up
+  QString source;                             ///< remote: how the brick came ("u8 zstd ± 0.004"); empty locally
 };
 
 /// How a remote view came: the gateway's encoding, how far a value may be from the true one, and
@@ -56,6 +85,7 @@ struct RenderedFrame {
   std::optional<RemoteLink> link;  ///< a remote view's; empty for a frame read on this host
   std::optional<Slice> slice;      ///< the plane of a volume shown; empty for a 2-D grid
   PictureLayout layout;            ///< where the picture's cells come from: the grid, a plane, three planes
+  std::optional<VolumeInfo> volume;  ///< a volume seen whole: values are per pixel the mode's (volume_render.hpp)
 };
 
 }  // namespace cuview::gui

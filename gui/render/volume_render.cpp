@@ -33,34 +33,38 @@ Axes axes_of(const VolumeCamera& c) {
 
 class Sampler {
  public:
-  explicit Sampler(const VolumeBrick& b) : b_(b) {}
+  explicit Sampler(const VolumeBrick& b)
+      : d_(b.data), w_(b.width), h_(b.height), z_(b.depth), sy_(b.width),
+        sz_(static_cast<std::ptrdiff_t>(b.width) * b.height), mx_(b.width - 1.0f), my_(b.height - 1.0f),
+        mz_(b.depth - 1.0f) {}
   /// Trilinear at (x, y, z), cell centres at integers; clamped at the faces.
-  [[nodiscard]] float at(double x, double y, double z) const {
-    x = std::clamp(x, 0.0, b_.width - 1.0);
-    y = std::clamp(y, 0.0, b_.height - 1.0);
-    z = std::clamp(z, 0.0, b_.depth - 1.0);
-    const int x0 = std::min(static_cast<int>(x), b_.width - 2 < 0 ? 0 : b_.width - 2);
-    const int y0 = std::min(static_cast<int>(y), b_.height - 2 < 0 ? 0 : b_.height - 2);
-    const int z0 = std::min(static_cast<int>(z), b_.depth - 2 < 0 ? 0 : b_.depth - 2);
-    const int x1 = std::min(x0 + 1, b_.width - 1), y1 = std::min(y0 + 1, b_.height - 1),
-              z1 = std::min(z0 + 1, b_.depth - 1);
-    const double fx = x - x0, fy = y - y0, fz = z - z0;
-    auto v = [&](int i, int j, int k) {
-      return static_cast<double>(b_.data[(static_cast<std::size_t>(k) * b_.height + j) * b_.width + i]);
-    };
-    const double c00 = v(x0, y0, z0) * (1 - fx) + v(x1, y0, z0) * fx;
-    const double c10 = v(x0, y1, z0) * (1 - fx) + v(x1, y1, z0) * fx;
-    const double c01 = v(x0, y0, z1) * (1 - fx) + v(x1, y0, z1) * fx;
-    const double c11 = v(x0, y1, z1) * (1 - fx) + v(x1, y1, z1) * fx;
-    return static_cast<float>((c00 * (1 - fy) + c10 * fy) * (1 - fz) + (c01 * (1 - fy) + c11 * fy) * fz);
+  [[nodiscard]] float at(float x, float y, float z) const {
+    x = std::clamp(x, 0.0f, mx_);
+    y = std::clamp(y, 0.0f, my_);
+    z = std::clamp(z, 0.0f, mz_);
+    const int x0 = std::min(static_cast<int>(x), std::max(w_ - 2, 0));
+    const int y0 = std::min(static_cast<int>(y), std::max(h_ - 2, 0));
+    const int z0 = std::min(static_cast<int>(z), std::max(z_ - 2, 0));
+    const std::ptrdiff_t dx = w_ > 1 ? 1 : 0, dy = h_ > 1 ? sy_ : 0, dz = z_ > 1 ? sz_ : 0;
+    const float fx = x - x0, fy = y - y0, fz = z - z0;
+    const float* p = d_ + z0 * sz_ + y0 * sy_ + x0;
+    const float c00 = p[0] + (p[dx] - p[0]) * fx;
+    const float c10 = p[dy] + (p[dy + dx] - p[dy]) * fx;
+    const float c01 = p[dz] + (p[dz + dx] - p[dz]) * fx;
+    const float c11 = p[dz + dy] + (p[dz + dy + dx] - p[dz + dy]) * fx;
+    const float c0 = c00 + (c10 - c00) * fy, c1 = c01 + (c11 - c01) * fy;
+    return c0 + (c1 - c0) * fz;
   }
   [[nodiscard]] Vec gradient(Vec p) const {
-    return {at(p.x + 1, p.y, p.z) - at(p.x - 1, p.y, p.z), at(p.x, p.y + 1, p.z) - at(p.x, p.y - 1, p.z),
-            at(p.x, p.y, p.z + 1) - at(p.x, p.y, p.z - 1)};
+    const auto x = static_cast<float>(p.x), y = static_cast<float>(p.y), z = static_cast<float>(p.z);
+    return {at(x + 1, y, z) - at(x - 1, y, z), at(x, y + 1, z) - at(x, y - 1, z), at(x, y, z + 1) - at(x, y, z - 1)};
   }
 
  private:
-  const VolumeBrick& b_;
+  const float* d_;
+  int w_, h_, z_;
+  std::ptrdiff_t sy_, sz_;
+  float mx_, my_, mz_;
 };
 
 std::uint32_t argb(double r, double g, double b) {
@@ -73,7 +77,7 @@ double blue(std::uint32_t c) { return (c & 0xff) / 255.0; }
 
 int index_of(float v, const VolumeStyle& s) {
   const float t = s.hi > s.lo ? (v - s.lo) / (s.hi - s.lo) : 0.f;
-  return std::clamp(static_cast<int>(t * 255.f + 0.5f), 0, 255);
+  return std::clamp(static_cast<int>(t * 255.f + 0.5f), 0, 255);  // NaN: 0
 }
 
 constexpr std::uint32_t kMiss = 0xff000000u;  // black where a ray shows nothing
@@ -98,6 +102,14 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
   const double step = std::clamp(style.step, 0.05, 4.0);
   const Vec lo{-0.5, -0.5, -0.5}, hi{brick.width - 0.5, brick.height - 0.5, brick.depth - 0.5};
   const Sampler sample(brick);
+  // Per colormap entry: the opacity of one step and the colour as floats, computed once.
+  std::array<float, 256> step_alpha{};
+  std::array<std::array<float, 3>, 256> lut_rgb{};
+  for (std::size_t i = 0; i < 256; ++i) {
+    step_alpha[i] = static_cast<float>(1 - std::exp(-static_cast<double>(style.opacity[i]) * step));
+    lut_rgb[i] = {static_cast<float>(red(style.lut[i])), static_cast<float>(green(style.lut[i])),
+                  static_cast<float>(blue(style.lut[i]))};
+  }
 
   auto row = [&](int py) {
     for (int px = 0; px < out.width; ++px) {
@@ -122,31 +134,33 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
       if (miss || t0 > t1) continue;
       const std::size_t at = static_cast<std::size_t>(py) * out.width + px;
       auto point = [&](double t) { return origin + ax.dir * t; };
+      // Marching in float: the position advances by a fixed step vector.
+      const float sx = static_cast<float>(ax.dir.x * step), sy = static_cast<float>(ax.dir.y * step),
+                  sz = static_cast<float>(ax.dir.z * step);
+      const Vec start = point(t0);
+      const int samples = static_cast<int>((t1 - t0) / step) + 1;
       if (mode == VolumeMode::mip) {
         float best = -std::numeric_limits<float>::infinity();
-        for (double t = t0; t <= t1; t += step) {
-          const Vec p = point(t);
-          best = std::max(best, sample.at(p.x, p.y, p.z));
-        }
+        float x = static_cast<float>(start.x), y = static_cast<float>(start.y), z = static_cast<float>(start.z);
+        for (int i = 0; i < samples; ++i, x += sx, y += sy, z += sz) best = std::max(best, sample.at(x, y, z));
         out.values[at] = best;
         out.argb[at] = style.lut[static_cast<std::size_t>(index_of(best, style))];
       } else if (mode == VolumeMode::emission) {
-        double r = 0, g = 0, b = 0, alpha = 0;
-        for (double t = t0; t <= t1 && alpha < 0.995; t += step) {
-          const Vec p = point(t);
-          const int i = index_of(sample.at(p.x, p.y, p.z), style);
-          const double a = 1 - std::exp(-static_cast<double>(style.opacity[static_cast<std::size_t>(i)]) * step);
+        float r = 0, g = 0, b = 0, alpha = 0;
+        float x = static_cast<float>(start.x), y = static_cast<float>(start.y), z = static_cast<float>(start.z);
+        for (int k = 0; k < samples && alpha < 0.995f; ++k, x += sx, y += sy, z += sz) {
+          const auto i = static_cast<std::size_t>(index_of(sample.at(x, y, z), style));
+          const float a = step_alpha[i];
           if (a <= 0) continue;
-          const std::uint32_t c = style.lut[static_cast<std::size_t>(i)];
-          const double w = (1 - alpha) * a;
-          r += w * red(c), g += w * green(c), b += w * blue(c);
+          const float w = (1 - alpha) * a;
+          r += w * lut_rgb[i][0], g += w * lut_rgb[i][1], b += w * lut_rgb[i][2];
           alpha += w;
         }
         out.values[at] = static_cast<float>(alpha);
         out.argb[at] = argb(r, g, b);  // over black
       } else {
         const Vec p0 = point(t0);
-        float before = sample.at(p0.x, p0.y, p0.z);
+        float before = sample.at(static_cast<float>(p0.x), static_cast<float>(p0.y), static_cast<float>(p0.z));
         if (before >= style.level) {  // the ray enters inside the surface: its face shows
           out.values[at] = 0;
           out.argb[at] = style.lut[static_cast<std::size_t>(index_of(style.level, style))];
@@ -154,7 +168,7 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
         }
         for (double t = t0 + step; t <= t1 + 1e-9; t += step) {
           const Vec p = point(std::min(t, t1));
-          const float now = sample.at(p.x, p.y, p.z);
+          const float now = sample.at(static_cast<float>(p.x), static_cast<float>(p.y), static_cast<float>(p.z));
           if (now < style.level) {
             before = now;
             continue;
@@ -164,7 +178,7 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
           for (int k = 0; k < 12; ++k) {
             const double m = (a + b) / 2;
             const Vec q = point(m);
-            (sample.at(q.x, q.y, q.z) >= style.level ? b : a) = m;
+            (sample.at(static_cast<float>(q.x), static_cast<float>(q.y), static_cast<float>(q.z)) >= style.level ? b : a) = m;
           }
           const Vec hit = point(b);
           Vec n = sample.gradient(hit);
@@ -189,6 +203,16 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
     });
   for (auto& t : pool) t.join();
   return out;
+}
+
+std::array<double, 2> volume_pixel(const VolumeBrick& brick, const VolumeCamera& camera, int width, int height,
+                                   double x, double y, double z) {
+  const Axes ax = axes_of(camera);
+  const Vec rel{x - (brick.width - 1) / 2.0, y - (brick.height - 1) / 2.0, z - (brick.depth - 1) / 2.0};
+  const double diag = std::sqrt(double(brick.width) * brick.width + double(brick.height) * brick.height +
+                                double(brick.depth) * brick.depth);
+  const double scale = std::max(camera.zoom, 1e-6) * std::min(width, height) / diag;
+  return {(dot(rel, ax.right) - camera.pan_x) * scale + width / 2.0, (dot(rel, ax.down) - camera.pan_y) * scale + height / 2.0};
 }
 
 std::array<float, 256> opacity_preset(const char* name, int depth) {

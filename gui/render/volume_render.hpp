@@ -60,6 +60,12 @@ struct VolumeImage {
 VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode,
                           const VolumeStyle& style, int width, int height);
 
+/// Where the point (x, y, z) of `brick` (cell centres at integers) shows in a width × height
+/// picture of `camera`: continuous picture coordinates (pixel k spans [k, k + 1)). The inverse of a
+/// pixel's ray, for drawing over the picture (a slice plane's outline).
+std::array<double, 2> volume_pixel(const VolumeBrick& brick, const VolumeCamera& camera, int width, int height,
+                                   double x, double y, double z);
+
 /// The transfer functions' presets: "ramp" (opacity rising with the value), "peak" (a band around
 /// the middle of [lo, hi]), "flat" (the same everywhere), scaled so that a path of `depth` cells
 /// of the highest opacity is nearly opaque.

@@ -81,6 +81,7 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
     client_remote_ = remote;
     last_seq_ = 0;
     renderer_.forget_session();
+    volume_.forget();
     group_description_ = run_->leader().description();
     group_description_.width = run_->global_width();
     group_description_.height = run_->global_height();
@@ -190,8 +191,33 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
   hand_over(renderer_.render(RemoteView(*held_view_), d, view), held_view_->header.seq);
 }
 
-void ViewerWorker::render(const ViewRequest& view) {
+void ViewerWorker::render(const ViewRequest& view, bool fresh) {
   const auto& frames = *current_group_;
+  if (view.volume && group_description_.grid().size() == 3) {
+    // The whole volume: every part's cells in one brick of the whole grid, then one picture.
+    const auto& fields = group_description_.fields;
+    const auto refuse = [&](const QString& why) {  // said once, not at every frame
+      hand_over({{}, std::exchange(volume_refusal_, why) == why ? QString() : why}, frames.part(0).info().seq);
+    };
+    if (view.field < 0 || static_cast<std::size_t>(view.field) >= fields.size())
+      return refuse("the volume view shows fields, not particles: pick a field");
+    const auto field = static_cast<std::size_t>(view.field);
+    std::vector<VolumeViewRenderer::Part> parts;
+    if (frames.size() == 1)
+      parts.push_back({&frames.part(0), &run_->leader().description().fields.at(field),
+                       own_block(run_->leader().description())});
+    else
+      for (std::size_t k = 0; k < frames.size() && k < part_descriptions_.size(); ++k)
+        parts.push_back({&frames.part(k), &part_descriptions_[k]->fields.at(field), frames.block(k)});
+    try {
+      hand_over(volume_.render(parts, group_description_, view.field, view, fresh), frames.part(0).info().seq);
+      volume_refusal_.clear();
+    } catch (const Error& e) {
+      if (e.code() != Errc::bad_value) throw;
+      refuse(QString::fromStdString(e.what()));
+    }
+    return;
+  }
   if (frames.size() == 1)  // one block: the frame is the picture
     hand_over(renderer_.render(frames.part(0), run_->leader().description(), view), frames.part(0).info().seq);
   else
@@ -281,7 +307,7 @@ void ViewerWorker::run() {
             QMutexLocker lock(&mu_);
             shown_ = false;
           }
-          render(view);
+          render(view, arrived);
         }
       } else {
         QMutexLocker lock(&mu_);

@@ -18,6 +18,7 @@
 #include "cuview/client.hpp"
 #include "render/rendered_frame.hpp"
 #include "render/view_renderer.hpp"
+#include "render/volume_view.hpp"
 #include "worker/command_queue.hpp"
 
 namespace cuview::gui {
@@ -56,8 +57,9 @@ class ViewerWorker : public QThread {
   void try_attach(const QString& name, const QString& remote);
   void run_commands(std::deque<Command> commands);
   /// Renders the held frame as `view` asks and hands it over; with nothing to hand over, the
-  /// next frame may come at once.
-  void render(const ViewRequest& view);
+  /// next frame may come at once. `fresh`: the frame arrived since the last render (a volume view
+  /// takes its brick then, and otherwise draws the one it holds).
+  void render(const ViewRequest& view, bool fresh);
   /// Hands a rendered frame of sequence `seq` to the UI, or frees the worker for the next one.
   void hand_over(RenderResult result, std::uint64_t seq);
   void drop_client();
@@ -96,6 +98,8 @@ class ViewerWorker : public QThread {
   std::optional<RemoteView> held_view_;   ///< the newest remote view, kept for colour changes
   RemoteView incoming_;                   ///< next_view's buffers, reused
   ViewRenderer renderer_;  ///< its sampler's pinned rows and copy stream belong to this thread
+  VolumeViewRenderer volume_;  ///< the volume view's brick, held for camera changes
+  QString volume_refusal_;     ///< why the volume view showed nothing last (said once)
 };
 
 }  // namespace cuview::gui

@@ -110,6 +110,19 @@ void click_with(const std::string& modifier, QPoint global, Button button) {
            std::to_string(static_cast<int>(button)), "keyup", modifier});
 }
 
+void drag(QPoint from, QPoint to, Button button, int steps) {
+  std::vector<std::string> args{"mousemove", "--sync", std::to_string(from.x()), std::to_string(from.y()), "mousedown",
+                                std::to_string(static_cast<int>(button))};
+  for (int k = 1; k <= steps; ++k) {
+    const QPoint at = from + (to - from) * k / steps;
+    args.insert(args.end(), {"sleep", "0.02", "mousemove", "--sync", std::to_string(at.x()), std::to_string(at.y())});
+  }
+  args.insert(args.end(), {"sleep", "0.05", "mouseup", std::to_string(static_cast<int>(button))});
+  xdotool(args);
+}
+
+void move(QPoint global) { xdotool({"mousemove", "--sync", std::to_string(global.x()), std::to_string(global.y())}); }
+
 void focus(unsigned long window) { xdotool({"windowfocus", "--sync", std::to_string(window)}); }
 
 void key(const std::string& combo) { xdotool({"key", "--delay", "40", combo}); }

@@ -42,6 +42,10 @@ void click(QPoint global, int count = 1, Button button = Button::left);
 /// As click(), with `modifier` ("shift", "ctrl") held down.
 void click_with(const std::string& modifier, QPoint global, Button button);
 /// Gives `window` the keyboard focus (XSetInputFocus; no window manager runs here).
+/// Presses `button` at `from`, moves to `to` in `steps` motions, releases it there.
+void drag(QPoint from, QPoint to, Button button = Button::left, int steps = 10);
+/// Moves the pointer to `global`.
+void move(QPoint global);
 void focus(unsigned long window);
 /// Presses and releases a key combination in xdotool's words: "ctrl+q", "alt+d", "Return".
 void key(const std::string& combo);

@@ -1,0 +1,168 @@
+#include "cuview/brick_sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "cuview/client.hpp"
+#include "cuview/error.hpp"
+#include "cuview/view_sampler.hpp"  // shown_value
+#ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda/check.hpp"
+#include "cuview/cuda/device_guard.hpp"
+#include "cuview/cuda/pinned_buffer.hpp"
+#include "cuview/cuda/stream.hpp"
+#endif
+
+namespace cuview {
+
+#ifdef CUVIEW_HAVE_CUDA
+struct BrickSampler::Staging {
+  explicit Staging(int gpu) : device(gpu) {
+    cuda::DeviceGuard guard(device);
+    stream = cuda::Stream::create();
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    try {  // released in the context they were made in
+      cuda::DeviceGuard guard(device);
+      rows = cuda::PinnedBuffer();
+      stream = cuda::Stream();
+    } catch (...) {
+    }
+  }
+  std::byte* reserve(std::size_t bytes) {
+    if (bytes > rows.size()) {
+      cuda::DeviceGuard guard(device);
+      rows = cuda::PinnedBuffer();
+      rows = cuda::PinnedBuffer(bytes, "the rows of a volume's brick");
+    }
+    return rows.data();
+  }
+  int device;
+  cuda::Stream stream;
+  cuda::PinnedBuffer rows;
+};
+#else
+struct BrickSampler::Staging {};
+#endif
+
+BrickSampler::BrickSampler() = default;
+BrickSampler::~BrickSampler() = default;
+BrickSampler::BrickSampler(BrickSampler&&) noexcept = default;
+BrickSampler& BrickSampler::operator=(BrickSampler&&) noexcept = default;
+
+int BrickSampler::stride_for(const std::array<std::uint32_t, 3>& grid, int max_cells) {
+  const auto longest = static_cast<long>(*std::max_element(grid.begin(), grid.end()));
+  const long m = std::max(max_cells, 1);
+  return static_cast<int>(std::max(1L, (longest + m - 1) / m));
+}
+
+void BrickSampler::begin(HostBrick& out, const std::array<std::uint32_t, 3>& grid, int stride) {
+  out.stride = std::max(stride, 1);
+  out.grid = grid;
+  const auto cells = [&](std::uint32_t n) { return static_cast<int>((n + out.stride - 1) / out.stride); };
+  out.depth = cells(grid[0]), out.height = cells(grid[1]), out.width = cells(grid[2]);
+  out.values.assign(static_cast<std::size_t>(out.width) * out.height * out.depth, std::numeric_limits<float>::quiet_NaN());
+  out.lo = out.hi = 0;
+}
+
+void BrickSampler::finish(HostBrick& out) {
+  float lo = INFINITY, hi = -INFINITY;
+  for (float v : out.values)
+    if (!std::isnan(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (lo > hi) lo = hi = 0;
+  out.lo = lo, out.hi = hi;
+}
+
+namespace {
+/// The brick's cells along one axis of a block at `offset` of `size` cells: the first local index
+/// whose global index is a multiple of `stride`, and how many.
+struct Taken {
+  std::uint32_t first = 0, count = 0, first_brick = 0;
+};
+Taken taken(std::uint32_t offset, std::uint32_t size, int stride) {
+  const auto s = static_cast<std::uint32_t>(stride);
+  const std::uint32_t first = (s - offset % s) % s;
+  if (first >= size) return {};
+  return {first, (size - first + s - 1) / s, (offset + first) / s};
+}
+}  // namespace
+
+void BrickSampler::sample(const Frame& frame, const proto::FieldDesc& field, const Block& block, HostBrick& out) {
+  const std::size_t comps = field.components;
+  const std::size_t grid_axes = field.shape.size() - (comps > 1 ? 1 : 0);
+  if (field.dtype != "float32" || comps < 1 || grid_axes != 3 || block.dims.size() != 3 || block.offset.size() != 3)
+    throw Error(Errc::bad_value, "field '" + field.name + "' (" + field.dtype + ", " + std::to_string(grid_axes) +
+                                     " axes) cannot be seen as a volume: only float32 fields of 3 axes can; pick one");
+  for (std::size_t a = 0; a < 3; ++a)
+    if (field.shape[a] < block.dims[a])
+      throw Error(Errc::bad_value, "field '" + field.name + "' is smaller than the block of the grid it should hold");
+  const std::size_t cell = comps * sizeof(float);
+  const std::size_t col = field.strides.size() >= 3 ? field.strides[2] : cell;
+  const std::size_t row = field.strides.size() >= 3 ? field.strides[1] : field.shape[2] * cell;
+  const std::size_t plane = field.strides.size() >= 3 ? field.strides[0] : field.shape[1] * row;
+  const int s = out.stride;
+  const Taken tz = taken(block.offset[0], block.dims[0], s), ty = taken(block.offset[1], block.dims[1], s),
+              tx = taken(block.offset[2], block.dims[2], s);
+  if (tz.count == 0 || ty.count == 0 || tx.count == 0) return;
+  const auto brick_at = [&](std::uint32_t k, std::uint32_t j, std::uint32_t i) {
+    return &out.values[((static_cast<std::size_t>(tz.first_brick + k) * out.height) + ty.first_brick + j) * out.width +
+                       tx.first_brick + i];
+  };
+  if (frame.device() < 0) {  // shared memory, read in place
+    const auto* grid = static_cast<const std::byte*>(frame.slot_data()) + field.offset;
+    for (std::uint32_t k = 0; k < tz.count; ++k)
+      for (std::uint32_t j = 0; j < ty.count; ++j) {
+        const std::byte* r = grid + (tz.first + k * s) * plane + (ty.first + j * s) * row + tx.first * col;
+        float* dst = brick_at(k, j, 0);
+        for (std::uint32_t i = 0; i < tx.count; ++i)
+          dst[i] = shown_value(reinterpret_cast<const float*>(r + i * s * col), static_cast<int>(comps));
+      }
+    return;
+  }
+#ifdef CUVIEW_HAVE_CUDA
+  auto at_gpu = std::find_if(staging_.begin(), staging_.end(), [&](const auto& st) { return st->device == frame.device(); });
+  if (at_gpu == staging_.end()) at_gpu = staging_.insert(staging_.end(), std::make_unique<Staging>(frame.device()));
+  Staging& staging = **at_gpu;
+  // Whole rows when cells are contiguous (the copy engine's fast case; the host keeps every s-th
+  // cell); otherwise each row's taken cells, a cell per line of a 2D copy.
+  const bool whole_rows = col == cell;
+  const std::size_t span = whole_rows ? (tx.first + (tx.count - 1) * s + 1) * cell : tx.count * cell;
+  std::byte* dst = staging.reserve(std::size_t{tz.count} * ty.count * span);
+  const auto* grid = static_cast<const std::byte*>(frame.device_slot()) + field.offset;
+  const std::string what = " of field '" + field.name + "' of frame " + std::to_string(frame.info().seq);
+  frame.wait();  // on the host: the frame is complete, and the GPU never switches to us for it
+  cuda::DeviceGuard guard(staging.device);
+  for (std::uint32_t k = 0; k < tz.count; ++k) {
+    const std::byte* src = grid + (tz.first + k * s) * plane + ty.first * row;
+    std::byte* d = dst + std::size_t{k} * ty.count * span;
+    if (whole_rows) {
+      cuda::check(cudaMemcpy2DAsync(d, span, src, row * s, span, ty.count, cudaMemcpyDeviceToHost, staging.stream.get()),
+                  "copying the brick's rows of plane " + std::to_string(tz.first + k * s) + what);
+    } else {
+      for (std::uint32_t j = 0; j < ty.count; ++j)
+        cuda::check(cudaMemcpy2DAsync(d + j * span, cell, src + j * s * row + tx.first * col, col * s, cell, tx.count,
+                                      cudaMemcpyDeviceToHost, staging.stream.get()),
+                    "copying the brick's cells of a row" + what);
+    }
+  }
+  cuda::check(cudaStreamSynchronize(staging.stream.get()), "waiting for the brick's rows" + what);
+  bytes_copied_ += std::size_t{tz.count} * ty.count * span;
+  const std::size_t pick = whole_rows ? s * cell : cell, start = whole_rows ? tx.first * cell : 0;
+  for (std::uint32_t k = 0; k < tz.count; ++k)
+    for (std::uint32_t j = 0; j < ty.count; ++j) {
+      const std::byte* r = dst + (std::size_t{k} * ty.count + j) * span + start;
+      float* o = brick_at(k, j, 0);
+      for (std::uint32_t i = 0; i < tx.count; ++i)
+        o[i] = shown_value(reinterpret_cast<const float*>(r + i * pick), static_cast<int>(comps));
+    }
+#else
+  throw Error(Errc::cuda, "frame " + std::to_string(frame.info().seq) +
+                              " is in GPU memory, but this program was built without CUDA");
+#endif
+}
+
+}  // namespace cuview

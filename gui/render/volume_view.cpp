@@ -1,0 +1,141 @@
+#include "render/volume_view.hpp"
+
+#include <QPainter>
+#include <QPen>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace cuview::gui {
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+std::array<std::uint32_t, 3> grid_of(const proto::DescribeResult& d) {
+  const auto g = d.grid();
+  return {g.at(0), g.at(1), g.at(2)};
+}
+}  // namespace
+
+void VolumeViewRenderer::forget() {
+  brick_.reset();
+  field_ = -1;
+  full_ms_ = 0;
+}
+
+bool VolumeViewRenderer::holds(int field, const ViewRequest& view) const {
+  return brick_ && field_ == field && view.volume && max_brick_ == view.volume->max_brick;
+}
+
+RenderResult VolumeViewRenderer::render(const std::vector<Part>& parts, const proto::DescribeResult& d, int field,
+                                        const ViewRequest& view, bool fresh) {
+  if (!view.volume || parts.empty() || view.width <= 0 || view.height <= 0) return {};
+  if (fresh || !holds(field, view)) {
+    const auto t0 = Clock::now();
+    auto brick = std::make_shared<HostBrick>();
+    const auto grid = grid_of(d);
+    BrickSampler::begin(*brick, grid, BrickSampler::stride_for(grid, view.volume->max_brick));
+    std::size_t bytes = 0;
+    for (const auto& p : parts) {
+      sampler_.sample(*p.frame, *p.field, p.block, *brick);
+      bytes += sampler_.bytes_copied();
+    }
+    BrickSampler::finish(*brick);
+    brick_ = std::move(brick);
+    field_ = field, max_brick_ = view.volume->max_brick;
+    info_ = parts.front().frame->info();
+    source_.clear();
+    copy_ms_ = ms_since(t0), bytes_ = bytes;
+  } else {
+    copy_ms_ = 0, bytes_ = 0;  // drawn again from the brick held
+  }
+  return draw(d, view);
+}
+
+RenderResult VolumeViewRenderer::render(std::shared_ptr<const HostBrick> brick, const proto::DescribeResult& d,
+                                        int field, const ViewRequest& view, const FrameInfo& info,
+                                        const QString& source) {
+  if (!view.volume || !brick) return {};
+  brick_ = std::move(brick);
+  field_ = field, max_brick_ = view.volume->max_brick;
+  info_ = info;
+  source_ = source;
+  copy_ms_ = 0, bytes_ = 0;
+  return draw(d, view);
+}
+
+RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const ViewRequest& view) {
+  const auto& req = *view.volume;
+  const HostBrick& b = *brick_;
+  // The colours' range: the brick's values, or the range asked for; diverging centred on 0.
+  float lo = view.lo, hi = view.hi;
+  if (view.auto_range) {
+    lo = b.lo, hi = b.hi;
+    if (view.colormap == Colormap::diverging && lo < 0 && hi > 0) hi = std::max(-lo, hi), lo = -hi;
+  }
+  if (!(hi > lo)) hi = lo + 1e-6f;
+  VolumeStyle style;
+  style.lut = make_lut(view.colormap);
+  style.lo = lo, style.hi = hi;
+  style.level = req.level;
+  // The editor's curve is in [0, 1]: 1 makes a path across the brick's longest axis nearly opaque.
+  const float top = 4.0f / static_cast<float>(std::max({b.width, b.height, b.depth, 1}));
+  for (std::size_t i = 0; i < style.opacity.size(); ++i) style.opacity[i] = std::clamp(req.opacity[i], 0.0f, 1.0f) * top;
+  // While the camera moves, a picture that takes longer than a 30 Hz frame is drawn at a lower
+  // resolution (the rays, not the brick) and scaled up; at rest, at full resolution.
+  int scale = 1;
+  if (req.interacting && full_ms_ > 33.0) scale = std::clamp(static_cast<int>(std::ceil(std::sqrt(full_ms_ / 30.0))), 2, 4);
+  const int w = std::max(1, view.width / scale), h = std::max(1, view.height / scale);
+  const auto t0 = Clock::now();
+  const VolumeBrick vb{b.values.data(), b.width, b.height, b.depth};
+  VolumeImage img = render_volume(vb, req.camera, req.mode, style, w, h);
+  const double render_ms = ms_since(t0);
+  if (scale == 1) full_ms_ = render_ms;
+
+  RenderedFrame out;
+  QImage small(reinterpret_cast<const uchar*>(img.argb.data()), w, h, QImage::Format_ARGB32);
+  out.image = scale == 1 ? small.copy() : small.scaled(view.width, view.height, Qt::IgnoreAspectRatio, Qt::FastTransformation);
+  auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height);
+  for (int y = 0; y < view.height; ++y)
+    for (int x = 0; x < view.width; ++x)
+      (*values)[static_cast<std::size_t>(y) * view.width + x] =
+          img.values[static_cast<std::size_t>(std::min(y / scale, h - 1)) * w + std::min(x / scale, w - 1)];
+  if (req.show_plane) {
+    // The plane the Display dock names, outlined where it lies inside the volume.
+    const auto s = slice_of(d, view);
+    if (s) {
+      const double at = static_cast<double>(s->index) / b.stride;
+      const double X = b.width - 0.5, Y = b.height - 0.5, Z = b.depth - 0.5;
+      std::array<std::array<double, 3>, 4> c{};
+      if (s->axis == SliceAxis::z) c = {{{-0.5, -0.5, at}, {X, -0.5, at}, {X, Y, at}, {-0.5, Y, at}}};
+      if (s->axis == SliceAxis::y) c = {{{-0.5, at, -0.5}, {X, at, -0.5}, {X, at, Z}, {-0.5, at, Z}}};
+      if (s->axis == SliceAxis::x) c = {{{at, -0.5, -0.5}, {at, Y, -0.5}, {at, Y, Z}, {at, -0.5, Z}}};
+      QPolygonF poly;
+      for (const auto& p : c) {
+        const auto px = volume_pixel(vb, req.camera, view.width, view.height, p[0], p[1], p[2]);
+        poly << QPointF(px[0], px[1]);
+      }
+      QPainter painter(&out.image);
+      painter.setRenderHint(QPainter::Antialiasing);
+      painter.setPen(QPen(QColor(255, 255, 255, 200), 1.5, Qt::DashLine));
+      painter.drawPolygon(poly);
+    }
+  }
+  out.values = std::move(values);
+  out.info = info_;
+  out.lo = lo, out.hi = hi;
+  out.data_lo = b.lo, out.data_hi = b.hi;
+  out.field = field_;
+  out.colormap = view.colormap;
+  out.field_w = view.width, out.field_h = view.height;
+  out.center_x = view.width / 2.0, out.center_y = view.height / 2.0, out.pixels_per_cell = 1;
+  VolumeInfo vi;
+  vi.mode = req.mode, vi.camera = req.camera, vi.level = req.level;
+  vi.brick_w = b.width, vi.brick_h = b.height, vi.brick_d = b.depth, vi.stride = b.stride, vi.grid = b.grid;
+  vi.copy_ms = copy_ms_, vi.render_ms = render_ms, vi.bytes = bytes_, vi.scale = scale, vi.source = source_;
+  out.volume = vi;
+  out.slice = slice_of(d, view);
+  return {std::move(out), {}};
+}
+
+}  // namespace cuview::gui

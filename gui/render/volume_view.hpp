@@ -1,0 +1,52 @@
+// The volume view's render step (issue 40): a frame (or every part's frame of one step) in, a
+// picture of the whole volume out. The brick — the volume every k-th cell, as BrickSampler takes
+// it: a host wait, then the copy engine, never a kernel in this process's CUDA context — is kept,
+// so that a camera change re-renders at once from the frame held, however slowly frames come. The
+// rays are cast on this process's CPU threads (volume_render.hpp): docs/architecture.md says why.
+// No Qt widget: it runs on the worker's thread.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "cuview/brick_sampler.hpp"
+#include "cuview/client.hpp"
+#include "render/rendered_frame.hpp"
+#include "render/view_renderer.hpp"
+
+namespace cuview::gui {
+
+class VolumeViewRenderer {
+ public:
+  /// One part's frame and where its block lies in the whole grid (a whole publisher: own_block).
+  struct Part {
+    const Frame* frame;
+    const proto::FieldDesc* field;
+    Block block;
+  };
+  /// The picture `view` asks for (view.volume set) of field `field` of the whole grid `d`
+  /// describes. `fresh`: the parts are a new step, whose brick is taken; otherwise the brick held
+  /// is drawn again (a camera or colour change) when it is of this field and size.
+  RenderResult render(const std::vector<Part>& parts, const proto::DescribeResult& d, int field,
+                      const ViewRequest& view, bool fresh);
+  /// A brick that came from elsewhere (a gateway): held and drawn as the local ones are.
+  RenderResult render(std::shared_ptr<const HostBrick> brick, const proto::DescribeResult& d, int field,
+                      const ViewRequest& view, const FrameInfo& info, const QString& source);
+  /// Whether a brick of `field` at the size `view` asks is held (a camera change needs no frame).
+  [[nodiscard]] bool holds(int field, const ViewRequest& view) const;
+  void forget();
+
+ private:
+  RenderResult draw(const proto::DescribeResult& d, const ViewRequest& view);
+
+  BrickSampler sampler_;
+  std::shared_ptr<const HostBrick> brick_;
+  int field_ = -1, max_brick_ = 0;
+  FrameInfo info_;
+  QString source_;
+  double copy_ms_ = 0;
+  std::size_t bytes_ = 0;
+  double full_ms_ = 0;  ///< the last picture drawn at full resolution took this long
+};
+
+}  // namespace cuview::gui

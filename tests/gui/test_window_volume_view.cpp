@@ -1,0 +1,207 @@
+// A volume seen whole in a real window (issue 40), with a field whose picture geometry predicts: a
+// ball of value 1 in a box of 0, off the box's centre. The maximum-intensity projection is a disc of
+// the ball's radius where the ball is; the isosurface at 0.5 is its silhouette, and hovering over
+// it reads the level; dragging with the left button orbits the camera as far as the drag says, and
+// the disc moves where geometry puts it; the transfer function drawn in its editor lights the
+// ball's pixels and no others.
+#include <QComboBox>
+#include <QLabel>
+#include <QStatusBar>
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "cuview/publisher.hpp"
+#include "field_view.hpp"
+#include "main_window.hpp"
+#include "panels/volume_panel.hpp"
+#include "viewer_test.hpp"
+#include "window_test.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace cuview::gui;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr std::uint32_t W = 48, H = 40, D = 40;
+constexpr double R = 10;
+// The ball's centre, from the box's centre ((W-1)/2, (H-1)/2, (D-1)/2): 8 cells along +x, 6 along -z.
+constexpr double kDx = 8, kDz = -6;
+
+/// Publishes the ball every 50 ms until destroyed, as a simulation would.
+class BallPublisher {
+ public:
+  BallPublisher() : u_(std::size_t{W} * H * D) {
+    const double cx = (W - 1) / 2.0 + kDx, cy = (H - 1) / 2.0, cz = (D - 1) / 2.0 + kDz;
+    for (std::uint32_t z = 0; z < D; ++z)
+      for (std::uint32_t y = 0; y < H; ++y)
+        for (std::uint32_t x = 0; x < W; ++x)
+          u_[(std::size_t{z} * H + y) * W + x] =
+              std::hypot(x - cx, y - cy, z - cz) <= R ? 1.0f : 0.0f;
+    pub_.add_field({"u", u_.data(), u_.size() * 4, 0, 0, DType::float32, 1, Memory::host, "a ball", {D, H, W}});
+    pub_.start();
+    thread_ = std::thread([this] {
+      for (std::uint64_t step = 1; !stop_; ++step) {
+        (void)pub_.publish(step, 0.0);
+        std::this_thread::sleep_for(50ms);
+      }
+    });
+  }
+  ~BallPublisher() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::vector<float> u_;
+  Publisher pub_{{.name = "ball", .backend = "host", .title = "ball", .max_fps = 0, .max_cost = 1}};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+/// The pixels of the last picture whose value passes `inside`: their count and centroid.
+struct Blob {
+  double count = 0, x = 0, y = 0;
+};
+Blob blob(const RenderedFrame& f, const std::function<bool(float)>& inside) {
+  Blob b;
+  const int w = f.image.width(), h = f.image.height();
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      if (inside((*f.values)[static_cast<std::size_t>(y) * w + x])) b.count += 1, b.x += x + 0.5, b.y += y + 0.5;
+  if (b.count > 0) b.x /= b.count, b.y /= b.count;
+  return b;
+}
+
+/// Pixels per cell at zoom 1: the box's diagonal spans the picture's shorter side.
+double scale_of(const RenderedFrame& f) {
+  return std::min(f.image.width(), f.image.height()) / std::sqrt(double(W) * W + double(H) * H + double(D) * D);
+}
+
+/// Picks `text` in combo box `box` with the mouse.
+void pick(QComboBox* box, const QString& text) {
+  x11::click(centre_of(box));
+  REQUIRE(wait_for([&] { return box->view()->isVisible(); }, 5000));
+  auto* list = box->view();
+  x11::click(list->viewport()->mapToGlobal(list->visualRect(list->model()->index(box->findText(text), 0)).center()));
+  REQUIRE(wait_for([&] { return box->currentText() == text; }, 5000));
+}
+
+bool drawn_as(const MainWindow& w, VolumeMode mode) {
+  const auto& f = w.view()->last_frame();
+  return f.volume && f.volume->mode == mode && f.volume->scale == 1 && f.image.size() == w.view()->size() &&
+         !w.view()->interacting();
+}
+}  // namespace
+
+TEST_CASE("a ball seen whole: MIP disc, isosurface silhouette and level on hover, a 90° orbit by the mouse, the "
+          "transfer function's editor",
+          "[.window][window]") {
+  RuntimeDir rt;
+  BallPublisher ball;
+  forget_window_geometry();
+  auto o = attach_options("ball");
+  o.volume = "mip";
+  MainWindow w(o);
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  REQUIRE(wait_for([&] { return drawn_as(w, VolumeMode::mip); }));
+  auto* status = w.findChild<QLabel*>("volume");
+  REQUIRE(status != nullptr);
+  CHECK(status->isVisible());
+  CHECK(status->text().startsWith("MIP · brick 48×40×40"));
+
+  // The MIP: a disc of radius R, its centre kDx cells right of the picture's centre.
+  const auto mip = w.view()->last_frame();
+  const double s = scale_of(mip);
+  const Blob disc = blob(mip, [](float v) { return v > 0.5f; });
+  const double cx = mip.image.width() / 2.0, cy = mip.image.height() / 2.0;
+  CHECK(std::abs(disc.x - (cx + kDx * s)) < 1.0);
+  CHECK(std::abs(disc.y - cy) < 1.0);
+  const double r = std::sqrt(disc.count / M_PI) / s;  // the disc's radius, in cells
+  CHECK(std::abs(r - R) < 0.5);
+  // A ray passing more than a cell outside the ball sees nothing but 0 (the ball's edge is one cell
+  // wide: trilinear between 1 and 0), and its pixel has the colormap's lowest colour.
+  std::size_t outside = 0, wrong = 0;
+  for (int y = 0; y < mip.image.height(); ++y)
+    for (int x = 0; x < mip.image.width(); ++x) {
+      if (std::hypot(x + 0.5 - (cx + kDx * s), y + 0.5 - cy) < (R + 1.5) * s) continue;
+      const float v = (*mip.values)[static_cast<std::size_t>(y) * mip.image.width() + x];
+      if (std::isnan(v)) continue;  // the ray misses the box
+      ++outside;
+      wrong += v != 0.0f || mip.image.pixel(x, y) != mip.image.pixel(static_cast<int>(cx - 20 * s), static_cast<int>(cy));
+    }
+  CHECK(outside > 1000);
+  CHECK(wrong == 0);
+
+  // The isosurface at 0.5 (picked with the mouse): the same silhouette; hovering reads the level.
+  pick(w.findChild<QComboBox*>("volume_mode"), "isosurface");
+  REQUIRE(wait_for([&] { return drawn_as(w, VolumeMode::isosurface); }));
+  const auto iso = w.view()->last_frame();
+  const Blob sil = blob(iso, [](float v) { return !std::isnan(v); });
+  CHECK(std::abs(sil.count - disc.count) < 0.03 * disc.count);
+  CHECK(std::abs(sil.x - disc.x) < 0.5);
+  CHECK(std::abs(sil.y - disc.y) < 0.5);
+  x11::move(w.view()->mapToGlobal(QPoint(static_cast<int>(disc.x), static_cast<int>(disc.y))));
+  QLabel* readout = nullptr;
+  REQUIRE(wait_for([&] {
+    for (auto* l : w.statusBar()->findChildren<QLabel*>())
+      if (l->text().startsWith("isosurface at 0.5,")) readout = l;
+    return readout != nullptr;
+  }));
+  // The surface faces the camera at the disc's centre: R cells before the ball's centre, which lies
+  // at the box's depth middle + kDz (the ray enters the box at its near face, z = -0.5).
+  double depth = 0;
+  REQUIRE(std::sscanf(readout->text().toUtf8().constData(), "isosurface at 0.5, %lf cells in", &depth) == 1);
+  CHECK(std::abs(depth - ((D - 1) / 2.0 + kDz - R + 0.5)) < 1.0);
+
+  // Orbit: a drag of 225 pixels to the right turns the camera 90° about the vertical axis (0.4° a
+  // pixel). Looking along +x, the ball's -z offset lies to the right: the disc is 6 cells right.
+  const QPoint from = w.view()->mapToGlobal(QPoint(40, w.view()->height() / 2));
+  x11::drag(from, from + QPoint(225, 0));
+  REQUIRE(wait_for([&] {
+    const auto& f = w.view()->last_frame();
+    return drawn_as(w, VolumeMode::isosurface) && std::abs(f.volume->camera.azimuth_deg - 90) < 1e-6;
+  }));
+  const auto turned = w.view()->last_frame();
+  const Blob side = blob(turned, [](float v) { return !std::isnan(v); });
+  CHECK(std::abs(side.x - (turned.image.width() / 2.0 - kDz * s)) < 1.0);
+  CHECK(std::abs(side.y - turned.image.height() / 2.0) < 1.0);
+  CHECK(std::abs(side.count - sil.count) < 0.03 * sil.count);
+
+  // Emission–absorption: draw the curve to 0 along the editor's bottom: nothing shows. Then raise
+  // its upper half: the ball's pixels light up in the colormap's top colours, and no others.
+  pick(w.findChild<QComboBox*>("volume_mode"), "emission–absorption");
+  auto* editor = w.volume_panel()->editor();
+  REQUIRE(wait_for([&] { return editor->isVisible() && drawn_as(w, VolumeMode::emission); }));
+  const QRect e = editor->rect();
+  x11::drag(editor->mapToGlobal(QPoint(e.left() + 1, e.bottom() - 14)), editor->mapToGlobal(QPoint(e.right() - 1, e.bottom() - 14)),
+            x11::Button::left, 20);
+  REQUIRE(wait_for([&] {
+    return std::all_of(editor->curve().begin(), editor->curve().end(), [](float c) { return c == 0; });
+  }));
+  REQUIRE(wait_for([&] {
+    const auto& f = w.view()->last_frame();
+    return drawn_as(w, VolumeMode::emission) && blob(f, [](float v) { return v > 0.01f; }).count == 0;
+  }));
+  const QPoint top_l = editor->mapToGlobal(QPoint(e.left() + e.width() * 3 / 4, e.top() + 3));
+  x11::drag(top_l, editor->mapToGlobal(QPoint(e.right() - 1, e.top() + 3)), x11::Button::left, 10);
+  REQUIRE(wait_for([&] { return editor->curve()[255] > 0.95f && editor->curve()[0] == 0; }));
+  REQUIRE(wait_for([&] {
+    const auto& f = w.view()->last_frame();
+    return drawn_as(w, VolumeMode::emission) && blob(f, [](float v) { return v > 0.5f; }).count > 0;
+  }));
+  const auto lit = w.view()->last_frame();
+  const Blob glow = blob(lit, [](float v) { return v > 0.01f; });
+  CHECK(glow.count > 0.8 * side.count);  // the ball's pixels, seen from +x (its edge below 0.75 stays dark)
+  CHECK(std::abs(glow.x - side.x) < 1.0);
+  std::size_t stray = 0;  // lit pixels off the ball's silhouette
+  for (std::size_t i = 0; i < lit.values->size(); ++i) stray += (*lit.values)[i] > 0.01f && std::isnan((*turned.values)[i]);
+  CHECK(stray == 0);
+  // Its colour is the colormap's near the top (the values of 1), over black elsewhere.
+  const QRgb at_centre = lit.image.pixel(static_cast<int>(glow.x), static_cast<int>(glow.y));
+  CHECK(qGreen(at_centre) > 100);
+  CHECK(lit.image.pixel(3, 3) == qRgb(0, 0, 0));
+}
