@@ -98,6 +98,10 @@ std::string publish_section(const Options& o, const std::string& backend);
 /// Section "slices": one viewer of a plane of the 3-D flow at 60 Hz, per axis: what it costs the
 /// run and how late its frames are (bench/publish_cost.cpp).
 std::string slices_section(const Options& o, const std::string& backend);
+/// Section "volume": one viewer of the 3-D flow seen whole at 60 Hz (a brick by the copy engine, the
+/// rays on the viewer's cores), per mode: the cost to the run, frames drawn, frame → pixels, the
+/// brick's copy, the rays, a camera change → picture (bench/publish_cost.cpp).
+std::string volume_section(const Options& o, const std::string& backend);
 /// Section "budget": each simulation at its largest size under a cost budget, one viewer at 60 Hz:
 /// frames delivered, the cost the publisher measured and the cost seen from outside.
 std::string budget_section(const Options& o, const std::string& backend);
@@ -120,8 +124,11 @@ struct ViewerArgs {
   int view_w = 1280, view_h = 720;
   std::string render = "view";  ///< view | kernel | wait (bench/system.cpp, RenderMode)
   std::string plane;            ///< a volume's: the axis across the plane rendered (its middle), x | y | z
+  std::string field;            ///< volume-*: the field seen (default: the first)
+  int max_brick = 128;          ///< volume-*: the brick's longest axis
 };
-/// Starts `cuview-bench viewer` (this program) as a child process.
+/// Starts `cuview-bench viewer` (this program) as a child process. `render` volume-mip,
+/// volume-emission or volume-isosurface views a volume whole, of the field `plane` names.
 test::ChildProcess spawn_viewer(const std::string& name, double hz, double seconds, const std::string& render = "view",
                                 const std::string& plane = "");
 std::map<std::string, double> finish_helper(test::ChildProcess& p, const std::string& prefix,

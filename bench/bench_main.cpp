@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
       ->check(CLI::IsMember(
-          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "budget",
+          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "volume", "budget",
            "first"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
@@ -82,7 +82,10 @@ int main(int argc, char** argv) {
   vcmd->add_option("--seconds", viewer.seconds, "how long (0: stop after the first verified frame)");
   vcmd->add_option("--plane", viewer.plane, "a volume's plane to render, across x, y or z (its middle)");
   vcmd->add_option("--render", viewer.render,
-                   "view (as cuview-gui), kernel (the previous GPU render path) or wait (no render)");
+                   "view (as cuview-gui), kernel (the previous GPU render path), wait (no render), or volume-mip, "
+                   "volume-emission, volume-isosurface (the volume view)");
+  vcmd->add_option("--field", viewer.field, "volume-*: the field seen whole");
+  vcmd->add_option("--max-brick", viewer.max_brick, "volume-*: the brick's longest axis, cells");
   ProducerArgs producer;
   auto* pcmd = app.add_subcommand("copy-producer", "(helper) the copy-through-the-host alternative's producer");
   pcmd->add_option("--size", producer.size)->required();
@@ -159,6 +162,10 @@ int main(int argc, char** argv) {
     if (std::getenv("DISPLAY") == nullptr) ::setenv("QT_QPA_PLATFORM", "offscreen", 0);  // the first-frame GUI runs
     if (cuda) guarded("CUDA publish section", [&] { return publish_section(o, "cuda"); });
     if (host) guarded("host publish section", [&] { return publish_section(o, "host"); });
+  }
+  if (o.wants("volume")) {
+    if (cuda) guarded("CUDA volume section", [&] { return volume_section(o, "cuda"); });
+    if (host) guarded("host volume section", [&] { return volume_section(o, "host"); });
   }
   if (o.wants("slices")) {
     if (cuda) guarded("CUDA slices section", [&] { return slices_section(o, "cuda"); });

@@ -300,6 +300,58 @@ std::string slices_section(const Options& o, const std::string& backend) {
          t.markdown();
 }
 
+std::string volume_section(const Options& o, const std::string& backend) {
+  // The 3-D flow past a sphere (512³ on CUDA, 64³ on the host), one viewer seeing the speed whole
+  // at 60 Hz in each mode: the cost to the run (windows with publishing off and on) and what the
+  // viewer's picture takes.
+  const bool cuda = backend == "cuda";
+  const std::uint32_t n = cuda ? 512 : 64;
+  const std::string name = "volume-" + backend, size = std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n);
+  test::RuntimeDir rt;
+  DaemonOptions dopt;
+  dopt.name = name, dopt.sim = "lbm3d", dopt.backend = backend;
+  dopt.width = dopt.height = dopt.depth = n;
+  dopt.final_checkpoint = false;
+  Daemon daemon(dopt);
+  Table t{{"mode", "steps/s, publishing off", "1 volume viewer at 60 Hz", "frames/s drawn",
+           "frame → pixels p50 / p99 (ms)", "brick (cells, MB copied)", "brick copy p50 (ms)", "rays p50 (ms)",
+           "camera change → picture p50 / p99 (ms)"},
+          {}};
+  while_running(daemon, name, [&] {
+    auto ctl = Client::attach({.name = name, .client = "cuview-bench volume", .import = Import::control_only});
+    while (daemon.steps_taken() == 0) std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.window_s));
+    for (const char* mode : {"mip", "emission", "isosurface"}) {
+      const double secs = o.publish_pairs * 2 * (o.window_s + 0.05) + 3;
+      auto viewer = spawn_viewer(name, 60, secs, std::string("volume-") + mode, "speed");
+      const auto t0 = Clock::now();
+      while (ctl.stats().readers < 1) {
+        if (seconds_since(t0) > 30) test::fail("the volume viewer did not attach within 30 s");
+        std::this_thread::sleep_for(10ms);
+      }
+      std::this_thread::sleep_for(500ms);
+      const Cost c = alternate(daemon, o.publish_pairs, o.window_s);
+      const auto r = finish_helper(viewer, "viewer", std::chrono::seconds(static_cast<int>(secs) + 120));
+      const int cells = static_cast<int>(r.at("brick_cells")), stride = static_cast<int>(r.at("stride"));
+      t.rows.push_back({mode, fmt(c.off, "%.1f"), cost_text(c), fmt(r.at("frames") / r.at("seconds"), "%.1f"),
+                        fmt(r.at("latency_p50_ms"), "%.1f") + " / " + fmt(r.at("latency_p99_ms"), "%.1f"),
+                        std::to_string(cells) + "³ (every " + std::to_string(stride) + "), " +
+                            fmt(r.at("brick_bytes") / 1e6, "%.1f"),
+                        fmt(r.at("copy_p50_ms"), "%.2f"), fmt(r.at("rays_p50_ms"), "%.1f"),
+                        fmt(r.at("orbit_p50_ms"), "%.1f") + " / " + fmt(r.at("orbit_p99_ms"), "%.1f")});
+    }
+    ctl.shutdown();
+  });
+  return "\n### A volume seen whole: one viewer per mode — " + backend + ", --sim lbm3d --size " + size + ", field speed" +
+         "\n\nThe viewer draws 1280×720 of the whole volume as cuview-gui's volume view does: a brick of at most 128 "
+         "cells a side (every k-th cell; the copy engine brings every k-th row of every k-th plane, the host keeps every "
+         "k-th cell), the rays on the viewer's " +
+         std::to_string(std::thread::hardware_concurrency()) +
+         " hardware threads. *Camera change → picture*: the brick held drawn again after a 3° orbit. The cost is "
+         "the run's step rate with publishing on against off.\n\n" +
+         t.markdown();
+}
+
 /// A cuview-gateway on this host for remote viewers (tcp on 127.0.0.1, CURVE keys of the bench's
 /// own in `rt`'s config directory, its key pinned): `url` is what a viewer gives `--remote`.
 struct BenchGateway {

@@ -12,9 +12,11 @@
 #include "cuview/client.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/view_sampler.hpp"
+#include "cuview/brick_sampler.hpp"
 #include "process.hpp"
 #include "render/colormap.hpp"
 #include "render/render.hpp"
+#include "render/volume_render.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "render_kernel.hpp"
 #endif
@@ -186,11 +188,104 @@ test::ChildProcess spawn_viewer(const std::string& name, double hz, double secon
                                 const std::string& render, const std::string& plane) {
   std::vector<std::string> argv{self_exe(), "viewer", "--name", name, "--hz", fmt(hz, "%g"), "--seconds",
                                 fmt(seconds, "%g"), "--render", render};
-  if (!plane.empty()) argv.insert(argv.end(), {"--plane", plane});
+  if (!plane.empty()) argv.insert(argv.end(), {render.rfind("volume-", 0) == 0 ? "--field" : "--plane", plane});
   return test::ChildProcess(argv);
 }
 
+namespace {
+/// The volume view as cuview-gui draws it (gui/render/volume_view.cpp): the brick by the copy
+/// engine (BrickSampler), the rays on this process's cores. Prints the viewer line with the
+/// brick's copy, the rays' time, and a camera change → picture from the brick held (orbiting 3°
+/// at a time, as a mouse drag does).
+int run_volume_viewer(const ViewerArgs& a) {
+  const auto t0 = monotonic_ns();
+  try {
+    auto c = Client::attach({.name = a.name, .client = "cuview-bench volume viewer"});
+    const double attach_ms = static_cast<double>(monotonic_ns() - t0) * 1e-6;
+    const auto& d = c.description();
+    const auto grid = d.grid();
+    if (grid.size() != 3) throw Error(Errc::bad_value, "daemon '" + a.name + "' has no volume to view");
+    std::size_t field = 0;
+    for (std::size_t k = 0; k < d.fields.size(); ++k)
+      if (d.fields[k].name == a.field) field = k;
+    c.read_fields({d.fields[field].name});
+    const std::string m = a.render.substr(std::string("volume-").size());
+    const auto mode = m == "emission" ? gui::VolumeMode::emission
+                      : m == "isosurface" ? gui::VolumeMode::isosurface
+                                          : gui::VolumeMode::mip;
+    BrickSampler sampler;
+    HostBrick brick;
+    const std::array<std::uint32_t, 3> g{grid[0], grid[1], grid[2]};
+    gui::VolumeStyle style;
+    style.lut = gui::make_lut(gui::Colormap::viridis);
+    gui::VolumeCamera camera{30, 20};
+    std::vector<double> latency, copy_ms, ray_ms, orbit_ms;
+    double bytes = 0;
+    const auto draw = [&] {
+      style.lo = brick.lo, style.hi = brick.hi > brick.lo ? brick.hi : brick.lo + 1e-6f;
+      style.level = 0.5f * (style.lo + style.hi);
+      style.opacity = gui::opacity_preset("ramp", std::max({brick.width, brick.height, brick.depth}));
+      (void)gui::render_volume({brick.values.data(), brick.width, brick.height, brick.depth}, camera, mode, style,
+                               a.view_w, a.view_h);
+    };
+    const auto take = [&](const Frame& f) {
+      const auto s0 = Clock::now();
+      BrickSampler::begin(brick, g, BrickSampler::stride_for(g, a.max_brick));
+      sampler.sample(f, d.fields[field], own_block(d), brick);
+      BrickSampler::finish(brick);
+      copy_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s0).count());
+      bytes = static_cast<double>(sampler.bytes_copied());
+    };
+    auto first = c.next_frame(10s);
+    if (!first) throw Error(Errc::timeout, "no frame from daemon '" + a.name + "' within 10 s of attaching");
+    const double verified_ms = static_cast<double>(monotonic_ns() - t0) * 1e-6;
+    first.reset();
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.seconds));
+    const auto period =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.hz > 0 ? 1 / a.hz : 0));
+    auto next = start;
+    while (Clock::now() < deadline) {
+      auto f = c.next_frame(500ms);
+      if (!f) continue;
+      take(*f);
+      const auto r0 = Clock::now();
+      draw();
+      ray_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - r0).count());
+      latency.push_back(ms_since(f->info().stamp_ns));
+      f.reset();
+      if (a.hz > 0) {
+        next += period;
+        if (next < Clock::now()) next = Clock::now();
+        std::this_thread::sleep_until(next);
+      }
+    }
+    const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    // Interaction: a camera change drawn from the brick held, 20 times.
+    for (int i = 0; i < 20 && !brick.values.empty(); ++i) {
+      camera.azimuth_deg += 3;
+      const auto r0 = Clock::now();
+      draw();
+      orbit_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - r0).count());
+    }
+    const auto dl = latency_dist(latency);
+    std::printf(
+        "viewer frames=%zu seconds=%.3f latency_p50_ms=%.4f latency_p99_ms=%.4f attach_ms=%.2f verified_ms=%.2f "
+        "copy_p50_ms=%.3f rays_p50_ms=%.3f orbit_p50_ms=%.3f orbit_p99_ms=%.3f brick_bytes=%.0f brick_cells=%d "
+        "stride=%d\n",
+        latency.size(), secs, dl.median, dl.p99, attach_ms, verified_ms, percentile(copy_ms, 0.5),
+        percentile(ray_ms, 0.5), percentile(orbit_ms, 0.5), percentile(orbit_ms, 0.99), bytes, brick.width,
+        brick.stride);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuview-bench viewer: %s\n", e.what());
+    return 1;
+  }
+}
+}  // namespace
+
 int run_viewer(const ViewerArgs& a) {
+  if (a.render.rfind("volume-", 0) == 0) return run_volume_viewer(a);
   const auto t0 = monotonic_ns();
   try {
     auto c = Client::attach({.name = a.name, .client = "cuview-bench viewer"});
