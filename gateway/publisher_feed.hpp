@@ -19,6 +19,7 @@
 #include <zmq.hpp>
 
 #include "cuview/assembly.hpp"
+#include "cuview/brick_sampler.hpp"
 #include "cuview/client.hpp"
 #include "cuview/remote/value_codec.hpp"
 #include "cuview/remote_protocol.hpp"
@@ -80,6 +81,7 @@ class PublisherFeed {
     SampledView sampled;
     std::vector<float> cropped;  ///< a part's samples of its block
     remote::EncodedValues encoded;
+    HostBrick brick;  ///< a volume seen whole (ViewArgs::brick)
   };
 
   void run();
@@ -91,6 +93,8 @@ class PublisherFeed {
   void update_reads();
   /// Samples `frame` for `w` and sends the view to `peer`.
   void send_view(const PeerId& peer, Watcher& w, const Frame& frame);
+  /// The volume itself for a `brick` watcher: every k-th cell, k fitted to the link.
+  void send_brick(const PeerId& peer, Watcher& w, const Frame& frame);
   /// The float32 field `field`; throws Error(bad_value) naming the fields there are.
   std::vector<proto::FieldDesc>::const_iterator float_field(const proto::DescribeResult& d,
                                                             const std::string& field) const;
@@ -135,6 +139,7 @@ class PublisherFeed {
   /// When frames_ last served a watcher or a fetch: its lease is given back kLeaseGrace later.
   std::chrono::steady_clock::time_point frames_used_{};
   ViewSampler sampler_;
+  BrickSampler bricks_;
   remote::ValueEncoder encoder_;
   std::thread thread_;
 };

@@ -275,7 +275,10 @@ void MainWindow::show_volume(const RenderedFrame& f) {
   const auto& v = *f.volume;
   const char* mode = v.mode == VolumeMode::mip ? "MIP" : v.mode == VolumeMode::emission ? "emission" : "isosurface";
   QString text = QString("%1 · brick %2×%3×%4").arg(mode).arg(v.brick_w).arg(v.brick_h).arg(v.brick_d);
-  if (v.stride > 1) text += QString(" (every %1th cell of %2×%3×%4)").arg(v.stride).arg(v.grid[2]).arg(v.grid[1]).arg(v.grid[0]);
+  if (v.stride > 1) {
+    const char* th = v.stride % 10 == 2 && v.stride % 100 != 12 ? "nd" : v.stride % 10 == 3 && v.stride % 100 != 13 ? "rd" : "th";
+    text += QString(" (every %1%2 cell of %3×%4×%5)").arg(v.stride).arg(th).arg(v.grid[2]).arg(v.grid[1]).arg(v.grid[0]);
+  }
   if (!v.source.isEmpty()) text += " · " + v.source;
   if (v.copy_ms > 0)
     text += v.bytes > 0 ? QString(" · copy %1 ms, %2 MB").arg(v.copy_ms, 0, 'f', 1).arg(v.bytes / 1e6, 0, 'f', 1)

@@ -3,9 +3,19 @@
 # the copy engine equals the CUDA frame's cells; the D3Q19 flow past a sphere at 512³ watched as a
 # live volume by cuview-gui (a vorticity isosurface, speed through emission–absorption), local
 # screenshots; `cuview-bench --sections volume` (cost, frames drawn, interaction); with two GPUs,
-# the 2-rank run (z-slabs, one per GPU) seen as one volume and its frame rate. $OUT: logs, summary.txt.
+# the 2-rank run (z-slabs, one per GPU) seen as one volume and its frame rate; a volume through a
+# gateway (its brick taken from the CUDA frame). $OUT: summary.txt, the bench's table, a few
+# screenshots (the device tool brings back few files); logs in $logs.
 set -u
 . scripts/gpu-env.sh
+logs=${LOGS:-/tmp/cuview-volume-logs}; mkdir -p "$logs"
+log_run() {  # gpu-env.sh's, with the log kept out of $out
+  local name=$1; shift
+  "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  echo "$name: rc=$rc $(grep -E '^(All tests passed|test cases:|FAILED)' "$logs/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
+  (( rc == 0 )) || tail -30 "$logs/$name.log" >>"$out/summary.txt"
+}
 export XDG_RUNTIME_DIR=$(mktemp -d) && chmod 700 "$XDG_RUNTIME_DIR"
 gpus=$(nvidia-smi -L | wc -l)
 echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) × $gpus, $(nproc) CPU threads, $(date -u +%Y-%m-%dT%H:%MZ)" | tee "$out/summary.txt"
@@ -14,42 +24,47 @@ log_run volume-brick-gpu /tmp/rt/bin/cuview-integration-tests "a volume's brick*
 shot() {
   local name=$1 t0; shift
   t0=$(date +%s.%N)
-  QT_QPA_PLATFORM=offscreen timeout 120 /tmp/rt/bin/cuview-gui --name "$name" --frames 5 "$@" >"$out/gui.log" 2>&1
-  echo "gui $*: rc=$? $(tail -1 "$out/gui.log") ($(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)") s)" | tee -a "$out/summary.txt"
+  QT_QPA_PLATFORM=offscreen timeout 120 /tmp/rt/bin/cuview-gui --name "$name" --frames 5 "$@" >"$logs/gui.log" 2>&1
+  echo "gui $*: rc=$? $(tail -1 "$logs/gui.log") ($(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)") s)" | tee -a "$out/summary.txt"
 }
 /tmp/rt/bin/cuview-compute --name sphere --sim lbm3d --size 512x512x512 --no-final-checkpoint --log-level warn \
-  >"$out/sphere.log" 2>&1 &
+  >"$logs/sphere.log" 2>&1 &
 daemon=$!
 for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name sphere status >/dev/null 2>&1 && break; sleep 0.2; done
 sleep ${WARM_S:-20}  # the wake behind the sphere takes a few thousand steps to grow
 /tmp/rt/bin/cuview-ctl --name sphere status | tee -a "$out/summary.txt"
-for level in ${LEVELS:-0.004 0.008 0.016}; do
+for level in ${LEVELS:-0.01 0.02}; do
   shot sphere --field vorticity --volume isosurface --level $level --camera 35,25 --screenshot "$out/sphere-vorticity-$level.png"
 done
-shot sphere --field speed --volume emission --opacity ramp --camera 35,25 --screenshot "$out/sphere-speed-emission.png"
-shot sphere --field speed --volume mip --camera 35,25 --screenshot "$out/sphere-speed-mip.png"
-shot sphere --field speed --volume emission --camera 35,25 --screenshot-window --screenshot "$out/sphere-window.png"
+shot sphere --field speed --volume emission --opacity peak --camera 35,25 --screenshot "$out/sphere-speed-peak.png"
+# Through a gateway on this host: the brick taken from the CUDA frame by the gateway, fitted to the link.
+/tmp/rt/bin/cuview-gateway --log-level warn >"$logs/gateway.log" 2>&1 &
+gw=$!
+sleep 1
+shot sphere --remote "unix:$XDG_RUNTIME_DIR/cuview/.gateway/gateway.sock" --field vorticity --volume isosurface \
+  --level 0.01 --camera 35,25 --screenshot-window --screenshot "$out/remote-window.png"
+kill $gw; wait $gw 2>/dev/null
 /tmp/rt/bin/cuview-ctl --name sphere shutdown >/dev/null; wait $daemon
 if [[ -z ${SKIP_BENCH:-} ]]; then
   /tmp/rt/bin/cuview-bench --sections volume --backends cuda --publish-pairs ${PAIRS:-4} --window 1 \
-    >"$out/bench-volume.md" 2>"$out/bench-volume.log"
+    >"$out/bench-volume.md" 2>"$logs/bench-volume.log"
   echo "bench-volume: rc=$?" | tee -a "$out/summary.txt"
 fi
 if (( gpus >= 2 )); then
   setsid mpirun --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x XDG_RUNTIME_DIR -x NCCL_NVLS_ENABLE \
-    /tmp/rt/bin/cuview-compute --sim lbm3d --size 512x512x1024 --name parts --no-final-checkpoint >"$out/parts.log" 2>&1 &
+    /tmp/rt/bin/cuview-compute --sim lbm3d --size 512x512x1024 --name parts --no-final-checkpoint >"$logs/parts.log" 2>&1 &
   run=$!
   for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name parts status >/dev/null 2>&1 && break; sleep 0.2; done
   sleep ${WARM_S:-20}
-  shot parts --field speed --volume emission --camera 35,25 --screenshot "$out/parts-speed-emission.png"
+  shot parts --field vorticity --volume isosurface --level 0.01 --camera 35,25 --screenshot "$out/parts-vorticity.png"
   # Frames drawn per second: the time from the 10th to the 70th frame of two runs.
   for n in 10 70; do
     t0=$(date +%s.%N)
     QT_QPA_PLATFORM=offscreen timeout 120 /tmp/rt/bin/cuview-gui --name parts --field speed --volume mip --frames $n \
-      --screenshot "$out/parts-$n.png" >/dev/null 2>&1
-    echo "$n $(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$(date +%s.%N)")" >>"$out/parts-times.txt"
+      --screenshot "$logs/parts-$n.png" >/dev/null 2>&1
+    echo "$n $(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$(date +%s.%N)")" >>"$logs/parts-times.txt"
   done
-  python3 - "$out/parts-times.txt" <<'PY' | tee -a "$out/summary.txt"
+  python3 - "$logs/parts-times.txt" <<'PY' | tee -a "$out/summary.txt"
 import sys
 t = dict(line.split() for line in open(sys.argv[1]))
 print(f"parts: 2-rank 512x512x1024 MIP, frames 10 → 70 in {float(t['70']) - float(t['10']):.2f} s: "

@@ -252,6 +252,7 @@ ViewMatcher::Decision ViewMatcher::decide(Clock::time_point now) {
 // ---------------------------------------------------------------- views
 
 bool shows_watch(const remote::ViewHeader& h, const ViewWatch& w) {
+  if (w.brick || h.brick) return h.field == w.field && w.brick.has_value() && h.brick.has_value();  // its size is the gateway's
   const auto& r = w.region;
   const std::optional<std::string> axis = w.slice ? std::optional<std::string>(to_string(w.slice->axis)) : std::nullopt;
   const std::optional<std::uint32_t> index = w.slice ? std::optional<std::uint32_t>(w.slice->index) : std::nullopt;

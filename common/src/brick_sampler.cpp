@@ -104,6 +104,7 @@ void BrickSampler::sample(const Frame& frame, const proto::FieldDesc& field, con
   const std::size_t col = field.strides.size() >= 3 ? field.strides[2] : cell;
   const std::size_t row = field.strides.size() >= 3 ? field.strides[1] : field.shape[2] * cell;
   const std::size_t plane = field.strides.size() >= 3 ? field.strides[0] : field.shape[1] * row;
+  bytes_copied_ = 0;
   const int s = out.stride;
   const Taken tz = taken(block.offset[0], block.dims[0], s), ty = taken(block.offset[1], block.dims[1], s),
               tx = taken(block.offset[2], block.dims[2], s);
@@ -150,7 +151,7 @@ void BrickSampler::sample(const Frame& frame, const proto::FieldDesc& field, con
     }
   }
   cuda::check(cudaStreamSynchronize(staging.stream.get()), "waiting for the brick's rows" + what);
-  bytes_copied_ += std::size_t{tz.count} * ty.count * span;
+  bytes_copied_ = std::size_t{tz.count} * ty.count * span;
   const std::size_t pick = whole_rows ? s * cell : cell, start = whole_rows ? tx.first * cell : 0;
   for (std::uint32_t k = 0; k < tz.count; ++k)
     for (std::uint32_t j = 0; j < ty.count; ++j) {

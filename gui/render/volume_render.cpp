@@ -215,6 +215,11 @@ std::array<double, 2> volume_pixel(const VolumeBrick& brick, const VolumeCamera&
   return {(dot(rel, ax.right) - camera.pan_x) * scale + width / 2.0, (dot(rel, ax.down) - camera.pan_y) * scale + height / 2.0};
 }
 
+int interactive_scale(double full_ms) {
+  if (!(full_ms > 33.0)) return 1;
+  return std::clamp(static_cast<int>(std::ceil(std::sqrt(full_ms / 30.0))), 2, 4);
+}
+
 std::array<float, 256> opacity_preset(const char* name, int depth) {
   std::array<float, 256> o{};
   const float top = 4.0f / static_cast<float>(std::max(depth, 1));  // e^-4: a path of `depth` cells ~ opaque

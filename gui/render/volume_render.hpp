@@ -66,6 +66,11 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
 std::array<double, 2> volume_pixel(const VolumeBrick& brick, const VolumeCamera& camera, int width, int height,
                                    double x, double y, double z);
 
+/// While the camera moves: the factor by which a picture is drawn at a lower resolution (rays
+/// every `scale` pixels, scaled up) when one at full resolution took `full_ms` — 1 up to a 30 Hz
+/// frame's time, then the smallest of 2..4 that brings it there (ParaView's interactive render).
+int interactive_scale(double full_ms);
+
 /// The transfer functions' presets: "ramp" (opacity rising with the value), "peak" (a band around
 /// the middle of [lo, hi]), "flat" (the same everywhere), scaled so that a path of `depth` cells
 /// of the highest opacity is nearly opaque.

@@ -83,8 +83,7 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   for (std::size_t i = 0; i < style.opacity.size(); ++i) style.opacity[i] = std::clamp(req.opacity[i], 0.0f, 1.0f) * top;
   // While the camera moves, a picture that takes longer than a 30 Hz frame is drawn at a lower
   // resolution (the rays, not the brick) and scaled up; at rest, at full resolution.
-  int scale = 1;
-  if (req.interacting && full_ms_ > 33.0) scale = std::clamp(static_cast<int>(std::ceil(std::sqrt(full_ms_ / 30.0))), 2, 4);
+  const int scale = req.interacting ? interactive_scale(full_ms_) : 1;
   const int w = std::max(1, view.width / scale), h = std::max(1, view.height / scale);
   const auto t0 = Clock::now();
   const VolumeBrick vb{b.values.data(), b.width, b.height, b.depth};

@@ -78,10 +78,12 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
     run_ = open(o);
     watched_.reset();
     held_view_.reset();
+    held_brick_.reset();
     client_remote_ = remote;
     last_seq_ = 0;
     renderer_.forget_session();
     volume_.forget();
+    volume_pending_ = false;
     group_description_ = run_->leader().description();
     group_description_.width = run_->global_width();
     group_description_.height = run_->global_height();
@@ -155,6 +157,7 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
   }
   ViewWatch w;
   w.field = d.fields[static_cast<std::size_t>(view.field)].name;
+  if (view.volume && d.grid().size() == 3) return render_remote_volume(view, view_changed, std::move(w));
   // A volume is watched a plane (or three side by side) at a time: the region is in the picture's cells.
   const auto layout = layout_of(d, view);
   const int cols = layout.w, rows = layout.h;
@@ -167,7 +170,7 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
   w.region = ViewRegion::fit(cols, rows, view.width, view.height, view.zoom, cx, cy);
   const auto same = [](const ViewWatch& a, const ViewWatch& b) {
     const auto &r = a.region, &q = b.region;
-    return a.field == b.field && a.slice == b.slice && a.through == b.through && r.view_w == q.view_w && r.view_h == q.view_h &&
+    return a.field == b.field && a.slice == b.slice && a.through == b.through && a.brick == b.brick && r.view_w == q.view_w && r.view_h == q.view_h &&
            r.center_x == q.center_x && r.center_y == q.center_y && r.pixels_per_cell == q.pixels_per_cell;
   };
   auto& remote = dynamic_cast<RemoteGroup&>(*run_);
@@ -191,17 +194,65 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
   hand_over(renderer_.render(RemoteView(*held_view_), d, view), held_view_->header.seq);
 }
 
+void ViewerWorker::render_remote_volume(const ViewRequest& view, bool view_changed, ViewWatch w) {
+  // The gateway sends the volume itself, every k-th cell with k fitted to the link; the rays are
+  // cast here, so a camera change is drawn at once from the brick held.
+  const auto& d = group_description_;
+  w.brick = static_cast<std::uint32_t>(view.volume->max_brick);
+  auto& remote = dynamic_cast<RemoteGroup&>(*run_);
+  if (!watched_ || watched_->field != w.field || watched_->brick != w.brick) {
+    remote.watch(w);
+    watched_ = w;
+  }
+  const bool arrived = remote.next_view(incoming_, 20ms) && shows_watch(incoming_.header, w);
+  if (arrived) {
+    const auto& h = incoming_.header;
+    const auto& b = *h.brick;  // {depth, height, width, stride}
+    auto brick = std::make_shared<HostBrick>();
+    brick->depth = static_cast<int>(b[0]), brick->height = static_cast<int>(b[1]), brick->width = static_cast<int>(b[2]);
+    brick->stride = static_cast<int>(b[3]);
+    const auto g = d.grid();
+    brick->grid = {g[0], g[1], g[2]};
+    brick->values = incoming_.view.values;
+    BrickSampler::finish(*brick);
+    held_brick_ = std::move(brick);
+    held_brick_header_ = h;
+  }
+  if (!held_brick_ || !(arrived || view_changed) || held_brick_header_.field != w.field) return;
+  {
+    QMutexLocker lock(&mu_);
+    shown_ = false;
+  }
+  const auto& h = held_brick_header_;
+  FrameInfo info;
+  info.seq = h.seq, info.step = h.step, info.sim_time = h.sim_time, info.stamp_ns = h.stamp_ns;
+  const QString source = QString("%1 (%2) ± %3").arg(QString::fromStdString(h.encoding), QString::fromStdString(h.compression))
+                             .arg(h.error_bound, 0, 'g', 2);
+  auto result = volume_.render(held_brick_, d, view.field, view, info, source);
+  if (result.frame)
+    result.frame->link = RemoteLink{QString::fromStdString(h.encoding), h.error_bound, h.link_bytes_per_s};
+  hand_over(std::move(result), h.seq);
+}
+
 void ViewerWorker::render(const ViewRequest& view, bool fresh) {
   const auto& frames = *current_group_;
   if (view.volume && group_description_.grid().size() == 3) {
-    // The whole volume: every part's cells in one brick of the whole grid, then one picture.
+    // The whole volume: every part's cells in one brick of the whole grid, then one picture. A
+    // frame still being written is not waited for: the brick held is drawn for a camera change
+    // meanwhile, and the new one taken once every part is complete (polled each turn).
     const auto& fields = group_description_.fields;
+    const auto seq = frames.part(0).info().seq;
     const auto refuse = [&](const QString& why) {  // said once, not at every frame
-      hand_over({{}, std::exchange(volume_refusal_, why) == why ? QString() : why}, frames.part(0).info().seq);
+      hand_over({{}, std::exchange(volume_refusal_, why) == why ? QString() : why}, seq);
     };
     if (view.field < 0 || static_cast<std::size_t>(view.field) >= fields.size())
       return refuse("the volume view shows fields, not particles: pick a field");
     const auto field = static_cast<std::size_t>(view.field);
+    volume_pending_ = volume_pending_ || fresh || !volume_.holds(view.field, view);
+    bool complete = true;
+    for (std::size_t k = 0; k < frames.size(); ++k) complete = complete && frames.part(k).ready();
+    const bool take = volume_pending_ && complete;
+    if (!take && !(fresh_view_ && volume_.holds(view.field, view))) return hand_over({}, seq);  // nothing new to draw
     std::vector<VolumeViewRenderer::Part> parts;
     if (frames.size() == 1)
       parts.push_back({&frames.part(0), &run_->leader().description().fields.at(field),
@@ -210,10 +261,12 @@ void ViewerWorker::render(const ViewRequest& view, bool fresh) {
       for (std::size_t k = 0; k < frames.size() && k < part_descriptions_.size(); ++k)
         parts.push_back({&frames.part(k), &part_descriptions_[k]->fields.at(field), frames.block(k)});
     try {
-      hand_over(volume_.render(parts, group_description_, view.field, view, fresh), frames.part(0).info().seq);
+      hand_over(volume_.render(parts, group_description_, view.field, view, take), seq);
+      if (take) volume_pending_ = false;
       volume_refusal_.clear();
     } catch (const Error& e) {
       if (e.code() != Errc::bad_value) throw;
+      volume_pending_ = false;
       refuse(QString::fromStdString(e.what()));
     }
     return;
@@ -302,11 +355,14 @@ void ViewerWorker::run() {
         }
         const bool holds =
             current_group_ && (!one_field || current_group_->holds(static_cast<std::size_t>(view.field)));
-        if (current_group_ && holds && (arrived || view_changed)) {
+        // A volume view also comes back while its frame is still being written (render()).
+        const bool volume_waits = view.volume && volume_pending_;
+        if (current_group_ && holds && (arrived || view_changed || volume_waits)) {
           {
             QMutexLocker lock(&mu_);
             shown_ = false;
           }
+          fresh_view_ = view_changed;
           render(view, arrived);
         }
       } else {

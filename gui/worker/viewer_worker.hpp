@@ -69,6 +69,9 @@ class ViewerWorker : public QThread {
   /// Remote: watches what `view` shows (when that changed), colours the newest view the gateway
   /// sent, or the one held when only the colours changed.
   void render_remote(const ViewRequest& view, bool view_changed);
+  /// Remote, a volume seen whole: watches a brick of the field `w` names, draws the newest brick
+  /// the gateway sent, or the one held when only the camera or colours changed.
+  void render_remote_volume(const ViewRequest& view, bool view_changed, ViewWatch w);
 
   QMutex mu_;
   QWaitCondition wake_;
@@ -97,9 +100,13 @@ class ViewerWorker : public QThread {
   std::optional<ViewWatch> watched_;      ///< what the gateway was last asked to send
   std::optional<RemoteView> held_view_;   ///< the newest remote view, kept for colour changes
   RemoteView incoming_;                   ///< next_view's buffers, reused
+  std::shared_ptr<const HostBrick> held_brick_;  ///< remote: the newest brick, drawn again for camera changes
+  remote::ViewHeader held_brick_header_;
   ViewRenderer renderer_;  ///< its sampler's pinned rows and copy stream belong to this thread
   VolumeViewRenderer volume_;  ///< the volume view's brick, held for camera changes
   QString volume_refusal_;     ///< why the volume view showed nothing last (said once)
+  bool volume_pending_ = false;  ///< a frame arrived whose brick is not taken yet (still being written)
+  bool fresh_view_ = false;      ///< the view changed since the last picture (a camera move: draw the brick held)
 };
 
 }  // namespace cuview::gui

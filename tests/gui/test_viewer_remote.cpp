@@ -18,7 +18,9 @@
 #include <memory>
 #include <set>
 
+#include "cuview/brick_sampler.hpp"
 #include "main_window.hpp"
+#include "render/volume_render.hpp"
 #include "mpi_run.hpp"
 #include "viewer_test.hpp"
 #include "window_test.hpp"
@@ -462,4 +464,60 @@ TEST_CASE("cuview-gui --remote shows the field in a real window", "[.window][win
   REQUIRE(window);
   REQUIRE(wait_for([&] { return x11::window_name(*window).find("cuview — run1") == 0; }, 15000));
   REQUIRE(wait_for([&] { return distinct_colours(screen_pixels(*window)) > 50; }, 10000));
+}
+
+TEST_CASE("a volume seen whole through a gateway: the brick it sends, drawn within its stated bound", "[gui][remote]") {
+  RuntimeDir rt;
+  auto daemon = start_daemon("vol", Backend::host, {"--sim", "grayscott3d", "--paused"}, "48x40x32");
+  auto gateway = start_gateway();
+  ViewerOptions o;
+  o.name = "vol";
+  o.remote = remote_url();
+  o.announce_port = test_announce_port();
+  o.volume = "mip";
+  o.camera = VolumeCamera{30, 20};
+  MainWindow w(o);
+  w.resize(900, 600);
+  w.show();
+  REQUIRE(shows_frames(w));
+  REQUIRE(wait_for([&] {
+    const auto& f = w.view()->last_frame();
+    return f.volume && f.link && f.image.size() == w.view()->size();
+  }));
+  const auto f = w.view()->last_frame();
+  CHECK(f.volume->brick_w == 48);  // a fast link: the brick asked for (128 a side) holds every cell
+  CHECK(f.volume->stride == 1);
+  CHECK(f.volume->source.contains("±"));
+  auto* status = w.findChild<QLabel*>("volume");
+  REQUIRE(status != nullptr);
+  CHECK(status->text().contains(f.link->encoding));
+
+  // The same picture from the frame's own cells: every pixel within the bound the view states.
+  auto c = Client::attach(AttachOptions{.name = "vol", .client = "test reader"});
+  auto frame = c.next_frame(5s);
+  REQUIRE(frame);
+  REQUIRE(frame->info().step == f.info.step);
+  HostBrick exact;
+  BrickSampler::begin(exact, {32, 40, 48}, 1);
+  BrickSampler sampler;
+  sampler.sample(*frame, c.description().fields.at(0), own_block(c.description()), exact);
+  const auto want = render_volume({exact.values.data(), 48, 40, 32}, f.volume->camera, VolumeMode::mip, VolumeStyle{},
+                                  f.image.width(), f.image.height());
+  std::size_t drawn = 0, off = 0;
+  for (std::size_t i = 0; i < want.values.size(); ++i) {
+    const float got = (*f.values)[i];
+    if (std::isnan(want.values[i]) || std::isnan(got)) {
+      off += std::isnan(want.values[i]) != std::isnan(got);
+      continue;
+    }
+    ++drawn;
+    off += std::abs(double(got) - want.values[i]) > f.link->error_bound + 1e-6;
+  }
+  CHECK(drawn > 10000);
+  CHECK(off == 0);
+  // Hovering reads the largest value along the ray, with the bound.
+  QString text;
+  for (int y = f.image.height() / 2; text.isEmpty() && y < f.image.height(); ++y) text = w.view()->readout({f.image.width() / 2, y});
+  CHECK(text.startsWith("largest along the ray = "));
+  CHECK(text.contains(" ± "));
 }

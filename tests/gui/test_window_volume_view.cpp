@@ -4,6 +4,7 @@
 // it reads the level; dragging with the left button orbits the camera as far as the drag says, and
 // the disc moves where geometry puts it; the transfer function drawn in its editor lights the
 // ball's pixels and no others.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QStatusBar>
@@ -170,6 +171,27 @@ TEST_CASE("a ball seen whole: MIP disc, isosurface silhouette and level on hover
   CHECK(std::abs(side.x - (turned.image.width() / 2.0 - kDz * s)) < 1.0);
   CHECK(std::abs(side.y - turned.image.height() / 2.0) < 1.0);
   CHECK(std::abs(side.count - sil.count) < 0.03 * sil.count);
+
+  // The Display dock's plane outlined inside the volume: the picture gains its edges, nothing else.
+  x11::click(centre_of(w.findChild<QCheckBox*>("show_plane")));
+  REQUIRE(wait_for([&] {
+    const auto& f = w.view()->last_frame();
+    return drawn_as(w, VolumeMode::isosurface) && f.image != turned.image;
+  }));
+  {
+    const auto outlined = w.view()->last_frame();
+    std::size_t changed = 0, dark = 0;
+    for (int y = 0; y < outlined.image.height(); ++y)
+      for (int x = 0; x < outlined.image.width(); ++x)
+        if (outlined.image.pixel(x, y) != turned.image.pixel(x, y)) {
+          ++changed;
+          dark += qGray(outlined.image.pixel(x, y)) < qGray(turned.image.pixel(x, y));  // the outline is light
+        }
+    CHECK(changed > 100);
+    CHECK(changed < 0.05 * outlined.image.width() * outlined.image.height());
+    CHECK(dark < changed / 10);
+  }
+  x11::click(centre_of(w.findChild<QCheckBox*>("show_plane")));
 
   // Emission–absorption: draw the curve to 0 along the editor's bottom: nothing shows. Then raise
   // its upper half: the ball's pixels light up in the colormap's top colours, and no others.

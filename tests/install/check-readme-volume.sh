@@ -4,7 +4,9 @@
 #   - the run serves a volume (describe names lbm3d and a grid of WxHxD);
 #   - the viewer attaches and reads its frames (status counts a reader), offscreen (Qt's offscreen
 #     platform, set in the environment: the command stays as printed);
-#   - the draw line puts a solid ball there: the speed at its centre becomes 0 in the next frames.
+#   - the draw line puts a solid ball there: the speed at its centre becomes 0 in the next frames;
+#   - the command under "### A volume seen whole" attaches a second viewer, seeing the volume whole,
+#     that reads the run's frames.
 #   tests/install/check-readme-volume.sh BUILD_DIR
 set -euo pipefail
 source=$(cd "$(dirname "$0")/../.." && pwd)
@@ -70,6 +72,24 @@ PY
 else
   say "python3 with numpy is missing: the ball's effect on the flow is not checked (Debian: python3-numpy)"
 fi
+mapfile -t whole < <(awk '
+  /^#+ / { inside = $0 == "### A volume seen whole" }
+  /^```/ { fence = !fence; sh = $0 == "```sh"; next }
+  fence && sh && inside { print }' "$source/README.md")
+((${#whole[@]} == 1)) || fail "README.md's 'A volume seen whole' should print 1 command, it prints ${#whole[@]}"
+whole_cmd=$(trim "${whole[0]%%#*}")
+say "\$ $whole_cmd"
+bash -c "exec ${whole_cmd%&}" >"$scratch/whole.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 300); do
+  ctl status 2>/dev/null | grep -qE "clients [0-9]+ \([2-9][0-9]* reading\)" && break
+  kill -0 "${pids[2]}" 2>/dev/null || { cat "$scratch/whole.log" >&2; fail "'$whole_cmd' exited"; }
+  sleep 0.1
+done
+ctl status | grep -qE "clients [0-9]+ \([2-9][0-9]* reading\)" || { ctl status; cat "$scratch/whole.log" >&2; fail "'$whole_cmd' does not read the run after 30 s"; }
+sleep 2
+kill -0 "${pids[2]}" 2>/dev/null || { cat "$scratch/whole.log" >&2; fail "'$whole_cmd' exited"; }
+say "the volume viewer reads the run"
 kill -0 "${pids[0]}" || fail "the run ended"
 ctl shutdown >/dev/null
 say "passed"

@@ -191,6 +191,9 @@ struct ViewWatch {
   /// the region is in that picture's cells). One of the two for a volume, neither for a 2-D grid.
   std::optional<Slice> slice{};
   std::optional<std::array<std::uint32_t, 3>> through{};
+  /// A volume seen whole: a brick of at most this many cells along the longest axis, fitted to the
+  /// link by the gateway (region, slice and through unused).
+  std::optional<std::uint32_t> brick{};
 };
 
 /// Whether a view (its header) shows what `w` asks for: its field, region and picture (a volume's

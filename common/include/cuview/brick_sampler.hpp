@@ -54,7 +54,7 @@ class BrickSampler {
   void sample(const Frame& frame, const proto::FieldDesc& field, const Block& block, HostBrick& out);
   /// The range of the values written (lo, hi).
   static void finish(HostBrick& out);
-  /// Bytes the copy engine brought for the samples since begin() (0 on the host backend).
+  /// Bytes the copy engine brought for the last sample() (0 on the host backend).
   [[nodiscard]] std::size_t bytes_copied() const noexcept { return bytes_copied_; }
 
  private:

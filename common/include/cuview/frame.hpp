@@ -64,6 +64,11 @@ class Frame {
   /// Blocks the calling thread until the frame's data is complete (CUDA: waits on the daemon's
   /// interprocess event from the host, no GPU work in this process). Host backend: returns at once.
   void wait() const;
+  /// Whether wait() would return at once: the frame's data is complete (CUDA: the interprocess
+  /// event queried from the host, no GPU work in this process). Host backend: true. A viewer that
+  /// must stay responsive (redraw what it holds while the frame is still being written) asks this
+  /// instead of blocking in wait().
+  [[nodiscard]] bool ready() const;
   /// The slot's trailer (seq, step, checksum, done_ns), after wait(). On CUDA this copies 32
   /// bytes from the device.
   [[nodiscard]] SlotTrailer trailer() const;

@@ -155,8 +155,13 @@ struct ViewArgs {
   /// A field of a volume, instead of axis and index: three orthogonal planes through cell {x, y,
   /// z}, side by side (docs/remote.md "Volumes"); the region is in that picture's cells.
   std::optional<std::vector<std::uint32_t>> through{};
+  /// A field of a volume, instead of a picture: the volume itself, every k-th cell, as a brick of at
+  /// most `brick` cells along its longest axis, fewer when the link is too slow for that at the
+  /// gateway's target rate (docs/remote.md "A volume seen whole"). view_w, view_h and the region
+  /// are then ignored (send 1, 1, 0, 0, 1).
+  std::optional<std::uint32_t> brick{};
   MSGPACK_DEFINE_MAP(name, field, view_w, view_h, center_x, center_y, pixels_per_cell, encoding, credits, axis, index,
-                     through);
+                     through, brick);
 };
 struct CreditArgs {
   std::string name;
@@ -245,9 +250,12 @@ struct ViewHeader {
   std::optional<std::string> axis{};
   std::optional<std::uint32_t> index{};
   std::optional<std::vector<std::uint32_t>> through{};
+  /// A brick (ViewArgs::brick): {depth, height, width, stride} — the payload is its cells, x fastest,
+  /// as a view of width × (height · depth) values; brick cell (i, j, k) is grid cell (i, j, k)·stride.
+  std::optional<std::vector<std::uint32_t>> brick{};
   MSGPACK_DEFINE_MAP(session, seq, step, sim_time, stamp_ns, sent_ns, field, view_w, view_h, center_x, center_y,
                      pixels_per_cell, encoding, compression, lo, hi, error_bound, raw_bytes, link_bytes_per_s, rect,
-                     latest_step, axis, index, through);
+                     latest_step, axis, index, through, brick);
 };
 
 /// The samples a view's payload holds: its rect's (a part's block), else the whole view. Throws

@@ -136,6 +136,21 @@ void Frame::wait() const {
 #endif
 }
 
+bool Frame::ready() const {
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_ && imports_->is_cuda()) {
+    cuda::DeviceGuard guard(imports_->device);
+    const cudaError_t e = cudaEventQuery(imports_->event(info_.slot).get());
+    if (e == cudaErrorNotReady) {
+      (void)cudaGetLastError();  // not an error: clear it from the thread's state
+      return false;
+    }
+    cuda::check(e, "cudaEventQuery on the interprocess event of frame " + std::to_string(info_.seq));
+  }
+#endif
+  return true;
+}
+
 SlotTrailer Frame::trailer() const {
   if (!imports_) throw Error(Errc::bad_value, "trailer() on a moved-from Frame");
   SlotTrailer t{};

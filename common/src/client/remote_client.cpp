@@ -51,6 +51,7 @@ void RemoteClient::watch_with(const ViewWatch& w, std::uint32_t credits) {
                      w.encoding, credits};
   if (w.slice) a.axis = to_string(w.slice->axis), a.index = w.slice->index;
   if (w.through) a.through = std::vector<std::uint32_t>(w.through->begin(), w.through->end());
+  if (w.brick) a.brick = *w.brick, a.view_w = a.view_h = 1, a.center_x = a.center_y = 0, a.pixels_per_cell = 1;
   std::lock_guard lock(s.mu);
   if (s.gone()) s.throw_gone();
   (void)channel_of(s).gateway_call<proto::NoArgs>(remote::Op::view, a, s.opts.timeout);
@@ -82,9 +83,16 @@ bool RemoteClient::take_view(RemoteView& out, std::chrono::milliseconds timeout,
       region = ViewRegion{};
       // The picture's grid: the whole grid, or the plane (or three) of the whole volume it shows.
       const auto& part = s.desc.part;
-      const auto picture = picture_named(part ? part->global() : s.desc.grid(), h.axis, h.index, h.through,
-                                         "a view of " + s.who() + " through " + s.opts.remote);
-      region.field_w = picture.w, region.field_h = picture.h;
+      if (h.brick) {  // a volume's brick: its cells as a view of width × (height · depth)
+        if (h.brick->size() != 4 || std::uint64_t{(*h.brick)[2]} * (*h.brick)[1] * (*h.brick)[0] !=
+                                        std::uint64_t{h.view_w} * h.view_h)
+          throw Error(Errc::bad_message, "a brick from " + s.opts.remote + " whose size does not match its values");
+        region.field_w = static_cast<int>(h.view_w), region.field_h = static_cast<int>(h.view_h);
+      } else {
+        const auto picture = picture_named(part ? part->global() : s.desc.grid(), h.axis, h.index, h.through,
+                                           "a view of " + s.who() + " through " + s.opts.remote);
+        region.field_w = picture.w, region.field_h = picture.h;
+      }
       region.view_w = static_cast<int>(h.view_w), region.view_h = static_cast<int>(h.view_h);
       region.center_x = h.center_x, region.center_y = h.center_y, region.pixels_per_cell = h.pixels_per_cell;
       out.view.components = 1;
