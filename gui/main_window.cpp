@@ -290,6 +290,7 @@ void MainWindow::show_volume(const RenderedFrame& f) {
 
 void MainWindow::on_painted(const RenderedFrame& f) {
   ++frames_displayed_;
+  if (!first_painted_.isValid()) first_painted_.start();
   ++fps_frames_;
   last_latency_ms_ = static_cast<double>(realtime_ns() - f.info.stamp_ns) * 1e-6;
   show_status(latency_label_, QString("latency %1 ms").arg(last_latency_ms_, 0, 'f', 1));
@@ -319,8 +320,12 @@ void MainWindow::on_painted(const RenderedFrame& f) {
       fail_headless(err);
       return;
     }
-    std::fprintf(stderr, "cuview-gui: saved %s after %llu frame(s) (step %llu)\n", qPrintable(opts_.screenshot),
-                 static_cast<unsigned long long>(frames_displayed_), static_cast<unsigned long long>(f.info.step));
+    // How fast frames were drawn since the first: what a headless run measures (scripts/gpu-volume.sh).
+    const double since_first = first_painted_.isValid() ? first_painted_.elapsed() / 1000.0 : 0.0;
+    std::fprintf(stderr, "cuview-gui: saved %s after %llu frame(s) (step %llu; %.1f frames/s drawn after the first)\n",
+                 qPrintable(opts_.screenshot), static_cast<unsigned long long>(frames_displayed_),
+                 static_cast<unsigned long long>(f.info.step),
+                 frames_displayed_ > 1 && since_first > 0 ? static_cast<double>(frames_displayed_ - 1) / since_first : 0.0);
     Q_EMIT finished(0);
   }
 }

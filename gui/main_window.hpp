@@ -132,7 +132,8 @@ class MainWindow : public QMainWindow {
   QLabel* remote_label_ = nullptr;  ///< the gateway, encoding, error bound and link of a remote view
   QLabel* readout_label_ = nullptr;
   QLabel* checkpoint_label_ = nullptr;
-  QLabel* volume_label_ = nullptr;  ///< what a volume view is made of and what it cost  ///< when the daemon last wrote a checkpoint
+  QLabel* volume_label_ = nullptr;
+  QElapsedTimer first_painted_;  ///< since the first frame was painted (a headless run's rate)  ///< what a volume view is made of and what it cost  ///< when the daemon last wrote a checkpoint
   QAction* checkpoint_now_ = nullptr;
   std::uint64_t checkpoints_seen_ = 0, checkpoints_answered_ = 0;  ///< the daemon's counts at the last stats
   QString checkpoint_session_;

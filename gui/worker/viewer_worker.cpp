@@ -346,7 +346,11 @@ void ViewerWorker::run() {
         }
         // A new step of every part's frames releases the previous one's slots.
         auto frames = run_->next(20ms);
-        const bool arrived = frames.has_value();
+        bool arrived = frames.has_value();
+        // A volume view waiting for its frame to be complete keeps that one: a newer frame would
+        // complete later still, and frames that keep coming before the last completes would
+        // starve the view. The newer one is skipped (its slot released at once).
+        if (arrived && view.volume && volume_pending_ && current_group_) arrived = false;
         if (arrived) current_group_ = std::move(frames);
         if (arrived && !said_phases_) {  // where the time to the first frame went, once per attachment
           said_phases_ = true;
