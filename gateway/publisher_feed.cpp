@@ -500,14 +500,11 @@ void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& fram
   const std::array<std::uint32_t, 3> grid{g[0], g[1], g[2]};
   int stride = BrickSampler::stride_for(grid, static_cast<int>(*a.brick));
   if (!d.part && w.meter.bytes_per_s() > 0) {
-    // A whole publisher's brick fits the link: at the bytes a value took last time (zstd's gain
-    // included), kBrickFps of them within 80 % of the measured rate. Parts keep the size asked
+    // A whole publisher's brick fits the link: at the bytes a u8 value took last time (zstd's gain
+    // included), kBrickFps of them within 80 % of the measured rate — the finest brick first; the
+    // encoding is then the finest that still fits (LinkMeter::choose). Parts keep the size asked
     // for, so that their bricks are of one grid.
-    const double per_value =
-        w.encoded.payload.empty() || w.brick.values.empty()
-            ? 1.0
-            : static_cast<double>(w.encoded.payload.size()) / static_cast<double>(w.brick.values.size());
-    const double most = 0.8 * w.meter.bytes_per_s() / kBrickFps / std::max(per_value, 0.05);
+    const double most = 0.8 * w.meter.bytes_per_s() / kBrickFps / std::max(w.u8_bytes_per_value, 0.02);
     const auto cells = [&](int k) {
       const auto n = [&](std::uint32_t a) { return static_cast<double>((a + k - 1) / k); };
       return n(grid[0]) * n(grid[1]) * n(grid[2]);
@@ -534,6 +531,8 @@ void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& fram
   }
   const auto encoding = w.pinned ? *w.pinned : w.meter.choose(values.size(), kBrickFps);
   encoder_.encode(values, encoding, w.encoded);
+  if (encoding == remote::Encoding::u8 && !values.empty())
+    w.u8_bytes_per_value = static_cast<double>(w.encoded.payload.size()) / static_cast<double>(values.size());
   remote::ViewHeader h;
   h.session = frames_->hello().session;
   h.seq = info.seq, h.step = info.step, h.sim_time = info.sim_time, h.stamp_ns = info.stamp_ns;

@@ -82,6 +82,7 @@ class PublisherFeed {
     std::vector<float> cropped;  ///< a part's samples of its block
     remote::EncodedValues encoded;
     HostBrick brick;  ///< a volume seen whole (ViewArgs::brick)
+    double u8_bytes_per_value = 1;  ///< what a u8 brick's value took after zstd, last time (1: not yet seen)
   };
 
   void run();
