@@ -4,7 +4,9 @@
 #include <cstring>
 #include <string>
 
+#include "c_api/internal.hpp"
 #include "c_api/status.hpp"
+#include "cuview/brick_sampler.hpp"
 #include "cuview/client.h"
 #include "render/volume_render.hpp"
 
@@ -50,5 +52,36 @@ extern "C" cuview_status cuview_render_volume(const float* data, uint32_t width,
                                    camera, vm, style, static_cast<int>(view_w), static_cast<int>(view_h));
     std::memcpy(argb, img.argb.data(), img.argb.size() * sizeof(std::uint32_t));
     if (values != nullptr) std::memcpy(values, img.values.data(), img.values.size() * sizeof(float));
+  });
+}
+
+extern "C" cuview_status cuview_frame_brick(const cuview_client* client, const cuview_frame* frame, size_t field,
+                                            uint32_t max_cells, uint32_t dims[4], float* out) {
+  if (client == nullptr || frame == nullptr || dims == nullptr) return null_argument("cuview_frame_brick");
+  return guarded([&] {
+    using cuview::Errc;
+    using cuview::Error;
+    if (!client->remote.empty() || frame->frame == nullptr)
+      throw Error(Errc::unsupported, "cuview_frame_brick: a frame through a gateway holds its fields on the host "
+                                     "already; read them there");
+    const auto& d = client->client->description();
+    if (field >= d.fields.size())
+      throw Error(Errc::out_of_range, "cuview_frame_brick: field " + std::to_string(field) + " does not exist: '" +
+                                          client->client->name() + "' publishes " + std::to_string(d.fields.size()));
+    const auto grid = d.grid();
+    if (grid.size() != 3)
+      throw Error(Errc::bad_value, "cuview_frame_brick: '" + d.fields[field].name +
+                                       "' is not a volume (its grid has " + std::to_string(grid.size()) +
+                                       " axes); view a plane of it instead");
+    const std::array<std::uint32_t, 3> g{grid[0], grid[1], grid[2]};
+    const int k = cuview::BrickSampler::stride_for(g, static_cast<int>(std::max<uint32_t>(max_cells, 1)));
+    cuview::HostBrick brick;
+    cuview::BrickSampler::begin(brick, g, k);
+    dims[0] = static_cast<uint32_t>(brick.depth), dims[1] = static_cast<uint32_t>(brick.height);
+    dims[2] = static_cast<uint32_t>(brick.width), dims[3] = static_cast<uint32_t>(k);
+    if (out == nullptr) return;
+    cuview::BrickSampler sampler;  // per call: its pinned rows freed before returning
+    sampler.sample(*frame->frame, d.fields[field], cuview::own_block(d), brick);
+    std::memcpy(out, brick.values.data(), brick.values.size() * sizeof(float));
   });
 }

@@ -12,6 +12,9 @@ lib.cuview_render_volume.argtypes = [
     ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_char_p, ctypes.c_float,
     ctypes.c_float, ctypes.c_char_p, ctypes.c_float, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_void_p,
     ctypes.c_void_p]
+lib.cuview_frame_brick.restype = ctypes.c_int
+lib.cuview_frame_brick.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint32,
+                                   ctypes.POINTER(ctypes.c_uint32), ctypes.c_void_p]
 
 
 class VolumeView:
@@ -31,26 +34,28 @@ class VolumeView:
 
 def _host_volume(view, max_brick):
     """The field as a float32 (d, h, w) host array, every k-th cell so that no axis exceeds
-    max_brick (taken on the GPU before the copy, for a CUDA frame); a vector's magnitude."""
+    max_brick (a CUDA frame's by the copy engine, cuview_frame_brick); a vector's magnitude."""
     import numpy as np  # here, not at import: the package imports without NumPy (a control-only client)
     shape = view.shape
     grid = shape[:3] if len(shape) >= 3 else None
     if grid is None or len(shape) < 3:
         raise CuviewError("bad_value", f"'{view.name}' is not a volume (its shape is {tuple(shape)}); view a "
                                        "field of 3 axes, or a plane of it with next_frame()")
+    frame = view.frame
+    client = frame._client
+    if not client.remote:
+        # As cuview-gui takes it: a host wait and the copy engine, no kernel in this process's context.
+        index = [key for key, *_ in client._blocks].index(view.name)
+        dims = (ctypes.c_uint32 * 4)()
+        _check(lib.cuview_frame_brick(client._handle(), frame._alive(), index, int(max_brick), dims, None))
+        a = np.empty((dims[0], dims[1], dims[2]), np.float32)
+        _check(lib.cuview_frame_brick(client._handle(), frame._alive(), index, int(max_brick), dims, a.ctypes.data))
+        return a, int(dims[3])
     k = max(1, -(-max(grid) // max(int(max_brick), 1)))
-    if view.frame.device >= 0:
-        import cupy
-        with cupy.cuda.Device(view.frame.device):
-            a = cupy.from_dlpack(view)[::k, ::k, ::k]
-            if a.ndim == 4:
-                a = cupy.sqrt((a.astype(cupy.float32) ** 2).sum(axis=3))
-            a = cupy.asnumpy(cupy.ascontiguousarray(a.astype(cupy.float32)))
-    else:
-        a = np.asarray(view)[::k, ::k, ::k]
-        if a.ndim == 4:
-            a = np.sqrt((a.astype(np.float32) ** 2).sum(axis=3))
-        a = np.ascontiguousarray(a, dtype=np.float32)
+    a = np.asarray(view)[::k, ::k, ::k]  # a remote frame's fields are on the host
+    if a.ndim == 4:
+        a = np.sqrt((a.astype(np.float32) ** 2).sum(axis=3))
+    a = np.ascontiguousarray(a, dtype=np.float32)
     return a, k
 
 

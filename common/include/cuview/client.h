@@ -143,6 +143,15 @@ typedef struct cuview_region {
 CUVIEW_API int cuview_view_cell(const cuview_view* view, uint32_t grid_w, uint32_t grid_h, uint32_t row, uint32_t col,
                                 uint32_t* x, uint32_t* y);
 
+/* Field `field` (a float32 field of 3 axes) of `frame` seen whole, as cuview-gui takes it: every
+ * k-th cell along each axis, k the smallest giving at most `max_cells` cells a side, float32 on the
+ * host, x fastest (a vector field's magnitude). A CUDA frame is waited for on the host and copied
+ * by the copy engine: no kernel runs in this process's CUDA context. `dims` receives {depth,
+ * height, width, k}; with `out` NULL only `dims` is filled, so that `out` can be sized (depth ×
+ * height × width floats). Local clients only (a remote frame's fields are on the host already). */
+CUVIEW_API cuview_status cuview_frame_brick(const cuview_client* client, const cuview_frame* frame, size_t field,
+                                            uint32_t max_cells, uint32_t dims[4], float* out);
+
 /* A picture of a volume as the viewer's volume view draws it (gui/render/volume_render.hpp): `data`
  * a float32 brick of depth × height × width values in host memory, x fastest. mode "mip"
  * (maximum-intensity projection), "emission" (emission–absorption: `colormap` and the `opacity`
