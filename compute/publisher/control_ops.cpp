@@ -213,6 +213,9 @@ std::string ControlOps::op_handles(Peer& p, const proto::Request& req) {
                                               c_.opts.name + "' are in use; detach a viewer and try again");
     spdlog::info("client '{}' (pid {}) is reading frames (lease {})", p.client, p.pid, *p.lease);
     if (c_.ring.arrivals() != arrivals) {  // the first reader: a paused program publishes for it too
+      // That frame holds what the lease reads: tick() must not ask for a second one for the same
+      // change of reads (a paused run published two frames when it did, one racing the other).
+      reads_seen_ = c_.ring.reads_changed();
       std::lock_guard lock(c_.steering.m);
       c_.steering.reader_arrived = true;
       c_.steering.note_request();

@@ -350,7 +350,11 @@ void ViewerWorker::run() {
         // A volume view waiting for its frame to be complete keeps that one: a newer frame would
         // complete later still, and frames that keep coming before the last completes would
         // starve the view. The newer one is skipped (its slot released at once).
-        if (arrived && view.volume && volume_pending_ && current_group_) arrived = false;
+        // (Only a frame that holds the field shown is kept: after a change of field the new frame is
+        // taken.)
+        if (arrived && view.volume && volume_pending_ && current_group_ &&
+            (!one_field || current_group_->holds(static_cast<std::size_t>(view.field))))
+          arrived = false;
         if (arrived) current_group_ = std::move(frames);
         if (arrived && !said_phases_) {  // where the time to the first frame went, once per attachment
           said_phases_ = true;
