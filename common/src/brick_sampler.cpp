@@ -9,41 +9,15 @@
 #include "cuview/error.hpp"
 #include "cuview/view_sampler.hpp"  // shown_value
 #ifdef CUVIEW_HAVE_CUDA
+#include "copy_staging.hpp"
 #include "cuview/cuda/check.hpp"
-#include "cuview/cuda/device_guard.hpp"
-#include "cuview/cuda/pinned_buffer.hpp"
-#include "cuview/cuda/stream.hpp"
 #endif
 
 namespace cuview {
 
 #ifdef CUVIEW_HAVE_CUDA
-struct BrickSampler::Staging {
-  explicit Staging(int gpu) : device(gpu) {
-    cuda::DeviceGuard guard(device);
-    stream = cuda::Stream::create();
-  }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-  ~Staging() {
-    try {  // released in the context they were made in
-      cuda::DeviceGuard guard(device);
-      rows = cuda::PinnedBuffer();
-      stream = cuda::Stream();
-    } catch (...) {
-    }
-  }
-  std::byte* reserve(std::size_t bytes) {
-    if (bytes > rows.size()) {
-      cuda::DeviceGuard guard(device);
-      rows = cuda::PinnedBuffer();
-      rows = cuda::PinnedBuffer(bytes, "the rows of a volume's brick");
-    }
-    return rows.data();
-  }
-  int device;
-  cuda::Stream stream;
-  cuda::PinnedBuffer rows;
+struct BrickSampler::Staging : CopyStaging {
+  explicit Staging(int gpu) : CopyStaging(gpu, "the rows of a volume's brick") {}
 };
 #else
 struct BrickSampler::Staging {};
@@ -125,9 +99,7 @@ void BrickSampler::sample(const Frame& frame, const proto::FieldDesc& field, con
     return;
   }
 #ifdef CUVIEW_HAVE_CUDA
-  auto at_gpu = std::find_if(staging_.begin(), staging_.end(), [&](const auto& st) { return st->device == frame.device(); });
-  if (at_gpu == staging_.end()) at_gpu = staging_.insert(staging_.end(), std::make_unique<Staging>(frame.device()));
-  Staging& staging = **at_gpu;
+  Staging& staging = staging_for(staging_, frame.device());
   // Whole rows when cells are contiguous (the copy engine's fast case; the host keeps every s-th
   // cell); otherwise each row's taken cells, a cell per line of a 2D copy.
   const bool whole_rows = col == cell;

@@ -12,6 +12,7 @@
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/cuda/stream.hpp"
+#include "copy_staging.hpp"
 #endif
 
 namespace cuview {
@@ -188,34 +189,8 @@ std::optional<std::array<std::uint32_t, 3>> PictureLayout::cell_at(int col, int 
 }
 
 #ifdef CUVIEW_HAVE_CUDA
-struct ViewSampler::Staging {
-  explicit Staging(int gpu) : device(gpu) {
-    cuda::DeviceGuard guard(device);
-    stream = cuda::Stream::create();
-  }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-  ~Staging() {
-    // Released in the context they were made in, not whichever the thread has current.
-    try {
-      cuda::DeviceGuard guard(device);
-      rows = cuda::PinnedBuffer();
-      stream = cuda::Stream();
-    } catch (...) {  // the driver is gone: the members free what they still can
-    }
-  }
-  /// Pinned room for `count` floats; its contents are not kept when it grows.
-  float* reserve(std::size_t count) {
-    if (count * sizeof(float) > rows.size()) {
-      cuda::DeviceGuard guard(device);
-      rows = cuda::PinnedBuffer();  // freed before the larger one is taken
-      rows = cuda::PinnedBuffer(count * sizeof(float), "the sampled rows of a view");
-    }
-    return rows.as<float>();
-  }
-  int device;
-  cuda::Stream stream;
-  cuda::PinnedBuffer rows;
+struct ViewSampler::Staging : CopyStaging {
+  explicit Staging(int gpu) : CopyStaging(gpu, "the sampled rows of a view") {}
 };
 #else
 struct ViewSampler::Staging {};
@@ -288,11 +263,9 @@ void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field,
 #ifdef CUVIEW_HAVE_CUDA
   const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
   if (s.col_count > 0 && !s.distinct_rows.empty()) {
-    auto at_gpu = std::find_if(staging_.begin(), staging_.end(), [&](const auto& st) { return st->device == frame.device(); });
-    if (at_gpu == staging_.end()) at_gpu = staging_.insert(staging_.end(), std::make_unique<Staging>(frame.device()));
-    Staging& staging = **at_gpu;
+    Staging& staging = staging_for(staging_, frame.device());
     const auto& r = s.distinct_rows;
-    float* dst = staging.reserve(r.size() * span);
+    auto* dst = reinterpret_cast<float*>(staging.reserve(r.size() * span * sizeof(float)));
     const auto* grid = static_cast<const std::byte*>(frame.device_slot()) + field.offset;
     const auto at = [&](int row) { return grid + static_cast<std::size_t>(row) * p.row + s.col_lo * p.col; };
     const std::string what = " of field '" + field.name + "' of frame " + std::to_string(frame.info().seq);
