@@ -209,13 +209,16 @@ int run_volume_viewer(const ViewerArgs& a) {
     for (std::size_t k = 0; k < d.fields.size(); ++k)
       if (d.fields[k].name == a.field) field = k;
     c.read_fields({d.fields[field].name});
+    const std::array<std::uint32_t, 3> g{grid[0], grid[1], grid[2]};
+    // As cuview-gui: frames of the brick's cells only, which the flow then writes alone.
+    c.read_every(static_cast<std::uint32_t>(BrickSampler::stride_for(g, a.max_brick)));
     const std::string m = a.render.substr(std::string("volume-").size());
     const auto mode = m == "emission" ? gui::VolumeMode::emission
                       : m == "isosurface" ? gui::VolumeMode::isosurface
                                           : gui::VolumeMode::mip;
     BrickSampler sampler;
     HostBrick brick;
-    const std::array<std::uint32_t, 3> g{grid[0], grid[1], grid[2]};
+    std::size_t packed = 0;  // frames the publisher wrote as the brick's cells only
     gui::VolumeStyle style;
     style.lut = gui::make_lut(gui::Colormap::viridis);
     gui::VolumeCamera camera{30, 20};
@@ -238,6 +241,7 @@ int run_volume_viewer(const ViewerArgs& a) {
       BrickSampler::finish(brick);
       copy_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s0).count());
       bytes = static_cast<double>(sampler.bytes_copied());
+      packed += f.every() > 1 ? 1 : 0;
     };
     auto first = c.next_frame(10s);
     if (!first) throw Error(Errc::timeout, "no frame from daemon '" + a.name + "' within 10 s of attaching");
@@ -277,10 +281,10 @@ int run_volume_viewer(const ViewerArgs& a) {
     std::printf(
         "viewer frames=%zu seconds=%.3f latency_p50_ms=%.4f latency_p99_ms=%.4f attach_ms=%.2f verified_ms=%.2f "
         "wait_p50_ms=%.3f copy_p50_ms=%.3f rays_p50_ms=%.3f orbit_p50_ms=%.3f orbit_p99_ms=%.3f orbit_scale=%d "
-        "brick_bytes=%.0f brick_cells=%d stride=%d\n",
+        "brick_bytes=%.0f brick_cells=%d stride=%d packed=%zu\n",
         latency.size(), secs, dl.median, dl.p99, attach_ms, verified_ms, percentile(wait_ms, 0.5),
         percentile(copy_ms, 0.5), percentile(ray_ms, 0.5), percentile(orbit_ms, 0.5), percentile(orbit_ms, 0.99),
-        scale, bytes, brick.width, brick.stride);
+        scale, bytes, brick.width, brick.stride, packed);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cuview-bench viewer: %s\n", e.what());

@@ -323,6 +323,8 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     in_simulation("write_fields", [&] { sim_->write_fields(targets); });
   };
   writes_in_step_ = in_simulation("writes_in_step", [&] { return sim_->writes_in_step(); });
+  // Frames of every k-th cell for volume viewers, where the simulation can (parts: always whole).
+  publisher_->set_writes_every(in_simulation("writes_every", [&] { return sim_->writes_every(); }));
   const sigset_t set = shutdown_signals();
   signals_ = UniqueFd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!signals_) throw_errno("signalfd for SIGINT/SIGTERM", errno);

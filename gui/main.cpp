@@ -82,6 +82,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"planes", "mip", "emission", "isosurface"}));
   std::optional<double> level;
   cli.add_option("--level", level, "the isosurface's level (default 0.5)");
+  std::optional<int> brick;
+  cli.add_option("--brick", brick,
+                 "the volume's brick: its longest axis in cells (default 128); a larger volume is taken every k-th cell, "
+                 "and a simulation that can writes only those")
+      ->check(CLI::Range(8, 1024));
   cli.add_option("--opacity", opacity, "emission: the opacity preset, ramp, peak or flat (default ramp)")
       ->check(CLI::IsMember({"ramp", "peak", "flat"}));
   std::string camera;
@@ -156,6 +161,7 @@ int main(int argc, char** argv) {
   o.three_planes = three_planes;
   o.volume = QString::fromStdString(volume);
   o.level = level;
+  o.brick = brick;
   o.opacity = QString::fromStdString(opacity);
   if (!camera.empty()) {
     cuview::gui::VolumeCamera c;

@@ -75,6 +75,7 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent)
   if (!opts_.plane.isEmpty()) display_->set_slice(opts_.plane.section('=', 0, 0), opts_.plane.section('=', 1).toInt());
   display_->set_three_planes(opts_.three_planes);
   if (opts_.level) volume_->set_level(*opts_.level);
+  if (opts_.brick) volume_->set_brick(*opts_.brick);
   if (!opts_.opacity.isEmpty()) volume_->set_preset(opts_.opacity);
   if (opts_.camera) view_->set_volume_camera(*opts_.camera);
   if (!opts_.volume.isEmpty()) volume_->set_mode(opts_.volume);
@@ -322,10 +323,11 @@ void MainWindow::on_painted(const RenderedFrame& f) {
     }
     // How fast frames were drawn since the first: what a headless run measures (scripts/gpu-volume.sh).
     const double since_first = first_painted_.isValid() ? first_painted_.elapsed() / 1000.0 : 0.0;
-    std::fprintf(stderr, "cuview-gui: saved %s after %llu frame(s) (step %llu; %.1f frames/s drawn after the first)\n",
+    std::fprintf(stderr, "cuview-gui: saved %s after %llu frame(s) (step %llu; %.1f frames/s drawn after the first)%s%s\n",
                  qPrintable(opts_.screenshot), static_cast<unsigned long long>(frames_displayed_),
                  static_cast<unsigned long long>(f.info.step),
-                 frames_displayed_ > 1 && since_first > 0 ? static_cast<double>(frames_displayed_ - 1) / since_first : 0.0);
+                 frames_displayed_ > 1 && since_first > 0 ? static_cast<double>(frames_displayed_ - 1) / since_first : 0.0,
+                 f.volume ? "; " : "", f.volume ? qPrintable(volume_label_->text()) : "");
     Q_EMIT finished(0);
   }
 }

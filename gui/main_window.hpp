@@ -39,6 +39,7 @@ struct ViewerOptions {
   bool whole_window = false;  ///< screenshots show the whole window, not only the view
   QString volume;             ///< a volume seen whole at start: mip, emission or isosurface (empty: planes)
   std::optional<double> level;  ///< the isosurface's level at start
+  std::optional<int> brick;     ///< the volume's brick, longest axis in cells, at start
   QString opacity;            ///< the emission's opacity preset at start (ramp, peak, flat)
   std::optional<VolumeCamera> camera;  ///< the volume's camera at start
 

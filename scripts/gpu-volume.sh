@@ -38,6 +38,19 @@ for level in ${LEVELS:-0.01 0.02}; do
 done
 shot sphere --field speed --volume emission --opacity peak --camera 35,25 --screenshot "$out/sphere-speed-peak.png"
 FRAMES=30 shot sphere --field speed --volume mip --camera 35,25 --screenshot "$logs/sphere-mip-30.png"
+# Data frames at 512³: the volume view takes frames of its brick's cells only (Client::read_every),
+# which the flow then writes alone; a frame can only follow a batch (steps_per_frame steps). The
+# run's own status (rate, cost, what limits) is read while the viewer draws.
+for spf in ${RATE_SPF:-16 2}; do
+  /tmp/rt/bin/cuview-ctl --name sphere set steps_per_frame=$spf >/dev/null
+  for view in "speed --volume emission --opacity peak" "vorticity --volume isosurface --level 0.01"; do
+    (sleep ${RATE_STATUS_S:-6}; /tmp/rt/bin/cuview-ctl --name sphere status | grep -E "frames|cost" | sed "s/^/  [spf $spf] /" \
+      >>"$out/summary.txt") &
+    FRAMES=${RATE_FRAMES:-150} shot sphere --field $view --camera 35,25 --screenshot "$logs/rate-$spf.png"
+    wait
+  done
+done
+/tmp/rt/bin/cuview-ctl --name sphere set steps_per_frame=16 >/dev/null
 # Through a gateway on this host: the brick taken from the CUDA frame by the gateway, fitted to the link.
 /tmp/rt/bin/cuview-gateway --log-level warn >"$logs/gateway.log" 2>&1 &
 gw=$!

@@ -66,6 +66,25 @@ Taken taken(std::uint32_t offset, std::uint32_t size, int stride) {
 }  // namespace
 
 void BrickSampler::sample(const Frame& frame, const proto::FieldDesc& field, const Block& block, HostBrick& out) {
+  const auto e = static_cast<int>(frame.every());
+  if (e <= 1) return sample_cells(frame, field, block, out.stride, out);
+  // A frame the publisher wrote for volume viewers: every e-th cell, packed. The brick's cells are
+  // every (s/e)-th of those.
+  const bool whole = block.offset.size() == 3 && std::all_of(block.offset.begin(), block.offset.end(),
+                                                               [](std::uint32_t o) { return o == 0; });
+  if (out.stride % e != 0 || !whole)
+    throw Error(Errc::bad_value, "frame " + std::to_string(frame.info().seq) + " holds every " + std::to_string(e) +
+                                     "th cell of field '" + field.name + "', and a brick of every " +
+                                     std::to_string(out.stride) + "th cell" + (whole ? "" : " of a part") +
+                                     " cannot be taken from it: read every " + std::to_string(out.stride) +
+                                     "th cell (Client::read_every) or whole frames");
+  Block packed = block;
+  for (auto& n : packed.dims) n = (n + e - 1) / e;
+  sample_cells(frame, proto::packed_field(field, static_cast<std::uint32_t>(e)), packed, out.stride / e, out);
+}
+
+void BrickSampler::sample_cells(const Frame& frame, const proto::FieldDesc& field, const Block& block, int s,
+                                HostBrick& out) {
   const std::size_t comps = field.components;
   const std::size_t grid_axes = field.shape.size() - (comps > 1 ? 1 : 0);
   if (field.dtype != "float32" || comps < 1 || grid_axes != 3 || block.dims.size() != 3 || block.offset.size() != 3)
@@ -79,7 +98,6 @@ void BrickSampler::sample(const Frame& frame, const proto::FieldDesc& field, con
   const std::size_t row = field.strides.size() >= 3 ? field.strides[1] : field.shape[2] * cell;
   const std::size_t plane = field.strides.size() >= 3 ? field.strides[0] : field.shape[1] * row;
   bytes_copied_ = 0;
-  const int s = out.stride;
   const Taken tz = taken(block.offset[0], block.dims[0], s), ty = taken(block.offset[1], block.dims[1], s),
               tx = taken(block.offset[2], block.dims[2], s);
   if (tz.count == 0 || ty.count == 0 || tx.count == 0) return;

@@ -311,6 +311,19 @@ std::string cost_text(const Stats& s) {
   return "cost " + percent_text(s.cost) + " of the run (" + limits + ")" + why;
 }
 
+FieldDesc packed_field(const FieldDesc& f, std::uint32_t every) {
+  const std::size_t axes = f.shape.size() - (f.components > 1 ? 1 : 0);
+  if (every <= 1 || axes != 3 || f.strides.size() != f.shape.size()) return f;
+  FieldDesc p = f;
+  const std::uint64_t cell = f.components > 1 ? f.strides.back() * f.components : f.strides.back();
+  for (std::size_t a = 0; a < 3; ++a) p.shape[a] = (f.shape[a] + every - 1) / every;
+  p.strides[2] = f.components > 1 ? cell : f.strides[2];
+  p.strides[1] = std::uint64_t{p.shape[2]} * cell;
+  p.strides[0] = std::uint64_t{p.shape[1]} * p.strides[1];
+  p.bytes = (std::uint64_t{p.shape[0]} * p.strides[0] + 3) / 4 * 4;
+  return p;
+}
+
 std::uint64_t blocks_named(const DescribeResult& d, const std::vector<std::string>& names, const std::string& who) {
   std::uint64_t blocks = 0;
   for (const auto& name : names) {

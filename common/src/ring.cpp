@@ -17,6 +17,13 @@ namespace cuview {
 // drops its hold and retries on a newer frame; if the writer sees a hold it puts the state back
 // and tries another slot. So a held slot is never written, and the writer never waits.
 
+namespace {
+/// A held (or peeked) slot's ControlBlock::slot_every, 0 read as 1.
+std::uint32_t every_of(const ControlBlock& cb, std::uint32_t slot) {
+  return std::max<std::uint32_t>(cb.slot_every[slot].load(), 1);
+}
+}  // namespace
+
 RingWriter::RingWriter(std::uint32_t slot_count, const std::string& session)
     : shm_(SharedMemory::create(sizeof(ControlBlock))), slot_count_(slot_count) {
   if (slot_count == 0 || slot_count > kMaxSlots)
@@ -68,6 +75,7 @@ void RingWriter::end_write(std::uint32_t slot, const FrameInfo& info) {
   meta.sim_time = info.sim_time;
   meta.stamp_ns = info.stamp_ns;
   meta.fields.store(info.fields);
+  cb.slot_every[slot].store(info.every);
   meta.state.store(info.seq << 1);
   cb.latest.store((info.seq << 8) | slot);
   last_seq_ = info.seq;
@@ -87,6 +95,7 @@ std::optional<std::uint32_t> RingWriter::open_lease(std::int32_t pid) {
     if (lease.pid.load() != 0) continue;
     for (auto& h : lease.holds) h.store(0);
     lease.reads.store(0);
+    cb.lease_every[i].store(0);
     lease.generation.fetch_add(1);
     lease.pid.store(pid);
     cb.reads_changed.fetch_add(1);  // a reader of every field: the next frame may need to hold more
@@ -124,7 +133,22 @@ bool RingWriter::reads_beyond_newest() const {
   const std::uint64_t latest = cb.latest.load();
   const std::uint32_t slot = latest_slot_of(latest);
   if (latest_seq_of(latest) == 0 || slot >= slot_count_) return true;
-  return !holds_all(cb.slots[slot].fields.load(), reads());
+  if (!holds_all(cb.slots[slot].fields.load(), reads())) return true;
+  // A frame of every k-th cell that some reader does not take, or a whole one where every reader
+  // asked for (cheaper) frames of every k-th cell.
+  return every_of(cb, slot) != every();
+}
+
+std::uint32_t RingWriter::every() const {
+  const auto& cb = block();
+  std::uint32_t k = 0;
+  for (std::uint32_t i = 0; i < kMaxLeases; ++i) {
+    if (cb.leases[i].pid.load() == 0) continue;
+    const std::uint32_t e = std::max<std::uint32_t>(cb.lease_every[i].load(), 1);
+    if (k != 0 && e != k) return 1;
+    k = e;
+  }
+  return std::max<std::uint32_t>(k, 1);
 }
 
 std::uint32_t RingWriter::held_slots() const {
@@ -167,7 +191,7 @@ std::optional<FrameInfo> RingReader::acquire_newer(std::uint64_t after_seq) cons
     hold.fetch_add(1);
     if (cb.slots[slot].state.load() == (seq << 1)) {
       const auto& meta = cb.slots[slot];
-      return FrameInfo{seq, slot, meta.step, meta.sim_time, meta.stamp_ns, meta.fields.load()};
+      return FrameInfo{seq, slot, meta.step, meta.sim_time, meta.stamp_ns, meta.fields.load(), every_of(cb, slot)};
     }
     hold.fetch_sub(1);  // overwritten meanwhile: a newer frame exists, take that one
   }
@@ -190,8 +214,9 @@ std::optional<FrameInfo> peek(const ControlBlock& cb, std::uint32_t s, std::uint
   if ((before & 1u) != 0 || (before >> 1) <= floor) return std::nullopt;
   const std::uint64_t step = meta.step.load();
   const std::uint64_t fields = meta.fields.load();
+  const std::uint32_t every = every_of(cb, s);
   if (meta.state.load() != before) return std::nullopt;
-  return FrameInfo{before >> 1, s, step, 0, 0, fields};
+  return FrameInfo{before >> 1, s, step, 0, 0, fields, every};
 }
 }  // namespace
 
@@ -212,7 +237,8 @@ std::optional<FrameInfo> RingReader::acquire_step(std::uint64_t step, std::uint6
     hold.fetch_add(1);
     const auto& meta = cb.slots[pick->slot];
     if (meta.state.load() == (pick->seq << 1))
-      return FrameInfo{pick->seq, pick->slot, meta.step.load(), meta.sim_time, meta.stamp_ns, meta.fields.load()};
+      return FrameInfo{pick->seq,     pick->slot,          meta.step.load(), meta.sim_time,
+                       meta.stamp_ns, meta.fields.load(), every_of(cb, pick->slot)};
     hold.fetch_sub(1);  // overwritten meanwhile: look again (another slot may hold that step)
   }
   return std::nullopt;
@@ -246,6 +272,13 @@ void RingReader::set_reads(std::uint64_t blocks) const noexcept {
   auto& lease = cb.leases[lease_];
   if (lease.generation.load() != generation_) return;  // no longer our row
   if (lease.reads.exchange(blocks) != blocks) cb.reads_changed.fetch_add(1);
+}
+
+void RingReader::set_every(std::uint32_t k) const noexcept {
+  if (shm_.data() == nullptr) return;
+  auto& cb = mut();
+  if (cb.leases[lease_].generation.load() != generation_) return;  // no longer our row
+  if (cb.lease_every[lease_].exchange(k) != k) cb.reads_changed.fetch_add(1);
 }
 
 void RingReader::wait_notify(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept {

@@ -11,6 +11,15 @@ namespace cuview {
 
 // ---------------------------------------------------------------- publishing
 
+namespace {
+/// A 3-D field's bytes when a frame holds every k-th cell of it (FieldTarget::every).
+std::size_t packed_bytes(const FieldDecl& f, std::uint32_t every) {
+  std::size_t cells = 1;
+  for (const std::uint32_t n : f.grid()) cells *= (n + every - 1) / every;
+  return cells * f.components * size_of(f.dtype);
+}
+}  // namespace
+
 bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write,
                                cuda::StreamRef stream) {
   record(at_step, at_time);
@@ -45,14 +54,22 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   pacer.started(now);
   progress.limit.store(static_cast<std::uint8_t>(pacer.limit()));
   const std::uint64_t seq = ring->last_seq() + 1;
-  // Only what is read is copied: the union of the blocks the readers asked for.
+  // Only what is read is copied: the union of the blocks the readers asked for; and only every
+  // k-th cell when every reader takes that, and the writer can.
   const std::uint64_t held = ring->reads();
+  const std::uint32_t every = write != nullptr && opts.writes_every && !opts.part && declared.dims.size() == 3
+                                  ? ring->every() : 1;
   try {
     slots->before_write(*slot, stream);
     auto* base = static_cast<std::byte*>(slots->slot(*slot));
-    executor->begin_frame(base, layout, stream, held);
-    for (std::size_t i = 0; i < blocks.size(); ++i)
-      targets[i] = {base + layout.fields[i].offset, blocks[i].decl->bytes, has_block(held, i)};
+    frame_layout = layout;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const bool field = i < declared.fields.size();
+      const std::size_t bytes = field && every > 1 ? packed_bytes(*blocks[i].decl, every) : blocks[i].decl->bytes;
+      frame_layout.fields[i].bytes = align_up(bytes, 4);
+      targets[i] = {base + layout.fields[i].offset, bytes, has_block(held, i), field ? every : 1u};
+    }
+    executor->begin_frame(base, frame_layout, stream, held);
     if (write != nullptr) {
       (*write)(targets);
     } else {
@@ -65,7 +82,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
     ring->abort_write(*slot);
     throw;
   }
-  const FrameInfo info{seq, *slot, at_step, at_time, realtime_ns(), held};
+  const FrameInfo info{seq, *slot, at_step, at_time, realtime_ns(), held, every};
   ring->end_write(*slot, info);  // counted: stats' frames_published is the ring's newest seq
   server->notify(proto::kFrameTopic, proto::encode(proto::FrameNotice{session, seq, *slot, at_step, at_time, info.stamp_ns}));
   return true;
@@ -193,6 +210,8 @@ void Publisher::follow(const Requests& leader, bool paused) {
   }
   s.steering.paused = paused;
 }
+
+void Publisher::set_writes_every(bool can) { state_->opts.writes_every = can; }
 
 std::string Publisher::backend() const { return state_->executor->name(); }
 std::string Publisher::device() const { return state_->executor->device(); }

@@ -72,6 +72,7 @@ struct Publisher::State {
   std::uint64_t reads_seen = 0;     // RingWriter::reads_changed() when publish() last looked
   FramePacer pacer;
   std::vector<FieldTarget> targets;
+  SlotLayout frame_layout;  ///< the frame being written's: `layout`, a packed frame's bytes (FieldTarget::every)
   std::map<std::string, double> in_effect;
 
   explicit State(PublisherOptions o)

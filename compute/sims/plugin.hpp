@@ -27,9 +27,9 @@ namespace cuview::sim {
 /// 4: the Executor writes frames in one pass (begin_frame, copy summing the checksum, sum_into,
 /// seal(seq, step)). 5: FieldTarget says whether a reader reads the field (`read`). 6: a frame
 /// written in the simulation's own step (Simulation::step_and_write, writes_in_step; the
-/// Executor's timed_steps and frame_holds_steps). A plugin built against an earlier one is
-/// refused, naming both.
-inline constexpr std::uint32_t kPluginAbi = 6;
+/// Executor's timed_steps and frame_holds_steps). 7: frames of every k-th cell (FieldTarget::every,
+/// Simulation::writes_every). A plugin built against an earlier one is refused, naming both.
+inline constexpr std::uint32_t kPluginAbi = 7;
 
 struct PluginInfo {
   std::uint32_t abi;           ///< kPluginAbi when the plugin was built

@@ -135,6 +135,10 @@ class Simulation {
   /// Replaces the state with `in` (as save_state() wrote it, sizes checked by the caller); takes
   /// effect from the next step(). `in` may be freed when it returns.
   virtual void load_state(const std::vector<const void*>& in) { (void)in; }
+
+  /// Whether write_fields() and step_and_write() write FieldTarget::every (frames of every k-th
+  /// cell, for volume viewers, packed). Default: false, and every target is whole (plugin ABI 7).
+  [[nodiscard]] virtual bool writes_every() const { return false; }
 };
 
 /// A built-in simulation: its name for `--sim`, one line of help, and how to make it.

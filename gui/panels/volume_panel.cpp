@@ -192,6 +192,15 @@ bool VolumePanel::set_mode(const QString& mode) {
 
 void VolumePanel::set_level(double level) { level_->setValue(level); }
 
+void VolumePanel::set_brick(int cells) {
+  int i = brick_->findData(cells);
+  if (i < 0) {
+    brick_->addItem(QString("%1 cells").arg(cells), cells);
+    i = brick_->count() - 1;
+  }
+  brick_->setCurrentIndex(i);
+}
+
 bool VolumePanel::set_preset(const QString& name) {
   const int i = preset_->findText(name);
   if (i < 0) return false;

@@ -63,6 +63,8 @@ class VolumePanel : public QDockWidget {
   /// "planes", "mip", "emission" or "isosurface" (the command line's --volume); false: none of them.
   bool set_mode(const QString& mode);
   void set_level(double level);
+  /// The brick's longest axis in cells (a size the list lacks is added to it).
+  void set_brick(int cells);
   /// An opacity preset: "ramp", "peak" or "flat".
   bool set_preset(const QString& name);
   void set_colormap(Colormap map);

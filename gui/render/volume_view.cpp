@@ -44,7 +44,8 @@ RenderResult VolumeViewRenderer::render(const std::vector<Part>& parts, const pr
     brick_ = std::move(brick);
     field_ = field, max_brick_ = view.volume->max_brick;
     info_ = parts.front().frame->info();
-    source_.clear();
+    // A frame of every k-th cell (Run::read_every): the run wrote only the brick's cells.
+    source_ = info_.every > 1 ? QString("the run wrote only these cells") : QString();
     copy_ms_ = ms_since(t0), bytes_ = bytes;
   } else {
     copy_ms_ = 0, bytes_ = 0;  // drawn again from the brick held

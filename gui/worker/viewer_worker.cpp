@@ -128,6 +128,7 @@ void ViewerWorker::drop_client() {
   current_group_.reset();  // release the held slots before detaching
   run_.reset();
   reading_.reset();
+  every_ = 0;
   said_phases_ = false;
   watched_.reset();  // a re-attached client watches afresh (the held view stays until a new one comes)
 }
@@ -344,6 +345,17 @@ void ViewerWorker::run() {
           run_->read_fields(reading);
           reading_ = reading;
         }
+        // A volume view draws a brick of every k-th cell: the publisher may write only those
+        // (frames then a k³-th of the cost and the copy), when every reader takes them.
+        const auto grid = group_description_.grid();
+        const std::uint32_t every =
+            view.volume && grid.size() == 3
+                ? static_cast<std::uint32_t>(BrickSampler::stride_for({grid[0], grid[1], grid[2]}, view.volume->max_brick))
+                : 1;
+        if (every_ != every) {
+          run_->read_every(every);
+          every_ = every;
+        }
         // A new step of every part's frames releases the previous one's slots.
         auto frames = run_->next(20ms);
         bool arrived = frames.has_value();
@@ -361,8 +373,10 @@ void ViewerWorker::run() {
           qInfo("cuview-gui: first frame from %s after %s", qUtf8Printable(target),
                 run_->leader().attach_phases().c_str());
         }
-        const bool holds =
-            current_group_ && (!one_field || current_group_->holds(static_cast<std::size_t>(view.field)));
+        // (A frame of every k-th cell is drawn only by the view that asked for that k.)
+        const bool holds = current_group_ &&
+                           (!one_field || current_group_->holds(static_cast<std::size_t>(view.field))) &&
+                           takes_every(current_group_->part(0).every(), every_);
         // A volume view also comes back while its frame is still being written (render()).
         const bool volume_waits = view.volume && volume_pending_;
         if (current_group_ && holds && (arrived || view_changed || volume_waits)) {

@@ -90,6 +90,9 @@ class ViewerWorker : public QThread {
   /// The fields this viewer reads (Run::read_fields): the one it shows; empty for every field (a
   /// particle view). Unset until first asked.
   std::optional<std::vector<std::string>> reading_;
+  /// Frames of every k-th cell this viewer also takes (Run::read_every): the volume view's brick
+  /// stride; 1 otherwise. 0 until first asked.
+  std::uint32_t every_ = 0;
   bool said_phases_ = false;  ///< the first frame's attach phases logged, for this attachment
   proto::DescribeResult group_description_;       ///< part 0's, with the global grid's size
   std::vector<const proto::DescribeResult*> part_descriptions_;

@@ -112,7 +112,7 @@ TEST_CASE("broken plugins are refused at start with the file and what is wrong",
   auto other_abi = refused({"--sim", plugin("other-abi")});
   CHECK(other_abi.code == 1);
   CHECK_THAT(other_abi.err, Catch::Contains("built for plugin entry point cuview_simulation_v2") &&
-                                Catch::Contains("loads cuview_simulation_v1 plugins of simulation ABI 6") &&
+                                Catch::Contains("loads cuview_simulation_v1 plugins of simulation ABI 7") &&
                                 Catch::Contains("rebuild"));
 
   // A function the plugin calls but does not contain (a .cu file CMake never compiled): named as

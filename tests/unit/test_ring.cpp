@@ -328,6 +328,47 @@ TEST_CASE("a frame holds the union of the fields its readers read, and says so",
   CHECK(w.reads() == kAllBlocks);
 }
 
+TEST_CASE("frames of every k-th cell are written only when every reader takes them, and say so", "[unit][ring]") {
+  RingWriter w(3, "session-k");
+  CHECK(w.every() == 1);  // nobody reads
+  const auto a = w.open_lease(::getpid()), b = w.open_lease(::getpid());
+  REQUIRE(a);
+  REQUIRE(b);
+  RingReader ra(w.shm_name(), "session-k", *a), rb(w.shm_name(), "session-k", *b);
+  CHECK(w.every() == 1);  // readers that say nothing take whole frames only
+  const auto changed = w.reads_changed();
+  ra.set_every(4);
+  CHECK(w.every() == 1);  // b still takes whole frames only
+  CHECK(w.reads_beyond_newest());  // no frame yet
+  CHECK(w.reads_changed() == changed + 1);
+  rb.set_every(2);
+  CHECK(w.every() == 1);  // two different k: whole frames, which both take
+  rb.set_every(4);
+  CHECK(w.every() == 4);
+  auto s = w.begin_write();
+  REQUIRE(s);
+  w.end_write(*s, {1, *s, 10, 1.0, 0, w.reads(), w.every()});
+  const auto f = ra.acquire_newer(0);
+  REQUIRE(f);
+  CHECK(f->every == 4);
+  ra.release(f->slot);
+  REQUIRE(rb.offered().size() == 1);
+  CHECK(rb.offered()[0].every == 4);
+  CHECK(rb.acquire_step(10, 0)->every == 4);
+  rb.release(*s);
+  CHECK_FALSE(w.reads_beyond_newest());
+  // A reader that wants whole frames again: the newest is not one it takes, so a frame is due.
+  rb.set_every(1);
+  CHECK(w.every() == 1);
+  CHECK(w.reads_beyond_newest());
+  // A lease opened again takes whole frames until its reader says otherwise.
+  rb.set_every(4);
+  w.close_lease(*b);
+  const auto c = w.open_lease(::getpid());
+  REQUIRE(c);
+  CHECK(w.every() == 1);
+}
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
 TEST_CASE("the control block has the byte layout docs/protocol.md publishes", "[unit][ring]") {
@@ -351,8 +392,10 @@ TEST_CASE("the control block has the byte layout docs/protocol.md publishes", "[
   CHECK(offsetof(cuview::Lease, holds) == 8);
   CHECK(offsetof(cuview::Lease, reads) == 72);
   CHECK(offsetof(ControlBlock, reads_changed) == 5864);
-  CHECK(sizeof(ControlBlock) == 5872);
-  CHECK(cuview::kControlLayout == 2);
+  CHECK(offsetof(ControlBlock, slot_every) == 5872);
+  CHECK(offsetof(ControlBlock, lease_every) == 5936);
+  CHECK(sizeof(ControlBlock) == 6192);
+  CHECK(cuview::kControlLayout == 3);
   CHECK(cuview::kControlMagic == 0x31424b4c43574556ull);
 }
 #pragma GCC diagnostic pop

@@ -155,6 +155,14 @@ class Client final : public Attachment {
   void read_fields(const std::vector<std::string>& names);
   /// The blocks read_fields() asked for (has_block(); 0: every one).
   [[nodiscard]] std::uint64_t reads() const noexcept;
+  /// Also takes frames of every k-th cell of a 3-D grid from now on (k >= 2; 1: whole frames
+  /// only, the default): a volume view that draws a brick of every k-th cell. When every reader
+  /// of the publisher takes the same k and its writer can, the publisher writes only those cells,
+  /// packed (Frame::every): a k³-th of the cost and of the copy. next_frame() and
+  /// frame_from_step() then skip frames of another k.
+  void read_every(std::uint32_t k);
+  /// What read_every() asked for (1: whole frames only).
+  [[nodiscard]] std::uint32_t every() const noexcept;
 
  private:
   friend class Group;

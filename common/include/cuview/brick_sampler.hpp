@@ -48,9 +48,11 @@ class BrickSampler {
   /// Sizes `out` for `grid` at `stride` and fills it with NaN: the start of a brick made of parts.
   static void begin(HostBrick& out, const std::array<std::uint32_t, 3>& grid, int stride);
   /// Writes the brick cells that lie in `block` (a part's cells of the whole grid, {z, y, x};
-  /// own_block for a whole publisher) from `field` of `frame`, which holds that block. Throws
-  /// Error(bad_value) for a field that is not a float32 volume of the block's size, Error(cuda)
-  /// naming a failing copy.
+  /// own_block for a whole publisher) from `field` of `frame`, which holds that block. A frame of
+  /// every k-th cell (Frame::every: the publisher wrote only those, packed) gives a brick whose
+  /// stride is a multiple of k, copied whole when it is k. Throws Error(bad_value) for a field
+  /// that is not a float32 volume of the block's size or a stride the frame cannot give,
+  /// Error(cuda) naming a failing copy.
   void sample(const Frame& frame, const proto::FieldDesc& field, const Block& block, HostBrick& out);
   /// The range of the values written (lo, hi).
   static void finish(HostBrick& out);
@@ -58,6 +60,8 @@ class BrickSampler {
   [[nodiscard]] std::size_t bytes_copied() const noexcept { return bytes_copied_; }
 
  private:
+  /// sample() from `field` as the frame holds it, `block` in its cells, every `stride`-th.
+  void sample_cells(const Frame& frame, const proto::FieldDesc& field, const Block& block, int stride, HostBrick& out);
   struct Staging;
   std::vector<std::unique_ptr<Staging>> staging_;
   std::size_t bytes_copied_ = 0;

@@ -46,6 +46,11 @@ class Frame {
   /// fields): it holds what some reader read when it was published (Client::read_fields); the
   /// bytes of a block it does not hold are nobody's.
   [[nodiscard]] bool holds(std::size_t block) const noexcept { return has_block(info_.fields, block); }
+  /// 1: every field holds every cell. k >= 2: the frame was written for readers that take every
+  /// k-th cell (Client::read_every): each field of the 3-D grid holds only the cells at multiples
+  /// of k along each axis, packed from its offset — a grid of ceil(n/k) cells per axis, x fastest
+  /// (packed_field()); BrickSampler reads it as such.
+  [[nodiscard]] std::uint32_t every() const noexcept { return info_.every; }
   /// Host backend: the field's data in shared memory (row-major, `description().fields`);
   /// nullptr when the frame does not hold it (holds()). CUDA backend: nullptr (use device_slot()).
   [[nodiscard]] const float* host_field(std::size_t field) const noexcept;

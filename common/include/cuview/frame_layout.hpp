@@ -38,6 +38,10 @@ inline constexpr bool holds_all(std::uint64_t fields, std::uint64_t reads) {
   return (fields & want) == want;
 }
 
+/// Whether a reader that takes frames of every `reader`-th cell (1: whole frames only) takes one
+/// whose fields hold every `frame`-th cell (FrameInfo::every).
+inline constexpr bool takes_every(std::uint32_t frame, std::uint32_t reader) { return frame <= 1 || frame == reader; }
+
 inline constexpr std::size_t kFieldAlign = 256;
 inline constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 

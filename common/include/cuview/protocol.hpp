@@ -19,7 +19,7 @@ namespace cuview::proto {
 
 /// Bumped on any incompatible change. The envelopes (`v`, `id`, `ok`, `error`) never change,
 /// so a daemon can always tell a client of another version which versions both speak.
-inline constexpr std::uint32_t kVersion = 6;  // 2: dtypes, vectors, particles; 3: sharing mechanisms; 4: parts; 5: grids of 1-3 axes; 6: only what is read is copied
+inline constexpr std::uint32_t kVersion = 7;  // 2: dtypes, vectors, particles; 3: sharing mechanisms; 4: parts; 5: grids of 1-3 axes; 6: only what is read is copied; 7: frames of every k-th cell
 /// Requests larger than this are answered with bad_message; larger than kMaxWireBytes the
 /// connection is dropped by ZeroMQ before the daemon allocates it.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
@@ -207,6 +207,11 @@ struct DescribeResult {
 /// block (0). Throws Error(bad_value) naming a name `d` lacks (`who`: the publisher, for the
 /// message) and listing the names it has.
 std::uint64_t blocks_named(const DescribeResult& d, const std::vector<std::string>& names, const std::string& who);
+
+/// Field `f` as a frame of every `every`-th cell holds it (Frame::every, docs/protocol.md "Frames
+/// of every k-th cell"): a grid of ceil(n/k) cells along each of its 3 axes, packed from the same
+/// offset (shape, strides and bytes changed). A field of fewer axes, or every <= 1: `f` itself.
+FieldDesc packed_field(const FieldDesc& f, std::uint32_t every);
 
 /// One ring slot; what `memory` and `offset` mean depends on HandlesResult::sharing:
 ///  shm:    `memory` empty; the slot is at `offset` in `data_shm`.

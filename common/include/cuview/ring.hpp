@@ -17,7 +17,7 @@ namespace cuview {
 inline constexpr std::uint32_t kMaxSlots = 16;
 inline constexpr std::uint32_t kMaxLeases = 64;
 inline constexpr std::uint64_t kControlMagic = 0x31424b4c43574556ull;  // "VEWCLKB1"
-inline constexpr std::uint32_t kControlLayout = 2;
+inline constexpr std::uint32_t kControlLayout = 3;
 /// The slot half of ControlBlock::latest when no frame is offered.
 inline constexpr std::uint32_t kNoSlot = 0xff;
 
@@ -64,6 +64,15 @@ struct ControlBlock {
   /// Bumped by a reader that changed its `reads`: the publisher publishes at its next call (the
   /// frame period aside, the budget not), so that a newly asked-for field shows at once.
   std::atomic<std::uint64_t> reads_changed;
+  /// Per slot (layout 3): 0 or 1, the frame's fields hold every cell; k >= 2, each field holds
+  /// only the cells at multiples of k along each of the grid's 3 axes, packed (a grid of ceil(n/k)
+  /// cells per axis from the field's offset): a frame for volume viewers that asked for it
+  /// (`lease_every`). Written before `state` publishes the frame, as `fields`.
+  std::atomic<std::uint32_t> slot_every[kMaxSlots];
+  /// Per lease (layout 3): 0 or 1, this reader takes whole frames only; k >= 2, it also takes
+  /// frames of every k-th cell. The publisher writes such frames when every open lease asks the
+  /// same k (and its writer can).
+  std::atomic<std::uint32_t> lease_every[kMaxLeases];
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the ring needs lock-free 64-bit atomics");
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);
@@ -80,6 +89,9 @@ struct FrameInfo {
   double sim_time = 0;
   std::int64_t stamp_ns = 0;
   std::uint64_t fields = kAllBlocks;  ///< the blocks the frame holds (SlotMeta::fields)
+  /// 1: its fields hold every cell; k >= 2: every k-th along each axis, packed
+  /// (ControlBlock::slot_every).
+  std::uint32_t every = 1;
 };
 
 /// The publisher's side of the ring: owns the control-block segment. begin_write, end_write and
@@ -125,6 +137,9 @@ class RingWriter {
   [[nodiscard]] bool reads_beyond_newest() const;
   /// Times a reader changed what it reads (or a lease opened). Any thread.
   [[nodiscard]] std::uint64_t reads_changed() const noexcept { return block().reads_changed.load(); }
+  /// The k every open lease takes frames of every k-th cell at (ControlBlock::lease_every); 1
+  /// when none is open, one takes whole frames only, or two ask for different k.
+  [[nodiscard]] std::uint32_t every() const;
 
   void heartbeat() noexcept;
   void set_state(DaemonState s) noexcept;
@@ -163,6 +178,9 @@ class RingReader {
   /// Says which blocks this reader reads from now on (0: every block); the publisher copies those
   /// in its next frame (docs/protocol.md "Only what is read is copied").
   void set_reads(std::uint64_t blocks) const noexcept;
+  /// Says that this reader also takes frames of every k-th cell (k >= 2; 0 or 1: whole frames
+  /// only, the default). Counts as a change of reads.
+  void set_every(std::uint32_t k) const noexcept;
   /// Blocks until the ring's notify word moves past `seen` or `timeout` passes.
   void wait_notify(std::uint32_t seen, std::chrono::nanoseconds timeout) const noexcept;
   [[nodiscard]] std::uint32_t notify_value() const noexcept;

@@ -82,6 +82,10 @@ class Run {
   /// gateways it changes nothing: a gateway reads the fields its views and fetches name. Throws
   /// Error(bad_value) naming a field the run lacks.
   virtual void read_fields(const std::vector<std::string>& names) = 0;
+  /// Also takes frames of every k-th cell from now on (Client::read_every): a volume view's. On
+  /// this host a whole publisher may then write only those cells; parts and gateways always send
+  /// whole frames (it changes nothing there).
+  virtual void read_every(std::uint32_t k) { (void)k; }
 
   /// True while every part's publisher runs and has not shut down.
   [[nodiscard]] bool alive() const noexcept;
@@ -122,6 +126,7 @@ class Group final : public Run {
   [[nodiscard]] const Client& leader() const { return part(0); }
   [[nodiscard]] std::optional<FrameGroup> next(std::chrono::milliseconds timeout) override;
   void read_fields(const std::vector<std::string>& names) override;
+  void read_every(std::uint32_t k) override;
 
  private:
   explicit Group(std::unique_ptr<detail::RunState> state);

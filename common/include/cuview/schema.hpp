@@ -87,6 +87,11 @@ struct FieldTarget {
   /// Whether some reader reads this field: a writer may skip one nobody reads (the frame then
   /// does not hold it, and its bytes there are nobody's). Writing it anyway is harmless.
   bool read = true;
+  /// 1: every cell. k >= 2 (only for a writer that said it can: PublisherOptions::writes_every,
+  /// Simulation::writes_every): write only the cells at multiples of k along each of the grid's 3
+  /// axes, packed — a grid of ceil(n/k) cells per axis, x fastest, from `data`; `bytes` is that
+  /// grid's. The same k for every field of a frame; particle attributes always whole.
+  std::uint32_t every = 1;
 };
 
 }  // namespace cuview

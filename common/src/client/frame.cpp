@@ -225,7 +225,10 @@ std::optional<std::string> Frame::verify() const {
     return frame + ": the slot's trailer says step " + std::to_string(t.step) + ", the ring said " +
            std::to_string(info_.step);
   // The trailer and checksum only: what the values mean is the simulation's business.
-  const std::uint64_t sum = slot_checksum(buf.data(), l, info_.fields);
+  SlotLayout held = l;  // a packed frame's fields cover their packed cells only
+  for (std::size_t i = 0; info_.every > 1 && i < imports_->fields.size() && i < held.fields.size(); ++i)
+    held.fields[i].bytes = proto::packed_field(imports_->fields[i], info_.every).bytes;
+  const std::uint64_t sum = slot_checksum(buf.data(), held, info_.fields);
   if (sum != t.checksum) return frame + ": checksum mismatch: the data is torn or corrupt";
   return std::nullopt;
 }

@@ -118,6 +118,11 @@ void Group::read_fields(const std::vector<std::string>& names) {
   for (std::size_t k = 0; k < im.parts.size(); ++k) im.part(k).read_fields(names);
 }
 
+void Group::read_every(std::uint32_t k) {
+  auto& im = static_cast<detail::LocalRun&>(*state_);
+  if (!im.decomposed) im.part(0).read_every(k);  // parts publish whole frames
+}
+
 std::optional<FrameGroup> Group::next(std::chrono::milliseconds timeout) {
   auto& im = static_cast<detail::LocalRun&>(*state_);
   if (!im.decomposed) {

@@ -27,6 +27,9 @@ namespace detail {
 struct Imports {
   std::string backend;  ///< "host" or "cuda"; "host" for a fetched frame
   SlotLayout layout;
+  /// The publisher's fields (description): a packed frame's checksum covers their packed bytes
+  /// (Frame::every, proto::packed_field).
+  std::vector<proto::FieldDesc> fields;
   RingReader ring;  ///< maps nothing for a fetched frame (releasing a slot then does nothing)
   // The slots' memory as the sharing mechanism imported it (share/registry.hpp).
   std::unique_ptr<share::ImportedSlots> slots;

@@ -23,6 +23,7 @@ void import_ring(detail::Session& s, const proto::HandlesResult& h) {
   auto imp = std::make_shared<detail::Imports>();
   imp->backend = h.backend;
   imp->layout = detail::layout_of(s.desc);
+  imp->fields = s.desc.fields;
   if (h.slots.size() != s.desc.slots)
     throw Error(Errc::bad_message, s.who() + " sent " + std::to_string(h.slots.size()) + " slot handles for " +
                                        std::to_string(s.desc.slots) + " slots");
@@ -132,7 +133,8 @@ std::optional<Frame> Client::next_frame(std::chrono::milliseconds timeout) {
     const std::uint32_t seen = ring.notify_value();
     if (auto info = ring.acquire_newer(s.last_seq.load())) {
       s.last_seq.store(info->seq);
-      if (holds_all(info->fields, s.reads.load())) return detail::take_frame(s, *info);
+      if (holds_all(info->fields, s.reads.load()) && takes_every(info->every, s.every.load()))
+        return detail::take_frame(s, *info);
       ring.release(info->slot);  // published before we asked for a field it lacks: the next one has it
       continue;
     }
@@ -148,10 +150,13 @@ std::optional<Frame> Client::frame_from_step(std::uint64_t min_step) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::optional<std::uint64_t> step;
     for (const auto& f : ring.offered())
-      if (f.step >= min_step && holds_all(f.fields, session_->reads.load()) && (!step || f.step < *step)) step = f.step;
+      if (f.step >= min_step && holds_all(f.fields, session_->reads.load()) &&
+          takes_every(f.every, session_->every.load()) && (!step || f.step < *step))
+        step = f.step;
     if (!step) return std::nullopt;
     if (auto info = ring.acquire_step(*step, 0)) {
-      if (holds_all(info->fields, session_->reads.load())) return detail::take_frame(*session_, *info);
+      if (holds_all(info->fields, session_->reads.load()) && takes_every(info->every, session_->every.load()))
+        return detail::take_frame(*session_, *info);
       ring.release(info->slot);  // another frame of that step, published before we asked
       continue;
     }
@@ -179,6 +184,15 @@ void Client::read_fields(const std::vector<std::string>& names) {
 }
 
 std::uint64_t Client::reads() const noexcept { return session_->reads.load(); }
+
+void Client::read_every(std::uint32_t k) {
+  const auto& ring = frame_ring("read_every");
+  k = std::max<std::uint32_t>(k, 1);
+  session_->every.store(k);
+  ring.set_every(k);
+}
+
+std::uint32_t Client::every() const noexcept { return session_->every.load(); }
 
 
 }  // namespace cuview

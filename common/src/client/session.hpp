@@ -30,6 +30,7 @@ struct Session {
   std::shared_ptr<Imports> imports;  ///< the imported ring (local, Import::frames)
   std::atomic<std::uint64_t> last_seq{0};
   std::atomic<std::uint64_t> reads{0};  ///< the blocks this client reads (0: all): Client::read_fields
+  std::atomic<std::uint32_t> every{1};  ///< frames of every k-th cell it also takes: Client::read_every
   std::atomic<bool> detached{false};
 
   explicit Session(const AttachOptions& o) : opts(o) {}

@@ -248,16 +248,19 @@ class Lbm3dHost final : public Simulation {
     refresh_flags(0, g_.stored_layers());
     exchange_populations();
   }
+  bool writes_every() const override { return true; }
   void write_fields(const std::vector<FieldTarget>& t) override {
-    rows_.run(0, static_cast<std::int64_t>(g_.height) * g_.layers, [&](std::int64_t r0, std::int64_t r1) {
+    // Every k-th cell (FieldTarget::every; a whole grid, never a part): the rows of the packed grid.
+    const Packed k(g_, t[0].every);
+    rows_.run(0, static_cast<std::int64_t>(k.height) * k.layers, [&](std::int64_t r0, std::int64_t r1) {
       for (std::int64_t r = r0; r < r1; ++r) {
-        const int y = static_cast<int>(r % g_.height), lz = 1 + static_cast<int>(r / g_.height);
-        for (int x = 0; x < g_.width; ++x)
-          observe(f_, flags_.data(), x, y, lz, g_, plane_, p_.force, g_.at(x, y, lz - 1),
+        const int y = static_cast<int>(r % k.height) * k.every, lz = 1 + static_cast<int>(r / k.height) * k.every;
+        for (int i = 0; i < k.width; ++i)
+          observe(f_, flags_.data(), i * k.every, y, lz, g_, plane_, p_.force, static_cast<std::size_t>(r) * k.width + i,
                   static_cast<float*>(t[0].data), static_cast<float*>(t[1].data), static_cast<float*>(t[2].data),
                   static_cast<float*>(t[3].data));
       }
-    }, std::max<std::int64_t>(1, 1024 / g_.width));
+    }, std::max<std::int64_t>(1, 1024 / k.width));
   }
 
  private:

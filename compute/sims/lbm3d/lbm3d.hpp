@@ -154,6 +154,30 @@ struct Window {
   }
 };
 
+/// A frame of every k-th cell (FieldTarget::every) of a window's owned layers: the packed grid's
+/// cells per axis; packed cell (i, j, l) is owned cell (i·k, j·k, l·k), at (l·height + j)·width + i.
+/// every 1: the owned layers themselves.
+struct Packed {
+  int every = 1, width = 0, height = 0, layers = 0;
+  Packed() = default;
+  CUVIEW_HD Packed(const Window& g, unsigned k)
+      : every(k > 1 ? static_cast<int>(k) : 1),
+        width((g.width + every - 1) / every),
+        height((g.height + every - 1) / every),
+        layers((g.layers + every - 1) / every) {}
+  /// Where owned cell (x, y, z) goes in the frame; false when it is not one of the packed cells.
+  CUVIEW_HD bool place(int x, int y, int z, std::size_t& at) const {
+    if (every == 1) {
+      at = static_cast<std::size_t>(x) + static_cast<std::size_t>(width) * (y + static_cast<std::size_t>(height) * z);
+      return true;
+    }
+    if (x % every != 0 || y % every != 0 || z % every != 0) return false;
+    at = static_cast<std::size_t>(x / every) +
+         static_cast<std::size_t>(width) * (y / every + static_cast<std::size_t>(height) * (z / every));
+    return true;
+  }
+};
+
 /// Where population i of cell (x, y, lz) streams from: its source cell, or "inflow" (beyond the
 /// x = 0 face of a channel: it arrives at equilibrium). y and lz are never beyond the stored cells
 /// for a fluid cell: the grid's y and z faces are solid walls.

@@ -28,9 +28,14 @@ constexpr int kBlockX = 128;
 
 /// The last step before a frame writes density, speed and velocity (FlowFrameOut) from the
 /// populations it has just collided, in registers — the same bits as the separate pass
-/// (observe_kernel), which reads them back from memory; vorticity, which needs the neighbours'
-/// velocities, comes from a kernel after the step.
-using FrameOut = FlowFrameOut;
+/// (observe_kernel), which reads them back from memory;
+/// vorticity, which needs the neighbours' velocities, comes from a kernel after the step. A frame
+/// of every k-th cell (`packed`) stores only those cells, packed; its vorticity then needs every
+/// cell's velocity: `velocity_full`.
+struct FrameOut : FlowFrameOut {
+  Packed packed;
+  float* velocity_full = nullptr;  ///< every owned cell's velocity (a packed frame's vorticity), or null
+};
 
 /// Steps `count` stored layers: first, first + stride, … (every owned layer, the two edge layers,
 /// or the layers between them: the same update whichever, so the split changes no result).
@@ -79,23 +84,29 @@ __global__ void __launch_bounds__(kBlockX, 8)
       for (int i = 0; i < kQ; ++i) fo[i * plane + here] = fluid ? ft[i] : 0.0f;
       float rho, ux, uy, uz;
       stored_moments(fluid, ft, p.force, rho, ux, uy, uz);
-      const std::size_t at = g.at(x, y, lz - 1);  // in the published frame: owned layers only
-      if (out.velocity) {
-        out.velocity[3 * at] = ux;
-        out.velocity[3 * at + 1] = uy;
-        out.velocity[3 * at + 2] = uz;
-        if (out.held & 1u)
-          partial += float_term(ux, out.w_velocity + 3 * at) + float_term(uy, out.w_velocity + 3 * at + 1) +
-                     float_term(uz, out.w_velocity + 3 * at + 2);
+      if (out.velocity_full) {
+        const std::size_t c = g.at(x, y, lz - 1);
+        out.velocity_full[3 * c] = ux, out.velocity_full[3 * c + 1] = uy, out.velocity_full[3 * c + 2] = uz;
       }
-      if (out.speed) {
-        const float speed = speed_of(ux, uy, uz);
-        out.speed[at] = speed;
-        partial += float_term(speed, out.w_speed + at);
-      }
-      if (out.density) {
-        out.density[at] = rho;
-        partial += float_term(rho, out.w_density + at);
+      std::size_t at = 0;  // in the published frame: owned layers only (every k-th cell, packed)
+      if (out.packed.place(x, y, lz - 1, at)) {
+        if (out.velocity) {
+          out.velocity[3 * at] = ux;
+          out.velocity[3 * at + 1] = uy;
+          out.velocity[3 * at + 2] = uz;
+          if (out.held & 1u)
+            partial += float_term(ux, out.w_velocity + 3 * at) + float_term(uy, out.w_velocity + 3 * at + 1) +
+                       float_term(uz, out.w_velocity + 3 * at + 2);
+        }
+        if (out.speed) {
+          const float speed = speed_of(ux, uy, uz);
+          out.speed[at] = speed;
+          partial += float_term(speed, out.w_speed + at);
+        }
+        if (out.density) {
+          out.density[at] = rho;
+          partial += float_term(rho, out.w_density + at);
+        }
       }
     }
     add_checksum_spread(partial, out.sums);
@@ -108,15 +119,17 @@ __global__ void __launch_bounds__(kBlockX, 8)
 __global__ void __launch_bounds__(kBlockX)
     vorticity_kernel(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, Window g, float force,
                      const float* __restrict__ velocity, float* __restrict__ vorticity, std::uint64_t w_vorticity,
-                     std::uint64_t* sum) {
-  const int tiles_x = (g.width + kBlockX - 1) / kBlockX;
-  const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * g.height * g.layers;
+                     std::uint64_t* sum, Packed k) {
+  // The frame's cells (every k-th of a packed frame), a row of the packed grid per tile row.
+  const int tiles_x = (k.width + kBlockX - 1) / kBlockX;
+  const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * k.height * k.layers;
   std::uint64_t partial = 0;
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int x = static_cast<int>(tile % tiles_x) * kBlockX + threadIdx.x;
+    const int i = static_cast<int>(tile % tiles_x) * kBlockX + threadIdx.x;
     const std::int64_t r = tile / tiles_x;
-    const int y = static_cast<int>(r % g.height), lz = 1 + static_cast<int>(r / g.height);
-    if (x >= g.width) continue;
+    if (i >= k.width) continue;
+    const int x = i * k.every, y = static_cast<int>(r % k.height) * k.every,
+              lz = 1 + static_cast<int>(r / k.height) * k.every;
     const int z = g.global_layer(lz);
     const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
     const int yd = y > 0 ? y - 1 : y, yu = y < g.height - 1 ? y + 1 : y;
@@ -140,7 +153,7 @@ __global__ void __launch_bounds__(kBlockX)
     u(x, y, zf, bz);
     const float w = vorticity_of(ax, bx, ay, by, az, bz, static_cast<float>(xr - xl), static_cast<float>(yu - yd),
                                  static_cast<float>(zf - zb));
-    const std::size_t at = g.at(x, y, lz - 1);
+    const std::size_t at = static_cast<std::size_t>(r) * k.width + i;  // g.at(x, y, lz - 1) when whole
     vorticity[at] = w;
     partial += float_term(w, w_vorticity + at);
   }
@@ -205,16 +218,18 @@ struct ObserveTargets {
 };
 __global__ void __launch_bounds__(kBlockX)
     observe_kernel(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, Window g, float force,
-                   ObserveTargets t) {
-  const int tiles_x = (g.width + kBlockX - 1) / kBlockX;
-  const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * g.height * g.layers;
+                   ObserveTargets t, Packed k) {
+  const int tiles_x = (k.width + kBlockX - 1) / kBlockX;
+  const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * k.height * k.layers;
   std::uint64_t partial = 0;
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int x = static_cast<int>(tile % tiles_x) * kBlockX + threadIdx.x;
+    const int i = static_cast<int>(tile % tiles_x) * kBlockX + threadIdx.x;
     const std::int64_t row = tile / tiles_x;
-    const int y = static_cast<int>(row % g.height), lz = 1 + static_cast<int>(row / g.height);
-    if (x >= g.width) continue;
-    const std::size_t at = g.at(x, y, lz - 1);  // in the published frame: owned layers only
+    if (i >= k.width) continue;
+    const int x = i * k.every, y = static_cast<int>(row % k.height) * k.every,
+              lz = 1 + static_cast<int>(row / k.height) * k.every;
+    // In the published frame: owned layers only (every k-th cell, packed).
+    const std::size_t at = static_cast<std::size_t>(row) * k.width + i;
     const Observed o =
         observe(f, flags, x, y, lz, g, g.cells(), force, at, t.velocity, t.speed, t.vorticity, t.density);
     if (t.held & 1u)
@@ -272,18 +287,26 @@ class Lbm3dCuda final : public Simulation {
   }
 
   bool writes_in_step() const override { return true; }
+  bool writes_every() const override { return true; }
   void step_and_write(std::uint32_t steps, const std::vector<FieldTarget>& t) override {
     cuda::DeviceGuard guard(device_);
     if (steps > 1) advance(steps - 1, nullptr);
     executor_.frame_step_begins(1, executor_.stream());  // the frame's time: its step and kernels
     const FlowFrame frame = flow_frame(executor_, t, sums_, stream_);
-    advance(1, &frame.out);
+    FrameOut out{frame.out, Packed(g_, t[0].every)};
+    if (out.packed.every > 1) {  // the packed cells; vorticity's differences need every cell's velocity
+      out.velocity = t[0].read ? static_cast<float*>(t[0].data) : nullptr;
+      if (t[2].read) out.velocity_full = velocity_scratch();
+    }
+    advance(1, &out);
     sums_.add_into(frame.sum, stream_);
     if (t[2].read) {  // after the step and its exchange: the ghost layers hold the neighbours' new layers
-      const std::int64_t tiles = static_cast<std::int64_t>((g_.width + kBlockX - 1) / kBlockX) * g_.height * g_.layers;
+      const Packed& k = out.packed;
+      const std::int64_t tiles = static_cast<std::int64_t>((k.width + kBlockX - 1) / kBlockX) * k.height * k.layers;
       vorticity_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(tiles, 16 * sms_)), kBlockX, 0, stream_>>>(
-          static_cast<const float*>(f_[cur_].get()), flags(), g_, p_.force, static_cast<const float*>(t[0].data),
-          static_cast<float*>(t[2].data), frame.vorticity.first_word, frame.vorticity.sum);
+          static_cast<const float*>(f_[cur_].get()), flags(), g_, p_.force,
+          out.velocity_full ? out.velocity_full : static_cast<const float*>(t[0].data), static_cast<float*>(t[2].data),
+          frame.vorticity.first_word, frame.vorticity.sum, k);
     }
     cuda::check(cudaGetLastError(), "launching the 3-D flow's frame kernels");
   }
@@ -335,14 +358,20 @@ class Lbm3dCuda final : public Simulation {
                                  // the frame's checksum: a held field's sink (an unheld one's goes nowhere)
                                  t[0].read ? v.sum : t[1].read ? s.sum : t[2].read ? w.sum : d.sum,
                                  (t[0].read ? 1u : 0u) | (t[1].read ? 2u : 0u) | (t[2].read ? 4u : 0u) | (t[3].read ? 8u : 0u)};
-    const std::int64_t tiles = static_cast<std::int64_t>((g_.width + kBlockX - 1) / kBlockX) * g_.height * g_.layers;
+    const Packed k(g_, t[0].every);
+    const std::int64_t tiles = static_cast<std::int64_t>((k.width + kBlockX - 1) / kBlockX) * k.height * k.layers;
     observe_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(tiles, 16 * sms_)), kBlockX, 0, stream_>>>(
-        static_cast<const float*>(f_[cur_].get()), flags(), g_, p_.force, targets);
+        static_cast<const float*>(f_[cur_].get()), flags(), g_, p_.force, targets, k);
     cuda::check(cudaGetLastError(), "launching the 3-D flow's field kernel");
   }
 
  private:
   [[nodiscard]] std::size_t layer_floats() const { return kQ * g_.layer_cells(); }
+  /// Every owned cell's velocity, for a packed frame's vorticity (allocated the first time).
+  float* velocity_scratch() {
+    if (velocity_full_.get() == nullptr) velocity_full_ = cuda::DeviceBuffer(3 * g_.owned_cells() * sizeof(float));
+    return static_cast<float*>(velocity_full_.get());
+  }
   [[nodiscard]] const std::uint8_t* flags() const { return static_cast<const std::uint8_t*>(flags_.get()); }
   /// `steps` steps; the last writes `out`'s fields when given (a frame's step).
   void advance(std::uint32_t steps, const FrameOut* out) {
@@ -408,6 +437,7 @@ class Lbm3dCuda final : public Simulation {
   std::vector<std::uint8_t> mask_;  ///< the stored layers' obstacles (ghost layers included)
   cuda::DeviceBuffer mask_dev_, flags_, f_[2];
   int cur_ = 0;
+  cuda::DeviceBuffer velocity_full_;  ///< velocity_scratch()
   cuda::DeviceBuffer halo_layers_;  ///< to up, to down, from up, from down: one layer of every plane each
   std::optional<SlabOverlap> overlap_;
   ChecksumSlots sums_;  ///< a frame step's partial checksums

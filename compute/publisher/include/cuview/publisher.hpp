@@ -96,6 +96,11 @@ struct PublisherOptions {
   /// watching costs what cannot be told apart from not watching; a 60 Hz view of one field of a
   /// 4096² grid or of a 256³ volume still fits on a current GPU (docs/benchmarks.md).
   double max_cost = 0.01;
+  /// Whether the FieldWriter given to publish() can write frames of every k-th cell
+  /// (FieldTarget::every): then, when every reader of a 3-D grid takes the same k
+  /// (Client::read_every — a volume view), the frame holds only those cells, a k³-th of the work.
+  /// Off: frames are always whole. Parts always publish whole frames.
+  bool writes_every = false;
   /// Start paused, as after `cuview-ctl pause` (for programs that honour steps_allowed()).
   bool start_paused = false;
   /// Set: this publisher is one part of a decomposed grid. Parts other than 0 refuse steering
@@ -248,6 +253,9 @@ class Publisher {
   /// Parts other than 0: adopt what part 0's poll() returned (the parameters in effect) and its
   /// paused state, so that this part's stats and describe say what the run does.
   void follow(const Requests& leader, bool paused);
+  /// Sets PublisherOptions::writes_every, for a program that learns what its writer can only
+  /// after constructing the publisher (cuview-compute: once the simulation is made).
+  void set_writes_every(bool can);
   /// Any thread, async-signal-unsafe but lock-free for the ring: tells attached clients this
   /// publisher is gone for `reason` (its ring says shut down, a `bye` is queued) without waiting
   /// for the program's thread, which may be stuck (a dead peer rank in a collective). Then the
