@@ -33,31 +33,36 @@ daemon=$!
 for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name sphere status >/dev/null 2>&1 && break; sleep 0.2; done
 sleep ${SPHERE_WARM_S:-90}  # the wake: the inflow (0.05 cells a step) crosses 512 cells in ~10 000 steps
 /tmp/rt/bin/cuview-ctl --name sphere status | tee -a "$out/summary.txt"
-for level in ${LEVELS:-0.01 0.02}; do
+for level in ${LEVELS-0.01 0.02}; do
   shot sphere --field vorticity --volume isosurface --level $level --camera 35,25 --screenshot "$out/sphere-vorticity-$level.png"
 done
-shot sphere --field speed --volume emission --opacity peak --camera 35,25 --screenshot "$out/sphere-speed-peak.png"
-FRAMES=30 shot sphere --field speed --volume mip --camera 35,25 --screenshot "$logs/sphere-mip-30.png"
+if [[ -z ${SKIP_SHOTS:-} ]]; then
+  shot sphere --field speed --volume emission --opacity peak --camera 35,25 --screenshot "$out/sphere-speed-peak.png"
+  FRAMES=30 shot sphere --field speed --volume mip --camera 35,25 --screenshot "$logs/sphere-mip-30.png"
+fi
 # Data frames at 512³: the volume view takes frames of its brick's cells only (Client::read_every),
 # which the flow then writes alone; a frame can only follow a batch (steps_per_frame steps). The
 # run's own status (rate, cost, what limits) is read while the viewer draws.
-for spf in ${RATE_SPF:-16 2}; do
+for spf in ${RATE_SPF-16 2}; do
   /tmp/rt/bin/cuview-ctl --name sphere set steps_per_frame=$spf >/dev/null
-  for view in "speed --volume emission --opacity peak" "vorticity --volume isosurface --level 0.01"; do
-    (sleep ${RATE_STATUS_S:-6}; /tmp/rt/bin/cuview-ctl --name sphere status | grep -E "frames|cost" | sed "s/^/  [spf $spf] /" \
+  for view in "speed --volume emission --opacity peak" "speed --volume mip" "vorticity --volume isosurface --level 0.01"; do
+    (sleep ${RATE_STATUS_S:-4}; /tmp/rt/bin/cuview-ctl --name sphere status | grep -E "frames|cost" | sed "s/^/  [spf $spf] /" \
       >>"$out/summary.txt") &
+    status=$!
     FRAMES=${RATE_FRAMES:-150} shot sphere --field $view --camera 35,25 --screenshot "$logs/rate-$spf.png"
-    wait
+    wait $status  # (not the daemon)
   done
 done
 /tmp/rt/bin/cuview-ctl --name sphere set steps_per_frame=16 >/dev/null
 # Through a gateway on this host: the brick taken from the CUDA frame by the gateway, fitted to the link.
+[[ -z ${SKIP_GATEWAY:-} ]] && {
 /tmp/rt/bin/cuview-gateway --log-level warn >"$logs/gateway.log" 2>&1 &
 gw=$!
 sleep 1
 shot sphere --remote "unix:$XDG_RUNTIME_DIR/cuview/.gateway/gateway.sock" --field vorticity --volume isosurface \
   --level 0.01 --camera 35,25 --screenshot-window --screenshot "$out/remote-window.png"
 kill $gw; wait $gw 2>/dev/null
+}
 /tmp/rt/bin/cuview-ctl --name sphere shutdown >/dev/null; wait $daemon
 if [[ -z ${SKIP_BENCH:-} ]]; then
   /tmp/rt/bin/cuview-bench --sections volume --backends cuda --publish-pairs ${PAIRS:-3} --window 3 \

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -127,7 +128,14 @@ void BrickSampler::sample_cells(const Frame& frame, const proto::FieldDesc& fiel
   const std::string what = " of field '" + field.name + "' of frame " + std::to_string(frame.info().seq);
   frame.wait();  // on the host: the frame is complete, and the GPU never switches to us for it
   cuda::DeviceGuard guard(staging.device);
-  for (std::uint32_t k = 0; k < tz.count; ++k) {
+  // Every cell of whole planes (a frame of the brick's cells only, packed): one copy.
+  const bool contiguous = whole_rows && s == 1 && tx.first == 0 && ty.first == 0 && span == row &&
+                          std::size_t{ty.count} * row == plane;
+  if (contiguous)
+    cuda::check(cudaMemcpyAsync(dst, grid + tz.first * plane, std::size_t{tz.count} * plane, cudaMemcpyDeviceToHost,
+                                staging.stream.get()),
+                "copying the brick's planes" + what);
+  for (std::uint32_t k = 0; k < tz.count && !contiguous; ++k) {
     const std::byte* src = grid + (tz.first + k * s) * plane + ty.first * row;
     std::byte* d = dst + std::size_t{k} * ty.count * span;
     if (whole_rows) {
@@ -147,6 +155,10 @@ void BrickSampler::sample_cells(const Frame& frame, const proto::FieldDesc& fiel
     for (std::uint32_t j = 0; j < ty.count; ++j) {
       const std::byte* r = dst + (std::size_t{k} * ty.count + j) * span + start;
       float* o = brick_at(k, j, 0);
+      if (comps == 1 && pick == cell) {  // the row's values as they are
+        std::memcpy(o, r, tx.count * cell);
+        continue;
+      }
       for (std::uint32_t i = 0; i < tx.count; ++i)
         o[i] = shown_value(reinterpret_cast<const float*>(r + i * pick), static_cast<int>(comps));
     }

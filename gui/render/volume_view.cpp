@@ -46,11 +46,11 @@ RenderResult VolumeViewRenderer::render(const std::vector<Part>& parts, const pr
     info_ = parts.front().frame->info();
     // A frame of every k-th cell (Run::read_every): the run wrote only the brick's cells.
     source_ = info_.every > 1 ? QString("the run wrote only these cells") : QString();
-    copy_ms_ = ms_since(t0), bytes_ = bytes;
-  } else {
-    copy_ms_ = 0, bytes_ = 0;  // drawn again from the brick held
+    copy_ms_ = take_ms_ = ms_since(t0), bytes_ = bytes;
+    return draw(d, view, true);
   }
-  return draw(d, view);
+  copy_ms_ = 0, bytes_ = 0;  // drawn again from the brick held
+  return draw(d, view, false);
 }
 
 RenderResult VolumeViewRenderer::render(std::shared_ptr<const HostBrick> brick, const proto::DescribeResult& d,
@@ -62,10 +62,10 @@ RenderResult VolumeViewRenderer::render(std::shared_ptr<const HostBrick> brick, 
   info_ = info;
   source_ = source;
   copy_ms_ = 0, bytes_ = 0;
-  return draw(d, view);
+  return draw(d, view, true);
 }
 
-RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const ViewRequest& view) {
+RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const ViewRequest& view, bool new_brick) {
   const auto& req = *view.volume;
   const HostBrick& b = *brick_;
   // The colours' range: the brick's values, or the range asked for; diverging centred on 0.
@@ -83,8 +83,11 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   const float top = 4.0f / static_cast<float>(std::max({b.width, b.height, b.depth, 1}));
   for (std::size_t i = 0; i < style.opacity.size(); ++i) style.opacity[i] = std::clamp(req.opacity[i], 0.0f, 1.0f) * top;
   // While the camera moves, a picture that takes longer than a 30 Hz frame is drawn at a lower
-  // resolution (the rays, not the brick) and scaled up; at rest, at full resolution.
-  const int scale = req.interacting ? interactive_scale(full_ms_) : 1;
+  // resolution (the rays, not the brick) and scaled up; so is a new brick while the run's frames
+  // come faster than full pictures can be made; at rest, at full resolution.
+  const bool for_data = new_brick && streaming() && !req.interacting;
+  const int scale = req.interacting || for_data ? interactive_scale(full_ms_) : 1;
+  coarse_for_data_ = for_data && scale > 1;
   const int w = std::max(1, view.width / scale), h = std::max(1, view.height / scale);
   const auto t0 = Clock::now();
   const VolumeBrick vb{b.values.data(), b.width, b.height, b.depth};

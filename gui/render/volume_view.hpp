@@ -35,9 +35,17 @@ class VolumeViewRenderer {
   /// Whether a brick of `field` at the size `view` asks is held (a camera change needs no frame).
   [[nodiscard]] bool holds(int field, const ViewRequest& view) const;
   void forget();
+  /// The frames a second the run publishes (its stats). While new bricks come faster than a full
+  /// picture and its brick take, each is drawn at a lower resolution, as a moving camera is
+  /// (ParaView's interactive render), so the view keeps up with the run.
+  void set_data_rate(double frames_per_second) { data_fps_ = frames_per_second; }
+  /// Whether the picture held was drawn coarser for a stream of frames that has since slowed (a
+  /// paused run): draw it again, at full resolution.
+  [[nodiscard]] bool wants_still() const { return coarse_for_data_ && !streaming(); }
 
  private:
-  RenderResult draw(const proto::DescribeResult& d, const ViewRequest& view);
+  RenderResult draw(const proto::DescribeResult& d, const ViewRequest& view, bool new_brick);
+  [[nodiscard]] bool streaming() const { return data_fps_ * (full_ms_ + take_ms_) > 1000; }
 
   BrickSampler sampler_;
   std::shared_ptr<const HostBrick> brick_;
@@ -47,6 +55,9 @@ class VolumeViewRenderer {
   double copy_ms_ = 0;
   std::size_t bytes_ = 0;
   double full_ms_ = 0;  ///< the last picture drawn at full resolution took this long
+  double take_ms_ = 0;  ///< the last new brick took this long to take
+  double data_fps_ = 0;  ///< set_data_rate()
+  bool coarse_for_data_ = false;  ///< the picture held was drawn coarser because frames streamed
 };
 
 }  // namespace cuview::gui

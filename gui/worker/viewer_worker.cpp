@@ -329,7 +329,9 @@ void ViewerWorker::run() {
     }
     try {
       if (Clock::now() >= next_stats) {
-        Q_EMIT stats_updated(leader()->stats());
+        const auto stats = leader()->stats();
+        volume_.set_data_rate(stats.frames_per_second);  // a stream faster than full pictures: drawn coarser
+        Q_EMIT stats_updated(stats);
         next_stats = Clock::now() + 500ms;
       }
       if (may_render && !run_->via().empty()) {
@@ -379,12 +381,14 @@ void ViewerWorker::run() {
                            takes_every(current_group_->part(0).every(), every_);
         // A volume view also comes back while its frame is still being written (render()).
         const bool volume_waits = view.volume && volume_pending_;
-        if (current_group_ && holds && (arrived || view_changed || volume_waits)) {
+        // A picture drawn coarser while frames streamed is drawn again in full once they stop.
+        const bool still = view.volume && !volume_pending_ && volume_.wants_still();
+        if (current_group_ && holds && (arrived || view_changed || volume_waits || still)) {
           {
             QMutexLocker lock(&mu_);
             shown_ = false;
           }
-          fresh_view_ = view_changed;
+          fresh_view_ = view_changed || still;
           render(view, arrived);
         }
       } else {

@@ -34,7 +34,19 @@ constexpr int kBlockX = 128;
 /// cell's velocity: `velocity_full`.
 struct FrameOut : FlowFrameOut {
   Packed packed;
-  float* velocity_full = nullptr;  ///< every owned cell's velocity (a packed frame's vorticity), or null
+  float* velocity_full = nullptr;  ///< the velocity vorticity's differences read (a packed frame's), or null
+  /// Whether owned row (y, z) does a frame's work: every row of a whole frame; of a packed one, a
+  /// row holding packed cells and, for vorticity, a row beside one along y or z (its differences
+  /// read those velocities). The other rows step as any step — a packed frame's work is then a
+  /// fraction of the rows, not every cell's moments and checksum.
+  [[nodiscard]] __device__ bool frame_row(int y, int z) const {
+    const int e = packed.every;
+    if (e == 1) return true;
+    const int ry = y % e, rz = z % e;
+    if (ry == 0 && rz == 0) return true;
+    const auto beside = [e](int r) { return r == 0 || r == 1 || r == e - 1; };
+    return velocity_full != nullptr && ((rz == 0 && beside(ry)) || (ry == 0 && beside(rz)));
+  }
 };
 
 /// Steps `count` stored layers: first, first + stride, … (every owned layer, the two edge layers,
@@ -54,7 +66,9 @@ __global__ void __launch_bounds__(kBlockX, 8)
   const int y = blockIdx.y, lz = first + blockIdx.z * stride;
   const std::size_t plane = g.cells(), here = g.at(x, y, lz);
   const std::ptrdiff_t row = g.width, layer = static_cast<std::ptrdiff_t>(g.width) * g.height;
-  if constexpr (!kFrame) {
+  bool frame = kFrame;
+  if constexpr (kFrame) frame = out.frame_row(y, lz - 1);  // the same for the whole block
+  if (!frame) {
     if (x >= g.width) return;
     if (__ldg(flags + here) != 0 || x == 0 || x == g.width - 1) {
       cell_update(f, fo, flags, x, y, lz, g, plane, p);
