@@ -394,7 +394,17 @@ class Lbm3dCuda final : public Simulation {
       const auto* f = static_cast<const float*>(f_[cur_].get());
       auto* fo = static_cast<float*>(f_[1 - cur_].get());
       const FrameOut* o = s + 1 == steps ? out : nullptr;
-      if (!halo_ || !o_.overlap) {
+      if (o != nullptr && o->packed.every > 1) {
+        // A packed frame (a whole grid: parts publish whole frames): the layers that hold its
+        // cells, or lie beside them for vorticity, in the frame's kernel; the others as any step.
+        const int e = o->packed.every;
+        for (int r = 0; r < e; ++r) {  // the owned layers z with z % e == r
+          const int count = (layers - r + e - 1) / e;
+          const bool frame = r == 0 || (o->velocity_full != nullptr && (r == 1 || r == e - 1));
+          if (count > 0) step_layers(f, fo, 1 + r, e, count, frame ? o : nullptr);
+        }
+        exchange_populations(fo, stream_);
+      } else if (!halo_ || !o_.overlap) {
         step_layers(f, fo, 1, 1, layers, o);
         exchange_populations(fo, stream_);
       } else {
