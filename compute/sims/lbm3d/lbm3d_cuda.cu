@@ -61,9 +61,9 @@ struct FrameOut : FlowFrameOut {
 template <bool kFrame>
 __global__ void __launch_bounds__(kBlockX, 8)
     step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint8_t* __restrict__ flags, Window g,
-                int first, int stride, Params p, FrameOut out) {
+                int first, int stride, Params p, FrameOut out, int first_row = 0, int row_stride = 1) {
   const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y = blockIdx.y, lz = first + blockIdx.z * stride;
+  const int y = first_row + blockIdx.y * row_stride, lz = first + blockIdx.z * stride;
   const std::size_t plane = g.cells(), here = g.at(x, y, lz);
   const std::ptrdiff_t row = g.width, layer = static_cast<std::ptrdiff_t>(g.width) * g.height;
   bool frame = kFrame;
@@ -398,10 +398,19 @@ class Lbm3dCuda final : public Simulation {
         // A packed frame (a whole grid: parts publish whole frames): the layers that hold its
         // cells, or lie beside them for vorticity, in the frame's kernel; the others as any step.
         const int e = o->packed.every;
+        const auto count = [e](int n, int r) { return (n - r + e - 1) / e; };  // of 0..n-1, those ≡ r mod e
         for (int r = 0; r < e; ++r) {  // the owned layers z with z % e == r
-          const int count = (layers - r + e - 1) / e;
-          const bool frame = r == 0 || (o->velocity_full != nullptr && (r == 1 || r == e - 1));
-          if (count > 0) step_layers(f, fo, 1 + r, e, count, frame ? o : nullptr);
+          const int n = count(layers, r);
+          if (n <= 0) continue;
+          if (o->velocity_full != nullptr && (r == 0 || r == 1 || r == e - 1)) {
+            step_layers(f, fo, 1 + r, e, n, o);  // every row: FrameOut::frame_row picks them
+          } else if (r == 0) {
+            for (int ry = 0; ry < e; ++ry)  // the rows holding packed cells in the frame's kernel
+              if (count(g_.height, ry) > 0)
+                step_layers(f, fo, 1 + r, e, n, ry == 0 ? o : nullptr, ry, e, count(g_.height, ry));
+          } else {
+            step_layers(f, fo, 1 + r, e, n, nullptr);
+          }
         }
         exchange_populations(fo, stream_);
       } else if (!halo_ || !o_.overlap) {
@@ -417,12 +426,16 @@ class Lbm3dCuda final : public Simulation {
     }
     cuda::check(cudaGetLastError(), "launching the 3-D flow's step kernel");
   }
-  void step_layers(const float* f, float* fo, int first, int stride, int count, const FrameOut* out) {
-    const dim3 grid((g_.width + kBlockX - 1) / kBlockX, g_.height, count);
+  /// Steps `count` stored layers from `first`, every `stride`-th; of each, `rows` rows from
+  /// `first_row`, every `row_stride`-th (all rows by default).
+  void step_layers(const float* f, float* fo, int first, int stride, int count, const FrameOut* out, int first_row = 0,
+                   int row_stride = 1, int rows = -1) {
+    const dim3 grid((g_.width + kBlockX - 1) / kBlockX, rows < 0 ? g_.height : rows, count);
     if (out)
-      step_kernel<true><<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_, *out);
+      step_kernel<true><<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_, *out, first_row, row_stride);
     else
-      step_kernel<false><<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_, FrameOut{});
+      step_kernel<false>
+          <<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_, FrameOut{}, first_row, row_stride);
   }
   /// Queued on `stream`: sends the edge layers of `f` to the neighbouring parts and writes what
   /// they send into its ghost layers. Nothing without a halo (the whole grid).
