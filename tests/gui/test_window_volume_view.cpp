@@ -31,7 +31,9 @@ constexpr double R = 10;
 // The ball's centre, from the box's centre ((W-1)/2, (H-1)/2, (D-1)/2): 8 cells along +x, 6 along -z.
 constexpr double kDx = 8, kDz = -6;
 
-/// Publishes the ball every 50 ms until destroyed, as a simulation would.
+/// Publishes the ball every second until destroyed, as a simulation would — slower than a picture
+/// takes here, so that each new frame is drawn at full resolution (frames that come faster than
+/// full pictures are drawn coarser, VolumeViewRenderer::set_data_rate).
 class BallPublisher {
  public:
   BallPublisher() : u_(std::size_t{W} * H * D) {
@@ -46,7 +48,7 @@ class BallPublisher {
     thread_ = std::thread([this] {
       for (std::uint64_t step = 1; !stop_; ++step) {
         (void)pub_.publish(step, 0.0);
-        std::this_thread::sleep_for(50ms);
+        for (int i = 0; i < 20 && !stop_; ++i) std::this_thread::sleep_for(50ms);
       }
     });
   }
