@@ -399,17 +399,21 @@ class Lbm3dCuda final : public Simulation {
         // cells, or lie beside them for vorticity, in the frame's kernel; the others as any step.
         const int e = o->packed.every;
         const auto count = [e](int n, int r) { return (n - r + e - 1) / e; };  // of 0..n-1, those ≡ r mod e
-        for (int r = 0; r < e; ++r) {  // the owned layers z with z % e == r
-          const int n = count(layers, r);
+        // Row (y, z) does the frame's work when FrameOut::frame_row says so, which depends on y % e
+        // and z % e only: one launch per pair of residues, the frame's kernel where it works.
+        const auto beside = [e](int r) { return r == 0 || r == 1 || r == e - 1; };
+        for (int rz = 0; rz < e; ++rz) {  // the owned layers z with z % e == rz
+          const int n = count(layers, rz);
           if (n <= 0) continue;
-          if (o->velocity_full != nullptr && (r == 0 || r == 1 || r == e - 1)) {
-            step_layers(f, fo, 1 + r, e, n, o);  // every row: FrameOut::frame_row picks them
-          } else if (r == 0) {
-            for (int ry = 0; ry < e; ++ry)  // the rows holding packed cells in the frame's kernel
-              if (count(g_.height, ry) > 0)
-                step_layers(f, fo, 1 + r, e, n, ry == 0 ? o : nullptr, ry, e, count(g_.height, ry));
-          } else {
-            step_layers(f, fo, 1 + r, e, n, nullptr);
+          const bool vorticity = o->velocity_full != nullptr;
+          if (rz != 0 && !(vorticity && beside(rz))) {
+            step_layers(f, fo, 1 + rz, e, n, nullptr);  // no row of these layers works for the frame
+            continue;
+          }
+          for (int ry = 0; ry < e; ++ry) {
+            const int rows = count(g_.height, ry);
+            const bool works = (ry == 0 && rz == 0) || (vorticity && ((rz == 0 && beside(ry)) || (ry == 0 && beside(rz))));
+            if (rows > 0) step_layers(f, fo, 1 + rz, e, n, works ? o : nullptr, ry, e, rows);
           }
         }
         exchange_populations(fo, stream_);
