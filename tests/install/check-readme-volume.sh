@@ -20,10 +20,14 @@ pids=()
 cleanup() { set +e; for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$scratch"; }
 trap cleanup EXIT
 
-mapfile -t lines < <(awk '
-  /^#+ / { inside = $0 == "### A volume in three lines" }
-  /^```/ { fence = !fence; sh = $0 == "```sh"; next }
-  fence && sh && inside { print }' "$source/README.md")
+# The lines of the sh blocks under README.md's heading $1.
+commands_under() {
+  awk -v heading="$1" '
+    /^#+ / { inside = $0 == heading }
+    /^```/ { fence = !fence; sh = $0 == "```sh"; next }
+    fence && sh && inside { print }' "$source/README.md"
+}
+mapfile -t lines < <(commands_under "### A volume in three lines")
 ((${#lines[@]} == 3)) || fail "README.md's 'A volume in three lines' should print 3 commands, it prints ${#lines[@]}"
 trim() { sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' <<<"$1"; }
 run_cmd=$(trim "${lines[0]%%#*}") viewer_cmd=$(trim "${lines[1]%%#*}") draw_cmd=$(trim "${lines[2]%%#*}")
@@ -31,6 +35,21 @@ name=$(sed -n 's/.*--name \([^ ]*\).*/\1/p' <<<"$run_cmd")
 [[ -n $name && $run_cmd == *'&' && $viewer_cmd == *'&' ]] || fail "the first two lines should run in the background"
 cd "$scratch/tree"
 ctl() { build/bin/cuview-ctl --name "$name" "$@"; }
+# start_reader CMD LOG N: runs CMD (printed with a trailing &) in the background, its output in
+# LOG, and waits until `status` counts readers from N (1-9) on, failing if CMD exits first.
+start_reader() {
+  local cmd=$1 log=$2 readers="clients [0-9]+ \\([$3-9][0-9]* reading\\)"
+  say "\$ $cmd"
+  bash -c "exec $(trim "${cmd%&}")" >"$log" 2>&1 &
+  pids+=($!)
+  local pid=$!
+  for _ in $(seq 300); do
+    ctl status 2>/dev/null | grep -qE "$readers" && break
+    kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "'$cmd' exited"; }
+    sleep 0.1
+  done
+  ctl status | grep -qE "$readers" || { ctl status; cat "$log" >&2; fail "'$cmd' does not read the run after 30 s"; }
+}
 
 say "\$ $run_cmd"
 bash -c "exec $(trim "${run_cmd%&}")" >"$scratch/run.log" 2>&1 &
@@ -40,15 +59,7 @@ desc=$(ctl describe) || { cat "$scratch/run.log" >&2; fail "'$run_cmd' did not s
 grep -qE "^lbm3d [0-9]+x[0-9]+x[0-9]+ " <<<"$desc" || fail "the run is not a volume: $(head -1 <<<"$desc")"
 say "$(head -1 <<<"$desc")"
 
-say "\$ $viewer_cmd"
-bash -c "exec $(trim "${viewer_cmd%&}")" >"$scratch/viewer.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 300); do
-  ctl status 2>/dev/null | grep -qE "clients [0-9]+ \([1-9][0-9]* reading\)" && break
-  kill -0 "${pids[1]}" 2>/dev/null || { cat "$scratch/viewer.log" >&2; fail "'$viewer_cmd' exited"; }
-  sleep 0.1
-done
-ctl status | grep -qE "clients [0-9]+ \([1-9][0-9]* reading\)" || { ctl status; fail "the viewer is not attached after 30 s"; }
+start_reader "$viewer_cmd" "$scratch/viewer.log" 1
 say "the viewer reads the run"
 
 say "\$ $draw_cmd"
@@ -72,21 +83,10 @@ PY
 else
   say "python3 with numpy is missing: the ball's effect on the flow is not checked (Debian: python3-numpy)"
 fi
-mapfile -t whole < <(awk '
-  /^#+ / { inside = $0 == "### A volume seen whole" }
-  /^```/ { fence = !fence; sh = $0 == "```sh"; next }
-  fence && sh && inside { print }' "$source/README.md")
+mapfile -t whole < <(commands_under "### A volume seen whole")
 ((${#whole[@]} == 1)) || fail "README.md's 'A volume seen whole' should print 1 command, it prints ${#whole[@]}"
 whole_cmd=$(trim "${whole[0]%%#*}")
-say "\$ $whole_cmd"
-bash -c "exec ${whole_cmd%&}" >"$scratch/whole.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 300); do
-  ctl status 2>/dev/null | grep -qE "clients [0-9]+ \([2-9][0-9]* reading\)" && break
-  kill -0 "${pids[2]}" 2>/dev/null || { cat "$scratch/whole.log" >&2; fail "'$whole_cmd' exited"; }
-  sleep 0.1
-done
-ctl status | grep -qE "clients [0-9]+ \([2-9][0-9]* reading\)" || { ctl status; cat "$scratch/whole.log" >&2; fail "'$whole_cmd' does not read the run after 30 s"; }
+start_reader "$whole_cmd" "$scratch/whole.log" 2
 sleep 2
 kill -0 "${pids[2]}" 2>/dev/null || { cat "$scratch/whole.log" >&2; fail "'$whole_cmd' exited"; }
 say "the volume viewer reads the run"
