@@ -37,9 +37,9 @@ struct FrameOut : FlowFrameOut {
   float* velocity_full = nullptr;  ///< the velocity vorticity's differences read (a packed frame's), or null
   /// Whether owned row (y, z) does a frame's work: every row of a whole frame; of a packed one, a
   /// row holding packed cells and, for vorticity, a row beside one along y or z (its differences
-  /// read those velocities). The other rows step as any step — a packed frame's work is then a
-  /// fraction of the rows, not every cell's moments and checksum.
-  [[nodiscard]] __device__ bool frame_row(int y, int z) const {
+  /// read those velocities). advance() runs the frame's kernel on those rows only; the others step
+  /// as any step — a packed frame's work is then a fraction of the rows.
+  [[nodiscard]] bool frame_row(int y, int z) const {
     const int e = packed.every;
     if (e == 1) return true;
     const int ry = y % e, rz = z % e;
@@ -66,9 +66,7 @@ __global__ void __launch_bounds__(kBlockX, 8)
   const int y = first_row + blockIdx.y * row_stride, lz = first + blockIdx.z * stride;
   const std::size_t plane = g.cells(), here = g.at(x, y, lz);
   const std::ptrdiff_t row = g.width, layer = static_cast<std::ptrdiff_t>(g.width) * g.height;
-  bool frame = kFrame;
-  if constexpr (kFrame) frame = out.frame_row(y, lz - 1);  // the same for the whole block
-  if (!frame) {
+  if constexpr (!kFrame) {
     if (x >= g.width) return;
     if (__ldg(flags + here) != 0 || x == 0 || x == g.width - 1) {
       cell_update(f, fo, flags, x, y, lz, g, plane, p);
@@ -401,19 +399,18 @@ class Lbm3dCuda final : public Simulation {
         const auto count = [e](int n, int r) { return (n - r + e - 1) / e; };  // of 0..n-1, those ≡ r mod e
         // Row (y, z) does the frame's work when FrameOut::frame_row says so, which depends on y % e
         // and z % e only: one launch per pair of residues, the frame's kernel where it works.
-        const auto beside = [e](int r) { return r == 0 || r == 1 || r == e - 1; };
         for (int rz = 0; rz < e; ++rz) {  // the owned layers z with z % e == rz
           const int n = count(layers, rz);
           if (n <= 0) continue;
-          const bool vorticity = o->velocity_full != nullptr;
-          if (rz != 0 && !(vorticity && beside(rz))) {
+          bool any = false;
+          for (int ry = 0; ry < e; ++ry) any = any || o->frame_row(ry, rz);
+          if (!any) {
             step_layers(f, fo, 1 + rz, e, n, nullptr);  // no row of these layers works for the frame
             continue;
           }
           for (int ry = 0; ry < e; ++ry) {
             const int rows = count(g_.height, ry);
-            const bool works = (ry == 0 && rz == 0) || (vorticity && ((rz == 0 && beside(ry)) || (ry == 0 && beside(rz))));
-            if (rows > 0) step_layers(f, fo, 1 + rz, e, n, works ? o : nullptr, ry, e, rows);
+            if (rows > 0) step_layers(f, fo, 1 + rz, e, n, o->frame_row(ry, rz) ? o : nullptr, ry, e, rows);
           }
         }
         exchange_populations(fo, stream_);
