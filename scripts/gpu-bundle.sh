@@ -17,4 +17,5 @@ clang++ "${flags[@]}" common/src/remote/remote_protocol.cpp common/src/remote/va
   -o build-gpu/bin/cuview-fuzz-remote
 clang++ "${flags[@]}" common/src/remote/remote_protocol.cpp common/src/remote/value_codec.cpp \
   tests/fuzz/make_remote_seeds.cpp -lzstd -o build-gpu/bin/cuview-fuzz-remote-seeds
-../shared/device/bundle-runtime.sh build-gpu/bin
+# The GPU hosts have no OpenSSH: the ssh:// tests and scripts/gpu-volume.sh carry Debian's.
+../shared/device/bundle-runtime.sh build-gpu/bin /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen

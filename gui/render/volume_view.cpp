@@ -19,6 +19,8 @@ std::array<std::uint32_t, 3> grid_of(const proto::DescribeResult& d) {
 
 void VolumeViewRenderer::forget() {
   brick_.reset();
+  taken_.reset();
+  spare_.reset();
   field_ = -1;
   full_ms_ = 0;
 }
@@ -32,7 +34,9 @@ RenderResult VolumeViewRenderer::render(const std::vector<Part>& parts, const pr
   if (!view.volume || parts.empty() || view.width <= 0 || view.height <= 0) return {};
   if (fresh || !holds(field, view)) {
     const auto t0 = Clock::now();
-    auto brick = std::make_shared<HostBrick>();
+    // The brick before the one held is filled again (its memory already the process's).
+    auto brick = std::exchange(spare_, nullptr);
+    if (!brick || brick.use_count() != 1) brick = std::make_shared<HostBrick>();
     const auto grid = grid_of(d);
     BrickSampler::begin(*brick, grid, BrickSampler::stride_for(grid, view.volume->max_brick));
     std::size_t bytes = 0;
@@ -41,6 +45,7 @@ RenderResult VolumeViewRenderer::render(const std::vector<Part>& parts, const pr
       bytes += sampler_.bytes_copied();
     }
     BrickSampler::finish(*brick);
+    spare_ = std::exchange(taken_, brick);
     brick_ = std::move(brick);
     field_ = field, max_brick_ = view.volume->max_brick;
     info_ = parts.front().frame->info();
@@ -98,11 +103,19 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   RenderedFrame out;
   QImage small(reinterpret_cast<const uchar*>(img.argb.data()), w, h, QImage::Format_ARGB32);
   out.image = scale == 1 ? small.copy() : small.scaled(view.width, view.height, Qt::IgnoreAspectRatio, Qt::FastTransformation);
-  auto values = std::make_shared<std::vector<float>>(static_cast<std::size_t>(view.width) * view.height);
-  for (int y = 0; y < view.height; ++y)
-    for (int x = 0; x < view.width; ++x)
-      (*values)[static_cast<std::size_t>(y) * view.width + x] =
-          img.values[static_cast<std::size_t>(std::min(y / scale, h - 1)) * w + std::min(x / scale, w - 1)];
+  auto values = std::make_shared<std::vector<float>>();
+  if (scale == 1) {
+    *values = std::move(img.values);
+  } else {
+    values->resize(static_cast<std::size_t>(view.width) * view.height);
+    std::vector<int> column(static_cast<std::size_t>(view.width));
+    for (int x = 0; x < view.width; ++x) column[static_cast<std::size_t>(x)] = std::min(x / scale, w - 1);
+    for (int y = 0; y < view.height; ++y) {
+      const float* src = img.values.data() + static_cast<std::size_t>(std::min(y / scale, h - 1)) * w;
+      float* dst = values->data() + static_cast<std::size_t>(y) * view.width;
+      for (int x = 0; x < view.width; ++x) dst[x] = src[column[static_cast<std::size_t>(x)]];
+    }
+  }
   if (req.show_plane) {
     // The plane the Display dock names, outlined where it lies inside the volume.
     const auto s = slice_of(d, view);

@@ -49,6 +49,9 @@ class VolumeViewRenderer {
 
   BrickSampler sampler_;
   std::shared_ptr<const HostBrick> brick_;
+  /// The last brick taken from frames here, and the one before it (filled again by the next take
+  /// once nothing else holds it).
+  std::shared_ptr<HostBrick> taken_, spare_;
   int field_ = -1, max_brick_ = 0;
   FrameInfo info_;
   QString source_;

@@ -84,6 +84,7 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
     renderer_.forget_session();
     volume_.forget();
     volume_pending_ = false;
+    next_group_.reset();
     group_description_ = run_->leader().description();
     group_description_.width = run_->global_width();
     group_description_.height = run_->global_height();
@@ -125,6 +126,7 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
 cuview::Attachment* ViewerWorker::leader() { return run_ ? &run_->leader() : nullptr; }
 
 void ViewerWorker::drop_client() {
+  next_group_.reset();
   current_group_.reset();  // release the held slots before detaching
   run_.reset();
   reading_.reset();
@@ -235,6 +237,15 @@ void ViewerWorker::render_remote_volume(const ViewRequest& view, bool view_chang
   hand_over(std::move(result), h.seq);
 }
 
+namespace {
+/// Whether every part's frame of `frames` is written (Frame::ready): its brick can be taken.
+bool complete(const FrameGroup& frames) {
+  for (std::size_t k = 0; k < frames.size(); ++k)
+    if (!frames.part(k).ready()) return false;
+  return true;
+}
+}  // namespace
+
 void ViewerWorker::render(const ViewRequest& view, bool fresh) {
   const auto& frames = *current_group_;
   if (view.volume && group_description_.grid().size() == 3) {
@@ -250,9 +261,7 @@ void ViewerWorker::render(const ViewRequest& view, bool fresh) {
       return refuse("the volume view shows fields, not particles: pick a field");
     const auto field = static_cast<std::size_t>(view.field);
     volume_pending_ = volume_pending_ || fresh || !volume_.holds(view.field, view);
-    bool complete = true;
-    for (std::size_t k = 0; k < frames.size(); ++k) complete = complete && frames.part(k).ready();
-    const bool take = volume_pending_ && complete;
+    const bool take = volume_pending_ && complete(frames);
     if (!take && !(fresh_view_ && volume_.holds(view.field, view))) return hand_over({}, seq);  // nothing new to draw
     std::vector<VolumeViewRenderer::Part> parts;
     if (frames.size() == 1)
@@ -361,24 +370,32 @@ void ViewerWorker::run() {
         // A new step of every part's frames releases the previous one's slots.
         auto frames = run_->next(20ms);
         bool arrived = frames.has_value();
+        // (A frame of every k-th cell is drawn only by the view that asked for that k.)
+        const auto usable = [&](const FrameGroup& g) {
+          return (!one_field || g.holds(static_cast<std::size_t>(view.field))) && takes_every(g.part(0).every(), every_);
+        };
+        if (!view.volume) next_group_.reset();
         // A volume view waiting for its frame to be complete keeps that one: a newer frame would
         // complete later still, and frames that keep coming before the last completes would
-        // starve the view. The newer one is skipped (its slot released at once).
-        // (Only a frame that holds the field shown is kept: after a change of field the new frame is
-        // taken.)
-        if (arrived && view.volume && volume_pending_ && current_group_ &&
-            (!one_field || current_group_->holds(static_cast<std::size_t>(view.field))))
+        // starve the view. It also keeps the first newer frame, to draw next: by the time this
+        // one is drawn that one is complete or nearly, so waiting for a frame and drawing the one
+        // before overlap. Frames newer still are skipped (their slots released at once). (After a
+        // change of field, a frame of the new field is taken at once.)
+        if (arrived && view.volume && volume_pending_ && current_group_ && usable(*current_group_)) {
+          if (!next_group_ && usable(*frames)) next_group_ = std::move(frames);
           arrived = false;
+        }
+        if (next_group_ && (!view.volume || !usable(*next_group_))) next_group_.reset();
+        // The next frame complete first (parts on several GPUs): the one before is not waited for.
+        if (next_group_ && volume_pending_ && complete(*next_group_))
+          current_group_ = std::exchange(next_group_, std::nullopt);
         if (arrived) current_group_ = std::move(frames);
         if (arrived && !said_phases_) {  // where the time to the first frame went, once per attachment
           said_phases_ = true;
           qInfo("cuview-gui: first frame from %s after %s", qUtf8Printable(target),
                 run_->leader().attach_phases().c_str());
         }
-        // (A frame of every k-th cell is drawn only by the view that asked for that k.)
-        const bool holds = current_group_ &&
-                           (!one_field || current_group_->holds(static_cast<std::size_t>(view.field))) &&
-                           takes_every(current_group_->part(0).every(), every_);
+        const bool holds = current_group_ && usable(*current_group_);
         // A volume view also comes back while its frame is still being written (render()).
         const bool volume_waits = view.volume && volume_pending_;
         // A picture drawn coarser while frames streamed is drawn again in full once they stop.
@@ -390,6 +407,11 @@ void ViewerWorker::run() {
           }
           fresh_view_ = view_changed || still;
           render(view, arrived);
+          // Its brick taken: the frame kept meanwhile is the next to wait for.
+          if (!volume_pending_ && next_group_) {
+            current_group_ = std::exchange(next_group_, std::nullopt);
+            volume_pending_ = true;
+          }
         }
       } else {
         QMutexLocker lock(&mu_);

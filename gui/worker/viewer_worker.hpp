@@ -87,6 +87,8 @@ class ViewerWorker : public QThread {
   /// Local: every part's frame of one step (one frame for a whole publisher), held so that a
   /// paused simulation can be re-rendered.
   std::optional<FrameGroup> current_group_;
+  /// A volume view's next frame, kept while current_group_ is still being written (run()).
+  std::optional<FrameGroup> next_group_;
   /// The fields this viewer reads (Run::read_fields): the one it shows; empty for every field (a
   /// particle view). Unset until first asked.
   std::optional<std::vector<std::string>> reading_;

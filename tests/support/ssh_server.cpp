@@ -24,12 +24,31 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr const char* kSshd = "/usr/sbin/sshd";
-constexpr const char* kSshKeygen = "/usr/bin/ssh-keygen";
 constexpr const char* kHostAlias = "cuview-test-host";
 constexpr int kStartAttempts = 5;
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+/// Debian's program, else the first on PATH (a host without openssh-server may carry its own,
+/// as the GPU machines' bundle does); sshd must be run by its absolute path to re-exec itself.
+fs::path program(const fs::path& debian) {
+  if (::access(debian.c_str(), X_OK) == 0) return debian;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path p = fs::absolute(fs::path(dir.empty() ? "." : dir) / debian.filename());
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return debian;
+}
+const fs::path& sshd_program() {
+  static const fs::path p = program("/usr/sbin/sshd");
+  return p;
+}
+const fs::path& keygen_program() {
+  static const fs::path p = program("/usr/bin/ssh-keygen");
+  return p;
+}
 
 void write_file(const fs::path& file, const std::string& text, mode_t mode) {
   {
@@ -46,7 +65,7 @@ std::string read_file(const fs::path& file) {
 }
 
 void keygen(const fs::path& file, const std::string& comment) {
-  ChildProcess p({kSshKeygen, "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file.string()});
+  ChildProcess p({keygen_program().string(), "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file.string()});
   const auto code = p.wait_for(30s);
   if (code != 0) fail("ssh-keygen for " + file.string() + " failed:\n" + p.out() + p.err());
 }
@@ -108,8 +127,9 @@ bool gone(pid_t pid) { return !fs::exists("/proc/" + std::to_string(pid)); }
 }  // namespace
 
 SshServer::SshServer(SshServerOptions options) {
-  if (::access(kSshd, X_OK) != 0 || ::access(kSshKeygen, X_OK) != 0)
-    fail(std::string(kSshd) + " or " + kSshKeygen + " is missing: install openssh-server (scripts/install-deps.sh)");
+  if (::access(sshd_program().c_str(), X_OK) != 0 || ::access(keygen_program().c_str(), X_OK) != 0)
+    fail("sshd or ssh-keygen is missing (not at /usr/sbin/sshd and /usr/bin/ssh-keygen, nor on PATH): install "
+         "openssh-server (scripts/install-deps.sh)");
   // sshd running as root wants its privilege-separation directory.
   if (::geteuid() == 0 && ::mkdir("/run/sshd", 0755) != 0 && errno != EEXIST)
     fail("cannot create /run/sshd, which sshd needs when run as root");
@@ -175,7 +195,7 @@ bool SshServer::try_start(int port, const SshServerOptions& options) {
          << "  ControlMaster no\n  ControlPath none\n  ConnectTimeout 5\n  LogLevel ERROR\n";
   write_file(dir_ / "ssh_config", client.str(), 0600);
 
-  auto sshd = std::make_unique<ChildProcess>(std::vector<std::string>{kSshd, "-D", "-e", "-f", config.string()});
+  auto sshd = std::make_unique<ChildProcess>(std::vector<std::string>{sshd_program().string(), "-D", "-e", "-f", config.string()});
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (!accepts_connections(port)) {
     if (!sshd->running()) {

@@ -1,4 +1,4 @@
-// A real OpenSSH server for tests of the ssh-forwarded remote transport: /usr/sbin/sshd on
+// A real OpenSSH server for tests of the ssh-forwarded remote transport: /usr/sbin/sshd (else sshd on PATH) on
 // 127.0.0.1 in a private directory with throw-away host and user keys, and an ssh client
 // configuration that logs in to it without a prompt. No Catch2 in here: failures throw
 // std::runtime_error with sshd's own words.
@@ -18,7 +18,8 @@ struct SshServerOptions {
   /// Variables copied from this process into every ssh session (sshd's SetEnv), where set: a
   /// session gets sshd's fresh environment otherwise, and the gateway it starts must find the
   /// test's runtime directory and binaries.
-  std::vector<std::string> pass_env{"PATH", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "CUVIEW_BIN_DIR"};
+  std::vector<std::string> pass_env{"PATH",           "LD_LIBRARY_PATH", "XDG_RUNTIME_DIR",
+                                    "XDG_STATE_HOME", "XDG_CONFIG_HOME", "CUVIEW_BIN_DIR"};
   /// Further variables for every session.
   std::map<std::string, std::string> set_env;
 };
