@@ -124,6 +124,7 @@ void PublisherFeed::run() {
   current_.reset();
   frames_.reset();
   reading_.reset();
+  every_ = 1;
   fetching_ = false;
   control_.reset();
 }
@@ -172,6 +173,7 @@ void PublisherFeed::release_frames() {
   current_.reset();
   frames_.reset();
   reading_.reset();
+  every_ = 1;
   fetching_ = false;
   spdlog::info("gateway: publisher '{}' has no remote viewer left; its frames are released", name_);
 }
@@ -208,6 +210,7 @@ void PublisherFeed::publisher_gone(const std::string& reason) {
   current_.reset();
   frames_.reset();
   reading_.reset();
+  every_ = 1;
   fetching_ = false;
   control_.reset();
   std::lock_guard lock(mu_);
@@ -330,6 +333,8 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
           if (*a.brick < 8 || *a.brick > 512)
             throw Error(Errc::out_of_range, "a brick of " + std::to_string(*a.brick) +
                                                 " cells a side; ask for 8 to 512");
+          const auto g = d.part ? d.part->global() : d.grid();
+          w.stride = BrickSampler::stride_for({g[0], g[1], g[2]}, static_cast<int>(*a.brick));
         } else {
           // Of the whole grid: a part of a decomposed run sends its share of the picture.
           w.layout = picture_named(d.part ? d.part->global() : d.grid(), a.axis, a.index, a.through,
@@ -367,7 +372,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         if (!fetching_) {
           fetching_ = true;
           update_reads();
-          if (current_ && current_->info().fields != kAllBlocks) current_.reset();
+          if (current_ && (current_->info().fields != kAllBlocks || current_->every() > 1)) current_.reset();
         }
         const auto& d = frames_->description();
         const auto f = float_field(d, a.field);
@@ -451,9 +456,27 @@ void PublisherFeed::update_reads() {
     if (fields.empty()) return;  // nobody watches: keep what was read
     for (const auto f : fields) names.push_back(frames_->description().fields[f].name);
   }
-  if (reading_ == names) return;
-  frames_->read_fields(names);
-  reading_ = std::move(names);
+  if (reading_ != names) {
+    frames_->read_fields(names);
+    reading_ = std::move(names);
+  }
+  // Bricks only, all of one stride, of a whole publisher: it may write frames of those cells only
+  // (Client::read_every), as a local volume view's are; anything else reads whole frames.
+  const auto& d = frames_->description();
+  std::uint32_t every = 0;
+  for (const auto& [p, w] : watchers_) {
+    const bool brick = w.args.brick && !d.part && !fetching_;
+    const auto k = brick ? static_cast<std::uint32_t>(w.stride) : 1u;
+    every = every == 0 || every == k ? k : 1;
+  }
+  every = std::max(every, 1u);
+  if (every == every_) return;
+  frames_->read_every(every);
+  every_ = every;
+}
+
+bool PublisherFeed::serves(const Frame& frame, const Watcher& w) {
+  return frame.holds(w.field) && (w.args.brick || frame.every() <= 1);
 }
 
 void PublisherFeed::serve_watchers() {
@@ -462,7 +485,7 @@ void PublisherFeed::serve_watchers() {
   // The newest frame; wait a little for one when every watcher has seen the current one.
   bool anyone_waiting = false;
   for (auto& [p, w] : watchers_)
-    if (w.credits > 0 && !w.from_step && (!current_ || (current_->holds(w.field) && (w.dirty || current_->info().seq > w.last_sent))))
+    if (w.credits > 0 && !w.from_step && (!current_ || (serves(*current_, w) && (w.dirty || current_->info().seq > w.last_sent))))
       anyone_waiting = true;  // a watcher the current frame can serve (one it lacks the field of waits for the next)
   if (auto fr = frames_->next_frame(anyone_waiting ? 0ms : 10ms)) {
     current_.reset();  // release the older slot first
@@ -481,7 +504,9 @@ void PublisherFeed::serve_watchers() {
       continue;
     }
     if (!w.dirty && current_->info().seq <= w.last_sent) continue;
-    if (!current_->holds(w.field)) continue;  // published before the field was asked for: the next has it
+    // Published before the field was asked for, or of a brick's cells before whole frames were: the
+    // next one serves it.
+    if (!serves(*current_, w)) continue;
     send_view(peer, w, *current_);
   }
 }
@@ -511,6 +536,10 @@ void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& fram
     };
     while (stride < 64 && cells(stride) > most) ++stride;
   }
+  // Frames of this stride are asked for (update_reads); one of another, written before, gives a
+  // brick of the next multiple of its stride.
+  w.stride = stride;
+  if (const auto e = static_cast<int>(frame.every()); e > 1 && stride % e != 0) stride = (stride / e + 1) * e;
   BrickSampler::begin(w.brick, grid, stride);
   const Block mine = d.part ? Block{d.part->start(), d.grid()} : own_block(d);
   bricks_.sample(frame, d.fields[w.field], mine, w.brick);

@@ -83,6 +83,7 @@ class PublisherFeed {
     remote::EncodedValues encoded;
     HostBrick brick;  ///< a volume seen whole (ViewArgs::brick)
     double u8_bytes_per_value = 1;  ///< what a u8 brick's value took after zstd, last time (1: not yet seen)
+    int stride = 1;  ///< a brick's: the stride fitted to the link last time (set when watched)
   };
 
   void run();
@@ -90,6 +91,9 @@ class PublisherFeed {
   void handle_publisher_request(const PeerId& peer, const std::string& body);
   void handle_gateway_request(const PeerId& peer, const std::string& body, std::chrono::steady_clock::time_point at);
   void serve_watchers();
+  /// Whether `frame` can give `w` its view: it holds the field, and only a brick is taken from a
+  /// frame of every k-th cell.
+  [[nodiscard]] static bool serves(const Frame& frame, const Watcher& w);
   /// Has frames_ read what the watchers and fetches need: only the watched fields are copied.
   void update_reads();
   /// Samples `frame` for `w` and sends the view to `peer`.
@@ -131,6 +135,9 @@ class PublisherFeed {
   /// client fetched (fetched frames are whole). Reset with frames_.
   std::optional<std::vector<std::string>> reading_;
   bool fetching_ = false;
+  /// Frames of every k-th cell frames_ also takes (Client::read_every): the bricks' stride when
+  /// every watcher watches a brick of one stride; 1 otherwise. Reset with frames_.
+  std::uint32_t every_ = 1;
   std::string attach_error_;  ///< why the last attach_control failed
   bool attach_refused_ = false;  ///< it failed because the name runs as parts (attach_error_ says so)
   std::chrono::steady_clock::time_point next_attach_try_{};

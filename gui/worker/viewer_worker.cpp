@@ -367,8 +367,10 @@ void ViewerWorker::run() {
           run_->read_every(every);
           every_ = every;
         }
-        // A new step of every part's frames releases the previous one's slots.
-        auto frames = run_->next(20ms);
+        // A new step of every part's frames releases the previous one's slots. A volume view
+        // whose frame is being written looks at it again soon, and draws one written at once.
+        const bool frame_due = view.volume && volume_pending_ && current_group_;
+        auto frames = run_->next(!frame_due ? 20ms : complete(*current_group_) ? 0ms : 2ms);
         bool arrived = frames.has_value();
         // (A frame of every k-th cell is drawn only by the view that asked for that k.)
         const auto usable = [&](const FrameGroup& g) {

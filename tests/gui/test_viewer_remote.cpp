@@ -12,6 +12,7 @@
 #include <QListWidget>
 #include <QRegularExpression>
 #include <QSlider>
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -520,4 +521,75 @@ TEST_CASE("a volume seen whole through a gateway: the brick it sends, drawn with
   for (int y = f.image.height() / 2; text.isEmpty() && y < f.image.height(); ++y) text = w.view()->readout({f.image.width() / 2, y});
   CHECK(text.startsWith("largest along the ray = "));
   CHECK(text.contains(" ± "));
+}
+
+TEST_CASE("a gateway's brick of every k-th cell: the run writes only those cells for it", "[gui][remote]") {
+  // Issue 40: bricks of one stride are all the gateway watches, so it takes frames of every k-th
+  // cell (Client::read_every), as a local volume view does, and the run writes only those.
+  RuntimeDir rt;
+  auto daemon = start_daemon("flow", Backend::host, {"--sim", "lbm3d", "--paused"}, "48x40x32");
+  auto gateway = start_gateway();
+  ViewerOptions o;
+  o.name = "flow";
+  o.remote = remote_url();
+  o.announce_port = test_announce_port();
+  o.volume = "mip";
+  o.field = "speed";
+  o.brick = 16;  // 48 cells along x: every 3rd cell
+  o.camera = VolumeCamera{30, 20};
+  MainWindow w(o);
+  w.resize(800, 500);
+  w.show();
+  REQUIRE(shows_frames(w));
+  REQUIRE(wait_for([&] {
+    const auto& f = w.view()->last_frame();
+    return f.volume && f.link && f.volume->stride == 3 && f.image.size() == w.view()->size();
+  }));
+  const auto f = w.view()->last_frame();
+  CHECK(f.volume->brick_w == 16);
+  CHECK(f.volume->brick_h == 14);
+  CHECK(f.volume->brick_d == 11);
+
+  // A reader that takes every 3rd cell too receives frames the run wrote packed: the gateway asked.
+  auto c = Client::attach(AttachOptions{.name = "flow", .client = "test reader"});
+  const auto& d = c.description();
+  const auto speed = static_cast<std::size_t>(
+      std::find_if(d.fields.begin(), d.fields.end(), [](const auto& x) { return x.name == "speed"; }) - d.fields.begin());
+  REQUIRE(speed < d.fields.size());
+  c.read_fields({"speed"});
+  c.read_every(3);
+  std::optional<Frame> packed;
+  REQUIRE(wait_for([&] {
+    auto next = c.next_frame(200ms);
+    if (next && next->every() == 3) packed = std::move(next);
+    return packed.has_value();
+  }));
+  // The brick of a whole frame of the same (paused) step: the picture the viewer drew from the
+  // gateway's brick is that one's, within the bound the view states.
+  c.read_every(1);
+  std::optional<Frame> whole;
+  REQUIRE(wait_for([&] {
+    auto next = c.next_frame(200ms);
+    if (next && next->every() == 1 && next->holds(speed)) whole = std::move(next);
+    return whole.has_value();
+  }));
+  REQUIRE(whole->info().step == f.info.step);
+  HostBrick exact;
+  BrickSampler::begin(exact, {32, 40, 48}, 3);
+  BrickSampler sampler;
+  sampler.sample(*whole, d.fields.at(speed), own_block(d), exact);
+  const auto want = render_volume({exact.values.data(), exact.width, exact.height, exact.depth}, f.volume->camera,
+                                  VolumeMode::mip, VolumeStyle{}, f.image.width(), f.image.height());
+  std::size_t drawn = 0, off = 0;
+  for (std::size_t i = 0; i < want.values.size(); ++i) {
+    const float got = (*f.values)[i];
+    if (std::isnan(want.values[i]) || std::isnan(got)) {
+      off += std::isnan(want.values[i]) != std::isnan(got);
+      continue;
+    }
+    ++drawn;
+    off += std::abs(double(got) - want.values[i]) > f.link->error_bound + 1e-6;
+  }
+  CHECK(drawn > 10000);
+  CHECK(off == 0);
 }
