@@ -75,10 +75,17 @@ if [[ -z ${SKIP_SSH:-} ]]; then
   coproc SSHD { exec /tmp/rt/bin/cuview-test-sshd 2>>"$logs/sshd.log"; }
   if read -r -t 30 -u "${SSHD[0]}" ssh_command; then
     export CUVIEW_SSH_COMMAND=$ssh_command
+    /tmp/rt/bin/cuview-ctl --name sphere set steps_per_frame=${SSH_SPF:-2} >/dev/null
     shot sphere --remote ssh://cuview-test-host --field vorticity --volume isosurface --level 0.01 --camera 35,25 \
       --screenshot-window --screenshot "$out/ssh-window.png"
-    FRAMES=${SSH_FRAMES:-40} shot sphere --remote ssh://cuview-test-host --field speed --volume emission --opacity peak \
+    # The run's own status while the remote viewer draws: its rate and cost with the gateway reading.
+    (sleep ${RATE_STATUS_S:-4}; /tmp/rt/bin/cuview-ctl --name sphere status | grep -E "frames|cost" | sed "s/^/  [ssh] /" \
+      >>"$out/summary.txt") &
+    status=$!
+    FRAMES=${SSH_FRAMES:-150} shot sphere --remote ssh://cuview-test-host --field speed --volume emission --opacity peak \
       --camera 35,25 --screenshot "$logs/ssh-speed.png"
+    wait $status
+    /tmp/rt/bin/cuview-ctl --name sphere set steps_per_frame=16 >/dev/null
     unset CUVIEW_SSH_COMMAND
   else
     echo "ssh: the test sshd did not start: $(tail -3 "$logs/sshd.log")" | tee -a "$out/summary.txt"
