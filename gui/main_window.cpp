@@ -20,6 +20,7 @@
 #include "panels/display_panel.hpp"
 #include "panels/rates_panel.hpp"
 #include "panels/simulation_panel.hpp"
+#include "panels/status_label.hpp"
 #include "panels/volume_panel.hpp"
 
 namespace cuview::gui {
@@ -32,11 +33,9 @@ namespace {
 const QString kDetachedHint =
     "Detached. Pick a running daemon in the Daemons list and click Attach (or double-click it).";
 
-/// Status bar labels are never narrower than their text: the window's minimum width grows instead.
-void show_status(QLabel* label, const QString& text) {
-  label->setText(text);
-  label->setMinimumWidth(label->fontMetrics().horizontalAdvance(text) + 2 * label->margin());
-}
+/// A status bar label's text (a StatusLabel: whole while the window has room, else elided, the
+/// whole text in its tooltip).
+void show_status(QLabel* label, const QString& text) { label->setText(text); }
 }  // namespace
 
 MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent)
@@ -143,21 +142,21 @@ void MainWindow::connect_parts() {
 }
 
 void MainWindow::build_status_bar() {
-  connection_label_ = new QLabel("detached");
-  fps_label_ = new QLabel;
-  latency_label_ = new QLabel;
-  steps_label_ = new QLabel;
-  cost_label_ = new QLabel;
+  connection_label_ = new StatusLabel("detached");
+  fps_label_ = new StatusLabel;
+  latency_label_ = new StatusLabel;
+  steps_label_ = new StatusLabel;
+  cost_label_ = new StatusLabel;
   cost_label_->setObjectName("cost");
-  skipped_label_ = new QLabel;
-  backend_label_ = new QLabel;
-  remote_label_ = new QLabel;
+  skipped_label_ = new StatusLabel;
+  backend_label_ = new StatusLabel;
+  remote_label_ = new StatusLabel;
   remote_label_->setObjectName("remote");
   remote_label_->setToolTip(kRemoteTip);
-  readout_label_ = new QLabel;
-  checkpoint_label_ = new QLabel;
+  readout_label_ = new StatusLabel;
+  checkpoint_label_ = new StatusLabel;
   checkpoint_label_->setObjectName("checkpoint");
-  volume_label_ = new QLabel;
+  volume_label_ = new StatusLabel;
   volume_label_->setObjectName("volume");
   volume_label_->setToolTip("the volume view: the brick rendered (the grid's cells it takes), what bringing it cost, "
                             "how long the rays took on this computer's cores");

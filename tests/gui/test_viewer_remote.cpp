@@ -72,6 +72,22 @@ std::optional<Readout> parse_readout(const QString& text) {
   if (!m.hasMatch()) return {};
   return Readout{m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).toDouble()};
 }
+/// How many pixels both pictures drew, and how many differ by more than `bound` or are drawn in
+/// one only.
+std::pair<std::size_t, std::size_t> compare_pixels(const std::vector<float>& want, const std::vector<float>& got,
+                                                    double bound) {
+  std::size_t drawn = 0, off = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i]) || std::isnan(got[i])) {
+      off += std::isnan(want[i]) != std::isnan(got[i]);
+      continue;
+    }
+    ++drawn;
+    off += std::abs(double(got[i]) - want[i]) > bound;
+  }
+  return {drawn, off};
+}
+
 }  // namespace
 
 TEST_CASE("a remote viewer draws the field the gateway sends, says how exact it is, and hovering reads true values",
@@ -504,16 +520,7 @@ TEST_CASE("a volume seen whole through a gateway: the brick it sends, drawn with
   sampler.sample(*frame, c.description().fields.at(0), own_block(c.description()), exact);
   const auto want = render_volume({exact.values.data(), 48, 40, 32}, f.volume->camera, VolumeMode::mip, VolumeStyle{},
                                   f.image.width(), f.image.height());
-  std::size_t drawn = 0, off = 0;
-  for (std::size_t i = 0; i < want.values.size(); ++i) {
-    const float got = (*f.values)[i];
-    if (std::isnan(want.values[i]) || std::isnan(got)) {
-      off += std::isnan(want.values[i]) != std::isnan(got);
-      continue;
-    }
-    ++drawn;
-    off += std::abs(double(got) - want.values[i]) > f.link->error_bound + 1e-6;
-  }
+  const auto [drawn, off] = compare_pixels(want.values, *f.values, f.link->error_bound + 1e-6);
   CHECK(drawn > 10000);
   CHECK(off == 0);
   // Hovering reads the largest value along the ray, with the bound.
@@ -580,16 +587,7 @@ TEST_CASE("a gateway's brick of every k-th cell: the run writes only those cells
   sampler.sample(*whole, d.fields.at(speed), own_block(d), exact);
   const auto want = render_volume({exact.values.data(), exact.width, exact.height, exact.depth}, f.volume->camera,
                                   VolumeMode::mip, VolumeStyle{}, f.image.width(), f.image.height());
-  std::size_t drawn = 0, off = 0;
-  for (std::size_t i = 0; i < want.values.size(); ++i) {
-    const float got = (*f.values)[i];
-    if (std::isnan(want.values[i]) || std::isnan(got)) {
-      off += std::isnan(want.values[i]) != std::isnan(got);
-      continue;
-    }
-    ++drawn;
-    off += std::abs(double(got) - want.values[i]) > f.link->error_bound + 1e-6;
-  }
+  const auto [drawn, off] = compare_pixels(want.values, *f.values, f.link->error_bound + 1e-6);
   CHECK(drawn > 10000);
   CHECK(off == 0);
 }

@@ -7,11 +7,15 @@
 #include <QListWidget>
 #include <QScrollBar>
 #include <QStatusBar>
+#include <QToolTip>
+#include <QHelpEvent>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "main_window.hpp"
 #include "panels/rates_panel.hpp"
+#include "panels/status_label.hpp"
 #include "viewer_test.hpp"
 #include "window_test.hpp"
 
@@ -55,7 +59,7 @@ TEST_CASE("the real window fits its text at its default size and resized", "[.wi
   REQUIRE(wait_for([&] { return list->count() == 1 && list->item(0)->text().contains("step"); }));
   REQUIRE(wait_for([&] { return plot->legend().front() != "steps/s ≤ 1"; }));  // rates have arrived
 
-  for (const QSize size : {kDefaultWindowSize, QSize(760, 520), QSize(1500, 950)}) {
+  for (const QSize size : {kDefaultWindowSize, QSize(760, 520), QSize(1500, 950), QSize(520, 480)}) {
     w.resize(size);
     REQUIRE(wait_for(
         [&] {
@@ -83,11 +87,30 @@ TEST_CASE("the real window fits its text at its default size and resized", "[.wi
     }
     CHECK(plot->width() >= plot->minimumSizeHint().width());
 
-    // The status bar: no label narrower than its text.
-    for (auto* label : w.statusBar()->findChildren<QLabel*>()) {
+    // The status bar: its labels side by side, none over another; each shows its whole text, or
+    // (a narrow window) the start of it and "…", the whole text then in its tooltip. At the
+    // default size every text is whole.
+    std::vector<QRect> taken;
+    int whole = 0, elided = 0;  // the texts' widths; the labels elided
+    for (auto* label : w.statusBar()->findChildren<StatusLabel*>()) {
       if (!label->isVisible() || label->text().isEmpty()) continue;
-      INFO("status '" << label->text().toStdString() << "' " << label->width() << " wide");
-      CHECK(label->width() >= QFontMetrics(label->font()).horizontalAdvance(label->text()));
+      INFO("status '" << label->text().toStdString() << "' " << label->width() << " wide, shown '"
+                      << label->shown_text().toStdString() << "'");
+      for (const QRect& other : taken) CHECK_FALSE(label->geometry().intersects(other));
+      taken.push_back(label->geometry());
+      CHECK(label->geometry().right() <= w.statusBar()->width());
+      const QString shown = label->shown_text();
+      whole += QFontMetrics(label->font()).horizontalAdvance(label->text());
+      if (size == kDefaultWindowSize) CHECK(shown == label->text());
+      if (shown == label->text()) continue;
+      ++elided;
+      CHECK(shown.endsWith(QChar(0x2026)));
+      CHECK(label->text().startsWith(shown.chopped(1)));
+      QHelpEvent hover(QEvent::ToolTip, label->rect().center(), label->mapToGlobal(label->rect().center()));
+      QApplication::sendEvent(label, &hover);
+      CHECK(QToolTip::text().startsWith(label->text()));
     }
+    CHECK(taken.size() >= 5);
+    if (whole > w.statusBar()->width()) CHECK(elided > 0);  // (the narrowest window: they cannot all be whole)
   }
 }
