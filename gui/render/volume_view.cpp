@@ -46,6 +46,8 @@ RenderResult VolumeViewRenderer::render(const std::vector<Part>& parts, const pr
     }
     BrickSampler::finish(*brick);
     spare_ = std::exchange(taken_, brick);
+    // A brick larger than 256³ is not kept twice (its take is dwarfed by its rays anyway).
+    if (spare_ && spare_->values.size() > std::size_t{256} * 256 * 256) spare_.reset();
     brick_ = std::move(brick);
     field_ = field, max_brick_ = view.volume->max_brick;
     info_ = parts.front().frame->info();
