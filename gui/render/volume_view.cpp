@@ -92,7 +92,9 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   // While the camera moves, a picture that takes longer than a 30 Hz frame is drawn at a lower
   // resolution (the rays, not the brick) and scaled up; so is a new brick while the run's frames
   // come faster than full pictures can be made; at rest, at full resolution.
-  const bool for_data = new_brick && streaming() && !req.interacting;
+  // New data is drawn at half resolution at most: where a quarter would be needed (a small
+  // machine), a sharp picture of fewer frames is kinder than a blurred stream.
+  const bool for_data = new_brick && streaming() && !req.interacting && interactive_scale(full_ms_) == 2;
   const int scale = req.interacting || for_data ? interactive_scale(full_ms_) : 1;
   coarse_for_data_ = for_data && scale > 1;
   const int w = std::max(1, view.width / scale), h = std::max(1, view.height / scale);

@@ -36,8 +36,9 @@ class VolumeViewRenderer {
   [[nodiscard]] bool holds(int field, const ViewRequest& view) const;
   void forget();
   /// The frames a second the run publishes (its stats). While new bricks come faster than a full
-  /// picture and its brick take, each is drawn at a lower resolution, as a moving camera is
-  /// (ParaView's interactive render), so the view keeps up with the run.
+  /// picture and its brick take, each is drawn at half resolution, as a moving camera is
+  /// (ParaView's interactive render), so the view keeps up with the run — unless half is not
+  /// enough (interactive_scale() > 2): then in full, fewer of them.
   void set_data_rate(double frames_per_second) { data_fps_ = frames_per_second; }
   /// Whether the picture held was drawn coarser for a stream of frames that has since slowed (a
   /// paused run): draw it again, at full resolution.

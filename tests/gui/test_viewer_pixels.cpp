@@ -7,13 +7,16 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <regex>
 
 #include "backend_test.hpp"
+#include "cuview/brick_sampler.hpp"
 #include "cuview/client.hpp"
 #include "field_view.hpp"
 #include "main_window.hpp"
 #include "render/render.hpp"
+#include "render/volume_view.hpp"
 #include "viewer_test.hpp"
 
 using namespace cuview;
@@ -168,4 +171,40 @@ BACKEND_TEST("the viewer's picture and readout show the field's exact values at 
       CHECK(view->readout(probe) == QString("(%1, %2) = %3").arg(cx).arg(cy).arg(value, 0, 'g', 6));
     }
   }
+}
+
+TEST_CASE("new data coming faster than full pictures is drawn at half resolution at most, in full once it stops",
+          "[gui][host]") {
+  // A ball in a 96³ brick, drawn as emission in a large picture (slow on a small machine).
+  auto brick = std::make_shared<HostBrick>();
+  BrickSampler::begin(*brick, {96, 96, 96}, 1);
+  for (int z = 0; z < 96; ++z)
+    for (int y = 0; y < 96; ++y)
+      for (int x = 0; x < 96; ++x)
+        brick->values[(static_cast<std::size_t>(z) * 96 + y) * 96 + x] =
+            std::hypot(x - 47.5, y - 47.5, z - 47.5) < 30 ? 1.0f : 0.0f;
+  BrickSampler::finish(*brick);
+  ViewRequest v;
+  v.width = 1600, v.height = 1000;
+  v.volume = VolumeRequest{};
+  v.volume->mode = VolumeMode::emission;
+  v.volume->opacity = opacity_preset("ramp", 1);
+  VolumeViewRenderer r;
+  const proto::DescribeResult d;
+  r.set_data_rate(0);  // a paused run: in full
+  const auto still = r.render(brick, d, 0, v, FrameInfo{}, {});
+  REQUIRE(still.frame);
+  REQUIRE(still.frame->volume->scale == 1);
+  const double full_ms = still.frame->volume->render_ms;
+  // Frames streaming in: half resolution where that keeps up, never coarser (in full instead).
+  r.set_data_rate(1e6);
+  const auto streamed = r.render(brick, d, 0, v, FrameInfo{}, {});
+  REQUIRE(streamed.frame);
+  INFO("a full picture took " << full_ms << " ms");
+  const int want = interactive_scale(full_ms) == 2 ? 2 : 1;
+  CHECK(streamed.frame->volume->scale == want);
+  CHECK(streamed.frame->image.size() == QSize(v.width, v.height));
+  // The stream stopped: a picture drawn coarser for it is drawn again in full.
+  r.set_data_rate(0);
+  CHECK(r.wants_still() == (want == 2));
 }
