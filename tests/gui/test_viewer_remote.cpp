@@ -50,15 +50,34 @@ QString remote_url() {
 /// A port of this test run, for announcements: two runs at once never hear each other.
 int test_announce_port() { return 20000 + static_cast<int>(::getpid() % 20000); }
 
-std::unique_ptr<MainWindow> open_remote_viewer(const QString& name) {
+/// A viewer of `name` through the test gateway.
+ViewerOptions remote_options(const QString& name) {
   ViewerOptions o;
   o.name = name;
   o.remote = remote_url();
   o.announce_port = test_announce_port();
+  return o;
+}
+
+std::unique_ptr<MainWindow> open_remote_viewer(const ViewerOptions& o) {
   auto w = std::make_unique<MainWindow>(o);
   w->resize(900, 600);
   w->show();
   return w;
+}
+
+std::unique_ptr<MainWindow> open_remote_viewer(const QString& name) { return open_remote_viewer(remote_options(name)); }
+
+/// A remote viewer of `name`'s volume seen whole as a MIP from a known camera (`brick`: its
+/// --brick, unset for the default).
+std::unique_ptr<MainWindow> open_remote_mip(const QString& name, const QString& field = {},
+                                            std::optional<int> brick = std::nullopt) {
+  auto o = remote_options(name);
+  o.volume = "mip";
+  o.field = field;
+  o.brick = brick;
+  o.camera = VolumeCamera{30, 20};
+  return open_remote_viewer(o);
 }
 
 /// A readout: "(cx, cy) = v ± bound".
@@ -72,18 +91,28 @@ std::optional<Readout> parse_readout(const QString& text) {
   if (!m.hasMatch()) return {};
   return Readout{m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).toDouble()};
 }
-/// How many pixels both pictures drew, and how many differ by more than `bound` or are drawn in
-/// one only.
-std::pair<std::size_t, std::size_t> compare_pixels(const std::vector<float>& want, const std::vector<float>& got,
-                                                    double bound) {
+
+/// The MIP `f` shows, cast again from `frame`'s own cells of field `field` at f's stride, camera
+/// and size: how many pixels both drew, and how many differ by more than the bound f states.
+std::pair<std::size_t, std::size_t> against_frame(const RenderedFrame& f, const Frame& frame,
+                                                  const proto::DescribeResult& d, std::size_t field) {
+  const auto g = d.grid();
+  HostBrick exact;
+  BrickSampler::begin(exact, {g.at(0), g.at(1), g.at(2)}, f.volume->stride);
+  BrickSampler sampler;
+  sampler.sample(frame, d.fields.at(field), own_block(d), exact);
+  const auto want = render_volume({exact.values.data(), exact.width, exact.height, exact.depth}, f.volume->camera,
+                                  VolumeMode::mip, VolumeStyle{}, f.image.width(), f.image.height());
+  const double bound = f.link->error_bound + 1e-6;
   std::size_t drawn = 0, off = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (std::isnan(want[i]) || std::isnan(got[i])) {
-      off += std::isnan(want[i]) != std::isnan(got[i]);
+  for (std::size_t i = 0; i < want.values.size(); ++i) {
+    const float got = (*f.values)[i];
+    if (std::isnan(want.values[i]) || std::isnan(got)) {
+      off += std::isnan(want.values[i]) != std::isnan(got);
       continue;
     }
     ++drawn;
-    off += std::abs(double(got[i]) - want[i]) > bound;
+    off += std::abs(double(got) - want.values[i]) > bound;
   }
   return {drawn, off};
 }
@@ -487,15 +516,8 @@ TEST_CASE("a volume seen whole through a gateway: the brick it sends, drawn with
   RuntimeDir rt;
   auto daemon = start_daemon("vol", Backend::host, {"--sim", "grayscott3d", "--paused"}, "48x40x32");
   auto gateway = start_gateway();
-  ViewerOptions o;
-  o.name = "vol";
-  o.remote = remote_url();
-  o.announce_port = test_announce_port();
-  o.volume = "mip";
-  o.camera = VolumeCamera{30, 20};
-  MainWindow w(o);
-  w.resize(900, 600);
-  w.show();
+  auto window = open_remote_mip("vol");
+  auto& w = *window;
   REQUIRE(shows_frames(w));
   REQUIRE(wait_for([&] {
     const auto& f = w.view()->last_frame();
@@ -514,13 +536,7 @@ TEST_CASE("a volume seen whole through a gateway: the brick it sends, drawn with
   auto frame = c.next_frame(5s);
   REQUIRE(frame);
   REQUIRE(frame->info().step == f.info.step);
-  HostBrick exact;
-  BrickSampler::begin(exact, {32, 40, 48}, 1);
-  BrickSampler sampler;
-  sampler.sample(*frame, c.description().fields.at(0), own_block(c.description()), exact);
-  const auto want = render_volume({exact.values.data(), 48, 40, 32}, f.volume->camera, VolumeMode::mip, VolumeStyle{},
-                                  f.image.width(), f.image.height());
-  const auto [drawn, off] = compare_pixels(want.values, *f.values, f.link->error_bound + 1e-6);
+  const auto [drawn, off] = against_frame(f, *frame, c.description(), 0);
   CHECK(drawn > 10000);
   CHECK(off == 0);
   // Hovering reads the largest value along the ray, with the bound.
@@ -536,17 +552,8 @@ TEST_CASE("a gateway's brick of every k-th cell: the run writes only those cells
   RuntimeDir rt;
   auto daemon = start_daemon("flow", Backend::host, {"--sim", "lbm3d", "--paused"}, "48x40x32");
   auto gateway = start_gateway();
-  ViewerOptions o;
-  o.name = "flow";
-  o.remote = remote_url();
-  o.announce_port = test_announce_port();
-  o.volume = "mip";
-  o.field = "speed";
-  o.brick = 16;  // 48 cells along x: every 3rd cell
-  o.camera = VolumeCamera{30, 20};
-  MainWindow w(o);
-  w.resize(800, 500);
-  w.show();
+  auto window = open_remote_mip("flow", "speed", 16);  // 48 cells along x: every 3rd cell
+  auto& w = *window;
   REQUIRE(shows_frames(w));
   REQUIRE(wait_for([&] {
     const auto& f = w.view()->last_frame();
@@ -581,13 +588,7 @@ TEST_CASE("a gateway's brick of every k-th cell: the run writes only those cells
     return whole.has_value();
   }));
   REQUIRE(whole->info().step == f.info.step);
-  HostBrick exact;
-  BrickSampler::begin(exact, {32, 40, 48}, 3);
-  BrickSampler sampler;
-  sampler.sample(*whole, d.fields.at(speed), own_block(d), exact);
-  const auto want = render_volume({exact.values.data(), exact.width, exact.height, exact.depth}, f.volume->camera,
-                                  VolumeMode::mip, VolumeStyle{}, f.image.width(), f.image.height());
-  const auto [drawn, off] = compare_pixels(want.values, *f.values, f.link->error_bound + 1e-6);
+  const auto [drawn, off] = against_frame(f, *whole, d, speed);
   CHECK(drawn > 10000);
   CHECK(off == 0);
 }
