@@ -11,15 +11,6 @@ namespace cuview {
 
 // ---------------------------------------------------------------- publishing
 
-namespace {
-/// A 3-D field's bytes when a frame holds every k-th cell of it (FieldTarget::every).
-std::size_t packed_bytes(const FieldDecl& f, std::uint32_t every) {
-  std::size_t cells = 1;
-  for (const std::uint32_t n : f.grid()) cells *= (n + every - 1) / every;
-  return cells * f.components * size_of(f.dtype);
-}
-}  // namespace
-
 bool Publisher::State::publish(std::uint64_t at_step, double at_time, const FieldWriter* write,
                                cuda::StreamRef stream) {
   record(at_step, at_time);
@@ -65,7 +56,11 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
     frame_layout = layout;
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const bool field = i < declared.fields.size();
-      const std::size_t bytes = field && every > 1 ? packed_bytes(*blocks[i].decl, every) : blocks[i].decl->bytes;
+      std::size_t bytes = blocks[i].decl->bytes;
+      if (field && every > 1) {  // the packed grid's, as its readers lay it out (proto::packed_field)
+        const auto packed = proto::packed_field(description.fields[i], every);
+        bytes = packed.shape[0] * packed.strides[0];
+      }
       frame_layout.fields[i].bytes = align_up(bytes, 4);
       targets[i] = {base + layout.fields[i].offset, bytes, has_block(held, i), field ? every : 1u};
     }
