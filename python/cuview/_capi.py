@@ -81,9 +81,6 @@ class PartInfo(ctypes.Structure):
 
 
 def _candidates():
-    env = os.environ.get("CUVIEW_LIBRARY")
-    if env:
-        yield Path(env)
     here = Path(__file__).resolve().parent
     yield here.parents[2] / "libcuview.so.0"  # installed: PREFIX/lib/python3/dist-packages/cuview
     yield here.parents[2] / "libcuview.so"
@@ -93,9 +90,36 @@ def _candidates():
         yield Path(found)
 
 
+def named_library(variable, name):
+    """The library the environment `variable` names — the library file itself, or a folder that
+    holds `name`.0 or `name` — or None when it is unset. ImportError naming the path when nothing
+    is there: a library set on purpose is never silently replaced by another."""
+    value = os.environ.get(variable)
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    if path.is_dir():
+        for file in (path / (name + ".0"), path / name):
+            if file.exists():
+                return file
+        raise ImportError(f"cuview: {variable}={value} is a folder without {name}.0 or {name}; set {variable} to "
+                          f"the library file or the folder that holds it (such as build/lib), or unset it")
+    if not path.exists():
+        raise ImportError(f"cuview: {variable}={value} does not exist; set {variable} to the library file ({name}) "
+                          "or the folder that holds it (such as build/lib), or unset it to search the usual places")
+    return path
+
+
 def load_library(candidates, name, variable):
-    """The first of `candidates` (paths) that loads, or ImportError naming every one tried and the
-    environment `variable` that names the library `name` directly."""
+    """The library the environment `variable` names (named_library), else the first of
+    `candidates` (paths) that loads; ImportError naming every one tried and `variable`."""
+    named = named_library(variable, name)
+    if named is not None:
+        try:
+            return ctypes.CDLL(str(named))
+        except OSError as e:
+            raise ImportError(f"cuview: {variable}={os.environ[variable]} cannot be loaded ({e}); set it to "
+                              f"cuview's {name} or the folder that holds it, or unset it") from None
     tried = []
     for path in candidates:
         tried.append(str(path))

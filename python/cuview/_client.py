@@ -136,8 +136,10 @@ class Client:
         along it (None: "z" and the middle); the grid below is then that plane's (a z-plane's columns
         are x and rows y, a y-plane's x and z, an x-plane's y and z).
 
-        width, height: the output's samples (None: the grid's). The whole grid is fitted into them,
-        times `zoom`, centred on cell `center` = (x, y) (None: the grid's centre). encoding: "auto"
+        width, height: the output's samples (None: the grid's). zoom=1 fits the whole grid into
+        them with its aspect kept (samples per cell: the smaller of width / grid width and height /
+        grid height); zoom=2 twice as large; centred on cell `center` = (x, y) (None: the grid's
+        centre). encoding: "auto"
         (the gateway fits it to the link) or pinned "u8", "u16", "f32" (exact); every value is within
         the view's `error_bound` of the true one. A changed region starts a new watch; views come as
         frames are published (one at once after a new watch). Returns None when no new view came

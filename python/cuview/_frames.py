@@ -52,12 +52,20 @@ class Frame:
     def view(self, field, mode="mip", camera=None, size=(640, 360), colormap="viridis", range=None,
              opacity="ramp", level=None, max_brick=128):
         """A picture of volume field `field`, as the viewer's volume view draws it: a VolumeView
-        whose `image` is a (height, width, 3) RGB array, for notebooks. mode "mip" (maximum-
-        intensity projection), "emission" (emission–absorption, `opacity` "ramp", "peak" or "flat"
-        over `range`) or "isosurface" (at `level`, default the middle of `range`, shaded). camera:
-        {"azimuth": degrees about y, "elevation": degrees, "zoom": 1 fits the volume, "pan": (x, y)
-        cells}; (0, 0) looks along +z with x right and y down, as a z-plane lies. The field is
-        taken every k-th cell so that no axis exceeds max_brick, then rendered on this host's CPU."""
+        whose `image` is a (height, width, 3) RGB array, for notebooks. size: (width, height) in
+        pixels. mode "mip" (maximum-intensity projection), "emission" (emission–absorption, `opacity`
+        "ramp", "peak" or "flat" over `range`) or "isosurface" (at `level`, default the middle of
+        `range`, shaded). range: (lo, hi) mapped onto `colormap` (None: the field's smallest and
+        largest value). camera: {"azimuth": degrees about y, "elevation": degrees, "zoom": 1 makes
+        the volume's diagonal span the picture's shorter side, so the whole box fits at any angle (2:
+        twice as large), "pan": (x, y) the picture's centre moved by that many cells, right and
+        down}; (0, 0) looks along +z with x right and y down, as a z-plane lies. The VolumeView's
+        `values` is a (height, width) float32 array of what each pixel shows: "mip" the largest value
+        on its ray (the field's units), "emission" the opacity reached (0 to 1), "isosurface" the
+        distance from where the ray enters the box to the surface (in cells of the brick: times
+        `stride` for the field's); NaN where the ray misses the box (or the surface). A vector
+        field shows its magnitude. The field is taken every k-th cell (`stride`) so that no axis
+        exceeds max_brick, then rendered on this host's CPU."""
         from ._volume import render
         return render(self[field], mode, camera, size, colormap, range, opacity, level, max_brick)
 

@@ -12,9 +12,8 @@ from ._errors import CuviewError, _check
 
 
 def _candidates():
-    env = os.environ.get("CUVIEW_PUBLISHER_LIBRARY")
-    if env:
-        yield Path(env)
+    """Where libcuview-publisher.so is looked for when CUVIEW_PUBLISHER_LIBRARY (a file or a folder,
+    as CUVIEW_LIBRARY) is unset."""
     if os.path.dirname(_capi.lib._name):  # next to the libcuview.so this package loaded (build/lib, PREFIX/lib)
         beside = Path(_capi.lib._name).parent
         yield beside / "libcuview-publisher.so.0"

@@ -52,9 +52,10 @@ def _copied(pointer, count):
 
 
 class View:
-    """A view of a remote frame (Client.view). `values`: (height, width) float32 NumPy array, NaN
-    outside the grid, each within `error_bound` of the true value (0 for "f32"). Also an array
-    itself: numpy.asarray(view) is `values`."""
+    """A view of a remote frame (Client.view). `values`: (height, width) float32 NumPy array, one
+    sample per output pixel: the value of the cell under it (a vector field's magnitude), NaN
+    outside the grid, each within `error_bound` of the true value (0 for "f32"); `cell_of` names
+    the cell. Also an array itself: numpy.asarray(view) is `values`."""
 
     def __init__(self, v, grid):
         self.seq, self.step, self.time = v.seq, v.step, v.sim_time
