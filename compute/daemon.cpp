@@ -221,7 +221,8 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                                       .max_fps = opts.max_fps,
                                       .max_cost = opts.max_cost,
                                       .start_paused = opts.start_paused,
-                                      .part = part});
+                                      .part = part,
+                                      .words = {.create = "cuview-compute", .rename = "pick another --name"}});
   Executor& executor = publisher_->executor();
   sim::SimulationConfig config{opts.width, rows, opts.sim_options};
   config.depth = layers;

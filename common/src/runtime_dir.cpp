@@ -107,18 +107,18 @@ bool try_flock(int fd, int op) {
 }
 }  // namespace
 
-InstanceLock::InstanceLock(const InstancePaths& paths) {
+InstanceLock::InstanceLock(const InstancePaths& paths, const std::string& rename) {
   if (paths.part) {
     // Shared on the name: every part of this run may hold it, a whole publisher may not.
     name_fd_ = UniqueFd(::open(paths.name_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!name_fd_) throw_errno("opening lock file " + paths.name_lock.string(), errno);
     if (!try_flock(name_fd_.get(), LOCK_SH)) {
       if (errno == EWOULDBLOCK)
-        throw Error(Errc::already_running, "a cuview-compute daemon named '" + paths.name +
-                                               "' is already running as a whole (it holds " +
-                                               paths.name_lock.string() + "), so " + paths.who() +
-                                               " cannot start; stop it with `cuview-ctl --name " + paths.name +
-                                               " shutdown` or pick another --name");
+        throw Error(Errc::already_running,
+                    "a publisher named '" + paths.name +
+                        "' (cuview-compute or a program) is already running as a whole (it holds " +
+                        paths.name_lock.string() + "), so " + paths.who() +
+                        " cannot start; stop it with `cuview-ctl --name " + paths.name + " shutdown` or " + rename);
       throw_errno("locking " + paths.name_lock.string(), errno);
     }
   }
@@ -129,12 +129,11 @@ InstanceLock::InstanceLock(const InstancePaths& paths) {
       if (paths.part)
         throw Error(Errc::already_running, paths.who() + " is already running (it holds " + paths.lock.string() +
                                                "); stop that run with `cuview-ctl --name " + paths.name +
-                                               " shutdown` or pick another --name");
-      throw Error(Errc::already_running, "a cuview-compute daemon named '" + paths.name +
-                                             "' is already running (it holds " + paths.lock.string() +
-                                             (running_parts(paths.name) > 0 ? ", as parts of an MPI run" : "") +
-                                             "); stop it with `cuview-ctl --name " + paths.name +
-                                             " shutdown` or pick another --name");
+                                               " shutdown` or " + rename);
+      throw Error(Errc::already_running,
+                  "a publisher named '" + paths.name + "' (cuview-compute or a program) is already running (it holds " +
+                      paths.lock.string() + (running_parts(paths.name) > 0 ? ", as parts of an MPI run" : "") +
+                      "); stop it with `cuview-ctl --name " + paths.name + " shutdown` or " + rename);
     }
     throw_errno("locking " + paths.lock.string(), errno);
   }

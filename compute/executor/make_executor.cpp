@@ -1,8 +1,8 @@
 // Choosing where to run: --backend auto|cuda|host for the daemon and the embedded publisher.
-#include <spdlog/spdlog.h>
 
 #include "cuview/error.hpp"
 #include "executor/executor.hpp"
+#include "publisher/publisher_log.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -33,7 +33,7 @@ std::unique_ptr<Executor> make_executor(const std::string& backend, int device) 
       throw Error(Errc::bad_value, "GPU " + std::to_string(device) +
                                        " was asked for, but the host backend runs on the CPU; leave the device out, "
                                        "or use --backend cuda or auto");
-    spdlog::info("backend: host (asked for)");
+    publisher_log().info("backend: host (asked for)");
     return make_host_executor();
   }
   if (backend != "auto" && backend != "cuda")
@@ -44,12 +44,12 @@ std::unique_ptr<Executor> make_executor(const std::string& backend, int device) 
   if (backend == "cuda") return make_cuda_executor(device);
   const auto probe = cuda::probe(device);
   if (probe.usable) {
-    spdlog::info("backend: cuda on GPU {}, {} (auto: a CUDA device is usable)", device, probe.name);
+    publisher_log().info("backend: cuda on GPU {}, {} (auto: a CUDA device is usable)", device, probe.name);
     return make_cuda_executor(device);
   }
   // A GPU asked for by number is a GPU wanted: running on the CPU instead would hide the mistake.
   if (chosen) throw Error(Errc::cuda, "GPU " + std::to_string(device) + " cannot run the simulation: " + probe.reason);
-  spdlog::info("backend: host (auto: CUDA is not usable here: {})", probe.reason);
+  publisher_log().info("backend: host (auto: CUDA is not usable here: {})", probe.reason);
 #else
   if (device >= 0)
     throw Error(Errc::cuda, "GPU " + std::to_string(device) +
@@ -59,7 +59,7 @@ std::unique_ptr<Executor> make_executor(const std::string& backend, int device) 
     throw Error(Errc::cuda,
                 "backend cuda: this cuview was built without the CUDA toolkit; rebuild it with nvcc on PATH or use "
                 "the host backend");
-  spdlog::info("backend: host (auto: this build has no CUDA backend)");
+  publisher_log().info("backend: host (auto: this build has no CUDA backend)");
 #endif
   return make_host_executor();
 }

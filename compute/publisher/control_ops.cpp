@@ -1,6 +1,5 @@
 #include "publisher/control_ops.hpp"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "cuview/posix.hpp"
 #include "publisher/pacer.hpp"
+#include "publisher/publisher_log.hpp"
 
 namespace cuview {
 namespace {
@@ -50,10 +50,10 @@ std::string ControlOps::answer(const std::string& peer, std::string_view bytes) 
     if (req.session && *req.session != c_.session) throw stale_session_error(*req.session);
     return dispatch(proto::check_op(req.op), peer, req);
   } catch (const Error& e) {
-    spdlog::warn("refused {}: {} ({})", op, e.what(), to_string(e.code()));
+    publisher_log().warn("refused {}: {} ({})", op, e.what(), to_string(e.code()));
     return proto::encode_error(id, e.code(), e.what());
   } catch (const std::exception& e) {
-    spdlog::error("internal error on {}: {}", op, e.what());
+    publisher_log().error("internal error on {}: {}", op, e.what());
     return proto::encode_error(id, Errc::internal, std::string("internal error: ") + e.what() + "; please report it");
   }
 }
@@ -103,7 +103,7 @@ std::vector<int> ControlOps::descriptors_for(const proto::FdRequest& request, pi
                                   ", but process " + std::to_string(pid) +
                                   " asked with it; each process fetches its own descriptors");
   auto fds = c_.slots.fds();
-  spdlog::debug("handed {} descriptor(s) to client '{}' (pid {})", fds.size(), owner->second.client, pid);
+  publisher_log().debug("handed {} descriptor(s) to client '{}' (pid {})", fds.size(), owner->second.client, pid);
   return fds;
 }
 
@@ -136,7 +136,7 @@ void ControlOps::release_peer(const std::string& peer, const char* why) {
   // listing daemons every few seconds) would flood the log at info level.
   const auto level = it->second.lease ? spdlog::level::info : spdlog::level::debug;
   if (it->second.lease) c_.ring.close_lease(*it->second.lease);
-  spdlog::log(level, "client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.pid, why,
+  publisher_log().log(level, "client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.pid, why,
               peers_.size() - 1);
   peers_.erase(it);
 }
@@ -187,10 +187,10 @@ std::string ControlOps::op_hello(const std::string& peer, const proto::Request& 
   c_.server.watch(peer, a.pid);  // refuses a process that is not there or not this user's; replaces the old one
   if (again) release_peer(peer, "said hello again");
   peers_.emplace(peer, Peer{peer, a.client, a.pid, std::nullopt, {}});
-  spdlog::debug("client '{}' (pid {}) said hello; {} client(s)", a.client, a.pid, peers_.size());
-  return proto::encode_result(req.id,
-                              proto::HelloResult{c_.session, proto::kVersion, CUVIEW_VERSION, c_.opts.name,
-                                                 static_cast<std::int32_t>(::getpid()), c_.executor.name()});
+  publisher_log().debug("client '{}' (pid {}) said hello; {} client(s)", a.client, a.pid, peers_.size());
+  return proto::encode_result(req, proto::HelloResult{c_.session, proto::session_version(req.v), CUVIEW_VERSION,
+                                                      c_.opts.name, static_cast<std::int32_t>(::getpid()),
+                                                      c_.executor.name()});
 }
 
 std::string ControlOps::op_describe(Peer&, const proto::Request& req) {
@@ -211,7 +211,7 @@ std::string ControlOps::op_handles(Peer& p, const proto::Request& req) {
     if (!p.lease)
       throw Error(Errc::too_many_clients, "all " + std::to_string(kMaxLeases) + " reader leases of '" +
                                               c_.opts.name + "' are in use; detach a viewer and try again");
-    spdlog::info("client '{}' (pid {}) is reading frames (lease {})", p.client, p.pid, *p.lease);
+    publisher_log().info("client '{}' (pid {}) is reading frames (lease {})", p.client, p.pid, *p.lease);
     if (c_.ring.arrivals() != arrivals) {  // the first reader: a paused program publishes for it too
       // That frame holds what the lease reads: tick() must not ask for a second one for the same
       // change of reads (a paused run published two frames when it did, one racing the other).
@@ -286,7 +286,7 @@ void ControlOps::pause_or_resume(Peer& p, bool pause) {
     c_.steering.pending_steps = c_.steering.polled_steps = 0;
     c_.steering.note_request();
   }
-  spdlog::info("{} by '{}' at step {}", pause ? "paused" : "resumed", p.client, c_.progress.step.load());
+  publisher_log().info("{} by '{}' at step {}", pause ? "paused" : "resumed", p.client, c_.progress.step.load());
 }
 
 std::string ControlOps::op_pause(Peer& p, const proto::Request& req) {
@@ -324,7 +324,7 @@ std::string ControlOps::op_set(Peer& p, const proto::Request& req) {
     c_.steering.params_changed = true;
     c_.steering.note_request();
   }
-  spdlog::info("parameters set by '{}'{}", p.client, a.preset ? " (preset " + *a.preset + ")" : "");
+  publisher_log().info("parameters set by '{}'{}", p.client, a.preset ? " (preset " + *a.preset + ")" : "");
   return ok(req);
 }
 
@@ -336,7 +336,7 @@ std::string ControlOps::op_reset(Peer& p, const proto::Request& req) {
     c_.steering.pending_steps = c_.steering.polled_steps = 0;
     c_.steering.note_request();
   }
-  spdlog::info("reset requested by '{}'", p.client);
+  publisher_log().info("reset requested by '{}'", p.client);
   return ok(req);
 }
 
@@ -374,7 +374,7 @@ std::string ControlOps::op_draw(Peer& p, const proto::Request& req) {
     strokes.push_back({a.input, a.x, a.y, a.radius, a.value, a.z});
     c_.steering.note_request();
   }
-  spdlog::debug("stroke on '{}' by '{}' at {} r {} value {}", a.input, p.client, at, a.radius, a.value);
+  publisher_log().debug("stroke on '{}' by '{}' at {} r {} value {}", a.input, p.client, at, a.radius, a.value);
   return ok(req);
 }
 
@@ -400,8 +400,8 @@ std::string ControlOps::op_checkpoint(Peer& p, const proto::Request& req) {
     c_.steering.checkpoints.emplace_back(ticket, path);
     c_.steering.note_request();
   }
-  spdlog::info("checkpoint {} requested by '{}'{}", ticket, p.client, path.empty() ? "" : " into " + path);
-  return proto::encode_result(req.id, proto::CheckpointResult{ticket});
+  publisher_log().info("checkpoint {} requested by '{}'{}", ticket, p.client, path.empty() ? "" : " into " + path);
+  return proto::encode_result(req, proto::CheckpointResult{ticket});
 }
 
 std::string ControlOps::op_detach(Peer& p, const proto::Request& req) {
@@ -414,7 +414,7 @@ std::string ControlOps::op_detach(Peer& p, const proto::Request& req) {
 
 std::string ControlOps::op_shutdown(Peer& p, const proto::Request& req) {
   (void)args_of<proto::NoArgs>(req);
-  spdlog::info("shutdown requested by '{}' (pid {})", p.client, p.pid);
+  publisher_log().info("shutdown requested by '{}' (pid {})", p.client, p.pid);
   std::lock_guard lock(c_.steering.m);
   c_.steering.shutdown = true;
   c_.steering.note_request();

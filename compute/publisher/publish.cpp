@@ -18,8 +18,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
     for (const auto& b : blocks)
       if (b.decl->data == nullptr)
         throw Error(Errc::bad_value, where(opts.name) + ": " + b.what +
-                                         " was declared without a buffer; declare it with its data or publish "
-                                         "with a FieldWriter");
+                                         " was declared without data; " + opts.words.give_data);
   }
   take_costs();
   // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that

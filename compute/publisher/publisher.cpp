@@ -4,7 +4,6 @@
 #include <algorithm>
 #include "cuview/publisher.hpp"
 
-#include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "cuview/posix.hpp"
 #include "cuview/protocol.hpp"
 #include "publisher/parameter_set.hpp"
+#include "publisher/publisher_log.hpp"
 #include "share/exports.hpp"
 #include "publisher/publisher_state.hpp"
 
@@ -34,7 +34,7 @@ void Publisher::State::claim() {
   ensure_private_dir(paths.name_dir.parent_path());
   ensure_private_dir(paths.name_dir);
   if (paths.part) ensure_private_dir(paths.dir);
-  lock = std::make_unique<InstanceLock>(paths);
+  lock = std::make_unique<InstanceLock>(paths, opts.words.rename);
   if (paths.part && *paths.part == 0) {
     // Parts beyond this run's count left by an earlier, larger run (nobody holds their lock)
     // would make clients count too many parts.
@@ -56,13 +56,14 @@ void Publisher::State::claim() {
   for (std::string name; std::getline(in, name);) {
     if (name.rfind(ours, 0) == 0 && ::shm_unlink(name.c_str()) == 0) ++removed;
   }
-  if (removed > 0) spdlog::warn("removed {} shared-memory segment(s) left by a '{}' that crashed", removed, opts.name);
+  if (removed > 0)
+    publisher_log().warn("removed {} shared-memory segment(s) left by a '{}' that crashed", removed, opts.name);
 }
 
 void Publisher::State::check_declarable(const std::string& what) const {
   if (started)
-    throw Error(Errc::bad_value, where(opts.name) + ": cannot declare " + what +
-                                     " after publishing began; declare every field and parameter first");
+    throw Error(Errc::bad_value, where(opts.name) + ": cannot declare " + what + " after publishing began; " +
+                                     opts.words.declare_before_start);
 }
 
 void Publisher::State::check_name(const std::string& name) const {
@@ -81,27 +82,30 @@ void Publisher::State::check_buffer(const FieldDecl& f, const std::string& what)
   if (f.data == nullptr) return;  // written by a FieldWriter
   const bool on_host = executor->kind() == Executor::Kind::host;
   if (f.memory == Memory::device && on_host)
-    throw Error(Errc::bad_value, what + " is declared as device memory, but " + where(opts.name) +
-                                     " runs on the host backend, which reads host memory only; pass a host buffer "
-                                     "(Memory::host) or use the cuda backend");
+    throw Error(Errc::bad_value,
+                what + " is declared as device memory, but " + where(opts.name) +
+                    " runs on the host backend, which reads host memory only; declare a host buffer (" +
+                    opts.words.host_memory + ") or use the cuda backend");
   const BufferLocation at = executor->locate(f.data);
   if (f.memory == Memory::device && !at.device_accessible)
     throw Error(Errc::bad_value, what +
-                                     " is declared as device memory but its pointer is host memory; declare it "
-                                     "with Memory::host or pass the device buffer");
+                                     " is declared as device memory but its pointer is host memory; declare it as host "
+                                     "memory (" + opts.words.host_memory + ") or pass the device buffer");
   if (f.memory == Memory::device && at.device >= 0 && at.device != executor->device_id())
     throw Error(Errc::bad_value, what + " is on GPU " + std::to_string(at.device) + " but " + where(opts.name) +
                                      " runs on GPU " + std::to_string(executor->device_id()) +
-                                     "; set PublisherOptions::device to the GPU the buffers are on");
+                                     "; " + opts.words.choose_device);
   if (f.memory == Memory::host && !at.host_accessible)
     throw Error(Errc::bad_value, what + " is declared as host memory but its pointer is device memory (GPU " +
-                                     std::to_string(at.device) + "); declare it with Memory::device");
+                                     std::to_string(at.device) + "); declare it as device memory (" +
+                                     opts.words.device_memory + ")");
 }
 
 Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(std::move(options))) {
   auto& s = *state_;
   if (s.opts.slots < 1 || s.opts.slots > kMaxSlots)
     throw Error(Errc::out_of_range, where(s.opts.name) + ": " + std::to_string(s.opts.slots) +
+  set_publisher_log_level(s.opts.log, where(s.opts.name) + ": " + s.opts.words.create + "'s log");
                                         " slots is out of range: use 1 to " + std::to_string(kMaxSlots));
   if (!(s.opts.max_fps >= 0))
     throw Error(Errc::out_of_range, where(s.opts.name) + ": max_fps must be 0 (every publish) or more");
@@ -112,10 +116,11 @@ Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(
   if (const auto& p = s.opts.part) {
     if (p->count < 1 || p->index >= p->count)
       throw Error(Errc::out_of_range, where(s.opts.name) + ": part " + std::to_string(p->index) + " of " +
-                                          std::to_string(p->count) + " does not exist; parts are numbered 0 to count-1");
+                                          std::to_string(p->count) +
+                                          " does not exist; parts are numbered 0 to count-1");
     if (p->group.empty())
       throw Error(Errc::bad_value, where(s.opts.name) +
-                                       ": PartOptions::group is empty; give every part of the run the same id "
+                                       ": its part's group is empty; give every part of the run the same id "
                                        "(cuview::mpi::part_options makes one)");
   }
   s.claim();
@@ -144,7 +149,7 @@ Publisher& Publisher::operator=(Publisher&& other) noexcept {
 void Publisher::add_field(FieldDecl f) {
   auto& s = *state_;
   const std::string what = where(s.opts.name) + ": field '" + f.name + "'";
-  s.check_declarable(what);
+  s.check_declarable("field '" + f.name + "'");
   s.check_name(f.name);
   if (!f.dims.empty() && (f.width != 0 || f.height != 0))
     throw Error(Errc::bad_value, what + " gives both dims and width × height; give dims alone for a grid of 1 or 3 "
@@ -176,7 +181,7 @@ void Publisher::add_field(FieldDecl f) {
 void Publisher::add_particles(ParticlesDecl p) {
   auto& s = *state_;
   const std::string what = where(s.opts.name) + ": particle set '" + p.name + "'";
-  s.check_declarable(what);
+  s.check_declarable("particle set '" + p.name + "'");
   s.check_name(p.name);
   if (p.count < 1 || p.count > (1ull << 31) || p.attributes.empty())
     throw Error(Errc::out_of_range, what + " has " + std::to_string(p.count) + " particles and " +
@@ -202,7 +207,7 @@ void Publisher::add_particles(ParticlesDecl p) {
 void Publisher::add_param(ParamSpec p) {
   auto& s = *state_;
   const std::string what = where(s.opts.name) + ": parameter '" + p.name + "'";
-  s.check_declarable(what);
+  s.check_declarable("parameter '" + p.name + "'");
   for (const auto& q : s.declared.params)
     if (q.name == p.name) throw Error(Errc::bad_value, what + " is declared twice");
   if (p.name.empty()) throw Error(Errc::bad_value, where(s.opts.name) + ": a parameter needs a name");
@@ -213,13 +218,13 @@ void Publisher::add_param(ParamSpec p) {
 }
 
 void Publisher::add_preset(Preset p) {
-  state_->check_declarable(where(state_->opts.name) + ": preset '" + p.name + "'");
+  state_->check_declarable("preset '" + p.name + "'");
   state_->declared.presets.push_back(std::move(p));
 }
 
 void Publisher::add_input(InputSpec input) {
   auto& s = *state_;
-  s.check_declarable(where(s.opts.name) + ": input '" + input.name + "'");
+  s.check_declarable("input '" + input.name + "'");
   if (input.kind != "mask" && input.kind != "points")
     throw Error(Errc::bad_value, where(s.opts.name) + ": input '" + input.name + "' is of kind '" + input.kind +
                                      "'; the kinds are: mask, points");
@@ -230,19 +235,20 @@ void Publisher::add_input(InputSpec input) {
 }
 
 void Publisher::use_preset(const std::string& name) {
-  state_->check_declarable(where(state_->opts.name) + ": the starting preset");
+  state_->check_declarable("the starting preset");
   const auto& presets = state_->declared.presets;
   if (std::none_of(presets.begin(), presets.end(), [&](const Preset& p) { return p.name == name; })) {
     std::string known;
     for (const auto& p : presets) known += (known.empty() ? "" : ", ") + p.name;
-    throw Error(Errc::unknown_field, where(state_->opts.name) + " has no preset '" + name + "'" +
-                                         (known.empty() ? "; declare it with add_preset first" : "; it has " + known));
+    throw Error(Errc::unknown_field,
+                where(state_->opts.name) + " has no preset '" + name + "'" +
+                    (known.empty() ? "; " + state_->opts.words.declare_preset : "; it has " + known));
   }
   state_->declared.preset = name;
 }
 
 void Publisher::use_params(const std::map<std::string, double>& values) {
-  state_->check_declarable(where(state_->opts.name) + ": the starting parameters");
+  state_->check_declarable("the starting parameters");
   ParameterSet check(state_->declared.params, state_->declared.presets);
   (void)check.apply(std::nullopt, values);  // refuses an unknown name or a value out of range now
   state_->declared.start_params = values;
@@ -260,8 +266,7 @@ void Publisher::State::start() {
   if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
   if (declared.fields.empty())
     throw Error(Errc::bad_value, where(opts.name) +
-                                     ": nothing to publish: declare at least one field with "
-                                     "add_field() before publish()");
+                                     ": nothing to publish: no field is declared; " + opts.words.declare_a_field);
   if (const auto& p = opts.part) {
     const cuview::Block block{p->start(), declared.dims};
     const auto global = p->global();
@@ -270,8 +275,7 @@ void Publisher::State::start() {
                   where(opts.name) + " (" + paths.who() + "): its block of " + Extent{block.dims}.text() +
                       " cells at " + position_text(block.offset) + " does not fit in the global grid of " +
                       Extent{global}.text() +
-                      " (sizes and positions fastest axis first); check PartOptions' offsets and global size against "
-                      "the declared fields");
+                      " (sizes and positions fastest axis first); " + opts.words.check_part);
   }
   auto params = std::make_unique<ParameterSet>(declared.params, declared.presets);
   if (declared.preset) params->assign(params->apply(declared.preset, {}));
@@ -307,9 +311,9 @@ void Publisher::State::start() {
   ring->set_state(DaemonState::running);
   started = true;
   server->start(*ops);
-  spdlog::info("{} session {}: {} {} on {} ({}), {} slots of {} bytes shared by {}, control {}", where(opts.name),
-               session, opts.title, Extent{declared.dims}.text(), executor->name(), executor->device(), opts.slots,
-               layout.slot_bytes, slots->mechanism(), server->endpoint());
+  publisher_log().info("{} session {}: {} {} on {} ({}), {} slots of {} bytes shared by {}, control {}",
+                       where(opts.name), session, opts.title, Extent{declared.dims}.text(), executor->name(),
+                       executor->device(), opts.slots, layout.slot_bytes, slots->mechanism(), server->endpoint());
 }
 
 void Publisher::State::describe() {
@@ -408,18 +412,18 @@ void Publisher::State::close(const std::string& reason) noexcept {
   try {
     server->notify(proto::kByeTopic, proto::encode(proto::ByeNotice{session, reason}));
   } catch (const std::exception& e) {
-    spdlog::warn("{}: could not tell clients it is going: {}", where(opts.name), e.what());
+    publisher_log().warn("{}: could not tell clients it is going: {}", where(opts.name), e.what());
   }
   try {
     executor->finish();
   } catch (const std::exception& e) {
-    spdlog::warn("{}: finishing the GPU work queued at close: {}", where(opts.name), e.what());
+    publisher_log().warn("{}: finishing the GPU work queued at close: {}", where(opts.name), e.what());
   }
   server.reset();  // closes the sockets and removes their files
   std::error_code ec;
   fs::remove(paths.segments, ec);
-  spdlog::info("{} stopped at step {} after {} frames ({})", where(opts.name), progress.step.load(), ring->published(),
-               reason);
+  publisher_log().info("{} stopped at step {} after {} frames ({})", where(opts.name), progress.step.load(),
+                       ring->published(), reason);
 }
 
 }  // namespace cuview

@@ -116,13 +116,18 @@ class Publisher:
     presets: name -> {param: value}; inputs: names of masks viewers draw into (strokes in poll()).
     backend "auto" | "cuda" | "host"; device: the GPU (default: your current one); sharing "auto" |
     "legacy" | "vmm" | "pool"; fps, max_cost (the share of the run publishing may take: 0.01 = 1 %),
-    slots, title, paused. No call changes your current GPU."""
+    slots, title, paused. log: the level of the library's own lines, which go to stderr, never
+    stdout: "trace", "debug", "info" (the default), "warn", "error" or "off"; the environment
+    variable CUVIEW_LOG wins over it. No call changes your current GPU."""
 
     def __init__(self, name, fields, params=None, presets=None, inputs=(), backend="auto", device=None,
-                 sharing="auto", fps=60, max_cost=0.01, slots=3, title=None, paused=False, preset=None):
+                 sharing="auto", fps=60, max_cost=0.01, slots=3, title=None, paused=False, preset=None, log=None):
         lib = _publisher_lib()
         self._lib, self.name, self._h, self._kept, self._checked = lib, name, None, None, False
-        options = f"fps={fps} max_cost={max_cost} slots={slots} paused={int(bool(paused))}"
+        # api=python: errors name this class's arguments and methods, not the C calls beneath.
+        options = f"api=python fps={fps} max_cost={max_cost} slots={slots} paused={int(bool(paused))}"
+        if log is not None:
+            options += f" log={log}"
         if title:
             options += ' title="' + str(title).replace('"', "'") + '"'
         h = c_void_p()

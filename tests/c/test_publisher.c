@@ -118,6 +118,111 @@ static int read_elsewhere(cuview_publisher* pub, const char* ctl, const char* na
   return -1;
 }
 
+/* cuview_last_error() does not say `text` (words of C++ or of the command line). */
+#define NOT_SAYING(text)                                                                          \
+  do {                                                                                            \
+    if (strstr(cuview_last_error(), (text)) != NULL) {                                            \
+      fprintf(stderr, "%s:%d: '%s' says '%s'\n", __FILE__, __LINE__, cuview_last_error(), (text)); \
+      ++failures;                                                                                 \
+    }                                                                                             \
+  } while (0)
+
+/* Errors name the C calls and arguments that fix them: never C++'s (FieldWriter, Memory::host,
+ * PartOptions, add_field() before publish()) or the command line's (--name), and the publisher once. */
+static void check_c_words(const char* name, const char* backend) {
+  static float a[4][4];
+  const uint64_t dims[2] = {4, 4};
+  char other[96];
+  snprintf(other, sizeof other, "%s-words", name);
+  cuview_publisher* pub = NULL;
+  OK(cuview_publisher_create(other, backend, -1, "auto", "", &pub));
+  EXPECT_ERROR(cuview_publisher_use_preset(pub, "cold"), CUVIEW_UNKNOWN_FIELD, "no preset 'cold'",
+               "declare it with cuview_publisher_add_preset() first");
+  EXPECT_ERROR(cuview_publisher_start(pub), CUVIEW_BAD_VALUE, "no field is declared",
+               "cuview_publisher_add_field() before cuview_publisher_start()");
+  NOT_SAYING("publish()");
+  /* Host memory said to be device memory: refused on either backend, naming the C constant. */
+  EXPECT_ERROR(cuview_publisher_add_field(pub, "d", "float32", 2, dims, 1, a, CUVIEW_MEMORY_DEVICE, ""),
+               CUVIEW_BAD_VALUE, "field 'd'", "(CUVIEW_MEMORY_HOST)");
+  NOT_SAYING("Memory::");
+  OK(cuview_publisher_add_field(pub, "u", "float32", 2, dims, 1, NULL, CUVIEW_MEMORY_HOST, ""));
+  OK(cuview_publisher_start(pub));
+  EXPECT_ERROR(cuview_publisher_publish(pub, 1, 0, NULL, NULL), CUVIEW_BAD_VALUE, "field 'u'", "without data",
+               "cuview_publisher_publish_data()");
+  NOT_SAYING("FieldWriter");
+  EXPECT_ERROR(cuview_publisher_add_field(pub, "late", "float32", 2, dims, 1, a, CUVIEW_MEMORY_HOST, ""),
+               CUVIEW_BAD_VALUE, "cannot declare field 'late' after publishing began", "before cuview_publisher_start()");
+  const char* first = strstr(cuview_last_error(), "publisher '");
+  CHECK(first != NULL && strstr(first + 1, "publisher '") == NULL);
+  cuview_publisher* twin = NULL;
+  EXPECT_ERROR(cuview_publisher_create(other, backend, -1, "auto", "", &twin), CUVIEW_ALREADY_RUNNING,
+               "pass cuview_publisher_create() another name");
+  NOT_SAYING("pick another --name");
+  cuview_publisher_close(pub, NULL);
+  /* A part whose block does not fit the global grid it was given. */
+  OK(cuview_publisher_create(other, backend, -1, "auto", "part=0/1 offset=0,2 global=4,4 group=g", &pub));
+  OK(cuview_publisher_add_field(pub, "u", "float32", 2, dims, 1, a, CUVIEW_MEMORY_HOST, ""));
+  EXPECT_ERROR(cuview_publisher_start(pub), CUVIEW_OUT_OF_RANGE, "does not fit",
+               "cuview_publisher_mpi_create()", "offset= options");
+  NOT_SAYING("PartOptions");
+  cuview_publisher_close(pub, NULL);
+}
+
+/* Runs a publisher (create, start, close) with `options`, fd 1 and 2 written to files meanwhile;
+ * returns its status and what each said (stdout in out, stderr in err). */
+static cuview_status logged(const char* name, const char* backend, const char* options, char* out, char* err,
+                            size_t size) {
+  static float a[4][4];
+  const uint64_t dims[2] = {4, 4};
+  char* texts[2] = {out, err};
+  FILE* files[2] = {tmpfile(), tmpfile()};
+  int saved[2];
+  fflush(stdout);
+  fflush(stderr);
+  for (int i = 0; i < 2; ++i) {
+    saved[i] = dup(i + 1);
+    dup2(fileno(files[i]), i + 1);
+  }
+  cuview_publisher* pub = NULL;
+  cuview_status s = cuview_publisher_create(name, backend, -1, "auto", options, &pub);
+  if (s == CUVIEW_OK) s = cuview_publisher_add_field(pub, "u", "float32", 2, dims, 1, a, CUVIEW_MEMORY_HOST, "");
+  if (s == CUVIEW_OK) s = cuview_publisher_start(pub);
+  cuview_publisher_close(pub, NULL);
+  fflush(stdout);
+  fflush(stderr);
+  for (int i = 0; i < 2; ++i) {
+    dup2(saved[i], i + 1);
+    close(saved[i]);
+    rewind(files[i]);
+    const size_t n = fread(texts[i], 1, size - 1, files[i]);
+    texts[i][n] = '\0';
+    fclose(files[i]);
+  }
+  return s;
+}
+
+/* The library's own lines go to stderr, never to the program's stdout, at the level log= sets;
+ * log=error silences its info lines; CUVIEW_LOG, when set, wins over log=. */
+static void check_log(const char* name, const char* backend) {
+  static char out[65536], err[65536];
+  char other[96];
+  snprintf(other, sizeof other, "%s-log", name);
+  unsetenv("CUVIEW_LOG");
+  OK(logged(other, backend, "log=info", out, err, sizeof out));
+  CHECK(out[0] == '\0');
+  CHECK(strstr(err, "[cuview] [info]") != NULL && strstr(err, "session") != NULL);
+  OK(logged(other, backend, "log=error", out, err, sizeof out));
+  CHECK(out[0] == '\0');
+  CHECK(strstr(err, "[info]") == NULL);
+  setenv("CUVIEW_LOG", "info", 1);
+  OK(logged(other, backend, "log=error", out, err, sizeof out));
+  CHECK(strstr(err, "[cuview] [info]") != NULL);
+  unsetenv("CUVIEW_LOG");
+  EXPECT_ERROR(logged(other, backend, "log=loud", out, err, sizeof out), CUVIEW_BAD_VALUE,
+               "cuview_publisher_create's log=loud is not a log level", "warn");
+  if (failures != 0) fprintf(stderr, "stdout: %s\nstderr: %s\n", out, err);
+}
+
 /* The value a reader sees at cell (x, y, z) of field 0. */
 static float cell(cuview_client* client, cuview_frame* f, int x, int y, int z, int on_device) {
   cuview_block b;
@@ -331,6 +436,8 @@ int main(int argc, char** argv) {
     CHECK(gone == CUVIEW_DAEMON_GONE);
   }
   cuview_detach(client);
+  check_c_words(name, backend);
+  check_log(name, backend);
   rmdir(runtime);
   if (failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);

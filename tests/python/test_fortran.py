@@ -73,6 +73,34 @@ class Fortran(PrivateRuntimeTest):
         self.assertIn("status 6: field 'strided': the array is not contiguous", out)
         self.assertIn("target attribute", out)
 
+    def errors(self, name, options, env_level=None):
+        env = {k: v for k, v in os.environ.items() if k != "CUVIEW_LOG"}
+        if env_level:
+            env["CUVIEW_LOG"] = env_level
+        return subprocess.run([f"{BIN}/cuview-test-fortran-cells", name, "--errors", options], capture_output=True,
+                              text=True, timeout=60, env=env, check=True)
+
+    def test_refusals_name_the_modules_calls_and_keywords(self):
+        said = dict(line.split(": status ", 1) for line in self.errors("fwords", "").stdout.splitlines())
+        self.assertIn("pass cuview_create another name", said["name in use"])
+        self.assertIn("declare it with cuview_add_preset first", said["unknown preset"])
+        self.assertIn("declare at least one with cuview_add_field before cuview_start", said["no field"])
+        self.assertIn("(memory=cuview_memory_host)", said["host memory as device"])
+        self.assertIn("6: publisher 'fwords': cannot declare field 'late' after publishing began; call "
+                      "cuview_add_field", said["after start"])
+        for message in said.values():
+            for c_or_cpp in ("cuview_publisher_", "Memory::", "FieldWriter", "add_field()", "pick another --name"):
+                self.assertNotIn(c_or_cpp, message)
+
+    def test_the_librarys_log_goes_to_stderr_at_the_level_asked_for(self):
+        info = self.errors("flog", "log=info")
+        self.assertNotIn("[cuview]", info.stdout)
+        self.assertIn("[cuview] [info] publisher 'flog' session", info.stderr)
+        quiet = self.errors("flog", "log=error")
+        self.assertNotIn("[cuview]", quiet.stdout)
+        self.assertNotIn("[info]", quiet.stderr)
+        self.assertIn("[cuview] [info]", self.errors("flog", "log=error", env_level="info").stderr)  # env wins
+
     def test_through_a_gateway_a_remote_reader_sees_the_cells_and_steers(self):
         gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--log-level", "warn"])
         url = "unix:" + os.path.join(self.rt.name, "cuview", ".gateway", "gateway.sock")

@@ -169,6 +169,46 @@ class PublisherTest(PrivateRuntimeTest):
                 pub.params["beta"]
         self.assertIn("closed", str(self.closed_publish(pub)))
 
+    def test_refusals_name_the_python_arguments_that_fix_them(self):
+        T = volume()
+
+        def refusal(name="words", **kw):
+            with self.assertRaises(cuview.CuviewError) as e:
+                self.publisher(name, **{"fields": {"T": T}, **kw}).close()
+            message = str(e.exception)
+            for cpp_or_c in ("add_field", "add_preset", "publish()", "cuview_publisher", "FieldWriter", "--name"):
+                self.assertNotIn(cpp_or_c, message.replace("cuview-ctl --name", ""))
+            return message
+
+        self.assertIn("give cuview.Publisher at least one array in fields={...}", refusal(fields={}))
+        self.assertIn("no preset 'cold'; give it in cuview.Publisher(presets={...})", refusal(preset="cold"))
+        self.assertIn("cuview.Publisher's log=loud is not a log level", refusal(log="loud"))
+        with self.publisher("taken", {"T": T}):
+            self.assertIn("give cuview.Publisher another name", refusal(name="taken"))
+
+    def test_the_librarys_log_goes_to_stderr_at_the_level_asked_for(self):
+        program = ("import sys, numpy, cuview\n"
+                   "level = sys.argv[1] or None\n"
+                   "with cuview.Publisher('logged', fields={'T': numpy.zeros((4, 4), numpy.float32)}, backend='host',"
+                   " log=level):\n"
+                   "    print('the program says this')\n")
+
+        def run(level, env_level=None):
+            env = {k: v for k, v in os.environ.items() if k != "CUVIEW_LOG"}
+            if env_level:
+                env["CUVIEW_LOG"] = env_level
+            r = subprocess.run([sys.executable, "-c", program, level], capture_output=True, text=True, env=env,
+                               timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout, "the program says this\n")  # none of the library's lines
+            return r.stderr
+
+        self.assertIn("[cuview] [info] publisher 'logged' session", run(""))  # info by default
+        self.assertIn("[cuview] [info] publisher 'logged' session", run("info"))
+        self.assertNotIn("[info]", run("error"))
+        self.assertIn("[cuview] [info]", run("error", env_level="info"))  # the environment wins
+        self.assertNotIn("[info]", run("", env_level="warn"))
+
     def closed_publish(self, pub):
         try:
             pub.publish(2, 0.0, [volume(), volume()])

@@ -57,8 +57,9 @@ bool check_private_dir(const std::filesystem::path& dir);
 class InstanceLock {
  public:
   /// Throws Error(already_running) if another process holds it (for a part: also when a whole
-  /// publisher holds the name).
-  explicit InstanceLock(const InstancePaths& paths);
+  /// publisher holds the name); the message ends with `rename`, how the caller picks another name
+  /// in its own words (ApiWords::rename).
+  explicit InstanceLock(const InstancePaths& paths, const std::string& rename = "pick another --name");
   /// True when some process holds the lock of `paths` (a daemon, or that part, is running).
   static bool is_held(const InstancePaths& paths);
 

@@ -60,28 +60,73 @@ std::optional<double> parsed(const std::string& text) {
   return v;
 }
 
-double number(const std::string& key, const std::string& value) {
+// `create`: the call whose option it is, in the caller's language (ApiWords::create).
+double number(const std::string& create, const std::string& key, const std::string& value) {
   const auto v = parsed(value);
-  if (!v) throw Error(Errc::bad_value, "cuview_publisher_create: option " + key + "='" + value + "' is not a number");
+  if (!v) throw Error(Errc::bad_value, create + ": option " + key + "='" + value + "' is not a number");
   return *v;
 }
 
-std::uint32_t whole(const std::string& key, const std::string& value) {
-  const double v = number(key, value);
+std::uint32_t whole(const std::string& create, const std::string& key, const std::string& value) {
+  const double v = number(create, key, value);
   if (v < 0 || v > 4294967295.0 || v != static_cast<double>(static_cast<std::uint32_t>(v)))
-    throw Error(Errc::out_of_range, "cuview_publisher_create: option " + key + "=" + value +
+    throw Error(Errc::out_of_range, create + ": option " + key + "=" + value +
                                         " is not a whole number from 0 to 4294967295");
   return static_cast<std::uint32_t>(v);
 }
 
-std::vector<std::uint32_t> axes(const std::string& key, const std::string& value) {
+std::vector<std::uint32_t> axes(const std::string& create, const std::string& key, const std::string& value) {
   std::vector<std::uint32_t> out;
   std::stringstream in(value);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(whole(key, item));
+  for (std::string item; std::getline(in, item, ',');) out.push_back(whole(create, key, item));
   if (out.empty() || out.size() > 3)
-    throw Error(Errc::bad_value, "cuview_publisher_create: option " + key + "=" + value +
+    throw Error(Errc::bad_value, create + ": option " + key + "=" + value +
                                      " needs 1 to 3 comma-separated numbers, slowest axis first (" + key + "=64,64,64)");
   return out;
+}
+
+/// How errors name the calls that fix them, for each language that calls this API (api=): C's
+/// own, and those of the layers over it, so that a Fortran or Python program reads its own calls
+/// and arguments (cuview::ApiWords).
+cuview::ApiWords words_of(const std::string& api) {
+  if (api == "c")
+    return {.create = "cuview_publisher_create",
+            .rename = "pass cuview_publisher_create() another name",
+            .declare_a_field = "declare at least one with cuview_publisher_add_field() before cuview_publisher_start()",
+            .declare_before_start = "declare every field, parameter, preset and input before cuview_publisher_start()",
+            .declare_preset = "declare it with cuview_publisher_add_preset() first",
+            .give_data = "pass cuview_publisher_add_field() its array, or publish with cuview_publisher_publish_data()",
+            .host_memory = "CUVIEW_MEMORY_HOST",
+            .device_memory = "CUVIEW_MEMORY_DEVICE",
+            .choose_device = "pass cuview_publisher_create() the GPU the arrays are on as its device",
+            .check_part = "check the global and offset given to cuview_publisher_mpi_create() (or the global= and "
+                          "offset= options) against the declared fields"};
+  if (api == "fortran")
+    return {.create = "cuview_create",
+            .rename = "pass cuview_create another name",
+            .declare_a_field = "declare at least one with cuview_add_field before cuview_start",
+            .declare_before_start = "call cuview_add_field, cuview_add_param, cuview_add_preset and cuview_add_input "
+                                    "before cuview_start",
+            .declare_preset = "declare it with cuview_add_preset first",
+            .give_data = "give cuview_add_field the array (or cuview_add_field_ptr its address, not c_null_ptr)",
+            .host_memory = "memory=cuview_memory_host",
+            .device_memory = "memory=cuview_memory_device",
+            .choose_device = "pass cuview_create the GPU the arrays are on as device=",
+            .check_part = "check the global_shape and offset given to cuview_mpi_create (fastest axis first, as "
+                          "Fortran's shape) against the declared arrays"};
+  if (api == "python")
+    return {.create = "cuview.Publisher",
+            .rename = "give cuview.Publisher another name",
+            .declare_a_field = "give cuview.Publisher at least one array in fields={...}",
+            .declare_before_start = "give every field, parameter, preset and input to cuview.Publisher(...)",
+            .declare_preset = "give it in cuview.Publisher(presets={...}) too, or pass preset= one of those",
+            .give_data = "pass its array to pub.publish(step, time, arrays)",
+            .host_memory = "a NumPy array",
+            .device_memory = "a CuPy, PyTorch or JAX array",
+            .choose_device = "pass cuview.Publisher(device=...) the GPU the arrays are on",
+            .check_part = "check the part's global and offset against the declared fields"};
+  throw Error(Errc::bad_value, "cuview_publisher_create: option api=" + api +
+                                   " is not a language this API speaks; use c, fortran or python");
 }
 
 }  // namespace
@@ -94,17 +139,25 @@ cuview::PublisherOptions cuview::capi::options_of(const char* name, const char* 
   o.sharing = text_or(sharing, "auto");
   o.device = device;
   o.title = "embedded";
-  for (const auto& [key, value] : option_pairs(options != nullptr ? options : "")) {
-    if (key == "title") {
+  const auto pairs = option_pairs(options != nullptr ? options : "");
+  const auto api = std::find_if(pairs.begin(), pairs.end(), [](const auto& kv) { return kv.first == "api"; });
+  o.words = words_of(api != pairs.end() ? api->second : "c");
+  const std::string& create = o.words.create;  // the call its errors name: C's, or Fortran's, Python's
+  for (const auto& [key, value] : pairs) {
+    if (key == "api") {
+      continue;
+    } else if (key == "log") {
+      o.log = value;
+    } else if (key == "title") {
       o.title = value;
     } else if (key == "slots") {
-      o.slots = whole(key, value);
+      o.slots = whole(create, key, value);
     } else if (key == "fps") {
-      o.max_fps = number(key, value);
+      o.max_fps = number(create, key, value);
     } else if (key == "max_cost") {
-      o.max_cost = number(key, value);
+      o.max_cost = number(create, key, value);
     } else if (key == "paused") {
-      o.start_paused = whole(key, value) != 0;
+      o.start_paused = whole(create, key, value) != 0;
     } else if (key == "part" || key == "offset" || key == "global" || key == "group" || key == "rank" ||
                key == "host") {
       if (!o.part) o.part.emplace();
@@ -112,28 +165,28 @@ cuview::PublisherOptions cuview::capi::options_of(const char* name, const char* 
       if (key == "part") {
         const auto slash = value.find('/');
         if (slash == std::string::npos)
-          throw Error(Errc::bad_value, "cuview_publisher_create: option part=" + value + " is not K/N (part=0/4)");
-        p.index = whole(key, value.substr(0, slash));
-        p.count = whole(key, value.substr(slash + 1));
+          throw Error(Errc::bad_value, create + ": option part=" + value + " is not K/N (part=0/4)");
+        p.index = whole(create, key, value.substr(0, slash));
+        p.count = whole(create, key, value.substr(slash + 1));
       } else if (key == "offset") {
-        p.offset = axes(key, value);
+        p.offset = axes(create, key, value);
       } else if (key == "global") {
-        p.global_dims = axes(key, value);
+        p.global_dims = axes(create, key, value);
       } else if (key == "group") {
         p.group = value;
       } else if (key == "rank") {
-        p.rank = static_cast<int>(whole(key, value));
+        p.rank = static_cast<int>(whole(create, key, value));
       } else {
         p.host = value;
       }
     } else {
-      throw Error(Errc::bad_value, "cuview_publisher_create: '" + key +
-                                       "' is not an option; they are title, slots, fps, max_cost, paused, part, "
+      throw Error(Errc::bad_value, create + ": '" + key +
+                                       "' is not an option; they are title, slots, fps, max_cost, paused, log, part, "
                                        "offset, global, group, rank and host (cuview/publisher.h)");
     }
   }
   if (o.part && (o.part->offset.size() != o.part->global_dims.size() || o.part->global_dims.empty()))
-    throw Error(Errc::bad_value, "cuview_publisher_create: a part needs both offset= and global= with as many axes "
+    throw Error(Errc::bad_value, create + ": a part needs both offset= and global= with as many axes "
                                  "as its fields (offset=0,0,32 global=64,64,64)");
   return o;
 }

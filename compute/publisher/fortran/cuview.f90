@@ -277,7 +277,7 @@ contains
   end subroutine cuview_create
 
   !> cuview_create's optional arguments with their defaults filled in ('auto', 'auto', '', -1), for
-  !> it and cuview_mpi_create.
+  !> it and cuview_mpi_create; options gain api=fortran.
   subroutine create_arguments(b, s, o, d, backend, sharing, options, device)
     character(len=:), allocatable, intent(out) :: b, s, o
     integer(c_int), intent(out) :: d
@@ -292,6 +292,7 @@ contains
     if (present(options)) o = options
     if (present(device)) d = int(device, c_int)
   end subroutine create_arguments
+    o = 'api=fortran '//o  ! errors name this module's calls and keywords, not C's
 
   !> The shared part of every cuview_add_field: Fortran's shape (fastest first) reversed.
   subroutine add_field_at(pub, name, dtype, fortran_shape, data, contiguous, memory, status, help)

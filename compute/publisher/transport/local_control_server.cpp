@@ -1,7 +1,6 @@
 // The local transport: ZeroMQ ROUTER (requests) and PUB (notices) over ipc:// in the instance's
 // 0700 runtime directory, a pidfd per attached process for liveness, and a SOCK_SEQPACKET socket
 // that hands out descriptors (SCM_RIGHTS) to the process that asked for them.
-#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +16,7 @@
 #include "cuview/fd_passing.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/zmq_util.hpp"
+#include "publisher/publisher_log.hpp"
 #include "publisher/transport/control_server.hpp"
 
 namespace cuview {
@@ -38,7 +38,7 @@ class LocalControlServer final : public ControlServer {
     wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!wake_) throw_errno("eventfd for publisher " + who_ + "'s control thread", errno);
     if (!configure_server_socket(router_) || !configure_server_socket(pub_))
-      spdlog::warn(
+      publisher_log().warn(
           "this libzmq cannot filter ipc:// peers by uid; only the 0700 runtime directory keeps other users out");
     fd_listener_ = listen_fd_socket(paths_.fds);
     router_.bind(paths_.control_endpoint());
@@ -160,7 +160,7 @@ void LocalControlServer::run() {
       handler_->tick();
     } catch (const std::exception& e) {
       // Never let the thread die: the program goes on, and so must the answers to its viewers.
-      spdlog::error("publisher {}: control thread: {}; going on", who_, e.what());
+      publisher_log().error("publisher {}: control thread: {}; going on", who_, e.what());
       std::this_thread::sleep_for(kTick);
     }
   }
@@ -188,7 +188,7 @@ void LocalControlServer::serve_requests() {
       reply = proto::encode_error(0, Errc::bad_message,
                                   "a request is one message part holding a MessagePack map; got " +
                                       std::to_string(parts.size() - 1) + " parts");
-      spdlog::warn("rejected a request of {} parts", parts.size() - 1);
+      publisher_log().warn("rejected a request of {} parts", parts.size() - 1);
     }
     router_.send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     if (req_style) router_.send(zmq::message_t(), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
@@ -230,12 +230,12 @@ void LocalControlServer::answer_fd_request(int conn) {
     reply.code = std::string(to_string(e.code()));
     reply.message = e.what();
     fds.clear();
-    spdlog::warn("refused descriptors: {} ({})", reply.message, reply.code);
+    publisher_log().warn("refused descriptors: {} ({})", reply.message, reply.code);
   }
   try {
     send_with_fds(conn, proto::encode(reply), fds, "the reply on the descriptor socket");
   } catch (const std::exception& e) {
-    spdlog::warn("descriptor socket: {}", e.what());
+    publisher_log().warn("descriptor socket: {}", e.what());
   }
 }
 }  // namespace

@@ -56,6 +56,10 @@ CUVIEW_API int cuview_publisher_abi(void);
  *   title=TEXT   shown by viewers and `cuview-ctl status`      slots=K     ring slots (1-16, 3)
  *   fps=N        frames per second at most (60; 0: no cap)       paused=1    start paused
  *   max_cost=P   the share of the run publishing may take (0.01 = 1 %; 1: no budget)
+ *   log=LEVEL    the library's own log lines, on stderr (never stdout): trace, debug, info (the
+ *                default), warn, error or off; the environment variable CUVIEW_LOG wins over it
+ *   api=LANG     c (the default), fortran or python: the language whose calls and arguments error
+ *                messages name (the Fortran module and the Python package set it)
  *   part=K/N offset=Z,Y,X global=D,H,W group=ID rank=R host=NAME
  *                one part of a grid decomposed over processes (offset and global slowest axis
  *                first, as many as the fields' axes; cuview_publisher_mpi_create fills these in).

@@ -65,6 +65,23 @@ struct PartOptions {
   }
 };
 
+/// How the publisher's errors say what to do: in the words of the language the program calls it
+/// from, since the fix is a call or an argument of that language. A C++ program keeps these; the C
+/// API, its Fortran module and Python pass their own (cuview_publisher_create's api= option),
+/// cuview-compute its command line's. Each is a phrase the message ends with, or a name in it.
+struct ApiWords {
+  std::string create = "cuview::Publisher";  ///< what claimed the name and took the options
+  std::string rename = "give PublisherOptions::name another name";  ///< when the name is taken
+  std::string declare_a_field = "declare at least one with add_field() before start() or publish()";
+  std::string declare_before_start =
+      "declare every field, parameter, preset and input before start() or the first publish()";
+  std::string declare_preset = "declare it with add_preset() first";  ///< use_preset of an unknown one
+  std::string give_data = "declare it with its data, or pass publish() a FieldWriter that writes it";
+  std::string host_memory = "Memory::host", device_memory = "Memory::device";  ///< "declare it as …"
+  std::string choose_device = "set PublisherOptions::device to the GPU the buffers are on";
+  std::string check_part = "check PartOptions' offset and global size against the declared fields";
+};
+
 struct PublisherOptions {
   /// Instance name: clients attach with `--name NAME`. Two live publishers cannot share one.
   std::string name = "default";
@@ -106,6 +123,15 @@ struct PublisherOptions {
   /// Set: this publisher is one part of a decomposed grid. Parts other than 0 refuse steering
   /// (clients steer part 0, whose program hands the requests to every part: follow()).
   std::optional<PartOptions> part{};
+  /// The level of the publisher's own log lines: "trace", "debug", "info", "warn", "error" or
+  /// "off"; empty: as it is (info, or what the program gave spdlog). They go to stderr through
+  /// spdlog's logger "cuview", never to stdout or the program's default logger, whose level is left
+  /// alone; a program that registered a logger "cuview" gets them there. The environment variable
+  /// CUVIEW_LOG, when set, wins over this (to debug a program without rebuilding it). The logger
+  /// is the process's: the last publisher constructed sets its level.
+  std::string log{};
+  /// How errors name the calls that fix them (ApiWords).
+  ApiWords words{};
 };
 
 /// A field on a 2D grid of width × height cells (or a grid of 1 or 3 axes: `dims`), row-major,
