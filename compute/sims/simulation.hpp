@@ -31,8 +31,9 @@ using cuview::size_of;
 using cuview::Stroke;
 using cuview::to_string;
 
-/// One field on the grid: `components` values of `dtype` per cell (1 for a scalar, 2 or 3 for a
-/// vector), row-major, components innermost.
+/// One field on the grid: `components` values of `dtype` per cell (1 for a scalar, 2 to 4 for a
+/// vector or an RGBA colour; more are refused when the daemon declares it), row-major, components
+/// innermost.
 struct FieldSpec {
   std::string name;
   DType dtype = DType::float32;

@@ -15,7 +15,7 @@ namespace cuview::gui {
 /// Where the window looks (the region of the grid its pixels sample) and how values are coloured.
 struct ViewTransform : ViewRegion {
   float lo = 0, hi = 1;  ///< value range mapped onto the colormap
-  int components = 1;    ///< values per cell: 1 (a scalar), 2 or 3 (a vector, shown as its magnitude)
+  int components = 1;    ///< values per cell: 1 (a scalar), 2 to 4 (a vector, shown as its magnitude)
 
   /// Fits the whole field in the view, times `zoom`, centred on (cx, cy) (cells).
   static ViewTransform fit(int fw, int fh, int vw, int vh, double zoom, double cx, double cy) {

@@ -55,8 +55,9 @@ std::pair<float, float> ViewRenderer::range_for(const ViewRequest& view, int fie
 }
 
 namespace {
-/// The render path reads float32 scalars and vectors (as their magnitude).
-bool drawable(const proto::FieldDesc& fd) { return fd.dtype == "float32" && fd.components >= 1 && fd.components <= 3; }
+/// The render path reads float32 fields of 1 to 4 components: a scalar, or a vector (an RGBA
+/// colour too) as its magnitude.
+bool drawable(const proto::FieldDesc& fd) { return fd.dtype == "float32" && fd.components >= 1 && fd.components <= 4; }
 }  // namespace
 
 PictureLayout layout_of(const proto::DescribeResult& d, const ViewRequest& view) {

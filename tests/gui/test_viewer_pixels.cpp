@@ -13,6 +13,7 @@
 #include "backend_test.hpp"
 #include "cuview/brick_sampler.hpp"
 #include "cuview/client.hpp"
+#include "cuview/publisher.hpp"
 #include "field_view.hpp"
 #include "main_window.hpp"
 #include "render/render.hpp"
@@ -171,6 +172,31 @@ BACKEND_TEST("the viewer's picture and readout show the field's exact values at 
       CHECK(view->readout(probe) == QString("(%1, %2) = %3").arg(cx).arg(cy).arg(value, 0, 'g', 6));
     }
   }
+}
+
+TEST_CASE("a field of four components (an RGBA colour) is drawn as its magnitude", "[gui]") {
+  RuntimeDir rt;
+  constexpr std::uint32_t W = 16, H = 12;
+  std::vector<float> rgba(std::size_t{W} * H * 4);
+  for (std::uint32_t y = 0; y < H; ++y)
+    for (std::uint32_t x = 0; x < W; ++x) {
+      float* cell = &rgba[(std::size_t{y} * W + x) * 4];
+      cell[0] = float(x), cell[1] = float(y), cell[2] = 1, cell[3] = 2;
+    }
+  Publisher pub({.name = "rgba", .backend = "host", .max_fps = 0, .max_cost = 1});
+  pub.add_field({"colour", rgba.data(), rgba.size() * 4, W, H, DType::float32, 4, Memory::host, "RGBA"});
+  pub.start();
+  auto w = open_viewer("rgba");
+  std::uint64_t step = 0;
+  REQUIRE(wait_for([&] {
+    (void)pub.publish(++step, 0.0);  // a viewer that attaches gets the next publish's frame
+    return w->frames_displayed() > 0;
+  }));
+  // The whole 16×12 grid fits: the smallest magnitude is cell (0, 0)'s, the largest (15, 11)'s.
+  const auto& f = w->view()->last_frame();
+  CHECK(f.data_lo == Approx(std::sqrt(5.0)));
+  CHECK(f.data_hi == Approx(std::sqrt(15.0 * 15 + 11 * 11 + 5)));
+  w->close();
 }
 
 TEST_CASE("new data coming faster than full pictures is drawn at half resolution at most, in full once it stops",

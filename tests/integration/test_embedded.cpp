@@ -199,6 +199,33 @@ TEST_CASE("a publisher of a volume describes its dims and a client reads it cell
   CHECK(json["dims"] == nlohmann::json::array({D, H, W}));
 }
 
+TEST_CASE("a field of 4 components (an RGBA colour) is published and read back; one of 5 is refused by name",
+          "[integration][embedded][host]") {
+  RuntimeDir rt;
+  constexpr std::uint32_t H = 5, W = 6;
+  std::vector<float> rgba(H * W * 4), five(H * W * 5);
+  std::iota(rgba.begin(), rgba.end(), 0.5f);
+  Publisher pub({.name = "rgba", .backend = "host", .max_fps = 0, .max_cost = 1});
+  const auto refused = error_of([&] {
+    pub.add_field({"five", five.data(), five.size() * 4, W, H, DType::float32, 5, Memory::host, ""});
+  });
+  CHECK_THAT(refused, Contains("field 'five' has 5 components") && Contains("1 to 4"));
+  pub.add_field({"colour", rgba.data(), rgba.size() * 4, W, H, DType::float32, 4, Memory::host, "RGBA"});
+  pub.start();
+
+  auto c = Client::attach(AttachOptions{.name = "rgba", .client = "test"});
+  const auto& d = c.description();
+  REQUIRE(d.fields.size() == 1);
+  CHECK(d.fields[0].components == 4);
+  CHECK(d.fields[0].shape == std::vector<std::uint32_t>{H, W, 4});
+  REQUIRE(pub.publish(1, 0.1));
+  auto f = c.next_frame(5s);
+  REQUIRE(f);
+  CHECK(f->verify() == std::nullopt);
+  CHECK(std::memcmp(f->host_field(0), rgba.data(), rgba.size() * 4) == 0);
+  CHECK_THAT(ctl("rgba", {"describe"}).out, Contains("[5, 6, 4]"));
+}
+
 TEST_CASE("a grid of 1 or 3 axes is declared by its dims alone, and every field shares it",
           "[integration][embedded][host]") {
   RuntimeDir rt;

@@ -7,13 +7,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
 import numpy as np
 
 import cuview
-from private_runtime import mpirun_argv, private_runtime_dir
+from private_runtime import PrivateRuntimeTest, mpirun_argv, private_runtime_dir
 
 BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
 BACKEND = os.environ.get("CUVIEW_TEST_BACKEND", "host")
@@ -204,6 +205,63 @@ class PythonClient(unittest.TestCase):
             cuview.attach("nobody-here")
         self.assertEqual(e.exception.code, "no_daemon")
         self.assertIn("nobody-here", str(e.exception))
+
+
+class PythonLibrary(unittest.TestCase):
+    """CUVIEW_LIBRARY names the library file or the folder that holds it; a path that is not there
+    is an error naming it, never silently replaced by another library."""
+
+    def imported(self, value):
+        """`import cuview` in a new interpreter with CUVIEW_LIBRARY=value: (exit status, output)."""
+        env = dict(os.environ, CUVIEW_LIBRARY=value)
+        r = subprocess.run([sys.executable, "-c", "import cuview._capi as c; print('loaded', c.lib._name)"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        return r.returncode, r.stdout + r.stderr
+
+    def test_the_library_file_or_its_folder_is_loaded(self):
+        library = cuview._capi.lib._name
+        for value in (library, os.path.dirname(library)):
+            code, out = self.imported(value)
+            self.assertEqual(code, 0, out)
+            self.assertIn("loaded " + os.path.dirname(library) + "/libcuview.so", out)
+
+    def test_a_path_that_is_not_there_is_an_error_naming_it(self):
+        missing = os.path.join(os.path.dirname(cuview._capi.lib._name), "no-such-dir", "libcuview.so")
+        code, out = self.imported(missing)
+        self.assertNotEqual(code, 0)
+        self.assertIn(f"CUVIEW_LIBRARY={missing} does not exist", out)
+        self.assertIn("the folder that holds it", out)
+        with tempfile.TemporaryDirectory() as empty:  # a folder that exists, without the library
+            code, out = self.imported(empty)
+            self.assertNotEqual(code, 0)
+            self.assertIn(f"CUVIEW_LIBRARY={empty} is a folder without libcuview.so", out)
+
+
+class PythonFourComponents(PrivateRuntimeTest):
+    """A field of 4 components (an RGBA colour) from cuview.Publisher reaches a reader whole; one of
+    5 is refused naming the field and the 1 to 4 allowed."""
+
+    def test_an_rgba_field_is_read_back_and_five_components_are_refused(self):
+        rgba = np.arange(5 * 6 * 4, dtype=np.float32).reshape(5, 6, 4)
+        spec = {"shape": (5, 6, 4), "dtype": "float32", "components": 4}
+        with cuview.Publisher("rgba", fields={"colour": spec}, backend="host", fps=0, max_cost=1) as pub, \
+                cuview.attach("rgba") as sim:
+            info = sim.description["fields"][0]
+            self.assertEqual((info["components"], info["shape"]), (4, [5, 6, 4]))
+            for step in range(1, 400):
+                published = pub.publish(step, 0.0, {"colour": rgba})
+                frame = sim.next_frame(timeout=1.0 if published else 0.01)
+                if frame is not None:
+                    break
+            self.assertIsNotNone(frame, "no frame reached the reader")
+            with frame as f:
+                f.verify()
+                np.testing.assert_array_equal(np.asarray(f["colour"]), rgba)
+        five = {"shape": (5, 6, 5), "dtype": "float32", "components": 5}
+        with self.assertRaises(cuview.CuviewError) as e:
+            cuview.Publisher("five", fields={"c": five}, backend="host")
+        self.assertIn("field 'c' has 5 components", str(e.exception))
+        self.assertIn("1 to 4", str(e.exception))
 
 
 class PythonVolume(unittest.TestCase):

@@ -69,11 +69,12 @@ CUVIEW_API cuview_status cuview_publisher_create(const char* name, const char* b
                                                  const char* sharing, const char* options, cuview_publisher** out);
 
 /* Declarations, before start. A field: `ndim` (1-3) axes in `dims`, slowest first ({width},
- * {height, width} or {depth, height, width}: x fastest), `components` values of `dtype`
+ * {height, width} or {depth, height, width}: x fastest), each 1 to 32768 cells; `components` (1 to
+ * 4: a scalar, a vector, an RGBA colour; viewers show a vector as its magnitude) values of `dtype`
  * ("float32", "float16", "int32", "uint8") per cell, contiguous. Every field shares one grid.
  * `data`: the array read at every publish, or NULL to hand the arrays to cuview_publisher_publish_data
- * instead. Refused, naming the field: a name declared twice, a dtype or dims that are not these, a
- * grid other than the first field's, memory that is not where `memory` says. */
+ * instead. Refused, naming the field: a name declared twice, a dtype, dims or components that are not
+ * these, a grid other than the first field's, memory that is not where `memory` says. */
 CUVIEW_API cuview_status cuview_publisher_add_field(cuview_publisher* pub, const char* name, const char* dtype,
                                                     uint32_t ndim, const uint64_t* dims, uint32_t components,
                                                     const void* data, cuview_memory memory, const char* help);
@@ -88,7 +89,10 @@ CUVIEW_API cuview_status cuview_publisher_add_input(cuview_publisher* pub, const
                                                     const char* help);
 /* Start from preset `name` instead of the defaults. */
 CUVIEW_API cuview_status cuview_publisher_use_preset(cuview_publisher* pub, const char* name);
-/* Creates the ring and starts answering viewers (the first publish does it otherwise). */
+/* Ends the declarations, creates the ring and starts answering viewers. Call it once, after the
+ * last declaration and before the first cuview_publisher_publish (or _publish_data, _mpi_turn,
+ * _mpi_publish), which refuse to run before it with CUVIEW_BAD_VALUE; declarations after it are
+ * refused too. */
 CUVIEW_API cuview_status cuview_publisher_start(cuview_publisher* pub);
 
 /* Publishes the declared arrays as frame `step` at simulated time `time` when a viewer reads, a

@@ -135,8 +135,9 @@ struct PublisherOptions {
 };
 
 /// A field on a 2D grid of width × height cells (or a grid of 1 or 3 axes: `dims`), row-major,
-/// `components` values of `dtype` per cell (1: a scalar; 2 or 3: a vector), contiguous. Every
-/// field of a publisher shares one grid.
+/// `components` values of `dtype` per cell (1: a scalar; 2 to 4: a vector, or an RGBA colour;
+/// viewers show a vector as its magnitude), contiguous. Each side of the grid is 1 to 32768 cells;
+/// every field of a publisher shares one grid.
 struct FieldDecl {
   std::string name;
   /// The program's buffer, read at every published frame. Null: the field is written by the
