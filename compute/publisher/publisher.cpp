@@ -78,7 +78,9 @@ void Publisher::State::check_name(const std::string& name) const {
 
 void Publisher::State::check_buffer(const FieldDecl& f, const std::string& what) const {
   if (f.components < 1 || f.components > 4)
-    throw Error(Errc::out_of_range, what + " has " + std::to_string(f.components) + " components; use 1 to 4");
+    throw Error(Errc::out_of_range, what + " has " + std::to_string(f.components) +
+                                        " components; a cell holds 1 to 4 values (a scalar, a vector of 2 or 3, or 4 "
+                                        "such as RGBA)");
   if (f.data == nullptr) return;  // written by a FieldWriter
   const bool on_host = executor->kind() == Executor::Kind::host;
   if (f.memory == Memory::device && on_host)
@@ -167,13 +169,13 @@ void Publisher::add_field(FieldDecl f) {
     throw Error(Errc::bad_value, what + " is " + grid.text() + " but field '" + s.declared.fields.front().name +
                                      "' is " + Extent{s.declared.dims}.text() +
                                      "; every field of a publisher shares one grid");
+  s.check_buffer(f, what);  // first: a wrong component count is named as such, not as a wrong size
   const std::size_t expected = grid.cells() * f.components * size_of(f.dtype);
   if (f.bytes != expected)
     throw Error(Errc::bad_value, what + " is declared with a buffer of " + std::to_string(f.bytes) + " bytes, but " +
                                      grid.text() + " cells of " + std::to_string(f.components) + " " +
                                      to_string(f.dtype) + " need " + std::to_string(expected) +
                                      "; pass the buffer's real size and shape");
-  s.check_buffer(f, what);
   s.declared.dims = grid.dims;
   s.declared.fields.push_back(std::move(f));
 }
@@ -194,12 +196,12 @@ void Publisher::add_particles(ParticlesDecl p) {
     const std::string attr = what + ", attribute '" + a.name + "'";
     if (a.name.empty() || !names.insert(a.name).second)
       throw Error(Errc::bad_value, attr + " is declared twice (or with no name)");
+    s.check_buffer(a, attr);
     const std::size_t expected = p.count * a.components * size_of(a.dtype);
     if (a.bytes != expected)
       throw Error(Errc::bad_value, attr + " is declared with a buffer of " + std::to_string(a.bytes) + " bytes, but " +
                                        std::to_string(p.count) + " particles of " + std::to_string(a.components) + " " +
                                        to_string(a.dtype) + " need " + std::to_string(expected));
-    s.check_buffer(a, attr);
   }
   s.declared.particles.push_back(std::move(p));
 }
