@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "cuview/runtime_dir.hpp"
 #include "cuview/zmq_util.hpp"
 #include "cuview/remote/curve_keys.hpp"
@@ -208,6 +210,7 @@ void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
         const auto a = proto::decode_as<remote::HelloArgs>(request.args, "'hello' arguments");
         spdlog::info("gateway: hello from '{}'", a.client);
         remote::HelloResult r;
+        r.protocol = std::min<std::uint32_t>(request.v, remote::kVersion);
         r.gateway_version = CUVIEW_VERSION;
         r.session = session_;
         char host[256] = {};

@@ -258,7 +258,13 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
         (void)proto::decode_as<proto::HelloArgs>(request.args, "'hello' arguments");
         hello_peers_.insert(peer);
         count_viewers();
-        send(peer, remote::kReply, proto::encode_result(id, control_->hello()));
+        {
+          // The client's session with the publisher speaks the lower of its version and the one
+          // the gateway's own session with the publisher speaks.
+          auto hello = control_->hello();
+          hello.protocol = std::min(proto::session_version(request.v), hello.protocol);
+          send(peer, remote::kReply, proto::encode_result(request, hello));
+        }
         return;
       case proto::Op::handles:
         throw Error(Errc::unsupported, "daemon '" + name_ +
@@ -268,7 +274,7 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
         hello_peers_.erase(peer);
         watchers_.erase(peer);
         count_viewers();
-        send(peer, remote::kReply, proto::encode_result(id, proto::NoArgs{}));
+        send(peer, remote::kReply, proto::encode_result(request, proto::NoArgs{}));
         return;
       case proto::Op::describe:
       case proto::Op::stats:
@@ -281,7 +287,7 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
       case proto::Op::checkpoint:
       case proto::Op::shutdown: {
         auto reply = control_->forward(op, request.args);
-        send(peer, remote::kReply, proto::encode_result(id, reply.result));
+        send(peer, remote::kReply, proto::encode_result(request, reply.result));
         return;
       }
     }

@@ -17,6 +17,7 @@ packages=(
   clang libclang-rt-dev           # libFuzzer, ASan and UBSan for the fault campaign's fuzzer
   procps util-linux passwd        # pgrep; setpriv and useradd for the campaign's second user
   python3-numpy                   # the Python package's tests (host backend)
+  python3-zmq python3-msgpack     # the frozen protocol-7 client (tests/compat), written without cuview's code
   gfortran                        # the Fortran module (cuview::fortran) and examples/fortran-heat
   libhdf5-dev libxxhash-dev       # checkpoints: HDF5 files, XXH3 checksums
   python3-h5py hdf5-tools         # checkpoint tests read them as a user would (h5py, h5dump)

@@ -13,7 +13,9 @@ while (($#)); do
     *) echo "run.sh: unknown option $1 (use --name, --size, --backend)" >&2; exit 2 ;;
   esac
 done
-./scripts/build.sh >/dev/null
+# Only what this script runs: the daemon, cuview-ctl and the viewer (test.sh builds the rest).
+echo "run.sh: building cuview-compute, cuview-ctl and cuview-gui into build/ (the first time takes minutes)"
+./scripts/build.sh --target cuview-compute --target cuview-ctl --target cuview-gui
 bin=$PWD/build/bin
 log=$PWD/build/cuview-compute-$name.log
 

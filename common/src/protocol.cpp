@@ -229,6 +229,73 @@ Op check_op(std::string_view op) {
   throw Error(Errc::unknown_op, "unknown op '" + std::string(op) + "'; known ops: " + known);
 }
 
+/// The refusal of a request in a version this publisher cannot serve (see kFirstStable).
+static void check_client_version(std::uint64_t v, const msgpack::object* op) {
+  const std::string served = "this publisher serves protocols " + std::to_string(kFirstStable) + " to " +
+                             std::to_string(kVersion) + " (from " + std::to_string(kFirstStable) +
+                             " on, later versions only add: docs/protocol.md, \"Versions\")";
+  if (v < kFirstStable) {
+    std::string lacks;
+    for (const auto& change : kVersionChanges)
+      if (change.version > v) lacks += (lacks.empty() ? "" : "; ") + std::string(change.added) + " (" +
+                                       std::to_string(change.version) + ")";
+    throw Error(Errc::version_mismatch, "client speaks cuview protocol " + std::to_string(v) + ", from before " +
+                                            std::to_string(kFirstStable) + ", the first stable version; " + served +
+                                            ". A client of protocol " + std::to_string(v) + " lacks: " + lacks +
+                                            ". Update the client to protocol " + std::to_string(kFirstStable) +
+                                            " or later");
+  }
+  const bool hello = op != nullptr && op->type == msgpack::type::STR &&
+                     std::string_view(op->via.str.ptr, op->via.str.size) == name_of(Op::hello);
+  if (v > kVersion && !hello)
+    throw Error(Errc::version_mismatch, "client speaks cuview protocol " + std::to_string(v) + ", newer than " +
+                                            served + ": say 'hello' in protocol " + std::to_string(v) +
+                                            " and speak the version its reply names ('protocol', here " +
+                                            std::to_string(kVersion) + ") for the rest of the session");
+}
+
+namespace {
+/// Packs `o`, leaving out the keys of `drop` (paths from the root, "[]" for each array element).
+void pack_without(msgpack::packer<msgpack::sbuffer>& pk, const msgpack::object& o, const std::string& path,
+                  const std::vector<std::string_view>& drop) {
+  const auto dropped = [&](const std::string& p) { return std::find(drop.begin(), drop.end(), p) != drop.end(); };
+  const auto key_path = [&](const msgpack::object& key) {
+    const std::string k = key.type == msgpack::type::STR ? std::string(key.via.str.ptr, key.via.str.size) : "";
+    return path.empty() ? k : path + "." + k;
+  };
+  if (o.type == msgpack::type::MAP) {
+    std::uint32_t kept = 0;
+    for (std::uint32_t i = 0; i < o.via.map.size; ++i) kept += dropped(key_path(o.via.map.ptr[i].key)) ? 0 : 1;
+    pk.pack_map(kept);
+    for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
+      const auto& kv = o.via.map.ptr[i];
+      const std::string p = key_path(kv.key);
+      if (dropped(p)) continue;
+      pk.pack(kv.key);
+      pack_without(pk, kv.val, p, drop);
+    }
+  } else if (o.type == msgpack::type::ARRAY) {
+    pk.pack_array(o.via.array.size);
+    for (std::uint32_t i = 0; i < o.via.array.size; ++i) pack_without(pk, o.via.array.ptr[i], path + "[]", drop);
+  } else {
+    pk.pack(o);
+  }
+}
+}  // namespace
+
+std::string result_for_version(std::string_view op, std::string_view bytes, std::uint32_t version,
+                               std::span<const KeyAddition> additions) {
+  std::vector<std::string_view> drop;
+  for (const auto& a : additions)
+    if (a.op == op && a.version > version) drop.push_back(a.path);
+  if (drop.empty()) return std::string(bytes);
+  const auto h = msgpack::unpack(bytes.data(), bytes.size());
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pack_without(pk, h.get(), "", drop);
+  return {buf.data(), buf.size()};
+}
+
 Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
   id_out = 0;
   if (bytes.size() > kMaxRequestBytes) detail::refuse_oversized(bytes, "request", id_out);
@@ -242,10 +309,7 @@ Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
   if (v == nullptr) throw Error(Errc::missing_field, "request lacks the protocol version field 'v'");
   if (v->type != msgpack::type::POSITIVE_INTEGER)
     throw Error(Errc::bad_message, "field 'v' of request must be an unsigned integer");
-  if (v->via.u64 != kVersion)
-    throw Error(Errc::version_mismatch, "client speaks cuview protocol " + std::to_string(v->via.u64) +
-                                            ", this daemon speaks protocol " + std::to_string(kVersion) +
-                                            "; use a cuview-ctl/cuview-gui from the same cuview release as the daemon");
+  check_client_version(v->via.u64, find_key(root, "op"));
   auto env = decode_as<RequestEnvelope>(root, "request");
   Request r;
   r.v = env.v;
@@ -264,15 +328,18 @@ Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
 Reply decode_reply(std::string_view bytes) {
   auto h = unpack_map(bytes, "reply");
   const auto* v = find_key(h.get(), "v");
-  if (v != nullptr && v->type == msgpack::type::POSITIVE_INTEGER && v->via.u64 != kVersion) {
+  if (v != nullptr && v->type == msgpack::type::POSITIVE_INTEGER &&
+      (v->via.u64 < kFirstStable || v->via.u64 > kVersion)) {
     // Only the envelope is shared across versions: report the error if there is one.
     if (const auto* err = find_key(h.get(), "error"); err && err->type == msgpack::type::MAP) {
       auto body = decode_as<ErrorBody>(*err, "error");
       throw Error(errc_from_string(body.code), body.message);
     }
-    throw Error(Errc::version_mismatch, "daemon speaks cuview protocol " + std::to_string(v->via.u64) +
-                                            ", this client speaks protocol " + std::to_string(kVersion) +
-                                            "; use a client from the same cuview release as the daemon");
+    throw Error(Errc::version_mismatch, "daemon answered in cuview protocol " + std::to_string(v->via.u64) +
+                                            ", this client speaks protocols " + std::to_string(kFirstStable) +
+                                            " to " + std::to_string(kVersion) +
+                                            "; a daemon of protocol 7 or later answers in the client's version, so "
+                                            "this one predates protocol 7: update the daemon");
   }
   auto env = decode_as<ReplyEnvelope>(h.get(), "reply");
   Reply r;

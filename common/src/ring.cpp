@@ -169,10 +169,11 @@ void RingWriter::set_state(DaemonState s) noexcept {
 RingReader::RingReader(const std::string& shm_name, const std::string& session, std::uint32_t lease)
     : shm_(SharedMemory::open(shm_name, sizeof(ControlBlock), Access::read_write)), lease_(lease) {
   const auto& cb = block();
-  if (cb.magic != kControlMagic || cb.layout != kControlLayout)
+  // Layouts from 3 (protocol 7) on only append words: a reader maps what it knows of a later one.
+  if (cb.magic != kControlMagic || cb.layout < kFirstStableControlLayout)
     throw Error(Errc::bad_message, "shared-memory segment " + shm_name + " is not a cuview control block of layout " +
-                                       std::to_string(kControlLayout) +
-                                       "; the daemon and this client are from different cuview versions");
+                                       std::to_string(kFirstStableControlLayout) +
+                                       " or later; the daemon predates protocol 7: update it");
   if (session != cb.session)
     throw Error(Errc::stale_session, "control block " + shm_name + " belongs to daemon session " + cb.session +
                                          ", not " + session + "; the daemon restarted: attach again");

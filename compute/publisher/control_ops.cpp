@@ -22,7 +22,7 @@ Args args_of(const proto::Request& req) {
   return proto::decode_as<Args>(req.args, "'" + req.op + "' arguments");
 }
 
-std::string ok(const proto::Request& req) { return proto::encode_result(req.id, proto::NoArgs{}); }
+std::string ok(const proto::Request& req) { return proto::encode_result(req, proto::NoArgs{}); }
 
 std::string number(double v) {
   char buf[32];
@@ -42,19 +42,22 @@ ControlOps::ControlOps(const ControlContext& context) : c_(context) {
 std::string ControlOps::answer(const std::string& peer, std::string_view bytes) {
   std::uint64_t id = 0;
   std::string op = "request";
+  std::uint32_t version = proto::kVersion;  // refusals go in the client's version once it is known
   try {
     const proto::Request req = proto::decode_request(bytes, id);
     op = req.op;
+    version = proto::session_version(req.v);
     // decode_request let only `hello` come without a session; a stale session is refused before
     // the op is looked at, so a client of an earlier run learns nothing about this one.
     if (req.session && *req.session != c_.session) throw stale_session_error(*req.session);
     return dispatch(proto::check_op(req.op), peer, req);
   } catch (const Error& e) {
     publisher_log().warn("refused {}: {} ({})", op, e.what(), to_string(e.code()));
-    return proto::encode_error(id, e.code(), e.what());
+    return proto::encode_error(id, e.code(), e.what(), version);
   } catch (const std::exception& e) {
     publisher_log().error("internal error on {}: {}", op, e.what());
-    return proto::encode_error(id, Errc::internal, std::string("internal error: ") + e.what() + "; please report it");
+    return proto::encode_error(id, Errc::internal, std::string("internal error: ") + e.what() + "; please report it",
+                               version);
   }
 }
 
@@ -200,7 +203,7 @@ std::string ControlOps::op_describe(Peer&, const proto::Request& req) {
     std::lock_guard lock(c_.steering.m);
     d.params = c_.steering.params->describe();
   }
-  return proto::encode_result(req.id, d);
+  return proto::encode_result(req, d);
 }
 
 std::string ControlOps::op_handles(Peer& p, const proto::Request& req) {
@@ -232,7 +235,7 @@ std::string ControlOps::op_handles(Peer& p, const proto::Request& req) {
   h.fd_token = p.fd_token;
   for (int fd : c_.slots.fds()) h.fd_numbers.push_back(fd);
   h.fds = static_cast<std::uint32_t>(h.fd_numbers.size());
-  return proto::encode_result(req.id, h);
+  return proto::encode_result(req, h);
 }
 
 std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
@@ -276,7 +279,7 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
     s.checkpoint = c_.steering.checkpoint;
   }
   s.part = d.part;
-  return proto::encode_result(req.id, s);
+  return proto::encode_result(req, s);
 }
 
 void ControlOps::pause_or_resume(Peer& p, bool pause) {

@@ -172,10 +172,12 @@ BACKEND_TEST("the descriptor socket hands descriptors only to the process that s
     CHECK_THAT(a.reply.message, Catch::Contains("earlier run") && Catch::Contains("attach again"));
     CHECK(a.fds.empty());
   }
-  SECTION("another protocol version is refused, naming both") {
-    auto a = ask_fds(h.fd_socket, {proto::kVersion + 1, raw.session, h.fd_token});
+  SECTION("a version from before the stable protocol is refused, naming both") {
+    auto a = ask_fds(h.fd_socket, {proto::kFirstStable - 1, raw.session, h.fd_token});
     CHECK(a.reply.code == "version_mismatch");
-    CHECK_THAT(a.reply.message, Catch::Contains("protocol " + std::to_string(proto::kVersion + 1)));
+    CHECK_THAT(a.reply.message, Catch::Contains("protocol " + std::to_string(proto::kFirstStable - 1)) &&
+                                    Catch::Contains("protocols " + std::to_string(proto::kFirstStable)));
+    CHECK(a.fds.empty());
   }
   SECTION("bytes that are not a request are refused") {
     auto a = ask_fds(h.fd_socket, std::string("\xc1 garbage"));

@@ -136,11 +136,67 @@ TEST_CASE("a wrong protocol version names both versions", "[protocol][bad-input]
   std::string msg;
   CHECK(code_of(encode_request("stats", 1, "s", NoArgs{}, kVersion + 1), &msg) == Errc::version_mismatch);
   CHECK_THAT(msg, Catch::Contains("protocol " + std::to_string(kVersion + 1)) &&
-                      Catch::Contains("protocol " + std::to_string(kVersion)));
+                      Catch::Contains("protocols " + std::to_string(kFirstStable) + " to " + std::to_string(kVersion)) &&
+                      Catch::Contains("say 'hello'"));
   Raw r;
   r.pk.pack_map(1), r.pk.pack("op"), r.pk.pack("stats");
   CHECK(code_of(r.str(), &msg) == Errc::missing_field);
   CHECK_THAT(msg, Catch::Contains("'v'"));
+}
+
+TEST_CASE("a client of a version before the stable one hears what it lacks", "[protocol][bad-input]") {
+  std::string msg;
+  CHECK(code_of(encode_request("hello", 1, "", HelloArgs{"old", 1}, 4), &msg) == Errc::version_mismatch);
+  CHECK_THAT(msg, Catch::Contains("protocol 4") && Catch::Contains("first stable version") &&
+                      Catch::Contains("grids of 1-3 axes") && Catch::Contains("layout 3") &&
+                      !Catch::Contains("particle sets"));
+}
+
+TEST_CASE("every version from the stable one on is served in its own meaning", "[protocol]") {
+  for (std::uint32_t v = kFirstStable; v <= kVersion; ++v) {
+    std::uint64_t id = 0;
+    const auto req = decode_request(encode_request("stats", 3, "s", NoArgs{}, v), id);
+    CHECK(req.v == v);
+    const auto reply = decode_reply(encode_result(req, NoArgs{}));
+    CHECK(reply.ok);
+    CHECK(reply.id == 3);
+  }
+  // A newer client's hello is answered in this version, the session's.
+  std::uint64_t id = 0;
+  const auto hello = decode_request(encode_request("hello", 4, "", HelloArgs{"new", 1}, kVersion + 5), id);
+  CHECK(session_version(hello.v) == kVersion);
+  const auto bytes = encode_result(hello, HelloResult{"s", session_version(hello.v), "x", "n", 1, "host"});
+  const auto h = msgpack::unpack(bytes.data(), bytes.size());
+  CHECK(detail::find_key(h.get(), "v")->as<std::uint32_t>() == kVersion);
+}
+
+TEST_CASE("keys added after a client's version are left out of its answers", "[protocol]") {
+  // A made-up later version 9 that added describe's `fields[].origin` and `units`.
+  const KeyAddition added[] = {{"describe", "fields[].origin", 9}, {"describe", "units", 9}, {"stats", "fields", 8}};
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(3);
+  pk.pack("sim"), pk.pack("lbm");
+  pk.pack("units"), pk.pack("m");
+  pk.pack("fields"), pk.pack_array(2);
+  for (int i = 0; i < 2; ++i) pk.pack_map(2), pk.pack("name"), pk.pack("u"), pk.pack("origin"), pk.pack(0.5);
+  const std::string later(buf.data(), buf.size());
+
+  const std::string for8 = result_for_version("describe", later, 8, added);
+  const auto h = msgpack::unpack(for8.data(), for8.size());
+  CHECK(detail::find_key(h.get(), "units") == nullptr);
+  CHECK(detail::find_key(h.get(), "sim")->as<std::string>() == "lbm");
+  const auto& fields = detail::find_key(h.get(), "fields")->via.array;
+  REQUIRE(fields.size == 2);
+  for (std::uint32_t i = 0; i < fields.size; ++i) {
+    CHECK(detail::find_key(fields.ptr[i], "name") != nullptr);
+    CHECK(detail::find_key(fields.ptr[i], "origin") == nullptr);
+  }
+  // A client of that version, and another op's answer, get every key.
+  CHECK(result_for_version("describe", later, 9, added) == later);
+  CHECK(result_for_version("stats", later, 9, added) == later);
+  // Nothing has been added since the stable version: its clients get today's answers whole.
+  CHECK(result_for_version("describe", later, kFirstStable) == later);
 }
 
 TEST_CASE("an unknown op is rejected with the list of ops", "[protocol][bad-input]") {

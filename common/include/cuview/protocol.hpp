@@ -1,14 +1,16 @@
-// cuview's wire protocol, version 4: every message, its fields and their types, in one place.
+// cuview's wire protocol, version 7 (stable: later versions only add): every message, its fields and their types, in one place.
 // docs/protocol.md is the prose form of this header. Encoding is MessagePack (msgpack-cxx):
 // each message is one map; decoding is strict (unknown keys, missing keys and wrong types are
 // errors naming the field).
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <functional>
 #include <map>
 #include <msgpack.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,9 +19,45 @@
 
 namespace cuview::proto {
 
-/// Bumped on any incompatible change. The envelopes (`v`, `id`, `ok`, `error`) never change,
-/// so a daemon can always tell a client of another version which versions both speak.
-inline constexpr std::uint32_t kVersion = 7;  // 2: dtypes, vectors, particles; 3: sharing mechanisms; 4: parts; 5: grids of 1-3 axes; 6: only what is read is copied; 7: frames of every k-th cell
+/// The version this code speaks. From kFirstStable on the protocol only grows, as X11's and
+/// HTTP/2's do: a later version adds ops, keys, error codes and control-block words, and changes
+/// nothing an earlier one defined. A publisher serves a client of any version from kFirstStable to
+/// kVersion with that version's meaning — it answers in the request's `v` and leaves out every key
+/// added after it (kAddedKeys) — and a client newer than the publisher says `hello` in its own
+/// version and hears the version of the session (`HelloResult::protocol`). The envelopes (`v`,
+/// `id`, `ok`, `error`) never change, so a refusal always reaches a client of any version.
+inline constexpr std::uint32_t kVersion = 7;
+inline constexpr std::uint32_t kFirstStable = 7;
+
+/// What each version before kFirstStable lacked, for the refusal of a client that speaks it.
+struct VersionChange {
+  std::uint32_t version;
+  std::string_view added;
+};
+inline constexpr VersionChange kVersionChanges[] = {
+    {2, "dtypes, vector fields and particle sets"},
+    {3, "sharing mechanisms and the descriptor socket"},
+    {4, "runs of parts and the withdrawn frame (slot 0xff)"},
+    {5, "grids of 1-3 axes (describe.dims)"},
+    {6, "the control block's layout 2 (only what is read is copied)"},
+    {7, "the control block's layout 3 (frames of every k-th cell)"},
+};
+
+/// A key that a version after kFirstStable added to an op's result: `path` names it from the
+/// result's root ("fields[].origin": `[]` steps into each element of an array), and a client of an
+/// earlier version is answered without it. Every such key is listed here when it is added; none
+/// has been since version 7.
+struct KeyAddition {
+  std::string_view op;
+  std::string_view path;
+  std::uint32_t version;
+};
+inline constexpr std::array<KeyAddition, 0> kAddedKeys{};
+
+/// The version a session with a client that speaks `client_version` speaks: the lower of the two.
+constexpr std::uint32_t session_version(std::uint64_t client_version) {
+  return client_version < kVersion ? static_cast<std::uint32_t>(client_version) : kVersion;
+}
 /// Requests larger than this are answered with bad_message; larger than kMaxWireBytes the
 /// connection is dropped by ZeroMQ before the daemon allocates it.
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
@@ -101,7 +139,7 @@ struct CheckpointStatus {
 
 struct HelloResult {
   std::string session;         ///< changes on every daemon start
-  std::uint32_t protocol = 0;  ///< = kVersion
+  std::uint32_t protocol = 0;  ///< the session's version: the lower of the client's (its `v`) and the daemon's
   std::string daemon_version;
   std::string name;
   std::int32_t daemon_pid = 0;
@@ -381,7 +419,7 @@ constexpr std::string_view name_of(Op op) { return spec_of(op).name; }
 
 /// A decoded request. `args` points into `handle`'s zone.
 struct Request {
-  std::uint32_t v = 0;
+  std::uint32_t v = 0;  ///< the client's version: kFirstStable..kVersion (above that only for `hello`)
   std::string op;
   std::uint64_t id = 0;
   std::optional<std::string> session;
@@ -390,7 +428,8 @@ struct Request {
 };
 
 /// Decodes a request's envelope. Throws Error: bad_message (not msgpack, truncated, not a map,
-/// wrong types), version_mismatch (naming both versions), unknown_field, missing_field. The op is
+/// wrong types), version_mismatch (a version before kFirstStable, naming what it lacks; one after
+/// kVersion on any op but `hello`), unknown_field, missing_field. The op is
 /// not looked at: a publisher checks the session first, then check_op(). `id` is filled in as
 /// early as it can be read, for the error reply.
 Request decode_request(std::string_view bytes, std::uint64_t& id_out);
@@ -419,6 +458,31 @@ std::string encode_result(std::uint64_t id, const Result& result, std::uint32_t 
   pk.pack("id"), pk.pack(id);
   pk.pack("ok"), pk.pack(true);
   pk.pack("result"), pk.pack(result);
+  return {buf.data(), buf.size()};
+}
+
+/// The result packed in `bytes` as a client of `version` reads it: each key of kAddedKeys for
+/// `op` newer than `version` left out. `additions` is kAddedKeys but in tests.
+std::string result_for_version(std::string_view op, std::string_view bytes, std::uint32_t version,
+                               std::span<const KeyAddition> additions = kAddedKeys);
+
+/// `req`'s reply: in the version of the session (session_version(req.v)), without the keys added
+/// after it. Every publisher and gateway answers requests through this.
+template <class Result>
+std::string encode_result(const Request& req, const Result& result) {
+  const std::uint32_t version = session_version(req.v);
+  if (version >= kVersion) return encode_result(req.id, result, version);
+  msgpack::sbuffer packed;
+  msgpack::pack(packed, result);
+  const std::string older = result_for_version(req.op, {packed.data(), packed.size()}, version);
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4);
+  pk.pack("v"), pk.pack(version);
+  pk.pack("id"), pk.pack(req.id);
+  pk.pack("ok"), pk.pack(true);
+  pk.pack("result");
+  buf.write(older.data(), older.size());
   return {buf.data(), buf.size()};
 }
 

@@ -21,9 +21,13 @@
 
 namespace cuview::remote {
 
-/// Bumped on any incompatible change of the gateway's own messages. Requests to a publisher carry
-/// the local protocol's version (proto::kVersion) as they always do.
+/// The version of the gateway's own messages this code speaks. Like the local protocol's
+/// (proto::kFirstStable), it only grows from kFirstStable: a gateway serves a client of any
+/// version from kFirstStable to kVersion, and a newer client's `hello` is answered with the
+/// version of its session. Requests to a publisher carry the local protocol's version
+/// (proto::kVersion or the client's older one, from 7) as they always do.
 inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kFirstStable = 1;
 
 /// Bounds, checked before allocating: a request to the gateway, one view's samples, one fetched
 /// region's values, a compressed payload.
@@ -116,8 +120,8 @@ struct HelloArgs {
   MSGPACK_DEFINE_MAP(client);
 };
 struct HelloResult {
-  std::uint32_t protocol = kVersion;  ///< the gateway's remote version
-  std::uint32_t local_protocol = proto::kVersion;
+  std::uint32_t protocol = kVersion;  ///< the session's remote version: the lower of the client's and the gateway's
+  std::uint32_t local_protocol = proto::kVersion;  ///< the newest local protocol the gateway serves (it serves 7 on)
   std::string gateway_version;
   std::string session;  ///< changes on every gateway start
   std::string host, user;

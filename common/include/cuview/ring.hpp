@@ -18,6 +18,8 @@ inline constexpr std::uint32_t kMaxSlots = 16;
 inline constexpr std::uint32_t kMaxLeases = 64;
 inline constexpr std::uint64_t kControlMagic = 0x31424b4c43574556ull;  // "VEWCLKB1"
 inline constexpr std::uint32_t kControlLayout = 3;
+/// The layout of protocol 7 (proto::kFirstStable): later layouts only append words after it.
+inline constexpr std::uint32_t kFirstStableControlLayout = 3;
 /// The slot half of ControlBlock::latest when no frame is offered.
 inline constexpr std::uint32_t kNoSlot = 0xff;
 

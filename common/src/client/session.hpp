@@ -60,7 +60,9 @@ struct Session {
   proto::Reply call_raw(proto::Op op, const Args& args, std::chrono::milliseconds timeout) {
     std::lock_guard lock(mu);
     const std::uint64_t id = next_id++;
-    return exchange(op, proto::encode_request(op, id, hello.session, args), id, timeout);
+    // Before hello, this client's own version; after it, the session's (the publisher's when older).
+    const std::uint32_t version = hello.protocol ? proto::session_version(hello.protocol) : proto::kVersion;
+    return exchange(op, proto::encode_request(op, id, hello.session, args, version), id, timeout);
   }
   void detach() noexcept;
 

@@ -76,10 +76,17 @@ GatewayRequest decode_gateway_request(std::string_view bytes, std::uint64_t& id_
   if (v == nullptr) throw Error(Errc::missing_field, "gateway request lacks the protocol version field 'v'");
   if (v->type != msgpack::type::POSITIVE_INTEGER)
     throw Error(Errc::bad_message, "field 'v' of gateway request must be an unsigned integer");
-  if (v->via.u64 != kVersion)
-    throw Error(Errc::version_mismatch, "client speaks cuview remote protocol " + std::to_string(v->via.u64) +
-                                            ", this gateway speaks remote protocol " + std::to_string(kVersion) +
-                                            "; use a cuview client from the same cuview release as the gateway");
+  // As the local protocol's: stable from kFirstStable, a newer client says hello and hears the
+  // version of its session (HelloResult::protocol).
+  const auto* op = proto::detail::find_key(root, "op");
+  const bool hello = op != nullptr && op->type == msgpack::type::STR &&
+                     std::string_view(op->via.str.ptr, op->via.str.size) == name_of(Op::hello);
+  if (v->via.u64 < kFirstStable || (v->via.u64 > kVersion && !hello))
+    throw Error(Errc::version_mismatch,
+                "client speaks cuview remote protocol " + std::to_string(v->via.u64) + ", this gateway serves remote protocols " +
+                    std::to_string(kFirstStable) + " to " + std::to_string(kVersion) +
+                    (v->via.u64 < kFirstStable ? std::string("; update the client")
+                                               : "; say 'hello' and speak the version its reply names ('protocol')"));
   auto env = proto::decode_as<Envelope>(root, "gateway request");
   GatewayRequest r;
   r.v = env.v;

@@ -220,9 +220,13 @@ void LocalControlServer::answer_fd_request(int conn) {
     const std::string bytes =
         receive_with_fds(conn, ignored, std::chrono::milliseconds(0), "the request on the descriptor socket");
     const auto req = proto::decode_bytes<proto::FdRequest>(bytes, "descriptor request");
-    if (req.v != proto::kVersion)
+    // Its three fields mean the same in every version from 7 on, a later client's too.
+    if (req.v < proto::kFirstStable)
       throw Error(Errc::version_mismatch, "the descriptor request speaks protocol " + std::to_string(req.v) +
-                                              ", this daemon speaks protocol " + std::to_string(proto::kVersion));
+                                              ", from before " + std::to_string(proto::kFirstStable) +
+                                              ", the first stable version; this daemon serves protocols " +
+                                              std::to_string(proto::kFirstStable) + " to " +
+                                              std::to_string(proto::kVersion) + ": update the client");
     fds = handler_->descriptors_for(req, cred.pid);
     reply.fds = static_cast<std::uint32_t>(fds.size());
   } catch (const Error& e) {
