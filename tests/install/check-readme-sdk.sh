@@ -146,4 +146,31 @@ for i in "${!names[@]}"; do
   ((rc == 0)) || { cat "$scratch/${names[$i]}.log" >&2; fail "'${names[$i]}' exited with status $rc after shutdown"; }
 done
 pids=()
+
+# fenced FILE HEADING LANG: the ```LANG blocks of FILE under HEADING, as printed.
+fenced() {
+  awk -v heading="$2" -v lang="$3" '
+    /^```/ { if (fence) { fence = 0 } else { fence = 1; want = inside && $0 == "```" lang } next }
+    fence { if (want) print; next }
+    /^#+ / { if ($0 == heading) { inside = 1; level = index($0, " ") } else if (inside && index($0, " ") <= level) inside = 0 }
+    ' "$1"
+}
+# docs/sdk.md's Fortran-only project, its CMakeLists.txt and program exactly as printed, against the
+# package README.md's first line installed into ~/.local: `project(x LANGUAGES Fortran)` must find
+# cuview, and the program's stdout must hold none of the library's log lines (they go to stderr).
+fortran_heading="### A Fortran-only CMake project"
+if grep -q 'cuview::fortran' "$HOME"/.local/lib*/cmake/cuview/cuviewTargets.cmake 2>/dev/null; then
+  project=$scratch/fortran-only
+  mkdir -p "$project"
+  fenced "$source/docs/sdk.md" "$fortran_heading" cmake >"$project/CMakeLists.txt"
+  fenced "$source/docs/sdk.md" "$fortran_heading" fortran >"$project/myheat.f90"
+  [[ -s $project/CMakeLists.txt && -s $project/myheat.f90 ]] ||
+    fail "docs/sdk.md has no \`\`\`cmake and \`\`\`fortran block under '$fortran_heading'"
+  echo "check-readme-sdk: docs/sdk.md's '$fortran_heading', as printed"
+  foreground "cd '$project' && cmake -S . -B build -DCMAKE_PREFIX_PATH=~/.local && cmake --build build"
+  (cd "$project" && build/myheat >stdout 2>stderr) || { cat "$project/stderr" >&2; fail "docs/sdk.md's myheat failed"; }
+  [[ ! -s $project/stdout ]] || fail "docs/sdk.md's myheat printed on stdout: $(cat "$project/stdout")"
+else
+  echo "check-readme-sdk: '$fortran_heading' not built: the package has no Fortran module (no Fortran compiler)"
+fi
 echo "check-readme-sdk: README.md's ${#lines[@]} SDK command lines ran as printed, from a scratch HOME: ok"
