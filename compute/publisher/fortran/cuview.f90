@@ -46,7 +46,9 @@ module cuview
             cuview_checkpoint_written, cuview_checkpoint_failed, cuview_close, cuview_last_error, c_string, &
             fortran_string, create_arguments
 
-  !> A field from an array: real(c_float) or integer(c_int32_t), 1 to 3 dimensions.
+  !> A field from an array: real(c_float) or integer(c_int32_t), 1 to 3 dimensions. components=c
+  !> (1 to 4: a vector, an RGBA colour): each cell holds c values, the array's first (fastest)
+  !> extent, so c(4, nx, ny) is an RGBA field on the grid (nx, ny).
   interface cuview_add_field
     module procedure add_field_r1, add_field_r2, add_field_r3, add_field_i1, add_field_i2, add_field_i3
   end interface cuview_add_field
@@ -295,7 +297,7 @@ contains
     o = 'api=fortran '//o  ! errors name this module's calls and keywords, not C's
 
   !> The shared part of every cuview_add_field: Fortran's shape (fastest first) reversed.
-  subroutine add_field_at(pub, name, dtype, fortran_shape, data, contiguous, memory, status, help)
+  subroutine add_field_at(pub, name, dtype, fortran_shape, data, contiguous, memory, status, help, components)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name, dtype
     integer, intent(in) :: fortran_shape(:)
@@ -304,11 +306,17 @@ contains
     integer(c_int), intent(in) :: memory
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
-    integer(c_int64_t) :: dims(3)
-    integer :: n, i
-    n = size(fortran_shape)
+    integer, intent(in), optional :: components
+    integer(c_int64_t) :: dims(4)
+    integer :: n, i, c, first
+    character(len=16) :: want, got
+    c = 1
+    if (present(components)) c = components
+    first = 1
+    if (c > 1) first = 2  ! a cell's values are adjacent: the first (fastest) extent holds them
+    n = min(size(fortran_shape) - first + 1, 4)
     do i = 1, n
-      dims(i) = int(fortran_shape(n + 1 - i), c_int64_t)
+      dims(i) = int(fortran_shape(first + n - i), c_int64_t)
     end do
     own_error = ''
     if (.not. contiguous) then
@@ -318,67 +326,88 @@ contains
                   "pass the whole array, declared with the target attribute, which the publisher reads in place"
       return
     end if
+    if (c > 1 .and. (size(fortran_shape) < 2 .or. fortran_shape(1) /= c)) then
+      write (want, '(i0)') c
+      write (got, '(i0)') fortran_shape(1)
+      status = bad_value
+      own_error = "field '"//trim(name)//"': components="//trim(want)//" needs an array whose first extent is "// &
+                  trim(want)//" (a cell's values, then the grid: c(n, nx, ny)), but it is "//trim(got)
+      return
+    end if
     if (present(help)) then
-      status = c_add_field(pub%handle, c_string(name), c_string(dtype), int(n, c_int32_t), dims, 1_c_int32_t, &
+      status = c_add_field(pub%handle, c_string(name), c_string(dtype), int(n, c_int32_t), dims, int(c, c_int32_t), &
                            data, memory, c_string(help))
     else
-      status = c_add_field(pub%handle, c_string(name), c_string(dtype), int(n, c_int32_t), dims, 1_c_int32_t, &
+      status = c_add_field(pub%handle, c_string(name), c_string(dtype), int(n, c_int32_t), dims, int(c, c_int32_t), &
                            data, memory, c_string(''))
     end if
   end subroutine add_field_at
 
-  subroutine add_field_r1(pub, name, a, status, help)
+  subroutine add_field_r1(pub, name, a, status, help, components)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name
     real(c_float), intent(in), target :: a(:)
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
-    call add_field_at(pub, name, 'float32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help)
+    integer, intent(in), optional :: components
+    call add_field_at(pub, name, 'float32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
+                      components)
   end subroutine add_field_r1
-  subroutine add_field_r2(pub, name, a, status, help)
+  subroutine add_field_r2(pub, name, a, status, help, components)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name
     real(c_float), intent(in), target :: a(:, :)
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
-    call add_field_at(pub, name, 'float32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help)
+    integer, intent(in), optional :: components
+    call add_field_at(pub, name, 'float32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
+                      components)
   end subroutine add_field_r2
-  subroutine add_field_r3(pub, name, a, status, help)
+  subroutine add_field_r3(pub, name, a, status, help, components)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name
     real(c_float), intent(in), target :: a(:, :, :)
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
-    call add_field_at(pub, name, 'float32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help)
+    integer, intent(in), optional :: components
+    call add_field_at(pub, name, 'float32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
+                      components)
   end subroutine add_field_r3
-  subroutine add_field_i1(pub, name, a, status, help)
+  subroutine add_field_i1(pub, name, a, status, help, components)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name
     integer(c_int32_t), intent(in), target :: a(:)
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
-    call add_field_at(pub, name, 'int32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help)
+    integer, intent(in), optional :: components
+    call add_field_at(pub, name, 'int32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
+                      components)
   end subroutine add_field_i1
-  subroutine add_field_i2(pub, name, a, status, help)
+  subroutine add_field_i2(pub, name, a, status, help, components)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name
     integer(c_int32_t), intent(in), target :: a(:, :)
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
-    call add_field_at(pub, name, 'int32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help)
+    integer, intent(in), optional :: components
+    call add_field_at(pub, name, 'int32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
+                      components)
   end subroutine add_field_i2
-  subroutine add_field_i3(pub, name, a, status, help)
+  subroutine add_field_i3(pub, name, a, status, help, components)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name
     integer(c_int32_t), intent(in), target :: a(:, :, :)
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
-    call add_field_at(pub, name, 'int32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help)
+    integer, intent(in), optional :: components
+    call add_field_at(pub, name, 'int32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
+                      components)
   end subroutine add_field_i3
 
   !> A field from a pointer (device memory from CUDA Fortran or OpenACC, or host memory): `fortran_shape`
   !> fastest first, as the array it points at is declared; dtype 'float32' | 'float16' | 'int32' | 'uint8'.
-  subroutine cuview_add_field_ptr(pub, name, dtype, fortran_shape, data, memory, status, help)
+  !> components= (as for cuview_add_field): the values per cell, the array's first extent.
+  subroutine cuview_add_field_ptr(pub, name, dtype, fortran_shape, data, memory, status, help, components)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name, dtype
     integer, intent(in) :: fortran_shape(:)
@@ -386,7 +415,8 @@ contains
     integer(c_int), intent(in) :: memory
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
-    call add_field_at(pub, name, dtype, fortran_shape, data, .true., memory, status, help)
+    integer, intent(in), optional :: components
+    call add_field_at(pub, name, dtype, fortran_shape, data, .true., memory, status, help, components)
   end subroutine cuview_add_field_ptr
 
   !> A steerable parameter: its default, its range, and whether it is a whole number.
