@@ -105,9 +105,9 @@ void Publisher::State::check_buffer(const FieldDecl& f, const std::string& what)
 
 Publisher::Publisher(PublisherOptions options) : state_(std::make_unique<State>(std::move(options))) {
   auto& s = *state_;
+  set_publisher_log_level(s.opts.log, where(s.opts.name) + ": " + s.opts.words.create + "'s log");
   if (s.opts.slots < 1 || s.opts.slots > kMaxSlots)
     throw Error(Errc::out_of_range, where(s.opts.name) + ": " + std::to_string(s.opts.slots) +
-  set_publisher_log_level(s.opts.log, where(s.opts.name) + ": " + s.opts.words.create + "'s log");
                                         " slots is out of range: use 1 to " + std::to_string(kMaxSlots));
   if (!(s.opts.max_fps >= 0))
     throw Error(Errc::out_of_range, where(s.opts.name) + ": max_fps must be 0 (every publish) or more");
