@@ -292,9 +292,9 @@ contains
     if (present(backend)) b = backend
     if (present(sharing)) s = sharing
     if (present(options)) o = options
+    o = 'api=fortran '//o  ! errors name this module's calls and keywords, not C's
     if (present(device)) d = int(device, c_int)
   end subroutine create_arguments
-    o = 'api=fortran '//o  ! errors name this module's calls and keywords, not C's
 
   !> The shared part of every cuview_add_field: Fortran's shape (fastest first) reversed.
   subroutine add_field_at(pub, name, dtype, fortran_shape, data, contiguous, memory, status, help, components)
