@@ -18,7 +18,7 @@
 #include "cuview/ring.hpp"
 #include "executor/executor.hpp"
 #include "parts/comm.hpp"
-#include "parts/turn.hpp"
+#include "parts/restore.hpp"
 #include "parts/watchdog.hpp"
 #include "publisher/parameter_set.hpp"
 
@@ -528,35 +528,25 @@ int Daemon::run_parts() {
         spdlog::info("{}: received {}: shutting down every rank", who, si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
         stop_here = true;
       }
-      // Every part polls (arrivals, refusals); only part 0 takes steering, and rank 0 decides.
-      Requests polled = publisher_->poll();
-      parts::Turn turn;
-      if (leader) {
-        turn.requests = std::move(polled);
-        turn.stop = stop_here || turn.requests.shutdown;
-        turn.steps = turn.stop ? 0 : static_cast<std::uint32_t>(publisher_->steps_allowed(steps_per_frame_));
-        turn.paused = publisher_->paused();
-        if (checkpointer_) {
-          for (const auto& [ticket, path] : turn.requests.checkpoints) {
-            if (!path.empty())
-              spdlog::warn("checkpoint to {} asked: a run of ranks writes one file per rank in {}; writing there",
-                           path, checkpoint_dir().parent_path().string());
-            tickets.push_back(ticket);
-          }
-          const double now = static_cast<double>(monotonic_ns()) * 1e-9;
-          if (next_checkpoint_s < 0) next_checkpoint_s = now + opts_.checkpoint_every_s;
-          const bool due = opts_.checkpoint_every_s > 0 && now >= next_checkpoint_s;
-          if (due) next_checkpoint_s = now + opts_.checkpoint_every_s;
-          turn.checkpoint = !turn.stop && (due || !tickets.empty());
+      // Rank 0 decides, as in any program split over ranks (the SDK's turn): only part 0 takes
+      // steering; checkpoint requests and the timer make every rank checkpoint the same step.
+      bool due = false;  // rank 0: the checkpoint timer
+      if (leader && checkpointer_) {
+        const double now = static_cast<double>(monotonic_ns()) * 1e-9;
+        if (next_checkpoint_s < 0) next_checkpoint_s = now + opts_.checkpoint_every_s;
+        due = opts_.checkpoint_every_s > 0 && now >= next_checkpoint_s;
+        if (due) next_checkpoint_s = now + opts_.checkpoint_every_s;
+      }
+      const mpi::Turn turn = comm.next_turn(*publisher_, steps_per_frame_, stop_here, due || !tickets.empty());
+      if (leader && checkpointer_)
+        for (const auto& [ticket, path] : turn.requests.checkpoints) {
+          if (!path.empty())
+            spdlog::warn("checkpoint to {} asked: a run of ranks writes one file per rank in {}; writing there",
+                         path, checkpoint_dir().parent_path().string());
+          tickets.push_back(ticket);
         }
-      }
-      std::string bytes = leader ? parts::encode(turn) : std::string();
-      comm.broadcast(bytes);
-      if (!leader) {
-        turn = parts::decode_turn(bytes);
-        publisher_->follow(turn.requests, turn.paused);
-      }
       if (turn.stop) break;
+      const auto steps = static_cast<std::uint32_t>(turn.steps);  // at most steps_per_frame_
       // The same changes on every rank, before stepping from the same step.
       if (!turn.requests.params.empty()) apply_params(turn.requests.params);
       if (turn.requests.reset) reset();
@@ -579,12 +569,12 @@ int Daemon::run_parts() {
         comm.max(agreed);
         return agreed[0] != 0 && agreed[2] == 0;
       };
-      if (turn.steps > 0 && writes_in_step_) {
-        (void)step_writing(turn.steps, agree() ? FrameAfter::now : FrameAfter::none);  // halos inside
+      if (steps > 0 && writes_in_step_) {
+        (void)step_writing(steps, agree() ? FrameAfter::now : FrameAfter::none);  // halos inside
       } else {
-        if (turn.steps > 0) {
-          in_simulation("step", [&] { sim_->step(turn.steps); });  // halos inside, with the neighbours
-          ran(turn.steps, in_simulation("time_per_step", [&] { return sim_->time_per_step(); }));
+        if (steps > 0) {
+          in_simulation("step", [&] { sim_->step(steps); });  // halos inside, with the neighbours
+          ran(steps, in_simulation("time_per_step", [&] { return sim_->time_per_step(); }));
         }
         if (agree() && publishing_.load(std::memory_order_relaxed)) {
           publisher_->publish_next_now();
@@ -593,8 +583,7 @@ int Daemon::run_parts() {
           publisher_->record_step(step_, sim_time_);
         }
       }
-      if (agreed[1] != 0) break;
-      if (turn.steps == 0 && leader) publisher_->wait_for_requests(std::chrono::milliseconds(50));
+      if (agreed[1] != 0) break;  // a paused rank 0 waits for requests in the next turn
     }
   } catch (const SimulationFailed& e) {
     failure = e.what();

@@ -1,5 +1,6 @@
-// The ranks of a decomposed run, as cuview-compute's loop sees them: who we are, the few
-// collectives a turn needs, and the halo between neighbouring slabs. No MPI here: the MPI
+// The ranks of a decomposed run, as cuview-compute's loop sees them: who we are, the turn (the
+// SDK's, as any program split over ranks takes it), the few collectives around it, and the halo
+// between neighbouring slabs. No MPI here: the MPI
 // implementation (mpi_comm.cpp, library cuview_parts) is linked into cuview-compute alone, so
 // the publisher library and the tests that run the loop in-process never depend on MPI.
 #pragma once
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cuview/mpi_turn.hpp"
 #include "sims/slab.hpp"
 
 namespace cuview::parts {
@@ -23,6 +25,10 @@ class Comm {
   [[nodiscard]] virtual int size() const = 0;
   /// Rank among the ranks of this host (picks the GPU: one rank per GPU).
   [[nodiscard]] virtual int local_rank() const = 0;
+  /// The SDK's cuview::mpi::next_turn over these ranks: rank 0 polls `pub` and decides, every
+  /// rank returns the same turn (see cuview/mpi_parts.hpp). Collective.
+  [[nodiscard]] virtual mpi::Turn next_turn(Publisher& pub, std::uint64_t steps_wanted, bool stop,
+                                            bool checkpoint_due) = 0;
   /// Rank 0's `bytes` to every rank. Ranks that wait for it sleep between checks rather than spin:
   /// a paused run must leave the CPU to the viewers.
   virtual void broadcast(std::string& bytes) = 0;

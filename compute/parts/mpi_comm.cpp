@@ -6,6 +6,8 @@
 #define OMPI_SKIP_MPICXX 1  // the C API only: Open MPI's deprecated C++ bindings need libmpi_cxx
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
+// The turn of every program split over ranks (it includes <mpi.h> with the same C-only settings).
+#include "cuview/mpi_parts.hpp"
 #include <time.h>
 #include <unistd.h>
 
@@ -138,14 +140,17 @@ class MpiComm final : public Comm {
   int size() const override { return size_; }
   int local_rank() const override { return local_rank_; }
 
+  mpi::Turn next_turn(Publisher& pub, std::uint64_t steps_wanted, bool stop, bool checkpoint_due) override {
+    return mpi::next_turn(pub, MPI_COMM_WORLD, steps_wanted, stop, checkpoint_due);
+  }
   void broadcast(std::string& bytes) override {
     std::uint64_t n = bytes.size();
     MPI_Request req;
-    check(MPI_Ibcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req), "broadcasting a turn's size");
-    wait_sleeping(req, "broadcasting a turn's size");
+    check(MPI_Ibcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req), "broadcasting the size of rank 0's bytes");
+    wait_sleeping(req, "broadcasting the size of rank 0's bytes");
     bytes.resize(n);
     if (n == 0) return;
-    check(MPI_Bcast(bytes.data(), static_cast<int>(n), MPI_BYTE, 0, MPI_COMM_WORLD), "broadcasting a turn");
+    check(MPI_Bcast(bytes.data(), static_cast<int>(n), MPI_BYTE, 0, MPI_COMM_WORLD), "broadcasting rank 0's bytes");
   }
   void max(std::span<std::int64_t> values) override {
     MPI_Request req;

@@ -1,32 +1,17 @@
-#include "parts/turn.hpp"
+#include "parts/restore.hpp"
 
-#include <msgpack.hpp>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
+#include <cstring>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "cuview/error.hpp"
-#include "cuview/protocol.hpp"
 
 namespace cuview::parts {
 namespace {
-struct WireStroke {
-  std::string input;
-  double x = 0, y = 0, radius = 1;
-  int value = 1;
-  std::optional<double> z;
-  MSGPACK_DEFINE(input, x, y, radius, value, z);
-};
-struct WireTurn {
-  std::map<std::string, double> params;
-  bool reset = false;
-  std::vector<WireStroke> strokes;
-  std::uint32_t steps = 0;
-  bool paused = false, stop = false, checkpoint = false;
-  MSGPACK_DEFINE(params, reset, strokes, steps, paused, stop, checkpoint);
-};
-
 std::uint64_t step_of(const std::filesystem::path& file) {
   // file_name(step): "step-<digits>.h5"
   const std::string n = file.filename().string();
@@ -34,25 +19,6 @@ std::uint64_t step_of(const std::filesystem::path& file) {
   return std::stoull(n.substr(dash + 1, dot - dash - 1));
 }
 }  // namespace
-
-std::string encode(const Turn& t) {
-  WireTurn w{t.requests.params, t.requests.reset, {}, t.steps, t.paused, t.stop, t.checkpoint};
-  for (const auto& s : t.requests.strokes) w.strokes.push_back({s.input, s.x, s.y, s.radius, s.value, s.z});
-  msgpack::sbuffer buf;
-  msgpack::pack(buf, w);
-  return {buf.data(), buf.size()};
-}
-
-Turn decode_turn(const std::string& bytes) {
-  const auto h = msgpack::unpack(bytes.data(), bytes.size());
-  const auto w = h.get().as<WireTurn>();
-  Turn t;
-  t.requests.params = w.params;
-  t.requests.reset = w.reset;
-  for (const auto& s : w.strokes) t.requests.strokes.push_back({s.input, s.x, s.y, s.radius, s.value, s.z});
-  t.steps = w.steps, t.paused = w.paused, t.stop = w.stop, t.checkpoint = w.checkpoint;
-  return t;
-}
 
 std::pair<std::filesystem::path, checkpoint::Loaded> restore_latest(Comm& comm, const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
@@ -75,19 +41,17 @@ std::pair<std::filesystem::path, checkpoint::Loaded> restore_latest(Comm& comm, 
       mine.insert(step_of(f));
     } catch (const std::exception&) {
     }
-  std::string packed;
-  {
-    msgpack::sbuffer buf;
-    msgpack::pack(buf, std::vector<std::uint64_t>(mine.begin(), mine.end()));
-    packed.assign(buf.data(), buf.size());
-  }
+  // Every rank's steps, as the bytes of its u64s (one program on one architecture).
+  const std::vector<std::uint64_t> steps(mine.begin(), mine.end());
+  const std::string packed(reinterpret_cast<const char*>(steps.data()), steps.size() * sizeof(std::uint64_t));
   std::set<std::uint64_t> common = mine;
   for (const auto& other : comm.allgather(packed)) {
-    const auto h = msgpack::unpack(other.data(), other.size());
-    const auto steps = h.get().as<std::vector<std::uint64_t>>();
     std::set<std::uint64_t> both;
-    for (auto s : steps)
+    for (std::size_t at = 0; at + sizeof(std::uint64_t) <= other.size(); at += sizeof(std::uint64_t)) {
+      std::uint64_t s = 0;
+      std::memcpy(&s, other.data() + at, sizeof s);
       if (common.count(s)) both.insert(s);
+    }
     common = std::move(both);
   }
   // Newest first; a step whose file is damaged on any rank is skipped by every rank.

@@ -37,14 +37,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <ctime>
-#include <map>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cuview/mpi_turn.hpp"
 #include "cuview/publisher.hpp"
 
 namespace cuview::mpi {
@@ -78,17 +77,16 @@ inline void check(int rc, const char* call, const std::string& doing) {
                                 "same order (is a rank stopped or dead?)");
 }
 
-/// Completes a non-blocking collective without spinning a core: tests, then sleeps a little
-/// longer each time (10 µs up to 1 ms), so that a rank waiting for a paused rank 0 costs nothing.
+/// Completes a non-blocking collective without spinning a core: tests a moment at once (while
+/// the run steps, a turn's collectives meet within microseconds), then sleeps a little longer
+/// each time (10 µs up to 1 ms), so that a rank waiting for a paused rank 0 costs nothing.
 inline void wait(MPI_Request& request, const std::string& doing) {
-  long sleep_ns = 10'000;
-  for (;;) {
-    int done = 0;
-    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", doing);
-    if (done != 0) return;
+  int done = 0;
+  for (int i = 0; i < 2000 && done == 0; ++i) check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", doing);
+  for (long sleep_ns = 10'000; done == 0; sleep_ns = std::min(sleep_ns * 2, 1'000'000L)) {
     const timespec ts{0, sleep_ns};
     nanosleep(&ts, nullptr);
-    sleep_ns = std::min(sleep_ns * 2, 1'000'000L);
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", doing);
   }
 }
 
@@ -99,63 +97,6 @@ inline void broadcast(void* data, int count, MPI_Datatype type, MPI_Comm comm, c
   check(MPI_Ibcast(data, count, type, 0, comm, &request), "MPI_Ibcast", doing);
   wait(request, doing);
 }
-
-// A turn as bytes: fixed-size fields in this machine's byte order (every rank of one job runs
-// the same program on the same architecture), strings and lists prefixed by their length.
-class Writer {
- public:
-  template <typename T>
-  void put(const T& v) {
-    const auto* p = reinterpret_cast<const char*>(&v);
-    bytes_.append(p, sizeof v);
-  }
-  void put_string(const std::string& s) {
-    put(static_cast<std::uint32_t>(s.size()));
-    bytes_ += s;
-  }
-  std::string& bytes() { return bytes_; }
-
- private:
-  std::string bytes_;
-};
-
-class Reader {
- public:
-  Reader(const std::string& bytes, std::string doing) : bytes_(bytes), doing_(std::move(doing)) {}
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, bytes_.data() + at_, sizeof v);
-    at_ += sizeof v;
-    return v;
-  }
-  std::string get_string() {
-    const auto n = get<std::uint32_t>();
-    need(n);
-    std::string s = bytes_.substr(at_, n);
-    at_ += n;
-    return s;
-  }
-  void finish() const {
-    if (at_ != bytes_.size()) fail(std::to_string(bytes_.size() - at_) + " bytes too many");
-  }
-
- private:
-  void need(std::size_t n) const {
-    if (bytes_.size() - at_ < n) fail("it ends early");
-  }
-  [[noreturn]] void fail(const std::string& why) const {
-    throw Error(Errc::bad_message, doing_ + ": the turn from rank 0 (" + std::to_string(bytes_.size()) +
-                                       " bytes) does not decode: " + why +
-                                       "; every rank must run the same program built against the same cuview");
-  }
-  const std::string& bytes_;
-  std::string doing_;
-  std::size_t at_ = 0;
-};
-
-inline constexpr std::uint8_t kTurnVersion = 2;
 
 }  // namespace detail
 
@@ -217,27 +158,16 @@ inline PartOptions part_options(MPI_Comm comm, std::vector<std::uint32_t> global
   return part;
 }
 
-/// What every rank does next, as rank 0 decided it.
-struct Turn {
-  /// Rank 0's poll(): `params` (every parameter, when any changed), `reset`, `strokes` (in global
-  /// grid coordinates: each rank applies the part that falls in its block) and `shutdown` (=
-  /// stop). The same on every rank, except `checkpoints` and `reader_arrived`, which are rank 0's
-  /// own and empty/false elsewhere.
-  Requests requests;
-  std::uint64_t steps =
-      0;  ///< steps every rank takes now: steps_wanted while running, 0 or a `step` request's while paused
-  bool paused = false;  ///< rank 0 is paused (`cuview-ctl pause`)
-  bool stop = false;    ///< end the run: rank 0's `stop` argument or a `shutdown` request
-};
-
 /// Collective over `comm`, once per batch, before stepping. Rank 0 polls its publisher (the
 /// only part that takes steering), decides how many of `steps_wanted` steps every rank takes
-/// (Publisher::steps_allowed: all of them while running, 0 while paused) and whether to stop
-/// (`stop` on rank 0, e.g. its SIGINT/SIGTERM flag, or a `shutdown` request), and broadcasts that
-/// with the requests; every other rank polls its own publisher (for viewers that arrived), adopts
-/// rank 0's parameters and paused state (Publisher::follow) and returns the same turn.
-/// `stop` on ranks other than 0 is ignored: mpirun forwards SIGINT and SIGTERM to every rank, and
-/// rank 0's flag ends the run on all of them in the same turn.
+/// (Publisher::steps_allowed: all of them while running, 0 while paused), whether to stop
+/// (`stop` on rank 0, e.g. its SIGINT/SIGTERM flag, or a `shutdown` request) and whether every
+/// rank checkpoints this step (`checkpoint_due` on rank 0, e.g. its own timer, or `checkpoint`
+/// requests, whose tickets only rank 0's turn holds), and broadcasts that with the requests
+/// (cuview/mpi_turn.hpp); every other rank polls its own publisher (for viewers that arrived),
+/// adopts rank 0's parameters and paused state (Publisher::follow) and returns the same turn.
+/// `stop` and `checkpoint_due` on ranks other than 0 are ignored: mpirun forwards SIGINT and
+/// SIGTERM to every rank, and rank 0's flag ends the run on all of them in the same turn.
 /// While paused with nothing to do, rank 0 waits here up to 50 ms for a request
 /// (Publisher::wait_for_requests) before answering, so a paused loop does not spin; the other
 /// ranks wait in the broadcast sleeping (MPI_Ibcast, MPI_Test and a short nanosleep), not
@@ -246,7 +176,8 @@ struct Turn {
 /// The publisher must be started (Publisher::start() or a first publish) on every rank before.
 /// Throws Error(system) when an MPI call fails, Error(bad_message) when rank 0's turn does not
 /// decode (ranks running different builds).
-inline Turn next_turn(Publisher& pub, MPI_Comm comm, std::uint64_t steps_wanted, bool stop = false) {
+inline Turn next_turn(Publisher& pub, MPI_Comm comm, std::uint64_t steps_wanted, bool stop = false,
+                      bool checkpoint_due = false) {
   const int rank = detail::rank_of(comm, "cuview::mpi::next_turn");
   const std::string doing = "cuview::mpi::next_turn of '" + pub.name() + "' (rank " + std::to_string(rank) + ")";
   Requests polled = pub.poll();  // every part: arrivals, refusals
@@ -256,7 +187,8 @@ inline Turn next_turn(Publisher& pub, MPI_Comm comm, std::uint64_t steps_wanted,
     for (bool waited = false;; waited = true) {
       turn.stop = stop || polled.shutdown;
       turn.steps = turn.stop ? 0 : pub.steps_allowed(steps_wanted);
-      if (waited || turn.stop || turn.steps > 0 || polled.changes_frame() || !polled.checkpoints.empty()) break;
+      turn.checkpoint = !turn.stop && (checkpoint_due || !polled.checkpoints.empty());
+      if (waited || turn.stop || turn.steps > 0 || turn.checkpoint || polled.changes_frame()) break;
       // Paused with nothing new: wait for a request here rather than turn the loop over at once.
       pub.wait_for_requests(std::chrono::milliseconds(50));
       Requests more = pub.poll();
@@ -270,54 +202,14 @@ inline Turn next_turn(Publisher& pub, MPI_Comm comm, std::uint64_t steps_wanted,
     turn.paused = pub.paused();
     turn.requests = std::move(polled);
     turn.requests.shutdown = turn.stop;
-    detail::Writer w;
-    w.put(detail::kTurnVersion);
-    w.put(static_cast<std::uint8_t>((turn.requests.reset ? 1 : 0) | (turn.paused ? 2 : 0) | (turn.stop ? 4 : 0)));
-    w.put(turn.steps);
-    w.put(static_cast<std::uint32_t>(turn.requests.params.size()));
-    for (const auto& [name, value] : turn.requests.params) {
-      w.put_string(name);
-      w.put(value);
-    }
-    w.put(static_cast<std::uint32_t>(turn.requests.strokes.size()));
-    for (const auto& s : turn.requests.strokes) {
-      w.put_string(s.input);
-      w.put(s.x), w.put(s.y), w.put(s.radius);
-      w.put(static_cast<std::uint8_t>(s.z ? 1 : 0)), w.put(s.z.value_or(0.0));
-      w.put(static_cast<std::int32_t>(s.value));
-    }
-    bytes = std::move(w.bytes());
+    bytes = encode_turn(turn);
   }
   std::uint64_t size = bytes.size();
   detail::broadcast(&size, 1, MPI_UINT64_T, comm, doing + ": receiving the turn's size");
   bytes.resize(size);
   detail::broadcast(bytes.data(), static_cast<int>(size), MPI_BYTE, comm, doing + ": receiving the turn");
   if (rank == 0) return turn;
-
-  detail::Reader r(bytes, doing);
-  if (const auto version = r.get<std::uint8_t>(); version != detail::kTurnVersion)
-    throw Error(Errc::bad_message, doing + ": rank 0 sent a turn of version " + std::to_string(version) +
-                                       ", this rank reads version " + std::to_string(detail::kTurnVersion) +
-                                       "; every rank must run the same program built against the same cuview");
-  const auto flags = r.get<std::uint8_t>();
-  turn.requests.reset = (flags & 1) != 0;
-  turn.paused = (flags & 2) != 0;
-  turn.stop = turn.requests.shutdown = (flags & 4) != 0;
-  turn.steps = r.get<std::uint64_t>();
-  for (auto n = r.get<std::uint32_t>(); n > 0; --n) {
-    std::string name = r.get_string();
-    turn.requests.params[std::move(name)] = r.get<double>();
-  }
-  for (auto n = r.get<std::uint32_t>(); n > 0; --n) {
-    Stroke s;
-    s.input = r.get_string();
-    s.x = r.get<double>(), s.y = r.get<double>(), s.radius = r.get<double>();
-    const bool has_z = r.get<std::uint8_t>() != 0;
-    if (const double z = r.get<double>(); has_z) s.z = z;
-    s.value = r.get<std::int32_t>();
-    turn.requests.strokes.push_back(std::move(s));
-  }
-  r.finish();
+  turn = decode_turn(bytes, doing);
   pub.follow(turn.requests, turn.paused);
   return turn;
 }
