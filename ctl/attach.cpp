@@ -62,14 +62,14 @@ int attach_views(const OpenOptions& opts, const AttachArgs& a) {
       deadline = std::chrono::steady_clock::time_point::max();
       ++sessions;
       const auto& d = client.leader().description();
-      const auto gw = client.global_width(), gh = client.global_height();
+      const Extent whole = client.extent();
       if (d.fields.empty()) throw Error(Errc::bad_value, "daemon '" + opts.name + "' has no fields");
       ViewWatch w;
       w.field = a.field.empty() ? d.fields.front().name : a.field;
       w.encoding = a.encoding;
       // A volume is viewed a plane at a time: --plane, or the middle z-plane.
-      const auto dims = client.decomposed() ? client.part_desc(0).global() : d.dims;
-      std::uint32_t cols = gw, rows = gh;
+      const auto& dims = whole.dims;
+      std::uint32_t cols = whole.width(), rows = whole.height();
       if (dims.size() == 3) {
         Slice slice;
         const auto eq = a.plane.find('=');
@@ -100,16 +100,17 @@ int attach_views(const OpenOptions& opts, const AttachArgs& a) {
       for (const auto& g : gateways) through += (through.empty() ? "" : ", ") + g;
       const std::string plane =
           w.slice ? std::string(" (plane ") + to_string(w.slice->axis) + "=" + std::to_string(w.slice->index) + ")" : "";
-      std::printf("attached to '%s' session %s through %s: %s %ux%u on %s (%s); views of %s%s, %dx%d, encoding %s\n",
-                  opts.name.c_str(), client.leader().hello().session.c_str(), through.c_str(), d.sim.c_str(), gw, gh,
-                  d.backend.c_str(), d.device.c_str(), w.field.c_str(), plane.c_str(), a.view_w, a.view_h,
-                  a.encoding.c_str());
+      std::printf("attached to '%s' session %s through %s: %s %s on %s (%s); views of %s%s, %dx%d, encoding %s\n",
+                  opts.name.c_str(), client.leader().hello().session.c_str(), through.c_str(), d.sim.c_str(),
+                  whole.text().c_str(), d.backend.c_str(), d.device.c_str(), w.field.c_str(), plane.c_str(), a.view_w,
+                  a.view_h, a.encoding.c_str());
       for (std::size_t k = 0; client.decomposed() && k < client.size(); ++k) {
         const auto& p = client.part_desc(k);
-        std::printf("  part %u (rank %d on %s, %s) through %s: block %ux%u at (%u, %u)\n", p.index, p.rank,
-                    p.host.c_str(), client.part(k).description().device.c_str(),
+        const Block b = client.block(k);
+        std::printf("  part %u (rank %d on %s, %s) through %s: block %s at %s\n", p.index, p.rank, p.host.c_str(),
+                    client.part(k).description().device.c_str(),
                     gateways.size() == 1 ? gateways.front().c_str() : "its host's gateway",
-                    client.part(k).description().width, client.part(k).description().height, p.offset_x, p.offset_y);
+                    Extent{b.dims}.text().c_str(), position_text(b.offset).c_str());
       }
       std::fflush(stdout);
       while (received < a.frames) {

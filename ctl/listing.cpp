@@ -108,12 +108,13 @@ int list_runs(const Target& t) {
     }
     try {
       auto s = o.remote.empty() ? Client::attach(o).stats() : RemoteClient::attach(o).stats();
-      const auto w = s.part ? s.part->global_width : s.width, h = s.part ? s.part->global_height : s.height;
+      const Extent grid{s.part ? s.part->global() : s.grid()};  // every axis: 40x30x16 for a volume
       if (json) {
         out.push_back(proto::to_json(s));
         if (!here.empty()) out.back()["parts_here"] = here;
       } else {
-        std::printf("%-16s %s %ux%u on %s, %s, step %llu\n", shown.c_str(), s.sim.c_str(), w, h, s.backend.c_str(),
+        std::printf("%-16s %s %s on %s, %s, step %llu\n", shown.c_str(), s.sim.c_str(), grid.text().c_str(),
+                    s.backend.c_str(),
                     s.paused ? "paused" : "running", static_cast<unsigned long long>(s.step));
       }
     } catch (const Error& e) {

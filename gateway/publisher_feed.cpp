@@ -521,6 +521,24 @@ namespace {
 /// Bricks through a gateway aim at this many a second (issue 40: ≥ 10 at 100 Mbit/s): a slower
 /// link gets a coarser brick rather than fewer of them.
 constexpr double kBrickFps = 10;
+
+/// The brick cells [first, end) along one axis that cells [offset, offset + size) of the grid give
+/// at `stride` (brick cell i is grid cell i·stride), as BrickSampler takes them.
+std::pair<std::uint32_t, std::uint32_t> brick_cells(std::uint32_t offset, std::uint32_t size, int stride) {
+  const auto s = static_cast<std::uint32_t>(stride);
+  return {(offset + s - 1) / s, (offset + size + s - 1) / s};
+}
+
+/// The rows [first, end) of a brick (each of its width; `brick_height` rows per layer) from the
+/// first to the last that `block`, a volume's part, gives at `stride`; first == end when it gives
+/// none. From the block itself, never from the values: a field may hold NaN of its own.
+std::pair<std::uint32_t, std::uint32_t> brick_rows(const Block& block, int stride, std::uint32_t brick_height) {
+  const auto z = brick_cells(block.offset[0], block.dims[0], stride);
+  const auto y = brick_cells(block.offset[1], block.dims[1], stride);
+  const auto x = brick_cells(block.offset[2], block.dims[2], stride);
+  if (z.first >= z.second || y.first >= y.second || x.first >= x.second) return {0, 0};
+  return {z.first * brick_height + y.first, (z.second - 1) * brick_height + y.second};
+}
 }  // namespace
 
 void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& frame) {
@@ -554,17 +572,16 @@ void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& fram
   std::span<const float> values = w.brick.values;
   std::optional<remote::ViewRect> rect;
   if (d.part) {
-    // A part: the rows (of width × height·depth) holding its cells travel; the others are NaN.
-    std::uint32_t first = rows, last = 0;
-    for (std::uint32_t r = 0; r < rows; ++r) {
-      const float* row = w.brick.values.data() + std::size_t{r} * bw;
-      if (std::any_of(row, row + bw, [](float v) { return !std::isnan(v); })) first = std::min(first, r), last = r;
-    }
-    if (first > last) first = last = 0;
-    rect = remote::ViewRect{0, first, bw, last - first + 1};
-    values = std::span<const float>(w.brick.values).subspan(std::size_t{first} * bw, std::size_t{rect->h} * bw);
+    // A part: the rows (of width × height·depth) from the first to the last that its block gives
+    // travel, whatever values they hold (a NaN of the field's own included); none when the stride
+    // passes its block by.
+    const auto rows_of = brick_rows(mine, stride, static_cast<std::uint32_t>(w.brick.height));
+    rect = rows_of.second > rows_of.first ? remote::ViewRect{0, rows_of.first, bw, rows_of.second - rows_of.first}
+                                          : remote::ViewRect{0, 0, 0, 0};
+    values = std::span<const float>(w.brick.values).subspan(std::size_t{rect->y} * bw, std::size_t{rect->h} * rect->w);
   }
-  const auto encoding = w.pinned ? *w.pinned : w.meter.choose(values.size(), kBrickFps);
+  const auto encoding =
+      w.pinned ? *w.pinned : w.meter.choose(std::max<std::size_t>(values.size(), 1), kBrickFps);
   encoder_.encode(values, encoding, w.encoded);
   if (encoding == remote::Encoding::u8 && !values.empty())
     w.u8_bytes_per_value = static_cast<double>(w.encoded.payload.size()) / static_cast<double>(values.size());

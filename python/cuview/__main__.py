@@ -39,7 +39,9 @@ def main(argv=None):
             for k, s in enumerate(parts if not args.json else []):
                 part = f"part {k} " if len(parts) > 1 else ""
                 state = "paused" if s.get("paused") else "running"
-                print(f"{args.name}: {part}{s.get('sim')} {s.get('width')}x{s.get('height')} on {s.get('backend')}, "
+                # Every axis, fastest first as --size takes it: 40x30x16 for a volume.
+                grid = "x".join(str(n) for n in reversed(s.get("dims") or [s.get("height"), s.get("width")]))
+                print(f"{args.name}: {part}{s.get('sim')} {grid} on {s.get('backend')}, "
                       f"{state}, step {s.get('step')}, {s.get('steps_per_second', 0):.1f} steps/s, "
                       f"{s.get('clients', 0)} client(s)")
     except cuview.CuviewError as e:

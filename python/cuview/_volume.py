@@ -29,7 +29,7 @@ class VolumeView:
 
     def __repr__(self):
         return (f"VolumeView({self.mode}, {self.image.shape[1]}x{self.image.shape[0]}, brick "
-                f"{'x'.join(map(str, self.brick))} (stride {self.stride}), camera {self.camera})")
+                f"{'x'.join(map(str, reversed(self.brick)))} (stride {self.stride}), camera {self.camera})")
 
 
 def _host_volume(view, max_brick):

@@ -32,13 +32,11 @@ inline void check_fits(const std::string& name, std::uint32_t k, const proto::De
                                      "backend and the same global grid: check the program's PartOptions and fields");
   };
   if (dk.backend != d0.backend) refuse("runs on backend " + dk.backend + ", part 0 on " + d0.backend);
-  if (pk.global_width != p0.global_width || pk.global_height != p0.global_height)
-    refuse("says the global grid is " + std::to_string(pk.global_width) + "x" + std::to_string(pk.global_height) +
-           ", part 0 says " + std::to_string(p0.global_width) + "x" + std::to_string(p0.global_height));
-  if (std::uint64_t{pk.offset_x} + dk.width > pk.global_width ||
-      std::uint64_t{pk.offset_y} + dk.height > pk.global_height)
-    refuse("has a block of " + std::to_string(dk.width) + "x" + std::to_string(dk.height) + " at (" +
-           std::to_string(pk.offset_x) + ", " + std::to_string(pk.offset_y) + ") outside the global grid");
+  if (pk.global() != p0.global())
+    refuse("says the global grid is " + Extent{pk.global()}.text() + ", part 0 says " + Extent{p0.global()}.text());
+  if (const Block block{pk.start(), dk.grid()}; !block.inside(pk.global()))
+    refuse("has a block of " + Extent{block.dims}.text() + " at " + position_text(block.offset) +
+           " outside the global grid of " + Extent{pk.global()}.text());
   if (dk.fields.size() != d0.fields.size())
     refuse("declares " + std::to_string(dk.fields.size()) + " fields, part 0 " + std::to_string(d0.fields.size()));
   for (std::size_t i = 0; i < dk.fields.size(); ++i) {
