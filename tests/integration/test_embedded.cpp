@@ -20,6 +20,7 @@ using namespace cuview;
 using namespace cuview::test;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
 
 namespace {
 /// The message of the cuview::Error that `f` throws (fails the test when it throws none).
@@ -258,7 +259,9 @@ TEST_CASE("misuse of the publisher is refused with a message naming what is wron
   RuntimeDir rt;
   std::vector<float> a(64), b(32);
   Publisher pub({.name = "misuse", .backend = "host"});
-  CHECK_THAT(error_of([&] { pub.publish(0); }), Contains("declare at least one field"));
+  // A C++ caller reads C++'s calls (the C API, Fortran and Python theirs: tests/c, tests/python).
+  CHECK_THAT(error_of([&] { pub.publish(0); }),
+             Contains("no field is declared") && Contains("declare at least one with add_field() before start()"));
   auto wrong_size = host_field("u", a, 8, 8);
   wrong_size.bytes = 100;
   CHECK_THAT(error_of([&] { pub.add_field(wrong_size); }), Contains("buffer of 100 bytes") && Contains("need 256"));
@@ -271,10 +274,13 @@ TEST_CASE("misuse of the publisher is refused with a message naming what is wron
   CHECK_THAT(error_of([&] { pub.add_field(host_field("w", b, 8, 4)); }), Contains("shares one grid"));
   CHECK_THAT(error_of([&] { pub.add_param({"k", 5, 0, 1, false, ""}); }), Contains("outside its range"));
   pub.add_field({"late", nullptr, 256, 8, 8, DType::float32, 1, Memory::host, "written by a FieldWriter"});
-  CHECK_THAT(error_of([&] { pub.publish(0); }), Contains("'late' was declared without a buffer"));
+  CHECK_THAT(error_of([&] { pub.publish(0); }),
+             Contains("'late' was declared without data") && Contains("pass publish() a FieldWriter"));
   // Nobody reads: a FieldWriter is not called, and the publisher has started.
   CHECK_FALSE(pub.publish(0, 0, [&](const std::vector<FieldTarget>&) { FAIL("written with no reader"); }));
-  CHECK_THAT(error_of([&] { pub.add_field(host_field("x", a, 8, 8)); }), Contains("after publishing began"));
+  CHECK_THAT(error_of([&] { pub.add_field(host_field("x", a, 8, 8)); }),
+             Equals("publisher 'misuse': cannot declare field 'x' after publishing began; declare every field, "
+                    "parameter, preset and input before start() or the first publish()"));
   CHECK_THAT(error_of([&] { Publisher second({.name = "misuse", .backend = "host"}); }), Contains("misuse"));
   try {
     Publisher second({.name = "misuse", .backend = "host"});
