@@ -22,7 +22,7 @@ void VolumeViewRenderer::forget() {
   taken_.reset();
   spare_.reset();
   field_ = -1;
-  full_ms_ = 0;
+  full_ms_ = assumed_full_ms_.value_or(0);
 }
 
 bool VolumeViewRenderer::holds(int field, const ViewRequest& view) const {
@@ -102,7 +102,7 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   const VolumeBrick vb{b.values.data(), b.width, b.height, b.depth};
   VolumeImage img = render_volume(vb, req.camera, req.mode, style, w, h);
   const double render_ms = ms_since(t0);
-  if (scale == 1) full_ms_ = render_ms;
+  if (scale == 1) full_ms_ = assumed_full_ms_.value_or(render_ms);
 
   RenderedFrame out;
   QImage small(reinterpret_cast<const uchar*>(img.argb.data()), w, h, QImage::Format_ARGB32);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cuview/brick_sampler.hpp"
@@ -43,6 +44,13 @@ class VolumeViewRenderer {
   /// Whether the picture held was drawn coarser for a stream of frames that has since slowed (a
   /// paused run): draw it again, at full resolution.
   [[nodiscard]] bool wants_still() const { return coarse_for_data_ && !streaming(); }
+  /// Every picture drawn at full resolution is taken to have cost `ms` instead of its measured
+  /// time (nullopt: measured again), so that a test checks the resolution rules whatever the
+  /// machine's speed.
+  void assume_full_picture_ms(std::optional<double> ms) {
+    assumed_full_ms_ = ms;
+    if (ms) full_ms_ = *ms;
+  }
 
  private:
   RenderResult draw(const proto::DescribeResult& d, const ViewRequest& view, bool new_brick);
@@ -59,6 +67,8 @@ class VolumeViewRenderer {
   double copy_ms_ = 0;
   std::size_t bytes_ = 0;
   double full_ms_ = 0;  ///< the last picture drawn at full resolution took this long
+  /// assume_full_picture_ms()
+  std::optional<double> assumed_full_ms_;
   double take_ms_ = 0;  ///< the last new brick took this long to take
   double data_fps_ = 0;  ///< set_data_rate()
   bool coarse_for_data_ = false;  ///< the picture held was drawn coarser because frames streamed
