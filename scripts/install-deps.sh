@@ -28,6 +28,7 @@ packages=(
   libsystemd-dev systemd          # the user service: sd_notify; systemd-analyze verifies the unit
   lintian python3-venv python3-pip # the package test: lintian on the .deb, `pip install ./python` in a venv
   mmdebstrap systemd-container curl # package-clean-root: a clean Debian 12 booted by systemd-nspawn
+  stress-ng                       # reliability: the timing-sensitive tests, 30 runs each beside `stress-ng --cpu 2`
 )
 missing=()
 for p in "${packages[@]}"; do
