@@ -76,3 +76,23 @@ TEST_CASE("the Attach button, a double-click and the Daemon menu attach; Detach 
     CHECK(is_reading("t", 0));
   }
 }
+
+TEST_CASE("the Daemons list names a volume by all three axes, fastest first as --size takes them",
+          "[.window][window]") {
+  RuntimeDir rt;
+  auto vol = start_daemon("vol", Backend::host, {"--sim", "grayscott3d", "--paused"}, "40x30x16");
+  forget_window_geometry();
+  MainWindow w(attach_options());
+  show_real(w);
+  auto* list = w.findChild<QListWidget*>("daemons");
+  REQUIRE(list);
+  QString text;
+  REQUIRE(wait_for([&] {
+    for (int i = 0; i < list->count(); ++i)
+      if (list->item(i)->data(Qt::UserRole).toString() == "vol") text = list->item(i)->text();
+    return text.contains("grayscott3d");
+  }));
+  INFO(text.toStdString());
+  const QChar times(0xd7);
+  CHECK(text.contains(QString("grayscott3d 40") + times + "30" + times + "16 on host"));
+}
