@@ -1,11 +1,15 @@
 // The fluid and particle simulations compute what their physics says: the lattice-Boltzmann
-// channel against the analytic Poiseuille profile and conserving mass, a cylinder shedding a
-// vortex street, the CUDA and host implementations agreeing. Tagged [gpu] runs need a GPU; the
+// channel and duct against the analytic Poiseuille profiles (driven by a force, and by the
+// inlet and outlet of flow=channel) and conserving mass, a cylinder shedding a vortex street,
+// the CUDA and host implementations agreeing. Tagged [gpu] runs need a GPU; the
 // `unit` CTest runs the host ones.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <numeric>
@@ -317,6 +321,101 @@ TEST_CASE("the host loops' vectorised rows compute what the per-cell updates com
   ::unsetenv("CUVIEW_HOST_ISA");
 }
 
+namespace {
+/// The rectangular-duct series (White, Viscous Fluid Flow, eq. 3-48) without its prefactor: the
+/// shape of u_x at (y, z) from the axis of a square duct of half-side a.
+double duct_shape(double y, double z, double a) {
+  double u = 0;
+  for (int k = 1; k < 60; k += 2) {
+    const double kp = k * M_PI / (2 * a);
+    const double ratio = std::exp(kp * (std::abs(z) - a)) * (1 + std::exp(-2 * kp * std::abs(z))) /
+                         (1 + std::exp(-2 * kp * a));  // cosh(kp z) / cosh(kp a), without overflow
+    u += ((k - 1) / 2 % 2 ? -1.0 : 1.0) / (k * k * k) * (1 - ratio) * std::cos(kp * y);
+  }
+  return u;
+}
+
+/// Means over the fluid cells of one cross-section of a channel (2-D: a column; 3-D: a y–z
+/// plane): velocity along x, density, and mass flux ρ u_x.
+struct Section {
+  double u = 0, rho = 0, flux = 0;
+};
+
+/// A flow=channel run without an obstacle, `inflow` u_in, viscosity ν: a 2-D channel w × h
+/// (d = 1) or a duct w × h × d, read after `steps` steps and 1000 more. Checks that
+/// - the inlet's mean velocity (column x = 0) is u_in within 1 %;
+/// - the profile at mid-length is the analytic one, within 1 % (normalised L2 error
+///   √(Σ(u − u_a)² / Σ u_a²)), carrying the mass the inlet admits: mean u = u_in ρ_inlet / ρ_here;
+/// - the pressure (ρ / 3) falls as the analytic solution says, within `gradient_tolerance`: a force
+///   F per unit mass drives u_x = (F / ν) shape(y, z), so dρ/dx = −3 F ρ = −3 ν ρū / mean(shape);
+/// - the outlet holds density 1, the inlet lies above it by the channel's drop, no cell leaves
+///   [1 − 1e-3, 1.2] and the mass is what it was 1000 steps before: nothing piles up.
+/// `shape(y, z)`: the analytic u_x ν / F of the force-driven flow (z = 0 in 2-D).
+void check_open_channel(Backend backend, const std::string& sim, int w, int h, int d, double nu, double u_in,
+                        std::uint32_t steps, double gradient_tolerance, const std::function<double(int, int)>& shape) {
+  SimRun r(sim, backend, static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(h),
+           {{"flow", "channel"}, {"obstacle", "none"}}, {{"viscosity", nu}, {"inflow", u_in}},
+           static_cast<std::uint32_t>(d));
+  const std::size_t cells = static_cast<std::size_t>(w) * h * d;
+  const int components = d > 1 ? 3 : 2, z0 = d > 1 ? 1 : 0, z1 = d > 1 ? d - 1 : 1;  // fluid layers
+  const double across = (h - 2.0) * (z1 - z0);
+  r.steps(steps);
+  const auto before = r.read(cells);
+  r.steps(1000);
+  const auto f = r.read(cells);
+  auto at = [&](int x, int y, int z) { return (static_cast<std::size_t>(z) * h + y) * w + x; };
+  auto section = [&](int x) {
+    Section s;
+    for (int z = z0; z < z1; ++z)
+      for (int y = 1; y < h - 1; ++y) {
+        const std::size_t c = at(x, y, z);
+        const double u = f[0][components * c], rho = f[3][c];
+        s.u += u / across, s.rho += rho / across, s.flux += u * rho / across;
+      }
+    return s;
+  };
+  const Section inlet = section(0), outlet = section(w - 1);
+  INFO(sim << " " << w << "x" << h << "x" << d << ", inlet: mean u_x " << inlet.u << " against inflow " << u_in
+           << ", mean density " << inlet.rho);
+  CHECK(std::abs(inlet.u - u_in) / u_in < 0.01);  // stated tolerance: 1 %
+  const int xs = w / 2;
+  const Section mid = section(xs);
+  const double u_mean = u_in * inlet.rho / mid.rho;
+  double shape_mean = 0;
+  for (int z = z0; z < z1; ++z)
+    for (int y = 1; y < h - 1; ++y) shape_mean += shape(y, z) / across;
+  double err2 = 0, ref2 = 0, cross = 0;
+  for (int z = z0; z < z1; ++z)
+    for (int y = 1; y < h - 1; ++y) {
+      const std::size_t c = at(xs, y, z);
+      const double analytic = u_mean * shape(y, z) / shape_mean, u = f[0][components * c];
+      err2 += (u - analytic) * (u - analytic), ref2 += analytic * analytic;
+      for (int k = 1; k < components; ++k) cross = std::max(cross, std::abs(double(f[0][components * c + k])));
+    }
+  const double err = std::sqrt(err2 / ref2);
+  INFO("x = " << xs << ": relative L2 error of u_x against the analytic profile " << err << " (mean u_x " << mid.u
+              << " against " << u_mean << "), largest cross-flow " << cross);
+  CHECK(err < 0.01);  // stated tolerance: 1 %
+  CHECK(cross < 1e-3 * u_in);
+  const int span = w / 5;
+  const double gradient = (section(xs + span).rho - section(xs - span).rho) / (2 * span),
+               expected = -3 * nu * mid.flux / shape_mean;
+  const double mass_before = std::accumulate(before[3].begin(), before[3].end(), 0.0),
+               mass = std::accumulate(f[3].begin(), f[3].end(), 0.0);  // solid cells at 1
+  const auto [lowest, highest] = std::minmax_element(f[3].begin(), f[3].end());
+  INFO("dρ/dx " << gradient << " against " << expected << "; outlet density " << outlet.rho << "; density in ["
+                << *lowest << ", " << *highest << "]; mass " << mass_before << " → " << mass);
+  CHECK(std::abs(gradient - expected) / std::abs(expected) < gradient_tolerance);
+  CHECK(std::abs(outlet.rho - 1) < 1e-3);
+  // The inlet's pressure is the channel's drop, plus the entrance's (where the plug develops);
+  // the cells beside the inlet's corners, where the plug meets the no-slip walls, peak above it.
+  CHECK(inlet.rho - 1 < 1.25 * std::abs(expected) * w);
+  CHECK(*highest < 1.2);
+  CHECK(*lowest > 1 - 1e-3);
+  CHECK(std::abs(mass - mass_before) / mass < 1e-5);
+}
+}  // namespace
+
 BACKEND_TEST("lbm3d: a force-driven square duct settles on the analytic Poiseuille profile, conserving mass",
              "[physics][lbm3d]") {
   // Fluid nodes 1..24 across y and z between half-way bounce-back walls: a = 12 (White, Viscous
@@ -331,14 +430,7 @@ BACKEND_TEST("lbm3d: a force-driven square duct settles on the analytic Poiseuil
   r.steps(16000);  // > 10 a²/ν
   const auto f = r.read(cells);
   auto analytic = [&](double y, double z) {  // the series, coordinates from the duct's axis
-    double u = 0;
-    for (int k = 1; k < 60; k += 2) {
-      const double kp = k * M_PI / (2 * a);
-      const double ratio = std::exp(kp * (std::abs(z) - a)) * (1 + std::exp(-2 * kp * std::abs(z))) /
-                           (1 + std::exp(-2 * kp * a));  // cosh(kp z) / cosh(kp a), without overflow
-      u += ((k - 1) / 2 % 2 ? -1.0 : 1.0) / (k * k * k) * (1 - ratio) * std::cos(kp * y);
-    }
-    return 16 * a * a * force / (nu * M_PI * M_PI * M_PI) * u;
+    return 16 * a * a * force / (nu * M_PI * M_PI * M_PI) * duct_shape(y, z, a);
   };
   double err2 = 0, ref2 = 0, cross = 0;
   for (int z = 1; z < n - 1; ++z)
@@ -357,6 +449,31 @@ BACKEND_TEST("lbm3d: a force-driven square duct settles on the analytic Poiseuil
   const double mass1 = mass(f[3]);
   INFO("mass " << mass0 << " -> " << mass1);
   CHECK(std::abs(mass1 - mass0) / mass0 < 1e-5);
+}
+
+BACKEND_TEST("lbm: with flow=channel the inlet holds `inflow` and a developed channel is plane Poiseuille",
+             "[physics][lbm]") {
+  // Fluid rows 1..20 between half-way bounce-back walls at y = 0.5 and 20.5 (width 20); the inlet
+  // a wall moving at `inflow` half a cell before column 0, the outlet at density 1 in the last
+  // column. Re = u 20 / ν = 3.6: developed within (0.6 + 0.056 Re) 20 ≈ 16 columns; 3000 steps
+  // are ~5 viscous times 20² / ν. Plane Poiseuille: u_x = F / (2ν) (y − ½)(20.5 − y).
+  const int h = 22;
+  check_open_channel(backend, "lbm", 64, h, 1, 1.0 / 6.0, 0.03, 3000, 0.02,  // stated tolerance: 2 %
+                     [&](int y, int) { return (y - 0.5) * (h - 1.5 - y) / 2; });
+}
+
+BACKEND_TEST("lbm3d: with flow=channel the inlet holds `inflow` and a developed square duct has the series profile",
+             "[physics][lbm3d]") {
+  // Fluid cells 1..16 across y and z between half-way bounce-back walls (half-side a = 8); the
+  // inlet a wall moving at `inflow` half a cell before x = 0, the outlet at density 1 at the last
+  // x. Re = u 2a / ν = 2.9: developed within ~12 cells; 2000 steps are ~8 viscous times (2a)²/ν.
+  // The series: u_x = 16 a² F / (ν π³) duct_shape.
+  const int n = 18;
+  const double a = (n - 2) / 2.0;
+  check_open_channel(backend, "lbm3d", 40, n, n, 1.0 / 6.0, 0.03, 2000, 0.05,  // stated tolerance: 5 %
+                     [&](int y, int z) {
+                       return 16 * a * a / (M_PI * M_PI * M_PI) * duct_shape(y - (n - 1) / 2.0, z - (n - 1) / 2.0, a);
+                     });
 }
 
 TEST_CASE("lbm3d: the host's vectorised rows are cell_update over every cell, on every instruction set",
@@ -421,4 +538,59 @@ TEST_CASE("lbm3d: a run steered with balls gives the same bits on any number of 
   const auto one = run("1"), two = run("2"), again = run("2");
   CHECK(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)) == 0);
   CHECK(std::memcmp(two.data(), again.data(), two.size() * sizeof(float)) == 0);
+}
+
+// The README's two flows over a long run (scripts/flow-check.sh runs it; hidden from the suite:
+// minutes on a CPU). Prints, every tenth of the run, the inlet's mean velocity against `inflow` and
+// the mean and extreme densities. CUVIEW_FLOW_CHECK_STEPS (default 30000), _BACKEND (cuda, host;
+// default cuda where usable) and _SIMS (default "lbm,lbm3d").
+TEST_CASE("the README's flows hold their inlet over a long run", "[.flow-check]") {
+  auto env = [](const char* name, const std::string& fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::string(v) : fallback;
+  };
+  const auto steps = static_cast<std::uint32_t>(std::stoul(env("CUVIEW_FLOW_CHECK_STEPS", "30000")));
+  const std::string sims = env("CUVIEW_FLOW_CHECK_SIMS", "lbm,lbm3d");
+  const Backend backend = env("CUVIEW_FLOW_CHECK_BACKEND", cuda_usable() ? "cuda" : "host") == "cuda"
+                              ? Backend::cuda
+                              : Backend::host;
+  require_backend(backend);
+  struct Flow {
+    std::string sim;
+    std::uint32_t w, h, d;
+  };
+  for (const Flow& flow : {Flow{"lbm", 1600, 400, 1}, Flow{"lbm3d", 192, 64, 64}}) {
+    if (sims.find(flow.sim) == std::string::npos) continue;
+    SimRun r(flow.sim, backend, flow.w, flow.h, {}, {}, flow.d);
+    const double inflow = r.params.at("inflow"), nu = r.params.at("viscosity");
+    const int components = flow.d > 1 ? 3 : 2;
+    const std::size_t cells = static_cast<std::size_t>(flow.w) * flow.h * flow.d;
+    const double diameter = 2 * std::max(2.0, std::min(flow.h, flow.d > 1 ? flow.d : flow.h) / 10.0);
+    std::printf("%s %ux%ux%u on %s: inflow %g, viscosity %g, obstacle diameter %g cells, Re = %.0f\n",
+                flow.sim.c_str(), flow.w, flow.h, flow.d, backend == Backend::cuda ? "cuda" : "host", inflow, nu,
+                diameter, inflow * diameter / nu);
+    double inlet = 0;
+    for (std::uint32_t done = 0; done < steps;) {
+      const std::uint32_t n = std::min(steps - done, std::max<std::uint32_t>(1, steps / 10));
+      r.steps(n), done += n;
+      const auto f = r.read(cells);
+      double u = 0, mass = 0, lowest = 2, highest = 0;
+      std::size_t inlet_cells = 0, fluid = 0;
+      for (std::size_t c = 0; c < cells; ++c) {
+        const double rho = f[3][c], speed = f[1][c];
+        const bool solid = rho == 1.0 && speed == 0.0;  // solid cells publish exactly 1 and 0
+        if (solid) continue;
+        ++fluid, mass += rho, lowest = std::min(lowest, rho), highest = std::max(highest, rho);
+        if (c % flow.w == 0) u += f[0][components * c], ++inlet_cells;
+      }
+      inlet = u / static_cast<double>(inlet_cells);
+      std::printf("  step %6u: inlet mean u_x %.6f against inflow %g (%+.3f %%), mean density %.6f, density in "
+                  "[%.4f, %.4f]\n",
+                  done, inlet, inflow, 100 * (inlet - inflow) / inflow, mass / static_cast<double>(fluid), lowest,
+                  highest);
+      std::fflush(stdout);
+    }
+    INFO(flow.sim << ": inlet mean u_x " << inlet << " against inflow " << inflow);
+    CHECK(std::abs(inlet - inflow) / inflow < 0.01);  // stated tolerance: 1 %
+  }
 }

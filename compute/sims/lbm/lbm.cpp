@@ -46,7 +46,7 @@ std::vector<FieldSpec> fields() {
 
 std::vector<ParamSpec> params() {
   return {{"viscosity", 0.02, 0.005, 0.5, false, "kinematic viscosity ν (τ = 3ν + ½); lower is more turbulent"},
-          {"inflow", 0.08, 0.0, 0.15, false, "inflow velocity at the left edge (channel flow)"},
+          {"inflow", 0.08, 0.0, 0.15, false, "velocity the inlet (left column) holds, flow=channel"},
           {"force", 0.0, 0.0, 0.001, false, "body force along x (drives a periodic channel)"}};
 }
 
@@ -118,13 +118,13 @@ Touched draw(const Stroke& s, std::vector<std::uint8_t>& solid, std::vector<std:
         solid[static_cast<std::size_t>(y - g.global_row(0)) * g.width + x] = s.value ? 1 : 0;
     }
   // A cell's flags depend on its neighbours: redo one cell more on every side (and the far column,
-  // which the outflow or the periodic wrap reads from). In stored rows, clamped to them.
+  // which the periodic wrap reads from). In stored rows, clamped to them.
   const int ly0 = std::max(0, cy0 - r - 1 - g.global_row(0)),
             ly1 = std::max(ly0, std::min(g.stored_rows(), cy0 + r + 2 - g.global_row(0)));
   Touched t{std::max(0, cx0 - r - 1), ly0, std::min(g.width, cx0 + r + 2), ly1};
   if (t.y0 == t.y1) return t;
   update_flags(solid, flags, g, o, t.x0, t.y0, t.x1, t.y1);
-  if (t.x0 == 0 || t.x1 == g.width) {  // the wrap or the outflow column sees the other edge
+  if (t.x0 == 0 || t.x1 == g.width) {  // the wrap sees the other edge
     update_flags(solid, flags, g, o, 0, t.y0, 1, t.y1);
     update_flags(solid, flags, g, o, g.width - 1, t.y0, g.width, t.y1);
     t.x0 = 0, t.x1 = g.width;

@@ -1,10 +1,11 @@
 // Lattice Boltzmann flow, D2Q9 with BGK collision, float32: one fused stream-and-collide update
 // per cell (pull scheme: each cell gathers the populations streaming into it, then relaxes them
-// towards equilibrium). Boundaries: solid cells (walls, obstacles) bounce back half-way; the left
-// edge is an inflow at equilibrium (density 1, velocity u_in along x), the right edge an outflow
-// that copies the last column; with `periodic` the x edges wrap instead. A body force along x
-// (Guo's forcing, second order) drives a periodic channel. The per-cell update below is the only
-// copy of the physics: the CUDA kernel and the host loop both call it.
+// towards equilibrium). Boundaries: solid cells (walls, obstacles) bounce back half-way; with
+// flow=channel a velocity inlet half a cell left of the first column (a moving wall: gather)
+// and a pressure outlet (density 1) in the last column (non-equilibrium extrapolation:
+// open_edge); with `periodic` the x edges wrap instead. A body force along x (Guo's forcing,
+// second order) drives a periodic channel. The per-cell update below is the only copy of the physics: the CUDA kernel and the
+// host loop both call it. docs/physics.md says what it models, for a CFD user.
 //
 // Layout: populations f[i * plane + y * width + x] (one plane per direction; `plane` is at least
 // width × stored rows: the host pads it, see padded_plane), stored shifted by their rest weight
@@ -29,9 +30,9 @@ namespace cuview::sim::lbm {
 
 struct LbmParams {
   float omega = 1.0f / 0.56f;  ///< 1/τ, τ = 3ν + ½
-  float u_in = 0.08f;          ///< inflow velocity (lattice units)
+  float u_in = 0.08f;          ///< inlet velocity (lattice units), held by the left column (flow=channel)
   float force = 0.0f;          ///< body force along x per unit density
-  int periodic = 0;            ///< x edges wrap instead of inflow/outflow
+  int periodic = 0;            ///< x edges wrap instead of inlet/outlet
 };
 
 // D2Q9: rest, the four axes, the four diagonals.
@@ -82,37 +83,79 @@ CUVIEW_HD inline void lbm_collide(const float* ft, const LbmParams& p, float* ou
   }
 }
 
+/// The populations streaming into fluid cell `here` = (x, y) (flags `fl`), into `ft`: each from
+/// its source cell, or bounced back (the cell's own of the opposite direction) where the flags
+/// say its source is solid or beyond the top or bottom edge. Beyond the left edge, a channel's
+/// inlet: a wall at x = −½ moving at (u_in, 0), bounce-back with Ladd's momentum term
+/// 6 w_i ρ c_i·u (ρ the cell's), so that every row takes in exactly ρ u_in a step whatever the
+/// flow inside; with flow=periodic a source beyond an x edge wraps. A channel's outlet column is
+/// open_edge's and gathers nothing here.
+CUVIEW_HD inline void gather(const float* __restrict__ f, unsigned fl, std::size_t here, int x, int y, int width,
+                             std::size_t plane, const LbmParams& p, float* ft) {
+  float inlet_rho = 1.0f;
+  if (x == 0 && !p.periodic) {
+    CUVIEW_UNROLL
+    for (int i = 0; i < kQ; ++i) inlet_rho += f[i * plane + here];
+  }
+  CUVIEW_UNROLL
+  for (int i = 0; i < kQ; ++i) {
+    if (fl & (1u << i)) {  // w_i = w_opposite: the shifted populations bounce back as they are
+      ft[i] = f[opposite(i) * plane + here];
+      continue;
+    }
+    int sx = x - cx(i);
+    const int sy = y - cy(i);
+    if (sx < 0 && !p.periodic) {  // c_x = 1: w_i ρ (6 c·u)
+      ft[i] = f[opposite(i) * plane + here] + weight(i) * inlet_rho * (6.0f * p.u_in);
+      continue;
+    }
+    if (sx < 0) sx = width - 1;
+    else if (sx >= width) sx = 0;
+    ft[i] = f[i * plane + static_cast<std::size_t>(sy) * width + sx];
+  }
+}
+
+/// The incoming populations of a channel's outlet cell (x = width − 1, fluid), into `ft`, by
+/// non-equilibrium extrapolation (Guo, Zheng & Shi 2002; FluidX3D's equilibrium boundaries plus
+/// the neighbour's non-equilibrium part): the equilibrium at density 1 and the velocity of its
+/// inner neighbour (x = width − 2, same row), plus the non-equilibrium part of the populations
+/// that neighbour receives this step. The cell then collides as any other, which keeps both: the
+/// outlet holds the pressure, and what reaches it leaves. A solid neighbour gives the rest state.
+/// Reads only row y and the rows beside it, as any update: parts stay bit-identical.
+CUVIEW_HD inline void open_edge(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int y,
+                                int width, std::size_t plane, const LbmParams& p, float* ft) {
+  const int inner = width - 2;
+  const std::size_t at = static_cast<std::size_t>(y) * width + inner;
+  const unsigned fl = flags[at];
+  const bool fluid = (fl & kSolidBit) == 0;
+  float drho = 0.0f, ux = 0.0f, uy = 0.0f;
+  if (fluid) {
+    gather(f, fl, at, inner, y, width, plane, p, ft);
+    moments(ft, p.force, drho, ux, uy);
+  }
+  const float rho = 1.0f + drho;
+  CUVIEW_UNROLL
+  for (int i = 0; i < kQ; ++i) {
+    const float non_equilibrium = fluid ? ft[i] - shifted_equilibrium(i, drho, rho, ux, uy) : 0.0f;
+    ft[i] = shifted_equilibrium(i, 0.0f, 1.0f, ux, uy) + non_equilibrium;
+  }
+}
+
 /// One update of cell (x, y) without storing it: gathers its incoming (shifted) populations from
-/// `f`, collides (lbm_collide) into `out`. Returns false for a solid cell (kept at rest: it stores
-/// zeros, and `out` is left alone). Population i of cell c is at [i * plane + c]: `plane` is the
-/// stored cells (width × stored rows) or more (the host pads its planes).
+/// `f` (gather, or open_edge at a channel's outlet), collides (lbm_collide) into `out`. Returns
+/// false for a solid cell (kept at rest: it stores zeros, and `out` is left alone). Population i
+/// of cell c is at [i * plane + c]: `plane` is the stored cells (width × stored rows) or more (the
+/// host pads its planes).
 CUVIEW_HD inline bool lbm_update(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x, int y,
                                  int width, std::size_t plane, const LbmParams& p, float* out) {
   const std::size_t here = static_cast<std::size_t>(y) * width + x;
   const unsigned fl = flags[here];
   if (fl & kSolidBit) return false;  // solid: kept at rest, so that density and velocity read 1 and 0 there
   float ft[kQ];
-  CUVIEW_UNROLL
-  for (int i = 0; i < kQ; ++i) {
-    if (fl & (1u << i)) {  // from a solid cell or beyond the top or bottom edge: bounce back (w_i = w_opposite)
-      ft[i] = f[opposite(i) * plane + here];
-      continue;
-    }
-    int sx = x - cx(i);
-    const int sy = y - cy(i);
-    if (sx < 0 || sx >= width) {
-      if (p.periodic) {
-        sx = sx < 0 ? width - 1 : 0;
-      } else if (sx < 0) {  // inflow: what enters from the left is at equilibrium
-        ft[i] = shifted_equilibrium(i, 0.0f, 1.0f, p.u_in, 0.0f);
-        continue;
-      } else {  // outflow: the column beyond the edge is taken equal to the last one
-        sx = width - 1;
-      }
-    }
-    const std::size_t src = static_cast<std::size_t>(sy) * width + sx;
-    ft[i] = f[i * plane + src];
-  }
+  if (!p.periodic && x == width - 1)
+    open_edge(f, flags, y, width, plane, p, ft);
+  else
+    gather(f, fl, here, x, y, width, plane, p, ft);
   lbm_collide(ft, p, out);
   return true;
 }
@@ -135,7 +178,7 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
 }
 
 /// lbm_cell for every cell of row y but the first and last column (which lbm_cell does: the
-/// inflow, outflow or wrap), written for the host compiler to vectorize: away from the x edges
+/// inlet, outlet or wrap), written for the host compiler to vectorize: away from the x edges
 /// every source is affine in x, and a bounced population or a solid cell is a select rather than
 /// a branch. The same arithmetic as lbm_cell, so the same bits. Reads rows y − 1 and y + 1, which
 /// the host loop always stores (edge or ghost rows).

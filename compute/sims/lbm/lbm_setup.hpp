@@ -16,7 +16,7 @@ namespace cuview::sim::lbm {
 
 /// What `--sim-option` (SimulationConfig::options) can change.
 struct LbmOptions {
-  bool periodic = false;  ///< flow=periodic: x wraps, driven by the body force (flow=channel: inflow/outflow)
+  bool periodic = false;  ///< flow=periodic: x wraps, driven by the body force (flow=channel: inlet/outlet)
   bool cylinder = true;   ///< obstacle=cylinder (default) or none
   /// overlap=on (default): on CUDA, a part of a decomposed grid exchanges its edge rows while it
   /// computes its inner ones; off: one launch, then the exchange (the same results either way).
@@ -65,8 +65,11 @@ CUVIEW_HD inline std::uint16_t flags_of_cell(const std::uint8_t* solid, int firs
     const int sy = y - cy(i);
     bool bounce = sy < 0 || sy >= height;
     if (!bounce) {
-      if (sx < 0 || sx >= width) sx = periodic ? (sx < 0 ? width - 1 : 0) : (sx < 0 ? -1 : width - 1);
-      bounce = sx >= 0 && solid[static_cast<std::size_t>(sy - first) * width + sx];
+      if (sx < 0 || sx >= width) {
+        if (!periodic) continue;  // a channel's edge columns gather nothing (lbm.hpp open_edge)
+        sx = sx < 0 ? width - 1 : 0;
+      }
+      bounce = solid[static_cast<std::size_t>(sy - first) * width + sx] != 0;
     }
     if (bounce) fl |= static_cast<std::uint16_t>(1u << i);
   }

@@ -52,7 +52,7 @@ std::vector<StateSpec> state(const Window& g) {
 
 std::vector<ParamSpec> params() {
   return {{"viscosity", 0.02, 0.005, 0.5, false, "kinematic viscosity ν (τ = 3ν + ½); lower is more turbulent"},
-          {"inflow", 0.05, 0.0, 0.12, false, "inflow velocity at the x = 0 face (channel flow)"},
+          {"inflow", 0.05, 0.0, 0.12, false, "velocity the inlet (the x = 0 face) holds, flow=channel"},
           {"force", 0.0, 0.0, 0.001, false, "body force along x (drives a periodic duct)"}};
 }
 

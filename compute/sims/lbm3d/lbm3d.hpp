@@ -1,10 +1,12 @@
 // Lattice Boltzmann flow in 3-D: D3Q19, BGK collision, float32, one fused stream-and-collide update
 // per cell (pull: each cell gathers the populations streaming into it from two arrays, A → B, then
 // relaxes them). A duct along x: solid walls at the grid's y and z faces, an obstacle (a sphere)
-// and whatever is drawn; the x faces are an inflow at equilibrium (density 1, velocity u_in) and
-// an outflow that copies the last layer, or wrap (periodic, driven by a body force along x).
-// The per-cell update below is the only copy of the physics: the CUDA kernel and the host loops
-// both call it, both compiled without contraction and with subnormals flushed: the same bits.
+// and whatever is drawn; with flow=channel a velocity inlet (u_in, 0, 0) half a cell before the
+// x = 0 face (a moving wall: gather) and a pressure outlet (density 1) in the last layer along x
+// (non-equilibrium extrapolation: open_face); with `periodic` the x faces wrap, driven by a body
+// force along x. The per-cell update below is the only copy of the physics: the CUDA kernel and
+// the host loops both call it, both compiled without contraction and with subnormals flushed:
+// the same bits. docs/physics.md says what it models, for a CFD user.
 //
 // Layout: populations f[i * plane + n], n = x + width·(y + height·lz), one plane per direction
 // (structure of arrays: a warp's 32 cells read 128 contiguous bytes per direction), stored shifted
@@ -50,9 +52,9 @@ namespace cuview::sim::lbm3d {
 
 struct Params {
   float omega = 1.0f / 0.56f;  ///< 1/τ, τ = 3ν + ½
-  float u_in = 0.05f;          ///< inflow velocity (lattice units)
+  float u_in = 0.05f;          ///< inlet velocity (lattice units), held by the x = 0 face (flow=channel)
   float force = 0.0f;          ///< body force along x per unit density
-  int periodic = 0;            ///< x faces wrap instead of inflow/outflow
+  int periodic = 0;            ///< x faces wrap instead of inlet/outlet
 };
 
 inline constexpr int kQ = 19;
@@ -178,46 +180,86 @@ struct Packed {
   }
 };
 
-/// Where population i of cell (x, y, lz) streams from: its source cell, or "inflow" (beyond the
-/// x = 0 face of a channel: it arrives at equilibrium). y and lz are never beyond the stored cells
-/// for a fluid cell: the grid's y and z faces are solid walls.
+/// Where population i of cell (x, y, lz) streams from: its source cell, or "inlet" (beyond the
+/// x = 0 face of a channel). Beyond an x face of a periodic duct it wraps; a channel's outlet
+/// cells gather nothing (open_face). y and lz are never beyond the stored cells for a fluid cell:
+/// the grid's y and z faces are solid walls.
 struct Source {
   std::size_t cell;
-  bool inflow;
+  bool inlet;
 };
-CUVIEW_HD inline Source source_of(int i, int x, int y, int lz, const Window& g, int periodic) {
+CUVIEW_HD CUVIEW_CELL_INLINE Source source_of(int i, int x, int y, int lz, const Window& g, int periodic) {
   int sx = x - cx(i);
   if (sx < 0 || sx >= g.width) {
-    if (periodic) {
-      sx = sx < 0 ? g.width - 1 : 0;
-    } else if (sx < 0) {
-      return {0, true};
-    } else {
-      sx = g.width - 1;  // outflow: the layer beyond the face is taken equal to the last one
-    }
+    if (!periodic) return {0, true};
+    sx = sx < 0 ? g.width - 1 : 0;
   }
   return {g.at(sx, y - cy(i), lz - cz(i)), false};
 }
 
-/// One update of cell (x, y, lz) without storing it: gathers its incoming populations from `f`
-/// (bouncing back those whose source is solid: the cell's own outgoing population of the opposite
-/// direction), collides, into `ft`. Returns false for a solid cell (kept at rest: it stores zeros;
-/// `ft` is left alone). `plane`: floats between two directions.
-CUVIEW_HD inline bool cell_collided(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int x, int y,
-                                    int lz, const Window& g, std::size_t plane, const Params& p, float* ft) {
+/// The populations streaming into fluid cell (x, y, lz) (flags `fl`), into `ft`: each from its
+/// source cell, or bounced back (the cell's own outgoing population of the opposite direction)
+/// where the source is solid. From beyond the inlet face: a wall at x = −½ moving at
+/// (u_in, 0, 0), bounce-back with Ladd's momentum term 6 w_i ρ c_i·u (ρ the cell's), so that
+/// every cell of the face takes in exactly ρ u_in a step whatever the flow inside.
+CUVIEW_HD CUVIEW_CELL_INLINE void gather(const float* __restrict__ f, const std::uint8_t* __restrict__ flags,
+                                         unsigned fl, int x, int y, int lz, const Window& g, std::size_t plane,
+                                         const Params& p, float* ft) {
   const std::size_t here = g.at(x, y, lz);
-  const unsigned fl = flags[here];
-  if (fl & kSolid) return false;
+  float inlet_rho = 1.0f;
+  if (x == 0 && !p.periodic) {
+    CUVIEW_UNROLL19
+    for (int i = 0; i < kQ; ++i) inlet_rho += f[i * plane + here];
+  }
   CUVIEW_UNROLL19
   for (int i = 0; i < kQ; ++i) {
     const Source s = source_of(i, x, y, lz, g, p.periodic);
-    if (s.inflow)
-      ft[i] = shifted_equilibrium(i, 0.0f, 1.0f, p.u_in, 0.0f, 0.0f);
+    if (s.inlet)  // c_x = 1: w_i ρ (6 c·u)
+      ft[i] = f[opposite(i) * plane + here] + weight(i) * inlet_rho * (6.0f * p.u_in);
     else if ((fl & kNear) && (flags[s.cell] & kSolid))
       ft[i] = f[opposite(i) * plane + here];
     else
       ft[i] = f[i * plane + s.cell];
   }
+}
+
+/// The incoming populations of a channel's outlet cell (x = width − 1, fluid), into `ft`, by
+/// non-equilibrium extrapolation (Guo, Zheng & Shi 2002; FluidX3D's equilibrium boundaries plus
+/// the neighbour's non-equilibrium part): the equilibrium at density 1 and the velocity of its
+/// inner neighbour (x = width − 2, same y and layer), plus the non-equilibrium part of the
+/// populations that neighbour receives this step. The cell then collides as any other, which
+/// keeps both: the outlet holds the pressure, and what reaches it leaves. A solid neighbour gives
+/// the rest state. Reads only the layers beside lz, as any update: parts stay bit-identical.
+CUVIEW_HD inline void open_face(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int y, int lz,
+                                const Window& g, std::size_t plane, const Params& p, float* ft) {
+  const int inner = g.width - 2;
+  const unsigned fl = flags[g.at(inner, y, lz)];
+  const bool fluid = (fl & kSolid) == 0;
+  float drho = 0.0f, ux = 0.0f, uy = 0.0f, uz = 0.0f;
+  if (fluid) {
+    gather(f, flags, fl, inner, y, lz, g, plane, p, ft);
+    moments(ft, p.force, drho, ux, uy, uz);
+  }
+  const float rho = 1.0f + drho;
+  CUVIEW_UNROLL19
+  for (int i = 0; i < kQ; ++i) {
+    const float non_equilibrium = fluid ? ft[i] - shifted_equilibrium(i, drho, rho, ux, uy, uz) : 0.0f;
+    ft[i] = shifted_equilibrium(i, 0.0f, 1.0f, ux, uy, uz) + non_equilibrium;
+  }
+}
+
+/// One update of cell (x, y, lz) without storing it: gathers its incoming populations from `f`
+/// (gather, or open_face at a channel's outlet), collides, into `ft`. Returns false for a solid
+/// cell (kept at rest: it stores zeros; `ft` is left alone). `plane`: floats between two
+/// directions.
+CUVIEW_HD inline bool cell_collided(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int x, int y,
+                                    int lz, const Window& g, std::size_t plane, const Params& p, float* ft) {
+  const unsigned fl = flags[g.at(x, y, lz)];
+  if (fl & kSolid) return false;
+  if (!p.periodic && x == g.width - 1)
+    open_face(f, flags, y, lz, g, plane, p, ft);
+  else
+    gather(f, flags, fl, x, y, lz, g, plane, p, ft);
   collide(ft, p);
   return true;
 }
@@ -241,9 +283,10 @@ CUVIEW_HD inline std::uint8_t flags_of(const std::uint8_t* solid, const Window& 
   const std::size_t here = g.at(x, y, lz);
   if (solid[here]) return kSolid;
   if (lz == 0 || lz == g.layers + 1 || y == 0 || y == g.height - 1) return 0;
+  if (!periodic && x == g.width - 1) return 0;  // open_face gathers at the neighbour, with its flags
   for (int i = 1; i < kQ; ++i) {
     const Source s = source_of(i, x, y, lz, g, periodic);
-    if (!s.inflow && solid[s.cell]) return kNear;
+    if (!s.inlet && solid[s.cell]) return kNear;
   }
   return 0;
 }
@@ -338,8 +381,8 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
   return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & mask) | (std::bit_cast<std::uint32_t>(b) & ~mask));
 }
 
-/// cell_update for every cell of row (y, lz) but the first and last column (the faces: inflow,
-/// outflow or wrap, which cell_update does), written for the host compiler to vectorise: away
+/// cell_update for every cell of row (y, lz) but the first and last column (the faces: inlet,
+/// outlet or wrap, which cell_update does), written for the host compiler to vectorise: away
 /// from the x faces every source is affine in x, and a bounce or a solid cell is a select. The
 /// same arithmetic as cell_update, so the same bits. The row must have stored rows around it
 /// (0 < y < height − 1, 0 < lz < layers + 1).

@@ -16,7 +16,7 @@ namespace cuview::sim::lbm3d {
 
 /// What `--sim-option` can change.
 struct Options {
-  bool periodic = false;  ///< flow=periodic: x wraps, driven by the body force (flow=channel: inflow/outflow)
+  bool periodic = false;  ///< flow=periodic: x wraps, driven by the body force (flow=channel: inlet/outlet)
   bool sphere = true;     ///< obstacle=sphere (default) or none
   /// overlap=on (default): on CUDA, a part of a decomposed grid exchanges its edge layers while it
   /// computes its inner ones; off: one launch, then the exchange (the same results either way).
