@@ -3,14 +3,13 @@
 //   private X server (Xvfb, Qt's xcb platform) and are driven with real input through it; where
 //   Xvfb or xdotool is missing they are reported as skipped (exit 77), never as passed;
 // - every other test runs on Qt's offscreen platform.
-#define CATCH_CONFIG_RUNNER
 #include <QApplication>
 #include <QDir>
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "catch_runner.hpp"
 #include "main_window.hpp"
 #include "process.hpp"
 #include "window_system.hpp"
@@ -44,7 +43,7 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName("cuview-gui-tests");
     // Viewers the tests start choose their platform as a user's would (xcb, from DISPLAY).
     if (wants_window) unsetenv("QT_QPA_PLATFORM");
-    rc = Catch::Session().run(argc, argv);
+    rc = cuview::test::run_catch(argc, argv);
   }
   QDir(config).removeRecursively();
   return rc;

@@ -16,7 +16,8 @@ using namespace std::chrono_literals;
 
 namespace {
 std::string plugin(const std::string& kind) {
-  return std::string(CUVIEW_TEST_PLUGIN_DIR) + "/libcuview-test-plugin-" + kind + ".so";
+  std::string path = CUVIEW_TEST_PLUGIN_DIR;  // appended to, not `+`-chained: GCC 12's -Warray-bounds misfires on that
+  return path.append("/libcuview-test-plugin-").append(kind).append(".so");
 }
 
 /// The line of `log` that the daemon wrote as an error (the reason it did not start).
