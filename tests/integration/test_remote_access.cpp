@@ -131,23 +131,19 @@ Outcome connect_and_ask(zmq::context_t& ctx, zmq::socket_t& s, const std::string
   (void)s.send(zmq::buffer(std::string()), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
   (void)s.send(zmq::buffer(remote::encode_gateway_request(remote::Op::list, 1, proto::NoArgs{})),
                zmq::send_flags::dontwait);
-  for (;;) {
-    zmq::message_t event, address;
-    if (!events.recv(event)) FAIL("no handshake with the gateway at " << endpoint << " ended within a minute");
-    if (event.more()) (void)events.recv(address);
-    REQUIRE(event.size() >= 6);
-    std::uint16_t id = 0;
-    std::uint32_t value = 0;
-    std::memcpy(&id, event.data(), 2);
-    std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
-    zmq_socket_monitor(s.handle(), nullptr, 0);
-    switch (id) {
-      case ZMQ_EVENT_HANDSHAKE_SUCCEEDED: return {Handshake::succeeded, value};
-      case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH: return {Handshake::refused_key, value};
-      case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL: return {Handshake::failed_protocol, value};
-      default: return {Handshake::dropped_unshaken, value};  // DISCONNECTED or FAILED_NO_DETAIL first
-    }
-  }
+  zmq::message_t event, address;  // the first event watched for ends the handshake
+  if (!events.recv(event)) FAIL("no handshake with the gateway at " << endpoint << " ended within a minute");
+  if (event.more()) (void)events.recv(address);
+  REQUIRE(event.size() >= 6);
+  std::uint16_t id = 0;
+  std::uint32_t value = 0;
+  std::memcpy(&id, event.data(), 2);
+  std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
+  zmq_socket_monitor(s.handle(), nullptr, 0);
+  if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) return {Handshake::succeeded, value};
+  if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) return {Handshake::refused_key, value};
+  if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) return {Handshake::failed_protocol, value};
+  return {Handshake::dropped_unshaken, value};  // DISCONNECTED, or FAILED_NO_DETAIL
 }
 
 /// Whether a reply waits on `s` (within `wait`).
@@ -330,9 +326,12 @@ TEST_CASE("a tcp gateway serves an authorised key and tells a peer without one n
   zmq::socket_t s(ctx, zmq::socket_type::dealer);
   s.set(zmq::sockopt::linger, 0);
   SECTION("a plain TCP peer is refused at the handshake and hears nothing") {
+    // The peer reads the gateway's mechanism and gives up, or the gateway, having read the peer's,
+    // closes the connection first: which comes first depends on the two processes' timing.
     const auto o = connect_and_ask(ctx, s, endpoint);
-    CHECK(o.handshake == Handshake::failed_protocol);
-    CHECK(o.value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH);
+    INFO(o.handshake << ", " << o.value);
+    CHECK(((o.handshake == Handshake::failed_protocol && o.value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) ||
+           o.handshake == Handshake::dropped_unshaken));
     CHECK_FALSE(replied(s, 0ms));
   }
   SECTION("a CURVE peer with a key not in authorized_keys is refused, logged, and hears nothing") {
