@@ -560,7 +560,7 @@ TEST_CASE("the README's flows hold their inlet over a long run", "[.flow-check]"
     std::uint32_t w, h, d;
   };
   for (const Flow& flow : {Flow{"lbm", 1600, 400, 1}, Flow{"lbm3d", 192, 64, 64}}) {
-    if (sims.find(flow.sim) == std::string::npos) continue;
+    if (("," + sims + ",").find("," + flow.sim + ",") == std::string::npos) continue;
     SimRun r(flow.sim, backend, flow.w, flow.h, {}, {}, flow.d);
     const double inflow = r.params.at("inflow"), nu = r.params.at("viscosity");
     const int components = flow.d > 1 ? 3 : 2;
