@@ -219,7 +219,7 @@ void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
         const char* user = std::getenv("USER");
         r.user = user ? user : std::to_string(::getuid());
         r.encodings = {"auto", "u8", "u16", "f32"};
-        answer = remote::encode_gateway_result(id, r);
+        answer = remote::encode_gateway_result(request, r);
         break;
       }
       case remote::Op::list: {
@@ -237,7 +237,7 @@ void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
           if (instance.here.empty()) add(instance.name);
           for (const auto k : instance.here) add(PublisherAddress{instance.name, k}.text());
         }
-        answer = remote::encode_gateway_result(id, r);
+        answer = remote::encode_gateway_result(request, r);
         break;
       }
       case remote::Op::view:

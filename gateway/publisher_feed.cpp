@@ -143,7 +143,8 @@ bool PublisherFeed::attach_control() {
     attach_refused_ = false;
     std::lock_guard lock(mu_);
     const auto& d = control_->description();
-    entry_ = {name_, d.sim, d.backend, d.device, d.width, d.height, static_cast<std::uint32_t>(watchers_.size())};
+    entry_ = {name_, d.sim, d.backend, d.device, d.width, d.height, static_cast<std::uint32_t>(watchers_.size()),
+              d.dims};
     spdlog::info("gateway: attached to publisher '{}' (session {})", name_, control_->hello().session);
     return true;
   } catch (const Error& e) {
@@ -352,7 +353,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         if (auto old = watchers_.find(peer); old != watchers_.end()) w.meter = old->second.meter;
         watchers_[peer] = std::move(w);
         count_viewers();
-        send(peer, remote::kReply, remote::encode_gateway_result(id, proto::NoArgs{}));
+        send(peer, remote::kReply, remote::encode_gateway_result(request, proto::NoArgs{}));
         return;
       }
       case remote::Op::credit: {
@@ -368,7 +369,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         (void)proto::decode_as<remote::StopArgs>(request.args, "'stop' arguments");
         watchers_.erase(peer);
         count_viewers();
-        send(peer, remote::kReply, remote::encode_gateway_result(id, proto::NoArgs{}));
+        send(peer, remote::kReply, remote::encode_gateway_result(request, proto::NoArgs{}));
         return;
       case remote::Op::fetch: {
         const auto a = proto::decode_as<remote::FetchArgs>(request.args, "'fetch' arguments");
@@ -441,7 +442,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         std::string packed;
         encoder_.compress(raw, packed);
         out.data.assign(packed.begin(), packed.end());
-        send(peer, remote::kReply, remote::encode_gateway_result(id, out));
+        send(peer, remote::kReply, remote::encode_gateway_result(request, out));
         return;
       }
       case remote::Op::hello:

@@ -254,14 +254,15 @@ ViewMatcher::Decision ViewMatcher::decide(Clock::time_point now) {
 bool shows_watch(const remote::ViewHeader& h, const ViewWatch& w) {
   if (w.brick || h.brick) return h.field == w.field && w.brick.has_value() && h.brick.has_value();  // its size is the gateway's
   const auto& r = w.region;
-  const std::optional<std::string> axis = w.slice ? std::optional<std::string>(to_string(w.slice->axis)) : std::nullopt;
-  const std::optional<std::uint32_t> index = w.slice ? std::optional<std::uint32_t>(w.slice->index) : std::nullopt;
-  const auto through =
-      w.through ? std::optional<std::vector<std::uint32_t>>(std::vector<std::uint32_t>(w.through->begin(), w.through->end()))
-                : std::nullopt;
+  // Compared in place, without optional temporaries (GCC 12 warns of those falsely).
+  const bool same_slice = w.slice ? h.axis == to_string(w.slice->axis) && h.index == w.slice->index
+                                  : !h.axis.has_value() && !h.index.has_value();
+  const bool same_through = w.through ? h.through.has_value() && std::equal(h.through->begin(), h.through->end(),
+                                                                            w.through->begin(), w.through->end())
+                                      : !h.through.has_value();
   return h.field == w.field && h.view_w == static_cast<std::uint32_t>(r.view_w) &&
          h.view_h == static_cast<std::uint32_t>(r.view_h) && h.center_x == r.center_x && h.center_y == r.center_y &&
-         h.pixels_per_cell == r.pixels_per_cell && h.axis == axis && h.index == index && h.through == through;
+         h.pixels_per_cell == r.pixels_per_cell && same_slice && same_through;
 }
 
 void assemble_view(std::span<const RemoteView* const> parts, RemoteView& out) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 
+#include "cuview/assembly.hpp"
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
 #include "cuview/runtime_dir.hpp"
@@ -51,11 +52,12 @@ QList<DaemonEntry> publishers_of(const QString& url, std::optional<RemoteHost>& 
         ++parts[QString::fromStdString(a.name)];
         continue;
       }
+      // Every axis (a gateway of remote protocol 1 names the two fastest only).
+      const Extent grid{p.dims.empty() ? Axes{p.height, p.width} : p.dims};
       const QString what = p.sim.empty() ? QString("not described by the gateway")
-                                         : QString("%1 %2×%3 on %4")
+                                         : QString("%1 %2 on %3")
                                                .arg(QString::fromStdString(p.sim))
-                                               .arg(p.width)
-                                               .arg(p.height)
+                                               .arg(QString::fromStdString(grid.text()))
                                                .arg(QString::fromStdString(p.backend));
       out.push_back({QString::fromStdString(p.name), QString("%1\nremote · %2 viewer(s)").arg(what).arg(p.viewers)});
     }

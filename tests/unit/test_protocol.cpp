@@ -5,6 +5,7 @@
 
 #include "cuview/runtime_dir.hpp"
 #include "cuview/protocol.hpp"
+#include "cuview/remote_protocol.hpp"
 
 using namespace cuview;
 using namespace cuview::proto;
@@ -197,6 +198,31 @@ TEST_CASE("keys added after a client's version are left out of its answers", "[p
   CHECK(result_for_version("stats", later, 9, added) == later);
   // Nothing has been added since the stable version: its clients get today's answers whole.
   CHECK(result_for_version("describe", later, kFirstStable) == later);
+}
+
+TEST_CASE("a gateway lists every axis to a client of remote protocol 2, and the keys of 1 to one of 1",
+          "[protocol][remote]") {
+  remote::ListResult list;
+  list.publishers.push_back({"vol", "lbm3d", "host", "cpu", 40, 30, 0, {16, 30, 40}});
+  for (std::uint32_t v : {remote::kFirstStable, remote::kVersion}) {
+    std::uint64_t id = 0;
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(buf);
+    pk.pack_map(4), pk.pack("v"), pk.pack(v), pk.pack("op"), pk.pack("list"), pk.pack("id"), pk.pack(7);
+    pk.pack("args"), pk.pack_map(0);
+    const auto request = remote::decode_gateway_request({buf.data(), buf.size()}, id);
+    const auto reply = remote::decode_gateway_reply(remote::encode_gateway_result(request, list));
+    const auto h = msgpack::unpack(remote::encode_gateway_result(request, list).data(),
+                                   remote::encode_gateway_result(request, list).size());
+    CHECK(detail::find_key(h.get(), "v")->as<std::uint32_t>() == v);
+    const auto& entry = detail::find_key(reply.result, "publishers")->via.array.ptr[0];
+    CHECK(detail::find_key(entry, "width")->as<std::uint32_t>() == 40);
+    if (v < 2) {
+      CHECK(detail::find_key(entry, "dims") == nullptr);
+    } else {
+      CHECK(detail::find_key(entry, "dims")->as<std::vector<std::uint32_t>>() == std::vector<std::uint32_t>{16, 30, 40});
+    }
+  }
 }
 
 TEST_CASE("an unknown op is rejected with the list of ops", "[protocol][bad-input]") {

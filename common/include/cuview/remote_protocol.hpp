@@ -11,6 +11,8 @@
 // A body is one MessagePack map, decoded as strictly as the local protocol's.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,8 +28,12 @@ namespace cuview::remote {
 /// version from kFirstStable to kVersion, and a newer client's `hello` is answered with the
 /// version of its session. Requests to a publisher carry the local protocol's version
 /// (proto::kVersion or the client's older one, from 7) as they always do.
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;  // 2: `list` names every axis of a grid (dims)
 inline constexpr std::uint32_t kFirstStable = 1;
+
+/// The keys each version after kFirstStable added to the gateway's own results (as
+/// proto::kAddedKeys for the publishers'): a client of an earlier version is answered without them.
+inline constexpr std::array<proto::KeyAddition, 1> kAddedKeys{{{"list", "publishers[].dims", 2}}};
 
 /// Bounds, checked before allocating: a request to the gateway, one view's samples, one fetched
 /// region's values, a compressed payload.
@@ -89,12 +95,15 @@ struct GatewayRequest {
 /// unknown_field | missing_field); `id_out` is set as early as it can be read.
 GatewayRequest decode_gateway_request(std::string_view bytes, std::uint64_t& id_out);
 
+/// A request in remote protocol `version`: cuview's clients say `hello` in kVersion and the rest in
+/// the version its reply names (kFirstStable before one), so a newer client works with an older
+/// gateway.
 template <class Args>
-std::string encode_gateway_request(Op op, std::uint64_t id, const Args& args) {
+std::string encode_gateway_request(Op op, std::uint64_t id, const Args& args, std::uint32_t version = kVersion) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
   pk.pack_map(4);
-  pk.pack("v"), pk.pack(kVersion);
+  pk.pack("v"), pk.pack(version);
   pk.pack("op"), pk.pack(name_of(op));
   pk.pack("id"), pk.pack(id);
   pk.pack("args"), pk.pack(args);
@@ -102,10 +111,23 @@ std::string encode_gateway_request(Op op, std::uint64_t id, const Args& args) {
 }
 
 /// The gateway's replies to its own ops: {v, id, ok, result} or {v, id, ok: false, error}, as a
-/// publisher's replies are (with the remote version in `v`).
+/// publisher's replies are: in the request's remote version (the session's, for a newer client's
+/// hello), without the keys added after it (kAddedKeys).
 template <class Result>
-std::string encode_gateway_result(std::uint64_t id, const Result& result) {
-  return proto::encode_result(id, result, kVersion);
+std::string encode_gateway_result(const GatewayRequest& request, const Result& result) {
+  const std::uint32_t version = std::min(request.v, kVersion);
+  msgpack::sbuffer packed;
+  msgpack::pack(packed, result);
+  const std::string older = proto::result_for_version(request.op, {packed.data(), packed.size()}, version, kAddedKeys);
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4);
+  pk.pack("v"), pk.pack(version);
+  pk.pack("id"), pk.pack(request.id);
+  pk.pack("ok"), pk.pack(true);
+  pk.pack("result");
+  buf.write(older.data(), older.size());
+  return {buf.data(), buf.size()};
 }
 inline std::string encode_gateway_error(std::uint64_t id, Errc code, const std::string& message) {
   return proto::encode_error(id, code, message, kVersion);
@@ -132,9 +154,10 @@ struct HelloResult {
 struct PublisherEntry {
   std::string name;
   std::string sim, backend, device;  ///< empty when the gateway could not describe it
-  std::uint32_t width = 0, height = 0;
+  std::uint32_t width = 0, height = 0;  ///< the grid's two fastest axes
   std::uint32_t viewers = 0;  ///< remote clients of this gateway watching it
-  MSGPACK_DEFINE_MAP(name, sim, backend, device, width, height, viewers);
+  std::vector<std::uint32_t> dims;  ///< every axis of the grid, slowest first (remote protocol 2; empty when not described)
+  MSGPACK_DEFINE_MAP(name, sim, backend, device, width, height, viewers, dims);
 };
 struct ListResult {
   std::vector<PublisherEntry> publishers;

@@ -95,7 +95,8 @@ std::optional<ArrivedView> RemoteChannel::take_view(std::chrono::milliseconds ti
 
 void RemoteChannel::credit(std::uint64_t seq, std::optional<std::uint64_t> from_step) {
   (void)link_->send("",
-                    remote::encode_gateway_request(remote::Op::credit, 0, remote::CreditArgs{name_, 1, seq, from_step}));
+                    remote::encode_gateway_request(remote::Op::credit, 0, remote::CreditArgs{name_, 1, seq, from_step},
+                                                   gateway_version_));
 }
 
 std::unique_ptr<RemoteChannel> open_remote_channel(const std::string& url, const std::string& name,

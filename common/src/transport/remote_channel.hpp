@@ -5,11 +5,13 @@
 // restarts, or falls silent for a second.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "cuview/remote/value_codec.hpp"
 #include "cuview/remote_protocol.hpp"
@@ -65,6 +67,9 @@ class RemoteChannel final : public RequestChannel {
   std::deque<std::string> gateway_replies_;   // from the gateway itself
   std::optional<ArrivedView> newest_;
   std::uint64_t next_gateway_id_ = 1;
+  /// The remote version the gateway's ops are sent in: its `hello` is said in remote::kVersion and
+  /// names the session's, the lowest (remote::kFirstStable) serves before one.
+  std::uint32_t gateway_version_ = remote::kFirstStable;
   bool gone_ = false;
   std::string gone_reason_;
 };
@@ -78,7 +83,8 @@ Result RemoteChannel::gateway_call(remote::Op op, const Args& args, std::chrono:
   using Clock = std::chrono::steady_clock;
   const std::uint64_t id = next_gateway_id_++;
   const std::string what = "the gateway at " + link_->url().text;
-  if (!link_->send("", remote::encode_gateway_request(op, id, args)))
+  const bool hello = op == remote::Op::hello;
+  if (!link_->send("", remote::encode_gateway_request(op, id, args, hello ? remote::kVersion : gateway_version_)))
     throw Error(Errc::timeout, "cannot send '" + std::string(remote::name_of(op)) + "' to " + what +
                                    ": its queue is full; is the link down?");
   const auto deadline = Clock::now() + timeout;
@@ -89,7 +95,10 @@ Result RemoteChannel::gateway_call(remote::Op op, const Args& args, std::chrono:
       auto reply = remote::decode_gateway_reply(bytes, max_bin);
       if (reply.id != id) continue;
       if (!reply.ok) throw Error(errc_from_string(reply.error.code), reply.error.message);
-      return proto::decode_as<Result>(reply.result, "'" + std::string(remote::name_of(op)) + "' result");
+      auto result = proto::decode_as<Result>(reply.result, "'" + std::string(remote::name_of(op)) + "' result");
+      if constexpr (std::is_same_v<Result, remote::HelloResult>)
+        gateway_version_ = std::clamp(result.protocol, remote::kFirstStable, remote::kVersion);
+      return result;
     }
     if (link_->refused()) throw Error(Errc::access, link_->why_silent());
     if (link_->silent()) throw Error(Errc::daemon_gone, link_->why_silent() + "; connect again");
