@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenuBar>
@@ -13,6 +14,7 @@
 #include <QShortcut>
 #include <QStatusBar>
 #include <QTimer>
+#include <QVBoxLayout>
 #include <cstdio>
 
 #include "cuview/posix.hpp"
@@ -21,6 +23,7 @@
 #include "panels/rates_panel.hpp"
 #include "panels/simulation_panel.hpp"
 #include "panels/status_label.hpp"
+#include "panels/status_rows_layout.hpp"
 #include "panels/volume_panel.hpp"
 
 namespace cuview::gui {
@@ -33,8 +36,8 @@ namespace {
 const QString kDetachedHint =
     "Detached. Pick a running daemon in the Daemons list and click Attach (or double-click it).";
 
-/// A status bar label's text (a StatusLabel: whole while the window has room, else elided, the
-/// whole text in its tooltip).
+/// A label's text (a StatusLabel: a brief one always whole, on a further row of the status bar
+/// where the window is narrow; a description cut short where it has less room than its text).
 void show_status(QLabel* label, const QString& text) { label->setText(text); }
 }  // namespace
 
@@ -44,11 +47,17 @@ MainWindow::MainWindow(const ViewerOptions& options, QWidget* parent)
   setWindowIcon(application_icon());
   view_ = new FieldView;
   colorbar_ = new ColorBar;
-  auto* central = new QWidget;
-  auto* row = new QHBoxLayout(central);
+  picture_ = new QWidget;
+  auto* row = new QHBoxLayout(picture_);
   row->setContentsMargins(0, 0, 0, 0);
   row->addWidget(view_, 1);
   row->addWidget(colorbar_);
+  auto* central = new QWidget;
+  auto* column = new QVBoxLayout(central);
+  column->setContentsMargins(0, 0, 0, 0);
+  column->setSpacing(0);
+  column->addWidget(picture_, 1);
+  column->addWidget(build_caption());
   setCentralWidget(central);
   daemons_ = new DaemonsPanel(this, opts_.announce_port);
   addDockWidget(Qt::LeftDockWidgetArea, daemons_);
@@ -141,31 +150,74 @@ void MainWindow::connect_parts() {
   connect(back, &QShortcut::activated, display_, [this] { display_->move_slice(-1); });
 }
 
-void MainWindow::build_status_bar() {
-  connection_label_ = new StatusLabel("detached");
-  fps_label_ = new StatusLabel;
-  latency_label_ = new StatusLabel;
-  steps_label_ = new StatusLabel;
-  cost_label_ = new StatusLabel;
-  cost_label_->setObjectName("cost");
-  skipped_label_ = new StatusLabel;
-  backend_label_ = new StatusLabel;
-  remote_label_ = new StatusLabel;
-  remote_label_->setObjectName("remote");
-  remote_label_->setToolTip(kRemoteTip);
-  readout_label_ = new StatusLabel;
-  checkpoint_label_ = new StatusLabel;
-  checkpoint_label_->setObjectName("checkpoint");
-  volume_label_ = new StatusLabel;
-  volume_label_->setObjectName("volume");
+QWidget* MainWindow::build_caption() {
+  // What the picture is made of (a volume's brick and its costs, a remote view's encoding and
+  // bound) and the value under the mouse, on a line of their own under the picture: a line the
+  // picture gives up, never the window (the docks beside it are often as short as they go), and
+  // always there, so that nothing changes size as the mouse comes and goes. Each is cut short
+  // ("…", the whole text in its tooltip) where the picture is narrower than it.
+  auto* caption = new QWidget;
+  caption->setObjectName("caption");
+  auto* line = new QHBoxLayout(caption);
+  line->setContentsMargins(4, 1, 4, 1);
+  line->setSpacing(16);
+  const auto description = [&](const char* name) {
+    auto* l = new StatusLabel(StatusLabel::Kind::description);
+    l->setObjectName(name);
+    return l;
+  };
+  volume_label_ = description("volume");
   volume_label_->setToolTip("the volume view: the brick rendered (the grid's cells it takes), what bringing it cost, "
                             "how long the rays took on this computer's cores");
   volume_label_->setVisible(false);
-  for (auto* l :
-       {connection_label_, fps_label_, latency_label_, steps_label_, cost_label_, skipped_label_, backend_label_, remote_label_,
-        volume_label_, checkpoint_label_})
-    statusBar()->addWidget(l);
-  statusBar()->addPermanentWidget(readout_label_);
+  remote_label_ = description("remote");
+  remote_label_->setToolTip(kRemoteTip);
+  remote_label_->setVisible(false);
+  readout_label_ = description("readout");
+  // The descriptions share what the readout leaves (a text's width asks for nothing).
+  for (auto* l : {volume_label_, remote_label_}) {
+    l->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    line->addWidget(l, 1);
+  }
+  line->addStretch(0);
+  line->addWidget(readout_label_);
+  caption->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+  caption->setMinimumHeight(QFontMetrics(caption->font()).height() + 2);  // one line, with text or not
+  return caption;
+}
+
+void MainWindow::build_status_bar() {
+  // Short labels, each read at a glance and so never cut short: where the window is narrower than
+  // them all, the bar takes another row.
+  auto* rows = new QWidget;
+  rows->setObjectName("status_rows");
+  auto* layout = new StatusRowsLayout(rows);
+  const auto brief = [&](const char* name) {
+    auto* l = new StatusLabel(StatusLabel::Kind::brief);
+    l->setObjectName(name);
+    layout->addWidget(l);
+    return l;
+  };
+  connection_label_ = brief("connection");
+  connection_label_->setText("detached");
+  fps_label_ = brief("fps");
+  latency_label_ = brief("latency");
+  steps_label_ = brief("steps");
+  cost_label_ = brief("cost");
+  skipped_label_ = brief("skipped");
+  backend_label_ = brief("backend");
+  checkpoint_label_ = brief("checkpoint");
+  // A temporary message (showMessage) hides the labels: the bar keeps its rows meanwhile, so the
+  // picture above does not change size twice for each message.
+  QSizePolicy keep = rows->sizePolicy();
+  keep.setRetainSizeWhenHidden(true);
+  rows->setSizePolicy(keep);
+  statusBar()->addWidget(rows, 1);
+  // A status bar is one row high by default (its vertical size policy is Fixed): let it be as tall
+  // as its rows, which the main window's layout asks it for the window's width (heightForWidth).
+  QSizePolicy grows = statusBar()->sizePolicy();
+  grows.setVerticalPolicy(QSizePolicy::Minimum);
+  statusBar()->setSizePolicy(grows);
 }
 
 void MainWindow::build_menus() {
@@ -436,7 +488,7 @@ QString MainWindow::save_screenshot(const QString& path) {
   if (!dir.exists() || !dir.isDir())
     return QString("cannot save %1: folder %2 does not exist").arg(path, dir.filePath());
   if (!dir.isWritable()) return QString("cannot save %1: folder %2 is not writable").arg(path, dir.filePath());
-  QWidget* what = opts_.whole_window ? static_cast<QWidget*>(this) : centralWidget();
+  QWidget* what = opts_.whole_window ? static_cast<QWidget*>(this) : picture_;
   if (!grab_pixels(what).save(path, "PNG"))
     return QString("cannot save %1: writing the PNG failed (disk full or not writable?)").arg(path);
   return {};

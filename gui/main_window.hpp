@@ -1,5 +1,6 @@
 // The viewer's window: the field view with its colour bar in the middle, four docks around it
-// (panels/: daemons, display, simulation, rates), the status bar and the menus. It composes them:
+// (panels/: daemons, display, simulation, rates), a line under the picture, the status bar and the
+// menus. It composes them:
 // the worker's signals go to the panels that show them, the panels' requests to the worker.
 #pragma once
 
@@ -21,6 +22,7 @@ class DaemonsPanel;
 class DisplayPanel;
 class RatesPanel;
 class SimulationPanel;
+class StatusLabel;
 class VolumePanel;
 
 struct ViewerOptions {
@@ -93,6 +95,8 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* e) override;
 
  private:
+  /// The line under the picture: what it is made of, and the value under the mouse.
+  QWidget* build_caption();
   void build_status_bar();
   void build_menus();
   void connect_parts();
@@ -117,24 +121,25 @@ class MainWindow : public QMainWindow {
   ViewerWorker worker_;
   DaemonLister lister_;
   FieldView* view_ = nullptr;
+  QWidget* picture_ = nullptr;  ///< the view and its colour bar: what a screenshot saves
   ColorBar* colorbar_ = nullptr;
   DaemonsPanel* daemons_ = nullptr;
   DisplayPanel* display_ = nullptr;
   SimulationPanel* simulation_ = nullptr;
   VolumePanel* volume_ = nullptr;
   RatesPanel* rates_ = nullptr;
-  QLabel* connection_label_ = nullptr;
-  QLabel* fps_label_ = nullptr;
-  QLabel* latency_label_ = nullptr;
-  QLabel* steps_label_ = nullptr;
-  QLabel* cost_label_ = nullptr;  // "cost 0.98 % of 1 % · budget-limited" (stats)
-  QLabel* skipped_label_ = nullptr;
-  QLabel* backend_label_ = nullptr;
-  QLabel* remote_label_ = nullptr;  ///< the gateway, encoding, error bound and link of a remote view
-  QLabel* readout_label_ = nullptr;
-  QLabel* checkpoint_label_ = nullptr;
-  QLabel* volume_label_ = nullptr;
-  QElapsedTimer first_painted_;  ///< since the first frame was painted (a headless run's rate)  ///< what a volume view is made of and what it cost  ///< when the daemon last wrote a checkpoint
+  StatusLabel* connection_label_ = nullptr;
+  StatusLabel* fps_label_ = nullptr;
+  StatusLabel* latency_label_ = nullptr;
+  StatusLabel* steps_label_ = nullptr;
+  StatusLabel* cost_label_ = nullptr;  // "cost 0.98 % of 1 % · budget-limited" (stats)
+  StatusLabel* skipped_label_ = nullptr;
+  StatusLabel* backend_label_ = nullptr;
+  StatusLabel* remote_label_ = nullptr;  ///< the gateway, encoding, error bound and link of a remote view
+  StatusLabel* readout_label_ = nullptr;     ///< the value under the mouse
+  StatusLabel* checkpoint_label_ = nullptr;  ///< when the daemon last wrote a checkpoint
+  StatusLabel* volume_label_ = nullptr;      ///< what a volume view is made of and what it cost
+  QElapsedTimer first_painted_;              ///< since the first frame was painted (a headless run's rate)
   QAction* checkpoint_now_ = nullptr;
   std::uint64_t checkpoints_seen_ = 0, checkpoints_answered_ = 0;  ///< the daemon's counts at the last stats
   QString checkpoint_session_;

@@ -7,11 +7,22 @@
 
 namespace cuview::gui {
 
+StatusLabel::StatusLabel(Kind kind, const QString& text, QWidget* parent) : QLabel(text, parent), kind_(kind) {}
+
 QString StatusLabel::shown_text() const {
   return fontMetrics().elidedText(text(), Qt::ElideRight, contentsRect().width());
 }
 
+QSize StatusLabel::sizeHint() const {
+  QSize s = QLabel::sizeHint();
+  if (kind_ == Kind::description) return s;
+  widest_ = std::max(widest_, s.width());
+  s.setWidth(widest_);
+  return s;
+}
+
 QSize StatusLabel::minimumSizeHint() const {
+  if (kind_ == Kind::brief) return sizeHint();
   QSize s = QLabel::minimumSizeHint();
   // A few characters and "…": the start of the text stays readable.
   s.setWidth(std::min(s.width(), fontMetrics().horizontalAdvance(QStringLiteral("0000…")) + 2 * margin()));

@@ -7,7 +7,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
-#include <QStatusBar>
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <cmath>
@@ -150,8 +149,8 @@ TEST_CASE("a ball seen whole: MIP disc, isosurface silhouette and level on hover
   x11::move(w.view()->mapToGlobal(QPoint(static_cast<int>(disc.x), static_cast<int>(disc.y))));
   QLabel* readout = nullptr;
   REQUIRE(wait_for([&] {
-    for (auto* l : w.statusBar()->findChildren<QLabel*>())
-      if (l->text().startsWith("isosurface at 0.5,")) readout = l;
+    auto* l = w.findChild<QLabel*>("readout");  // under the picture
+    if (l != nullptr && l->text().startsWith("isosurface at 0.5,")) readout = l;
     return readout != nullptr;
   }));
   // The surface faces the camera at the disc's centre: R cells before the ball's centre, which lies
