@@ -19,14 +19,14 @@ if [ -z "${BENCH_ONLY:-}" ]; then
   for sharing in ${SHARINGS:-legacy vmm pool}; do
     export CUVIEW_SHARING=$sharing
     log_run "sharing-$sharing" cuview-integration-tests "[sharing]"
-    CUVIEW_TEST_BACKEND=cuda CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python \
+    CUVIEW_TEST_BACKEND=cuda PYTHONPATH=python \
       log_run "python-cuda-$sharing" python3 tests/python/test_client.py PythonClient -v
   done
   unset CUVIEW_SHARING
 fi
 if [ -z "${SKIP_BENCH:-}" ]; then
   # Python's first frame: the package from this tree, over the library built with the bundle.
-  CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=$PWD/python \
+  PYTHONPATH=$PWD/python \
     cuview-bench --sections "${SECTIONS:-budget,first}" --backends cuda --budget "${BUDGET:-0.3}" --publish-pairs "${PAIRS:-6}" \
     --window "${WINDOW:-0.5}" --out "$out/budget.md" >"$out/budget.log" 2>&1
   echo "budget-bench: rc=$?" | tee -a "$out/summary.txt"

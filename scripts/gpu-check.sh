@@ -33,7 +33,7 @@ for sharing in ${SHARINGS:-legacy vmm pool}; do
   mkdir -p "$out/$sharing"
   CUVIEW_SCREENSHOT_DIR=$out/$sharing run "gui-gpu-$sharing" cuview-gui-tests "[gpu]" --durations yes
   run "faults-$sharing" scripts/faults.sh --only viewers,embedded,daemon,remote --backend cuda --bin "$CUVIEW_BIN_DIR"
-  CUVIEW_TEST_BACKEND=cuda CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python \
+  CUVIEW_TEST_BACKEND=cuda PYTHONPATH=python \
     run "python-cuda-$sharing" python3 tests/python/test_client.py -v
 done
 unset CUVIEW_SHARING
@@ -54,7 +54,7 @@ fi
 # What publishing costs (off, no reader, 1 and 4 viewers), start → first step and first frames, for
 # every built-in simulation at 4096² and 8192² (docs/benchmarks.md, "Publishing").
 if [ -n "${PUBLISH_BENCH:-}" ]; then
-  CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python \
+  PYTHONPATH=python \
     cuview-bench --sections publish --backends cuda --sizes "${PUBLISH_SIZES:-4096,8192}" \
     --publish-pairs "${PUBLISH_PAIRS:-8}" --window "${PUBLISH_WINDOW:-0.5}" --out "$out/publish.md" \
     >"$out/publish.log" 2>&1

@@ -8,6 +8,8 @@ tar xJf .device/runtime.txz -C /tmp/rt && . /tmp/rt/env.sh
 rm -f /tmp/rt/lib/libmpi* /tmp/rt/lib/libopen-rte* /tmp/rt/lib/libopen-pal* /tmp/rt/lib/libpmix* \
   /tmp/rt/lib/libhwloc* /tmp/rt/lib/libevent*
 export CUVIEW_BIN_DIR=/tmp/rt/bin
+# The Python package's libraries: the bundle's (build-gpu/ does not travel to the GPU host).
+export CUVIEW_LIBRARY=/tmp/rt/lib CUVIEW_PUBLISHER_LIBRARY=/tmp/rt/lib
 # NVLink multicast stays off (the device tool's KINDS.md says why).
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 # log_run NAME COMMAND...: the command's output into $out/NAME.log, its exit code and its test totals

@@ -12,7 +12,7 @@ log_run unit-slab cuview-unit-tests "[slab],[lbm]"
 for sharing in ${SHARINGS:-legacy vmm pool}; do
   CUVIEW_SHARING=$sharing log_run "parts-gpu-$sharing" cuview-parts-tests "[gpu]" --durations yes
 done
-CUVIEW_TEST_BACKEND=cuda CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python \
+CUVIEW_TEST_BACKEND=cuda PYTHONPATH=python \
   log_run python-groups-cuda python3 tests/python/test_client.py PythonGroup -v
 
 # The issue's run: 16384x4096 over two GPUs, one viewer, equal to one GPU's run of the same grid.
@@ -30,7 +30,7 @@ for _ in $(seq 100); do
     [ "$(cuview-ctl --name one status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step"])' 2>/dev/null)" = 300 ] && break
   sleep 0.2
 done
-CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python python3 - <<'PY' 2>&1 | tee -a "$out/summary.txt"
+PYTHONPATH=python python3 - <<'PY' 2>&1 | tee -a "$out/summary.txt"
 import cupy, cuview
 one, big = cuview.attach("one"), cuview.attach("big")
 f1, g = one.next_frame(10), big.next_frame(10)

@@ -5,7 +5,7 @@
 #   OUT=$OUT scripts/gpu-publishers.sh          (after scripts/gpu-env.sh's bundle is in .device/)
 set -u
 . scripts/gpu-env.sh
-export CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=$PWD/python
+export PYTHONPATH=$PWD/python
 export XDG_RUNTIME_DIR=$(mktemp -d) && chmod 700 "$XDG_RUNTIME_DIR"
 nvidia-smi -L >"$out/gpus.txt"
 log_run publisher-c-cuda /tmp/rt/bin/cuview-test-publisher-c cuda /tmp/rt/bin/cuview-ctl

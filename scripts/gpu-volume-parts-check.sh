@@ -25,7 +25,7 @@ cuview-gateway --log-level warn >"$out/gateway.log" 2>&1 &
 gw=$!
 sleep 1
 gui --remote "unix:$XDG_RUNTIME_DIR/cuview/.gateway/gateway.sock" --three-planes --screenshot "$out/remote-three.png"
-CUVIEW_LIBRARY=$PWD/build-gpu/lib/libcuview.so PYTHONPATH=python python3 - <<'PY' 2>&1 | tee -a "$out/summary.txt"
+PYTHONPATH=python python3 - <<'PY' 2>&1 | tee -a "$out/summary.txt"
 import cupy, cuview
 run = cuview.attach("flow3d")
 with run.next_frame(10) as g:
