@@ -62,8 +62,8 @@ SharedMemory SharedMemory::open(const std::string& name, std::size_t size, Acces
   const int oflag = (access == Access::read_write ? O_RDWR : O_RDONLY) | O_CLOEXEC;
   UniqueFd fd(::shm_open(name.c_str(), oflag, 0));
   if (!fd) {
-    if (errno == ENOENT)
-      throw Error(Errc::no_daemon, "shared-memory segment " + name +
+    if (errno == ENOENT)  // its daemon was there (it named the segment) and went: gone, not absent
+      throw Error(Errc::daemon_gone, "shared-memory segment " + name +
                                        " no longer exists: the daemon that published it has exited; attach again");
     throw_errno("opening shared-memory segment " + name, errno);
   }
