@@ -296,6 +296,20 @@ std::string result_for_version(std::string_view op, std::string_view bytes, std:
   return {buf.data(), buf.size()};
 }
 
+std::string encode_result_for_version(std::uint64_t id, std::string_view op, std::string_view packed_result,
+                                      std::uint32_t version, std::span<const KeyAddition> additions) {
+  const std::string result = result_for_version(op, packed_result, version, additions);
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(4);
+  pk.pack("v"), pk.pack(version);
+  pk.pack("id"), pk.pack(id);
+  pk.pack("ok"), pk.pack(true);
+  pk.pack("result");
+  buf.write(result.data(), result.size());
+  return {buf.data(), buf.size()};
+}
+
 Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
   id_out = 0;
   if (bytes.size() > kMaxRequestBytes) detail::refuse_oversized(bytes, "request", id_out);

@@ -10,6 +10,7 @@
 
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
+#include "shows_step.hpp"
 
 using namespace cuview;
 using namespace cuview::test;
@@ -24,15 +25,6 @@ float cell(const Frame& frame, const proto::DescribeResult& d, const std::string
   float v = 0;
   frame.copy_to_host(f->offset + (std::size_t{y} * d.width + x) * sizeof v, std::as_writable_bytes(std::span(&v, 1)));
   return v;
-}
-
-/// Reads frames until one of step `step` arrives, as a person watching the run sees it; false
-/// when none has after a minute (far longer than any loaded machine needs: a failure guard).
-bool shows_step(Attachment& viewer, std::uint64_t step) {
-  const auto until = std::chrono::steady_clock::now() + 60s;
-  while (std::chrono::steady_clock::now() < until)
-    if (const auto f = viewer.next_frame(1s); f && f->info().step == step) return true;
-  return false;
 }
 
 /// The client's stats once `pred` holds of them; fails the test after a minute.

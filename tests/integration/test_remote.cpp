@@ -18,6 +18,7 @@
 #include "protocol_client.hpp"
 #include "cuview/client.hpp"
 #include "cuview/remote_protocol.hpp"
+#include "shows_step.hpp"
 
 using namespace cuview;
 using namespace cuview::test;
@@ -119,15 +120,6 @@ bool all_strings_utf8(const msgpack::object& o) {
 bool all_strings_utf8(const std::string& body) {
   const auto h = msgpack::unpack(body.data(), body.size());
   return all_strings_utf8(h.get());
-}
-
-/// Takes frames through `remote` until one of step `step` arrives, as a remote viewer sees it;
-/// false when none has after a minute (far longer than any loaded machine needs: a failure guard).
-bool shows_step(RemoteClient& remote, std::uint64_t step) {
-  const auto until = std::chrono::steady_clock::now() + 60s;
-  while (std::chrono::steady_clock::now() < until)
-    if (const auto f = remote.next_frame(1s); f && f->info().step == step) return true;
-  return false;
 }
 
 /// Reads views until the client says its publisher is gone (the error it throws: what the user

@@ -466,6 +466,11 @@ std::string encode_result(std::uint64_t id, const Result& result, std::uint32_t 
 std::string result_for_version(std::string_view op, std::string_view bytes, std::uint32_t version,
                                std::span<const KeyAddition> additions = kAddedKeys);
 
+/// A successful reply envelope in `version` around `result` as a client of that version reads it
+/// (result_for_version of `op`'s packed result with `additions`).
+std::string encode_result_for_version(std::uint64_t id, std::string_view op, std::string_view packed_result,
+                                      std::uint32_t version, std::span<const KeyAddition> additions);
+
 /// `req`'s reply: in the version of the session (session_version(req.v)), without the keys added
 /// after it. Every publisher and gateway answers requests through this.
 template <class Result>
@@ -474,16 +479,7 @@ std::string encode_result(const Request& req, const Result& result) {
   if (version >= kVersion) return encode_result(req.id, result, version);
   msgpack::sbuffer packed;
   msgpack::pack(packed, result);
-  const std::string older = result_for_version(req.op, {packed.data(), packed.size()}, version);
-  msgpack::sbuffer buf;
-  msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_map(4);
-  pk.pack("v"), pk.pack(version);
-  pk.pack("id"), pk.pack(req.id);
-  pk.pack("ok"), pk.pack(true);
-  pk.pack("result");
-  buf.write(older.data(), older.size());
-  return {buf.data(), buf.size()};
+  return encode_result_for_version(req.id, req.op, {packed.data(), packed.size()}, version, kAddedKeys);
 }
 
 template <class Args>

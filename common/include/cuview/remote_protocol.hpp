@@ -115,19 +115,10 @@ std::string encode_gateway_request(Op op, std::uint64_t id, const Args& args, st
 /// hello), without the keys added after it (kAddedKeys).
 template <class Result>
 std::string encode_gateway_result(const GatewayRequest& request, const Result& result) {
-  const std::uint32_t version = std::min(request.v, kVersion);
   msgpack::sbuffer packed;
   msgpack::pack(packed, result);
-  const std::string older = proto::result_for_version(request.op, {packed.data(), packed.size()}, version, kAddedKeys);
-  msgpack::sbuffer buf;
-  msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_map(4);
-  pk.pack("v"), pk.pack(version);
-  pk.pack("id"), pk.pack(request.id);
-  pk.pack("ok"), pk.pack(true);
-  pk.pack("result");
-  buf.write(older.data(), older.size());
-  return {buf.data(), buf.size()};
+  return proto::encode_result_for_version(request.id, request.op, {packed.data(), packed.size()},
+                                          std::min(request.v, kVersion), kAddedKeys);
 }
 inline std::string encode_gateway_error(std::uint64_t id, Errc code, const std::string& message) {
   return proto::encode_error(id, code, message, kVersion);
