@@ -4,6 +4,7 @@
 #include <QDoubleSpinBox>
 #include <QFontMetrics>
 #include <QLabel>
+#include <QLayout>
 #include <QListWidget>
 #include <QScrollBar>
 #include <QSet>
@@ -92,6 +93,12 @@ TEST_CASE("the real window fits its text at its default size and resized", "[.wi
     // whole text: where the window is too narrow for them all in a row, the bar takes more rows. A
     // description shows its whole text or, narrower than a whole row, the start of it and "…",
     // the whole text then in its tooltip. At the default size every text is whole.
+    // One consistent picture of the bar: the labels' texts change as stats come (latency, rates),
+    // and each change lays the bar out again on a later turn of the event loop; lay it out now, with
+    // the texts it holds, rather than read a label between its new text and its new width.
+    w.statusBar()->layout()->activate();
+    if (auto* rows_widget = w.statusBar()->findChild<QWidget*>("status_rows"); rows_widget && rows_widget->layout())
+      rows_widget->layout()->activate();
     std::vector<QRect> taken;
     QSet<int> rows;
     int whole = 0;  // the texts' widths
