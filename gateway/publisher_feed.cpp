@@ -287,6 +287,11 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
       case proto::Op::draw:
       case proto::Op::checkpoint:
       case proto::Op::shutdown: {
+        // A client that could not read a field is refused here as by the publisher itself (which
+        // the gateway asks in the newest version).
+        if (const auto why = proto::unreadable_for_version(control_->description(), proto::session_version(request.v));
+            op == proto::Op::describe && !why.empty())
+          throw Error(Errc::version_mismatch, "publisher '" + name_ + "': " + why);
         auto reply = control_->forward(op, request.args);
         send(peer, remote::kReply, proto::encode_result(request, reply.result));
         return;

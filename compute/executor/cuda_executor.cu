@@ -57,6 +57,25 @@ __global__ void copy_sum_kernel(const std::uint32_t* __restrict__ src, std::uint
   add_checksum(partial, sum);
 }
 
+/// Copies a section (Section) into the slot, packed, and adds its checksum terms: one block per
+/// row at a time, so a word's place needs no division. Rows, pitches and pointers are whole words.
+__global__ void copy_section_sum_kernel(const unsigned char* __restrict__ src, std::uint32_t* __restrict__ dst,
+                                        std::size_t row_words, std::size_t rows, std::size_t total_rows,
+                                        std::size_t row_pitch, std::size_t layer_pitch, std::size_t first_index,
+                                        std::uint64_t* sum) {
+  std::uint64_t partial = 0;
+  for (std::size_t r = blockIdx.x; r < total_rows; r += gridDim.x) {
+    const auto* in = reinterpret_cast<const std::uint32_t*>(src + (r / rows) * layer_pitch + (r % rows) * row_pitch);
+    std::uint32_t* out = dst + r * row_words;
+    for (std::size_t w = threadIdx.x; w < row_words; w += blockDim.x) {
+      const std::uint32_t v = in[w];
+      out[w] = v;
+      partial += checksum_term(v, first_index + r * row_words + w);
+    }
+  }
+  add_checksum(partial, sum);
+}
+
 /// Writes seq and step, then the GPU's global timer (ns): the moment the frame was complete, for
 /// latency figures. Runs after the checksum kernels on the same stream.
 __global__ void trailer_kernel(SlotTrailer* trailer, std::uint64_t seq, std::uint64_t step) {
@@ -152,6 +171,42 @@ class CudaExecutor final : public Executor {
     }
     cuda::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream.get()),
                 "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes into a ring slot");
+  }
+
+  void copy_section(void* dst, const void* src, const Section& s, cuda::StreamRef stream) override {
+    cuda::DeviceGuard guard(probe_.device);
+    const std::size_t bytes = s.bytes();
+    const int f = held_field(dst, bytes);
+    const BufferLocation from = f >= 0 ? locate(src) : BufferLocation{};
+    const bool words = (reinterpret_cast<std::uintptr_t>(src) | s.row_bytes | s.row_pitch | s.layer_pitch) % 4 == 0;
+    if (f >= 0 && words && !from.host_accessible && from.device == probe_.device) {  // this GPU's own memory
+      const std::size_t total_rows = s.rows * s.layers;
+      const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(total_rows, 65535));
+      copy_section_sum_kernel<<<grid, kThreads, 0, stream.get()>>>(
+          static_cast<const unsigned char*>(src), static_cast<std::uint32_t*>(dst), s.row_bytes / 4, s.rows,
+          total_rows, s.row_pitch, s.layer_pitch, frame_.layout->fields[static_cast<std::size_t>(f)].offset / 4,
+          checksum_sink());
+      cuda::check(cudaGetLastError(), "launching the copy of a " + std::to_string(bytes) + "-byte section into a ring slot");
+      frame_.summed[static_cast<std::size_t>(f)] = 1;
+      return;
+    }
+    // Host memory, another GPU's, or rows not of whole words: the copy engine, then seal() sums.
+    if (s.layers == 1 || s.layer_pitch % s.row_pitch == 0) {
+      cudaMemcpy3DParms p{};
+      p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(src), s.row_pitch, s.row_bytes,
+                                     s.layers == 1 ? s.rows : s.layer_pitch / s.row_pitch);
+      p.dstPtr = make_cudaPitchedPtr(dst, s.row_bytes, s.row_bytes, s.rows);
+      p.extent = make_cudaExtent(s.row_bytes, s.rows, s.layers);
+      p.kind = cudaMemcpyDefault;
+      cuda::check(cudaMemcpy3DAsync(&p, stream.get()),
+                  "cudaMemcpy3DAsync of a " + std::to_string(bytes) + "-byte section into a ring slot");
+      return;
+    }
+    for (std::size_t z = 0; z < s.layers; ++z)
+      cuda::check(cudaMemcpy2DAsync(static_cast<std::byte*>(dst) + z * s.rows * s.row_bytes, s.row_bytes,
+                                    static_cast<const std::byte*>(src) + z * s.layer_pitch, s.row_pitch, s.row_bytes,
+                                    s.rows, cudaMemcpyDefault, stream.get()),
+                  "cudaMemcpy2DAsync of layer " + std::to_string(z) + " of a section into a ring slot");
   }
 
   void seal(std::uint64_t seq, std::uint64_t step, cuda::StreamRef stream_ref) override {

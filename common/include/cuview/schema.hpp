@@ -108,4 +108,30 @@ struct FieldTarget {
   std::uint32_t every = 1;
 };
 
+/// Where a field's cells lie in a program's buffer that holds more than them (the interior of an
+/// array with ghost cells): `layers` layers `layer_pitch` bytes apart, each of `rows` rows
+/// `row_pitch` bytes apart, each row `row_bytes` contiguous bytes (the fastest axis). Packed, they
+/// make rows × layers × row_bytes bytes.
+struct Section {
+  std::size_t row_bytes = 0, rows = 1, layers = 1;
+  std::size_t row_pitch = 0, layer_pitch = 0;
+  [[nodiscard]] std::size_t bytes() const noexcept { return row_bytes * rows * layers; }
+
+  /// The section of a grid of `dims` (1-3 axes, slowest first) with cells of `cell` bytes laid
+  /// out with `strides` (bytes, slowest first, the fastest one `cell`, checked by the publisher);
+  /// nothing when `strides` is empty (contiguous).
+  [[nodiscard]] static std::optional<Section> of(const std::vector<std::uint32_t>& dims,
+                                                 const std::vector<std::int64_t>& strides, std::size_t cell) {
+    if (strides.empty() || dims.empty()) return std::nullopt;
+    const std::size_t n = dims.size();
+    Section s;
+    s.row_bytes = std::size_t{dims[n - 1]} * cell;
+    s.row_pitch = n >= 2 ? static_cast<std::size_t>(strides[n - 2]) : s.row_bytes;
+    s.rows = n >= 2 ? dims[n - 2] : 1;
+    s.layers = n >= 3 ? dims[0] : 1;
+    s.layer_pitch = n >= 3 ? static_cast<std::size_t>(strides[0]) : s.row_pitch * s.rows;
+    return s;
+  }
+};
+
 }  // namespace cuview

@@ -246,7 +246,7 @@ cuview_status cuview_publisher_add_field(cuview_publisher* pub, const char* name
     const std::string what = "field '" + std::string(name) + "' of '" + pub->pub.name() + "'";
     const auto t = cuview::parse_dtype(dtype);
     if (!t)
-      throw Error(Errc::bad_value, what + ": '" + dtype + "' is not a dtype; use float32, float16, int32 or uint8");
+      throw Error(Errc::bad_value, what + ": '" + dtype + "' is not a dtype; use " + cuview::dtype_names());
     if (ndim < 1 || ndim > 3)
       throw Error(Errc::bad_value, what + " has " + std::to_string(ndim) +
                                        " axes; give 1 to 3 (slowest first: {width}, {height, width} or "
@@ -273,6 +273,66 @@ cuview_status cuview_publisher_add_field(cuview_publisher* pub, const char* name
     pub->pub.add_field(f);
     pub->field_bytes.push_back(f.bytes);
     pub->field_names.push_back(f.name);
+    pub->field_sections.emplace_back();
+  });
+}
+
+cuview_status cuview_publisher_add_grid(cuview_publisher* pub, const char* name, uint32_t ndim, const uint64_t* dims,
+                                        const double* origin, const double* spacing, const char* units) {
+  if (pub == nullptr || name == nullptr || dims == nullptr) return null_argument("cuview_publisher_add_grid");
+  return guarded([&] {
+    const std::string what = "grid '" + std::string(name) + "' of '" + pub->pub.name() + "'";
+    if (ndim < 1 || ndim > 3)
+      throw Error(Errc::bad_value, what + " has " + std::to_string(ndim) +
+                                       " axes; give 1 to 3 (slowest first: {width}, {height, width} or "
+                                       "{depth, height, width})");
+    cuview::GridDecl g;
+    g.name = name;
+    g.units = units != nullptr ? units : "";
+    for (uint32_t i = 0; i < ndim; ++i) {
+      if (dims[i] == 0 || dims[i] > 0xffffffffu)
+        throw Error(Errc::out_of_range, what + ": axis " + std::to_string(i) + " has " + std::to_string(dims[i]) +
+                                            " cells; give 1 to 4294967295");
+      g.dims.push_back(static_cast<std::uint32_t>(dims[i]));
+      if (origin != nullptr) g.origin.push_back(origin[i]);
+      if (spacing != nullptr) g.spacing.push_back(spacing[i]);
+    }
+    pub->pub.add_grid(std::move(g));
+  });
+}
+
+cuview_status cuview_publisher_add_field_on(cuview_publisher* pub, const char* grid, const char* name,
+                                            const char* dtype, uint32_t components, const void* data,
+                                            const int64_t* strides, cuview_memory memory, const char* help) {
+  if (pub == nullptr || grid == nullptr || name == nullptr || dtype == nullptr)
+    return null_argument("cuview_publisher_add_field_on");
+  return guarded([&] {
+    const std::string what = "field '" + std::string(name) + "' of '" + pub->pub.name() + "'";
+    const auto t = cuview::parse_dtype(dtype);
+    if (!t) throw Error(Errc::bad_value, what + ": '" + dtype + "' is not a dtype; use " + cuview::dtype_names());
+    if (memory != CUVIEW_MEMORY_HOST && memory != CUVIEW_MEMORY_DEVICE)
+      throw Error(Errc::bad_value, what + ": memory " + std::to_string(static_cast<int>(memory)) +
+                                       " is neither CUVIEW_MEMORY_HOST nor CUVIEW_MEMORY_DEVICE");
+    cuview::FieldDecl f;
+    f.name = name;
+    f.grid = grid;
+    f.dtype = *t;
+    f.components = components;
+    f.data = data;
+    f.memory = memory == CUVIEW_MEMORY_DEVICE ? cuview::Memory::device : cuview::Memory::host;
+    f.help = help != nullptr ? help : "";
+    const auto* g = pub->pub.grid(grid);  // null: add_field names what is missing
+    const std::size_t axes = g != nullptr ? g->dims.size() : 0;
+    std::uint64_t cells = 1;
+    if (g != nullptr)
+      for (const auto d : g->dims) cells *= d;
+    if (strides != nullptr) f.strides.assign(strides, strides + axes);
+    f.bytes = strides != nullptr ? 0 : static_cast<std::size_t>(cells) * components * cuview::size_of(*t);
+    pub->pub.add_field(f);
+    const std::size_t cell = std::size_t{components} * cuview::size_of(*t);
+    pub->field_bytes.push_back(static_cast<std::size_t>(cells) * cell);
+    pub->field_names.push_back(f.name);
+    pub->field_sections.push_back(cuview::Section::of(g->dims, f.strides, cell));
   });
 }
 
@@ -548,7 +608,11 @@ cuview::FieldWriter copier(const cuview_publisher& pub, const void* const* data,
     check_devices(pub, pub.field_names.size(), data);  // only when a frame is written: a pointer query each
     auto& executor = pub.pub.executor();
     for (std::size_t i = 0; i < targets.size() && i < pub.field_names.size(); ++i)
-      if (targets[i].read) executor.copy(targets[i].data, data[i], targets[i].bytes, stream);
+      if (!targets[i].read) continue;
+      else if (const auto& sec = pub.field_sections[i])
+        executor.copy_section(targets[i].data, data[i], *sec, stream);
+      else
+        executor.copy(targets[i].data, data[i], targets[i].bytes, stream);
   };
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@ struct cuview_publisher {
   cuview::proto::CheckpointStatus checkpoint;
   std::vector<std::size_t> field_bytes;  // per declared field, for cuview_publisher_publish_data
   std::vector<std::string> field_names;
+  std::vector<std::optional<cuview::Section>> field_sections;  // a strided field's layout (publish_data reads it)
   bool started = false;                 // cuview_publisher_start was called
   mutable std::string backend, device;  // the last cuview_publisher_backend / _device
 
