@@ -1,7 +1,9 @@
 """The Fortran module `cuview` as a Fortran program uses it: element (i, j, k) of a Fortran array is
-what a reader sees at cell (i-1, j-1, k-1) (float32 and int32); refusals reach Fortran with their
+what a reader sees at cell (i-1, j-1, k-1) (float32 and int32; real(8) and integer(8) interiors of
+arrays with ghost cells, published in place, with their grid's coordinates); refusals reach Fortran with their
 message; examples/fortran-heat serves steerable frames, and its MPI variant on 2 ranks, assembled,
 equals the 1-rank run at the same step. Run by CTest (fortran) with PYTHONPATH=python."""
+import json
 import os
 import shutil
 import subprocess
@@ -67,11 +69,44 @@ class Fortran(PrivateRuntimeTest):
         self.assertIn("publish before start: status 6: cuview_publisher_publish of 'cells' before "
                       "cuview_publisher_start", out)
 
-    def test_a_strided_section_is_refused_naming_the_field(self):
+    def test_a_section_whose_first_axis_is_not_of_unit_stride_is_refused_naming_the_field(self):
         out = subprocess.run([f"{BIN}/cuview-test-fortran-cells", "strided", "--section"], capture_output=True,
                              text=True, timeout=60, check=True).stdout
-        self.assertIn("status 6: field 'strided': the array is not contiguous", out)
-        self.assertIn("target attribute", out)
+        self.assertIn("status 6: ", out)
+        self.assertIn("field 'strided'", out)
+        self.assertIn("the fastest axis's stride must be one cell's size (4 bytes)", out)
+
+    def test_real8_and_integer8_interiors_of_arrays_with_ghost_cells_are_read_cell_for_cell(self):
+        p = subprocess.Popen([f"{BIN}/cuview-test-fortran-cells", "halo", "--halo"], stdout=subprocess.PIPE, text=True)
+        try:
+            with attached("halo") as sim:
+                shapes = {f["name"]: (f["dtype"], f["shape"]) for f in sim.description["fields"]}
+                self.assertEqual(shapes, {"H1": ("float64", [4, 5, 6]), "H2": ("float64", [4, 5, 6]),
+                                          "K": ("int64", [4, 5, 6])})
+                with sim.next_frame(timeout=10) as f:
+                    f.verify()
+                    z, y, x = np.meshgrid(np.arange(4), np.arange(5), np.arange(6), indexing="ij")
+                    cell = ((x + 1) + 10 * (y + 1) + 100 * (z + 1))
+                    h1 = cell.astype(np.float64) + 1.0 / 3.0  # the same double Fortran computed: no ghost, no rounding
+                    np.testing.assert_array_equal(np.asarray(f["H1"]), h1)
+                    np.testing.assert_array_equal(np.asarray(f["H2"]), -h1)
+                    np.testing.assert_array_equal(np.asarray(f["K"]), 2**40 + cell.astype(np.int64))
+            described = json.loads(subprocess.run([f"{BIN}/cuview-ctl", "--name", "halo", "describe", "--json"],
+                                                  capture_output=True, text=True, timeout=60, check=True).stdout)
+            grids = {g["name"]: g for g in described["grids"]}
+            self.assertEqual(list(grids), ["box"])  # H2, declared without grid=, lies on the one grid
+            self.assertEqual(grids["box"]["dims"], [4, 5, 6])  # slowest axis first: z, y, x
+            self.assertEqual(grids["box"]["origin"], [2.0, -1.0, 0.5])
+            self.assertEqual(grids["box"]["spacing"], [2.0, 0.5, 0.25])
+            self.assertEqual(grids["box"]["units"], "m")
+            self.assertEqual({f["name"]: f["grid"] for f in described["fields"]}, {"H1": "box", "H2": "box", "K": "box"})
+        finally:
+            out = self.stop("halo", p)
+        said = dict(line.split(": status ", 1) for line in out.splitlines() if ": status " in line)
+        self.assertIn("field 'whole' of 'halo': the array is (8, 7, 6) but grid 'box' is (6, 5, 4)", said["not the grid"])
+        self.assertIn("T(1:nx, 1:ny, 1:nz)", said["not the grid"])
+        self.assertIn("field 'Z' of 'halo': a complex(8) array is not one cuview publishes; give real(4), real(8), "
+                      "integer(4), integer(8)", said["complex"])
 
     def errors(self, name, options, env_level=None):
         env = {k: v for k, v in os.environ.items() if k != "CUVIEW_LOG"}
