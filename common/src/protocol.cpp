@@ -312,8 +312,8 @@ std::string unreadable_for_version(const DescribeResult& d, std::uint32_t versio
     const auto t = parse_dtype(f.dtype);
     if (!t || dtype_traits(*t).since <= version) return {};
     return what + " is " + f.dtype + ", which protocol " + std::to_string(dtype_traits(*t).since) +
-           " added; this client speaks protocol " + std::to_string(version) +
-           ": update it (cuview " CUVIEW_VERSION " speaks " + std::to_string(kVersion) + ")";
+           " added; this client speaks protocol " + std::to_string(version) + ": update it (this publisher speaks " +
+           std::to_string(kVersion) + ")";
   };
   for (const auto& f : d.fields)
     if (auto m = check(f, "field '" + f.name + "'"); !m.empty()) return m;
