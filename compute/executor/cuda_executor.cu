@@ -57,20 +57,33 @@ __global__ void copy_sum_kernel(const std::uint32_t* __restrict__ src, std::uint
   add_checksum(partial, sum);
 }
 
+/// The 32-bit words of a load of type V (uint32_t, uint2 or uint4), and their checksum terms from word `index` on.
+__device__ inline std::uint64_t terms(std::uint32_t v, std::uint64_t index) { return checksum_term(v, index); }
+__device__ inline std::uint64_t terms(uint2 v, std::uint64_t index) {
+  return checksum_term(v.x, index) + checksum_term(v.y, index + 1);
+}
+__device__ inline std::uint64_t terms(uint4 v, std::uint64_t index) {
+  return checksum_term(v.x, index) + checksum_term(v.y, index + 1) + checksum_term(v.z, index + 2) +
+         checksum_term(v.w, index + 3);
+}
+
 /// Copies a section (Section) into the slot, packed, and adds its checksum terms: one block per
-/// row at a time, so a word's place needs no division. Rows, pitches and pointers are whole words.
-__global__ void copy_section_sum_kernel(const unsigned char* __restrict__ src, std::uint32_t* __restrict__ dst,
-                                        std::size_t row_words, std::size_t rows, std::size_t total_rows,
+/// row at a time, so a word's place needs no division; loads of V (4, 8 or 16 bytes), as wide as
+/// the rows, pitches and pointers allow.
+template <class V>
+__global__ void copy_section_sum_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
+                                        std::size_t row_loads, std::size_t rows, std::size_t total_rows,
                                         std::size_t row_pitch, std::size_t layer_pitch, std::size_t first_index,
                                         std::uint64_t* sum) {
+  constexpr std::size_t words = sizeof(V) / 4;
   std::uint64_t partial = 0;
   for (std::size_t r = blockIdx.x; r < total_rows; r += gridDim.x) {
-    const auto* in = reinterpret_cast<const std::uint32_t*>(src + (r / rows) * layer_pitch + (r % rows) * row_pitch);
-    std::uint32_t* out = dst + r * row_words;
-    for (std::size_t w = threadIdx.x; w < row_words; w += blockDim.x) {
-      const std::uint32_t v = in[w];
-      out[w] = v;
-      partial += checksum_term(v, first_index + r * row_words + w);
+    const auto* in = reinterpret_cast<const V*>(src + (r / rows) * layer_pitch + (r % rows) * row_pitch);
+    V* out = reinterpret_cast<V*>(dst) + r * row_loads;
+    for (std::size_t i = threadIdx.x; i < row_loads; i += blockDim.x) {
+      const V v = in[i];
+      out[i] = v;
+      partial += terms(v, first_index + (r * row_loads + i) * words);
     }
   }
   add_checksum(partial, sum);
@@ -178,14 +191,24 @@ class CudaExecutor final : public Executor {
     const std::size_t bytes = s.bytes();
     const int f = held_field(dst, bytes);
     const BufferLocation from = f >= 0 ? locate(src) : BufferLocation{};
-    const bool words = (reinterpret_cast<std::uintptr_t>(src) | s.row_bytes | s.row_pitch | s.layer_pitch) % 4 == 0;
-    if (f >= 0 && words && !from.host_accessible && from.device == probe_.device) {  // this GPU's own memory
+    // The widest load every row start, pitch and row length allows (the slot's field is 256-aligned).
+    const std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(src) | s.row_bytes | s.row_pitch | s.layer_pitch;
+    const std::size_t load = bits % 16 == 0 ? 16 : bits % 8 == 0 ? 8 : bits % 4 == 0 ? 4 : 0;
+    if (f >= 0 && load != 0 && !from.host_accessible && from.device == probe_.device) {  // this GPU's own memory
       const std::size_t total_rows = s.rows * s.layers;
       const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(total_rows, 65535));
-      copy_section_sum_kernel<<<grid, kThreads, 0, stream.get()>>>(
-          static_cast<const unsigned char*>(src), static_cast<std::uint32_t*>(dst), s.row_bytes / 4, s.rows,
-          total_rows, s.row_pitch, s.layer_pitch, frame_.layout->fields[static_cast<std::size_t>(f)].offset / 4,
-          checksum_sink());
+      const auto first = frame_.layout->fields[static_cast<std::size_t>(f)].offset / 4;
+      const auto* in = static_cast<const unsigned char*>(src);
+      auto* out = static_cast<unsigned char*>(dst);
+      if (load == 16)
+        copy_section_sum_kernel<uint4><<<grid, kThreads, 0, stream.get()>>>(
+            in, out, s.row_bytes / 16, s.rows, total_rows, s.row_pitch, s.layer_pitch, first, checksum_sink());
+      else if (load == 8)
+        copy_section_sum_kernel<uint2><<<grid, kThreads, 0, stream.get()>>>(
+            in, out, s.row_bytes / 8, s.rows, total_rows, s.row_pitch, s.layer_pitch, first, checksum_sink());
+      else
+        copy_section_sum_kernel<std::uint32_t><<<grid, kThreads, 0, stream.get()>>>(
+            in, out, s.row_bytes / 4, s.rows, total_rows, s.row_pitch, s.layer_pitch, first, checksum_sink());
       cuda::check(cudaGetLastError(), "launching the copy of a " + std::to_string(bytes) + "-byte section into a ring slot");
       frame_.summed[static_cast<std::size_t>(f)] = 1;
       return;
