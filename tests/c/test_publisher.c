@@ -280,6 +280,46 @@ static void check_halo(const char* name, const char* backend, const char* ctl, i
   cuview_publisher_close(pub, "done");
 }
 
+/* The typed options and presets: what the strings say, without a string to quote. */
+static void check_typed(const char* name, const char* backend) {
+  char own[96];
+  snprintf(own, sizeof own, "%s-typed", name);
+  cuview_publisher_options o;
+  cuview_publisher_options_init(&o);
+  CHECK(o.size == sizeof o && o.slots == 3 && o.fps == 60 && o.max_cost == 0.01 && o.part_count == 0);
+  cuview_publisher_options small = o;
+  small.size = 4;
+  cuview_publisher* pub = NULL;
+  EXPECT_ERROR(cuview_publisher_create_with(own, backend, -1, NULL, &small, &pub), CUVIEW_BAD_VALUE,
+               "options.size is 4", "cuview_publisher_options_init");
+  o.title = "typed \"run\"";
+  o.fps = 0;
+  o.max_cost = 1;
+  o.paused = 1;
+  o.slots = 17;
+  EXPECT_ERROR(cuview_publisher_create_with(own, backend, -1, NULL, &o, &pub), CUVIEW_OUT_OF_RANGE, "17 slots");
+  o.slots = 2;
+  OK(cuview_publisher_create_with(own, backend, -1, NULL, &o, &pub));
+  static float a[4][4];
+  const uint64_t dims[2] = {4, 4};
+  OK(cuview_publisher_add_field(pub, "a", "float32", 2, dims, 1, a, CUVIEW_MEMORY_HOST, ""));
+  OK(cuview_publisher_add_param(pub, "F", 0.03, 0, 0.1, 0, ""));
+  OK(cuview_publisher_add_param(pub, "k", 0.06, 0, 0.1, 0, ""));
+  const char* names[2] = {"F", "k"};
+  const double values[2] = {0.05, 0.07};
+  const char* wrong[1] = {"kill"};
+  EXPECT_ERROR(cuview_publisher_add_preset_values(pub, "x", 1, wrong, values), CUVIEW_UNKNOWN_FIELD,
+               "preset 'x'", "sets 'kill', which is not a parameter", "F, k");
+  OK(cuview_publisher_add_preset_values(pub, "spots", 2, names, values));
+  OK(cuview_publisher_use_preset(pub, "spots"));
+  OK(cuview_publisher_start(pub));
+  CHECK(cuview_publisher_paused(pub) == 1);
+  double F = 0;
+  OK(cuview_publisher_param(pub, "F", &F));
+  CHECK(F == 0.05);
+  cuview_publisher_close(pub, "done");
+}
+
 static float cell(cuview_client* client, cuview_frame* f, int x, int y, int z, int on_device) {
   cuview_block b;
   OK(cuview_block_info(client, 0, &b));
@@ -494,6 +534,7 @@ int main(int argc, char** argv) {
   cuview_detach(client);
   check_c_words(name, backend);
   check_log(name, backend);
+  check_typed(name, backend);
   check_halo(name, backend, ctl, 1);
   check_halo(name, backend, ctl, 2);
   rmdir(runtime);

@@ -68,6 +68,35 @@ CUVIEW_API int cuview_publisher_abi(void);
 CUVIEW_API cuview_status cuview_publisher_create(const char* name, const char* backend, int device,
                                                  const char* sharing, const char* options, cuview_publisher** out);
 
+/* The same options, typed: one member per option of the string above (which is parsed into this
+ * struct, so the two can never differ). cuview_publisher_options_init fills in every default and
+ * `size` (this header's sizeof: a later library reads only the members a program was built with);
+ * then set what you need. Strings and arrays need only live during the call. */
+typedef struct cuview_publisher_options {
+  size_t size;
+  const char* title;  /* NULL: "embedded" */
+  uint32_t slots;     /* ring slots, 1-16 (3) */
+  double fps;         /* frames per second at most (60; 0: no cap) */
+  double max_cost;    /* the share of the run publishing may take (0.01; 1: no budget) */
+  int paused;         /* start paused (0) */
+  const char* log;    /* trace, debug, info, warn, error, off; NULL: as it is (CUVIEW_LOG wins) */
+  const char* api;    /* "c" (NULL), "fortran" or "python": whose calls error messages name */
+  /* One part of a grid decomposed over processes when part_count > 0 (cuview_publisher_mpi_create
+   * fills these in): part part_index of part_count, whose block starts at part_offset in the global
+   * grid part_global (part_ndim values each, slowest axis first). */
+  uint32_t part_index, part_count, part_ndim;
+  const uint64_t* part_offset;
+  const uint64_t* part_global;
+  const char* part_group; /* the same in every part of one run; NULL: none */
+  int part_rank;          /* shown by status; -1: none */
+  const char* part_host;  /* NULL: this host's name */
+} cuview_publisher_options;
+CUVIEW_API void cuview_publisher_options_init(cuview_publisher_options* options);
+/* cuview_publisher_create with typed options (NULL is refused: init them). */
+CUVIEW_API cuview_status cuview_publisher_create_with(const char* name, const char* backend, int device,
+                                                      const char* sharing, const cuview_publisher_options* options,
+                                                      cuview_publisher** out);
+
 /* Declarations, before start. A field: `ndim` (1-3) axes in `dims`, slowest first ({width},
  * {height, width} or {depth, height, width}: x fastest), each 1 to 32768 cells; `components` (1 to
  * 4: a scalar, a vector, an RGBA colour; viewers show a vector as its magnitude) values of `dtype`
@@ -105,6 +134,9 @@ CUVIEW_API cuview_status cuview_publisher_add_param(cuview_publisher* pub, const
                                                     double min, double max, int integer, const char* help);
 /* A named set of values of declared parameters: "F=0.03 k=0.06". */
 CUVIEW_API cuview_status cuview_publisher_add_preset(cuview_publisher* pub, const char* name, const char* values);
+/* The same, typed: `count` parameters named params[i] set to values[i] (the string form is parsed into this). */
+CUVIEW_API cuview_status cuview_publisher_add_preset_values(cuview_publisher* pub, const char* name, size_t count,
+                                                            const char* const* params, const double* values);
 /* Something viewers draw into (kind "mask": a 0/1 value per cell); strokes reach poll. */
 CUVIEW_API cuview_status cuview_publisher_add_input(cuview_publisher* pub, const char* name, const char* kind,
                                                     const char* help);
