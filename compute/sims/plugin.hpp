@@ -31,9 +31,9 @@ namespace cuview::sim {
 /// seal(seq, step)). 5: FieldTarget says whether a reader reads the field (`read`). 6: a frame
 /// written in the simulation's own step (Simulation::step_and_write, writes_in_step; the
 /// Executor's timed_steps and frame_holds_steps). 7: frames of every k-th cell (FieldTarget::every,
-/// Simulation::writes_every). 8: PluginInfo::axes, a plugin of 3 axes (the Simulation and Executor
-/// classes as in 7). A plugin built against an earlier one than kOldestPluginAbi is refused,
-/// naming both.
+/// Simulation::writes_every). 8: PluginInfo::axes, a plugin of 3 axes (Simulation as in 7; the
+/// Executor's virtual functions as in 7, Executor::copy_section after them). A plugin built
+/// against an earlier one than kOldestPluginAbi is refused, naming both.
 inline constexpr std::uint32_t kPluginAbi = 8;
 /// The oldest ABI still loaded: a plugin of ABI 7 has every member of PluginInfo but `axes`, and
 /// runs on a plane (2 axes).
