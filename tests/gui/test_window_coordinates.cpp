@@ -136,8 +136,25 @@ TEST_CASE("a volume of cells four times as deep as wide is drawn with its aspect
         left = std::min(left, x), right = std::max(right, x), top = std::min(top, y), bottom = std::max(bottom, y);
   REQUIRE(right > left);
   const double across = right - left + 1, down = bottom - top + 1;
-  INFO("the disc is " << across << " pixels across and " << down << " down");
-  // Drawn as cubes the disc would be a quarter as wide as it is tall.
-  CHECK(across / down > 0.8);
-  CHECK(across / down < 1.25);
+  // What the cells say, seen along x: the layers (4 mm each) and rows (1 mm) holding some of the
+  // ball — the disc's width and height in millimetres, as the aspect ratio draws it.
+  std::uint32_t layers = 0, rows = 0;
+  for (std::uint32_t z = 0; z < D; ++z) {
+    bool any = false;
+    for (std::size_t i = 0; i < std::size_t{H} * W; ++i) any = any || u[z * H * W + i] > 0.5;
+    layers += any;
+  }
+  for (std::uint32_t y = 0; y < H; ++y) {
+    bool any = false;
+    for (std::uint32_t z = 0; z < D; ++z)
+      for (std::uint32_t x = 0; x < W; ++x) any = any || u[(std::size_t{z} * H + y) * W + x] > 0.5;
+    rows += any;
+  }
+  const double want = layers * kDepth / rows;
+  INFO("the disc is " << across << " pixels across and " << down << " down; its cells are " << layers * kDepth
+                      << " mm across and " << rows << " mm down");
+  CHECK(across / down > 0.9 * want);
+  CHECK(across / down < 1.1 * want);
+  // Drawn as cubes, it would be a quarter of that.
+  CHECK(want > 0.6);
 }
