@@ -127,6 +127,7 @@ double frame_ms(Publisher& pub, bool cuda, int frames) {
 
 std::string layouts_section(const Options& o, const std::string& backend) {
   const bool cuda = backend == "cuda";
+  test::RuntimeDir rt;  // the publishers' own runtime directory (an earlier section's may be gone)
   const std::uint32_t n = static_cast<std::uint32_t>(cuda ? o.layout_size : o.host_layout_size);
   std::vector<Case> cases{{"float32, contiguous", DType::float32, 0, false},
                           {"float64, contiguous", DType::float64, 0, false},
