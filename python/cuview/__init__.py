@@ -8,7 +8,7 @@
         sim.set(F=0.03)
 
 Remote: `cuview.attach(name, remote="ssh://host")` attaches through the cuview-gateway of another
-host (docs/remote.md). `next_frame()` works as locally, its float32 fields fetched whole into NumPy
+host (docs/remote.md). `next_frame()` works as locally, its grid fields fetched whole, exact, into NumPy
 arrays (what it costs the link: docs/remote.md); `view()` gives a view of a field fitted to the link,
 within a stated error bound, `fetch()` a rectangle at full resolution, exact, and every control call
 (status, pause, set, draw, ...) works as for a local client. `cuview.list(remote=URL)` lists what
@@ -70,7 +70,7 @@ def attach(name="default", client="cuview python", control_only=False, timeout=3
     remote: the cuview-gateway of another host to attach through, "ssh://[user@]host[:port]",
     "tcp://host:port?key=KEY" or "unix:/path/gateway.sock" (docs/remote.md), or a list of them,
     one per host of a run of parts. A remote client has views (Client.view) and exact regions
-    (Client.fetch) besides frames: its next_frame() fetches the frame's float32 fields whole into
+    (Client.fetch) besides frames: its next_frame() fetches the frame's grid fields whole (exact, each in its dtype) into
     host memory (NumPy), so a script written against a local publisher runs unchanged.
 
     A Client for a whole publisher; a Group when `name` runs as parts (mpirun -n N

@@ -130,8 +130,8 @@ class Client:
     def next_frame(self, timeout=1.0):
         """The newest frame not seen yet, held until released (use it in a `with` block); None when
         none came within `timeout` seconds. Raises CuviewError("daemon_gone") when the publisher
-        exited or restarted. Remote: the frame's float32 fields fetched whole into host memory (4
-        bytes a value over the link, compressed; view() costs the link far less)."""
+        exited or restarted. Remote: the frame's grid fields fetched whole into host memory, exact (their
+        dtype's bytes per value over the link, compressed; view() costs the link far less)."""
         handle = ctypes.c_void_p()
         status = lib.cuview_next_frame(self._handle(), int(timeout * 1000), ctypes.byref(handle))
         if status == _capi.NO_FRAME:
