@@ -63,6 +63,9 @@ struct Options {
   // ---- section "budget" (bench/publish_cost.cpp), not among the defaults ----
   double budget_percent = 0.3;  ///< the daemons' --max-cost
   bool budget_remote = false;   ///< section budget: the viewer is remote, through a gateway on this host
+  // ---- section "layouts" (bench/layouts.cpp), not among the defaults ----
+  int layout_size = 512;       ///< CUDA: the volume's side
+  int host_layout_size = 128;  ///< host backend: the volume's side
 };
 
 /// "key=value key=value" lines, as the helper processes print their results.
@@ -105,6 +108,9 @@ std::string volume_section(const Options& o, const std::string& backend);
 /// Section "budget": each simulation at its largest size under a cost budget, one viewer at 60 Hz:
 /// frames delivered, the cost the publisher measured and the cost seen from outside.
 std::string budget_section(const Options& o, const std::string& backend);
+/// Section "layouts": a field's cost per frame as float32, float64 and float64 with a halo of ghost
+/// cells read in place, against the contiguous float32 field of the same cells (bench/layouts.cpp).
+std::string layouts_section(const Options& o, const std::string& backend);
 /// A TCP port on 127.0.0.1 nobody listens on now (the OS's pick).
 int free_port();
 /// Keys in a private XDG_CONFIG_HOME (set for this process and its children): the bench's client

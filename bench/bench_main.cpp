@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
       ->check(CLI::IsMember(
-          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "volume", "budget",
+          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "volume", "budget", "layouts",
            "first"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--budget-remote", o.budget_remote,
                "section budget: the viewer watches through a cuview-gateway on this host (cuview-ctl --remote)");
+  app.add_option("--layout-size", o.layout_size, "section layouts: the CUDA volume's side")->capture_default_str();
+  app.add_option("--host-layout-size", o.host_layout_size, "section layouts: the host volume's side")
+      ->capture_default_str();
   app.add_option("--budget", o.budget_percent, "section budget: the daemons' --max-cost, in percent")
       ->capture_default_str();
   app.add_option("--out", out, "also append the tables to this Markdown file");
@@ -174,6 +177,10 @@ int main(int argc, char** argv) {
   if (o.wants("budget")) {
     if (cuda) guarded("CUDA budget section", [&] { return budget_section(o, "cuda"); });
     if (host) guarded("host budget section", [&] { return budget_section(o, "host"); });
+  }
+  if (o.wants("layouts")) {
+    if (cuda) guarded("CUDA layouts section", [&] { return layouts_section(o, "cuda"); });
+    if (host) guarded("host layouts section", [&] { return layouts_section(o, "host"); });
   }
   if (o.wants("first")) {
     if (std::getenv("DISPLAY") == nullptr) ::setenv("QT_QPA_PLATFORM", "offscreen", 0);

@@ -163,15 +163,18 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     factory = &find_simulation(opts.sim);
     sim_name_ = opts.sim;
   }
-  const std::uint32_t axes = factory != nullptr ? factory->axes : 2;  // plugins: 2-D
+  const std::uint32_t axes = factory != nullptr ? factory->axes : plugin_->axes();
   const std::string size = std::to_string(opts.width) + "x" + std::to_string(opts.height) +
                            (opts.depth > 1 ? "x" + std::to_string(opts.depth) : std::string());
+  const std::string sim = "--sim " + opts.sim + (plugin_ ? " (simulation '" + sim_name_ + "')" : std::string());
   if (axes == 3 && opts.depth <= 1)
-    throw Error(Errc::bad_value, "--sim " + opts.sim + " is three-dimensional: give its grid as --size WxHxD (for "
+    throw Error(Errc::bad_value, sim + " is three-dimensional: give its grid as --size WxHxD (for "
                                  "example 128x128x128), not " + size);
   if (axes == 2 && opts.depth > 1)
-    throw Error(Errc::bad_value, "--sim " + opts.sim + " is two-dimensional: give its grid as --size WxH, not " + size +
-                                     (factory != nullptr ? "; the 3-D simulations are " + three_d_names() : ""));
+    throw Error(Errc::bad_value, sim + " is two-dimensional: give its grid as --size WxH, not " + size +
+                                     (factory != nullptr ? "; the 3-D simulations are " + three_d_names()
+                                                         : "; a plugin declares a volume with "
+                                                           "CUVIEW_SIMULATION_PLUGIN_AXES(..., 3) (docs/sdk.md)"));
   const std::uint32_t max_side = axes == 3 ? 2048 : 32768;
   if (opts.width < 8 || opts.height < 8 || opts.width > max_side || opts.height > max_side ||
       (axes == 3 && (opts.depth < 8 || opts.depth > max_side)))

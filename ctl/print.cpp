@@ -107,6 +107,18 @@ void print_description(const proto::DescribeResult& d) {
     for (auto n : f.shape) s += (s.empty() ? "" : ", ") + std::to_string(n);
     return "[" + s + "]";
   };
+  // Each grid's coordinates, fastest axis first as a size is written: "x from 2 by 0.125".
+  for (const auto& g : d.grids) {
+    std::string axes;
+    for (std::size_t k = g.dims.size(); k-- > 0;) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s from %g by %g", k < g.axes.size() ? g.axes[k].c_str() : "?",
+                    k < g.origin.size() ? g.origin[k] : 0.0, k < g.spacing.size() ? g.spacing[k] : 1.0);
+      axes += (axes.empty() ? "" : ", ") + std::string(buf);
+    }
+    std::printf("  grid %s %s: %s%s\n", g.name.c_str(), Extent{g.dims}.text().c_str(), axes.c_str(),
+                g.units.empty() ? "" : (" (" + g.units + ")").c_str());
+  }
   for (const auto& in : d.inputs)
     std::printf("  input %s (%s): %s\n", in.name.c_str(), in.kind.c_str(), in.help.c_str());
   for (const auto& f : d.fields)

@@ -9,6 +9,7 @@
 
 #include "cuview/posix.hpp"
 #include "cuview/runtime_dir.hpp"
+#include "cuview/schema.hpp"
 
 namespace cuview::gateway {
 using namespace std::chrono_literals;
@@ -287,6 +288,11 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
       case proto::Op::draw:
       case proto::Op::checkpoint:
       case proto::Op::shutdown: {
+        // A client that could not read a field is refused here as by the publisher itself (which
+        // the gateway asks in the newest version).
+        if (const auto why = proto::unreadable_for_version(control_->description(), proto::session_version(request.v));
+            op == proto::Op::describe && !why.empty())
+          throw Error(Errc::version_mismatch, "publisher '" + name_ + "': " + why);
         auto reply = control_->forward(op, request.args);
         send(peer, remote::kReply, proto::encode_result(request, reply.result));
         return;
@@ -298,17 +304,18 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
   }
 }
 
-std::vector<proto::FieldDesc>::const_iterator PublisherFeed::float_field(const proto::DescribeResult& d,
-                                                                       const std::string& field) const {
+std::vector<proto::FieldDesc>::const_iterator PublisherFeed::grid_field(const proto::DescribeResult& d,
+                                                                      const std::string& field) const {
   const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == field; });
   if (f == d.fields.end()) {
     std::string names;
     for (const auto& x : d.fields) names += (names.empty() ? "" : ", ") + x.name;
     throw Error(Errc::bad_value, "daemon '" + name_ + "' has no field '" + field + "'; its fields: " + names);
   }
-  if (f->dtype != "float32")
+  if (!parse_dtype(f->dtype))
     throw Error(Errc::unsupported, "field '" + field + "' of daemon '" + name_ + "' is " + f->dtype +
-                                       "; remote views and fetches carry float32 fields");
+                                       "; remote views and fetches carry fields of " + dtype_names() +
+                                       " values (update the gateway)");
   return f;
 }
 
@@ -322,7 +329,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         if (!attach_control()) throw_attach_error(Errc::no_daemon);
         const auto& d = control_->description();
         Watcher w;
-        const auto f = float_field(d, a.field);
+        const auto f = grid_field(d, a.field);
         if (a.view_w == 0 || a.view_h == 0 || std::uint64_t{a.view_w} * a.view_h > remote::kMaxViewSamples)
           throw Error(Errc::out_of_range, "a view of " + std::to_string(a.view_w) + " × " + std::to_string(a.view_h) +
                                               " samples; a view has 1 to " + std::to_string(remote::kMaxViewSamples) +
@@ -382,7 +389,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
           if (current_ && (current_->info().fields != kAllBlocks || current_->every() > 1)) current_.reset();
         }
         const auto& d = frames_->description();
-        const auto f = float_field(d, a.field);
+        const auto f = grid_field(d, a.field);
         // A volume's box spans layers [z, z + depth) as well; a plane's is one layer.
         const auto grid = d.grid();
         const std::uint32_t layers = grid.size() == 3 ? grid[0] : 1, z = a.z.value_or(0), depth = a.d.value_or(1);
@@ -418,18 +425,20 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
           }
           if (auto fr = frames_->next_frame(0ms)) current_ = std::move(fr);
         }
+        // The field's values as they are, in its dtype: exact whatever it is.
         const std::uint32_t comps = f->components;
-        if (std::uint64_t{a.w} * a.h * depth * comps > remote::kMaxFetchValues)
-          throw Error(Errc::out_of_range, "a box of " + std::to_string(std::uint64_t{a.w} * a.h * depth * comps) +
-                                              " values of field '" + a.field + "'; a fetch carries at most " +
-                                              std::to_string(remote::kMaxFetchValues) + ": fetch fewer layers at a time");
-        const std::size_t row_bytes = std::size_t{a.w} * comps * 4;
+        const std::size_t cell_bytes = comps * size_of(*parse_dtype(f->dtype));
+        if (std::uint64_t{a.w} * a.h * depth * cell_bytes > remote::kMaxFetchBytes)
+          throw Error(Errc::out_of_range, "a box of " + std::to_string(std::uint64_t{a.w} * a.h * depth * cell_bytes) +
+                                              " bytes of field '" + a.field + "'; a fetch carries at most " +
+                                              std::to_string(remote::kMaxFetchBytes) + ": fetch fewer layers at a time");
+        const std::size_t row_bytes = std::size_t{a.w} * cell_bytes;
         std::vector<std::byte> raw(row_bytes * a.h * depth);
         current_->wait();
         for (std::uint32_t k = 0; k < depth; ++k)
           for (std::uint32_t r = 0; r < a.h; ++r) {
             const std::size_t cell = ((std::size_t{z} + k) * d.height + a.y + r) * d.width + a.x;
-            current_->copy_to_host(f->offset + cell * comps * 4,
+            current_->copy_to_host(f->offset + cell * cell_bytes,
                                    std::span(raw).subspan((std::size_t{k} * a.h + r) * row_bytes, row_bytes));
           }
         remote::FetchResult out;
@@ -519,6 +528,16 @@ void PublisherFeed::serve_watchers() {
 }
 
 namespace {
+/// The error bound a view of `field` states (docs/remote.md): its encoding's, and for a dtype
+/// whose values float32 does not hold exactly — a float wider than 4 bytes, an integer wider than
+/// 2 — their rounding to float32 as well.
+double stated_error_bound(const proto::FieldDesc& field, const remote::EncodedValues& e) {
+  const auto& t = dtype_traits(parse_dtype(field.dtype).value_or(DType::float64));
+  const bool floating = t.dlpack_code == dtype_traits(DType::float32).dlpack_code;
+  const bool exact = floating ? t.size <= 4 : t.size <= 2;
+  return exact ? e.error_bound : remote::error_bound_of_rounded(e.encoding, e.lo, e.hi);
+}
+
 /// Bricks through a gateway aim at this many a second (issue 40: ≥ 10 at 100 Mbit/s): a slower
 /// link gets a coarser brick rather than fewer of them.
 constexpr double kBrickFps = 10;
@@ -593,7 +612,7 @@ void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& fram
   h.field = a.field;
   h.view_w = bw, h.view_h = rows;
   h.encoding = std::string(remote::name_of(encoding));
-  h.lo = w.encoded.lo, h.hi = w.encoded.hi, h.error_bound = w.encoded.error_bound;
+  h.lo = w.encoded.lo, h.hi = w.encoded.hi, h.error_bound = stated_error_bound(d.fields[w.field], w.encoded);
   h.raw_bytes = w.encoded.raw_bytes;
   h.link_bytes_per_s = w.meter.bytes_per_s();
   h.rect = rect;
@@ -660,7 +679,7 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
   h.view_w = a.view_w, h.view_h = a.view_h;
   h.center_x = a.center_x, h.center_y = a.center_y, h.pixels_per_cell = a.pixels_per_cell;
   h.encoding = std::string(remote::name_of(encoding));
-  h.lo = w.encoded.lo, h.hi = w.encoded.hi, h.error_bound = w.encoded.error_bound;
+  h.lo = w.encoded.lo, h.hi = w.encoded.hi, h.error_bound = stated_error_bound(d.fields[w.field], w.encoded);
   h.raw_bytes = w.encoded.raw_bytes;
   h.link_bytes_per_s = w.meter.bytes_per_s();
   h.rect = rect;

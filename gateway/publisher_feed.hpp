@@ -100,9 +100,10 @@ class PublisherFeed {
   void send_view(const PeerId& peer, Watcher& w, const Frame& frame);
   /// The volume itself for a `brick` watcher: every k-th cell, k fitted to the link.
   void send_brick(const PeerId& peer, Watcher& w, const Frame& frame);
-  /// The float32 field `field`; throws Error(bad_value) naming the fields there are.
-  std::vector<proto::FieldDesc>::const_iterator float_field(const proto::DescribeResult& d,
-                                                            const std::string& field) const;
+  /// The field `field`; throws Error(bad_value) naming the fields there are, Error(unsupported)
+  /// for one of a dtype this gateway does not know.
+  std::vector<proto::FieldDesc>::const_iterator grid_field(const proto::DescribeResult& d,
+                                                           const std::string& field) const;
   /// Throws the last attach_control failure as a request's error: a name that runs as parts as
   /// bad_value (attach as a group), anything else as `otherwise`.
   [[noreturn]] void throw_attach_error(Errc otherwise) const;

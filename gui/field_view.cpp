@@ -1,12 +1,15 @@
 #include "field_view.hpp"
 
 #include <QFontMetrics>
+#include <QLocale>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QStringList>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 
+#include "cuview/schema.hpp"
 #include "render/render.hpp"
 
 namespace cuview::gui {
@@ -202,11 +205,37 @@ void FieldView::mouseReleaseEvent(QMouseEvent*) {
 }
 void FieldView::leaveEvent(QEvent*) { Q_EMIT hovered(QString()); }
 
+namespace {
+/// A cell's value as the readout says it: a whole value of an integer field as an integer, a
+/// float64 field's with every digit it needs (the shortest that reads back the same double), any
+/// other with 6.
+QString value_text(double v, DType dtype, int components) {
+  const auto& t = dtype_traits(dtype);
+  const bool integer = t.dlpack_code != dtype_traits(DType::float32).dlpack_code;
+  if (integer && components == 1 && v == std::floor(v)) return QString::number(v, 'f', 0);
+  if (t.size > size_of(DType::float32)) return QString::number(v, 'g', QLocale::FloatingPointShortest);
+  return QString::number(v, 'g', 6);
+}
+}  // namespace
+
+QString FieldView::position_text(const std::vector<std::uint32_t>& cell) const {
+  const std::size_t n = grid_.dims.size();
+  if (n != cell.size() || grid_.origin.size() != n || grid_.spacing.size() != n) return {};
+  bool own = !grid_.units.empty();
+  for (std::size_t k = 0; k < n; ++k) own = own || grid_.origin[k] != 0 || grid_.spacing[k] != 1;
+  if (!own) return {};
+  QStringList at;
+  for (std::size_t k = 0; k < n; ++k)  // `cell` is fastest axis first; the grid's lists slowest first
+    at << QString::number(grid_.origin[n - 1 - k] + cell[k] * grid_.spacing[n - 1 - k], 'g', 6);
+  return QString(" at (%1)%2").arg(at.join(", "), grid_.units.empty() ? QString() : " " + QString::fromStdString(grid_.units));
+}
+
 QString FieldView::readout(QPoint p) const {
   if (!has_frame() || !frame_.values || p.x() < 0 || p.y() < 0 || p.x() >= frame_.image.width() ||
       p.y() >= frame_.image.height())
     return {};
-  const float v = (*frame_.values)[static_cast<std::size_t>(p.y()) * frame_.image.width() + p.x()];
+  const std::size_t at = static_cast<std::size_t>(p.y()) * frame_.image.width() + p.x();
+  const float v = (*frame_.values)[at];
   if (std::isnan(v)) return {};
   if (frame_.volume) {  // what the ray through the pixel shows
     const auto& vi = *frame_.volume;
@@ -229,11 +258,19 @@ QString FieldView::readout(QPoint p) const {
   t.center_x = frame_.center_x, t.center_y = frame_.center_y, t.pixels_per_cell = frame_.pixels_per_cell;
   int cx = 0, cy = 0;
   if (!t.cell_at(p.x(), p.y(), cx, cy)) return {};
-  QString text = QString("(%1, %2) = %3").arg(cx).arg(cy).arg(static_cast<double>(v), 0, 'g', 6);
+  // The cell's value before its rounding to float where the frame has it (a float64 or int64 field's).
+  const double value = frame_.exact && at < frame_.exact->size() ? (*frame_.exact)[at] : static_cast<double>(v);
+  const QString shown = value_text(value, frame_.dtype, frame_.components);
+  const auto ucx = static_cast<std::uint32_t>(cx), ucy = static_cast<std::uint32_t>(cy);
+  QString text = QString("(%1, %2)%3 = %4").arg(cx).arg(cy).arg(position_text({ucx, ucy}), shown);
   if (!frame_.layout.panels.empty()) {  // planes of a volume: the cell in the volume
     const auto c = frame_.layout.cell_at(cx, cy);
     if (!c) return {};
-    text = QString("(%1, %2, %3) = %4").arg((*c)[0]).arg((*c)[1]).arg((*c)[2]).arg(static_cast<double>(v), 0, 'g', 6);
+    text = QString("(%1, %2, %3)%4 = %5")
+               .arg((*c)[0])
+               .arg((*c)[1])
+               .arg((*c)[2])
+               .arg(position_text({(*c)[0], (*c)[1], (*c)[2]}), shown);
   }
   // A remote value is the gateway's encoding of the true one: say how far off it may be.
   if (frame_.link && frame_.link->error_bound > 0)

@@ -35,8 +35,11 @@ class FieldView : public QWidget {
   /// A sentence shown across the view (e.g. why no frames come); empty hides it.
   void set_message(const QString& message);
   [[nodiscard]] QString message() const { return message_; }
-  /// Value and cell under widget pixel p, as text ("" outside the field).
+  /// Value and cell under widget pixel p, as text ("" outside the field), and the cell's position
+  /// in the grid's coordinates when the program gave them (set_grid).
   [[nodiscard]] QString readout(QPoint p) const;
+  /// The grid watched, with its coordinates (whole_grid of the description).
+  void set_grid(const proto::GridDesc& grid) { grid_ = grid; }
   [[nodiscard]] QSize sizeHint() const override { return {640, 640}; }
   /// Drawing mode: strokes instead of panning with the left (draw) and right (erase) buttons.
   void set_drawing(bool on) { drawing_ = on; }
@@ -71,7 +74,11 @@ class FieldView : public QWidget {
 
  private:
   void pin_center();
+  /// " at (0.25, 1.5) m": cell `cell` (fastest axis first) in the grid's coordinates; "" when the
+  /// grid has none of its own (origin 0, spacing 1, no units).
+  [[nodiscard]] QString position_text(const std::vector<std::uint32_t>& cell) const;
   RenderedFrame frame_;
+  proto::GridDesc grid_;
   QString message_;
   bool fresh_ = false;
   double zoom_ = 1, cx_ = -1, cy_ = -1;  // centre < 0: the field's centre

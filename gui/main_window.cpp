@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 #include <cstdio>
 
+#include "cuview/assembly.hpp"
 #include "cuview/posix.hpp"
 #include "panels/daemons_panel.hpp"
 #include "panels/display_panel.hpp"
@@ -419,6 +420,7 @@ void MainWindow::on_connection(Connection state, const QString& text) {
 
 void MainWindow::on_described(const proto::DescribeResult& d) {
   volume_->describe(d);
+  view_->set_grid(whole_grid(d));
   session_ = QString::fromStdString(d.session);
   show_status(backend_label_, QString::fromStdString(d.backend));
   backend_label_->setToolTip(QString::fromStdString(d.device));

@@ -18,7 +18,7 @@ pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$XDG_RUNTIME_DIR"' EXIT
 for _ in $(seq 100); do ctl status >/dev/null 2>&1 && break; sleep 0.1; done
 sleep 2
-echo "fortran-heat ${size}^3, host backend, $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "fortran-heat --size $size (${size}x${size}x$((size / 2)) cells, real(8)), host backend, $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "no viewer:  $(rate) steps/s"
 ctl attach --frames 100000000 --frame-timeout 60 >/dev/null 2>&1 &
 viewer=$!

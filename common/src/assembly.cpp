@@ -103,6 +103,17 @@ Block own_block(const proto::DescribeResult& d) {
   return grid.size() == 3 ? Block{{0, 0, 0}, grid} : Block::grid(0, 0, d.width, d.height);
 }
 
+proto::GridDesc whole_grid(const proto::DescribeResult& d) {
+  proto::GridDesc g = d.fields.empty() ? d.grid_of(proto::FieldDesc{}) : d.grid_of(d.fields[0]);
+  if (!d.part) return g;
+  const auto start = d.part->start();
+  const auto global = d.part->global();
+  if (start.size() != g.dims.size() || global.size() != g.dims.size()) return g;
+  for (std::size_t k = 0; k < g.dims.size(); ++k) g.origin[k] -= double(start[k]) * g.spacing[k];
+  g.dims = global;
+  return g;
+}
+
 proto::FieldDesc block_field(const proto::FieldDesc& field, const PlaneBlock& share) {
   if (!share.local) return field;
   auto f = plane_of(field, *share.local);

@@ -9,6 +9,7 @@
 
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
+#include "cuview/schema.hpp"
 #include "cuview/view_sampler.hpp"  // shown_value
 #ifdef CUVIEW_HAVE_CUDA
 #include "copy_staging.hpp"
@@ -103,13 +104,15 @@ void BrickSampler::sample_cells(const Frame& frame, const proto::FieldDesc& fiel
                                 HostBrick& out) {
   const std::size_t comps = field.components;
   const std::size_t grid_axes = field.shape.size() - (comps > 1 ? 1 : 0);
-  if (field.dtype != "float32" || comps < 1 || grid_axes != 3 || block.dims.size() != 3 || block.offset.size() != 3)
+  const auto dtype = parse_dtype(field.dtype);
+  if (!dtype || comps < 1 || grid_axes != 3 || block.dims.size() != 3 || block.offset.size() != 3)
     throw Error(Errc::bad_value, "field '" + field.name + "' (" + field.dtype + ", " + std::to_string(grid_axes) +
-                                     " axes) cannot be seen as a volume: only float32 fields of 3 axes can; pick one");
+                                     " axes) cannot be seen as a volume: only fields of 3 axes (of " + dtype_names() +
+                                     " values) can; pick one");
   for (std::size_t a = 0; a < 3; ++a)
     if (field.shape[a] < block.dims[a])
       throw Error(Errc::bad_value, "field '" + field.name + "' is smaller than the block of the grid it should hold");
-  const std::size_t cell = comps * sizeof(float);
+  const std::size_t cell = comps * size_of(*dtype);
   const std::size_t col = field.strides.size() >= 3 ? field.strides[2] : cell;
   const std::size_t row = field.strides.size() >= 3 ? field.strides[1] : field.shape[2] * cell;
   const std::size_t plane = field.strides.size() >= 3 ? field.strides[0] : field.shape[1] * row;
@@ -128,7 +131,7 @@ void BrickSampler::sample_cells(const Frame& frame, const proto::FieldDesc& fiel
         const std::byte* r = grid + (tz.first + k * s) * plane + (ty.first + j * s) * row + tx.first * col;
         float* dst = brick_at(k, j, 0);
         for (std::uint32_t i = 0; i < tx.count; ++i)
-          dst[i] = shown_value(reinterpret_cast<const float*>(r + i * s * col), static_cast<int>(comps));
+          dst[i] = shown_value(r + i * s * col, *dtype, static_cast<int>(comps));
       }
     return;
   }
@@ -170,12 +173,12 @@ void BrickSampler::sample_cells(const Frame& frame, const proto::FieldDesc& fiel
     for (std::uint32_t j = 0; j < ty.count; ++j) {
       const std::byte* r = dst + (std::size_t{k} * ty.count + j) * span + start;
       float* o = brick_at(k, j, 0);
-      if (comps == 1 && pick == cell) {  // the row's values as they are
+      if (*dtype == DType::float32 && comps == 1 && pick == cell) {  // the row's floats as they are
         std::memcpy(o, r, tx.count * cell);
         continue;
       }
       for (std::uint32_t i = 0; i < tx.count; ++i)
-        o[i] = shown_value(reinterpret_cast<const float*>(r + i * pick), static_cast<int>(comps));
+        o[i] = shown_value(r + i * pick, *dtype, static_cast<int>(comps));
     }
 #else
   throw Error(Errc::cuda, "frame " + std::to_string(frame.info().seq) +

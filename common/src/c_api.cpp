@@ -28,7 +28,7 @@ cuview_status cuview_dtype(const char* name, cuview_dtype_info* out) {
     const auto t = cuview::parse_dtype(name);
     if (!t)
       throw cuview::Error(cuview::Errc::bad_value,
-                          std::string("cuview_dtype: '") + name + "' is not a dtype; they are float32, float16, int32, uint8");
+                          std::string("cuview_dtype: '") + name + "' is not a dtype; they are " + cuview::dtype_names());
     const auto& traits = cuview::dtype_traits(*t);
     *out = {traits.size, traits.typestr, traits.dlpack_code, static_cast<uint8_t>(8 * traits.size)};
   });

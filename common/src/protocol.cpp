@@ -296,6 +296,33 @@ std::string result_for_version(std::string_view op, std::string_view bytes, std:
   return {buf.data(), buf.size()};
 }
 
+GridDesc DescribeResult::grid_of(const FieldDesc& f) const {
+  for (const auto& g : grids)
+    if (g.name == f.grid) return g;
+  GridDesc g{"grid", grid(), {}, {}, {}, ""};
+  for (std::size_t k = 0; k < g.dims.size(); ++k) {
+    g.origin.push_back(0), g.spacing.push_back(1);
+    g.axes.emplace_back(1, "xyzw"[g.dims.size() - 1 - k]);
+  }
+  return g;
+}
+
+std::string unreadable_for_version(const DescribeResult& d, std::uint32_t version) {
+  auto check = [&](const FieldDesc& f, const std::string& what) -> std::string {
+    const auto t = parse_dtype(f.dtype);
+    if (!t || dtype_traits(*t).since <= version) return {};
+    return what + " is " + f.dtype + ", which protocol " + std::to_string(dtype_traits(*t).since) +
+           " added; this client speaks protocol " + std::to_string(version) + ": update it (this publisher speaks " +
+           std::to_string(kVersion) + ")";
+  };
+  for (const auto& f : d.fields)
+    if (auto m = check(f, "field '" + f.name + "'"); !m.empty()) return m;
+  for (const auto& p : d.particles)
+    for (const auto& a : p.attributes)
+      if (auto m = check(a, "attribute '" + a.name + "' of particle set '" + p.name + "'"); !m.empty()) return m;
+  return {};
+}
+
 std::string encode_result_for_version(std::uint64_t id, std::string_view op, std::string_view packed_result,
                                       std::uint32_t version, std::span<const KeyAddition> additions) {
   const std::string result = result_for_version(op, packed_result, version, additions);

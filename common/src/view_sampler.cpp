@@ -7,6 +7,7 @@
 
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
+#include "cuview/schema.hpp"
 #ifdef CUVIEW_HAVE_CUDA
 #include "cuview/cuda/pinned_buffer.hpp"
 #include "cuview/cuda/check.hpp"
@@ -34,19 +35,45 @@ ViewSampling ViewSampling::of(const ViewRegion& region) {
   return s;
 }
 
+float shown_value(const std::byte* cell, DType dtype, int components, float* vector) noexcept {
+  const std::size_t size = size_of(dtype);
+  float first = 0, squares = 0;
+  for (int k = 0; k < components; ++k) {
+    const auto v = static_cast<float>(load_value(cell + static_cast<std::size_t>(k) * size, dtype));
+    if (vector != nullptr) vector[k] = v;
+    if (k == 0) first = v;
+    squares += v * v;
+  }
+  return components == 1 ? first : sqrtf(squares);
+}
+
+namespace {
+/// shown_value in double, from the values as they are: what a readout of a float64 or int64 cell says.
+double exact_shown_value(const std::byte* cell, DType dtype, int components) noexcept {
+  if (components == 1) return load_value(cell, dtype);
+  const std::size_t size = size_of(dtype);
+  double squares = 0;
+  for (int k = 0; k < components; ++k) {
+    const double v = load_value(cell + static_cast<std::size_t>(k) * size, dtype);
+    squares += v * v;
+  }
+  return std::sqrt(squares);
+}
+}  // namespace
+
 namespace {
 /// The samples from the sampled rows: `row_data[py]` points at the first value of cell
 /// (col_lo, rows[py]), or is null where the row lies outside the grid; a row's cells lie
-/// `col_pitch` floats apart.
+/// `col_pitch` bytes apart, each `components` values of `dtype`.
 /// `fill`: samples outside the grid become NaN; otherwise they are left as they are (another
 /// part of a decomposed grid writes them).
-void gather(const std::vector<const float*>& row_data, const ViewSampling& s, SampledView& out, std::size_t col_pitch,
-            bool fill) {
+void gather(const std::vector<const std::byte*>& row_data, const ViewSampling& s, SampledView& out,
+            std::size_t col_pitch, DType dtype, bool fill) {
   const auto& r = out.region;
   const int components = out.components;
-  const bool with_vectors = !out.vectors.empty();
+  const bool with_vectors = !out.vectors.empty(), with_exact = !out.exact.empty();
   for (int py = 0; py < r.view_h; ++py) {
-    const float* row = row_data[static_cast<std::size_t>(py)];
+    const std::byte* row = row_data[static_cast<std::size_t>(py)];
     for (int px = 0; px < r.view_w; ++px) {
       const auto at = static_cast<std::size_t>(py) * r.view_w + px;
       float* vector = with_vectors ? &out.vectors[at * components] : nullptr;
@@ -54,12 +81,13 @@ void gather(const std::vector<const float*>& row_data, const ViewSampling& s, Sa
       if (row == nullptr || c < 0) {
         if (!fill) continue;
         out.values[at] = NAN;
+        if (with_exact) out.exact[at] = NAN;
         for (int k = 0; vector && k < components; ++k) vector[k] = NAN;
         continue;
       }
-      const float* cell = row + static_cast<std::size_t>(c - s.col_lo) * col_pitch;
-      out.values[at] = shown_value(cell, components);
-      for (int k = 0; vector && k < components; ++k) vector[k] = cell[k];
+      const std::byte* cell = row + static_cast<std::size_t>(c - s.col_lo) * col_pitch;
+      out.values[at] = shown_value(cell, dtype, components, vector);
+      if (with_exact) out.exact[at] = exact_shown_value(cell, dtype, components);
     }
   }
 }
@@ -69,8 +97,8 @@ void gather(const std::vector<const float*>& row_data, const ViewSampling& s, Sa
 struct Pitch {
   std::size_t row, col;
 };
-Pitch pitch_of(const proto::FieldDesc& field, int field_w) {
-  const std::size_t cell = std::size_t{field.components} * sizeof(float);
+Pitch pitch_of(const proto::FieldDesc& field, DType dtype, int field_w) {
+  const std::size_t cell = std::size_t{field.components} * size_of(dtype);
   if (field.strides.size() >= 2 && field.shape.size() >= 2) return {field.strides[0], field.strides[1]};
   return {static_cast<std::size_t>(field_w) * cell, cell};
 }
@@ -78,21 +106,25 @@ Pitch pitch_of(const proto::FieldDesc& field, int field_w) {
 /// The axes of a field's grid (its shape without the components).
 std::size_t grid_rank(const proto::FieldDesc& f) { return f.shape.size() - (f.components > 1 ? 1 : 0); }
 
-void check_field(const proto::FieldDesc& field, int field_w, int field_h) {
-  if (field.dtype != "float32" || field.components < 1)
+/// The field's dtype, once its description is checked against a field_w × field_h grid.
+DType check_field(const proto::FieldDesc& field, int field_w, int field_h) {
+  const auto dtype = parse_dtype(field.dtype);
+  if (!dtype || field.components < 1)
     throw Error(Errc::bad_value, "field '" + field.name + "' (" + field.dtype + " × " +
-                                     std::to_string(field.components) + ") cannot be sampled: only float32 fields can");
+                                     std::to_string(field.components) + ") cannot be sampled: a field of " +
+                                     dtype_names() + " values, 1 or more a cell, can");
   if (!field.shape.empty() && grid_rank(field) != 2)
     throw Error(Errc::bad_value, "field '" + field.name + "' has a grid of " + std::to_string(grid_rank(field)) +
                                      " axes: a view samples one plane of it (plane_of)");
-  const auto p = pitch_of(field, field_w);
-  const std::uint64_t cell = std::uint64_t{field.components} * sizeof(float);
+  const auto p = pitch_of(field, *dtype, field_w);
+  const std::uint64_t cell = std::uint64_t{field.components} * size_of(*dtype);
   const std::uint64_t needed =
       field_w > 0 && field_h > 0 ? (field_h - 1) * std::uint64_t{p.row} + (field_w - 1) * std::uint64_t{p.col} + cell : 0;
-  if (field.bytes < needed || p.col % sizeof(float) != 0 || p.row % sizeof(float) != 0)
+  if (field.bytes < needed)
     throw Error(Errc::bad_value, "field '" + field.name + "' holds " + std::to_string(field.bytes) +
                                      " bytes, less than the " + std::to_string(needed) + " of a " +
                                      std::to_string(field_w) + "×" + std::to_string(field_h) + " grid");
+  return *dtype;
 }
 }  // namespace
 
@@ -201,28 +233,31 @@ ViewSampler::~ViewSampler() = default;
 ViewSampler::ViewSampler(ViewSampler&&) noexcept = default;
 ViewSampler& ViewSampler::operator=(ViewSampler&&) noexcept = default;
 
-void ViewSampler::begin(SampledView& out, const ViewRegion& region, int components, VectorComponents vectors) {
+void ViewSampler::begin(SampledView& out, const ViewRegion& region, int components, VectorComponents vectors,
+                        ExactValues exact) {
   out.region = region;
   out.components = components;
   const auto samples = static_cast<std::size_t>(region.view_w) * region.view_h;
   out.values.assign(samples, NAN);
   out.vectors.assign(vectors == VectorComponents::include ? samples * static_cast<std::size_t>(components) : 0, NAN);
+  out.exact.assign(exact == ExactValues::include ? samples : 0, NAN);
 }
 
 void ViewSampler::sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region,
                          SampledView& out, VectorComponents vectors) {
-  check_field(field, region.field_w, region.field_h);
+  const DType dtype = check_field(field, region.field_w, region.field_h);
   out.region = region;
   out.components = static_cast<int>(field.components);
   const auto samples = static_cast<std::size_t>(region.view_w) * region.view_h;
   out.values.resize(samples);
   out.vectors.resize(vectors == VectorComponents::include ? samples * field.components : 0);
-  sample_grid(frame, field, region.field_w, ViewSampling::of(region), out, true);
+  out.exact.clear();
+  sample_grid(frame, field, dtype, region.field_w, ViewSampling::of(region), out, true);
 }
 
 void ViewSampler::sample_block(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region,
                                const Block& block, SampledView& out) {
-  check_field(field, block.w, block.h);
+  const DType dtype = check_field(field, block.w, block.h);
   if (out.region.view_w != region.view_w || out.region.view_h != region.view_h ||
       out.components != static_cast<int>(field.components))
     throw Error(Errc::bad_value, "sample_block: call ViewSampler::begin with this region and field first");
@@ -242,30 +277,29 @@ void ViewSampler::sample_block(const Frame& frame, const proto::FieldDesc& field
   }
   s.col_lo = hi >= lo ? lo : 0;
   s.col_count = hi >= lo ? hi - lo + 1 : 0;
-  sample_grid(frame, field, block.w, s, out, false);
+  sample_grid(frame, field, dtype, block.w, s, out, false);
 }
 
-void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field, int field_w, const ViewSampling& s,
-                              SampledView& out, bool fill) {
-  const Pitch p = pitch_of(field, field_w);  // of the grid the frame holds (a part's block, or the whole grid)
-  const std::size_t cell = std::size_t{field.components} * sizeof(float);
-  std::vector<const float*> rows(s.rows.size(), nullptr);
+void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field, DType dtype, int field_w,
+                              const ViewSampling& s, SampledView& out, bool fill) {
+  const Pitch p = pitch_of(field, dtype, field_w);  // of the grid the frame holds (a part's block, or the whole grid)
+  const std::size_t cell = std::size_t{field.components} * size_of(dtype);
+  std::vector<const std::byte*> rows(s.rows.size(), nullptr);
   bytes_copied_ = 0;
   if (frame.device() < 0) {  // shared memory, read in place
     const auto* grid = static_cast<const std::byte*>(frame.slot_data()) + field.offset;
     for (std::size_t py = 0; py < rows.size(); ++py)
       if (s.rows[py] >= 0)
-        rows[py] = reinterpret_cast<const float*>(grid + static_cast<std::size_t>(s.rows[py]) * p.row +
-                                                  static_cast<std::size_t>(s.col_lo) * p.col);
-    gather(rows, s, out, p.col / sizeof(float), fill);
+        rows[py] = grid + static_cast<std::size_t>(s.rows[py]) * p.row + static_cast<std::size_t>(s.col_lo) * p.col;
+    gather(rows, s, out, p.col, dtype, fill);
     return;
   }
 #ifdef CUVIEW_HAVE_CUDA
-  const std::size_t span = static_cast<std::size_t>(s.col_count) * field.components;  // floats per sampled row
+  const std::size_t span = static_cast<std::size_t>(s.col_count) * cell;  // bytes per sampled row
   if (s.col_count > 0 && !s.distinct_rows.empty()) {
     Staging& staging = staging_for(staging_, frame.device());
     const auto& r = s.distinct_rows;
-    auto* dst = reinterpret_cast<float*>(staging.reserve(r.size() * span * sizeof(float)));
+    std::byte* dst = staging.reserve(r.size() * span);
     const auto* grid = static_cast<const std::byte*>(frame.device_slot()) + field.offset;
     const auto at = [&](int row) { return grid + static_cast<std::size_t>(row) * p.row + s.col_lo * p.col; };
     const std::string what = " of field '" + field.name + "' of frame " + std::to_string(frame.info().seq);
@@ -278,8 +312,8 @@ void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field,
         std::size_t n = 1;
         const int stride = i + 1 < r.size() ? r[i + 1] - r[i] : 1;
         while (i + n < r.size() && r[i + n] - r[i + n - 1] == stride) ++n;
-        cuda::check(cudaMemcpy2DAsync(dst + i * span, span * sizeof(float), at(r[i]), p.row * static_cast<std::size_t>(stride),
-                                      span * sizeof(float), n, cudaMemcpyDeviceToHost, staging.stream.get()),
+        cuda::check(cudaMemcpy2DAsync(dst + i * span, span, at(r[i]), p.row * static_cast<std::size_t>(stride), span, n,
+                                      cudaMemcpyDeviceToHost, staging.stream.get()),
                     "copying " + std::to_string(n) + " rows" + what);
         i += n;
       }
@@ -292,14 +326,14 @@ void ViewSampler::sample_grid(const Frame& frame, const proto::FieldDesc& field,
                     "copying the cells of row " + std::to_string(r[i]) + what);
     }
     cuda::check(cudaStreamSynchronize(staging.stream.get()), "waiting for the sampled rows" + what);
-    bytes_copied_ = r.size() * span * sizeof(float);
+    bytes_copied_ = r.size() * span;
     for (std::size_t py = 0, k = 0; py < s.rows.size(); ++py) {
       if (s.rows[py] < 0) continue;
       while (r[k] != s.rows[py]) ++k;
       rows[py] = dst + k * span;
     }
   }
-  gather(rows, s, out, field.components, fill);
+  gather(rows, s, out, cell, dtype, fill);
 #else
   throw Error(Errc::cuda, "frame " + std::to_string(frame.info().seq) +
                               " is in GPU memory, but this program was built without CUDA");

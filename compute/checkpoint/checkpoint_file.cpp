@@ -63,27 +63,25 @@ std::string hdf5_error() {
 
 hid_t file_type(DType t) {
   switch (t) {
-    case DType::float32:
-      return H5T_IEEE_F32LE;
-    case DType::uint8:
-      return H5T_STD_U8LE;
-    case DType::int32:
-      return H5T_STD_I32LE;
-    default:
-      return H5T_STD_U16LE;  // float16 is stored as its bits
+    case DType::float32: return H5T_IEEE_F32LE;
+    case DType::float16: return H5T_STD_U16LE;  // HDF5 has no predefined binary16: its bits
+    case DType::int32: return H5T_STD_I32LE;
+    case DType::uint8: return H5T_STD_U8LE;
+    case DType::float64: return H5T_IEEE_F64LE;
+    case DType::int64: return H5T_STD_I64LE;
   }
+  throw Error(Errc::internal, "a checkpoint has no HDF5 type for dtype " + std::to_string(static_cast<int>(t)));
 }
 hid_t memory_type(DType t) {
   switch (t) {
-    case DType::float32:
-      return H5T_NATIVE_FLOAT;
-    case DType::uint8:
-      return H5T_NATIVE_UINT8;
-    case DType::int32:
-      return H5T_NATIVE_INT32;
-    default:
-      return H5T_NATIVE_UINT16;
+    case DType::float32: return H5T_NATIVE_FLOAT;
+    case DType::float16: return H5T_NATIVE_UINT16;
+    case DType::int32: return H5T_NATIVE_INT32;
+    case DType::uint8: return H5T_NATIVE_UINT8;
+    case DType::float64: return H5T_NATIVE_DOUBLE;
+    case DType::int64: return H5T_NATIVE_INT64;
   }
+  throw Error(Errc::internal, "a checkpoint has no HDF5 type for dtype " + std::to_string(static_cast<int>(t)));
 }
 
 std::uint64_t hash(const void* data, std::size_t bytes) { return XXH3_64bits(data, bytes); }

@@ -57,6 +57,38 @@ __global__ void copy_sum_kernel(const std::uint32_t* __restrict__ src, std::uint
   add_checksum(partial, sum);
 }
 
+/// The 32-bit words of a load of type V (uint32_t, uint2 or uint4), and their checksum terms from word `index` on.
+__device__ inline std::uint64_t terms(std::uint32_t v, std::uint64_t index) { return checksum_term(v, index); }
+__device__ inline std::uint64_t terms(uint2 v, std::uint64_t index) {
+  return checksum_term(v.x, index) + checksum_term(v.y, index + 1);
+}
+__device__ inline std::uint64_t terms(uint4 v, std::uint64_t index) {
+  return checksum_term(v.x, index) + checksum_term(v.y, index + 1) + checksum_term(v.z, index + 2) +
+         checksum_term(v.w, index + 3);
+}
+
+/// Copies a section (Section) into the slot, packed, and adds its checksum terms: one block per
+/// row at a time, so a word's place needs no division; loads of V (4, 8 or 16 bytes), as wide as
+/// the rows, pitches and pointers allow.
+template <class V>
+__global__ void copy_section_sum_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
+                                        std::size_t row_loads, std::size_t rows, std::size_t total_rows,
+                                        std::size_t row_pitch, std::size_t layer_pitch, std::size_t first_index,
+                                        std::uint64_t* sum) {
+  constexpr std::size_t words = sizeof(V) / 4;
+  std::uint64_t partial = 0;
+  for (std::size_t r = blockIdx.x; r < total_rows; r += gridDim.x) {
+    const auto* in = reinterpret_cast<const V*>(src + (r / rows) * layer_pitch + (r % rows) * row_pitch);
+    V* out = reinterpret_cast<V*>(dst) + r * row_loads;
+    for (std::size_t i = threadIdx.x; i < row_loads; i += blockDim.x) {
+      const V v = in[i];
+      out[i] = v;
+      partial += terms(v, first_index + (r * row_loads + i) * words);
+    }
+  }
+  add_checksum(partial, sum);
+}
+
 /// Writes seq and step, then the GPU's global timer (ns): the moment the frame was complete, for
 /// latency figures. Runs after the checksum kernels on the same stream.
 __global__ void trailer_kernel(SlotTrailer* trailer, std::uint64_t seq, std::uint64_t step) {
@@ -152,6 +184,52 @@ class CudaExecutor final : public Executor {
     }
     cuda::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream.get()),
                 "cudaMemcpyAsync of " + std::to_string(bytes) + " bytes into a ring slot");
+  }
+
+  void copy_section(void* dst, const void* src, const Section& s, cuda::StreamRef stream) override {
+    cuda::DeviceGuard guard(probe_.device);
+    const std::size_t bytes = s.bytes();
+    const int f = held_field(dst, bytes);
+    const BufferLocation from = f >= 0 ? locate(src) : BufferLocation{};
+    // The widest load every row start, pitch and row length allows (the slot's field is 256-aligned).
+    const std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(src) | s.row_bytes | s.row_pitch | s.layer_pitch;
+    const std::size_t load = bits % 16 == 0 ? 16 : bits % 8 == 0 ? 8 : bits % 4 == 0 ? 4 : 0;
+    if (f >= 0 && load != 0 && !from.host_accessible && from.device == probe_.device) {  // this GPU's own memory
+      const std::size_t total_rows = s.rows * s.layers;
+      const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(total_rows, 65535));
+      const auto first = frame_.layout->fields[static_cast<std::size_t>(f)].offset / 4;
+      const auto* in = static_cast<const unsigned char*>(src);
+      auto* out = static_cast<unsigned char*>(dst);
+      if (load == 16)
+        copy_section_sum_kernel<uint4><<<grid, kThreads, 0, stream.get()>>>(
+            in, out, s.row_bytes / 16, s.rows, total_rows, s.row_pitch, s.layer_pitch, first, checksum_sink());
+      else if (load == 8)
+        copy_section_sum_kernel<uint2><<<grid, kThreads, 0, stream.get()>>>(
+            in, out, s.row_bytes / 8, s.rows, total_rows, s.row_pitch, s.layer_pitch, first, checksum_sink());
+      else
+        copy_section_sum_kernel<std::uint32_t><<<grid, kThreads, 0, stream.get()>>>(
+            in, out, s.row_bytes / 4, s.rows, total_rows, s.row_pitch, s.layer_pitch, first, checksum_sink());
+      cuda::check(cudaGetLastError(), "launching the copy of a " + std::to_string(bytes) + "-byte section into a ring slot");
+      frame_.summed[static_cast<std::size_t>(f)] = 1;
+      return;
+    }
+    // Host memory, another GPU's, or rows not of whole words: the copy engine, then seal() sums.
+    if (s.layers == 1 || s.layer_pitch % s.row_pitch == 0) {
+      cudaMemcpy3DParms p{};
+      p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(src), s.row_pitch, s.row_bytes,
+                                     s.layers == 1 ? s.rows : s.layer_pitch / s.row_pitch);
+      p.dstPtr = make_cudaPitchedPtr(dst, s.row_bytes, s.row_bytes, s.rows);
+      p.extent = make_cudaExtent(s.row_bytes, s.rows, s.layers);
+      p.kind = cudaMemcpyDefault;
+      cuda::check(cudaMemcpy3DAsync(&p, stream.get()),
+                  "cudaMemcpy3DAsync of a " + std::to_string(bytes) + "-byte section into a ring slot");
+      return;
+    }
+    for (std::size_t z = 0; z < s.layers; ++z)
+      cuda::check(cudaMemcpy2DAsync(static_cast<std::byte*>(dst) + z * s.rows * s.row_bytes, s.row_bytes,
+                                    static_cast<const std::byte*>(src) + z * s.layer_pitch, s.row_pitch, s.row_bytes,
+                                    s.rows, cudaMemcpyDefault, stream.get()),
+                  "cudaMemcpy2DAsync of layer " + std::to_string(z) + " of a section into a ring slot");
   }
 
   void seal(std::uint64_t seq, std::uint64_t step, cuda::StreamRef stream_ref) override {

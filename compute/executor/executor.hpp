@@ -150,6 +150,15 @@ class Executor {
   /// A word nobody reads, where the terms of a field the frame does not hold go.
   [[nodiscard]] virtual std::uint64_t* checksum_sink_for_nothing() = 0;
   Frame frame_;
+
+ public:
+  // Virtual functions added since plugin ABI 7 go here, after all of 7's: a plugin built against
+  // ABI 7 (still loaded, sims/plugin.hpp) calls the ones above by their places in the vtable.
+  /// Copies a section of a program's buffer (`section`: the field's cells among others, such as
+  /// the interior of an array with ghost cells) to `dst`, packed, queued on `stream`. A section of
+  /// this executor's own memory that makes a whole field of the frame begun adds its checksum
+  /// terms as it goes, as copy() does.
+  virtual void copy_section(void* dst, const void* src, const Section& section, cuda::StreamRef stream) = 0;
 };
 
 inline FieldChecksum Executor::sum_into(const FieldTarget& target) {

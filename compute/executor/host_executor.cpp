@@ -41,6 +41,14 @@ class HostExecutor final : public Executor {
     sum_ += sum;
     frame_.summed[static_cast<std::size_t>(f)] = 1;
   }
+  void copy_section(void* dst, const void* src, const Section& s, cuda::StreamRef) override {
+    // Row by row; seal() sums the field (a second pass, over memory the copy just touched).
+    auto* out = static_cast<unsigned char*>(dst);
+    const auto* in = static_cast<const unsigned char*>(src);
+    for (std::size_t z = 0; z < s.layers; ++z)
+      for (std::size_t y = 0; y < s.rows; ++y, out += s.row_bytes)
+        std::memcpy(out, in + z * s.layer_pitch + y * s.row_pitch, s.row_bytes);
+  }
   void seal(std::uint64_t seq, std::uint64_t step, cuda::StreamRef) override {
     const auto& layout = *frame_.layout;
     for (std::size_t i = 0; i < layout.fields.size(); ++i)

@@ -198,6 +198,8 @@ std::string ControlOps::op_hello(const std::string& peer, const proto::Request& 
 
 std::string ControlOps::op_describe(Peer&, const proto::Request& req) {
   (void)args_of<proto::NoArgs>(req);
+  if (const auto why = proto::unreadable_for_version(c_.description, proto::session_version(req.v)); !why.empty())
+    throw Error(Errc::version_mismatch, "publisher '" + c_.opts.name + "': " + why);
   proto::DescribeResult d = c_.description;
   {
     std::lock_guard lock(c_.steering.m);

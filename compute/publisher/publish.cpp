@@ -55,7 +55,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
     frame_layout = layout;
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const bool field = i < declared.fields.size();
-      std::size_t bytes = blocks[i].decl->bytes;
+      std::size_t bytes = blocks[i].bytes;
       if (field && every > 1) {  // the packed grid's, as its readers lay it out (proto::packed_field)
         const auto packed = proto::packed_field(description.fields[i], every);
         bytes = packed.shape[0] * packed.strides[0];
@@ -67,8 +67,13 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
     if (write != nullptr) {
       (*write)(targets);
     } else {
-      for (std::size_t i = 0; i < blocks.size(); ++i)
-        if (targets[i].read) executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, stream);
+      for (std::size_t i = 0; i < blocks.size(); ++i) {
+        if (!targets[i].read) continue;
+        if (const auto& sec = blocks[i].section)
+          executor->copy_section(targets[i].data, blocks[i].decl->data, *sec, stream);
+        else
+          executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, stream);
+      }
     }
     executor->seal(seq, at_step, stream);
     slots->written(*slot, stream);

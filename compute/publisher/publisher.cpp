@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "cuview/assembly.hpp"
 #include "cuview/posix.hpp"
@@ -148,6 +150,76 @@ Publisher& Publisher::operator=(Publisher&& other) noexcept {
   return *this;
 }
 
+namespace {
+/// "0, 0, 0": a list as messages show it.
+template <class T>
+std::string list_text(const std::vector<T>& v) {
+  std::string out;
+  for (const auto& x : v) {
+    std::ostringstream one;
+    one << x;
+    out += (out.empty() ? "" : ", ") + one.str();
+  }
+  return out;
+}
+
+/// The C-order strides (bytes) of `dims` with cells of `cell` bytes.
+std::vector<std::int64_t> contiguous_strides(const std::vector<std::uint32_t>& dims, std::size_t cell) {
+  std::vector<std::int64_t> strides(dims.size());
+  auto stride = static_cast<std::int64_t>(cell);
+  for (std::size_t k = dims.size(); k-- > 0;) strides[k] = stride, stride *= dims[k];
+  return strides;
+}
+}  // namespace
+
+void Publisher::add_grid(GridDecl g) {
+  auto& s = *state_;
+  const std::string what = where(s.opts.name) + ": grid '" + g.name + "'";
+  s.check_declarable("grid '" + g.name + "'");
+  if (g.name.empty()) throw Error(Errc::bad_value, where(s.opts.name) + ": a grid needs a name");
+  for (const auto& other : s.declared.grids)
+    throw Error(Errc::bad_value, what + (other.name == g.name ? " is declared twice"
+                                                              : ": grid '" + other.name +
+                                                                    "' is declared already, and every field of a "
+                                                                    "publisher shares one grid in this version"));
+  const Extent grid{g.dims};
+  if (grid.rank() < 1 || grid.rank() > 3)
+    throw Error(Errc::out_of_range, what + " has " + std::to_string(grid.rank()) +
+                                        " axes; a grid has 1, 2 or 3 (dims: {width}, {height, width} or "
+                                        "{depth, height, width})");
+  for (const auto side : grid.dims)
+    if (side < 1 || side > kMaxSide)
+      throw Error(Errc::out_of_range, what + " is " + grid.text() + " cells; each side must be 1 to " +
+                                          std::to_string(kMaxSide));
+  const auto n = grid.rank();
+  if (g.origin.empty()) g.origin.assign(n, 0.0);
+  if (g.spacing.empty()) g.spacing.assign(n, 1.0);
+  if (g.axes.empty())
+    for (std::size_t k = 0; k < n; ++k) g.axes.emplace_back(1, "xyz"[n - 1 - k]);
+  if (g.origin.size() != n || g.spacing.size() != n || g.axes.size() != n)
+    throw Error(Errc::bad_value, what + " has " + std::to_string(n) + " axes but " + std::to_string(g.origin.size()) +
+                                     " origin values, " + std::to_string(g.spacing.size()) + " spacings and " +
+                                     std::to_string(g.axes.size()) + " axis names; give one of each per axis, " +
+                                     "slowest axis first (or none: origin 0, spacing 1)");
+  for (std::size_t k = 0; k < n; ++k)
+    if (!std::isfinite(g.origin[k]) || !(g.spacing[k] > 0) || !std::isfinite(g.spacing[k]))
+      throw Error(Errc::bad_value, what + ": origin {" + list_text(g.origin) + "} and spacing {" +
+                                       list_text(g.spacing) + "} must be finite, each spacing above 0");
+  if (!s.declared.fields.empty() && g.dims != s.declared.dims)
+    throw Error(Errc::bad_value, what + " is " + grid.text() + " but field '" + s.declared.fields.front().name +
+                                     "' is " + Extent{s.declared.dims}.text() +
+                                     "; every field of a publisher shares one grid in this version");
+  for (auto& f : s.declared.fields) f.grid = g.name;
+  s.declared.dims = g.dims;
+  s.declared.grids.push_back(std::move(g));
+}
+
+const GridDecl* Publisher::grid(const std::string& name) const {
+  for (const auto& g : state_->declared.grids)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
 void Publisher::add_field(FieldDecl f) {
   auto& s = *state_;
   const std::string what = where(s.opts.name) + ": field '" + f.name + "'";
@@ -156,7 +228,21 @@ void Publisher::add_field(FieldDecl f) {
   if (!f.dims.empty() && (f.width != 0 || f.height != 0))
     throw Error(Errc::bad_value, what + " gives both dims and width × height; give dims alone for a grid of 1 or 3 "
                                         "axes, width and height alone for a 2-D one");
-  const Extent grid{f.grid()};
+  if (!f.grid.empty()) {
+    const auto g = std::find_if(s.declared.grids.begin(), s.declared.grids.end(),
+                                [&](const GridDecl& d) { return d.name == f.grid; });
+    if (g == s.declared.grids.end())
+      throw Error(Errc::unknown_field, what + " lies on grid '" + f.grid + "', which is not declared; " +
+                                           (s.declared.grids.empty() ? std::string("declare it first")
+                                                                     : "the grid is '" + s.declared.grids[0].name + "'"));
+    if ((!f.dims.empty() || f.width != 0 || f.height != 0) && f.grid_dims() != g->dims)
+      throw Error(Errc::bad_value, what + " is " + Extent{f.grid_dims()}.text() + " but its grid '" + f.grid +
+                                       "' is " + Extent{g->dims}.text() + "; give the grid alone");
+    f.dims = g->dims, f.width = f.height = 0;
+  } else if (!s.declared.grids.empty()) {
+    f.grid = s.declared.grids[0].name;  // checked below against the one grid
+  }
+  const Extent grid{f.grid_dims()};
   if (grid.rank() < 1 || grid.rank() > 3)
     throw Error(Errc::out_of_range, what + " has a grid of " + std::to_string(grid.rank()) +
                                         " axes; a field's grid has 1, 2 or 3 (dims: {width}, {height, width} or "
@@ -165,17 +251,47 @@ void Publisher::add_field(FieldDecl f) {
     if (side < 1 || side > kMaxSide)
       throw Error(Errc::out_of_range, what + " is " + grid.text() + " cells; each side must be 1 to " +
                                           std::to_string(kMaxSide));
-  if (!s.declared.fields.empty() && grid.dims != s.declared.dims)
-    throw Error(Errc::bad_value, what + " is " + grid.text() + " but field '" + s.declared.fields.front().name +
-                                     "' is " + Extent{s.declared.dims}.text() +
-                                     "; every field of a publisher shares one grid");
+  if (!s.declared.dims.empty() && grid.dims != s.declared.dims)
+    throw Error(Errc::bad_value, what + " is " + grid.text() + " but " +
+                                     (s.declared.fields.empty() ? "grid '" + s.declared.grids[0].name + "'"
+                                                                : "field '" + s.declared.fields.front().name + "'") +
+                                     " is " + Extent{s.declared.dims}.text() +
+                                     "; every field of a publisher shares one grid in this version");
   s.check_buffer(f, what);  // first: a wrong component count is named as such, not as a wrong size
-  const std::size_t expected = grid.cells() * f.components * size_of(f.dtype);
-  if (f.bytes != expected)
-    throw Error(Errc::bad_value, what + " is declared with a buffer of " + std::to_string(f.bytes) + " bytes, but " +
-                                     grid.text() + " cells of " + std::to_string(f.components) + " " +
-                                     to_string(f.dtype) + " need " + std::to_string(expected) +
-                                     "; pass the buffer's real size and shape");
+  const std::size_t cell = f.components * size_of(f.dtype);
+  const std::size_t expected = grid.cells() * cell;
+  if (!f.strides.empty() && f.strides == contiguous_strides(grid.dims, cell)) f.strides.clear();
+  if (f.strides.empty()) {
+    if (f.bytes != expected)
+      throw Error(Errc::bad_value, what + " is declared with a buffer of " + std::to_string(f.bytes) + " bytes, but " +
+                                       grid.text() + " cells of " + std::to_string(f.components) + " " +
+                                       to_string(f.dtype) + " need " + std::to_string(expected) +
+                                       "; pass the buffer's real size and shape");
+  } else {
+    const std::string layout = what + " has strides {" + list_text(f.strides) + "} (bytes, slowest axis first) for " +
+                               grid.text() + " cells of " + std::to_string(cell) + " bytes";
+    if (f.strides.size() != grid.rank())
+      throw Error(Errc::bad_value, layout + ": give one stride per axis of the grid (" +
+                                       std::to_string(grid.rank()) + ")");
+    if (f.strides.back() != static_cast<std::int64_t>(cell))
+      throw Error(Errc::bad_value,
+                  layout + ": the fastest axis's stride must be one cell's size (" + std::to_string(cell) +
+                      " bytes) — a gather of single values from a strided row costs about " +
+                      std::to_string(std::max<std::int64_t>(1, f.strides.back() / static_cast<std::int64_t>(cell))) +
+                      " times the memory traffic of a row copy each frame; publish a section whose rows are "
+                      "contiguous, or a contiguous copy");
+    for (std::size_t k = 0; k + 1 < grid.rank(); ++k)
+      if (f.strides[k] < f.strides[k + 1] * static_cast<std::int64_t>(grid.dims[k + 1]))
+        throw Error(Errc::bad_value, layout + ": axis " + std::to_string(k) +
+                                         "'s stride is less than the extent of the axes inside it, so cells would "
+                                         "overlap or lie in another order; the strides must decrease from the "
+                                         "slowest axis to the fastest, each at least the next one's span");
+    std::uint64_t span = cell;
+    for (std::size_t k = 0; k < grid.rank(); ++k) span += std::uint64_t{grid.dims[k] - 1} * f.strides[k];
+    if (f.bytes != 0 && f.bytes < span)
+      throw Error(Errc::bad_value, layout + ": its cells span " + std::to_string(span) +
+                                       " bytes from the first, more than the buffer's " + std::to_string(f.bytes));
+  }
   s.declared.dims = grid.dims;
   s.declared.fields.push_back(std::move(f));
 }
@@ -197,6 +313,8 @@ void Publisher::add_particles(ParticlesDecl p) {
     if (a.name.empty() || !names.insert(a.name).second)
       throw Error(Errc::bad_value, attr + " is declared twice (or with no name)");
     s.check_buffer(a, attr);
+    if (!a.strides.empty())
+      throw Error(Errc::bad_value, attr + " has strides; a particle attribute is a contiguous array");
     const std::size_t expected = p.count * a.components * size_of(a.dtype);
     if (a.bytes != expected)
       throw Error(Errc::bad_value, attr + " is declared with a buffer of " + std::to_string(a.bytes) + " bytes, but " +
@@ -284,12 +402,24 @@ void Publisher::State::start() {
   if (declared.start_params) params->assign(params->apply(std::nullopt, *declared.start_params));
 
   // The slot: fields, then each particle attribute, each its own aligned block.
-  for (const auto& f : declared.fields) blocks.push_back({&f, "field '" + f.name + "'"});
+  if (declared.grids.empty()) {  // the grid the fields' dims gave: cell indices as coordinates
+    GridDecl implicit{"grid", declared.dims};
+    const auto n = implicit.dims.size();
+    implicit.origin.assign(n, 0.0), implicit.spacing.assign(n, 1.0);
+    for (std::size_t k = 0; k < n; ++k) implicit.axes.emplace_back(1, "xyz"[n - 1 - k]);
+    declared.grids.push_back(std::move(implicit));
+  }
+  for (auto& f : declared.fields) {
+    f.grid = declared.grids[0].name;
+    Block b{&f, "field '" + f.name + "'", Extent{f.grid_dims()}.cells() * f.components * size_of(f.dtype)};
+    b.section = Section::of(f.grid_dims(), f.strides, f.components * size_of(f.dtype));  // add_field checked them
+    blocks.push_back(std::move(b));
+  }
   for (const auto& p : declared.particles)
     for (const auto& a : p.attributes)
-      blocks.push_back({&a, "attribute '" + a.name + "' of particle set '" + p.name + "'"});
+      blocks.push_back({&a, "attribute '" + a.name + "' of particle set '" + p.name + "'", a.bytes});
   std::vector<std::size_t> bytes;
-  for (const auto& b : blocks) bytes.push_back(b.decl->bytes);
+  for (const auto& b : blocks) bytes.push_back(b.bytes);
   layout = SlotLayout::make(bytes);
   targets.resize(bytes.size());
   slots = share::make_slot_memory(layout, opts.slots, opts.sharing, {executor->device_id(), executor->stream()},
@@ -345,8 +475,12 @@ void Publisher::State::describe() {
                             f.help};
   };
   std::size_t index = 0;
-  for (const auto& f : declared.fields)
+  for (const auto& f : declared.fields) {
     description.fields.push_back(block(f, declared.dims, index++));
+    description.fields.back().grid = f.grid;
+  }
+  for (const auto& g : declared.grids)
+    description.grids.push_back({g.name, g.dims, g.origin, g.spacing, g.axes, g.units});
   for (const auto& p : declared.particles) {
     proto::ParticleSetDesc pd{p.name, p.count, {}, p.help, p.bounds};
     for (const auto& a : p.attributes)

@@ -34,6 +34,7 @@ struct Declarations {
   std::optional<std::string> preset;                          // use_preset()
   std::optional<std::map<std::string, double>> start_params;  // use_params(): a restored run's
   std::vector<std::uint32_t> dims;  ///< the fields' grid, slowest axis first (the first add_field's)
+  std::vector<GridDecl> grids;      ///< add_grid's (start() adds the one the fields' dims give when none was)
 };
 
 struct Publisher::State {
@@ -49,6 +50,8 @@ struct Publisher::State {
   struct Block {
     const FieldDecl* decl;  // in `declared`: fixed once started
     std::string what;       // "field 'u'", "attribute 'x' of particle set 'p'", for messages
+    std::size_t bytes = 0;  // in the slot (packed)
+    std::optional<Section> section{};  // where a strided field's cells lie in the program's buffer
   };
   std::vector<Block> blocks;  // slot order: the fields, then every particle attribute
   std::unique_ptr<share::SlotMemory> slots;

@@ -72,7 +72,8 @@ Plugin Plugin::load(const std::string& path) {
         ::dlclose(handle);
         throw Error(Errc::bad_value, what + " was built for plugin entry point cuview_simulation_v" +
                                          std::to_string(v) + "; this cuview-compute (" CUVIEW_VERSION ") loads " +
-                                         kEntry + " plugins of simulation ABI " + std::to_string(kPluginAbi) +
+                                         kEntry + " plugins of simulation ABI " + std::to_string(kOldestPluginAbi) +
+                                         " to " + std::to_string(kPluginAbi) +
                                          ": rebuild the plugin against this cuview, or "
                                          "run it with the cuview it was built for");
       }
@@ -82,13 +83,23 @@ Plugin Plugin::load(const std::string& path) {
                                      " (write CUVIEW_SIMULATION_PLUGIN(...) in it; see docs/sdk.md)");
   }
   const PluginInfo* info = entry();
-  if (info == nullptr || info->abi != kPluginAbi || info->make == nullptr || info->name == nullptr) {
+  if (info == nullptr || info->abi < kOldestPluginAbi || info->abi > kPluginAbi || info->make == nullptr ||
+      info->name == nullptr) {
     const std::string abi = info ? std::to_string(info->abi) : "none";
     ::dlclose(handle);
     throw Error(Errc::bad_value, what + " reports simulation ABI " + abi +
                                      " (or no factory); this cuview-compute "
                                      "loads ABI " +
-                                     std::to_string(kPluginAbi) + ": rebuild the plugin against it");
+                                     std::to_string(kOldestPluginAbi) + " to " + std::to_string(kPluginAbi) +
+                                     ": rebuild the plugin against it");
+  }
+  // `axes` exists from ABI 8 on; a plugin of 7 does not have it (Plugin::axes says 2).
+  if (info->abi >= 8 && info->axes != 2 && info->axes != 3) {
+    const std::string axes = std::to_string(info->axes);
+    ::dlclose(handle);
+    throw Error(Errc::bad_value, what + " declares a grid of " + axes +
+                                     " axes; a plugin's grid has 2 (CUVIEW_SIMULATION_PLUGIN, --size WxH) or 3 "
+                                     "(CUVIEW_SIMULATION_PLUGIN_AXES(..., 3), --size WxHxD): see docs/sdk.md");
   }
   return Plugin(handle, info, path);
 }

@@ -1,5 +1,7 @@
 #include "render/point_views.hpp"
 
+#include "cuview/schema.hpp"
+
 namespace cuview::gui {
 
 std::vector<PointView> point_views(const proto::DescribeResult& d) {
@@ -10,7 +12,7 @@ std::vector<PointView> point_views(const proto::DescribeResult& d) {
     std::vector<int> by;
     for (std::size_t a = 0; a < ps.attributes.size(); ++a) {
       const auto& at = ps.attributes[a];
-      if (at.dtype != "float32" || at.name == "position") continue;
+      if (!parse_dtype(at.dtype) || at.name == "position") continue;
       if (at.name == "velocity")
         by.insert(by.begin(), static_cast<int>(a));
       else

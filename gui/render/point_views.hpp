@@ -16,7 +16,7 @@ struct PointView {
   int colour = -1;  ///< index into the set's attributes; −1: one colour
   QString label;    ///< "SET (points by ATTR)", or "SET (points)" when nothing can colour it
 };
-/// The point views a description offers, after its fields in the viewer's list: one per float32
+/// The point views a description offers, after its fields in the viewer's list: one per
 /// attribute other than position, velocity first.
 std::vector<PointView> point_views(const proto::DescribeResult& d);
 /// The index in `labels` that `name` picks: the label itself, or "SET (points)" for SET's first view.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuview/client.hpp"
+#include "cuview/schema.hpp"
 #include "render/colormap.hpp"
 #include "render/volume_render.hpp"
 
@@ -74,6 +75,11 @@ struct RemoteLink {
 struct RenderedFrame {
   QImage image;
   std::shared_ptr<const std::vector<float>> values;  ///< per pixel, NaN outside the field
+  /// Per pixel as `values`, in double, for a field whose values a float does not hold (float64,
+  /// int64): what the readout says. Empty otherwise.
+  std::shared_ptr<const std::vector<double>> exact;
+  DType dtype = DType::float32;  ///< the field's values', and their components per cell
+  int components = 1;
   FrameInfo info;
   float lo = 0, hi = 1;            ///< the range the colours were mapped from
   float data_lo = 0, data_hi = 0;  ///< the smallest and largest value drawn (equal: one value, or none)

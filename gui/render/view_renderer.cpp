@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cuview/assembly.hpp"
+#include "cuview/schema.hpp"
 #include "render/arrows.hpp"
 #include "render/particles.hpp"
 #include "render/point_views.hpp"
@@ -23,7 +24,7 @@ std::pair<float, float> auto_range(float lo, float hi, Colormap map) {
 
 const proto::FieldDesc* position_of(const proto::ParticleSetDesc& set) {
   for (const auto& a : set.attributes)
-    if (a.dtype == "float32" && a.name == "position" && a.components >= 2) return &a;
+    if (parse_dtype(a.dtype) && a.name == "position" && a.components >= 2) return &a;
   return nullptr;
 }
 }  // namespace
@@ -55,9 +56,11 @@ std::pair<float, float> ViewRenderer::range_for(const ViewRequest& view, int fie
 }
 
 namespace {
-/// The render path reads float32 fields of 1 to 4 components: a scalar, or a vector (an RGBA
-/// colour too) as its magnitude.
-bool drawable(const proto::FieldDesc& fd) { return fd.dtype == "float32" && fd.components >= 1 && fd.components <= 4; }
+/// The render path reads fields of any dtype (values converted to float) of 1 to 4 components: a
+/// scalar, or a vector (an RGBA colour too) as its magnitude.
+bool drawable(const proto::FieldDesc& fd) {
+  return parse_dtype(fd.dtype).has_value() && fd.components >= 1 && fd.components <= 4;
+}
 }  // namespace
 
 PictureLayout layout_of(const proto::DescribeResult& d, const ViewRequest& view) {
@@ -96,10 +99,11 @@ std::optional<Slice> slice_of(const proto::DescribeResult& d, const ViewRequest&
 RenderResult ViewRenderer::refuse_undrawable(const proto::FieldDesc& fd) {
   // A plugin's other fields are described and verified, not drawn (yet): say so once rather
   // than draw garbage.
-  return refuse(fd.name, QString("field '%1' (%2 × %3) cannot be drawn yet: the viewer draws float32 fields; pick "
-                                 "another field")
+  return refuse(fd.name, QString("field '%1' (%2 × %3) cannot be drawn yet: the viewer draws fields of 1 to 4 "
+                                 "components of %4 values; pick another field")
                              .arg(QString::fromStdString(fd.name), QString::fromStdString(fd.dtype))
-                             .arg(fd.components));
+                             .arg(fd.components)
+                             .arg(QString::fromStdString(dtype_names())));
 }
 
 RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResult& d, const ViewRequest& view) {
@@ -118,7 +122,8 @@ RenderResult ViewRenderer::render(const Frame& frame, const proto::DescribeResul
   const auto* position = position_of(set);
   if (position == nullptr)
     return refuse(set.name,
-                  QString("particle set '%1' has no float32 'position' to draw").arg(QString::fromStdString(set.name)));
+                  QString("particle set '%1' has no 'position' of 2 or more components to draw")
+                      .arg(QString::fromStdString(set.name)));
   const auto* colour_by = pv.colour >= 0 ? &set.attributes.at(static_cast<std::size_t>(pv.colour)) : nullptr;
   SampledView sampled;
   sampled.region = fitted(d, view);
@@ -137,8 +142,11 @@ RenderResult ViewRenderer::draw_field(const std::vector<PartFrame>& parts, const
   // A plane brings every component of its cells too: the arrows draw the two that lie in it
   // (colour()). Three planes side by side have none.
   const bool arrows = view.arrows && fd.components >= 2 && layout.panels.size() <= 1;
+  // A float32 field's values are what is drawn; any other's are read in double too, for the readout.
+  const DType dtype = parse_dtype(fd.dtype).value_or(DType::float32);
   SampledView sampled;
-  ViewSampler::begin(sampled, t, t.components, arrows ? VectorComponents::include : VectorComponents::omit);
+  ViewSampler::begin(sampled, t, t.components, arrows ? VectorComponents::include : VectorComponents::omit,
+                     dtype == DType::float32 ? ExactValues::omit : ExactValues::include);
   // Each part fills its share of each panel (a z-plane lies in one slab; a y- or x-plane crosses
   // them all); the whole grid's sampling is shared, so parts and panels meet without a seam.
   for (const auto& p : parts)
@@ -146,6 +154,7 @@ RenderResult ViewRenderer::draw_field(const std::vector<PartFrame>& parts, const
       sampler_.sample_block(*p.frame, block_field(*p.field, b), t, b.rect, sampled);
   const auto slice = slice_of(d, view);
   RenderedFrame out = colour(std::move(sampled), field, view, slice);
+  out.dtype = dtype;
   out.info = info;
   out.slice = slice;
   out.layout = std::move(layout);
@@ -176,6 +185,7 @@ RenderResult ViewRenderer::render(RemoteView&& remote, const proto::DescribeResu
   if (named == d.fields.end()) return {};
   unshowable_.clear();
   RenderedFrame out = colour(std::move(remote.view), static_cast<int>(named - d.fields.begin()), view);
+  out.dtype = parse_dtype(named->dtype).value_or(DType::float32);
   out.slice = slice_of(d, view);  // the plane watched (ViewerWorker::render_remote)
   out.layout = layout_of(d, view);
   out.info.seq = h.seq, out.info.step = h.step, out.info.sim_time = h.sim_time, out.info.stamp_ns = h.stamp_ns;
@@ -206,6 +216,8 @@ RenderedFrame ViewRenderer::colour(SampledView&& sampled, int field, const ViewR
   const int down = slice && slice->axis != SliceAxis::z ? 2 : 1;
   draw_arrows(out.image, sampled, across, down);
   out.values = std::make_shared<const std::vector<float>>(std::move(sampled.values));
+  if (!sampled.exact.empty()) out.exact = std::make_shared<const std::vector<double>>(std::move(sampled.exact));
+  out.components = sampled.components;
   out.lo = range_lo, out.hi = range_hi;
   out.data_lo = drawn ? lo : 0.0f, out.data_hi = drawn ? hi : 0.0f;
   out.field = field;

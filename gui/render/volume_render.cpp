@@ -82,6 +82,22 @@ int index_of(float v, const VolumeStyle& s) {
 
 constexpr std::uint32_t kMiss = 0xff000000u;  // black where a ray shows nothing
 
+/// A cell's sides in world units: the brick's `cell`, scaled so that the shortest is 1 (a side
+/// that is not positive and finite counts as 1).
+Vec cell_of(const VolumeBrick& brick) {
+  std::array<double, 3> c = brick.cell;
+  for (auto& side : c)
+    if (!(side > 0) || !std::isfinite(side)) side = 1;
+  const double shortest = std::min({c[0], c[1], c[2]});
+  return {c[0] / shortest, c[1] / shortest, c[2] / shortest};
+}
+/// The brick's diagonal in world units: what zoom 1 fits into the view's shorter side.
+double diagonal(const VolumeBrick& brick) {
+  const Vec c = cell_of(brick);
+  const double w = brick.width * c.x, h = brick.height * c.y, d = brick.depth * c.z;
+  return std::sqrt(w * w + h * h + d * d);
+}
+
 }  // namespace
 
 VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode,
@@ -94,13 +110,16 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
   out.values.assign(pixels, std::numeric_limits<float>::quiet_NaN());
   if (brick.data == nullptr || brick.width < 1 || brick.height < 1 || brick.depth < 1 || pixels == 0) return out;
 
+  // Rays are cast in world space, where a cell is `c` (its shortest side 1), and sampled in the
+  // brick's index space (world / c).
+  const Vec c = cell_of(brick);
   const Axes ax = axes_of(camera);
-  const Vec centre{(brick.width - 1) / 2.0, (brick.height - 1) / 2.0, (brick.depth - 1) / 2.0};
-  const double diag = std::sqrt(double(brick.width) * brick.width + double(brick.height) * brick.height +
-                                double(brick.depth) * brick.depth);
-  const double scale = std::max(camera.zoom, 1e-6) * std::min(out.width, out.height) / diag;  // pixels per cell
+  const Vec centre{(brick.width - 1) / 2.0 * c.x, (brick.height - 1) / 2.0 * c.y, (brick.depth - 1) / 2.0 * c.z};
+  const double scale = std::max(camera.zoom, 1e-6) * std::min(out.width, out.height) / diagonal(brick);  // pixels per unit
   const double step = std::clamp(style.step, 0.05, 4.0);
-  const Vec lo{-0.5, -0.5, -0.5}, hi{brick.width - 0.5, brick.height - 0.5, brick.depth - 0.5};
+  const Vec lo{-0.5 * c.x, -0.5 * c.y, -0.5 * c.z};
+  const Vec hi{(brick.width - 0.5) * c.x, (brick.height - 0.5) * c.y, (brick.depth - 0.5) * c.z};
+  auto index = [&](const Vec& w) { return Vec{w.x / c.x, w.y / c.y, w.z / c.z}; };
   const Sampler sample(brick);
   // Per colormap entry: the opacity of one step and the colour as floats, computed once.
   std::array<float, 256> step_alpha{};
@@ -134,10 +153,10 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
       if (miss || t0 > t1) continue;
       const std::size_t at = static_cast<std::size_t>(py) * out.width + px;
       auto point = [&](double t) { return origin + ax.dir * t; };
-      // Marching in float: the position advances by a fixed step vector.
-      const float sx = static_cast<float>(ax.dir.x * step), sy = static_cast<float>(ax.dir.y * step),
-                  sz = static_cast<float>(ax.dir.z * step);
-      const Vec start = point(t0);
+      // Marching in float through index space: the position advances by a fixed step vector.
+      const float sx = static_cast<float>(ax.dir.x * step / c.x), sy = static_cast<float>(ax.dir.y * step / c.y),
+                  sz = static_cast<float>(ax.dir.z * step / c.z);
+      const Vec start = index(point(t0));
       const int samples = static_cast<int>((t1 - t0) / step) + 1;
       if (mode == VolumeMode::mip) {
         float best = -std::numeric_limits<float>::infinity();
@@ -159,7 +178,7 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
         out.values[at] = static_cast<float>(alpha);
         out.argb[at] = argb(r, g, b);  // over black
       } else {
-        const Vec p0 = point(t0);
+        const Vec p0 = index(point(t0));
         float before = sample.at(static_cast<float>(p0.x), static_cast<float>(p0.y), static_cast<float>(p0.z));
         if (before >= style.level) {  // the ray enters inside the surface: its face shows
           out.values[at] = 0;
@@ -167,7 +186,7 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
           continue;
         }
         for (double t = t0 + step; t <= t1 + 1e-9; t += step) {
-          const Vec p = point(std::min(t, t1));
+          const Vec p = index(point(std::min(t, t1)));
           const float now = sample.at(static_cast<float>(p.x), static_cast<float>(p.y), static_cast<float>(p.z));
           if (now < style.level) {
             before = now;
@@ -177,11 +196,12 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
           double a = t - step, b = std::min(t, t1);
           for (int k = 0; k < 12; ++k) {
             const double m = (a + b) / 2;
-            const Vec q = point(m);
+            const Vec q = index(point(m));
             (sample.at(static_cast<float>(q.x), static_cast<float>(q.y), static_cast<float>(q.z)) >= style.level ? b : a) = m;
           }
-          const Vec hit = point(b);
+          const Vec hit = index(point(b));
           Vec n = sample.gradient(hit);
+          n = Vec{n.x / c.x, n.y / c.y, n.z / c.z};  // the gradient in world space
           const double len = std::sqrt(dot(n, n));
           const double lambert = len > 0 ? std::abs(dot(n, ax.dir)) / len : 1.0;  // a headlight
           const double shade = 0.25 + 0.75 * lambert;
@@ -208,10 +228,10 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
 std::array<double, 2> volume_pixel(const VolumeBrick& brick, const VolumeCamera& camera, int width, int height,
                                    double x, double y, double z) {
   const Axes ax = axes_of(camera);
-  const Vec rel{x - (brick.width - 1) / 2.0, y - (brick.height - 1) / 2.0, z - (brick.depth - 1) / 2.0};
-  const double diag = std::sqrt(double(brick.width) * brick.width + double(brick.height) * brick.height +
-                                double(brick.depth) * brick.depth);
-  const double scale = std::max(camera.zoom, 1e-6) * std::min(width, height) / diag;
+  const Vec c = cell_of(brick);
+  const Vec rel{(x - (brick.width - 1) / 2.0) * c.x, (y - (brick.height - 1) / 2.0) * c.y,
+                (z - (brick.depth - 1) / 2.0) * c.z};
+  const double scale = std::max(camera.zoom, 1e-6) * std::min(width, height) / diagonal(brick);
   return {(dot(rel, ax.right) - camera.pan_x) * scale + width / 2.0, (dot(rel, ax.down) - camera.pan_y) * scale + height / 2.0};
 }
 

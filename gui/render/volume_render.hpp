@@ -44,6 +44,10 @@ struct VolumeStyle {
 struct VolumeBrick {
   const float* data = nullptr;
   int width = 0, height = 0, depth = 0;
+  /// A cell's sides along x, y and z (the grid's spacing, any unit): the brick is drawn with that
+  /// aspect ratio. Lengths in the picture (zoom, pan, isosurface distances, the step) are in units
+  /// of the shortest side.
+  std::array<double, 3> cell{1, 1, 1};
 };
 
 /// The picture: ARGB32 pixels (row-major, as QImage::Format_ARGB32), and per pixel what it shows

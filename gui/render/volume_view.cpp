@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "cuview/assembly.hpp"
+
 namespace cuview::gui {
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -99,7 +101,10 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   coarse_for_data_ = for_data && scale > 1;
   const int w = std::max(1, view.width / scale), h = std::max(1, view.height / scale);
   const auto t0 = Clock::now();
-  const VolumeBrick vb{b.values.data(), b.width, b.height, b.depth};
+  // Drawn with the grid's aspect ratio: a cell is its spacing (x, y, z), the brick's every-k cells alike.
+  const auto grid = whole_grid(d);
+  VolumeBrick vb{b.values.data(), b.width, b.height, b.depth};
+  if (grid.spacing.size() == 3) vb.cell = {grid.spacing[2], grid.spacing[1], grid.spacing[0]};
   VolumeImage img = render_volume(vb, req.camera, req.mode, style, w, h);
   const double render_ms = ms_since(t0);
   if (scale == 1) full_ms_ = assumed_full_ms_.value_or(render_ms);

@@ -8,7 +8,7 @@
         sim.set(F=0.03)
 
 Remote: `cuview.attach(name, remote="ssh://host")` attaches through the cuview-gateway of another
-host (docs/remote.md). `next_frame()` works as locally, its float32 fields fetched whole into NumPy
+host (docs/remote.md). `next_frame()` works as locally, its grid fields fetched whole, exact, into NumPy
 arrays (what it costs the link: docs/remote.md); `view()` gives a view of a field fitted to the link,
 within a stated error bound, `fetch()` a rectangle at full resolution, exact, and every control call
 (status, pause, set, draw, ...) works as for a local client. `cuview.list(remote=URL)` lists what
@@ -22,7 +22,10 @@ GPU on CUDA). Steering a group goes to part 0, which hands it to every part at o
 
 Publishing: `cuview.Publisher(name, fields={...}, params={...})` makes your own program's arrays
 (NumPy, CuPy, PyTorch, JAX) visible to viewers, with `publish(step, time, arrays)` in your loop and
-`poll()` for steering (docs/sdk.md "Python").
+`poll()` for steering (docs/sdk.md "Python"). Fields may be float32, float64, float16, int32,
+int64 or uint8, and the interior of an array with ghost cells (`a[1:-1, 1:-1, 1:-1]`) is read in
+place; `grid=cuview.Grid(origin=..., spacing=..., units="m")` gives the cells' coordinates, which
+a reader gets back as `frame.grid("u")` (origin, spacing, units, axes; slowest axis first).
 
 Field views speak DLPack (`torch.from_dlpack`, `cupy.from_dlpack`, `numpy.from_dlpack`),
 `__cuda_array_interface__` (CUDA) and NumPy's `__array_interface__` (host backend). They are
@@ -43,13 +46,15 @@ from ._frames import FieldView, Frame, GroupFrame  # noqa: F401
 from ._views import View, _copied, _region, _rewatch  # noqa: F401
 from ._client import Client
 from ._groups import Group, _leader_call  # noqa: F401
+from ._grids import Grid
 from ._publisher import Publisher, Steering
 from ._volume import VolumeView
 
 __all__ = ["attach", "attach_group", "list", "Client", "Group", "Frame", "GroupFrame", "FieldView", "View",
-           "CuviewError", "version", "Publisher", "Steering", "VolumeView"]
+           "CuviewError", "version", "Publisher", "Steering", "VolumeView", "Grid"]
 
-for _cls in (CuviewError, Client, Group, Frame, GroupFrame, FieldView, View, Publisher, Steering, VolumeView):
+for _cls in (CuviewError, Client, Group, Frame, GroupFrame, FieldView, View, Publisher, Steering, VolumeView,
+             Grid):
     _cls.__module__ = __name__
 del _cls
 
@@ -65,7 +70,7 @@ def attach(name="default", client="cuview python", control_only=False, timeout=3
     remote: the cuview-gateway of another host to attach through, "ssh://[user@]host[:port]",
     "tcp://host:port?key=KEY" or "unix:/path/gateway.sock" (docs/remote.md), or a list of them,
     one per host of a run of parts. A remote client has views (Client.view) and exact regions
-    (Client.fetch) besides frames: its next_frame() fetches the frame's float32 fields whole into
+    (Client.fetch) besides frames: its next_frame() fetches the frame's grid fields whole (exact, each in its dtype) into
     host memory (NumPy), so a script written against a local publisher runs unchanged.
 
     A Client for a whole publisher; a Group when `name` runs as parts (mpirun -n N

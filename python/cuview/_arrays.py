@@ -1,14 +1,17 @@
 """Arrays handed to Publisher.publish, read without copying: where their data is, its dtype, shape
 and layout, from `__cuda_array_interface__` (CuPy, PyTorch, Numba, JAX on CUDA), DLPack
-(`__dlpack__`: PyTorch, JAX, NumPy >= 1.22, CuPy) or NumPy's `__array_interface__`. Internal."""
+(`__dlpack__`: PyTorch, JAX, NumPy >= 1.22, CuPy) or NumPy's `__array_interface__`. Internal.
+
+Which dtypes cuview takes is the C library's table (cuview_dtype, asked by the publisher's
+declarations): an array's dtype is named here the way NumPy names it ("float64", "int64") from
+its own description, and a name the library does not know is refused by it, naming the ones it does."""
 import ctypes
 
 from ._dlpack import KDL_CPU, KDL_CUDA, DLManagedTensor, DLManagedTensorVersioned
 
-# DLPack (code, bits) and array-interface typestrs of the dtypes cuview publishes.
-_DLPACK = {(2, 32): "float32", (2, 16): "float16", (0, 32): "int32", (1, 8): "uint8"}
-_TYPESTR = {"<f4": "float32", "<f2": "float16", "<i4": "int32", "|u1": "uint8", "<u1": "uint8"}
-_SIZE = {"float32": 4, "float16": 2, "int32": 4, "uint8": 1}
+# The kinds of value of an array-interface typestr and of a DLPack type code, as NumPy names them.
+_TYPESTR_KIND = {"f": "float", "i": "int", "u": "uint", "b": "bool", "c": "complex"}
+_DLPACK_KIND = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
 
 _get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _get_pointer.restype = ctypes.c_void_p
@@ -19,33 +22,54 @@ _is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
 class Borrowed:
-    """One array's data as publish reads it. `keep` holds what keeps the memory alive."""
+    """One array's data as publish reads it. `strides`: bytes per axis, slowest first, or None when
+    the array is C-contiguous (layout() normalises them, so that two arrays of one layout compare
+    equal). `keep` holds what keeps the memory alive."""
 
-    __slots__ = ("pointer", "device", "device_id", "dtype", "shape", "contiguous", "stream", "keep")
+    __slots__ = ("pointer", "device", "device_id", "dtype", "itemsize", "shape", "strides", "stream", "keep")
 
-    def __init__(self, pointer, device, device_id, dtype, shape, contiguous, stream, keep):
+    def __init__(self, pointer, device, device_id, dtype, itemsize, shape, strides, stream, keep):
         self.pointer, self.device, self.device_id = pointer, device, device_id
-        self.dtype, self.shape, self.contiguous, self.stream, self.keep = dtype, shape, contiguous, stream, keep
+        self.dtype, self.itemsize, self.shape, self.strides = dtype, itemsize, shape, strides
+        self.stream, self.keep = stream, keep
 
 
-def _c_contiguous(shape, strides, itemsize):
-    """Whether `strides` (bytes; None = C order) are those of a C-ordered array of `shape`."""
+def layout(shape, strides, itemsize):
+    """`strides` (bytes, slowest axis first; None: C order) as publish compares them: None when
+    they are those of a C-ordered array of `shape`, else a tuple in which an axis of one element
+    (whose stride means nothing) has the stride a C-ordered array would give it."""
     if strides is None:
-        return True
-    expected = itemsize
+        return None
+    out, inner = [], itemsize  # `inner`: the stride C order gives the axis, from the axis inside it
     for n, s in zip(reversed(shape), reversed(strides)):
-        if n > 1 and s != expected:
-            return False
+        s = inner if n == 1 else int(s)
+        out.append(s)
+        inner = s * n
+    out.reverse()
+    expected, c_order = itemsize, []
+    for n in reversed(shape):
+        c_order.append(expected)
         expected *= n
-    return True
+    return None if out == c_order[::-1] else tuple(out)
 
 
-def _from_interface(a, device):
-    dtype = _TYPESTR.get(a["typestr"])
+def _typestr_dtype(typestr):
+    """NumPy's name of an array-interface typestr ("<f8": "float64"); a big-endian one keeps its
+    typestr, which no publisher takes."""
+    kind = _TYPESTR_KIND.get(typestr[1:2])
+    if kind is None or typestr[0] == ">" or not typestr[2:].isdigit():
+        return typestr, max(int(typestr[2:]) if typestr[2:].isdigit() else 1, 1)
+    size = int(typestr[2:])
+    return f"{kind}{8 * size}", size
+
+
+def _from_interface(array, a, device):
+    dtype, itemsize = _typestr_dtype(a["typestr"])
     shape = tuple(int(n) for n in a["shape"])
-    size = _SIZE.get(dtype, 1)
     stream = a.get("stream") if device else None
-    return a["data"][0], dtype, shape, _c_contiguous(shape, a.get("strides"), size), stream, a["typestr"]
+    strides = a.get("strides")
+    strides = layout(shape, None if strides is None else tuple(int(s) for s in strides), itemsize)
+    return Borrowed(a["data"][0], device, None, dtype, itemsize, shape, strides, stream, array)
 
 
 def borrow(array, stream=None):
@@ -53,8 +77,7 @@ def borrow(array, stream=None):
     the copy will run on, told to a DLPack producer so that its data is ready there."""
     cai = getattr(array, "__cuda_array_interface__", None)
     if cai is not None:
-        pointer, dtype, shape, contiguous, own, typestr = _from_interface(cai, True)
-        return Borrowed(pointer, True, None, dtype or typestr, shape, contiguous, own, array)
+        return _from_interface(array, cai, True)
     if hasattr(array, "__dlpack__") and hasattr(array, "__dlpack_device__"):
         device_type, device_id = array.__dlpack_device__()
         if device_type in (KDL_CPU, KDL_CUDA):
@@ -68,18 +91,17 @@ def borrow(array, stream=None):
             managed = (DLManagedTensorVersioned if versioned else DLManagedTensor).from_address(address)
             t = managed.dl_tensor
             shape = tuple(t.shape[i] for i in range(t.ndim))
-            strides = None if not t.strides else tuple(t.strides[i] for i in range(t.ndim))
-            dtype = _DLPACK.get((t.dtype.code, t.dtype.bits)) if t.dtype.lanes == 1 else None
-            size = _SIZE.get(dtype, 1)
-            contiguous = _c_contiguous(shape, None if strides is None else tuple(s * size for s in strides), size)
+            itemsize = max(t.dtype.bits // 8, 1)
+            kind = _DLPACK_KIND.get(t.dtype.code, f"code{t.dtype.code}-")
+            dtype = f"{kind}{t.dtype.bits}" + (f"x{t.dtype.lanes}" if t.dtype.lanes != 1 else "")
+            # DLPack's strides count elements; None means C order.
+            strides = None if not t.strides else tuple(t.strides[i] * itemsize for i in range(t.ndim))
             pointer = (t.data or 0) + t.byte_offset
-            kind = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}.get(t.dtype.code, "?")
-            return Borrowed(pointer, device_type == KDL_CUDA, device_id, dtype or f"{kind}{t.dtype.bits}", shape,
-                            contiguous, None, (array, capsule))
+            return Borrowed(pointer, device_type == KDL_CUDA, device_id, dtype, itemsize, shape,
+                            layout(shape, strides, itemsize), None, (array, capsule))
     ai = getattr(array, "__array_interface__", None)
     if ai is not None:
-        pointer, dtype, shape, contiguous, _, typestr = _from_interface(ai, False)
-        return Borrowed(pointer, False, None, dtype or typestr, shape, contiguous, None, array)
+        return _from_interface(array, ai, False)
     raise TypeError(f"{type(array).__module__}.{type(array).__name__} is not an array cuview can read without "
                     "copying: pass a NumPy, CuPy, PyTorch or JAX array (one with __cuda_array_interface__, "
                     "__dlpack__ or __array_interface__)")

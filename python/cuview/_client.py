@@ -9,6 +9,7 @@ from . import _capi
 from ._capi import lib
 from ._errors import _BAD_VALUE, _UNSUPPORTED, CuviewError, _check
 from ._frames import Frame
+from ._grids import Grid
 from ._views import View, _picture, _region, _rewatch, _watch_plane
 
 
@@ -67,6 +68,26 @@ class Client:
         """Names of the fields, then "set.attribute" for each particle attribute, in slot order."""
         return [b[0] for b in self._blocks]
 
+    @property
+    def grids(self):
+        """The grids the fields lie on, by name: cuview.Grid values with shape, origin, spacing,
+        units and axes, slowest axis first (description["grids"]). A publisher of protocol 7 names
+        none: one grid "grid" of the description's dims, origin 0 and spacing 1. A part's grid is
+        its own block, origin at its first cell."""
+        d = self.description
+        described = d.get("grids")
+        if not described:
+            described = [{"name": "grid", "dims": d.get("dims") or [d["height"], d["width"]]}]
+        return {g["name"]: Grid._described(g) for g in described}
+
+    def grid(self, field=None):
+        """The cuview.Grid field `field` (None: the first field) lies on; CuviewError("bad_value")
+        naming an unknown field."""
+        field = self._grid_field(field, "grid")
+        grids = self.grids
+        named = next(f.get("grid") for f in self.description["fields"] if f["name"] == field)
+        return grids.get(named) or next(iter(grids.values()))
+
     def close(self):
         """Detaches. A group's part client (Group.leader, Group.part) stays attached with its group:
         closing the group detaches it."""
@@ -109,8 +130,8 @@ class Client:
     def next_frame(self, timeout=1.0):
         """The newest frame not seen yet, held until released (use it in a `with` block); None when
         none came within `timeout` seconds. Raises CuviewError("daemon_gone") when the publisher
-        exited or restarted. Remote: the frame's float32 fields fetched whole into host memory (4
-        bytes a value over the link, compressed; view() costs the link far less)."""
+        exited or restarted. Remote: the frame's grid fields fetched whole into host memory, exact (their
+        dtype's bytes per value over the link, compressed; view() costs the link far less)."""
         handle = ctypes.c_void_p()
         status = lib.cuview_next_frame(self._handle(), int(timeout * 1000), ctypes.byref(handle))
         if status == _capi.NO_FRAME:

@@ -69,6 +69,11 @@ class Frame:
         from ._volume import render
         return render(self[field], mode, camera, size, colormap, range, opacity, level, max_brick)
 
+    def grid(self, field=None):
+        """The cuview.Grid field `field` (None: the first field) lies on: its shape, origin,
+        spacing, units and axes, slowest axis first (Client.grid)."""
+        return self._client.grid(field)
+
     def _alive(self):
         if not self._h or (self._held is not None and not self._held.h):
             raise CuviewError("bad_value", f"frame {self.seq} was released; take a new one with next_frame()")
@@ -95,6 +100,12 @@ class FieldView:
     def __init__(self, frame, name, data, dtype, shape, strides):
         self.frame, self.name, self.data = frame, name, data
         self.dtype, self.shape, self.strides = dtype, shape, strides
+
+    @property
+    def grid(self):
+        """The cuview.Grid the field lies on (Frame.grid): where its cells are in the program's
+        space."""
+        return self.frame.grid(self.name)
 
     def __repr__(self):
         where = f"cuda:{self.frame.device}" if self.frame.device >= 0 else "host"

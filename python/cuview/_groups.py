@@ -9,6 +9,7 @@ from ._errors import _UNSUPPORTED, CuviewError, _check
 from ._frames import GroupFrame
 from ._handle import _Handle
 from ._views import View, _picture, _rewatch, _watch_plane
+from ._grids import Grid
 
 
 class Group:
@@ -66,6 +67,18 @@ class Group:
     def fields(self):
         """Names of the fields (every part has the same), as Client.fields."""
         return self.leader.fields
+
+    def grid(self, field=None):
+        """The grid of the whole run that `field` (default: the first) lies on, with the program's
+        coordinates: part 0's grid placed at the global grid's first cell (each part's grid is its
+        own block, origin at its first cell), shape the global grid's. A cuview.Grid, slowest axis
+        first, as Client.grid."""
+        g = self.leader.grid(field)
+        offset = self.parts_info[0]["offset"]
+        if len(offset) != len(g.shape):
+            return g
+        return Grid(origin=tuple(o - k * s for o, k, s in zip(g.origin, offset, g.spacing)), spacing=g.spacing,
+                    units=g.units, name=g.name, shape=self.shape, axes=g.axes)
 
     def part(self, k):
         """Part k's Client."""

@@ -3,12 +3,13 @@
 or JAX on the GPU): a frame's copy into the ring runs on the GPU, on the caller's stream, with no
 round trip through host memory."""
 import os
-from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
 from pathlib import Path
 
 from . import _capi
-from ._arrays import borrow
-from ._errors import CuviewError, _check
+from ._arrays import borrow, layout
+from ._errors import CuviewError, _check, _dtype
+from ._grids import Grid
 
 
 def _candidates():
@@ -34,6 +35,10 @@ def _publisher_lib():
             ("cuview_publisher_create", c_int, c_char_p, c_char_p, c_int, c_char_p, c_char_p, POINTER(p)),
             ("cuview_publisher_add_field", c_int, p, c_char_p, c_char_p, c_uint32, POINTER(c_uint64), c_uint32, p,
              c_int, c_char_p),
+            ("cuview_publisher_add_grid", c_int, p, c_char_p, c_uint32, POINTER(c_uint64), POINTER(c_double),
+             POINTER(c_double), c_char_p),
+            ("cuview_publisher_add_field_on", c_int, p, c_char_p, c_char_p, c_char_p, c_uint32, p,
+             POINTER(c_int64), c_int, c_char_p),
             ("cuview_publisher_add_param", c_int, p, c_char_p, c_double, c_double, c_double, c_int, c_char_p),
             ("cuview_publisher_add_preset", c_int, p, c_char_p, c_char_p),
             ("cuview_publisher_add_input", c_int, p, c_char_p, c_char_p, c_char_p),
@@ -109,9 +114,17 @@ class Publisher:
                 u, v = advance(u, v, F)
                 pub.publish(step, step * dt, {"u": u, "v": v})   # never waits for a viewer
 
-    fields: name -> an array (its shape and dtype declare the field) or a dict with `shape` (1 to 3
-    axes, slowest first; C order), `dtype` ("float32", "float16", "int32", "uint8"), and optionally
-    `components` (values per cell, a last axis of the arrays) and `help`. Every field has one grid.
+    fields: name -> an array (its shape, dtype and layout declare the field) or a dict with `shape`
+    (1 to 3 axes, slowest first), `dtype` ("float32", "float64", "float16", "int32", "int64",
+    "uint8"), and optionally `components` (values per cell, a last axis of the arrays), `strides`
+    (bytes per axis of `shape`, as NumPy's; None: C order) and `help`. Every field has one grid.
+    An array whose rows are contiguous but not its whole — the interior of an array with ghost
+    cells, `a[1:-1, 1:-1, 1:-1]` (NumPy, CuPy, PyTorch) — is read in place: the publisher copies
+    its cells into the frame itself (on the GPU for a GPU array), and every array published for
+    the field must have the declared layout. A last axis that is not contiguous (`a[:, ::2]`, a
+    Fortran-ordered array) is refused. grid: a cuview.Grid giving the cells' coordinates (origin,
+    spacing, units; slowest axis first), which viewers show and draw the grid's aspect ratio by;
+    None: cell indices.
     params: name -> (default, min, max), or a dict with value, min, max, integer, help.
     presets: name -> {param: value}; inputs: names of masks viewers draw into (strokes in poll()).
     backend "auto" | "cuda" | "host"; device: the GPU (default: your current one); sharing "auto" |
@@ -121,7 +134,8 @@ class Publisher:
     variable CUVIEW_LOG wins over it. No call changes your current GPU."""
 
     def __init__(self, name, fields, params=None, presets=None, inputs=(), backend="auto", device=None,
-                 sharing="auto", fps=60, max_cost=0.01, slots=3, title=None, paused=False, preset=None, log=None):
+                 sharing="auto", fps=60, max_cost=0.01, slots=3, title=None, paused=False, preset=None, log=None,
+                 grid=None):
         lib = _publisher_lib()
         self._lib, self.name, self._h, self._kept, self._checked = lib, name, None, None, False
         # api=python: errors name this class's arguments and methods, not the C calls beneath.
@@ -136,9 +150,10 @@ class Publisher:
         self._h = h
         self.backend = lib.cuview_publisher_backend(h).decode()
         try:
-            self._fields = []  # (name, dtype, shape of the arrays)
-            for field, spec in fields.items():
-                self._declare_field(field, spec)
+            self._fields = []  # (name, dtype, shape of the arrays, their layout: layout()'s strides)
+            self._grid = None  # the Grid declared, once one is
+            self._cells = None  # the grid's shape when none is declared: the first field's
+            self._declare_fields(fields, grid)
             self._param_list = list(params or {})
             for param, spec in (params or {}).items():
                 if isinstance(spec, dict):
@@ -162,22 +177,85 @@ class Publisher:
         self._pointers = (c_void_p * len(self._fields))()
         self._kept = None
 
-    def _declare_field(self, field, spec):
+    def _field_layout(self, field, spec):
+        """(dtype, shape of the arrays, components, their layout, help) of field `field`."""
         if isinstance(spec, dict):
-            shape, dtype = tuple(int(n) for n in spec["shape"]), spec.get("dtype", "float32")
+            shape, dtype = tuple(int(n) for n in spec["shape"]), str(spec.get("dtype", "float32"))
             components, help_ = int(spec.get("components", 1)), spec.get("help", "")
+            strides = spec.get("strides")
+            size = _dtype(dtype)[0] if strides is not None else 1
+            strides = layout(shape, None if strides is None else tuple(int(n) for n in strides), size)
         else:
             b = borrow(spec)
-            shape, dtype, components, help_ = b.shape, b.dtype, 1, ""
-        grid = shape[:-1] if components > 1 else shape
+            shape, dtype, components, strides, help_ = b.shape, b.dtype, 1, b.strides, ""
         if components > 1 and (not shape or shape[-1] != components):
             raise CuviewError("bad_value", f"field '{field}' of '{self.name}': {components} components need a "
                                            f"last axis of {components}, but the shape is {shape}")
-        dims = (c_uint64 * max(len(grid), 1))(*grid)
+        return dtype, shape, components, strides, help_
+
+    def _declare_fields(self, fields, grid):
+        """Declares the grid (when coordinates or a strided array need one) and each field."""
+        specs = [(field, *self._field_layout(field, spec)) for field, spec in fields.items()]
+        if grid is not None and not isinstance(grid, Grid):
+            raise CuviewError("bad_value", f"cuview.Publisher '{self.name}': grid={grid!r} is not a cuview.Grid; "
+                                           "pass cuview.Grid(origin=..., spacing=..., units=...)")
+        if specs and (grid is not None or any(strides is not None for *_, strides, _ in specs)):
+            _, _, shape, components, _, _ = specs[0]
+            self._declare_grid(grid or Grid(), grid.shape if grid is not None and grid.shape else
+                               (shape[:-1] if components > 1 else shape))
+        for spec in specs:
+            self._declare_field(*spec)
+
+    def _declare_grid(self, given, shape):
+        if given.axes is not None and tuple(given.axes) != tuple("xyzw"[len(shape) - 1 - k] for k in range(len(shape))):
+            raise CuviewError("bad_value", f"grid '{given.name}' of '{self.name}': a publisher cannot name its axes "
+                                           f"({', '.join(given.axes)}) in this version; leave axes out")
+        try:
+            g = Grid(given.origin, given.spacing, given.units, given.name)._fit(shape, f"grid '{given.name}' of "
+                                                                                   f"'{self.name}'")
+        except ValueError as e:
+            raise CuviewError("bad_value", str(e)) from None
+        n = len(g.shape)
+        _check(self._lib.cuview_publisher_add_grid(self._h, g.name.encode(), n, (c_uint64 * max(n, 1))(*g.shape),
+                                                   (c_double * max(n, 1))(*g.origin),
+                                                   (c_double * max(n, 1))(*g.spacing), g.units.encode()))
+        self._grid = g
+
+    def _declare_field(self, field, dtype, shape, components, strides, help_):
+        grid = shape[:-1] if components > 1 else shape
         memory = 1 if self.backend == "cuda" else 0
-        _check(self._lib.cuview_publisher_add_field(self._h, field.encode(), str(dtype).encode(), len(grid), dims,
-                                                    components, None, memory, _text(help_)))
-        self._fields.append((field, str(dtype), shape))
+        if self._grid is None:  # a contiguous field on the grid its shape gives
+            dims = (c_uint64 * max(len(grid), 1))(*grid)
+            _check(self._lib.cuview_publisher_add_field(self._h, field.encode(), dtype.encode(), len(grid), dims,
+                                                        components, None, memory, _text(help_)))
+            self._fields.append((field, dtype, shape, strides))
+            self._cells = self._cells or tuple(grid)
+            return
+        if tuple(grid) != self._grid.shape:
+            raise CuviewError("bad_value", f"field '{field}' of '{self.name}' is {tuple(grid)} cells but grid "
+                                           f"'{self._grid.name}' is {self._grid.shape}; every field of a publisher "
+                                           "shares one grid in this version")
+        grid_strides = strides
+        if strides is not None and components > 1:
+            size = _dtype(dtype)[0]
+            if strides[-1] != size:
+                raise CuviewError("bad_value", f"field '{field}' of '{self.name}': the {components} components of a "
+                                               f"cell are {strides[-1]} bytes apart, not one {dtype} ({size} bytes); "
+                                               "pass an array whose last axis is contiguous")
+            grid_strides = strides[:-1]
+        c_strides = None if grid_strides is None else (c_int64 * len(grid_strides))(*grid_strides)
+        _check(self._lib.cuview_publisher_add_field_on(self._h, self._grid.name.encode(), field.encode(),
+                                                       dtype.encode(), components, None, c_strides, memory,
+                                                       _text(help_)))
+        self._fields.append((field, dtype, shape, strides))
+
+    @property
+    def grid(self):
+        """The cuview.Grid the fields lie on: the one given (its shape the fields'), else cell
+        indices (origin 0, spacing 1)."""
+        if self._grid is not None:
+            return self._grid
+        return None if self._cells is None else Grid()._fit(self._cells, "")
 
     def __enter__(self):
         return self
@@ -227,35 +305,43 @@ class Publisher:
         """Checks `arrays` against the fields and puts their pointers in self._pointers: the
         Python half of a publish that writes a frame (bench/python_publisher.py times it alone).
         Returns the stream to copy on and what keeps the arrays' memory alive."""
+        names = [f[0] for f in self._fields]
         if arrays is None:
             raise CuviewError("bad_value", f"publish of '{self.name}': no arrays; pass one per field "
-                                           f"({', '.join(f for f, _, _ in self._fields)})")
+                                           f"({', '.join(names)})")
         if isinstance(arrays, dict):
-            missing = [f for f, _, _ in self._fields if f not in arrays]
-            extra = [k for k in arrays if k not in {f for f, _, _ in self._fields}]
+            missing = [f for f in names if f not in arrays]
+            extra = [k for k in arrays if k not in names]
             if missing or extra:
                 raise CuviewError("bad_value", f"publish of '{self.name}': " +
                                   (f"no array for {', '.join(missing)}" if missing else "") +
                                   ("; " if missing and extra else "") +
                                   (f"{', '.join(extra)} is not a field" if extra else "") +
-                                  f"; the fields are {', '.join(f for f, _, _ in self._fields)}")
-            arrays = [arrays[f] for f, _, _ in self._fields]
+                                  f"; the fields are {', '.join(names)}")
+            arrays = [arrays[f] for f in names]
         elif len(arrays) != len(self._fields):
             raise CuviewError("bad_value", f"publish of '{self.name}': {len(arrays)} arrays for "
                                            f"{len(self._fields)} fields; pass one per field, in their order")
         wanted = _stream_handle(stream)
         chosen = wanted
         kept = []
-        for i, (array, (field, dtype, shape)) in enumerate(zip(arrays, self._fields)):
+        for i, (array, (field, dtype, shape, strides)) in enumerate(zip(arrays, self._fields)):
             b = borrow(array, wanted)
             what = f"publish of '{self.name}', field '{field}'"
             if b.dtype != dtype or tuple(b.shape) != tuple(shape):
                 raise CuviewError("bad_value", f"{what}: the array is {b.dtype} {tuple(b.shape)}, but the field "
                                                f"was declared {dtype} {tuple(shape)}; pass an array of that dtype "
                                                "and shape")
-            if not b.contiguous:
-                raise CuviewError("bad_value", f"{what}: the array is not contiguous in C order; pass "
-                                               "ascontiguousarray(a) (or a.contiguous() in PyTorch)")
+            if b.strides != strides and strides is None:
+                raise CuviewError("bad_value", f"{what}: the array is not contiguous in C order (strides {b.strides} "
+                                               "bytes), but the field was declared contiguous; pass "
+                                               "ascontiguousarray(a) (or a.contiguous() in PyTorch), or declare the "
+                                               "field with an array of this layout (fields={'name': a})")
+            if b.strides != strides:
+                raise CuviewError("bad_value", f"{what}: the array's strides are "
+                                               f"{b.strides or 'C order'} (bytes), but the field was declared with "
+                                               f"{strides}; pass an array of the declared layout (the same section "
+                                               "of an array of the same shape)")
             if b.device and self.backend != "cuda":
                 raise CuviewError("bad_value", f"{what}: the array is in GPU memory, but '{self.name}' runs on "
                                                "the host backend, which reads host memory; pass a NumPy array, or "

@@ -224,6 +224,102 @@ static void check_log(const char* name, const char* backend) {
 }
 
 /* The value a reader sees at cell (x, y, z) of field 0. */
+/* A float64 field with a halo of `halo` ghost cells, published in place from the program's array
+   (the interior is a section: strides in bytes, the first interior cell's address), on a grid with
+   coordinates; read back cell for cell on the host, verified by cuview-ctl elsewhere on CUDA. */
+enum { HW = 7, HH = 6, HD = 5, MAXHALO = 2 };
+static void check_halo(const char* name, const char* backend, const char* ctl, int halo) {
+  static double T[HD + 2 * MAXHALO][HH + 2 * MAXHALO][HW + 2 * MAXHALO];
+  const int d = HD + 2 * halo, h = HH + 2 * halo, w = HW + 2 * halo; /* the array's extent in use */
+  double* a = &T[0][0][0];
+  for (int i = 0; i < d * h * w; ++i) a[i] = -1; /* ghost cells: never published */
+  for (int z = 0; z < HD; ++z)
+    for (int y = 0; y < HH; ++y)
+      for (int x = 0; x < HW; ++x) a[((z + halo) * h + y + halo) * w + x + halo] = 1e8 * (z + 1) + 1e4 * y + x + 0.125;
+  char own[96];
+  snprintf(own, sizeof own, "%s-halo%d", name, halo);
+  cuview_publisher* pub = NULL;
+  OK(cuview_publisher_create(own, backend, -1, NULL, "fps=0 max_cost=1", &pub));
+  const uint64_t dims[3] = {HD, HH, HW};
+  const double origin[3] = {-1, 0, 2.5}, spacing[3] = {0.25, 0.5, 0.125};
+  const int64_t strides[3] = {(int64_t)(h * w * sizeof(double)), (int64_t)(w * sizeof(double)), sizeof(double)};
+  const int64_t scattered[3] = {strides[0], strides[1], 2 * sizeof(double)};
+  EXPECT_ERROR(cuview_publisher_add_field_on(pub, "tank", "T", "float64", 1, a, strides, CUVIEW_MEMORY_HOST, ""),
+               CUVIEW_UNKNOWN_FIELD, "grid 'tank', which is not declared");
+  OK(cuview_publisher_add_grid(pub, "tank", 3, dims, origin, spacing, "m"));
+  double* first = a + ((size_t)halo * h + halo) * w + halo;
+  EXPECT_ERROR(cuview_publisher_add_field_on(pub, "tank", "T", "float64", 1, first, scattered, CUVIEW_MEMORY_HOST, ""),
+               CUVIEW_BAD_VALUE, "field 'T'", "one cell's size (8 bytes)", "memory traffic");
+  OK(cuview_publisher_add_field_on(pub, "tank", "T", "float64", 1, first, strides, CUVIEW_MEMORY_HOST, "interior"));
+  OK(cuview_publisher_start(pub));
+  uint64_t step = 0;
+  if (strcmp(backend, "host") == 0) {
+    cuview_client* client = NULL;
+    OK(cuview_attach(own, "c test halo", 0, 3000, &client));
+    cuview_block b;
+    OK(cuview_block_info(client, 0, &b));
+    CHECK(strcmp(b.dtype, "float64") == 0);
+    CHECK(b.ndim == 3 && b.shape[0] == HD && b.shape[1] == HH && b.shape[2] == HW);
+    cuview_frame* f = frame_of(pub, client, &step, NULL);
+    CHECK(cuview_frame_verify(f) == CUVIEW_OK);
+    const char* base = cuview_frame_data(f, 0);
+    int wrong = 0;
+    for (int z = 0; z < HD; ++z)
+      for (int y = 0; y < HH; ++y)
+        for (int x = 0; x < HW; ++x) {
+          double v;
+          memcpy(&v, base + z * b.strides[0] + y * b.strides[1] + x * b.strides[2], sizeof v);
+          wrong += v != 1e8 * (z + 1) + 1e4 * y + x + 0.125;
+        }
+    CHECK(wrong == 0);
+    cuview_frame_release(f);
+    cuview_detach(client);
+  } else {
+    CHECK(read_elsewhere(pub, ctl, own, &step, NULL) == 0);
+  }
+  cuview_publisher_close(pub, "done");
+}
+
+/* The typed options and presets: what the strings say, without a string to quote. */
+static void check_typed(const char* name, const char* backend) {
+  char own[96];
+  snprintf(own, sizeof own, "%s-typed", name);
+  cuview_publisher_options o;
+  cuview_publisher_options_init(&o);
+  CHECK(o.size == sizeof o && o.slots == 3 && o.fps == 60 && o.max_cost == 0.01 && o.part_count == 0);
+  cuview_publisher_options small = o;
+  small.size = 4;
+  cuview_publisher* pub = NULL;
+  EXPECT_ERROR(cuview_publisher_create_with(own, backend, -1, NULL, &small, &pub), CUVIEW_BAD_VALUE,
+               "options.size is 4", "cuview_publisher_options_init");
+  o.title = "typed \"run\"";
+  o.fps = 0;
+  o.max_cost = 1;
+  o.paused = 1;
+  o.slots = 17;
+  EXPECT_ERROR(cuview_publisher_create_with(own, backend, -1, NULL, &o, &pub), CUVIEW_OUT_OF_RANGE, "17 slots");
+  o.slots = 2;
+  OK(cuview_publisher_create_with(own, backend, -1, NULL, &o, &pub));
+  static float a[4][4];
+  const uint64_t dims[2] = {4, 4};
+  OK(cuview_publisher_add_field(pub, "a", "float32", 2, dims, 1, a, CUVIEW_MEMORY_HOST, ""));
+  OK(cuview_publisher_add_param(pub, "F", 0.03, 0, 0.1, 0, ""));
+  OK(cuview_publisher_add_param(pub, "k", 0.06, 0, 0.1, 0, ""));
+  const char* names[2] = {"F", "k"};
+  const double values[2] = {0.05, 0.07};
+  const char* wrong[1] = {"kill"};
+  EXPECT_ERROR(cuview_publisher_add_preset_values(pub, "x", 1, wrong, values), CUVIEW_UNKNOWN_FIELD,
+               "preset 'x'", "sets 'kill', which is not a parameter", "F, k");
+  OK(cuview_publisher_add_preset_values(pub, "spots", 2, names, values));
+  OK(cuview_publisher_use_preset(pub, "spots"));
+  OK(cuview_publisher_start(pub));
+  CHECK(cuview_publisher_paused(pub) == 1);
+  double F = 0;
+  OK(cuview_publisher_param(pub, "F", &F));
+  CHECK(F == 0.05);
+  cuview_publisher_close(pub, "done");
+}
+
 static float cell(cuview_client* client, cuview_frame* f, int x, int y, int z, int on_device) {
   cuview_block b;
   OK(cuview_block_info(client, 0, &b));
@@ -279,8 +375,8 @@ int main(int argc, char** argv) {
     for (int y = 0; y < H; ++y)
       for (int x = 0; x < W; ++x) T[z][y][x] = (float)(100 * z + 10 * y + x), T2[z][y][x] = -T[z][y][x];
   const uint64_t dims[3] = {D, H, W}, flat[2] = {H, W}, zero[3] = {D, 0, W}, four[4] = {1, D, H, W};
-  EXPECT_ERROR(cuview_publisher_add_field(pub, "T", "float64", 3, dims, 1, T, CUVIEW_MEMORY_HOST, ""),
-               CUVIEW_BAD_VALUE, "field 'T'", "'float64' is not a dtype", "float32");
+  EXPECT_ERROR(cuview_publisher_add_field(pub, "T", "complex64", 3, dims, 1, T, CUVIEW_MEMORY_HOST, ""),
+               CUVIEW_BAD_VALUE, "field 'T'", "'complex64' is not a dtype", "float32", "float64", "int64");
   EXPECT_ERROR(cuview_publisher_add_field(pub, "T", "float32", 4, four, 1, T, CUVIEW_MEMORY_HOST, ""),
                CUVIEW_BAD_VALUE, "field 'T'", "4 axes", "1 to 3");
   EXPECT_ERROR(cuview_publisher_add_field(pub, "T", "float32", 3, zero, 1, T, CUVIEW_MEMORY_HOST, ""),
@@ -438,6 +534,9 @@ int main(int argc, char** argv) {
   cuview_detach(client);
   check_c_words(name, backend);
   check_log(name, backend);
+  check_typed(name, backend);
+  check_halo(name, backend, ctl, 1);
+  check_halo(name, backend, ctl, 2);
   rmdir(runtime);
   if (failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);

@@ -95,6 +95,15 @@ start heat --size 96x64 --sim "$heat/libheat.so" --paused --restore latest
 "$prefix/bin/cuview-ctl" --name heat shutdown >/dev/null
 wait "$daemon"
 daemon=""
+# The example's plugin of 3 axes (libheat3d.so), run on a volume by the installed daemon.
+[[ -f $heat/libheat3d.so ]] || fail "the heat example built no libheat3d.so"
+start heat3d --size 40x24x16 --sim "$heat/libheat3d.so"
+"$prefix/bin/cuview-ctl" --name heat3d attach --frames 10 --verify || fail "attach --verify to the heat3d plugin failed"
+"$prefix/bin/cuview-ctl" --name heat3d describe --json | tr -d ' \n' | grep -q '"shape":\[16,24,40\]' ||
+  fail "the heat3d plugin's field is not 40x24x16 (shape [16, 24, 40]): $("$prefix/bin/cuview-ctl" --name heat3d describe)"
+"$prefix/bin/cuview-ctl" --name heat3d shutdown >/dev/null
+wait "$daemon"
+daemon=""
 # A program embedding the publisher (examples/embed-wave), built out of tree against the installed
 # package (cuview::publisher), attached, verified, steered and drawn by the installed tools.
 wave=$prefix/build-wave

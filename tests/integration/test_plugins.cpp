@@ -1,6 +1,7 @@
 // Simulations from plugins: a good one runs, is described, steered and verified like a built-in;
-// every broken kind is refused or stopped with the file, the call and the error, and clients are
-// told.
+// one of 3 axes runs on --size WxHxD and is checkpointed and restored; one built against ABI 7
+// still runs on a plane; every broken kind is refused or stopped with the file, the call and the
+// error, and clients are told.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +43,36 @@ Result refused(std::vector<std::string> args) {
   const auto code = d.wait_for(30s);
   if (!code) fail("cuview-compute " + args.back() + " did not exit within 30 s");
   return {*code, d.out(), d.err()};
+}
+
+/// Field 0 (int32) of the frame of `step` from the daemon `name`, verified.
+std::vector<std::int32_t> int_cells_at(const std::string& name, std::uint64_t step) {
+  auto c = Client::attach(AttachOptions{.name = name, .client = "test"});
+  const auto& field = c.description().fields.at(0);
+  for (int tries = 0; tries < 400; ++tries) {
+    auto f = c.next_frame(10s);
+    REQUIRE(f);
+    if (f->info().step != step) continue;
+    REQUIRE(f->verify() == std::nullopt);
+    const auto* cells = reinterpret_cast<const std::int32_t*>(f->host_field(0));
+    return {cells, cells + field.bytes / sizeof(std::int32_t)};
+  }
+  FAIL("no frame of step " << step << " from '" << name << "'");
+  return {};
+}
+
+/// The volume test plugin's cells (40 × 24 × 16) at `step` after seed `seed`: seed + index + step × (z + 1).
+std::vector<std::int32_t> layers_cells(std::uint64_t seed, std::uint64_t step) {
+  std::vector<std::int32_t> cells;
+  for (std::uint64_t z = 0; z < 16; ++z)
+    for (std::uint64_t i = 0; i < 40 * 24; ++i)
+      cells.push_back(static_cast<std::int32_t>(seed + z * 40 * 24 + i + step * (z + 1)));
+  return cells;
+}
+
+void step_to(const std::string& name, std::uint64_t from, std::uint64_t to) {
+  REQUIRE(ctl(name, {"step", std::to_string(to - from)}).code == 0);
+  (void)wait_stats(name, [&](const StatsView& s) { return s.step == to; });
 }
 }  // namespace
 
@@ -93,6 +124,70 @@ TEST_CASE("a plugin simulation runs, is described, steered and verified like a b
   CHECK(xy[2 * 7 + 1] == 7.0f);
 }
 
+TEST_CASE("a plugin of 3 axes runs on --size WxHxD, is read cell for cell, checkpointed and restored",
+          "[integration][plugin][checkpoint]") {
+  RuntimeDir rt;
+  const std::string volume = plugin("volume");
+  const auto file = rt.path() / "layers.h5";
+  {
+    auto daemon = start_daemon("v", Backend::host, {"--sim", volume, "--paused", "--seed", "5"}, "40x24x16");
+    {
+      auto c = Client::attach(AttachOptions{.name = "v", .client = "test"});
+      const auto& d = c.description();
+      CHECK(d.sim == "layers");
+      REQUIRE(d.fields.size() == 1);
+      CHECK(d.fields[0].name == "count");
+      CHECK(d.fields[0].shape == std::vector<std::uint32_t>{16, 24, 40});  // dims [D, H, W]
+    }
+    CHECK(int_cells_at("v", 0) == layers_cells(5, 0));
+    step_to("v", 0, 7);
+    CHECK(int_cells_at("v", 7) == layers_cells(5, 7));
+    const auto r = ctl("v", {"checkpoint", file.string()});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("step 7 written to " + file.string()));
+    REQUIRE(ctl("v", {"shutdown"}).code == 0);
+    REQUIRE(daemon.wait_for(30s) == 0);
+  }
+  // Another seed: the restored cells come from the checkpoint, and the run goes on from its step.
+  auto restored =
+      start_daemon("v", Backend::host, {"--sim", volume, "--paused", "--seed", "9", "--restore", file.string()},
+                   "40x24x16");
+  CHECK(stats("v").step == 7);
+  CHECK(int_cells_at("v", 7) == layers_cells(5, 7));
+  step_to("v", 7, 10);
+  CHECK(int_cells_at("v", 10) == layers_cells(5, 10));
+}
+
+TEST_CASE("a plugin given the other --size form is refused, naming it and the form to give",
+          "[integration][plugin][bad-input]") {
+  RuntimeDir rt;
+  auto plane = refused({"--sim", plugin("volume"), "--size", "40x24"});
+  CHECK(plane.code == 1);
+  CHECK_THAT(plane.err, Catch::Contains("--sim " + plugin("volume") + " (simulation 'layers') is three-dimensional") &&
+                            Catch::Contains("--size WxHxD") && Catch::Contains("not 40x24"));
+  auto volume = refused({"--sim", plugin("good"), "--size", "40x24x16"});
+  CHECK(volume.code == 1);
+  CHECK_THAT(volume.err, Catch::Contains("--sim " + plugin("good") + " (simulation 'ramp') is two-dimensional") &&
+                             Catch::Contains("--size WxH, not 40x24x16") &&
+                             Catch::Contains("CUVIEW_SIMULATION_PLUGIN_AXES(..., 3)"));
+}
+
+TEST_CASE("a plugin built against ABI 7 still runs, on a plane", "[integration][plugin]") {
+  RuntimeDir rt;
+  {
+    auto daemon = start_daemon("old", Backend::host, {"--sim", plugin("abi7")}, "40x30");
+    auto c = Client::attach(AttachOptions{.name = "old", .client = "test"});
+    CHECK(c.description().sim == "ramp");
+    REQUIRE(c.description().fields.size() == 2);
+    CHECK(c.description().fields[1].shape == std::vector<std::uint32_t>{30, 40});
+    CHECK(ctl("old", {"attach", "--frames", "5", "--verify"}).code == 0);
+  }
+  auto volume = refused({"--sim", plugin("abi7"), "--size", "40x30x8"});
+  CHECK(volume.code == 1);
+  CHECK_THAT(volume.err, Catch::Contains("is two-dimensional"));
+}
+
 TEST_CASE("broken plugins are refused at start with the file and what is wrong", "[integration][plugin][bad-input]") {
   RuntimeDir rt;
   auto missing = refused({"--sim", "/nonexistent/libmysim.so"});
@@ -113,7 +208,7 @@ TEST_CASE("broken plugins are refused at start with the file and what is wrong",
   auto other_abi = refused({"--sim", plugin("other-abi")});
   CHECK(other_abi.code == 1);
   CHECK_THAT(other_abi.err, Catch::Contains("built for plugin entry point cuview_simulation_v2") &&
-                                Catch::Contains("loads cuview_simulation_v1 plugins of simulation ABI 7") &&
+                                Catch::Contains("loads cuview_simulation_v1 plugins of simulation ABI 7 to 8") &&
                                 Catch::Contains("rebuild"));
 
   // A function the plugin calls but does not contain (a .cu file CMake never compiled): named as
@@ -163,23 +258,29 @@ TEST_CASE("a plugin that throws from step stops the daemon cleanly and tells its
   CHECK(ctl("p", {"attach", "--frames", "3", "--verify"}).code == 0);
 }
 
-TEST_CASE("the heat example plugin computes on the CUDA executor what its host loop computes",
+TEST_CASE("the heat example plugins compute on the CUDA executor what their host loops compute",
           "[integration][gpu][plugin]") {
   require_backend(Backend::cuda);
   RuntimeDir rt;
-  auto host = start_daemon("h", Backend::host, {"--sim", plugin("heat"), "--paused", "--seed", "3"}, "96x64");
-  auto gpu = start_daemon("g", Backend::cuda, {"--sim", plugin("heat"), "--paused", "--seed", "3"}, "96x64");
+  // The plate, and the box (a plugin of 3 axes, described with dims [D, H, W]).
+  const auto [kind, size, dims] = GENERATE(table<std::string, std::string, std::vector<std::uint32_t>>(
+      {{"heat", "96x64", {64, 96}}, {"heat3d", "40x24x16", {16, 24, 40}}}));
+  constexpr std::uint64_t kSteps = 300;
+  const std::vector<std::string> args{"--sim", plugin(kind), "--paused", "--seed", "3"};
+  auto host = start_daemon("h", Backend::host, args, size);
+  auto gpu = start_daemon("g", Backend::cuda, args, size);
   for (const char* n : {"h", "g"}) {
-    REQUIRE(ctl(n, {"step", "300"}).code == 0);
-    (void)wait_stats(n, [](const StatsView& s) { return s.step == 300; });
+    REQUIRE(ctl(n, {"step", std::to_string(kSteps)}).code == 0);
+    (void)wait_stats(n, [](const StatsView& s) { return s.step == kSteps; });
   }
   auto ch = Client::attach(AttachOptions{.name = "h", .client = "test"});
   auto cg = Client::attach(AttachOptions{.name = "g", .client = "test"});
+  CHECK(cg.description().fields.at(0).shape == dims);
   auto fh = ch.next_frame(10s);
   auto fg = cg.next_frame(10s);
   REQUIRE((fh && fg));
-  REQUIRE(fh->info().step == 300);
-  REQUIRE(fg->info().step == 300);
+  REQUIRE(fh->info().step == kSteps);
+  REQUIRE(fg->info().step == kSteps);
   CHECK(fh->verify() == std::nullopt);  // intact frames, by trailer and checksum
   CHECK(fg->verify() == std::nullopt);
   std::vector<std::byte> a(ch.description().slot_bytes), b(cg.description().slot_bytes);
@@ -187,14 +288,16 @@ TEST_CASE("the heat example plugin computes on the CUDA executor what its host l
   fg->copy_to_host(b);
   const auto* x = reinterpret_cast<const float*>(a.data());
   const auto* y = reinterpret_cast<const float*>(b.data());
+  std::size_t cells = 1;
+  for (const auto n : dims) cells *= n;
   double worst = 0, heat = 0;
-  for (std::size_t i = 0; i < 96 * 64; ++i) {
+  for (std::size_t i = 0; i < cells; ++i) {
     worst = std::max(worst, double(std::abs(x[i] - y[i])));
     heat += x[i];
   }
-  INFO("largest host/CUDA difference after 300 steps: " << worst);
+  INFO(kind << ": largest host/CUDA difference after " << kSteps << " steps: " << worst);
   CHECK(worst < 1e-4);  // only floating-point contraction differs
-  CHECK(heat > 1);      // the hot discs are there and spreading
+  CHECK(heat > 1);      // the hot discs (balls) are there and spreading
 }
 
 TEST_CASE("a CUDA error in a plugin's kernel stops the daemon cleanly, naming the simulation and the error",

@@ -105,6 +105,7 @@ TEST_CASE("describe and stats send exactly the keys protocol.md lists", "[integr
   check_same(keys(first(at(d.result, "params"))), documented_object(doc, "params"), "describe.params[i]");
   check_same(keys(first(at(d.result, "presets"))), documented_object(doc, "presets"), "describe.presets[i]");
   check_same(keys(first(at(d.result, "inputs"))), documented_object(doc, "inputs"), "describe.inputs[i]");
+  check_same(keys(first(at(d.result, "grids"))), documented_object(doc, "grids"), "describe.grids[i]");
   const auto s = c.request("stats", proto::NoArgs{});
   check_same(keys(s.result), documented_result(doc, "stats"), "stats");
   check_same(keys(at(s.result, "checkpoint")), documented_object(doc, "checkpoint"), "stats.checkpoint");

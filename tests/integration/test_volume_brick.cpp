@@ -131,17 +131,17 @@ void check_bricks(Backend backend) {
       CHECK(brick.hi == hi);
     }
   }
-  // A field of another kind is refused, naming it.
-  proto::FieldDesc ints = d.fields.at(0);
-  ints.dtype = "int32";
+  // A field of a dtype the sampler does not know is refused, naming it and its dtype.
+  proto::FieldDesc unknown = d.fields.at(0);
+  unknown.dtype = "complex64";
   HostBrick brick;
   BrickSampler::begin(brick, grid, 1);
   try {
-    sampler.sample(*f, ints, own_block(d), brick);
-    FAIL("an int32 field was taken into a brick");
+    sampler.sample(*f, unknown, own_block(d), brick);
+    FAIL("a complex64 field was taken into a brick");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("'" + ints.name + "'") != std::string::npos);
-    CHECK(std::string(e.what()).find("float32") != std::string::npos);
+    CHECK(std::string(e.what()).find("'" + unknown.name + "'") != std::string::npos);
+    CHECK(std::string(e.what()).find("complex64") != std::string::npos);
   }
   check_packed(c, *f, grid);
 }

@@ -1,6 +1,9 @@
 // Simulation plugins for the daemon's plugin tests, one shared library per behaviour, chosen at
-// build time by CUVIEW_TEST_PLUGIN: a good one ("ramp": a field that counts its steps, with one
-// steerable parameter) and the broken kinds a user might write. Host executor only.
+// build time by CUVIEW_TEST_FAULT, CUVIEW_TEST_ABI and CUVIEW_TEST_AXES: a good one ("ramp": a
+// field that counts its steps, with one steerable parameter), the same built against ABI 7, one
+// of 3 axes ("layers", with checkpoints), and the broken kinds a user might write. Host executor
+// only.
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -76,18 +79,72 @@ class Ramp final : public Simulation {
   double rate_ = 1, t_ = 0;
 };
 
+/// A plugin of 3 axes: one int32 field, `count`, whose cell (x, y, z) is seed + its index
+/// ((z × height + y) × width + x) + step × (z + 1): a reader can tell every cell's place and the
+/// step, and a restored run's cells come from its checkpoint, not from its seed.
+class Layers final : public Simulation {
+ public:
+  explicit Layers(const SimulationConfig& c)
+      : width_(c.width), height_(c.height), depth_(c.depth), count_(std::size_t{c.width} * c.height * c.depth) {}
+  std::vector<FieldSpec> fields() const override {
+    return {{"count", DType::int32, 1, "seed + cell index + step × (z + 1)"}};
+  }
+  std::vector<ParamSpec> params() const override { return {}; }
+  void reset(std::uint64_t seed) override {
+    for (std::size_t i = 0; i < count_.size(); ++i) count_[i] = static_cast<std::int32_t>(seed + i);
+  }
+  void set_params(const std::map<std::string, double>&) override {}
+  void step(std::uint32_t n) override {
+    const std::size_t plane = std::size_t{width_} * height_;
+    for (std::size_t i = 0; i < count_.size(); ++i) count_[i] += static_cast<std::int32_t>(n * (i / plane + 1));
+  }
+  void write_fields(const std::vector<FieldTarget>& targets) override {
+    std::memcpy(targets[0].data, count_.data(), targets[0].bytes);
+  }
+  std::vector<StateSpec> state() const override {
+    return {{"count", DType::int32, {depth_, height_, width_}, "the field"}};
+  }
+  void save_state(const std::vector<void*>& out) override {
+    std::memcpy(out[0], count_.data(), count_.size() * sizeof(std::int32_t));
+  }
+  void load_state(const std::vector<const void*>& in) override {
+    std::memcpy(count_.data(), in[0], count_.size() * sizeof(std::int32_t));
+  }
+
+ private:
+  std::uint64_t width_, height_, depth_;
+  std::vector<std::int32_t> count_;
+};
+
 [[maybe_unused]] std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
   if (executor.kind() != Executor::Kind::host)
     throw std::runtime_error("this test plugin runs on the host executor only (--backend host)");
   const Fault fault = CUVIEW_TEST_FAULT;
   if (fault == Fault::make_throws) throw std::runtime_error("cannot allocate the grid");
   if (fault == Fault::undefined_symbol) advect::gpu::fill_flow(1, nullptr, advect::Params{}, nullptr);
+  if (CUVIEW_TEST_AXES == 3) return std::make_unique<Layers>(config);
   return std::make_unique<Ramp>(config, fault);
 }
 }  // namespace
 
-#if CUVIEW_TEST_ABI == 1
+#if CUVIEW_TEST_ABI == 1 && CUVIEW_TEST_AXES == 3
+CUVIEW_SIMULATION_PLUGIN_AXES("layers", "a volume whose cells count their steps by layer (test plugin)", make, 3)
+#elif CUVIEW_TEST_ABI == 1
 CUVIEW_SIMULATION_PLUGIN("ramp", "a field that grows by `rate` per step (test plugin)", make)
+#elif CUVIEW_TEST_ABI == 7
+// What a plugin built against cuview's ABI 7 exports: PluginInfo as it was, without `axes`.
+struct PluginInfoAbi7 {
+  std::uint32_t abi;
+  const char* name;
+  const char* help;
+  const char* cuview_version;
+  std::unique_ptr<Simulation> (*make)(Executor& executor, const SimulationConfig& config);
+};
+extern "C" __attribute__((visibility("default"))) const PluginInfoAbi7* cuview_simulation_v1() {
+  static const PluginInfoAbi7 info{7, "ramp", "a field that grows by `rate` per step (ABI 7 test plugin)",
+                                   CUVIEW_VERSION, make};
+  return &info;
+}
 #elif CUVIEW_TEST_ABI == 2
 // What a plugin built against a future cuview would export.
 extern "C" __attribute__((visibility("default"))) const void* cuview_simulation_v2() { return nullptr; }

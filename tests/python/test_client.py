@@ -427,6 +427,9 @@ class PythonGroup(unittest.TestCase):
             self.assertTrue(p["device"])
         self.assertNotEqual(g.parts_info[0]["pid"], g.parts_info[1]["pid"])
         self.assertEqual(g.fields, self.one.fields)
+        # The run's grid is the whole one's (these name no coordinates: cell indices), not part 0's block.
+        self.assertEqual(g.grid(), self.one.grid())
+        self.assertEqual(g.parts[1].grid().shape, (32, 96))
         self.assertIsNone(g.gone_reason())
 
     def test_assembled_fields_equal_the_one_process_run_bit_for_bit(self):

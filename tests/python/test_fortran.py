@@ -1,7 +1,9 @@
 """The Fortran module `cuview` as a Fortran program uses it: element (i, j, k) of a Fortran array is
-what a reader sees at cell (i-1, j-1, k-1) (float32 and int32); refusals reach Fortran with their
-message; examples/fortran-heat serves steerable frames, and its MPI variant on 2 ranks, assembled,
-equals the 1-rank run at the same step. Run by CTest (fortran) with PYTHONPATH=python."""
+what a reader sees at cell (i-1, j-1, k-1) (float32 and int32; real(8) and integer(8) interiors of
+arrays with ghost cells, published in place, with their grid's coordinates); refusals reach Fortran with their
+message; examples/fortran-heat (real(8) with ghost cells, on a grid in mm) serves steerable frames,
+and its MPI variant on 2 ranks, assembled, equals the 1-rank run bit for bit at the same step. Run by CTest (fortran) with PYTHONPATH=python."""
+import json
 import os
 import shutil
 import subprocess
@@ -39,6 +41,20 @@ def at_step(source, step, seconds=60):
     raise AssertionError(f"no frame of step {step}")
 
 
+def until(source, test, assembled=False, seconds=60):
+    """Field T of the first frame of `source` (a Client, or a Group with assembled=True) for which
+    test(frame, T) holds."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        f = source.next_frame(timeout=1)
+        if f is not None:
+            with f:
+                T = f.assemble("T", host=True) if assembled else np.array(f["T"])
+                if test(f, T):
+                    return T
+    raise AssertionError("no such frame")
+
+
 class Fortran(PrivateRuntimeTest):
 
     def stop(self, name, process):
@@ -67,11 +83,44 @@ class Fortran(PrivateRuntimeTest):
         self.assertIn("publish before start: status 6: cuview_publisher_publish of 'cells' before "
                       "cuview_publisher_start", out)
 
-    def test_a_strided_section_is_refused_naming_the_field(self):
+    def test_a_section_whose_first_axis_is_not_of_unit_stride_is_refused_naming_the_field(self):
         out = subprocess.run([f"{BIN}/cuview-test-fortran-cells", "strided", "--section"], capture_output=True,
                              text=True, timeout=60, check=True).stdout
-        self.assertIn("status 6: field 'strided': the array is not contiguous", out)
-        self.assertIn("target attribute", out)
+        self.assertIn("status 6: ", out)
+        self.assertIn("field 'strided'", out)
+        self.assertIn("the fastest axis's stride must be one cell's size (4 bytes)", out)
+
+    def test_real8_and_integer8_interiors_of_arrays_with_ghost_cells_are_read_cell_for_cell(self):
+        p = subprocess.Popen([f"{BIN}/cuview-test-fortran-cells", "halo", "--halo"], stdout=subprocess.PIPE, text=True)
+        try:
+            with attached("halo") as sim:
+                shapes = {f["name"]: (f["dtype"], f["shape"]) for f in sim.description["fields"]}
+                self.assertEqual(shapes, {"H1": ("float64", [4, 5, 6]), "H2": ("float64", [4, 5, 6]),
+                                          "K": ("int64", [4, 5, 6])})
+                with sim.next_frame(timeout=10) as f:
+                    f.verify()
+                    z, y, x = np.meshgrid(np.arange(4), np.arange(5), np.arange(6), indexing="ij")
+                    cell = ((x + 1) + 10 * (y + 1) + 100 * (z + 1))
+                    h1 = cell.astype(np.float64) + 1.0 / 3.0  # the same double Fortran computed: no ghost, no rounding
+                    np.testing.assert_array_equal(np.asarray(f["H1"]), h1)
+                    np.testing.assert_array_equal(np.asarray(f["H2"]), -h1)
+                    np.testing.assert_array_equal(np.asarray(f["K"]), 2**40 + cell.astype(np.int64))
+            described = json.loads(subprocess.run([f"{BIN}/cuview-ctl", "--name", "halo", "describe", "--json"],
+                                                  capture_output=True, text=True, timeout=60, check=True).stdout)
+            grids = {g["name"]: g for g in described["grids"]}
+            self.assertEqual(list(grids), ["box"])  # H2, declared without grid=, lies on the one grid
+            self.assertEqual(grids["box"]["dims"], [4, 5, 6])  # slowest axis first: z, y, x
+            self.assertEqual(grids["box"]["origin"], [2.0, -1.0, 0.5])
+            self.assertEqual(grids["box"]["spacing"], [2.0, 0.5, 0.25])
+            self.assertEqual(grids["box"]["units"], "m")
+            self.assertEqual({f["name"]: f["grid"] for f in described["fields"]}, {"H1": "box", "H2": "box", "K": "box"})
+        finally:
+            out = self.stop("halo", p)
+        said = dict(line.split(": status ", 1) for line in out.splitlines() if ": status " in line)
+        self.assertIn("field 'whole' of 'halo': the array is (8, 7, 6) but grid 'box' is (6, 5, 4)", said["not the grid"])
+        self.assertIn("T(1:nx, 1:ny, 1:nz)", said["not the grid"])
+        self.assertIn("field 'Z' of 'halo': a complex(8) array is not one cuview publishes; give real(4), real(8), "
+                      "integer(4), integer(8)", said["complex"])
 
     def errors(self, name, options, env_level=None):
         env = {k: v for k, v in os.environ.items() if k != "CUVIEW_LOG"}
@@ -136,7 +185,9 @@ class Fortran(PrivateRuntimeTest):
 
     @unittest.skipUnless(shutil.which("mpirun") and os.path.exists(f"{BIN}/fortran-heat-mpi"),
                          "no mpirun or no MPI Fortran here (Debian: openmpi-bin libopenmpi-dev)")
-    def test_the_heat_example_on_2_ranks_equals_1_rank_and_takes_steering(self):
+    def test_the_heat_example_on_2_ranks_equals_1_rank_in_real8_in_mm_and_takes_steering(self):
+        # --size 16: 16 x 16 x 8 cells of 1 x 1 x 2 mm, held with a layer of ghost cells, the
+        # interior published in place; on 2 ranks two slabs of 4 layers exchanging their halos.
         one = subprocess.Popen([f"{BIN}/fortran-heat", "--name", "heat1", "--size", "16", "--steps", "12", "--hold"],
                                stdout=subprocess.PIPE, text=True)
         two = subprocess.Popen(mpirun_argv(2, f"{BIN}/fortran-heat-mpi", ["--name", "heat2", "--size", "16",
@@ -144,29 +195,43 @@ class Fortran(PrivateRuntimeTest):
                                stdout=subprocess.PIPE, text=True)
         try:
             with attached("heat1") as sim, attached("heat2", group=True) as group:
+                self.assertEqual([(f["name"], f["dtype"], f["shape"]) for f in sim.description["fields"]],
+                                 [("T", "float64", [8, 16, 16])])
+                box = sim.grid("T")  # slowest axis first: z, y, x; the first cell's centre at half a cell
+                self.assertEqual((box.name, box.shape, box.units), ("box", (8, 16, 16), "mm"))
+                self.assertEqual(box.spacing, (2.0, 1.0, 1.0))
+                self.assertEqual(box.origin, (1.0, 0.5, 0.5))
                 self.assertTrue(group.decomposed)
-                self.assertEqual(group.shape, (16, 16, 16))
+                self.assertEqual(group.shape, (8, 16, 16))
+                slabs = [group.part(k).grid("T") for k in range(2)]  # each rank's grid is its slab
+                self.assertEqual([(g.shape, g.origin, g.spacing, g.units) for g in slabs],
+                                 [((4, 16, 16), (1.0, 0.5, 0.5), (2.0, 1.0, 1.0), "mm"),
+                                  ((4, 16, 16), (9.0, 0.5, 0.5), (2.0, 1.0, 1.0), "mm")])
                 with at_step(sim, 12) as whole, at_step(group, 12) as gf:
                     expected = np.array(whole["T"])
+                    self.assertEqual(expected.dtype, np.float64)
                     self.assertGreater(float(expected.max()), 0.1)  # the hot ball, diffused
-                    np.testing.assert_array_equal(gf.assemble("T", host=True), expected)
-                # Steering reaches the Fortran loop: a reset starts again from the hot ball.
-                sim.draw("heat", 3, 4, radius=1.0, z=5)
-                deadline = time.time() + 30
-                while True:
-                    f = sim.next_frame(timeout=1)
-                    if f is not None:
-                        with f:
-                            if float(np.asarray(f["T"])[5, 4, 3]) == 1.0:
-                                break
-                    self.assertLess(time.time(), deadline, "the stroke never reached the Fortran array")
+                    assembled = gf.assemble("T", host=True)
+                    self.assertEqual(assembled.dtype, np.float64)
+                    np.testing.assert_array_equal(assembled, expected)  # bit for bit: halos exchanged exactly
+                # Steering reaches the Fortran loops, held at step 12: a stroke across the slabs'
+                # boundary (layers 3 | 4, 5) draws heat into the interiors, the same on 1 and 2 ranks...
+                for source in (sim, group):
+                    source.draw("heat", 3, 4, radius=1.0, z=4)
+                drawn = lambda f, T: T[3, 4, 3] == 1.0 and T[5, 4, 3] == 1.0
+                np.testing.assert_array_equal(until(group, drawn, assembled=True), until(sim, drawn))
+                # ... and a reset starts both again from the hot ball: step 12 comes again, as before.
+                for source in (sim, group):
+                    source.reset()
+                again = lambda f, T: f.step == 12 and T[4, 4, 3] != 1.0
+                np.testing.assert_array_equal(until(sim, again), expected)
+                np.testing.assert_array_equal(until(group, again, assembled=True), expected)
         finally:
             self.stop("heat1", one)
             with cuview.attach("heat2", control_only=True) as c:
                 c.shutdown()
             two.communicate(timeout=60)
             self.assertEqual(two.returncode, 0)
-
 
 if __name__ == "__main__":
     sys.exit(unittest.main())

@@ -4,6 +4,7 @@ arrives as plain values; refusals name the field and what to do. Backend from CU
 (host: NumPy, in CI; cuda: CuPy and PyTorch arrays, each sharing mechanism through CUVIEW_SHARING,
 copied on the GPU with no host round trip, and the caller's GPU left as it was). Run by CTest
 (python-publisher) with PYTHONPATH=python."""
+import contextlib
 import json
 import os
 import subprocess
@@ -28,6 +29,20 @@ def volume(sign=1.0):
     return (sign * (100 * z + 10 * y + x)).astype(np.float32)
 
 
+def with_halo(interior, halo, ghost=-7):
+    """An array of `interior`'s dtype `halo` cells larger on every side, its ghost cells `ghost`,
+    and the view of its interior (a[h:-h, h:-h, h:-h]), which holds `interior`'s values."""
+    padded = np.full(tuple(n + 2 * halo for n in interior.shape), ghost, dtype=interior.dtype)
+    inside = padded[(slice(halo, -halo),) * interior.ndim]
+    inside[...] = interior
+    return padded, inside
+
+
+def exact64():
+    """A float64 volume no float32 holds (a third in every cell) and an int64 one beyond 2^53."""
+    return volume().astype(np.float64) + 1 / 3, 2 ** 62 + volume().astype(np.int64) * 1001
+
+
 def first_frame(pub, sim, arrays, step=0):
     """Publishes (a new step each call) until `sim` has a frame; returns it and the step."""
     for _ in range(400):
@@ -39,9 +54,9 @@ def first_frame(pub, sim, arrays, step=0):
     raise AssertionError("no frame reached the reader")
 
 
-def read_elsewhere(pub, arrays, rt, stream=None, step=0):
-    """Field 0 of one frame of `pub` as cuview-ctl, another process, saves it (CUDA IPC opens only
-    in another process) while this one publishes `arrays`, a new step each call."""
+def read_elsewhere(pub, arrays, rt, stream=None, step=0, dtype=np.float32):
+    """Field 0 of one frame of `pub` (of `dtype`) as cuview-ctl, another process, saves it (CUDA
+    IPC opens only in another process) while this one publishes `arrays`, a new step each call."""
     path = os.path.join(rt, f"{pub.name}.bin")
     if os.path.exists(path):
         os.unlink(path)
@@ -58,7 +73,7 @@ def read_elsewhere(pub, arrays, rt, stream=None, step=0):
     out = reader.stdout.read()
     assert reader.returncode == 0, out
     assert "1 verified intact" in out, out
-    return np.fromfile(path, dtype=np.float32)[:D * H * W].reshape(D, H, W), step
+    return np.fromfile(path, dtype=dtype)[:D * H * W].reshape(D, H, W), step
 
 
 class PublisherTest(PrivateRuntimeTest):
@@ -147,8 +162,9 @@ class PublisherTest(PrivateRuntimeTest):
             self.publisher("bad", {"T": {"shape": (2, 2, 2, 2)}})
         self.assertIn("4 axes", str(e.exception))
         with self.assertRaises(cuview.CuviewError) as e:
-            self.publisher("bad", {"T": {"shape": (4, 4), "dtype": "float64"}})
-        self.assertIn("'float64' is not a dtype", str(e.exception))
+            self.publisher("bad", {"T": {"shape": (4, 4), "dtype": "complex64"}})
+        self.assertIn("'complex64' is not a dtype; use float32, float16, int32, uint8, float64 or int64",
+                      str(e.exception))
         with self.assertRaises(cuview.CuviewError) as e:
             self.publisher("bad", {"T": T}, params={"alpha": (2, 0, 1)})
         self.assertIn("alpha", str(e.exception))
@@ -168,6 +184,85 @@ class PublisherTest(PrivateRuntimeTest):
             with self.assertRaises(KeyError):
                 pub.params["beta"]
         self.assertIn("closed", str(self.closed_publish(pub)))
+
+    @unittest.skipUnless(BACKEND == "host", "a reader in this process: host memory (GpuArrays: CuPy on CUDA)")
+    def test_float64_and_int64_volumes_with_ghost_cells_are_read_in_place_cell_for_cell(self):
+        T, N = exact64()
+        for halo in (1, 2):
+            with self.subTest(halo=halo):
+                padded_t, inside_t = with_halo(T, halo)
+                padded_n, inside_n = with_halo(N, halo)
+                self.assertFalse(inside_t.flags.c_contiguous)  # the program's own array, not a copy
+                with self.publisher(f"halo{halo}", {"T": inside_t, "N": inside_n}) as pub, \
+                        cuview.attach(f"halo{halo}") as sim:
+                    fields = {f["name"]: (f["dtype"], f["shape"]) for f in sim.description["fields"]}
+                    self.assertEqual(fields, {"T": ("float64", [D, H, W]), "N": ("int64", [D, H, W])})
+                    frame, step = first_frame(pub, sim, {"T": inside_t, "N": inside_n})
+                    with frame as f:
+                        got_t, got_n = np.asarray(f["T"]), np.asarray(f["N"])
+                        self.assertEqual((got_t.dtype, got_n.dtype), (np.float64, np.int64))
+                        np.testing.assert_array_equal(got_t, T)  # exact: no float32 on the way
+                        np.testing.assert_array_equal(got_n, N)
+                        self.assertEqual(int(got_n[3, 4, 5]), 2 ** 62 + 345 * 1001)  # cell x=5, y=4, z=3
+                        np.testing.assert_array_equal(np.from_dlpack(f["T"]), T)
+                    # The next step, written into the same array by the program, is what readers see.
+                    inside_t *= -2
+                    inside_n -= 5
+                    frame, _ = first_frame(pub, sim, {"T": inside_t, "N": inside_n}, step)
+                    with frame as f:
+                        np.testing.assert_array_equal(np.asarray(f["T"]), -2 * T)
+                        np.testing.assert_array_equal(np.asarray(f["N"]), N - 5)
+                    self.assertTrue((padded_t[:halo] == -7).all())  # the ghost cells untouched
+
+    def test_the_grids_coordinates_reach_readers(self):
+        T = volume()
+        grid = cuview.Grid(origin=(0.0, -1.0, -2.5), spacing=(0.5, 0.25, 0.125), units="m")
+        with self.publisher("coords", {"T": T}, grid=grid) as pub, \
+                cuview.attach("coords", control_only=True) as sim:
+            g = sim.grid("T")
+            self.assertEqual((g.name, g.shape, g.origin, g.spacing, g.units, g.axes),
+                             ("grid", (D, H, W), (0.0, -1.0, -2.5), (0.5, 0.25, 0.125), "m", ("z", "y", "x")))
+            self.assertEqual(sim.description["grids"][0]["spacing"], [0.5, 0.25, 0.125])
+            self.assertEqual(sim.grids, {"grid": g})
+            self.assertEqual(pub.grid, g)
+            z, y, x = g.coordinates()
+            self.assertEqual((z[3], y[4], x[5]), (1.5, 0.0, -1.875))  # the centre of cell x=5, y=4, z=3
+        if BACKEND == "host":
+            with self.publisher("coords", {"T": T}, grid=cuview.Grid(spacing=0.1, units="km")) as pub, \
+                    cuview.attach("coords") as sim:
+                frame, _ = first_frame(pub, sim, {"T": T})
+                with frame as f:
+                    self.assertEqual(f.grid("T").spacing, (0.1, 0.1, 0.1))  # one number: every axis
+                    self.assertEqual(f["T"].grid, f.grid("T"))
+                    self.assertEqual((f.grid().origin, f.grid().units), ((0.0, 0.0, 0.0), "km"))
+        with self.publisher("cells", {"T": T}) as pub, cuview.attach("cells", control_only=True) as sim:
+            g = sim.grid()  # no grid given: cell indices
+            self.assertEqual((g.shape, g.origin, g.spacing, g.units), ((D, H, W), (0.0,) * 3, (1.0,) * 3, ""))
+
+    def test_layouts_a_publisher_cannot_read_in_place_are_refused_by_name(self):
+        T = np.zeros((D + 2, H + 2, W + 2), np.float64)
+        inside = T[1:-1, 1:-1, 1:-1]
+        for array in (T[:, :, ::2], np.asfortranarray(volume())):
+            with self.assertRaises(cuview.CuviewError) as e:
+                self.publisher("gather", {"T": array})
+            self.assertIn("field 'T' has strides", str(e.exception))
+            self.assertIn("the fastest axis's stride must be one cell's size", str(e.exception))
+        with self.assertRaises(cuview.CuviewError) as e:
+            self.publisher("axes", {"T": inside}, grid=cuview.Grid(origin=(0, 0)))
+        self.assertIn("origin has 2 values for 3 axes; give one per axis, slowest first (z, y, x)", str(e.exception))
+        with self.assertRaises(cuview.CuviewError) as e:
+            self.publisher("twogrids", {"T": inside, "S": np.zeros((H, W))})
+        self.assertIn("field 'S' of 'twogrids' is (5, 6) cells but grid 'grid' is (4, 5, 6)", str(e.exception))
+        with self.publisher("layout", {"T": inside}) as pub:
+            for arrays, words in [
+                ({"T": np.zeros((D, H, W))}, "the array's strides are C order (bytes), but the field was declared "
+                                             "with (448, 64, 8)"),
+                ({"T": np.zeros((D + 4, H + 4, W + 4))[2:-2, 2:-2, 2:-2]}, "declared with (448, 64, 8)"),
+                ({"T": inside.astype(np.float32)}, "the array is float32"),
+            ]:
+                with self.assertRaises(cuview.CuviewError, msg=words) as e:
+                    pub.publish(1, 0.0, arrays)
+                self.assertIn(words, str(e.exception))
 
     def test_refusals_name_the_python_arguments_that_fix_them(self):
         T = volume()
@@ -216,46 +311,70 @@ class PublisherTest(PrivateRuntimeTest):
             return e
         self.fail("a closed publisher published")
 
-    def test_through_a_gateway_a_remote_reader_sees_the_volume_and_steers(self):
+    @contextlib.contextmanager
+    def through_a_gateway(self, pub, arrays, polled=lambda steering: None):
+        """A remote client of `pub` through a cuview-gateway of this test's runtime, while the
+        program's loop — a thread of its own, the only one calling pub — publishes `arrays` and
+        hands what each poll() returns to `polled`."""
         gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--log-level", "warn"])
         url = "unix:" + os.path.join(self.rt.name, "cuview", ".gateway", "gateway.sock")
-        T = volume()
-        try:
-            with self.publisher("remote-vol", {"T": T}, params={"alpha": (0.1, 0, 1)}) as pub:
-                # The program's loop, on a thread of its own (the only one calling pub): it publishes
-                # and polls while this thread is the remote viewer.
-                stop, seen = threading.Event(), []
+        stop = threading.Event()
 
-                def loop():
-                    step = 0
-                    while not stop.is_set():
-                        step += 1
-                        pub.publish(step, 0.0, {"T": T})
-                        seen.append(pub.poll().params.get("alpha"))
-                        time.sleep(0.01)
-                program = threading.Thread(target=loop)
-                program.start()
+        def loop():
+            step = 0
+            while not stop.is_set():
+                step += 1
+                pub.publish(step, 0.0, arrays)
+                polled(pub.poll())
+                time.sleep(0.01)
+        program = threading.Thread(target=loop)
+        program.start()
+        try:
+            deadline, remote = time.time() + 30, None
+            while remote is None:
                 try:
-                    deadline, remote = time.time() + 30, None
-                    while remote is None:
-                        try:
-                            remote = cuview.attach("remote-vol", remote=url)
-                        except cuview.CuviewError:
-                            self.assertLess(time.time(), deadline, "the gateway never served 'remote-vol'")
-                            time.sleep(0.1)
-                    with remote:
-                        region = remote.fetch("T", 0, 0, z=0, d=D)
-                        np.testing.assert_array_equal(np.asarray(region), T)  # exact, the whole box
-                        remote.set(alpha=0.5)
-                        while 0.5 not in seen:
-                            self.assertLess(time.time(), deadline, "the remote change never reached poll()")
-                            time.sleep(0.05)
-                finally:
-                    stop.set()
-                    program.join(30)
+                    remote = cuview.attach(pub.name, remote=url)
+                except cuview.CuviewError:
+                    self.assertLess(time.time(), deadline, f"the gateway never served '{pub.name}'")
+                    time.sleep(0.1)
+            with remote:
+                yield remote
         finally:
+            stop.set()
+            program.join(30)
             gateway.terminate()
             gateway.wait(30)
+
+    def test_through_a_gateway_a_remote_reader_sees_the_volume_and_steers(self):
+        T = volume()
+        seen = []
+        with self.publisher("remote-vol", {"T": T}, params={"alpha": (0.1, 0, 1)}) as pub, \
+                self.through_a_gateway(pub, {"T": T}, lambda s: seen.append(s.params.get("alpha"))) as remote:
+            region = remote.fetch("T", 0, 0, z=0, d=D)
+            np.testing.assert_array_equal(np.asarray(region), T)  # exact, the whole box
+            remote.set(alpha=0.5)
+            deadline = time.time() + 30
+            while 0.5 not in seen:
+                self.assertLess(time.time(), deadline, "the remote change never reached poll()")
+                time.sleep(0.05)
+
+    def test_through_a_gateway_float64_int64_and_coordinates_arrive_exact(self):
+        T, N = exact64()
+        _, inside = with_halo(T, 1)
+        arrays = {"T": inside, "N": N}
+        with self.publisher("remote64", arrays, grid=cuview.Grid(spacing=(1, 2, 3), units="m")) as pub, \
+                self.through_a_gateway(pub, arrays) as remote:
+            g = remote.grid("T")
+            self.assertEqual((g.shape, g.spacing, g.units), ((D, H, W), (1.0, 2.0, 3.0), "m"))
+            deadline, frame = time.time() + 30, None
+            while frame is None:
+                self.assertLess(time.time(), deadline, "no frame came through the gateway")
+                frame = remote.next_frame(timeout=1.0)
+            with frame as f:
+                got_t, got_n = np.asarray(f["T"]), np.asarray(f["N"])
+                self.assertEqual((got_t.dtype, got_n.dtype), (np.float64, np.int64))
+                np.testing.assert_array_equal(got_t, T)  # exact, as published
+                np.testing.assert_array_equal(got_n, N)
 
     def test_a_volume_is_seen_whole_as_a_picture(self):  # on the host: a reader in this process
         n, r = 48, 9
@@ -339,6 +458,26 @@ class GpuArrays(PrivateRuntimeTest):
                 U = cupy.full((D, H, W), 7.0, dtype=cupy.float32)
                 got, step = read_elsewhere(pub, {"T": U}, self.rt.name, stream=s, step=step)
             np.testing.assert_array_equal(got, np.full((D, H, W), 7.0, np.float32))
+
+    def test_cupy_and_torch_float64_and_int64_interiors_are_copied_in_place_on_the_gpu(self):
+        import cupy
+        import torch
+        T, N = exact64()
+        step = 0
+        for halo in (1, 2):
+            padded, _ = with_halo(T, halo)
+            on_gpu = cupy.asarray(padded)
+            inside = on_gpu[halo:-halo, halo:-halo, halo:-halo]
+            as_torch = torch.as_tensor(padded, device="cuda")[halo:-halo, halo:-halo, halo:-halo]
+            padded_n, _ = with_halo(N, halo)
+            inside_n = cupy.asarray(padded_n)[halo:-halo, halo:-halo, halo:-halo]
+            for array, expected, dtype in [(inside, T, np.float64), (as_torch, T, np.float64),
+                                           (inside_n, N, np.int64)]:
+                with self.subTest(halo=halo, array=type(array).__module__, dtype=dtype.__name__), \
+                        cuview.Publisher(f"gpu-halo{halo}", fields={"T": array}, backend="cuda", sharing=SHARING,
+                                         fps=0, max_cost=1) as pub:
+                    got, step = read_elsewhere(pub, {"T": array}, self.rt.name, step=step, dtype=dtype)
+                    np.testing.assert_array_equal(got, expected)
 
     def test_the_callers_gpu_is_left_as_it_was(self):
         import cupy

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "cuview/assembly.hpp"
 #include "cuview/runtime_dir.hpp"
 #include "cuview/protocol.hpp"
 #include "cuview/remote_protocol.hpp"
@@ -196,8 +197,71 @@ TEST_CASE("keys added after a client's version are left out of its answers", "[p
   // A client of that version, and another op's answer, get every key.
   CHECK(result_for_version("describe", later, 9, added) == later);
   CHECK(result_for_version("stats", later, 9, added) == later);
-  // Nothing has been added since the stable version: its clients get today's answers whole.
+  // The keys version 8 added are not in this answer: a client of 7 gets it whole.
   CHECK(result_for_version("describe", later, kFirstStable) == later);
+}
+
+TEST_CASE("a describe of version 8 reaches a client of 7 without its grids, and a float64 field is refused to it by "
+          "name",
+          "[protocol]") {
+  DescribeResult d;
+  d.dims = {4, 5, 6}, d.width = 6, d.height = 5;
+  d.fields.push_back({"T", "float64", 1, {4, 5, 6}, {240, 48, 8}, 0, 960, "", "tank"});
+  d.grids.push_back({"tank", {4, 5, 6}, {0, 0, 0}, {2, 1, 1}, {"z", "y", "x"}, "m"});
+  const std::string now = encode(d);
+  const std::string for7 = result_for_version("describe", now, 7);
+  const auto h = msgpack::unpack(for7.data(), for7.size());
+  CHECK(detail::find_key(h.get(), "grids") == nullptr);
+  CHECK(detail::find_key(h.get(), "dims") != nullptr);
+  const auto& fields = detail::find_key(h.get(), "fields")->via.array;
+  REQUIRE(fields.size == 1);
+  CHECK(detail::find_key(fields.ptr[0], "grid") == nullptr);
+  CHECK(detail::find_key(fields.ptr[0], "shape") != nullptr);
+  CHECK(result_for_version("describe", now, 8) == now);
+
+  CHECK(unreadable_for_version(d, 8).empty());
+  const auto why = unreadable_for_version(d, 7);
+  CHECK_THAT(why, Catch::Matchers::Contains("field 'T' is float64, which protocol 8 added") &&
+                      Catch::Matchers::Contains("this client speaks protocol 7"));
+  d.fields[0].dtype = "float32";
+  CHECK(unreadable_for_version(d, 7).empty());
+}
+
+TEST_CASE("a part's grid is placed in the whole run's coordinates", "[protocol]") {
+  DescribeResult part;
+  part.dims = {4, 8, 8};
+  part.fields.push_back({"T", "float64", 1, {4, 8, 8}, {512, 64, 8}, 0, 2048, "", "g"});
+  part.grids.push_back({"g", {4, 8, 8}, {10.5, 0, -1}, {0.5, 1, 2}, {"z", "y", "x"}, "m"});
+  part.part = PartDesc{1, 2, 0, 0, 8, 8, "run", 1, "h", {4, 0, 0}, {8, 8, 8}};
+  const auto g = whole_grid(part);
+  CHECK(g.dims == std::vector<std::uint32_t>{8, 8, 8});
+  CHECK(g.origin == std::vector<double>{8.5, 0, -1});  // 4 cells of 0.5 before the part's first
+  CHECK(g.spacing == std::vector<double>{0.5, 1, 2});
+  CHECK(g.units == "m");
+  // A publisher that named no grid: cell indices.
+  DescribeResult plain;
+  plain.dims = {3, 7};
+  const auto p = whole_grid(plain);
+  CHECK(p.dims == std::vector<std::uint32_t>{3, 7});
+  CHECK(p.origin == std::vector<double>{0, 0});
+  CHECK(p.spacing == std::vector<double>{1, 1});
+  CHECK(p.axes == std::vector<std::string>{"y", "x"});
+}
+
+TEST_CASE("every dtype's value is read as a double", "[protocol]") {
+  const double f64 = 1e8 + 0.0625;
+  const std::int64_t i64 = (std::int64_t{1} << 40) + 3;
+  const float f32 = -2.5f;
+  const std::uint16_t half = 0x3c00 | 0x8000;  // -1.0 in IEEE binary16
+  const std::int32_t i32 = -7;
+  const std::uint8_t u8 = 200;
+  CHECK(load_value(&f64, DType::float64) == f64);
+  CHECK(load_value(&i64, DType::int64) == double(i64));
+  CHECK(load_value(&f32, DType::float32) == -2.5);
+  CHECK(load_value(&half, DType::float16) == -1.0);
+  CHECK(load_value(&i32, DType::int32) == -7.0);
+  CHECK(load_value(&u8, DType::uint8) == 200.0);
+  CHECK(dtype_names() == "float32, float16, int32, uint8, float64 or int64");
 }
 
 TEST_CASE("a gateway lists every axis to a client of remote protocol 2, and the keys of 1 to one of 1",

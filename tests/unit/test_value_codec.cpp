@@ -171,6 +171,28 @@ TEST_CASE("noise decodes within the error bound at every encoding", "[remote][co
   }
 }
 
+TEST_CASE("a float64 field's values, rounded to float32 for the link, decode within the bound stated for them",
+          "[remote][codec][dtype]") {
+  // Doubles over several orders of magnitude, none of which a float holds, and a large int64.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> value(-1000.0, 1000.0);
+  std::vector<double> truth(static_cast<std::size_t>(kWidth) * kHeight);
+  for (std::size_t i = 0; i < truth.size(); ++i) truth[i] = value(rng) * (i % 3 == 0 ? 1e-3 : 1.0) + 1e-9;
+  truth[7] = static_cast<double>((std::int64_t{1} << 40) + 12345);  // an int64 beyond float's 24 bits
+  std::vector<float> rounded(truth.size());
+  for (std::size_t i = 0; i < truth.size(); ++i) rounded[i] = static_cast<float>(truth[i]);
+  for (auto encoding : {Encoding::u8, Encoding::u16, Encoding::f32}) {
+    INFO(name_of(encoding));
+    EncodedValues encoded;
+    const auto decoded = round_trip(rounded, encoding, encoded);
+    const double bound = error_bound_of_rounded(encoding, encoded.lo, encoded.hi);
+    CHECK(bound > encoded.error_bound);  // f32 too: its values are the rounded ones
+    double worst = 0;
+    for (std::size_t i = 0; i < truth.size(); ++i) worst = std::max(worst, std::abs(decoded[i] - truth[i]));
+    CHECK(worst <= bound);
+  }
+}
+
 TEST_CASE("f32 is lossless: every value comes back bit for bit, infinities included", "[remote][codec]") {
   auto field = noise();
   field[1] = kInf, field[2] = -kInf, field[3] = -0.f, field[4] = std::numeric_limits<float>::denorm_min();

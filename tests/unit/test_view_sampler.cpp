@@ -4,13 +4,18 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "backend_test.hpp"
+#include "client/imports.hpp"
 #include "cuview/assembly.hpp"
+#include "cuview/brick_sampler.hpp"
 #include "cuview/client.hpp"
 #include "cuview/error.hpp"
+#include "cuview/frame_layout.hpp"
+#include "cuview/schema.hpp"
 #include "cuview/view_sampler.hpp"
 
 using namespace cuview;
@@ -200,14 +205,152 @@ BACKEND_TEST("a vector field is sampled as its magnitude, with its components wh
   CHECK(difference(sampled, grid) == "");
 }
 
-TEST_CASE("a field that is not float32 is refused by name", "[view_sampler][bad-input]") {
+TEST_CASE("a field of a dtype the sampler does not know is refused by name", "[view_sampler][bad-input]") {
   RuntimeDir rt;
   auto daemon = start_daemon("s", Backend::host, {"--paused"});
   auto held = hold_frame("s");
   auto field = held.client.description().fields.at(0);
-  field.dtype = "uint8";
+  field.dtype = "complex64";
   ViewSampler sampler;
   SampledView sampled;
   CHECK_THROWS_WITH(sampler.sample(held.frame, field, ViewRegion::fit(128, 128, 64, 64, 1, 64, 64), sampled),
-                    Catch::Contains("'" + field.name + "'") && Catch::Contains("uint8"));
+                    Catch::Contains("'" + field.name + "'") && Catch::Contains("complex64"));
+}
+
+namespace {
+constexpr std::uint32_t kW = 6, kH = 5, kD = 4, kCells = kW * kH * kD;
+
+/// Cell i's value in a field of `dtype`, one that float holds exactly (the samplers' values are
+/// floats): quarters for float64, multiples of 2^32 for int64 (beyond any int32), ±(1 + i/1024)
+/// for float16.
+double value_of(DType dtype, std::uint32_t i) {
+  switch (dtype) {
+    case DType::float64: return (static_cast<double>(i) - 50) * 0.25;
+    case DType::int64: return static_cast<double>((static_cast<std::int64_t>(i) * 3 - 40) << 32);
+    case DType::float16: return (i % 2 == 1 ? -1.0 : 1.0) * (1 + i / 1024.0);
+    default: return i;
+  }
+}
+
+/// Writes value_of(dtype, i) as `dtype` at `p`.
+void store(std::byte* p, DType dtype, std::uint32_t i) {
+  if (dtype == DType::float64) {
+    const double v = value_of(dtype, i);
+    std::memcpy(p, &v, sizeof v);
+  } else if (dtype == DType::int64) {
+    const auto v = static_cast<std::int64_t>(value_of(dtype, i));
+    std::memcpy(p, &v, sizeof v);
+  } else {  // float16: sign, the exponent of 1, i as the mantissa
+    const auto bits = static_cast<std::uint16_t>((i % 2 == 1 ? 0x8000 : 0) | (0x3C00 + i));
+    std::memcpy(p, &bits, sizeof bits);
+  }
+}
+
+/// A host frame of a kD × kH × kW grid with one scalar field per dtype of `dtypes` (named by its
+/// dtype) and a float64 velocity of 3 components (cell i: value_of(i), value_of(i + 1), 0): what
+/// a publisher of such fields hands a reader, built as a remote client builds the frames it fetches.
+struct DTypeFrame {
+  proto::DescribeResult d;
+  Frame frame;
+};
+DTypeFrame frame_of(const std::vector<DType>& dtypes,
+                    const std::function<void(std::byte* slot, const proto::DescribeResult&)>& adjust = {}) {
+  proto::DescribeResult d;
+  d.backend = "host", d.width = kW, d.height = kH, d.dims = {kD, kH, kW};
+  std::uint64_t end = 0;
+  const auto add = [&](const std::string& name, DType dtype, std::uint32_t components) {
+    proto::FieldDesc f;
+    f.name = name, f.dtype = to_string(dtype), f.components = components;
+    const std::uint64_t cell = components * size_of(dtype);
+    f.shape = {kD, kH, kW}, f.strides = {kH * kW * cell, kW * cell, cell};
+    if (components > 1) f.shape.push_back(components), f.strides.push_back(size_of(dtype));
+    f.offset = (end + kFieldAlign - 1) / kFieldAlign * kFieldAlign;
+    f.bytes = (kCells * cell + 3) / 4 * 4;
+    end = f.offset + f.bytes;
+    d.fields.push_back(f);
+  };
+  for (const DType t : dtypes) add(to_string(t), t, 1);
+  add("velocity", DType::float64, 3);
+  d.trailer_offset = (end + kFieldAlign - 1) / kFieldAlign * kFieldAlign;
+  d.slot_bytes = d.trailer_offset + kFieldAlign;
+  auto fetched = detail::make_fetched_frame(d);
+  for (std::size_t k = 0; k < dtypes.size(); ++k)
+    for (std::uint32_t i = 0; i < kCells; ++i)
+      store(fetched.data + d.fields[k].offset + i * size_of(dtypes[k]), dtypes[k], i);
+  const auto& v = d.fields.back();
+  for (std::uint32_t i = 0; i < kCells; ++i) {
+    const double c[3] = {value_of(DType::float64, i), value_of(DType::float64, i + 1), 0};
+    std::memcpy(fetched.data + v.offset + i * sizeof c, c, sizeof c);
+  }
+  if (adjust) adjust(fetched.data, d);
+  auto frame = detail::finish_fetched_frame(std::move(fetched), FrameInfo{1, 0, 1, 0, 0});
+  return {std::move(d), std::move(frame)};
+}
+}  // namespace
+
+TEST_CASE("float64, int64 and float16 fields are sampled as their exact values, in views and bricks",
+          "[view_sampler][brick_sampler][dtype]") {
+  const std::vector<DType> dtypes{DType::float64, DType::int64, DType::float16};
+  auto [d, frame] = frame_of(dtypes);
+  ViewSampler views;
+  BrickSampler bricks;
+  for (std::size_t k = 0; k < dtypes.size(); ++k) {
+    const auto& field = d.fields[k];
+    INFO("field " << field.name);
+    // Every plane across z, zoomed in and out: each sample its cell's value, NaN outside.
+    for (std::uint32_t z = 0; z < kD; ++z)
+      for (const double zoom : {1.0, 3.5, 0.4}) {
+        std::vector<float> plane(kW * kH);
+        for (std::uint32_t c = 0; c < kW * kH; ++c) plane[c] = static_cast<float>(value_of(dtypes[k], z * kW * kH + c));
+        const auto region = ViewRegion::fit(kW, kH, 40, 30, zoom, kW / 2.0, kH / 2.0);
+        SampledView sampled;
+        views.sample(frame, plane_of(field, Slice{SliceAxis::z, z}), region, sampled);
+        CHECK(difference(sampled, plane.data()) == "");
+      }
+    // A brick of every cell and of every other one.
+    for (const int stride : {1, 2}) {
+      HostBrick brick;
+      BrickSampler::begin(brick, {kD, kH, kW}, stride);
+      bricks.sample(frame, field, own_block(d), brick);
+      std::size_t wrong = 0;
+      for (int z = 0; z < brick.depth; ++z)
+        for (int y = 0; y < brick.height; ++y)
+          for (int x = 0; x < brick.width; ++x) {
+            const auto cell = (static_cast<std::uint32_t>(z * stride) * kH + y * stride) * kW + x * stride;
+            wrong += brick.values[(static_cast<std::size_t>(z) * brick.height + y) * brick.width + x] !=
+                     static_cast<float>(value_of(dtypes[k], cell));
+          }
+      CHECK(wrong == 0);
+    }
+  }
+  // A float64 vector: its components as floats, its magnitude as a float32 vector's would be.
+  const auto& velocity = d.fields.back();
+  SampledView sampled;
+  views.sample(frame, plane_of(velocity, Slice{SliceAxis::z, 2}), ViewRegion::fit(kW, kH, 12, 10, 1, kW / 2.0, kH / 2.0),
+               sampled, VectorComponents::include);
+  std::vector<float> plane(kW * kH * 3);
+  for (std::uint32_t c = 0; c < kW * kH; ++c) {
+    plane[c * 3] = static_cast<float>(value_of(DType::float64, 2 * kW * kH + c));
+    plane[c * 3 + 1] = static_cast<float>(value_of(DType::float64, 2 * kW * kH + c + 1));
+  }
+  CHECK(difference(sampled, plane.data()) == "");
+}
+
+TEST_CASE("a view asked for exact values holds a float64 cell's double, beyond what a float holds",
+          "[view_sampler][dtype]") {
+  // One cell's value a float cannot hold: 0.1.
+  const double tenth = 0.1;
+  auto [d, frame] = frame_of({DType::float64}, [&](std::byte* slot, const proto::DescribeResult& desc) {
+    std::memcpy(slot + desc.fields[0].offset, &tenth, sizeof tenth);
+  });
+  const auto region = ViewRegion::fit(kW, kH, kW, kH, 1, kW / 2.0, kH / 2.0);
+  SampledView sampled;
+  ViewSampler::begin(sampled, region, 1, VectorComponents::omit, ExactValues::include);
+  ViewSampler views;
+  views.sample_block(frame, plane_of(d.fields[0], Slice{SliceAxis::z, 0}), region, ViewSampler::Block{0, 0, kW, kH},
+                     sampled);
+  REQUIRE(sampled.exact.size() == std::size_t{kW} * kH);
+  CHECK(sampled.exact[0] == tenth);
+  CHECK(sampled.values[0] == 0.1f);
+  CHECK(sampled.exact[1] == value_of(DType::float64, 1));
 }

@@ -159,3 +159,40 @@ TEST_CASE("the transfer function changes the ball's pixels and no others", "[vol
   CHECK(changed_seen > 100);
   CHECK(changed_unseen == 0);
 }
+
+TEST_CASE("a brick of cells four times as deep as wide is drawn with its aspect ratio: a physically round ball is a "
+          "disc from the side, the box's picture as tall as it is deep",
+          "[volume][render]") {
+  // A ball of radius 12 units on a grid 48 × 48 × 12 of cells 1 × 1 × 4: 6 cells deep, 24 across.
+  constexpr int n = 48, d = 12;
+  std::vector<float> cells(static_cast<std::size_t>(n) * n * d, 0.f);
+  for (int z = 0; z < d; ++z)
+    for (int y = 0; y < n; ++y)
+      for (int x = 0; x < n; ++x)
+        if (std::hypot(x - (n - 1) / 2.0, y - (n - 1) / 2.0, (z - (d - 1) / 2.0) * 4) <= 12)
+          cells[(static_cast<std::size_t>(z) * n + y) * n + x] = 1.f;
+  VolumeBrick brick{cells.data(), n, n, d};
+  brick.cell = {1, 1, 4};
+  VolumeCamera side;
+  side.azimuth_deg = 90;  // looking along x: z across the picture, y down it
+  const auto img = render_volume(brick, side, VolumeMode::mip, style(), kView, kView);
+  int left = kView, right = -1, top = kView, bottom = -1;
+  for (int y = 0; y < kView; ++y)
+    for (int x = 0; x < kView; ++x)
+      if (img.values[static_cast<std::size_t>(y) * kView + x] > 0.5f)
+        left = std::min(left, x), right = std::max(right, x), top = std::min(top, y), bottom = std::max(bottom, y);
+  REQUIRE(right > left);
+  const double ratio = double(right - left + 1) / double(bottom - top + 1);
+  INFO("across / down = " << ratio);
+  CHECK(ratio > 0.85);
+  CHECK(ratio < 1.18);
+  // The same brick drawn as cubes: the disc is a quarter as wide as it is tall.
+  brick.cell = {1, 1, 1};
+  const auto flat = render_volume(brick, side, VolumeMode::mip, style(), kView, kView);
+  int l2 = kView, r2 = -1, t2 = kView, b2 = -1;
+  for (int y = 0; y < kView; ++y)
+    for (int x = 0; x < kView; ++x)
+      if (flat.values[static_cast<std::size_t>(y) * kView + x] > 0.5f)
+        l2 = std::min(l2, x), r2 = std::max(r2, x), t2 = std::min(t2, y), b2 = std::max(b2, y);
+  CHECK(double(r2 - l2 + 1) < 0.4 * double(b2 - t2 + 1));
+}

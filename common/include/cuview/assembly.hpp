@@ -99,6 +99,10 @@ struct PlaneBlock {
 /// A publisher's own grid as a block at offset 0 (a 2-D grid's width × height): what one frame
 /// holds, whether or not it is a part of a larger run.
 [[nodiscard]] Block own_block(const proto::DescribeResult& d);
+/// The grid of the whole run `d` is a publisher of (a part's: the global grid, its origin moved
+/// back from the part's first cell to the global grid's), with its coordinates: what a viewer
+/// shows positions in. A publisher that declared none: origin 0, spacing 1.
+[[nodiscard]] proto::GridDesc whole_grid(const proto::DescribeResult& d);
 
 /// One rectangle of bytes to copy (what cudaMemcpy2D takes): `height` rows of `width` bytes, from
 /// byte `src` of the block (rows `src_pitch` apart) to byte `dst` of the grid (`dst_pitch` apart).

@@ -42,7 +42,8 @@ struct AttachOptions {
   std::optional<std::uint32_t> part{};
 };
 
-/// A rectangle of a field at full resolution: float32, exact.
+/// A rectangle of a field at full resolution, as float32: exact for a float32, float16 or uint8
+/// field; a float64 or int64 field's values (and an int32's beyond 2^24) rounded to float.
 struct RemoteRegion {
   std::uint64_t seq = 0, step = 0;
   double sim_time = 0;
@@ -195,10 +196,10 @@ class RemoteClient final : public Attachment {
   /// came. Throws Error(daemon_gone) within a second of the publisher, the gateway or the link
   /// going away; Error(bad_message) for a view that does not decode.
   [[nodiscard]] bool next_view(RemoteView& out, std::chrono::milliseconds timeout);
-  /// The rectangle [x, x+w) × [y, y+h) of `field` in the newest frame, exact. Throws
+  /// The rectangle [x, x+w) × [y, y+h) of `field` in the newest frame (RemoteRegion: how exact). Throws
   /// Error(bad_value | out_of_range) naming the field or the rectangle.
   RemoteRegion fetch(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w, std::uint32_t h);
-  /// A volume's box [x, x+w) × [y, y+h) × [z, z+d) of `field` in the newest frame, exact.
+  /// A volume's box [x, x+w) × [y, y+h) × [z, z+d) of `field` in the newest frame, likewise.
   RemoteRegion fetch_box(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t z, std::uint32_t w,
                          std::uint32_t h, std::uint32_t d);
 
@@ -215,16 +216,21 @@ class RemoteClient final : public Attachment {
   struct Layers {
     std::uint32_t z, depth;
   };
+  /// The rectangle's values converted to float, or with `raw_values` their bytes (the field's
+  /// dtype, as the gateway sent them) moved there instead.
   RemoteRegion fetch_of(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
-                        std::uint32_t h, FrameChoice which, Layers layers = {0, 0});
-  /// One cell of the first float32 field of the frame `which` chooses: its seq and step.
+                        std::uint32_t h, FrameChoice which, Layers layers = {0, 0},
+                        std::vector<std::byte>* raw_values = nullptr);
+  /// One cell of the frame `which` chooses (of its first float32 field, or its first field): its
+  /// seq and step.
   RemoteRegion probe(FrameChoice which);
   /// The newest frame's probe once it is newer than `after` (a seq, or a step with `by_step`),
   /// probing every 50 ms; empty at `deadline`.
   std::optional<RemoteRegion> probe_newer(std::optional<std::uint64_t> after, bool by_step,
                                           std::chrono::steady_clock::time_point deadline);
-  /// Every float32 field of the frame `probe` found, whole; empty when the gateway moved on to
-  /// another frame meanwhile (ask again).
+  /// Every grid field of the frame `probe` found, whole, in its dtype (FrameInfo::fields: those a
+  /// gateway from before float64 and int64 fetched: its float32 ones); empty when the gateway
+  /// moved on to another frame meanwhile (ask again).
   std::optional<Frame> fetch_frame(const RemoteRegion& probe);
   /// next_view() without placing a part's samples in the whole view (`out.view.values` holds
   /// header.rect's samples only when the header has a rect); with `credit` false it returns no

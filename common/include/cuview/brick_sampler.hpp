@@ -1,8 +1,9 @@
 // A volume seen whole needs every cell of it, not one plane: a brick is the volume's cells taken
-// every `stride`-th along each axis, as float32 on the host (a vector field's magnitude). As the
-// ViewSampler does for planes, no kernel runs in the reader's CUDA context: a CUDA frame is waited
-// for on the host, then the copy engine brings the brick's rows (every stride-th row of every
-// stride-th plane, whole) into pinned memory, and the host keeps every stride-th cell of them. A run
+// every `stride`-th along each axis, as float32 on the host (a vector field's magnitude; any dtype's
+// values converted to float). As the ViewSampler does for planes, no kernel runs in the reader's
+// CUDA context: a CUDA frame is waited for on the host, then the copy engine brings the brick's
+// rows (every stride-th row of every stride-th plane, whole) into pinned memory, and the host keeps
+// every stride-th cell of them. A run
 // of parts fills one brick of the whole grid, each part its cells: the brick's cell (i, j, k) is
 // the grid's cell (i·s, j·s, k·s) whichever part holds it, so a brick assembled from parts equals
 // the whole run's.
@@ -51,7 +52,7 @@ class BrickSampler {
   /// own_block for a whole publisher) from `field` of `frame`, which holds that block. A frame of
   /// every k-th cell (Frame::every: the publisher wrote only those, packed) gives a brick whose
   /// stride is a multiple of k, copied whole when it is k. Throws Error(bad_value) for a field
-  /// that is not a float32 volume of the block's size or a stride the frame cannot give,
+  /// that is not a volume (of a known dtype) of the block's size or a stride the frame cannot give,
   /// Error(cuda) naming a failing copy.
   void sample(const Frame& frame, const proto::FieldDesc& field, const Block& block, HostBrick& out);
   /// The range of the values written (lo, hi).

@@ -41,7 +41,7 @@ typedef struct cuview_frame cuview_frame;
 typedef struct cuview_block {
   const char* name;
   const char* set;   /* the particle set's name, or NULL for a grid field */
-  const char* dtype; /* "float32", "float16", "int32", "uint8" */
+  const char* dtype; /* "float32", "float16", "int32", "uint8", "float64", "int64" */
   uint32_t components;
   uint32_t ndim;            /* the length of shape and strides */
   const uint64_t* shape;    /* slowest axis first: the grid's axes ({height, width} today), then
@@ -59,8 +59,9 @@ CUVIEW_API cuview_status cuview_attach(const char* name, const char* client_name
  * "ssh://[user@]host[:port]", "tcp://host:port?key=KEY" or "unix:/path/gateway.sock"
  * (docs/remote.md). It watches views fitted to the link (cuview_watch, cuview_next_view), fetches
  * exact regions (cuview_fetch), and cuview_next_frame gives the newest frame fetched whole into host
- * memory (its float32 grid fields; cuview_frame_data is NULL for other blocks); every other call
- * works as for a local client. On success *out must be freed with cuview_detach. */
+ * memory (its grid fields, each in its dtype; cuview_frame_data is NULL for particles, and for
+ * fields other than float32 through a gateway from before float64); every other call works as for
+ * a local client. On success *out must be freed with cuview_detach. */
 CUVIEW_API cuview_status cuview_attach_remote(const char* name, const char* client_name, const char* remote,
                                               int timeout_ms, cuview_client** out);
 /* Detaches and frees the client; frames still held stay valid until released. NULL and a group's
@@ -127,8 +128,9 @@ typedef struct cuview_view {
   size_t count; /* view_w × view_h */
 } cuview_view;
 
-/* A rectangle of a field at full resolution, exact: h × w × components float32 values,
- * row-major. Values belong to the client, valid until its next cuview_fetch or cuview_detach. */
+/* A rectangle of a field at full resolution: h × w × components float32 values, row-major; exact
+ * for float32, float16 and uint8 fields, a float64 or int64 field's (an int32's beyond 2^24)
+ * rounded to float. Values belong to the client, valid until its next cuview_fetch or cuview_detach. */
 typedef struct cuview_region {
   uint64_t seq, step;
   double sim_time;
@@ -143,7 +145,7 @@ typedef struct cuview_region {
 CUVIEW_API int cuview_view_cell(const cuview_view* view, uint32_t grid_w, uint32_t grid_h, uint32_t row, uint32_t col,
                                 uint32_t* x, uint32_t* y);
 
-/* Field `field` (a float32 field of 3 axes) of `frame` seen whole, as cuview-gui takes it: every
+/* Field `field` (a field of 3 axes, of any dtype) of `frame` seen whole, as cuview-gui takes it: every
  * k-th cell along each axis, k the smallest giving at most `max_cells` cells a side, float32 on the
  * host, x fastest (a vector field's magnitude). A CUDA frame is waited for on the host and copied
  * by the copy engine: no kernel runs in this process's CUDA context. `dims` receives {depth,
@@ -167,9 +169,9 @@ CUVIEW_API cuview_status cuview_render_volume(const float* data, uint32_t width,
                                               const char* opacity, float level, uint32_t view_w, uint32_t view_h,
                                               uint32_t* argb, float* values);
 
-/* From now on the gateway sends views of `field` (a float32 grid field), replacing an earlier
- * watch: view_w × view_h samples of the grid fitted into them, times `zoom`, centred on cell
- * (center_x, center_y) (NaN: the grid's centre). `encoding`: "auto" or NULL (fitted to the link),
+/* From now on the gateway sends views of `field` (a grid field of any dtype, seen as float32),
+ * replacing an earlier watch: view_w × view_h samples of the grid fitted into them, times `zoom`,
+ * centred on cell (center_x, center_y) (NaN: the grid's centre). `encoding`: "auto" or NULL (fitted to the link),
  * or pinned: "u8", "u16", "f32". CUVIEW_BAD_VALUE names an unknown field (and the fields there);
  * CUVIEW_UNSUPPORTED for a local client. */
 CUVIEW_API cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t view_w, uint32_t view_h,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cuview/error.hpp"
+#include "cuview/schema.hpp"
 
 namespace cuview::proto {
 
@@ -26,7 +27,7 @@ namespace cuview::proto {
 /// added after it (kAddedKeys) — and a client newer than the publisher says `hello` in its own
 /// version and hears the version of the session (`HelloResult::protocol`). The envelopes (`v`,
 /// `id`, `ok`, `error`) never change, so a refusal always reaches a client of any version.
-inline constexpr std::uint32_t kVersion = 7;
+inline constexpr std::uint32_t kVersion = 8;
 inline constexpr std::uint32_t kFirstStable = 7;
 
 /// What each version before kFirstStable lacked, for the refusal of a client that speaks it.
@@ -45,15 +46,16 @@ inline constexpr VersionChange kVersionChanges[] = {
 
 /// A key that a version after kFirstStable added to an op's result: `path` names it from the
 /// result's root ("fields[].origin": `[]` steps into each element of an array), and a client of an
-/// earlier version is answered without it. Every such key is listed here when it is added; none
-/// has been since version 7.
+/// earlier version is answered without it. Every such key is listed here when it is added.
 struct KeyAddition {
   std::string_view op;
   std::string_view path;
   std::uint32_t version;
 };
-inline constexpr std::array<KeyAddition, 0> kAddedKeys{};
-
+inline constexpr std::array<KeyAddition, 2> kAddedKeys{{
+    {"describe", "grids", 8},         // the grids and their coordinates
+    {"describe", "fields[].grid", 8}, // the grid a field lies on
+}};
 /// The version a session with a client that speaks `client_version` speaks: the lower of the two.
 constexpr std::uint32_t session_version(std::uint64_t client_version) {
   return client_version < kVersion ? static_cast<std::uint32_t>(client_version) : kVersion;
@@ -150,14 +152,29 @@ struct HelloResult {
 /// One field in every slot, laid out like a C-contiguous NumPy array of `shape` and `dtype`.
 struct FieldDesc {
   std::string name;
-  std::string dtype;                   ///< "float32", "float16", "int32" or "uint8"
+  std::string dtype;                   ///< a DType's name (schema.hpp): "float32" … "int64"
   std::uint32_t components = 1;        ///< values per cell: 1 (scalar), 2 or 3 (vector)
   std::vector<std::uint32_t> shape;    ///< the grid's dims (slowest first), then components when > 1
   std::vector<std::uint64_t> strides;  ///< bytes, one per dimension of `shape`
   std::uint64_t offset = 0;            ///< bytes from the start of a slot (a multiple of 256)
   std::uint64_t bytes = 0;             ///< bytes of data, rounded up to whole 32-bit words
   std::string help;
-  MSGPACK_DEFINE_MAP(name, dtype, components, shape, strides, offset, bytes, help);
+  std::string grid;  ///< the grid it lies on (DescribeResult::grids; version 8); a particle attribute's: empty
+  MSGPACK_DEFINE_MAP(name, dtype, components, shape, strides, offset, bytes, help, grid);
+};
+
+/// A grid fields lie on (version 8): its cells along each axis and where they are in the
+/// program's space. Every list is slowest axis first, one entry per axis: cell i along axis k
+/// has its centre at origin[k] + i × spacing[k], in `units`. A part's grid is its block, origin at
+/// its own first cell.
+struct GridDesc {
+  std::string name;
+  std::vector<std::uint32_t> dims;
+  std::vector<double> origin, spacing;
+  std::vector<std::string> axes;  ///< the axes' names: {"z", "y", "x"} unless the program named them
+  std::string units;              ///< of origin and spacing ("" : the program's own, unnamed)
+  bool operator==(const GridDesc&) const = default;
+  MSGPACK_DEFINE_MAP(name, dims, origin, spacing, axes, units);
 };
 
 struct ParamDesc {
@@ -232,13 +249,24 @@ struct DescribeResult {
   std::vector<PresetDesc> presets;
   std::vector<InputDesc> inputs;
   std::optional<PartDesc> part;  ///< set by a part of a decomposed publisher
+  /// The grids the fields lie on (version 8; a client of version 7 reads `dims` alone). The
+  /// first is `dims`'s.
+  std::vector<GridDesc> grids;
   /// `dims`, or {height, width} when a publisher sent none.
   [[nodiscard]] std::vector<std::uint32_t> grid() const {
     return dims.empty() ? std::vector<std::uint32_t>{height, width} : dims;
   }
+  /// The grid field `f` lies on: grids' entry of its name, or one of `grid()` with unit spacing
+  /// from the origin when the publisher named none (version 7).
+  [[nodiscard]] GridDesc grid_of(const FieldDesc& f) const;
   MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, dims, slots, slot_bytes, trailer_offset, fields,
-                     particles, params, presets, inputs, part);
+                     particles, params, presets, inputs, part, grids);
 };
+
+/// What a client of `version` could not read in `d` — a field of a dtype added after that version
+/// (DTypeTraits::since), named with what to do — or "" when it reads all of it. A publisher
+/// refuses such a client's describe with version_mismatch and this message.
+std::string unreadable_for_version(const DescribeResult& d, std::uint32_t version);
 
 /// The blocks of a slot (fields in order, then every particle attribute: has_block() numbering)
 /// that `names` denote — a field's name, or a particle set's for all its attributes; empty: every

@@ -40,6 +40,8 @@ inline constexpr std::array<proto::KeyAddition, 1> kAddedKeys{{{"list", "publish
 inline constexpr std::size_t kMaxRequestBytes = 64 * 1024;
 inline constexpr std::uint64_t kMaxViewSamples = 4096ull * 4096ull;
 inline constexpr std::uint64_t kMaxFetchValues = 8192ull * 8192ull * 3ull;
+/// A fetch's values in bytes (of the field's dtype): as many as kMaxFetchValues float32 values.
+inline constexpr std::uint64_t kMaxFetchBytes = kMaxFetchValues * 4;
 inline constexpr std::uint64_t kMaxPayloadBytes = 1ull << 30;
 
 inline constexpr std::string_view kReply = "reply";
@@ -222,7 +224,7 @@ struct FetchResult {
   double sim_time = 0;
   std::uint32_t x = 0, y = 0, w = 0, h = 0, components = 1;
   std::string compression = "zstd";
-  std::uint64_t raw_bytes = 0;  ///< d × w × h × components × 4: float32, little-endian, row-major
+  std::uint64_t raw_bytes = 0;  ///< d × w × h × components × the dtype's size: the field's values, little-endian, row-major
   std::vector<char> data;       ///< zstd frame of raw_bytes bytes
   std::optional<std::uint32_t> z{}, d{};  ///< a volume's box: its first layer and layers
   MSGPACK_DEFINE_MAP(session, seq, step, sim_time, x, y, w, h, components, compression, raw_bytes, data, z, d);

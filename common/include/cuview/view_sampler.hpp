@@ -24,6 +24,7 @@
 namespace cuview {
 
 class Frame;
+enum class DType : std::uint8_t;
 namespace proto {
 struct FieldDesc;
 }
@@ -139,6 +140,12 @@ CUVIEW_HD inline float shown_value(const float* cell, int components) {
   return sqrtf(s);
 }
 
+/// The value a cell of any dtype shows (host memory, any alignment): its `components` values of
+/// `dtype` converted to float (load_value), then as shown_value(const float*) shows them, so a
+/// float32 cell shows the same float either way. With `vector`, the converted components are
+/// written there too.
+float shown_value(const std::byte* cell, DType dtype, int components, float* vector = nullptr) noexcept;
+
 /// The cells a region samples: per output row its cell row, per output column its cell column
 /// (-1 outside the grid), the distinct rows in order, and the span of visible columns.
 struct ViewSampling {
@@ -150,6 +157,9 @@ struct ViewSampling {
 
 /// Whether a sample also carries the cell's vector components.
 enum class VectorComponents { omit, include };
+/// Whether a sample also carries its value as a double, before the rounding to float: what a
+/// float64 or int64 cell holds, for a readout.
+enum class ExactValues { omit, include };
 
 /// One field of one frame sampled over a region: plain values, row-major, one per output sample.
 struct SampledView {
@@ -157,6 +167,7 @@ struct SampledView {
   int components = 1;          ///< values per cell of the field
   std::vector<float> values;   ///< view_w × view_h: the cell's value (a vector's magnitude); NaN outside the grid
   std::vector<float> vectors;  ///< with VectorComponents::include: `components` per sample, NaN outside the grid
+  std::vector<double> exact;   ///< with ExactValues::include (begin()): as `values`, in double
 };
 
 /// Samples views of frames. Keeps its pinned host rows and copy stream (CUDA), one of each per GPU
@@ -172,11 +183,11 @@ class ViewSampler {
   ViewSampler(const ViewSampler&) = delete;
   ViewSampler& operator=(const ViewSampler&) = delete;
 
-  /// Samples `field` of `frame` (float32, field.components per cell, a region.field_w ×
-  /// region.field_h grid) over `region` into `out`, whose buffers are reused: a viewer that keeps
+  /// Samples `field` of `frame` (any dtype, field.components per cell, a region.field_w ×
+  /// region.field_h grid) over `region` into `out` (values converted to float), whose buffers are reused: a viewer that keeps
   /// its SampledView allocates nothing per frame. Host frames are read in place from shared memory; CUDA
   /// frames are waited for on the host, then only the sampled rows of the visible columns are
-  /// copied. Throws Error(bad_value) naming a field that is not float32 or smaller than the grid,
+  /// copied. Throws Error(bad_value) naming a field of no known dtype or smaller than the grid,
   /// Error(cuda) naming the failing copy.
   void sample(const Frame& frame, const proto::FieldDesc& field, const ViewRegion& region, SampledView& out,
               VectorComponents vectors = VectorComponents::omit);
@@ -191,7 +202,7 @@ class ViewSampler {
   /// Sizes `out` for `region` (of the whole grid) and fills it with NaN: the start of a picture
   /// made of parts with sample_block().
   static void begin(SampledView& out, const ViewRegion& region, int components,
-                    VectorComponents vectors = VectorComponents::omit);
+                    VectorComponents vectors = VectorComponents::omit, ExactValues exact = ExactValues::omit);
   /// Samples one part of a decomposed grid into `out`, a view of the whole grid (`region`'s
   /// field_w × field_h are the global grid's): only samples whose cells lie in `block` are
   /// written, from `frame`, which holds the block (block.w × block.h cells). The whole grid's
@@ -202,7 +213,7 @@ class ViewSampler {
   [[nodiscard]] std::size_t bytes_copied() const noexcept { return bytes_copied_; }
 
  private:
-  void sample_grid(const Frame& frame, const proto::FieldDesc& field, int field_w, const ViewSampling& s,
+  void sample_grid(const Frame& frame, const proto::FieldDesc& field, DType dtype, int field_w, const ViewSampling& s,
                    SampledView& out, bool fill);
   struct Staging;  // pinned rows and a copy stream on one GPU
   /// One per GPU the frames came from (a run of parts may span several), kept from call to call.

@@ -118,11 +118,16 @@ inline cuview_client* attached(const cuview::AttachOptions& o) {
 inline void point_blocks(cuview_frame& frame, const cuview_client& client) {
   frame.frame->wait();
   const auto* base = static_cast<const std::byte*>(frame.frame->slot_data());
-  // A frame fetched through a gateway holds its float32 grid fields only: the rest are NULL.
+  // A frame fetched through a gateway holds the grid fields it fetched (FrameInfo::fields: every
+  // one, but a gateway from before float64 and int64 fetches float32 ones only) and no particle:
+  // the rest are NULL.
   const bool fetched = !client.remote.empty();
-  for (const auto& b : client.blocks)
-    frame.data.push_back(fetched && (b.set != nullptr || std::string_view(b.dtype) != "float32") ? nullptr
-                                                                                                : base + b.offset);
+  const std::uint64_t held = frame.frame->info().fields;
+  for (std::size_t i = 0; i < client.blocks.size(); ++i) {
+    const auto& b = client.blocks[i];
+    const bool missing = fetched && (b.set != nullptr || (i < 64 && (held >> i & 1) == 0));
+    frame.data.push_back(missing ? nullptr : base + b.offset);
+  }
 }
 
 inline cuview::AttachOptions attach_options(const char* name, const char* client_name, int timeout_ms,

@@ -65,7 +65,7 @@ FetchedFrame make_fetched_frame(const proto::DescribeResult& d) {
 
 Frame finish_fetched_frame(FetchedFrame f, const FrameInfo& info) {
   const auto& l = f.imports->layout;
-  const SlotTrailer t{info.seq, info.step, slot_checksum(f.data, l), static_cast<std::uint64_t>(info.stamp_ns)};
+  const SlotTrailer t{info.seq, info.step, slot_checksum(f.data, l, info.fields), static_cast<std::uint64_t>(info.stamp_ns)};
   std::memcpy(f.data + l.trailer_offset, &t, sizeof t);
   return FrameAccess::frame(std::move(f.imports), info);
 }

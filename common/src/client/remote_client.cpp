@@ -8,6 +8,7 @@
 #include "client/imports.hpp"
 #include "client/session.hpp"
 #include "cuview/runtime_dir.hpp"
+#include "cuview/schema.hpp"
 
 namespace cuview {
 using namespace std::chrono_literals;
@@ -126,9 +127,15 @@ RemoteRegion RemoteClient::fetch_box(const std::string& field, std::uint32_t x, 
 }
 
 RemoteRegion RemoteClient::fetch_of(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
-                                    std::uint32_t h, FrameChoice which, Layers layers) {
+                                    std::uint32_t h, FrameChoice which, Layers layers, std::vector<std::byte>* raw_values) {
   const auto& seq = which.seq;
   auto& s = *session_;
+  // A fetch carries the field's own values (its dtype); one the description does not hold is
+  // named by the gateway's refusal.
+  const auto& fields = s.desc.fields;
+  const auto described = std::find_if(fields.begin(), fields.end(), [&](const auto& f) { return f.name == field; });
+  const DType dtype =
+      described != fields.end() ? parse_dtype(described->dtype).value_or(DType::float32) : DType::float32;
   auto& ch = channel_of(s);
   std::lock_guard lock(s.mu);
   if (s.gone()) s.throw_gone();
@@ -146,27 +153,33 @@ RemoteRegion RemoteClient::fetch_of(const std::string& field, std::uint32_t x, s
                                                       remote::kMaxPayloadBytes);
   const std::uint32_t got = r.d.value_or(1);
   const std::uint64_t count = std::uint64_t{r.w} * r.h * got * r.components;
-  if (r.w != w || r.h != h || r.x != x || r.y != y || count > remote::kMaxFetchValues || (seq && r.seq != *seq) ||
+  if (r.w != w || r.h != h || r.x != x || r.y != y || count * size_of(dtype) > remote::kMaxFetchBytes || (seq && r.seq != *seq) ||
       (depth && (r.z != z || got != *depth)))
     throw Error(Errc::bad_message, "the gateway answered fetch of " + field + " with a different rectangle or frame");
-  if (r.raw_bytes != count * sizeof(float))
+  const std::size_t size = size_of(dtype);
+  if (r.raw_bytes != count * size)
     throw Error(Errc::bad_message, "the gateway's fetch of " + field + " says " + std::to_string(r.raw_bytes) +
-                                       " bytes for " + std::to_string(count) + " float32 values");
+                                       " bytes for " + std::to_string(count) + " " + to_string(dtype) + " values");
   RemoteRegion out{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, {}, r.z.value_or(0), got};
   std::vector<std::byte> raw;
-  ch.decoder.decompress(std::string_view(r.data.data(), r.data.size()), r.raw_bytes, remote::kMaxFetchValues * 4, raw);
+  ch.decoder.decompress(std::string_view(r.data.data(), r.data.size()), r.raw_bytes, remote::kMaxFetchBytes, raw);
+  if (raw_values != nullptr) {
+    *raw_values = std::move(raw);
+    return out;
+  }
   out.values.resize(count);
-  std::memcpy(out.values.data(), raw.data(), raw.size());
+  for (std::size_t i = 0; i < count; ++i) out.values[i] = static_cast<float>(load_value(raw.data() + i * size, dtype));
   return out;
 }
 
 RemoteRegion RemoteClient::probe(FrameChoice which) {
   const auto& d = session_->desc;
-  const auto f = std::find_if(d.fields.begin(), d.fields.end(), [](const auto& x) { return x.dtype == "float32"; });
-  if (f == d.fields.end())
+  if (d.fields.empty())
     throw Error(Errc::unsupported, session_->who() + " through " + session_->opts.remote +
-                                       " publishes no float32 field; remote frames carry float32 fields");
-  return fetch_of(f->name, 0, 0, 1, 1, which);
+                                       " publishes no grid field; remote frames carry grid fields");
+  // A float32 field where there is one: what every gateway fetches.
+  const auto f = std::find_if(d.fields.begin(), d.fields.end(), [](const auto& x) { return x.dtype == "float32"; });
+  return fetch_of((f != d.fields.end() ? *f : d.fields.front()).name, 0, 0, 1, 1, which);
 }
 
 std::optional<RemoteRegion> RemoteClient::probe_newer(std::optional<std::uint64_t> after, bool by_step,
@@ -184,31 +197,45 @@ std::optional<RemoteRegion> RemoteClient::probe_newer(std::optional<std::uint64_
 std::optional<Frame> RemoteClient::fetch_frame(const RemoteRegion& probe) {
   const auto& d = session_->desc;
   auto frame = detail::make_fetched_frame(d);
+  std::uint64_t held = 0;  // the fields fetched (FrameInfo::fields): a gateway from before dtypes
+                           // other than float32 refuses to fetch those, and the frame goes without
+  std::vector<std::byte> raw;
   try {
-    for (const auto& f : d.fields) {
-      if (f.dtype != "float32") continue;  // remote frames carry float32 fields
-      // A volume's field comes in boxes of as many layers as one fetch carries.
-      const auto grid = d.grid();
-      if (grid.size() != 3) {
-        const auto r = fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}});
-        std::memcpy(frame.data + f.offset, r.values.data(), std::min<std::size_t>(f.bytes, r.values.size() * 4));
-        continue;
-      }
-      const std::uint64_t layer_values = std::uint64_t{d.width} * d.height * f.components;
-      const auto per_fetch = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, remote::kMaxFetchValues / layer_values));
-      for (std::uint32_t z = 0; z < grid[0]; z += per_fetch) {
-        const std::uint32_t n = std::min(per_fetch, grid[0] - z);
-        const auto r = fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}}, {z, n});
-        const std::size_t at = z * layer_values * 4;
-        std::memcpy(frame.data + f.offset + at, r.values.data(),
-                    std::min<std::size_t>(f.bytes - std::min<std::size_t>(f.bytes, at), r.values.size() * 4));
+    for (std::size_t i = 0; i < d.fields.size(); ++i) {
+      const auto& f = d.fields[i];
+      const auto dtype = parse_dtype(f.dtype);
+      if (!dtype) continue;
+      const std::size_t size = size_of(*dtype);
+      try {
+        // A volume's field comes in boxes of as many layers as one fetch carries.
+        const auto grid = d.grid();
+        if (grid.size() != 3) {
+          fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}}, {0, 0}, &raw);
+          std::memcpy(frame.data + f.offset, raw.data(), std::min<std::size_t>(f.bytes, raw.size()));
+        } else {
+          const std::uint64_t layer_bytes = std::uint64_t{d.width} * d.height * f.components * size;
+          const auto per_fetch =
+              static_cast<std::uint32_t>(std::max<std::uint64_t>(1, remote::kMaxFetchBytes / layer_bytes));
+          for (std::uint32_t z = 0; z < grid[0]; z += per_fetch) {
+            const std::uint32_t n = std::min(per_fetch, grid[0] - z);
+            fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}}, {z, n}, &raw);
+            const std::size_t at = z * layer_bytes;
+            std::memcpy(frame.data + f.offset + at, raw.data(),
+                        std::min<std::size_t>(f.bytes - std::min<std::size_t>(f.bytes, at), raw.size()));
+          }
+        }
+        if (i < 64) held |= std::uint64_t{1} << i;
+      } catch (const Error& e) {
+        if (e.code() != Errc::unsupported || *dtype == DType::float32) throw;
       }
     }
   } catch (const Error& e) {
     if (e.code() == Errc::out_of_range) return std::nullopt;  // the gateway holds another frame now
     throw;
   }
-  return detail::finish_fetched_frame(std::move(frame), FrameInfo{probe.seq, 0, probe.step, probe.sim_time, 0});
+  FrameInfo info{probe.seq, 0, probe.step, probe.sim_time, 0};
+  info.fields = held;
+  return detail::finish_fetched_frame(std::move(frame), info);
 }
 
 std::optional<Frame> RemoteClient::next_frame(std::chrono::milliseconds timeout) {

@@ -110,12 +110,22 @@ std::string zstd_error(std::size_t code) { return std::string("zstd: ") + ZSTD_g
 
 }  // namespace
 
+namespace {
+/// One float32 ulp of max(|lo|, |hi|).
+double ulp_of_range(float lo, float hi) noexcept {
+  const float largest = std::max(std::abs(lo), std::abs(hi));
+  return std::nextafter(largest, std::numeric_limits<float>::infinity()) - largest;
+}
+}  // namespace
+
 double error_bound_of(Encoding encoding, float lo, float hi) noexcept {
   if (encoding == Encoding::f32 || !(hi > lo)) return 0;
   const double half_step = (static_cast<double>(hi) - lo) / (no_value_code(encoding) - 1) / 2;
-  const float largest = std::max(std::abs(lo), std::abs(hi));
-  const float ulp = std::nextafter(largest, std::numeric_limits<float>::infinity()) - largest;
-  return half_step + ulp;
+  return half_step + ulp_of_range(lo, hi);
+}
+
+double error_bound_of_rounded(Encoding encoding, float lo, float hi) noexcept {
+  return error_bound_of(encoding, lo, hi) + ulp_of_range(lo, hi);
 }
 
 // ---- ValueEncoder ----

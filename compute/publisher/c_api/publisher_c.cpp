@@ -4,6 +4,8 @@
 #include "c_api/publisher_handle.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -131,53 +133,54 @@ cuview::ApiWords words_of(const std::string& api) {
 
 }  // namespace
 
-cuview::PublisherOptions cuview::capi::options_of(const char* name, const char* backend, int device,
-                                                  const char* sharing, const char* options) {
-  cuview::PublisherOptions o;
-  o.name = name;
-  o.backend = text_or(backend, "auto");
-  o.sharing = text_or(sharing, "auto");
-  o.device = device;
-  o.title = "embedded";
-  const auto pairs = option_pairs(options != nullptr ? options : "");
-  const auto api = std::find_if(pairs.begin(), pairs.end(), [](const auto& kv) { return kv.first == "api"; });
-  o.words = words_of(api != pairs.end() ? api->second : "c");
-  const std::string& create = o.words.create;  // the call its errors name: C's, or Fortran's, Python's
-  for (const auto& [key, value] : pairs) {
+namespace {
+/// A parsed options string as the typed options (cuview_publisher_options), with the storage their
+/// pointers point into.
+struct ParsedOptions {
+  cuview_publisher_options typed{};
+  std::string title, log, api, group, host;
+  std::vector<std::uint64_t> offset, global;
+};
+
+ParsedOptions parse_options(const char* options, const std::string& create) {
+  ParsedOptions out;
+  cuview_publisher_options_init(&out.typed);
+  auto& t = out.typed;
+  bool part = false;
+  for (const auto& [key, value] : option_pairs(options != nullptr ? options : "")) {
     if (key == "api") {
-      continue;
+      out.api = value, t.api = out.api.c_str();
     } else if (key == "log") {
-      o.log = value;
+      out.log = value, t.log = out.log.c_str();
     } else if (key == "title") {
-      o.title = value;
+      out.title = value, t.title = out.title.c_str();
     } else if (key == "slots") {
-      o.slots = whole(create, key, value);
+      t.slots = static_cast<std::uint32_t>(whole(create, key, value));
     } else if (key == "fps") {
-      o.max_fps = number(create, key, value);
+      t.fps = number(create, key, value);
     } else if (key == "max_cost") {
-      o.max_cost = number(create, key, value);
+      t.max_cost = number(create, key, value);
     } else if (key == "paused") {
-      o.start_paused = whole(create, key, value) != 0;
+      t.paused = whole(create, key, value) != 0 ? 1 : 0;
     } else if (key == "part" || key == "offset" || key == "global" || key == "group" || key == "rank" ||
                key == "host") {
-      if (!o.part) o.part.emplace();
-      auto& p = *o.part;
+      part = true;
       if (key == "part") {
         const auto slash = value.find('/');
         if (slash == std::string::npos)
           throw Error(Errc::bad_value, create + ": option part=" + value + " is not K/N (part=0/4)");
-        p.index = whole(create, key, value.substr(0, slash));
-        p.count = whole(create, key, value.substr(slash + 1));
+        t.part_index = static_cast<std::uint32_t>(whole(create, key, value.substr(0, slash)));
+        t.part_count = static_cast<std::uint32_t>(whole(create, key, value.substr(slash + 1)));
       } else if (key == "offset") {
-        p.offset = axes(create, key, value);
+        for (const auto a : axes(create, key, value)) out.offset.push_back(a);
       } else if (key == "global") {
-        p.global_dims = axes(create, key, value);
+        for (const auto a : axes(create, key, value)) out.global.push_back(a);
       } else if (key == "group") {
-        p.group = value;
+        out.group = value, t.part_group = out.group.c_str();
       } else if (key == "rank") {
-        p.rank = static_cast<int>(whole(create, key, value));
+        t.part_rank = static_cast<int>(whole(create, key, value));
       } else {
-        p.host = value;
+        out.host = value, t.part_host = out.host.c_str();
       }
     } else {
       throw Error(Errc::bad_value, create + ": '" + key +
@@ -185,10 +188,71 @@ cuview::PublisherOptions cuview::capi::options_of(const char* name, const char* 
                                        "offset, global, group, rank and host (cuview/publisher.h)");
     }
   }
-  if (o.part && (o.part->offset.size() != o.part->global_dims.size() || o.part->global_dims.empty()))
-    throw Error(Errc::bad_value, create + ": a part needs both offset= and global= with as many axes "
-                                 "as its fields (offset=0,0,32 global=64,64,64)");
+  if (part) {
+    if (out.offset.size() != out.global.size() || out.global.empty())
+      throw Error(Errc::bad_value, create + ": a part needs both offset= and global= with as many axes "
+                                   "as its fields (offset=0,0,32 global=64,64,64)");
+    if (t.part_count == 0) t.part_count = 1;  // part= left out: part 0 of 1
+    t.part_ndim = static_cast<std::uint32_t>(out.global.size());
+    t.part_offset = out.offset.data();
+    t.part_global = out.global.data();
+  }
+  return out;
+}
+
+/// Whether a program's options struct of `size` bytes has the member ending at `end`.
+constexpr bool has(const cuview_publisher_options& o, std::size_t end) { return o.size >= end; }
+#define CUVIEW_HAS(o, member) has(o, offsetof(cuview_publisher_options, member) + sizeof((o).member))
+}  // namespace
+
+cuview::PublisherOptions cuview::capi::options_from(const char* name, const char* backend, int device,
+                                                    const char* sharing, const cuview_publisher_options& in) {
+  cuview_publisher_options t;
+  cuview_publisher_options_init(&t);  // members a program built against an older header lacks: defaults
+  std::memcpy(&t, &in, std::min(sizeof t, static_cast<std::size_t>(in.size)));
+  t.size = sizeof t;
+  cuview::PublisherOptions o;
+  o.name = name;
+  o.backend = text_or(backend, "auto");
+  o.sharing = text_or(sharing, "auto");
+  o.device = device;
+  o.words = words_of(text_or(t.api, "c"));
+  o.title = text_or(t.title, "embedded");
+  o.log = text_or(t.log, "");
+  o.slots = t.slots;
+  o.max_fps = t.fps;
+  o.max_cost = t.max_cost;
+  o.start_paused = t.paused != 0;
+  if (t.part_count > 0) {
+    auto& p = o.part.emplace();
+    p.index = t.part_index, p.count = t.part_count;
+    if (t.part_ndim > 0 && (t.part_offset == nullptr || t.part_global == nullptr))
+      throw Error(Errc::bad_value, o.words.create + ": a part of " + std::to_string(t.part_ndim) +
+                                       " axes needs part_offset and part_global (" + std::to_string(t.part_ndim) +
+                                       " values each, slowest axis first)");
+    for (std::uint32_t k = 0; k < t.part_ndim; ++k) {
+      for (const auto v : {t.part_offset[k], t.part_global[k]})
+        if (v > 0xffffffffu)
+          throw Error(Errc::out_of_range, o.words.create + ": a part's offset or global size of " + std::to_string(v) +
+                                              " cells along axis " + std::to_string(k) + " is out of range");
+      p.offset.push_back(static_cast<std::uint32_t>(t.part_offset[k]));
+      p.global_dims.push_back(static_cast<std::uint32_t>(t.part_global[k]));
+    }
+    p.group = text_or(t.part_group, "");
+    p.rank = t.part_rank;
+    p.host = text_or(t.part_host, "");
+  }
   return o;
+}
+
+cuview::PublisherOptions cuview::capi::options_of(const char* name, const char* backend, int device,
+                                                  const char* sharing, const char* options) {
+  // The string is a thin layer over the typed options: parsed into them, then read as they are.
+  std::string api = "c";
+  for (const auto& [key, value] : option_pairs(options != nullptr ? options : ""))
+    if (key == "api") api = value;
+  const auto parsed = parse_options(options, words_of(api).create);
+  return options_from(name, backend, device, sharing, parsed.typed);
 }
 
 namespace {
@@ -222,6 +286,29 @@ void cuview_publisher::check_started(const char* call) const {
                                      "call cuview_publisher_start once");
 }
 
+namespace {
+/// Declares preset `name` of `count` parameters: the typed call, and the string form parsed into it.
+void declare_preset(cuview_publisher& p, const char* name, size_t count, const char* const* params,
+                    const double* values) {
+  auto* pub = &p;
+    const std::string what = "preset '" + std::string(name) + "' of '" + pub->pub.name() + "'";
+    std::map<std::string, double> set;
+    for (size_t i = 0; i < count; ++i) {
+      if (params[i] == nullptr)
+        throw Error(Errc::bad_value, what + ": parameter " + std::to_string(i) + "'s name is NULL");
+      if (pub->params.count(params[i]) == 0) {
+        std::string known;
+        for (const auto& [n, x] : pub->params) known += (known.empty() ? "" : ", ") + n;
+        throw Error(Errc::unknown_field, what + " sets '" + params[i] + "', which is not a parameter" +
+                                             (known.empty() ? "; declare parameters before presets"
+                                                            : "; the parameters are " + known));
+      }
+      set[params[i]] = values[i];
+    }
+    pub->pub.add_preset({name, std::move(set)});
+}
+}  // namespace
+
 extern "C" {
 
 int cuview_publisher_abi(void) { return CUVIEW_PUBLISHER_ABI; }
@@ -246,7 +333,7 @@ cuview_status cuview_publisher_add_field(cuview_publisher* pub, const char* name
     const std::string what = "field '" + std::string(name) + "' of '" + pub->pub.name() + "'";
     const auto t = cuview::parse_dtype(dtype);
     if (!t)
-      throw Error(Errc::bad_value, what + ": '" + dtype + "' is not a dtype; use float32, float16, int32 or uint8");
+      throw Error(Errc::bad_value, what + ": '" + dtype + "' is not a dtype; use " + cuview::dtype_names());
     if (ndim < 1 || ndim > 3)
       throw Error(Errc::bad_value, what + " has " + std::to_string(ndim) +
                                        " axes; give 1 to 3 (slowest first: {width}, {height, width} or "
@@ -273,6 +360,66 @@ cuview_status cuview_publisher_add_field(cuview_publisher* pub, const char* name
     pub->pub.add_field(f);
     pub->field_bytes.push_back(f.bytes);
     pub->field_names.push_back(f.name);
+    pub->field_sections.emplace_back();
+  });
+}
+
+cuview_status cuview_publisher_add_grid(cuview_publisher* pub, const char* name, uint32_t ndim, const uint64_t* dims,
+                                        const double* origin, const double* spacing, const char* units) {
+  if (pub == nullptr || name == nullptr || dims == nullptr) return null_argument("cuview_publisher_add_grid");
+  return guarded([&] {
+    const std::string what = "grid '" + std::string(name) + "' of '" + pub->pub.name() + "'";
+    if (ndim < 1 || ndim > 3)
+      throw Error(Errc::bad_value, what + " has " + std::to_string(ndim) +
+                                       " axes; give 1 to 3 (slowest first: {width}, {height, width} or "
+                                       "{depth, height, width})");
+    cuview::GridDecl g;
+    g.name = name;
+    g.units = units != nullptr ? units : "";
+    for (uint32_t i = 0; i < ndim; ++i) {
+      if (dims[i] == 0 || dims[i] > 0xffffffffu)
+        throw Error(Errc::out_of_range, what + ": axis " + std::to_string(i) + " has " + std::to_string(dims[i]) +
+                                            " cells; give 1 to 4294967295");
+      g.dims.push_back(static_cast<std::uint32_t>(dims[i]));
+      if (origin != nullptr) g.origin.push_back(origin[i]);
+      if (spacing != nullptr) g.spacing.push_back(spacing[i]);
+    }
+    pub->pub.add_grid(std::move(g));
+  });
+}
+
+cuview_status cuview_publisher_add_field_on(cuview_publisher* pub, const char* grid, const char* name,
+                                            const char* dtype, uint32_t components, const void* data,
+                                            const int64_t* strides, cuview_memory memory, const char* help) {
+  if (pub == nullptr || grid == nullptr || name == nullptr || dtype == nullptr)
+    return null_argument("cuview_publisher_add_field_on");
+  return guarded([&] {
+    const std::string what = "field '" + std::string(name) + "' of '" + pub->pub.name() + "'";
+    const auto t = cuview::parse_dtype(dtype);
+    if (!t) throw Error(Errc::bad_value, what + ": '" + dtype + "' is not a dtype; use " + cuview::dtype_names());
+    if (memory != CUVIEW_MEMORY_HOST && memory != CUVIEW_MEMORY_DEVICE)
+      throw Error(Errc::bad_value, what + ": memory " + std::to_string(static_cast<int>(memory)) +
+                                       " is neither CUVIEW_MEMORY_HOST nor CUVIEW_MEMORY_DEVICE");
+    cuview::FieldDecl f;
+    f.name = name;
+    f.grid = grid;
+    f.dtype = *t;
+    f.components = components;
+    f.data = data;
+    f.memory = memory == CUVIEW_MEMORY_DEVICE ? cuview::Memory::device : cuview::Memory::host;
+    f.help = help != nullptr ? help : "";
+    const auto* g = pub->pub.grid(grid);  // null: add_field names what is missing
+    const std::size_t axes = g != nullptr ? g->dims.size() : 0;
+    std::uint64_t cells = 1;
+    if (g != nullptr)
+      for (const auto d : g->dims) cells *= d;
+    if (strides != nullptr) f.strides.assign(strides, strides + axes);
+    f.bytes = strides != nullptr ? 0 : static_cast<std::size_t>(cells) * components * cuview::size_of(*t);
+    pub->pub.add_field(f);
+    const std::size_t cell = std::size_t{components} * cuview::size_of(*t);
+    pub->field_bytes.push_back(static_cast<std::size_t>(cells) * cell);
+    pub->field_names.push_back(f.name);
+    pub->field_sections.push_back(cuview::Section::of(g->dims, f.strides, cell));
   });
 }
 
@@ -285,20 +432,48 @@ cuview_status cuview_publisher_add_param(cuview_publisher* pub, const char* name
   });
 }
 
+void cuview_publisher_options_init(cuview_publisher_options* options) {
+  if (options == nullptr) return;
+  *options = cuview_publisher_options{};
+  options->size = sizeof *options;
+  options->slots = 3;
+  options->fps = 60;
+  options->max_cost = 0.01;
+  options->part_rank = -1;
+}
+
+cuview_status cuview_publisher_create_with(const char* name, const char* backend, int device, const char* sharing,
+                                           const cuview_publisher_options* options, cuview_publisher** out) {
+  if (name == nullptr || options == nullptr || out == nullptr) return null_argument("cuview_publisher_create_with");
+  *out = nullptr;
+  return guarded([&] {
+    if (options->size < offsetof(cuview_publisher_options, title))
+      throw Error(Errc::bad_value, "cuview_publisher_create_with: options.size is " + std::to_string(options->size) +
+                                       "; fill the options with cuview_publisher_options_init first");
+    auto p = std::make_unique<cuview_publisher>(options_from(name, backend, device, sharing, *options));
+    p->params = p->pub.params();
+    *out = p.release();
+  });
+}
+
+cuview_status cuview_publisher_add_preset_values(cuview_publisher* pub, const char* name, size_t count,
+                                                 const char* const* params, const double* values) {
+  if (pub == nullptr || name == nullptr || (count > 0 && (params == nullptr || values == nullptr)))
+    return null_argument("cuview_publisher_add_preset_values");
+  return guarded([&] {
+    declare_preset(*pub, name, count, params, values);
+  });
+}
+
 cuview_status cuview_publisher_add_preset(cuview_publisher* pub, const char* name, const char* values) {
   if (pub == nullptr || name == nullptr || values == nullptr) return null_argument("cuview_publisher_add_preset");
   return guarded([&] {
-    const std::string what = "preset '" + std::string(name) + "' of '" + pub->pub.name() + "'";
-    auto v = values_of(values, what);
-    for (const auto& [param, value] : v)
-      if (pub->params.count(param) == 0) {
-        std::string known;
-        for (const auto& [n, x] : pub->params) known += (known.empty() ? "" : ", ") + n;
-        throw Error(Errc::unknown_field, what + " sets '" + param + "', which is not a parameter" +
-                                             (known.empty() ? "; declare parameters before presets"
-                                                            : "; the parameters are " + known));
-      }
-    pub->pub.add_preset({name, std::move(v)});
+    // The string is a thin layer over the typed call: parsed into names and values.
+    const auto v = values_of(values, "preset '" + std::string(name) + "' of '" + pub->pub.name() + "'");
+    std::vector<const char*> params;
+    std::vector<double> numbers;
+    for (const auto& [param, value] : v) params.push_back(param.c_str()), numbers.push_back(value);
+    declare_preset(*pub, name, params.size(), params.data(), numbers.data());
   });
 }
 
@@ -548,7 +723,11 @@ cuview::FieldWriter copier(const cuview_publisher& pub, const void* const* data,
     check_devices(pub, pub.field_names.size(), data);  // only when a frame is written: a pointer query each
     auto& executor = pub.pub.executor();
     for (std::size_t i = 0; i < targets.size() && i < pub.field_names.size(); ++i)
-      if (targets[i].read) executor.copy(targets[i].data, data[i], targets[i].bytes, stream);
+      if (!targets[i].read) continue;
+      else if (const auto& sec = pub.field_sections[i])
+        executor.copy_section(targets[i].data, data[i], *sec, stream);
+      else
+        executor.copy(targets[i].data, data[i], targets[i].bytes, stream);
   };
 }
 

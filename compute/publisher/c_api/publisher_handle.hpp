@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@ struct cuview_publisher {
   cuview::proto::CheckpointStatus checkpoint;
   std::vector<std::size_t> field_bytes;  // per declared field, for cuview_publisher_publish_data
   std::vector<std::string> field_names;
+  std::vector<std::optional<cuview::Section>> field_sections;  // a strided field's layout (publish_data reads it)
   bool started = false;                 // cuview_publisher_start was called
   mutable std::string backend, device;  // the last cuview_publisher_backend / _device
 
@@ -37,6 +39,9 @@ namespace cuview::capi {
 /// Error(bad_value | out_of_range) naming an option that is not one.
 cuview::PublisherOptions options_of(const char* name, const char* backend, int device, const char* sharing,
                                     const char* options);
+/// What the typed options say, checked (the one conversion: the options string is parsed into them).
+cuview::PublisherOptions options_from(const char* name, const char* backend, int device, const char* sharing,
+                                      const cuview_publisher_options& options);
 /// Throws Error(bad_value) naming the field when `data` does not hold one array per field, each
 /// where the publisher can read it.
 void check_arrays(const cuview_publisher& pub, std::size_t count, const void* const* data);

@@ -1,11 +1,13 @@
-! cuview for Fortran 2008: publish a running program's arrays to cuview viewers. A thin layer over
+! cuview for Fortran 2018: publish a running program's arrays to cuview viewers. A thin layer over
 ! the C API (cuview/publisher.h, libcuview-publisher.so) through iso_c_binding; docs/sdk.md.
 !
 !   use cuview
 !   type(cuview_publisher) :: pub
-!   real(c_float), allocatable, target :: T(:,:,:)       ! target: the publisher reads it in place
+!   real(8), allocatable, target :: T(:,:,:)              ! target: the publisher reads it in place
+!   allocate (T(0:nx+1, 0:ny+1, 0:nz+1))                 ! ghost cells around the interior
 !   call cuview_create(pub, 'heat', status=ierr)
-!   call cuview_add_field(pub, 'T', T, ierr)              ! T(i,j,k) is the viewers' cell (i-1, j-1, k-1)
+!   call cuview_add_grid(pub, 'box', [nx, ny, nz], ierr, spacing=[dx, dy, dz], units='m')
+!   call cuview_add_field(pub, 'T', T(1:nx, 1:ny, 1:nz), ierr, grid='box')  ! T(i,j,k): cell (i-1, j-1, k-1)
 !   call cuview_add_param(pub, 'alpha', 0.1d0, 0d0, 0.25d0, ierr)
 !   call cuview_start(pub, ierr)
 !   do step = 1, nsteps
@@ -17,9 +19,9 @@
 !   call cuview_close(pub)
 !
 ! Arrays are column-major: the first index runs fastest. The module declares a field of shape
-! (nx, ny, nz) as the grid {nz, ny, nx} slowest axis first, so element (i, j, k) is the cell at
-! x = i-1, y = j-1, z = k-1 that viewers show, draw into and report; strokes arrive in those
-! (0-based) cell coordinates. Every call sets `status` (0: done; else cuview_last_error() says
+! (nx, ny, nz) as the grid {nz, ny, nx} slowest axis first, so element (i, j, k) of the array given
+! (for a section, counted from 1 in the section) is the cell at x = i-1, y = j-1, z = k-1 that
+! viewers show, draw into and report; strokes arrive in those (0-based) cell coordinates. Every call sets `status` (0: done; else cuview_last_error() says
 ! what failed and what to do). Device memory (CUDA Fortran's c_devloc, OpenACC's acc_deviceptr):
 ! cuview_add_field_ptr with the pointer as type(c_ptr), memory=cuview_memory_device.
 module cuview
@@ -38,20 +40,13 @@ module cuview
     type(c_ptr) :: handle = c_null_ptr
   end type cuview_publisher
 
-  public :: cuview_create, cuview_add_field, cuview_add_field_ptr, cuview_add_param, cuview_add_preset, &
+  public :: cuview_create, cuview_add_grid, cuview_add_field, cuview_add_field_ptr, cuview_add_param, cuview_add_preset, &
             cuview_add_input, cuview_use_preset, cuview_start, cuview_publish, cuview_record_step, cuview_poll, &
             cuview_param, cuview_changed_count, cuview_reset_requested, cuview_shutdown_requested, &
             cuview_stroke_count, cuview_stroke, cuview_steps_allowed, cuview_paused, cuview_wait, &
             cuview_checkpoint_enable, cuview_checkpoint_count, cuview_checkpoint_request, &
             cuview_checkpoint_written, cuview_checkpoint_failed, cuview_close, cuview_last_error, c_string, &
             fortran_string, create_arguments
-
-  !> A field from an array: real(c_float) or integer(c_int32_t), 1 to 3 dimensions. components=c
-  !> (1 to 4: a vector, an RGBA colour): each cell holds c values, the array's first (fastest)
-  !> extent, so c(4, nx, ny) is an RGBA field on the grid (nx, ny).
-  interface cuview_add_field
-    module procedure add_field_r1, add_field_r2, add_field_r3, add_field_i1, add_field_i2, add_field_i3
-  end interface cuview_add_field
 
   interface
     function c_create(name, backend, device, sharing, options, out) bind(c, name='cuview_publisher_create')
@@ -71,6 +66,27 @@ module cuview
       integer(c_int), value :: memory
       integer(c_int) :: c_add_field
     end function c_add_field
+    function c_add_grid(pub, name, ndim, dims, origin, spacing, units) bind(c, name='cuview_publisher_add_grid')
+      import :: c_int, c_char, c_ptr, c_int32_t, c_int64_t, c_double
+      type(c_ptr), value :: pub
+      character(kind=c_char), intent(in) :: name(*), units(*)
+      integer(c_int32_t), value :: ndim
+      integer(c_int64_t), intent(in) :: dims(*)
+      real(c_double), intent(in) :: origin(*), spacing(*)
+      integer(c_int) :: c_add_grid
+    end function c_add_grid
+    ! The array arrives as its descriptor (ISO_Fortran_binding.h's CFI_cdesc_t): type, rank,
+    ! extents and byte strides; publisher_fortran.cpp maps them (the one table of types).
+    function c_add_field_array(pub, grid, name, a, components, memory, help) &
+        bind(c, name='cuview_publisher_add_field_fortran')
+      import :: c_int, c_char, c_ptr, c_int32_t
+      type(c_ptr), value :: pub
+      character(kind=c_char), intent(in) :: grid(*), name(*), help(*)
+      type(*), dimension(..), intent(in) :: a
+      integer(c_int32_t), value :: components
+      integer(c_int), value :: memory
+      integer(c_int) :: c_add_field_array
+    end function c_add_field_array
     function c_add_param(pub, name, value, vmin, vmax, whole, help) bind(c, name='cuview_publisher_add_param')
       import :: c_int, c_char, c_ptr, c_double
       type(c_ptr), value :: pub
@@ -296,13 +312,95 @@ contains
     if (present(device)) d = int(device, c_int)
   end subroutine create_arguments
 
-  !> The shared part of every cuview_add_field: Fortran's shape (fastest first) reversed.
-  subroutine add_field_at(pub, name, dtype, fortran_shape, data, contiguous, memory, status, help, components)
+  !> A grid fields lie on (grid= of cuview_add_field), with the program's coordinates: `dims`
+  !> cells per axis, Fortran's shape (fastest first, [nx, ny, nz]); cell (i, j, k) (1-based) has its
+  !> centre at origin + (i-1, j-1, k-1) * spacing, in `units` ('m'). origin (default 0) and spacing
+  !> (default 1, each above 0) are real(c_double), one per axis, fastest first. Every field of a
+  !> publisher shares one grid in this version.
+  subroutine cuview_add_grid(pub, name, dims, status, origin, spacing, units)
+    type(cuview_publisher), intent(in) :: pub
+    character(len=*), intent(in) :: name
+    integer, intent(in) :: dims(:)
+    integer, intent(out) :: status
+    real(c_double), intent(in), optional :: origin(:), spacing(:)
+    character(len=*), intent(in), optional :: units
+    integer(c_int64_t) :: d(max(size(dims), 1))
+    real(c_double) :: o(max(size(dims), 1)), h(max(size(dims), 1))
+    integer :: n, i
+    n = size(dims)
+    own_error = ''
+    status = cuview_ok
+    if (present(origin)) call check_per_axis(name, 'origin', size(origin), n, status)
+    if (present(spacing) .and. status == cuview_ok) call check_per_axis(name, 'spacing', size(spacing), n, status)
+    if (status /= cuview_ok) return
+    o = 0
+    h = 1
+    do i = 1, n  ! reversed: the C API counts from the slowest axis
+      d(i) = int(dims(n + 1 - i), c_int64_t)
+      if (present(origin)) o(i) = origin(n + 1 - i)
+      if (present(spacing)) h(i) = spacing(n + 1 - i)
+    end do
+    if (present(units)) then
+      status = c_add_grid(pub%handle, c_string(name), int(n, c_int32_t), d, o, h, c_string(units))
+    else
+      status = c_add_grid(pub%handle, c_string(name), int(n, c_int32_t), d, o, h, c_string(''))
+    end if
+  end subroutine cuview_add_grid
+
+  !> Refuses (own_error) a list of cuview_add_grid that does not hold one value per axis: C reads n.
+  subroutine check_per_axis(grid, what, values, n, status)
+    character(len=*), intent(in) :: grid, what
+    integer, intent(in) :: values, n
+    integer, intent(inout) :: status
+    character(len=16) :: axes, got
+    if (values == n) return
+    write (axes, '(i0)') n
+    write (got, '(i0)') values
+    status = bad_value
+    own_error = "grid '"//trim(grid)//"' has "//trim(axes)//" axes but its "//what//" has "//trim(got)// &
+                " values; give one per axis, fastest first as the shape ([dx, dy, dz])"
+  end subroutine check_per_axis
+
+  !> A field from an array, read in place at every publish: real(4), real(8), integer(4) or
+  !> integer(8) (c_float, c_double, c_int32_t, c_int64_t), 1 to 3 dimensions, declared with the
+  !> target attribute. A section works as well, such as the interior T(1:nx, 1:ny, 1:nz) of an
+  !> array with ghost cells T(0:nx+1, 0:ny+1, 0:nz+1): unit stride along the first axis, any stride
+  !> between rows and layers; the publisher copies it out itself. gfortran passes an assumed-rank
+  !> argument as a descriptor of the actual array, never a copy (checked: the descriptor's address is
+  !> the parent's T(1, 1, 1)), so the address stays valid after this call. components=c (1 to 4: a
+  !> vector, an RGBA colour): each cell holds c values, the array's first (fastest) extent, so
+  !> c(4, nx, ny) is an RGBA field on the grid (nx, ny). grid=: a grid of cuview_add_grid (its
+  !> shape must be the array's); without it, the field's grid is its shape. memory=: the array's
+  !> memory (cuview_memory_device for OpenACC's host_data use_device).
+  subroutine cuview_add_field(pub, name, a, status, help, components, grid, memory)
+    type(cuview_publisher), intent(in) :: pub
+    character(len=*), intent(in) :: name
+    type(*), dimension(..), intent(in), target :: a
+    integer, intent(out) :: status
+    character(len=*), intent(in), optional :: help, grid
+    integer, intent(in), optional :: components
+    integer(c_int), intent(in), optional :: memory
+    integer(c_int32_t) :: c
+    integer(c_int) :: m
+    character(len=:), allocatable :: g, h
+    own_error = ''
+    c = 1
+    if (present(components)) c = int(components, c_int32_t)
+    m = cuview_memory_host
+    if (present(memory)) m = memory
+    g = ''
+    if (present(grid)) g = grid
+    h = ''
+    if (present(help)) h = help
+    status = c_add_field_array(pub%handle, c_string(g), c_string(name), a, c, m, c_string(h))
+  end subroutine cuview_add_field
+
+  !> cuview_add_field_ptr's declaration: Fortran's shape (fastest first) reversed.
+  subroutine add_field_at(pub, name, dtype, fortran_shape, data, memory, status, help, components)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name, dtype
     integer, intent(in) :: fortran_shape(:)
     type(c_ptr), intent(in) :: data
-    logical, intent(in) :: contiguous
     integer(c_int), intent(in) :: memory
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
@@ -319,13 +417,6 @@ contains
       dims(i) = int(fortran_shape(first + n - i), c_int64_t)
     end do
     own_error = ''
-    if (.not. contiguous) then
-      ! The C API reads the array in place at every publish: a copy made for this call would not last.
-      status = bad_value
-      own_error = "field '"//trim(name)//"': the array is not contiguous (a section such as T(1:n:2, :, :)); "// &
-                  "pass the whole array, declared with the target attribute, which the publisher reads in place"
-      return
-    end if
     if (c > 1 .and. (size(fortran_shape) < 2 .or. fortran_shape(1) /= c)) then
       write (want, '(i0)') c
       write (got, '(i0)') fortran_shape(1)
@@ -343,69 +434,9 @@ contains
     end if
   end subroutine add_field_at
 
-  subroutine add_field_r1(pub, name, a, status, help, components)
-    type(cuview_publisher), intent(in) :: pub
-    character(len=*), intent(in) :: name
-    real(c_float), intent(in), target :: a(:)
-    integer, intent(out) :: status
-    character(len=*), intent(in), optional :: help
-    integer, intent(in), optional :: components
-    call add_field_at(pub, name, 'float32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
-                      components)
-  end subroutine add_field_r1
-  subroutine add_field_r2(pub, name, a, status, help, components)
-    type(cuview_publisher), intent(in) :: pub
-    character(len=*), intent(in) :: name
-    real(c_float), intent(in), target :: a(:, :)
-    integer, intent(out) :: status
-    character(len=*), intent(in), optional :: help
-    integer, intent(in), optional :: components
-    call add_field_at(pub, name, 'float32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
-                      components)
-  end subroutine add_field_r2
-  subroutine add_field_r3(pub, name, a, status, help, components)
-    type(cuview_publisher), intent(in) :: pub
-    character(len=*), intent(in) :: name
-    real(c_float), intent(in), target :: a(:, :, :)
-    integer, intent(out) :: status
-    character(len=*), intent(in), optional :: help
-    integer, intent(in), optional :: components
-    call add_field_at(pub, name, 'float32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
-                      components)
-  end subroutine add_field_r3
-  subroutine add_field_i1(pub, name, a, status, help, components)
-    type(cuview_publisher), intent(in) :: pub
-    character(len=*), intent(in) :: name
-    integer(c_int32_t), intent(in), target :: a(:)
-    integer, intent(out) :: status
-    character(len=*), intent(in), optional :: help
-    integer, intent(in), optional :: components
-    call add_field_at(pub, name, 'int32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
-                      components)
-  end subroutine add_field_i1
-  subroutine add_field_i2(pub, name, a, status, help, components)
-    type(cuview_publisher), intent(in) :: pub
-    character(len=*), intent(in) :: name
-    integer(c_int32_t), intent(in), target :: a(:, :)
-    integer, intent(out) :: status
-    character(len=*), intent(in), optional :: help
-    integer, intent(in), optional :: components
-    call add_field_at(pub, name, 'int32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
-                      components)
-  end subroutine add_field_i2
-  subroutine add_field_i3(pub, name, a, status, help, components)
-    type(cuview_publisher), intent(in) :: pub
-    character(len=*), intent(in) :: name
-    integer(c_int32_t), intent(in), target :: a(:, :, :)
-    integer, intent(out) :: status
-    character(len=*), intent(in), optional :: help
-    integer, intent(in), optional :: components
-    call add_field_at(pub, name, 'int32', shape(a), c_loc(a), is_contiguous(a), cuview_memory_host, status, help, &
-                      components)
-  end subroutine add_field_i3
-
   !> A field from a pointer (device memory from CUDA Fortran or OpenACC, or host memory): `fortran_shape`
-  !> fastest first, as the array it points at is declared; dtype 'float32' | 'float16' | 'int32' | 'uint8'.
+  !> fastest first, as the array it points at is declared; dtype 'float32' | 'float64' | 'float16' | 'int32' |
+  !> 'int64' | 'uint8'. The array is contiguous here (for a section, cuview_add_field).
   !> components= (as for cuview_add_field): the values per cell, the array's first extent.
   subroutine cuview_add_field_ptr(pub, name, dtype, fortran_shape, data, memory, status, help, components)
     type(cuview_publisher), intent(in) :: pub
@@ -416,7 +447,7 @@ contains
     integer, intent(out) :: status
     character(len=*), intent(in), optional :: help
     integer, intent(in), optional :: components
-    call add_field_at(pub, name, dtype, fortran_shape, data, .true., memory, status, help, components)
+    call add_field_at(pub, name, dtype, fortran_shape, data, memory, status, help, components)
   end subroutine cuview_add_field_ptr
 
   !> A steerable parameter: its default, its range, and whether it is a whole number.

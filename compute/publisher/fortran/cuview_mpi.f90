@@ -4,7 +4,8 @@
 ! collective over it. Shapes and offsets are Fortran's (fastest axis first, offsets 0-based cells):
 !
 !   call cuview_mpi_create(pub, MPI_COMM_WORLD, 'heat', [nx, ny, nz], [0, 0, k0], ierr)
-!   call cuview_add_field(pub, 'T', T, ierr)       ! this rank's block, T(nx, ny, nzl)
+!   call cuview_add_field(pub, 'T', T(1:nx, 1:ny, 1:nzl), ierr)  ! this rank's block, in place:
+!                                                  ! the interior of real(8) :: T(0:nx+1, 0:ny+1, 0:nzl+1)
 !   call cuview_start(pub, ierr)
 !   do
 !     call cuview_mpi_turn(pub, MPI_COMM_WORLD, 8_c_int64_t, .false., steps, ierr)  ! rank 0's steering, everywhere

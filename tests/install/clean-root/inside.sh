@@ -78,9 +78,11 @@ for _ in $(seq 50); do [[ -S /tmp/.X11-unix/X7 ]] && break; sleep 0.1; done
 echo "\$ $gui"
 as_alice "export DISPLAY=:7 QT_QPA_PLATFORM=xcb; $gui >/tmp/gui.log 2>&1 &"
 # viewer_reads N: the daemon has a reader that takes frames (N published since it looked first).
+# Two minutes is a failure guard only: under load the cost budget spaces a 1600x400 run's frames
+# seconds apart (the user sees a viewer that reads, not a rate).
 viewer_reads() {
-  local first="" json readers published
-  for _ in $(seq 200); do
+  local first="" json readers published until=$((SECONDS + 120))
+  while ((SECONDS < until)); do
     json=$(ctl_json)
     readers=$(json_int readers <<<"$json") published=$(json_int frames_published <<<"$json")
     if [[ ${readers:-0} -ge 1 && -n $published ]]; then
@@ -91,7 +93,7 @@ viewer_reads() {
   done
   return 1
 }
-viewer_reads 5 || { cat /tmp/gui.log; fail "'$gui' did not attach to run1 and read frames within 20 s"; }
+viewer_reads 5 || { cat /tmp/gui.log; fail "'$gui' did not attach to run1 and read frames (2 minutes)"; }
 pgrep -u alice -x cuview-gui >/dev/null || fail "cuview-gui is not running"
 echo "ok: cuview-gui --name run1 reads frames of the service's daemon"
 
@@ -111,7 +113,7 @@ grep -q "no checkpoint in .* yet: starting from the initial state" /tmp/journal.
 as_alice "$journal -p info..info --no-pager" | grep -q "ready: attach with" || fail "'ready' is not logged at priority info"
 step_now=$(ctl_json | json_int step)
 [[ ${step_now:-0} -ge $final ]] || fail "the restarted daemon is at step $step_now, before its checkpoint's $final"
-viewer_reads 5 || { cat /tmp/gui.log; fail "cuview-gui did not re-attach by itself to the restarted service within 20 s"; }
+viewer_reads 5 || { cat /tmp/gui.log; fail "cuview-gui did not re-attach by itself to the restarted service (2 minutes)"; }
 pgrep -u alice -x cuview-gui >/dev/null || fail "cuview-gui exited when the service restarted"
 echo "ok: restarted from its final checkpoint at step $final; the viewer re-attached by itself and reads frames (step $step_now)"
 

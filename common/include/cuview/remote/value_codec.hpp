@@ -48,6 +48,10 @@ struct EncodedValues {
 /// The largest |decoded − true| of finite values in [lo, hi] travelling in `encoding` (see
 /// EncodedValues::error_bound).
 double error_bound_of(Encoding encoding, float lo, float hi) noexcept;
+/// The same for values rounded to float32 before they were encoded (a float64 or int64 field's;
+/// lo and hi are the rounded values' range): plus one float32 ulp of max(|lo|, |hi|), more than
+/// that rounding moves a finite value (an int64 is rounded twice, through double).
+double error_bound_of_rounded(Encoding encoding, float lo, float hi) noexcept;
 
 namespace detail {
 struct ZstdCompressorTraits {

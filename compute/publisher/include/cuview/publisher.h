@@ -68,22 +68,75 @@ CUVIEW_API int cuview_publisher_abi(void);
 CUVIEW_API cuview_status cuview_publisher_create(const char* name, const char* backend, int device,
                                                  const char* sharing, const char* options, cuview_publisher** out);
 
+/* The same options, typed: one member per option of the string above (which is parsed into this
+ * struct, so the two can never differ). cuview_publisher_options_init fills in every default and
+ * `size` (this header's sizeof: a later library reads only the members a program was built with);
+ * then set what you need. Strings and arrays need only live during the call. */
+typedef struct cuview_publisher_options {
+  size_t size;
+  const char* title;  /* NULL: "embedded" */
+  uint32_t slots;     /* ring slots, 1-16 (3) */
+  double fps;         /* frames per second at most (60; 0: no cap) */
+  double max_cost;    /* the share of the run publishing may take (0.01; 1: no budget) */
+  int paused;         /* start paused (0) */
+  const char* log;    /* trace, debug, info, warn, error, off; NULL: as it is (CUVIEW_LOG wins) */
+  const char* api;    /* "c" (NULL), "fortran" or "python": whose calls error messages name */
+  /* One part of a grid decomposed over processes when part_count > 0 (cuview_publisher_mpi_create
+   * fills these in): part part_index of part_count, whose block starts at part_offset in the global
+   * grid part_global (part_ndim values each, slowest axis first). */
+  uint32_t part_index, part_count, part_ndim;
+  const uint64_t* part_offset;
+  const uint64_t* part_global;
+  const char* part_group; /* the same in every part of one run; NULL: none */
+  int part_rank;          /* shown by status; -1: none */
+  const char* part_host;  /* NULL: this host's name */
+} cuview_publisher_options;
+CUVIEW_API void cuview_publisher_options_init(cuview_publisher_options* options);
+/* cuview_publisher_create with typed options (NULL is refused: init them). */
+CUVIEW_API cuview_status cuview_publisher_create_with(const char* name, const char* backend, int device,
+                                                      const char* sharing, const cuview_publisher_options* options,
+                                                      cuview_publisher** out);
+
 /* Declarations, before start. A field: `ndim` (1-3) axes in `dims`, slowest first ({width},
  * {height, width} or {depth, height, width}: x fastest), each 1 to 32768 cells; `components` (1 to
  * 4: a scalar, a vector, an RGBA colour; viewers show a vector as its magnitude) values of `dtype`
- * ("float32", "float16", "int32", "uint8") per cell, contiguous. Every field shares one grid.
+ * ("float32", "float64", "float16", "int32", "int64", "uint8") per cell, contiguous. Every field
+ * shares one grid (cuview_publisher_add_field_on: a declared grid with coordinates, or a strided array).
  * `data`: the array read at every publish, or NULL to hand the arrays to cuview_publisher_publish_data
  * instead. Refused, naming the field: a name declared twice, a dtype, dims or components that are not
  * these, a grid other than the first field's, memory that is not where `memory` says. */
 CUVIEW_API cuview_status cuview_publisher_add_field(cuview_publisher* pub, const char* name, const char* dtype,
                                                     uint32_t ndim, const uint64_t* dims, uint32_t components,
                                                     const void* data, cuview_memory memory, const char* help);
+/* A grid fields are declared on (cuview_publisher_add_field_on), with the program's coordinates:
+ * `ndim` (1-3) axes of `dims` cells, slowest first; cell i along axis k has its centre at
+ * origin[k] + i * spacing[k], in `units` (e.g. "m"; NULL or "": unnamed). `origin` and `spacing`
+ * (ndim values each, slowest first) may be NULL: 0 and 1. Viewers show positions in these
+ * coordinates and draw the grid with its aspect ratio. Every field of a publisher shares one grid in
+ * this version. Refused, naming the grid: a second grid, a side out of range, a spacing that is not
+ * above 0. */
+CUVIEW_API cuview_status cuview_publisher_add_grid(cuview_publisher* pub, const char* name, uint32_t ndim,
+                                                   const uint64_t* dims, const double* origin, const double* spacing,
+                                                   const char* units);
+/* A field on grid `grid`: `components` values of `dtype` per cell, read from `data` in place at every
+ * publish. `strides` (NULL: contiguous, C order): bytes from one cell to the next along each axis of
+ * the grid, slowest first — a section of a larger array, such as the interior of an array with ghost
+ * cells (point `data` at its first interior cell). The fastest axis's stride must be one cell's size
+ * (components * the dtype's size); each other's at least the span of the axes inside it. The
+ * publisher copies the section into the ring itself, on the GPU for device memory. */
+CUVIEW_API cuview_status cuview_publisher_add_field_on(cuview_publisher* pub, const char* grid, const char* name,
+                                                       const char* dtype, uint32_t components, const void* data,
+                                                       const int64_t* strides, cuview_memory memory,
+                                                       const char* help);
 /* A steerable parameter: its default `value`, the range every change is checked against, and
  * whether it is a whole number. */
 CUVIEW_API cuview_status cuview_publisher_add_param(cuview_publisher* pub, const char* name, double value,
                                                     double min, double max, int integer, const char* help);
 /* A named set of values of declared parameters: "F=0.03 k=0.06". */
 CUVIEW_API cuview_status cuview_publisher_add_preset(cuview_publisher* pub, const char* name, const char* values);
+/* The same, typed: `count` parameters named params[i] set to values[i] (the string form is parsed into this). */
+CUVIEW_API cuview_status cuview_publisher_add_preset_values(cuview_publisher* pub, const char* name, size_t count,
+                                                            const char* const* params, const double* values);
 /* Something viewers draw into (kind "mask": a 0/1 value per cell); strokes reach poll. */
 CUVIEW_API cuview_status cuview_publisher_add_input(cuview_publisher* pub, const char* name, const char* kind,
                                                     const char* help);

@@ -3,7 +3,7 @@
 // own simulation embeds it the same way (docs/sdk.md, examples/embed-wave/):
 //
 //   cuview::Publisher pub({.name = "wave"});
-//   pub.add_field({.name = "u", .data = d_u, .bytes = n * 4, .width = w, .height = h,
+//   pub.add_field({.name = "u", .data = d_u, .bytes = n * 4, .dims = {h, w},
 //                  .memory = cuview::Memory::device});
 //   pub.add_param({.name = "c", .value = 0.5, .min = 0, .max = 1});
 //   for (step = 0;; ++step) {
@@ -134,26 +134,51 @@ struct PublisherOptions {
   ApiWords words{};
 };
 
-/// A field on a 2D grid of width × height cells (or a grid of 1 or 3 axes: `dims`), row-major,
-/// `components` values of `dtype` per cell (1: a scalar; 2 to 4: a vector, or an RGBA colour;
-/// viewers show a vector as its magnitude), contiguous. Each side of the grid is 1 to 32768 cells;
-/// every field of a publisher shares one grid.
+/// A grid fields lie on (add_grid): its cells along each axis and where they are in the
+/// program's space. Lists are slowest axis first, one entry per axis: cell i along axis k has its
+/// centre at origin[k] + i × spacing[k] (in `units`). A part's grid is its own block, origin at its
+/// first cell. Each side is 1 to 32768 cells.
+struct GridDecl {
+  std::string name;
+  std::vector<std::uint32_t> dims;
+  std::vector<double> origin{};   ///< empty: 0 on every axis
+  std::vector<double> spacing{};  ///< empty: 1 on every axis; each > 0
+  std::string units{};            ///< of origin and spacing, e.g. "m" ("": unnamed)
+  std::vector<std::string> axes{};  ///< the axes' names; empty: "z", "y", "x" (as many as the grid has)
+};
+
+/// A field: `components` values of `dtype` per cell of its grid (1: a scalar; 2 to 4: a vector,
+/// or an RGBA colour; viewers show a vector as its magnitude), read from the program's buffer at
+/// every published frame. Its grid is the declared grid `grid` names (add_grid), or else `dims`
+/// (or the 2-D width × height): slowest axis first, {width}, {height, width} or {depth, height,
+/// width} (a volume, x fastest, then y, then z). Every field of a publisher shares one grid.
 struct FieldDecl {
   std::string name;
-  /// The program's buffer, read at every published frame. Null: the field is written by the
+  /// The program's buffer: the field's first cell. Null: the field is written by the
   /// FieldWriter given to publish() instead.
   const void* data = nullptr;
-  std::size_t bytes = 0;  ///< the buffer's size: must equal the grid's cells × components × size
+  /// The buffer's size in bytes from `data`: a contiguous field's must equal the grid's cells ×
+  /// components × size; a strided field's may be 0 (unchecked) or must cover every cell.
+  std::size_t bytes = 0;
   std::uint32_t width = 0, height = 0;
   DType dtype = DType::float32;
   std::uint32_t components = 1;
   Memory memory = Memory::device;  ///< where `data` lives; checked against the pointer on CUDA
   std::string help;
-  /// A grid of 1 or 3 axes, slowest first: {width}, or {depth, height, width} (a volume, x fastest,
-  /// then y, then z); width and height then stay 0. Empty: the 2-D grid {height, width}.
+  /// A grid of 1 or 3 axes, slowest first: {width}, or {depth, height, width}; width and height
+  /// then stay 0. Empty: the 2-D grid {height, width} (or the grid `grid` names).
   std::vector<std::uint32_t> dims{};
-  /// The field's grid, slowest axis first, from whichever form was given.
-  [[nodiscard]] std::vector<std::uint32_t> grid() const {
+  /// The name of a grid declared with add_grid; empty: the grid `dims` (or width and height) give.
+  std::string grid{};
+  /// The buffer's layout: bytes from one cell to the next along each axis of the grid, slowest
+  /// first — a section of a larger array read in place, such as the interior of an array with
+  /// ghost cells (start `data` at the first interior cell). The fastest axis's is one cell's
+  /// bytes (components × size: its values contiguous); each other axis's is at least the extent
+  /// of the axis inside it. Empty: contiguous, C order. The publisher copies the section into the
+  /// ring itself (on the GPU for device memory).
+  std::vector<std::int64_t> strides{};
+  /// The field's grid, slowest axis first, from whichever form was given (not `grid`'s).
+  [[nodiscard]] std::vector<std::uint32_t> grid_dims() const {
     return dims.empty() ? std::vector<std::uint32_t>{height, width} : dims;
   }
 };
@@ -216,6 +241,13 @@ class Publisher {
   /// reverse), device memory on another GPU or on the host backend, a range that excludes the
   /// default, or a declaration after publishing began.
   void add_field(FieldDecl field);
+  /// A grid fields are declared on (FieldDecl::grid). Throws Error(bad_value | out_of_range)
+  /// naming the grid: a duplicate name, 0 or more than 3 axes, a side out of range, origin,
+  /// spacing or axes not one per axis, a spacing that is not positive, a second grid (this
+  /// version: every field of a publisher shares one grid).
+  void add_grid(GridDecl grid);
+  /// The grid declared (add_grid) as `name`, or null.
+  [[nodiscard]] const GridDecl* grid(const std::string& name) const;
   void add_particles(ParticlesDecl particles);
   void add_param(ParamSpec param);
   void add_preset(Preset preset);

@@ -1,0 +1,160 @@
+// A program's own grid in a real window (window_test.hpp): a float64 volume whose cells are not
+// cubes (4 mm deep, 1 mm across) on a grid that starts away from 0. Hovering reads the cell, where
+// it is in millimetres and its exact float64 value; the volume seen whole is drawn with its aspect
+// ratio, so a physically round ball is a round disc from the side, not a flattened one.
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "cuview/publisher.hpp"
+#include "field_view.hpp"
+#include "main_window.hpp"
+#include "viewer_test.hpp"
+#include "window_test.hpp"
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace cuview::gui;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr std::uint32_t W = 32, H = 32, D = 8;
+constexpr double kDepth = 4;                                  // mm per cell along z; 1 along x and y
+constexpr double kOriginX = -15.5, kOriginY = 2, kOriginZ = 100;  // mm: cell (0, 0, 0)'s centre
+
+/// A float64 value float32 cannot hold, different in every cell.
+double value_at(std::uint32_t x, std::uint32_t y, std::uint32_t z) { return 1e8 + z * 1e4 + y * 100 + x + 0.0625; }
+
+/// Publishes `values` on the anisotropic grid every half second until destroyed.
+class GridPublisher {
+ public:
+  GridPublisher(const std::string& name, std::vector<double> values) : u_(std::move(values)), pub_(options(name)) {
+    pub_.add_grid({.name = "tank", .dims = {D, H, W}, .origin = {kOriginZ, kOriginY, kOriginX},
+                   .spacing = {kDepth, 1, 1}, .units = "mm"});
+    FieldDecl f{.name = "u", .data = u_.data(), .bytes = u_.size() * sizeof(double)};
+    f.dtype = DType::float64;
+    f.memory = Memory::host;
+    f.grid = "tank";
+    pub_.add_field(f);
+    pub_.start();
+    thread_ = std::thread([this] {
+      for (std::uint64_t step = 1; !stop_; ++step) {
+        (void)pub_.publish(step, 0.0);
+        for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(50ms);
+      }
+    });
+  }
+  ~GridPublisher() {
+    stop_ = true;
+    thread_.join();
+  }
+  GridPublisher(const GridPublisher&) = delete;
+  GridPublisher& operator=(const GridPublisher&) = delete;
+
+ private:
+  static PublisherOptions options(const std::string& name) {
+    return {.name = name, .backend = "host", .title = "tank", .max_fps = 0, .max_cost = 1};
+  }
+  std::vector<double> u_;
+  Publisher pub_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+}  // namespace
+
+TEST_CASE("hovering a float64 volume on a grid of its own reads the cell, its place in millimetres and its exact "
+          "value",
+          "[.window][window]") {
+  RuntimeDir rt;
+  std::vector<double> u(std::size_t{W} * H * D);
+  for (std::uint32_t z = 0; z < D; ++z)
+    for (std::uint32_t y = 0; y < H; ++y)
+      for (std::uint32_t x = 0; x < W; ++x) u[(std::size_t{z} * H + y) * W + x] = value_at(x, y, z);
+  GridPublisher tank("tank", u);
+  forget_window_geometry();
+  MainWindow w(attach_options("tank"));
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  REQUIRE(wait_for([&] { return w.view()->last_frame().slice.has_value(); }));
+
+  std::size_t checked = 0, wrong = 0;
+  const auto& f = w.view()->last_frame();
+  for (int py = 5; py < f.image.height(); py += 29)
+    for (int px = 5; px < f.image.width(); px += 31) {
+      const QString text = w.view()->readout({px, py});
+      if (text.isEmpty()) continue;  // outside the plane
+      unsigned x = 0, y = 0, z = 0;
+      double mx = 0, my = 0, mz = 0, v = 0;
+      ++checked;
+      if (std::sscanf(text.toUtf8().constData(), "(%u, %u, %u) at (%lf, %lf, %lf) mm = %lf", &x, &y, &z, &mx, &my,
+                      &mz, &v) != 7 ||
+          x >= W || y >= H || z >= D) {
+        UNSCOPED_INFO("unreadable readout: " << text.toStdString());
+        ++wrong;
+        continue;
+      }
+      const bool right = mx == kOriginX + x && my == kOriginY + y && mz == kOriginZ + kDepth * z && v == value_at(x, y, z);
+      if (!right) UNSCOPED_INFO("readout " << text.toStdString());
+      wrong += !right;
+    }
+  CHECK(checked > 20);
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("a volume of cells four times as deep as wide is drawn with its aspect ratio: a round ball is a round disc "
+          "from the side",
+          "[.window][window]") {
+  RuntimeDir rt;
+  // A ball of radius 10 mm at the grid's centre: 5 cells deep along z, 20 across x and y.
+  std::vector<double> u(std::size_t{W} * H * D);
+  for (std::uint32_t z = 0; z < D; ++z)
+    for (std::uint32_t y = 0; y < H; ++y)
+      for (std::uint32_t x = 0; x < W; ++x)
+        u[(std::size_t{z} * H + y) * W + x] =
+            std::hypot(x - (W - 1) / 2.0, y - (H - 1) / 2.0, (z - (D - 1) / 2.0) * kDepth) <= 10 ? 1.0 : 0.0;
+  GridPublisher tank("ball-mm", u);
+  forget_window_geometry();
+  auto o = attach_options("ball-mm");
+  o.volume = "mip";
+  o.camera = VolumeCamera{.azimuth_deg = 90};  // from the side (looking along x): z across the picture, y down it
+  MainWindow w(o);
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  auto side_on = [&] {
+    const auto& f = w.view()->last_frame();
+    return f.volume && f.volume->scale == 1 && std::abs(f.volume->camera.azimuth_deg - 90) < 1e-9 &&
+           !w.view()->interacting();
+  };
+  REQUIRE(wait_for(side_on));
+  const auto& f = w.view()->last_frame();
+  int left = f.image.width(), right = -1, top = f.image.height(), bottom = -1;
+  for (int y = 0; y < f.image.height(); ++y)
+    for (int x = 0; x < f.image.width(); ++x)
+      if ((*f.values)[static_cast<std::size_t>(y) * f.image.width() + x] > 0.5f)
+        left = std::min(left, x), right = std::max(right, x), top = std::min(top, y), bottom = std::max(bottom, y);
+  REQUIRE(right > left);
+  const double across = right - left + 1, down = bottom - top + 1;
+  // What the cells say, seen along x: the layers (4 mm each) and rows (1 mm) holding some of the
+  // ball — the disc's width and height in millimetres, as the aspect ratio draws it.
+  std::uint32_t layers = 0, rows = 0;
+  for (std::uint32_t z = 0; z < D; ++z) {
+    bool any = false;
+    for (std::size_t i = 0; i < std::size_t{H} * W; ++i) any = any || u[z * H * W + i] > 0.5;
+    layers += any;
+  }
+  for (std::uint32_t y = 0; y < H; ++y) {
+    bool any = false;
+    for (std::uint32_t z = 0; z < D; ++z)
+      for (std::uint32_t x = 0; x < W; ++x) any = any || u[(std::size_t{z} * H + y) * W + x] > 0.5;
+    rows += any;
+  }
+  const double want = layers * kDepth / rows;
+  INFO("the disc is " << across << " pixels across and " << down << " down; its cells are " << layers * kDepth
+                      << " mm across and " << rows << " mm down");
+  CHECK(across / down > 0.9 * want);
+  CHECK(across / down < 1.1 * want);
+  // Drawn as cubes, it would be a quarter of that.
+  CHECK(want > 0.6);
+}

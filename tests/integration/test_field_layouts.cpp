@@ -1,0 +1,245 @@
+// What real codes hold, published as it is: float64 and int64 fields, arrays with ghost cells read
+// in place (the publisher copies their interior into the ring), and a grid with the program's
+// coordinates — read back cell for cell by a client, described to every client, and refused by
+// name where a layout cannot be read.
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "backend_test.hpp"
+#include "cuview/publisher.hpp"
+#include "protocol_client.hpp"
+#ifdef CUVIEW_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+using namespace cuview;
+using namespace cuview::test;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  FAIL("no cuview::Error was thrown");
+  return {};
+}
+
+/// The program's array where `backend` reads it: the host vector itself, or a copy in device
+/// memory (freed with the object).
+class ProgramArray {
+ public:
+  ProgramArray(const void* host, std::size_t bytes, Backend backend) : host_(host) {
+#ifdef CUVIEW_HAVE_CUDA
+    if (backend == Backend::cuda) {
+      REQUIRE(cudaMalloc(&device_, bytes) == cudaSuccess);
+      REQUIRE(cudaMemcpy(device_, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess);
+    }
+#else
+    (void)bytes, (void)backend;
+#endif
+  }
+  ~ProgramArray() {
+#ifdef CUVIEW_HAVE_CUDA
+    if (device_ != nullptr) (void)cudaFree(device_);
+#endif
+  }
+  ProgramArray(const ProgramArray&) = delete;
+  ProgramArray& operator=(const ProgramArray&) = delete;
+  [[nodiscard]] const std::byte* data() const {
+    return static_cast<const std::byte*>(device_ != nullptr ? device_ : host_);
+  }
+  [[nodiscard]] Memory memory() const { return device_ != nullptr ? Memory::device : Memory::host; }
+
+ private:
+  const void* host_;
+  void* device_ = nullptr;
+};
+
+/// The slot bytes of a frame `cuview-ctl attach --save` took (another process: on CUDA a process
+/// cannot import its own ring), while this process publishes a new step every few milliseconds.
+std::vector<std::byte> frame_saved_by_ctl(Publisher& pub, const std::string& name) {
+  const auto file = std::filesystem::path(std::getenv("XDG_RUNTIME_DIR")) / (name + "-frame.bin");
+  std::atomic<bool> done{false};
+  std::thread program([&] {
+    for (std::uint64_t step = 1; !done; ++step) {
+      (void)pub.publish(step, 0.5 * double(step));
+      std::this_thread::sleep_for(5ms);
+    }
+  });
+  const auto saved = ctl(name, {"attach", "--frames", "1", "--verify", "--save", file.string()});
+  done = true;
+  program.join();
+  INFO(saved.out << saved.err);
+  REQUIRE(saved.code == 0);
+  std::ifstream in(file, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(bytes.size());
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+template <class T>
+T cell_at(const std::vector<std::byte>& slot, std::uint64_t offset) {
+  T v{};
+  REQUIRE(offset + sizeof v <= slot.size());
+  std::memcpy(&v, slot.data() + offset, sizeof v);
+  return v;
+}
+
+/// A cell's value that no neighbour shares, and that float64 holds exactly where float32 would not.
+double value(std::size_t z, std::size_t y, std::size_t x) { return 1e8 * double(z + 1) + 1e4 * double(y) + x + 0.125; }
+}  // namespace
+
+BACKEND_TEST("a float64 volume with ghost cells is published in place and read back cell for cell, with its "
+             "grid's coordinates",
+             "[integration][layouts]") {
+  RuntimeDir rt;
+  const std::size_t halo = GENERATE(1, 2);
+  constexpr std::size_t D = 5, H = 6, W = 7;
+  const std::size_t d = D + 2 * halo, h = H + 2 * halo, w = W + 2 * halo;  // the program's array, halo included
+  std::vector<double> T(d * h * w, -1.0);                                  // ghost cells: -1, never published
+  for (std::size_t z = 0; z < D; ++z)
+    for (std::size_t y = 0; y < H; ++y)
+      for (std::size_t x = 0; x < W; ++x) T[((z + halo) * h + y + halo) * w + x + halo] = value(z, y, x);
+  const ProgramArray array(T.data(), T.size() * sizeof(double), backend);
+
+  Publisher pub({.name = "halo", .backend = to_string(backend), .title = "ghosts", .max_fps = 0, .max_cost = 1});
+  pub.add_grid({.name = "volume", .dims = {D, H, W}, .origin = {-1.0, 0.5, 2.0}, .spacing = {0.25, 0.5, 0.125},
+                .units = "m"});
+  FieldDecl f{.name = "T", .data = array.data() + ((halo * h + halo) * w + halo) * sizeof(double)};
+  f.dtype = DType::float64;
+  f.memory = array.memory();
+  f.grid = "volume";
+  f.strides = {std::int64_t(h * w * 8), std::int64_t(w * 8), 8};
+  pub.add_field(f);
+  pub.start();
+
+  // What a client is told: the field as the ring holds it (packed), the grid with its coordinates.
+  const auto json = nlohmann::json::parse(ctl("halo", {"describe", "--json"}).out);
+  CHECK(json["dims"] == nlohmann::json::array({D, H, W}));
+  const auto& field = json["fields"][0];
+  CHECK(field["dtype"] == "float64");
+  CHECK(field["grid"] == "volume");
+  CHECK(field["shape"] == nlohmann::json::array({D, H, W}));
+  CHECK(field["strides"] == nlohmann::json::array({H * W * 8, W * 8, 8}));
+  const auto& grid = json["grids"][0];
+  CHECK(grid["name"] == "volume");
+  CHECK(grid["dims"] == nlohmann::json::array({D, H, W}));
+  CHECK(grid["origin"] == nlohmann::json::array({-1.0, 0.5, 2.0}));
+  CHECK(grid["spacing"] == nlohmann::json::array({0.25, 0.5, 0.125}));
+  CHECK(grid["axes"] == nlohmann::json::array({"z", "y", "x"}));
+  CHECK(grid["units"] == "m");
+
+  const auto slot = frame_saved_by_ctl(pub, "halo");
+  const std::uint64_t offset = field["offset"];
+  std::size_t wrong = 0;
+  for (std::size_t z = 0; z < D; ++z)
+    for (std::size_t y = 0; y < H; ++y)
+      for (std::size_t x = 0; x < W; ++x)
+        wrong += cell_at<double>(slot, offset + ((z * H + y) * W + x) * 8) != value(z, y, x);
+  CHECK(wrong == 0);
+
+  // What a person reads: the grid and where it lies.
+  const auto described = ctl("halo", {"describe"});
+  CHECK(described.code == 0);
+  CHECK_THAT(described.out, Contains("float64") && Contains("7x6x5"));
+  CHECK_THAT(described.out, Contains("grid volume 7x6x5: x from 2 by 0.125, y from 0.5 by 0.5, z from -1 by 0.25 (m)"));
+}
+
+BACKEND_TEST("an int64 field strided in rows is published in place and read back exactly",
+             "[integration][layouts]") {
+  RuntimeDir rt;
+  constexpr std::size_t H = 9, W = 11, pitch = 16;  // rows of 16 values, 11 of them the field's
+  std::vector<std::int64_t> n(H * pitch, -7);
+  for (std::size_t y = 0; y < H; ++y)
+    for (std::size_t x = 0; x < W; ++x) n[y * pitch + x] = (std::int64_t{1} << 40) + std::int64_t(y * 1000 + x);
+  const ProgramArray array(n.data(), n.size() * 8, backend);
+  Publisher pub({.name = "rows", .backend = to_string(backend), .max_fps = 0, .max_cost = 1});
+  FieldDecl f{.name = "count", .data = array.data(), .dims = {H, W}};
+  f.dtype = DType::int64;
+  f.memory = array.memory();
+  f.strides = {std::int64_t(pitch * 8), 8};
+  pub.add_field(f);
+  pub.start();
+  const auto json = nlohmann::json::parse(ctl("rows", {"describe", "--json"}).out);
+  CHECK(json["fields"][0]["dtype"] == "int64");
+  CHECK(json["grids"][0]["spacing"] == nlohmann::json::array({1.0, 1.0}));  // a grid no one named: cell units
+  const auto slot = frame_saved_by_ctl(pub, "rows");
+  const std::uint64_t offset = json["fields"][0]["offset"];
+  std::size_t wrong = 0;
+  for (std::size_t y = 0; y < H; ++y)
+    for (std::size_t x = 0; x < W; ++x)
+      wrong += cell_at<std::int64_t>(slot, offset + (y * W + x) * 8) != (std::int64_t{1} << 40) + std::int64_t(y * 1000 + x);
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("layouts and grids a publisher cannot read are refused naming what is wrong",
+          "[integration][layouts][host]") {
+  RuntimeDir rt;
+  std::vector<double> a(10 * 10 * 10);
+  Publisher pub({.name = "bad-layouts", .backend = "host", .max_fps = 0, .max_cost = 1});
+  auto field = [&](std::vector<std::int64_t> strides) {
+    FieldDecl f{.name = "a", .data = a.data(), .dims = {4, 4, 4}};
+    f.dtype = DType::float64;
+    f.memory = Memory::host;
+    f.strides = std::move(strides);
+    return f;
+  };
+  CHECK_THAT(error_of([&] { pub.add_field(field({800, 80, 16})); }),
+             Contains("field 'a' has strides {800, 80, 16}") && Contains("fastest axis's stride must be one cell's size (8 bytes)") &&
+                 Contains("2 times the memory traffic"));
+  CHECK_THAT(error_of([&] { pub.add_field(field({80, 800, 8})); }),
+             Contains("axis 0's stride is less than the extent of the axes inside it"));
+  CHECK_THAT(error_of([&] { pub.add_field(field({800, 80})); }), Contains("one stride per axis of the grid (3)"));
+  CHECK_THAT(error_of([&] {
+               auto f = field({800, 80, 8});
+               f.bytes = 1000;
+               pub.add_field(f);
+             }),
+             Contains("span 2672 bytes") && Contains("more than the buffer's 1000"));
+  CHECK_THAT(error_of([&] { pub.add_grid({.name = "g", .dims = {4, 4}, .spacing = {1, 0}}); }),
+             Contains("grid 'g'") && Contains("each spacing above 0"));
+  CHECK_THAT(error_of([&] { pub.add_grid({.name = "g", .dims = {4, 4}, .origin = {1}}); }),
+             Contains("grid 'g' has 2 axes but 1 origin values"));
+  pub.add_grid({.name = "g", .dims = {4, 4, 4}});
+  CHECK_THAT(error_of([&] { pub.add_grid({.name = "h", .dims = {4, 4}}); }),
+             Contains("grid 'g' is declared already") && Contains("shares one grid"));
+  CHECK_THAT(error_of([&] {
+               auto f = field({});
+               f.grid = "nowhere";
+               pub.add_field(f);
+             }),
+             Contains("lies on grid 'nowhere', which is not declared") && Contains("the grid is 'g'"));
+  auto ok = field({800, 80, 8});  // a 4×4×4 block of the 10×10×10 array
+  pub.add_field(ok);
+  pub.start();
+}
+
+TEST_CASE("a client of protocol 7 is refused a float64 field by name, and reads a float32 publisher's grid as before",
+          "[integration][layouts][host]") {
+  RuntimeDir rt;
+  std::vector<double> a(8 * 8);
+  Publisher pub({.name = "wide", .backend = "host", .max_fps = 0, .max_cost = 1});
+  pub.add_field({"T", a.data(), a.size() * 8, 8, 8, DType::float64, 1, Memory::host, ""});
+  pub.start();
+  RawPeer peer("wide");
+  const auto hello = peer.send({proto::encode_request("hello", 1, "", proto::HelloArgs{"old", ::getpid()}, 7)});
+  REQUIRE(hello.ok);
+  const auto session = proto::decode_as<proto::HelloResult>(hello.result, "hello").session;
+  const auto refused = peer.send({proto::encode_request("describe", 2, session, proto::NoArgs{}, 7)});
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.error.code == "version_mismatch");
+  CHECK_THAT(refused.error.message, Contains("field 'T' is float64, which protocol 8 added") &&
+                                        Contains("this client speaks protocol 7") && Contains("update it"));
+}
