@@ -208,6 +208,7 @@ TEST_CASE("a describe of version 8 reaches a client of 7 without its grids, and 
   d.dims = {4, 5, 6}, d.width = 6, d.height = 5;
   d.fields.push_back({"T", "float64", 1, {4, 5, 6}, {240, 48, 8}, 0, 960, "", "tank"});
   d.grids.push_back({"tank", {4, 5, 6}, {0, 0, 0}, {2, 1, 1}, {"z", "y", "x"}, "m"});
+  d.particles.push_back({"dust", 2, {{"position", "float32", 2, {2, 2}, {8, 4}, 1024, 16, "", ""}}, "", {}});
   const std::string now = encode(d);
   const std::string for7 = result_for_version("describe", now, 7);
   const auto h = msgpack::unpack(for7.data(), for7.size());
@@ -217,6 +218,12 @@ TEST_CASE("a describe of version 8 reaches a client of 7 without its grids, and 
   REQUIRE(fields.size == 1);
   CHECK(detail::find_key(fields.ptr[0], "grid") == nullptr);
   CHECK(detail::find_key(fields.ptr[0], "shape") != nullptr);
+  const auto& sets = detail::find_key(h.get(), "particles")->via.array;
+  REQUIRE(sets.size == 1);
+  const auto& attributes = detail::find_key(sets.ptr[0], "attributes")->via.array;
+  REQUIRE(attributes.size == 1);
+  CHECK(detail::find_key(attributes.ptr[0], "grid") == nullptr);
+  CHECK(detail::find_key(attributes.ptr[0], "dtype") != nullptr);
   CHECK(result_for_version("describe", now, 8) == now);
 
   CHECK(unreadable_for_version(d, 8).empty());

@@ -52,9 +52,10 @@ struct KeyAddition {
   std::string_view path;
   std::uint32_t version;
 };
-inline constexpr std::array<KeyAddition, 2> kAddedKeys{{
-    {"describe", "grids", 8},         // the grids and their coordinates
-    {"describe", "fields[].grid", 8}, // the grid a field lies on
+inline constexpr std::array<KeyAddition, 3> kAddedKeys{{
+    {"describe", "grids", 8},                         // the grids and their coordinates
+    {"describe", "fields[].grid", 8},                 // the grid a field lies on
+    {"describe", "particles[].attributes[].grid", 8}, // (empty: an attribute lies on no grid)
 }};
 /// The version a session with a client that speaks `client_version` speaks: the lower of the two.
 constexpr std::uint32_t session_version(std::uint64_t client_version) {
