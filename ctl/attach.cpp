@@ -62,10 +62,11 @@ int attach_views(const OpenOptions& opts, const AttachArgs& a) {
       deadline = std::chrono::steady_clock::time_point::max();
       ++sessions;
       const auto& d = client.leader().description();
-      const Extent whole = client.extent();
       if (d.fields.empty()) throw Error(Errc::bad_value, "daemon '" + opts.name + "' has no fields");
       ViewWatch w;
       w.field = a.field.empty() ? d.fields.front().name : a.field;
+      // The grid the field lies on: the whole run's (a run of parts decomposes its first grid).
+      const Extent whole = d.part ? client.extent() : Extent{d.for_field(w.field).grid()};
       w.encoding = a.encoding;
       // A volume is viewed a plane at a time: --plane, or the middle z-plane.
       const auto& dims = whole.dims;

@@ -121,8 +121,9 @@ void print_description(const proto::DescribeResult& d) {
   }
   for (const auto& in : d.inputs)
     std::printf("  input %s (%s): %s\n", in.name.c_str(), in.kind.c_str(), in.help.c_str());
-  for (const auto& f : d.fields)
-    std::printf("  field %-3s %s %s at offset %llu: %s\n", f.name.c_str(), f.dtype.c_str(), shape(f).c_str(),
+  for (const auto& f : d.fields)  // on its grid, when the run has several
+    std::printf("  field %-3s %s %s%s at offset %llu: %s\n", f.name.c_str(), f.dtype.c_str(), shape(f).c_str(),
+                d.grids.size() > 1 ? (" on " + d.grid_of(f).name).c_str() : "",
                 static_cast<unsigned long long>(f.offset), f.help.c_str());
   for (const auto& set : d.particles) {
     std::printf("  particles %s: %llu, %s\n", set.name.c_str(), static_cast<unsigned long long>(set.count),

@@ -327,7 +327,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
       case remote::Op::view: {
         auto a = proto::decode_as<remote::ViewArgs>(request.args, "'view' arguments");
         if (!attach_control()) throw_attach_error(Errc::no_daemon);
-        const auto& d = control_->description();
+        const auto d = control_->description().for_field(a.field);  // its grid: the field's own
         Watcher w;
         const auto f = grid_field(d, a.field);
         if (a.view_w == 0 || a.view_h == 0 || std::uint64_t{a.view_w} * a.view_h > remote::kMaxViewSamples)
@@ -388,7 +388,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
           update_reads();
           if (current_ && (current_->info().fields != kAllBlocks || current_->every() > 1)) current_.reset();
         }
-        const auto& d = frames_->description();
+        const auto d = frames_->description().for_field(a.field);  // its grid: the field's own
         const auto f = grid_field(d, a.field);
         // A volume's box spans layers [z, z + depth) as well; a plane's is one layer.
         const auto grid = d.grid();
@@ -562,7 +562,7 @@ std::pair<std::uint32_t, std::uint32_t> brick_rows(const Block& block, int strid
 }  // namespace
 
 void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& frame) {
-  const auto& d = frames_->description();
+  const auto d = frames_->description().for_field(w.field);  // its grid: the field's own
   const auto& info = frame.info();
   const auto& a = w.args;
   const auto g = d.part ? d.part->global() : d.grid();
@@ -628,7 +628,7 @@ void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& fram
 
 void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame) {
   if (w.args.brick) return send_brick(peer, w, frame);
-  const auto& d = frames_->description();
+  const auto d = frames_->description().for_field(w.field);  // its grid: the field's own
   const auto& info = frame.info();
   const auto& a = w.args;
   // The picture's grid (w.layout): the whole grid, a plane of the whole volume or three (of a part's too).

@@ -127,6 +127,7 @@ void MainWindow::connect_parts() {
   connect(daemons_, &DaemonsPanel::detach_requested, this, &MainWindow::detach);
   connect(daemons_, &DaemonsPanel::gateway_requested, this, &MainWindow::use_gateway);
   connect(daemons_, &DaemonsPanel::error, this, &MainWindow::on_error);
+  connect(display_, &DisplayPanel::field_chosen, this, &MainWindow::show_field_grid);
   connect(display_, &DisplayPanel::view_changed, this, &MainWindow::push_view);
   connect(display_, &DisplayPanel::reset_zoom, view_, &FieldView::reset_view);
   connect(display_, &DisplayPanel::error, this, &MainWindow::on_error);
@@ -419,8 +420,7 @@ void MainWindow::on_connection(Connection state, const QString& text) {
 }
 
 void MainWindow::on_described(const proto::DescribeResult& d) {
-  volume_->describe(d);
-  view_->set_grid(whole_grid(d));
+  described_ = d;
   session_ = QString::fromStdString(d.session);
   show_status(backend_label_, QString::fromStdString(d.backend));
   backend_label_->setToolTip(QString::fromStdString(d.device));
@@ -430,7 +430,16 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
                           QString::fromStdString(d.backend)));
   display_->describe(d);
   simulation_->describe(d);
+  show_field_grid();  // the field kept by name may be another one now
   push_view();
+}
+
+void MainWindow::show_field_grid() {
+  const int field = display_->field_index();
+  const auto d = described_.for_field(static_cast<std::size_t>(field));
+  volume_->describe(d);
+  view_->set_grid(whole_grid(described_, static_cast<std::size_t>(std::max(field, 0))));
+  display_->show_grid(d.grid());
 }
 
 void MainWindow::on_stats(const proto::Stats& s) {

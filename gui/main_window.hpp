@@ -110,6 +110,9 @@ class MainWindow : public QMainWindow {
   void on_painted(const RenderedFrame& f);
   void on_connection(Connection state, const QString& text);
   void on_described(const proto::DescribeResult& d);
+  /// The grid of the field shown (a run's fields may lie on several): the volume panel, the
+  /// view's coordinates and the plane controls follow it.
+  void show_field_grid();
   void on_stats(const proto::Stats& s);
   /// When the daemon last wrote a checkpoint, and a word when a new one lands or one failed.
   void show_checkpoints(const proto::Stats& s);
@@ -118,6 +121,7 @@ class MainWindow : public QMainWindow {
   void toggle_recording(bool on);
 
   ViewerOptions opts_;
+  proto::DescribeResult described_;  ///< the run described last
   ViewerWorker worker_;
   DaemonLister lister_;
   FieldView* view_ = nullptr;

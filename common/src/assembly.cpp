@@ -103,9 +103,11 @@ Block own_block(const proto::DescribeResult& d) {
   return grid.size() == 3 ? Block{{0, 0, 0}, grid} : Block::grid(0, 0, d.width, d.height);
 }
 
-proto::GridDesc whole_grid(const proto::DescribeResult& d) {
-  proto::GridDesc g = d.fields.empty() ? d.grid_of(proto::FieldDesc{}) : d.grid_of(d.fields[0]);
-  if (!d.part) return g;
+proto::GridDesc whole_grid(const proto::DescribeResult& d, std::size_t field) {
+  proto::GridDesc g = field < d.fields.size() ? d.grid_of(d.fields[field])
+                      : d.fields.empty()      ? d.grid_of(proto::FieldDesc{})
+                                              : d.grid_of(d.fields[0]);
+  if (!d.part || (!d.grids.empty() && g.name != d.grids[0].name)) return g;
   const auto start = d.part->start();
   const auto global = d.part->global();
   if (start.size() != g.dims.size() || global.size() != g.dims.size()) return g;

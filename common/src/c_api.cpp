@@ -166,7 +166,7 @@ cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t vi
                            double center_x, double center_y, const char* encoding) {
   if (client == nullptr || field == nullptr) return null_argument("cuview_watch");
   return guarded([&] {
-    const auto& d = client->client->description();
+    const auto d = client->client->description().for_field(field);
     remote_of(*client, "cuview_watch").watch(fitted_watch("cuview_watch", client->client->name(), static_cast<int>(d.width),
                                        static_cast<int>(d.height), field, view_w, view_h, zoom, center_x, center_y,
                                        encoding));
@@ -178,7 +178,7 @@ cuview_status cuview_watch_plane(cuview_client* client, const char* field, const
                                  const char* encoding) {
   if (client == nullptr || field == nullptr || axis == nullptr) return null_argument("cuview_watch_plane");
   return guarded([&] {
-    const auto& d = client->client->description();
+    const auto d = client->client->description().for_field(field);
     remote_of(*client, "cuview_watch_plane")
         .watch(plane_watch("cuview_watch_plane", client->client->name(), d.grid(), field, axis, index, view_w, view_h,
                            zoom, center_x, center_y, encoding));
@@ -209,7 +209,7 @@ cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x,
                            cuview_region* out) {
   if (client == nullptr || field == nullptr || out == nullptr) return null_argument("cuview_fetch");
   return guarded([&] {
-    const auto& d = client->client->description();
+    const auto d = client->client->description().for_field(field);
     // To the edge: a rectangle starting outside the grid stays empty, which the gateway refuses by name.
     if (w == 0) w = x < d.width ? d.width - x : 0;
     if (h == 0) h = y < d.height ? d.height - y : 0;
@@ -223,7 +223,7 @@ cuview_status cuview_fetch_box(cuview_client* client, const char* field, uint32_
                                uint32_t h, uint32_t d, cuview_region* out, uint32_t* out_z, uint32_t* out_d) {
   if (client == nullptr || field == nullptr || out == nullptr) return null_argument("cuview_fetch_box");
   return guarded([&] {
-    const auto grid = client->client->description().grid();
+    const auto grid = client->client->description().for_field(field).grid();
     const std::uint32_t width = grid.back(), height = grid.size() > 1 ? grid[grid.size() - 2] : 1,
                         depth = grid.size() == 3 ? grid[0] : 1;
     if (w == 0) w = x < width ? width - x : 0;

@@ -1,4 +1,5 @@
 #include "cuview/protocol.hpp"
+#include "cuview/assembly.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -307,6 +308,21 @@ GridDesc DescribeResult::grid_of(const FieldDesc& f) const {
   return g;
 }
 
+DescribeResult DescribeResult::for_field(std::size_t index) const {
+  DescribeResult d = *this;
+  if (index >= fields.size() || grids.empty() || fields[index].grid.empty() || fields[index].grid == grids[0].name)
+    return d;
+  d.dims = grid_of(fields[index]).dims;
+  d.width = d.dims.empty() ? 0 : d.dims.back();
+  d.height = d.dims.size() > 1 ? d.dims[d.dims.size() - 2] : 1;
+  return d;
+}
+
+DescribeResult DescribeResult::for_field(const std::string& name) const {
+  const auto it = std::find_if(fields.begin(), fields.end(), [&](const FieldDesc& f) { return f.name == name; });
+  return for_field(static_cast<std::size_t>(it - fields.begin()));
+}
+
 std::string unreadable_for_version(const DescribeResult& d, std::uint32_t version) {
   auto check = [&](const FieldDesc& f, const std::string& what) -> std::string {
     const auto t = parse_dtype(f.dtype);
@@ -317,6 +333,14 @@ std::string unreadable_for_version(const DescribeResult& d, std::uint32_t versio
   };
   for (const auto& f : d.fields)
     if (auto m = check(f, "field '" + f.name + "'"); !m.empty()) return m;
+  // Version 8 added grids: a field of another grid than `dims`'s is one an older client misreads.
+  if (version < 8 && !d.grids.empty())
+    for (const auto& f : d.fields)
+      if (!f.grid.empty() && f.grid != d.grids[0].name)
+        return "field '" + f.name + "' lies on grid '" + f.grid + "' (" + Extent{d.grid_of(f).dims}.text() +
+               " cells), not on the run's first grid '" + d.grids[0].name + "' (" + Extent{d.grid()}.text() +
+               "), and fields on several grids came with protocol 8; this client speaks protocol " +
+               std::to_string(version) + ": update it (this publisher speaks " + std::to_string(kVersion) + ")";
   for (const auto& p : d.particles)
     for (const auto& a : p.attributes)
       if (auto m = check(a, "attribute '" + a.name + "' of particle set '" + p.name + "'"); !m.empty()) return m;

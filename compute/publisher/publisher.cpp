@@ -178,10 +178,7 @@ void Publisher::add_grid(GridDecl g) {
   s.check_declarable("grid '" + g.name + "'");
   if (g.name.empty()) throw Error(Errc::bad_value, where(s.opts.name) + ": a grid needs a name");
   for (const auto& other : s.declared.grids)
-    throw Error(Errc::bad_value, what + (other.name == g.name ? " is declared twice"
-                                                              : ": grid '" + other.name +
-                                                                    "' is declared already, and every field of a "
-                                                                    "publisher shares one grid in this version"));
+    if (other.name == g.name) throw Error(Errc::bad_value, what + " is declared twice");
   const Extent grid{g.dims};
   if (grid.rank() < 1 || grid.rank() > 3)
     throw Error(Errc::out_of_range, what + " has " + std::to_string(grid.rank()) +
@@ -205,12 +202,15 @@ void Publisher::add_grid(GridDecl g) {
     if (!std::isfinite(g.origin[k]) || !(g.spacing[k] > 0) || !std::isfinite(g.spacing[k]))
       throw Error(Errc::bad_value, what + ": origin {" + list_text(g.origin) + "} and spacing {" +
                                        list_text(g.spacing) + "} must be finite, each spacing above 0");
-  if (!s.declared.fields.empty() && g.dims != s.declared.dims)
-    throw Error(Errc::bad_value, what + " is " + grid.text() + " but field '" + s.declared.fields.front().name +
-                                     "' is " + Extent{s.declared.dims}.text() +
-                                     "; every field of a publisher shares one grid in this version");
-  for (auto& f : s.declared.fields) f.grid = g.name;
-  s.declared.dims = g.dims;
+  if (s.declared.grids.empty()) {  // the first grid: the one fields declared without a grid lie on
+    if (!s.declared.fields.empty() && g.dims != s.declared.dims)
+      throw Error(Errc::bad_value, what + " is " + grid.text() + " but field '" + s.declared.fields.front().name +
+                                       "', declared before it without a grid, is " + Extent{s.declared.dims}.text() +
+                                       "; a field without a grid lies on the first grid declared: declare the "
+                                       "grids first and name each field's");
+    for (auto& f : s.declared.fields) f.grid = g.name;
+    s.declared.dims = g.dims;
+  }
   s.declared.grids.push_back(std::move(g));
 }
 
@@ -231,16 +231,22 @@ void Publisher::add_field(FieldDecl f) {
   if (!f.grid.empty()) {
     const auto g = std::find_if(s.declared.grids.begin(), s.declared.grids.end(),
                                 [&](const GridDecl& d) { return d.name == f.grid; });
-    if (g == s.declared.grids.end())
+    if (g == s.declared.grids.end()) {
+      std::string names;
+      for (const auto& d : s.declared.grids) names += (names.empty() ? "'" : ", '") + d.name + "'";
       throw Error(Errc::unknown_field, what + " lies on grid '" + f.grid + "', which is not declared; " +
-                                           (s.declared.grids.empty() ? std::string("declare it first")
-                                                                     : "the grid is '" + s.declared.grids[0].name + "'"));
+                                           (names.empty() ? std::string("declare it first (add_grid)")
+                                                          : "declare it first (add_grid), or name one of " + names));
+    }
     if ((!f.dims.empty() || f.width != 0 || f.height != 0) && f.grid_dims() != g->dims)
       throw Error(Errc::bad_value, what + " is " + Extent{f.grid_dims()}.text() + " but its grid '" + f.grid +
                                        "' is " + Extent{g->dims}.text() + "; give the grid alone");
     f.dims = g->dims, f.width = f.height = 0;
-  } else if (!s.declared.grids.empty()) {
-    f.grid = s.declared.grids[0].name;  // checked below against the one grid
+  }
+  const bool on_first = f.grid.empty() || f.grid == (s.declared.grids.empty() ? "" : s.declared.grids[0].name);
+  if (f.grid.empty() && !s.declared.grids.empty()) {
+    f.grid = s.declared.grids[0].name;  // checked below, or its shape when it gives none
+    if (f.dims.empty() && f.width == 0 && f.height == 0) f.dims = s.declared.grids[0].dims;
   }
   const Extent grid{f.grid_dims()};
   if (grid.rank() < 1 || grid.rank() > 3)
@@ -251,12 +257,13 @@ void Publisher::add_field(FieldDecl f) {
     if (side < 1 || side > kMaxSide)
       throw Error(Errc::out_of_range, what + " is " + grid.text() + " cells; each side must be 1 to " +
                                           std::to_string(kMaxSide));
-  if (!s.declared.dims.empty() && grid.dims != s.declared.dims)
+  if (on_first && !s.declared.dims.empty() && grid.dims != s.declared.dims)
     throw Error(Errc::bad_value, what + " is " + grid.text() + " but " +
-                                     (s.declared.fields.empty() ? "grid '" + s.declared.grids[0].name + "'"
-                                                                : "field '" + s.declared.fields.front().name + "'") +
+                                     (s.declared.grids.empty() ? "field '" + s.declared.fields.front().name + "'"
+                                                               : "grid '" + s.declared.grids[0].name + "'") +
                                      " is " + Extent{s.declared.dims}.text() +
-                                     "; every field of a publisher shares one grid in this version");
+                                     "; a field of another shape lies on a grid of its own: declare one (add_grid) "
+                                     "and name it in the field");
   s.check_buffer(f, what);  // first: a wrong component count is named as such, not as a wrong size
   const std::size_t cell = f.components * size_of(f.dtype);
   const std::size_t expected = grid.cells() * cell;
@@ -292,7 +299,7 @@ void Publisher::add_field(FieldDecl f) {
       throw Error(Errc::bad_value, layout + ": its cells span " + std::to_string(span) +
                                        " bytes from the first, more than the buffer's " + std::to_string(f.bytes));
   }
-  s.declared.dims = grid.dims;
+  if (s.declared.dims.empty()) s.declared.dims = grid.dims;
   s.declared.fields.push_back(std::move(f));
 }
 
@@ -396,6 +403,13 @@ void Publisher::State::start() {
                       " cells at " + position_text(block.offset) + " does not fit in the global grid of " +
                       Extent{global}.text() +
                       " (sizes and positions fastest axis first); " + opts.words.check_part);
+    // A run of parts decomposes one grid, its first; a grid of another shape has no block here.
+    for (const auto& f : declared.fields)
+      if (!declared.grids.empty() && f.grid != declared.grids[0].name)
+        throw Error(Errc::bad_value,
+                    where(opts.name) + " (" + paths.who() + "): field '" + f.name + "' lies on grid '" + f.grid +
+                        "', but the parts of a run decompose one grid, their first ('" + declared.grids[0].name +
+                        "'); publish a field of another grid from one process through a publisher of its own");
   }
   auto params = std::make_unique<ParameterSet>(declared.params, declared.presets);
   if (declared.preset) params->assign(params->apply(declared.preset, {}));
@@ -410,7 +424,7 @@ void Publisher::State::start() {
     declared.grids.push_back(std::move(implicit));
   }
   for (auto& f : declared.fields) {
-    f.grid = declared.grids[0].name;
+    if (f.grid.empty()) f.grid = declared.grids[0].name;
     Block b{&f, "field '" + f.name + "'", Extent{f.grid_dims()}.cells() * f.components * size_of(f.dtype)};
     b.section = Section::of(f.grid_dims(), f.strides, f.components * size_of(f.dtype));  // add_field checked them
     blocks.push_back(std::move(b));
@@ -476,7 +490,7 @@ void Publisher::State::describe() {
   };
   std::size_t index = 0;
   for (const auto& f : declared.fields) {
-    description.fields.push_back(block(f, declared.dims, index++));
+    description.fields.push_back(block(f, f.grid_dims(), index++));
     description.fields.back().grid = f.grid;
   }
   for (const auto& g : declared.grids)

@@ -11,6 +11,7 @@
 #include <QSettings>
 #include <algorithm>
 
+#include "cuview/assembly.hpp"
 #include "render/point_views.hpp"
 
 namespace cuview::gui {
@@ -29,6 +30,20 @@ void disable_point_views(QComboBox* fields, int first) {
   }
 }
 
+/// A heading of the field list: the grid the fields below it lie on (not a view: no data).
+void add_heading(QComboBox* fields, const proto::GridDesc& g) {
+  QString label = QString::fromStdString(g.name + " · " + Extent{g.dims}.text()).replace('x', QChar(0xd7));
+  if (!g.units.empty()) label += QString::fromStdString(" (" + g.units + ")");
+  fields->addItem(label);
+  if (auto* model = qobject_cast<QStandardItemModel*>(fields->model())) {
+    auto* item = model->item(fields->count() - 1);
+    item->setFlags(Qt::NoItemFlags);
+    auto font = item->font();
+    font.setBold(true);
+    item->setFont(font);
+  }
+}
+
 QString name_of(Colormap map) {
   const auto name = kColormapNames[static_cast<std::size_t>(map)];
   return QString::fromLatin1(name.data(), static_cast<int>(name.size()));
@@ -40,9 +55,16 @@ Colormap colormap_from(const QString& name, Colormap fallback) {
 
 /// The entry of the field list that `name` picks (find_view: a field, or a particle view).
 int find_field(const QComboBox* fields, const QString& name) {
-  QStringList labels;
-  for (int i = 0; i < fields->count(); ++i) labels << fields->itemText(i);
+  QStringList labels;  // headings are no view's name
+  for (int i = 0; i < fields->count(); ++i) labels << (fields->itemData(i).isValid() ? fields->itemText(i) : QString());
   return find_view(labels, name);
+}
+
+/// The first entry that is a view (not a heading); -1: none.
+int first_view(const QComboBox* fields) {
+  for (int i = 0; i < fields->count(); ++i)
+    if (fields->itemData(i).isValid()) return i;
+  return -1;
 }
 }  // namespace
 
@@ -99,6 +121,7 @@ DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
   connect(field_, &QComboBox::currentIndexChanged, this, [this] {
     if (field_->currentIndex() >= 0) field_name_ = field_->currentText();
     show_colormap_of_field();
+    Q_EMIT field_chosen();
     Q_EMIT view_changed();
   });
   // activated: only what the user picks is a choice (the list also follows the field shown).
@@ -219,19 +242,39 @@ void DisplayPanel::describe(const proto::DescribeResult& d) {
   const QString wanted = field_name_;
   field_->blockSignals(true);
   field_->clear();
-  for (const auto& f : d.fields) field_->addItem(QString::fromStdString(f.name));
-  for (const auto& v : point_views(d)) field_->addItem(v.label);
-  if (remote_) disable_point_views(field_, static_cast<int>(d.fields.size()));
+  // Each entry's data is its view's index (fields, then particle views); a run of several grids
+  // lists its fields under a heading per grid, its first grid's first.
+  const std::size_t groups = std::max<std::size_t>(d.grids.size(), 1);
+  for (std::size_t g = 0; g < groups; ++g) {
+    if (groups > 1) add_heading(field_, d.grids[g]);
+    for (std::size_t i = 0; i < d.fields.size(); ++i) {
+      const auto& f = d.fields[i];
+      const auto on = std::find_if(d.grids.begin(), d.grids.end(), [&](const auto& x) { return x.name == f.grid; });
+      const std::size_t group = on == d.grids.end() ? 0 : static_cast<std::size_t>(on - d.grids.begin());
+      if (group != g) continue;
+      field_->addItem(QString::fromStdString(f.name), static_cast<int>(i));
+      if (groups > 1)
+        field_->setItemData(field_->count() - 1, QString::fromStdString("on grid '" + d.grid_of(f).name + "'"),
+                            Qt::ToolTipRole);
+    }
+  }
+  const int first_point_view = field_->count();
+  int view = static_cast<int>(d.fields.size());
+  for (const auto& v : point_views(d)) field_->addItem(v.label, view++);
+  if (remote_) disable_point_views(field_, first_point_view);
   const int index = find_field(field_, wanted);
-  if (index < 0 && !wanted.isEmpty() && field_->count() > 0)
-    Q_EMIT error(
-        QString("field '%1' does not exist in this simulation; showing '%2'").arg(wanted, field_->itemText(0)));
-  field_->setCurrentIndex(std::max(0, index));
+  if (index < 0 && !wanted.isEmpty() && first_view(field_) >= 0)
+    Q_EMIT error(QString("field '%1' does not exist in this simulation; showing '%2'")
+                     .arg(wanted, field_->itemText(first_view(field_))));
+  field_->setCurrentIndex(index >= 0 ? index : first_view(field_));
   field_name_ = field_->currentText();
   field_->blockSignals(false);
   show_colormap_of_field();
+  show_grid(d.for_field(static_cast<std::size_t>(std::max(0, field_index()))).grid());
+}
+
+void DisplayPanel::show_grid(const std::vector<std::uint32_t>& dims) {
   // A volume: which plane. Its slider keeps its place while the volume keeps its size.
-  const auto dims = d.grid();
   if (dims != dims_) {
     dims_ = dims;
     // A new volume opens at its middle (or the plane asked for), on every axis.
@@ -249,7 +292,7 @@ void DisplayPanel::describe(const proto::DescribeResult& d) {
 }
 
 void DisplayPanel::fill(ViewRequest& v) const {
-  v.field = std::max(0, field_->currentIndex());
+  v.field = std::max(0, field_index());
   v.colormap = colormap();
   v.auto_range = range_mode_->currentIndex() == 0;
   v.lo = static_cast<float>(range_lo_->value());
@@ -260,7 +303,10 @@ void DisplayPanel::fill(ViewRequest& v) const {
   for (std::size_t k = 0; k < 3; ++k) v.through[k] = static_cast<std::uint32_t>(std::max(0, index_[2 - k]));  // {x, y, z}
 }
 
-int DisplayPanel::field_index() const { return field_->currentIndex(); }
+int DisplayPanel::field_index() const {
+  const auto data = field_->currentData();
+  return data.isValid() ? data.toInt() : -1;
+}
 
 Colormap DisplayPanel::colormap() const { return static_cast<Colormap>(std::max(0, colormap_->currentIndex())); }
 
@@ -288,7 +334,7 @@ void DisplayPanel::show_colormap_of_field() {
 bool DisplayPanel::learn_sign(const RenderedFrame& f) {
   // Only a frame of the field shown now, and one that says something: a field that is 0
   // everywhere (a flow at rest) is neither signed nor not yet.
-  if (f.field != field_->currentIndex() || signed_.contains(field_name_) || !(f.data_lo < f.data_hi)) return false;
+  if (f.field != field_index() || signed_.contains(field_name_) || !(f.data_lo < f.data_hi)) return false;
   signed_.insert(field_name_, f.data_lo < 0 && f.data_hi > 0);
   const int before = colormap_->currentIndex();
   show_colormap_of_field();

@@ -37,7 +37,10 @@ class DisplayPanel : public QDockWidget {
   void start_with(const QString& colormap, const QString& field);
 
   /// The fields and particle views of a newly described simulation; the field shown is kept by name.
+  /// A run of several grids lists its fields under a heading per grid.
   void describe(const proto::DescribeResult& description);
+  /// The grid of the field shown (slowest axis first): a volume's gets the plane controls.
+  void show_grid(const std::vector<std::uint32_t>& dims);
   /// Remote views carry one value per pixel: arrows and particle views are disabled, saying why.
   void set_remote(bool remote);
   /// Learns from the first frame of a field with more than one value whether the field is signed.
@@ -61,12 +64,15 @@ class DisplayPanel : public QDockWidget {
   /// Three orthogonal planes side by side (true) or the plane across the axis chosen.
   void set_three_planes(bool on);
   [[nodiscard]] Slice slice() const;
+  /// The view shown: a field's index in the description, or after the fields a particle view's; -1: none.
   [[nodiscard]] int field_index() const;
   [[nodiscard]] Colormap colormap() const;
 
  Q_SIGNALS:
   /// Something the view request holds changed.
   void view_changed();
+  /// The user (or set_field) picked another field or particle view; view_changed follows.
+  void field_chosen();
   void reset_zoom();
   void error(const QString& message);
 

@@ -163,7 +163,7 @@ void VolumePanel::describe(const proto::DescribeResult& d) {
   const bool was = active();
   three_axes_ = d.grid().size() == 3;
   setEnabled(three_axes_);
-  setToolTip(three_axes_ ? QString() : "the simulation's grid has no third axis: nothing to see as a volume");
+  setToolTip(three_axes_ ? QString() : "the grid of the field shown has no third axis: nothing to see as a volume");
   if (was != active()) Q_EMIT active_changed(active());
 }
 

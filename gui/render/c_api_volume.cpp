@@ -64,7 +64,7 @@ extern "C" cuview_status cuview_frame_brick(const cuview_client* client, const c
     if (!client->remote.empty() || frame->frame == nullptr)
       throw Error(Errc::unsupported, "cuview_frame_brick: a frame through a gateway holds its fields on the host "
                                      "already; read them there");
-    const auto& d = client->client->description();
+    const auto d = client->client->description().for_field(field);  // its grid: the field's own
     if (field >= d.fields.size())
       throw Error(Errc::out_of_range, "cuview_frame_brick: field " + std::to_string(field) + " does not exist: '" +
                                           client->client->name() + "' publishes " + std::to_string(d.fields.size()));

@@ -102,7 +102,7 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   const int w = std::max(1, view.width / scale), h = std::max(1, view.height / scale);
   const auto t0 = Clock::now();
   // Drawn with the grid's aspect ratio: a cell is its spacing (x, y, z), the brick's every-k cells alike.
-  const auto grid = whole_grid(d);
+  const auto grid = whole_grid(d, static_cast<std::size_t>(std::max(view.field, 0)));
   VolumeBrick vb{b.values.data(), b.width, b.height, b.depth};
   if (grid.spacing.size() == 3) vb.cell = {grid.spacing[2], grid.spacing[1], grid.spacing[0]};
   VolumeImage img = render_volume(vb, req.camera, req.mode, style, w, h);

@@ -150,7 +150,8 @@ void ViewerWorker::run_commands(std::deque<Command> commands) {
 }
 
 void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
-  const auto& d = group_description_;  // of the global grid
+  // Of the global grid; a field's view works in the grid that field lies on.
+  const auto d = group_description_.for_field(static_cast<std::size_t>(view.field));
   if (view.width <= 0 || view.height <= 0 || view.field < 0 || static_cast<std::size_t>(view.field) >= d.fields.size()) {
     // Nothing a gateway can send (a particle view, a window not laid out yet): say why, wait.
     if (auto refused = renderer_.render(RemoteView{}, d, view); !refused.refusal.isEmpty()) Q_EMIT error(refused.refusal);
@@ -200,7 +201,7 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
 void ViewerWorker::render_remote_volume(const ViewRequest& view, bool view_changed, ViewWatch w) {
   // The gateway sends the volume itself, every k-th cell with k fitted to the link; the rays are
   // cast here, so a camera change is drawn at once from the brick held.
-  const auto& d = group_description_;
+  const auto d = group_description_.for_field(static_cast<std::size_t>(view.field));
   w.brick = static_cast<std::uint32_t>(view.volume->max_brick);
   auto& remote = dynamic_cast<RemoteGroup&>(*run_);
   if (!watched_ || watched_->field != w.field || watched_->brick != w.brick) {
@@ -248,7 +249,8 @@ bool complete(const FrameGroup& frames) {
 
 void ViewerWorker::render(const ViewRequest& view, bool fresh) {
   const auto& frames = *current_group_;
-  if (view.volume && group_description_.grid().size() == 3) {
+  const auto shown = group_description_.for_field(static_cast<std::size_t>(view.field));  // the field's grid
+  if (view.volume && shown.grid().size() == 3) {
     // The whole volume: every part's cells in one brick of the whole grid, then one picture. A
     // frame still being written is not waited for: the brick held is drawn for a camera change
     // meanwhile, and the new one taken once every part is complete (polled each turn).
@@ -266,12 +268,12 @@ void ViewerWorker::render(const ViewRequest& view, bool fresh) {
     std::vector<VolumeViewRenderer::Part> parts;
     if (frames.size() == 1)
       parts.push_back({&frames.part(0), &run_->leader().description().fields.at(field),
-                       own_block(run_->leader().description())});
+                       own_block(run_->leader().description().for_field(field))});
     else
       for (std::size_t k = 0; k < frames.size() && k < part_descriptions_.size(); ++k)
         parts.push_back({&frames.part(k), &part_descriptions_[k]->fields.at(field), frames.block(k)});
     try {
-      hand_over(volume_.render(parts, group_description_, view.field, view, take), seq);
+      hand_over(volume_.render(parts, shown, view.field, view, take), seq);
       if (take) volume_pending_ = false;
       volume_refusal_.clear();
     } catch (const Error& e) {
@@ -282,7 +284,8 @@ void ViewerWorker::render(const ViewRequest& view, bool fresh) {
     return;
   }
   if (frames.size() == 1)  // one block: the frame is the picture
-    hand_over(renderer_.render(frames.part(0), run_->leader().description(), view), frames.part(0).info().seq);
+    hand_over(renderer_.render(frames.part(0), run_->leader().description().for_field(static_cast<std::size_t>(view.field)), view),
+              frames.part(0).info().seq);
   else
     hand_over(renderer_.render(frames, part_descriptions_, group_description_, view), frames.part(0).info().seq);
 }
@@ -358,7 +361,7 @@ void ViewerWorker::run() {
         }
         // A volume view draws a brick of every k-th cell: the publisher may write only those
         // (frames then a k³-th of the cost and the copy), when every reader takes them.
-        const auto grid = group_description_.grid();
+        const auto grid = group_description_.for_field(static_cast<std::size_t>(view.field)).grid();
         const std::uint32_t every =
             view.volume && grid.size() == 3
                 ? static_cast<std::uint32_t>(BrickSampler::stride_for({grid[0], grid[1], grid[2]}, view.volume->max_brick))

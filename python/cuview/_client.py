@@ -139,6 +139,16 @@ class Client:
         _check(status)
         return Frame(self, handle)
 
+    def _dims_of(self, field):
+        """The cells of the grid `field` lies on, slowest axis first: the description's dims (the
+        whole run's, for a group) for a field of the first grid, else its own grid's."""
+        d = self.description
+        grids = d.get("grids") or []
+        named = next((f.get("grid") for f in d["fields"] if f["name"] == field), None)
+        if grids and named and named != grids[0]["name"]:
+            return list(self.grids[named].shape)
+        return d.get("dims") or [d["height"], d["width"]]
+
     def _grid_field(self, field, call):
         """The field `field` names (the first field when None), refused by name when it is none."""
         names = [f["name"] for f in self.description["fields"]]
@@ -171,7 +181,7 @@ class Client:
                               "views are for clients attached with remote=URL")
         d = self.description
         field = self._grid_field(field, "view")
-        rows, cols, plane = _picture(d.get("dims") or [d["height"], d["width"]], axis, index)
+        rows, cols, plane = _picture(self._dims_of(field), axis, index)
         width = int(width or cols)
         height = int(height or rows)
         if plane is None:
@@ -207,7 +217,7 @@ class Client:
                               "(next_frame); fetch is for clients attached with remote=URL")
         field = self._grid_field(field, "fetch")
         r = _capi.Region()
-        if len(self.description.get("dims") or ()) == 3 or z is not None or d is not None:
+        if len(self._dims_of(field)) == 3 or z is not None or d is not None:
             oz, od = ctypes.c_uint32(), ctypes.c_uint32()
             _check(lib.cuview_fetch_box(self._handle(), field.encode(), int(x), int(y), int(z or 0), int(w or 0),
                                         int(h or 0), int(d or 0), ctypes.byref(r), ctypes.byref(oz), ctypes.byref(od)))

@@ -209,7 +209,8 @@ class GroupFrame:
             raise KeyError(f"'{self.name}' publishes no grid field '{field}'; it has: {', '.join(self._fields)}")
         index = self._fields.index(field)
         _, dtype, shape, _ = self.parts[0][0]._client._blocks[index]
-        full = tuple(self.shape) + tuple(shape[len(self.shape):])
+        # A run of parts decomposes its first grid; one publisher's field of another grid is whole.
+        full = tuple(shape) if len(self.parts) == 1 else tuple(self.shape) + tuple(shape[len(self.shape):])
         typestr = _dtype(dtype)[1]
         if self.device < 0 or host:
             import numpy as np

@@ -117,14 +117,19 @@ class Publisher:
     fields: name -> an array (its shape, dtype and layout declare the field) or a dict with `shape`
     (1 to 3 axes, slowest first), `dtype` ("float32", "float64", "float16", "int32", "int64",
     "uint8"), and optionally `components` (values per cell, a last axis of the arrays), `strides`
-    (bytes per axis of `shape`, as NumPy's; None: C order) and `help`. Every field has one grid.
+    (bytes per axis of `shape`, as NumPy's; None: C order), `grid` (the name of one of `grid`'s)
+    and `help`.
     An array whose rows are contiguous but not its whole — the interior of an array with ghost
     cells, `a[1:-1, 1:-1, 1:-1]` (NumPy, CuPy, PyTorch) — is read in place: the publisher copies
     its cells into the frame itself (on the GPU for a GPU array), and every array published for
     the field must have the declared layout. A last axis that is not contiguous (`a[:, ::2]`, a
     Fortran-ordered array) is refused. grid: a cuview.Grid giving the cells' coordinates (origin,
     spacing, units; slowest axis first), which viewers show and draw the grid's aspect ratio by;
-    None: cell indices.
+    None: cell indices. Fields may lie on several grids — a volume, a surface, a probe line: pass
+    a list of named Grids, `grid=[cuview.Grid(name="volume", spacing=...), cuview.Grid(name="surface")]`;
+    a field lies on the grid its dict names, else on the first of its shape, else on the first
+    given without a shape. With no grid given, fields of several shapes lie on grids "grid",
+    "grid2", ... in cell indices. The first grid is the run's own (a run of parts decomposes it).
     params: name -> (default, min, max), or a dict with value, min, max, integer, help.
     presets: name -> {param: value}; inputs: names of masks viewers draw into (strokes in poll()).
     backend "auto" | "cuda" | "host"; device: the GPU (default: your current one); sharing "auto" |
@@ -151,7 +156,7 @@ class Publisher:
         self.backend = lib.cuview_publisher_backend(h).decode()
         try:
             self._fields = []  # (name, dtype, shape of the arrays, their layout: layout()'s strides)
-            self._grid = None  # the Grid declared, once one is
+            self._grids = []  # the Grids declared, once they are
             self._cells = None  # the grid's shape when none is declared: the first field's
             self._declare_fields(fields, grid)
             self._param_list = list(params or {})
@@ -178,10 +183,13 @@ class Publisher:
         self._kept = None
 
     def _field_layout(self, field, spec):
-        """(dtype, shape of the arrays, components, their layout, help) of field `field`."""
+        """(dtype, shape of the arrays, components, their layout, help, the grid named or None) of
+        field `field`."""
+        wanted = None
         if isinstance(spec, dict):
             shape, dtype = tuple(int(n) for n in spec["shape"]), str(spec.get("dtype", "float32"))
             components, help_ = int(spec.get("components", 1)), spec.get("help", "")
+            wanted = None if spec.get("grid") is None else str(spec["grid"])
             strides = spec.get("strides")
             size = _dtype(dtype)[0] if strides is not None else 1
             strides = layout(shape, None if strides is None else tuple(int(n) for n in strides), size)
@@ -191,20 +199,77 @@ class Publisher:
         if components > 1 and (not shape or shape[-1] != components):
             raise CuviewError("bad_value", f"field '{field}' of '{self.name}': {components} components need a "
                                            f"last axis of {components}, but the shape is {shape}")
-        return dtype, shape, components, strides, help_
+        return dtype, shape, components, strides, help_, wanted
 
     def _declare_fields(self, fields, grid):
-        """Declares the grid (when coordinates or a strided array need one) and each field."""
+        """Declares the grids and each field on its own: the grid its spec names, else the first
+        of its shape, else the first given without a shape (which takes the field's). Fields of
+        one shape, contiguous, with no grid given, lie on the grid their shape gives (cell
+        indices); fields of several shapes, with none given, on grids "grid", "grid2", ... of
+        their shapes."""
         specs = [(field, *self._field_layout(field, spec)) for field, spec in fields.items()]
-        if grid is not None and not isinstance(grid, Grid):
-            raise CuviewError("bad_value", f"cuview.Publisher '{self.name}': grid={grid!r} is not a cuview.Grid; "
-                                           "pass cuview.Grid(origin=..., spacing=..., units=...)")
-        if specs and (grid is not None or any(strides is not None for *_, strides, _ in specs)):
-            _, _, shape, components, _, _ = specs[0]
-            self._declare_grid(grid or Grid(), grid.shape if grid is not None and grid.shape else
-                               (shape[:-1] if components > 1 else shape))
-        for spec in specs:
-            self._declare_field(*spec)
+        if grid is None:
+            grids = []
+        elif isinstance(grid, Grid):
+            grids = [grid]
+        elif isinstance(grid, (list, tuple)) and grid and all(isinstance(g, Grid) for g in grid):
+            grids = list(grid)
+        else:
+            raise CuviewError("bad_value", f"cuview.Publisher '{self.name}': grid={grid!r} is not a cuview.Grid or a "
+                                           "list of them; pass cuview.Grid(origin=..., spacing=..., units=...), or "
+                                           "one per grid with a name each")
+        cells = [tuple(shape[:-1] if components > 1 else shape) for _, _, shape, components, *_ in specs]
+        if not grids and (len(set(cells)) > 1 or any(s[4] is not None for s in specs)
+                          or any(s[-1] is not None for s in specs)):
+            grids = self._grids_of_shapes(specs, cells)
+        if not grids:  # contiguous fields of one shape: the grid their shape gives
+            for spec in specs:
+                self._declare_field(*spec[:-1], None)
+            return
+        shapes = {id(g): g.shape for g in grids}
+        placed = []
+        for (field, *_, wanted), c in zip(specs, cells):
+            if wanted is not None:
+                g = next((g for g in grids if g.name == wanted), None)
+                if g is None:
+                    raise CuviewError("unknown_field", f"field '{field}' of '{self.name}' lies on grid '{wanted}', "
+                                                       "which is not given; grids: "
+                                                       + ", ".join(g.name for g in grids))
+            else:
+                g = next((g for g in grids if shapes[id(g)] == c), None) or \
+                    next((g for g in grids if shapes[id(g)] is None), None)
+                if g is None:
+                    raise CuviewError("bad_value", f"field '{field}' of '{self.name}' is {c} cells, and no grid "
+                                                   f"given has that shape ({', '.join(f'{g.name} {g.shape}' for g in grids)}); "
+                                                   f"add cuview.Grid(name=..., shape={c}) to grid=[...]")
+            if shapes[id(g)] is None:
+                shapes[id(g)] = c
+            elif shapes[id(g)] != c:
+                raise CuviewError("bad_value", f"field '{field}' of '{self.name}' is {c} cells but grid '{g.name}' is "
+                                               f"{shapes[id(g)]}; a field of another shape lies on a grid of its own: "
+                                               "add one to grid=[...]")
+            placed.append(g)
+        self._grids = []
+        for g in grids:
+            if shapes[id(g)] is None:
+                raise CuviewError("bad_value", f"grid '{g.name}' of '{self.name}' has no shape, and no field lies on "
+                                               "it; give it shape=... or leave it out")
+            self._grids.append(self._declare_grid(g, shapes[id(g)]))
+        for spec, g in zip(specs, placed):
+            self._declare_field(*spec[:-1], self._grids[grids.index(g)])
+
+    @staticmethod
+    def _grids_of_shapes(specs, cells):
+        """Grids for fields declared with none: one per shape ("grid", "grid2", ...), or the ones
+        their specs name."""
+        grids, seen = [], {}
+        for (*_, wanted), c in zip(specs, cells):
+            key = wanted if wanted is not None else c
+            if key not in seen:
+                seen[key] = Grid(name=wanted if wanted is not None else
+                                 "grid" if not grids else f"grid{len(grids) + 1}", shape=c)
+                grids.append(seen[key])
+        return grids
 
     def _declare_grid(self, given, shape):
         if given.axes is not None and tuple(given.axes) != tuple("xyzw"[len(shape) - 1 - k] for k in range(len(shape))):
@@ -219,22 +284,18 @@ class Publisher:
         _check(self._lib.cuview_publisher_add_grid(self._h, g.name.encode(), n, (c_uint64 * max(n, 1))(*g.shape),
                                                    (c_double * max(n, 1))(*g.origin),
                                                    (c_double * max(n, 1))(*g.spacing), g.units.encode()))
-        self._grid = g
+        return g
 
-    def _declare_field(self, field, dtype, shape, components, strides, help_):
-        grid = shape[:-1] if components > 1 else shape
+    def _declare_field(self, field, dtype, shape, components, strides, help_, grid):
+        cells = shape[:-1] if components > 1 else shape
         memory = 1 if self.backend == "cuda" else 0
-        if self._grid is None:  # a contiguous field on the grid its shape gives
-            dims = (c_uint64 * max(len(grid), 1))(*grid)
-            _check(self._lib.cuview_publisher_add_field(self._h, field.encode(), dtype.encode(), len(grid), dims,
+        if grid is None:  # a contiguous field on the grid its shape gives
+            dims = (c_uint64 * max(len(cells), 1))(*cells)
+            _check(self._lib.cuview_publisher_add_field(self._h, field.encode(), dtype.encode(), len(cells), dims,
                                                         components, None, memory, _text(help_)))
             self._fields.append((field, dtype, shape, strides))
-            self._cells = self._cells or tuple(grid)
+            self._cells = self._cells or tuple(cells)
             return
-        if tuple(grid) != self._grid.shape:
-            raise CuviewError("bad_value", f"field '{field}' of '{self.name}' is {tuple(grid)} cells but grid "
-                                           f"'{self._grid.name}' is {self._grid.shape}; every field of a publisher "
-                                           "shares one grid in this version")
         grid_strides = strides
         if strides is not None and components > 1:
             size = _dtype(dtype)[0]
@@ -244,18 +305,24 @@ class Publisher:
                                                "pass an array whose last axis is contiguous")
             grid_strides = strides[:-1]
         c_strides = None if grid_strides is None else (c_int64 * len(grid_strides))(*grid_strides)
-        _check(self._lib.cuview_publisher_add_field_on(self._h, self._grid.name.encode(), field.encode(),
+        _check(self._lib.cuview_publisher_add_field_on(self._h, grid.name.encode(), field.encode(),
                                                        dtype.encode(), components, None, c_strides, memory,
                                                        _text(help_)))
         self._fields.append((field, dtype, shape, strides))
 
     @property
     def grid(self):
-        """The cuview.Grid the fields lie on: the one given (its shape the fields'), else cell
-        indices (origin 0, spacing 1)."""
-        if self._grid is not None:
-            return self._grid
+        """The cuview.Grid of the first field (the run's first grid): the one given (its shape the
+        fields'), else cell indices (origin 0, spacing 1). `grids` lists them all."""
+        if self._grids:
+            return self._grids[0]
         return None if self._cells is None else Grid()._fit(self._cells, "")
+
+    @property
+    def grids(self):
+        """Every grid the fields lie on, the first first: {name: cuview.Grid}."""
+        grids = self._grids or ([] if self._cells is None else [Grid()._fit(self._cells, "")])
+        return {g.name: g for g in grids}
 
     def __enter__(self):
         return self

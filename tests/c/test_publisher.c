@@ -251,6 +251,14 @@ static void check_halo(const char* name, const char* backend, const char* ctl, i
   EXPECT_ERROR(cuview_publisher_add_field_on(pub, "tank", "T", "float64", 1, first, scattered, CUVIEW_MEMORY_HOST, ""),
                CUVIEW_BAD_VALUE, "field 'T'", "one cell's size (8 bytes)", "memory traffic");
   OK(cuview_publisher_add_field_on(pub, "tank", "T", "float64", 1, first, strides, CUVIEW_MEMORY_HOST, "interior"));
+  /* A second grid beside the volume: a surface of its own shape and coordinates. */
+  static float s[HH][HW];
+  for (int y = 0; y < HH; ++y)
+    for (int x = 0; x < HW; ++x) s[y][x] = (float)(y * 100 + x) - 0.5f;
+  const uint64_t sdims[2] = {HH, HW};
+  const double sorigin[2] = {0, 10};
+  OK(cuview_publisher_add_grid(pub, "surface", 2, sdims, sorigin, NULL, "m"));
+  OK(cuview_publisher_add_field_on(pub, "surface", "s", "float32", 1, &s[0][0], NULL, CUVIEW_MEMORY_HOST, "a surface"));
   OK(cuview_publisher_start(pub));
   uint64_t step = 0;
   if (strcmp(backend, "host") == 0) {
@@ -271,6 +279,18 @@ static void check_halo(const char* name, const char* backend, const char* ctl, i
           memcpy(&v, base + z * b.strides[0] + y * b.strides[1] + x * b.strides[2], sizeof v);
           wrong += v != 1e8 * (z + 1) + 1e4 * y + x + 0.125;
         }
+    CHECK(wrong == 0);
+    cuview_block sb; /* the surface: its own shape, read back exactly */
+    OK(cuview_block_info(client, 1, &sb));
+    CHECK(strcmp(sb.dtype, "float32") == 0 && sb.ndim == 2 && sb.shape[0] == HH && sb.shape[1] == HW);
+    const char* sbase = cuview_frame_data(f, 1);
+    wrong = 0;
+    for (int y = 0; y < HH; ++y)
+      for (int x = 0; x < HW; ++x) {
+        float v;
+        memcpy(&v, sbase + y * sb.strides[0] + x * sb.strides[1], sizeof v);
+        wrong += v != s[y][x];
+      }
     CHECK(wrong == 0);
     cuview_frame_release(f);
     cuview_detach(client);

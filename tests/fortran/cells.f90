@@ -6,7 +6,8 @@
 ! with ghost cells on the grid 'box' (origin 0.5, -1, 2 m; spacing 0.25, 0.5, 2 m): a real(8) one
 ! with a halo of 1, H1(i, j, k) = i + 10 j + 100 k + 1/3, one with a halo of 2, H2 = -H1 (declared
 ! without grid=), and an integer(8) one, field K of L(i, j, k) = 2**40 + i + 10 j + 100 k; every
-! ghost cell holds -999.
+! ghost cell holds -999. Beside the box, on a 2-D grid of its own ('surface', 6 x 5, from x = 10 m),
+! field S of S(i, j) = i + 10 j (real(4)).
 ! It first prints the refusals of the whole array (ghost cells too) on the grid of its interior,
 ! and of a complex array.
 ! With --errors OPTIONS it makes the mistakes whose messages must name this module's calls (a name
@@ -22,6 +23,7 @@ program cells
   real(c_double), allocatable, target :: H1(:, :, :), H2(:, :, :)
   integer(c_int64_t), allocatable, target :: L(:, :, :)
   complex(c_double_complex), target :: Z(6, 5, 4)
+  real(c_float), target :: S(6, 5)
   character(len=64) :: name, arg, options
   integer :: i, j, k, ierr
   integer(c_int64_t) :: step
@@ -93,6 +95,15 @@ program cells
     if (ierr /= cuview_ok) error stop 'cuview_add_field H2 failed'
     call cuview_add_field(pub, 'K', L(1:6, 1:5, 1:4), ierr, grid='box')
     if (ierr /= cuview_ok) error stop 'cuview_add_field K failed'
+    do j = 1, 5
+      do i = 1, 6
+        S(i, j) = real(i + 10*j, c_float)
+      end do
+    end do
+    call cuview_add_grid(pub, 'surface', [6, 5], ierr, origin=[10d0, 0d0], units='m')
+    if (ierr /= cuview_ok) error stop 'cuview_add_grid surface failed'
+    call cuview_add_field(pub, 'S', S, ierr, grid='surface')
+    if (ierr /= cuview_ok) error stop 'cuview_add_field S failed'
   else
     call cuview_add_field(pub, 'T', T, ierr)
     if (ierr /= cuview_ok) error stop 'cuview_add_field T failed'

@@ -8,6 +8,10 @@
 #include <cstdio>
 #include <thread>
 
+#include <QAbstractItemView>
+#include <QComboBox>
+#include <QStandardItemModel>
+
 #include "cuview/publisher.hpp"
 #include "field_view.hpp"
 #include "main_window.hpp"
@@ -27,10 +31,17 @@ constexpr double kOriginX = -15.5, kOriginY = 2, kOriginZ = 100;  // mm: cell (0
 /// A float64 value float32 cannot hold, different in every cell.
 double value_at(std::uint32_t x, std::uint32_t y, std::uint32_t z) { return 1e8 + z * 1e4 + y * 100 + x + 0.0625; }
 
-/// Publishes `values` on the anisotropic grid every half second until destroyed.
+constexpr std::uint32_t SW = 24, SH = 16;  // a surface beside the volume: cells of 0.5 mm from (5, 0) mm
+
+/// A float64 value of the surface's cell (x, y), unlike any of the volume's.
+double surface_at(std::uint32_t x, std::uint32_t y) { return -2e6 - y * 1000 - x - 0.5; }
+
+/// Publishes `values` on the anisotropic grid (and, given, `surface` on a 2-D grid of its own)
+/// every half second until destroyed.
 class GridPublisher {
  public:
-  GridPublisher(const std::string& name, std::vector<double> values) : u_(std::move(values)), pub_(options(name)) {
+  GridPublisher(const std::string& name, std::vector<double> values, std::vector<double> surface = {})
+      : u_(std::move(values)), h_(std::move(surface)), pub_(options(name)) {
     pub_.add_grid({.name = "tank", .dims = {D, H, W}, .origin = {kOriginZ, kOriginY, kOriginX},
                    .spacing = {kDepth, 1, 1}, .units = "mm"});
     FieldDecl f{.name = "u", .data = u_.data(), .bytes = u_.size() * sizeof(double)};
@@ -38,6 +49,14 @@ class GridPublisher {
     f.memory = Memory::host;
     f.grid = "tank";
     pub_.add_field(f);
+    if (!h_.empty()) {
+      pub_.add_grid({.name = "surface", .dims = {SH, SW}, .origin = {0, 5}, .spacing = {0.5, 0.5}, .units = "mm"});
+      FieldDecl s{.name = "h", .data = h_.data(), .bytes = h_.size() * sizeof(double)};
+      s.dtype = DType::float64;
+      s.memory = Memory::host;
+      s.grid = "surface";
+      pub_.add_field(s);
+    }
     pub_.start();
     thread_ = std::thread([this] {
       for (std::uint64_t step = 1; !stop_; ++step) {
@@ -57,11 +76,29 @@ class GridPublisher {
   static PublisherOptions options(const std::string& name) {
     return {.name = name, .backend = "host", .title = "tank", .max_fps = 0, .max_cost = 1};
   }
-  std::vector<double> u_;
+  std::vector<double> u_, h_;
   Publisher pub_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
+/// Hovers points across the picture shown (every 29th row, 31st column); `right(text)` says whether
+/// a readout (one that is not empty: over the grid) is what its cell holds. Returns the readouts
+/// read and those that were wrong (each said).
+template <class Right>
+std::pair<std::size_t, std::size_t> hover_across(const MainWindow& w, Right right) {
+  std::size_t checked = 0, wrong = 0;
+  const auto& f = w.view()->last_frame();
+  for (int py = 5; py < f.image.height(); py += 29)
+    for (int px = 5; px < f.image.width(); px += 31) {
+      const QString text = w.view()->readout({px, py});
+      if (text.isEmpty()) continue;  // outside the grid
+      ++checked;
+      if (right(text.toUtf8().constData())) continue;
+      UNSCOPED_INFO("readout " << text.toStdString());
+      ++wrong;
+    }
+  return {checked, wrong};
+}
 }  // namespace
 
 TEST_CASE("hovering a float64 volume on a grid of its own reads the cell, its place in millimetres and its exact "
@@ -79,26 +116,13 @@ TEST_CASE("hovering a float64 volume on a grid of its own reads the cell, its pl
   REQUIRE(shows_frames(w));
   REQUIRE(wait_for([&] { return w.view()->last_frame().slice.has_value(); }));
 
-  std::size_t checked = 0, wrong = 0;
-  const auto& f = w.view()->last_frame();
-  for (int py = 5; py < f.image.height(); py += 29)
-    for (int px = 5; px < f.image.width(); px += 31) {
-      const QString text = w.view()->readout({px, py});
-      if (text.isEmpty()) continue;  // outside the plane
-      unsigned x = 0, y = 0, z = 0;
-      double mx = 0, my = 0, mz = 0, v = 0;
-      ++checked;
-      if (std::sscanf(text.toUtf8().constData(), "(%u, %u, %u) at (%lf, %lf, %lf) mm = %lf", &x, &y, &z, &mx, &my,
-                      &mz, &v) != 7 ||
-          x >= W || y >= H || z >= D) {
-        UNSCOPED_INFO("unreadable readout: " << text.toStdString());
-        ++wrong;
-        continue;
-      }
-      const bool right = mx == kOriginX + x && my == kOriginY + y && mz == kOriginZ + kDepth * z && v == value_at(x, y, z);
-      if (!right) UNSCOPED_INFO("readout " << text.toStdString());
-      wrong += !right;
-    }
+  const auto [checked, wrong] = hover_across(w, [](const char* text) {
+    unsigned x = 0, y = 0, z = 0;
+    double mx = 0, my = 0, mz = 0, v = 0;
+    return std::sscanf(text, "(%u, %u, %u) at (%lf, %lf, %lf) mm = %lf", &x, &y, &z, &mx, &my, &mz, &v) == 7 &&
+           x < W && y < H && z < D && mx == kOriginX + x && my == kOriginY + y && mz == kOriginZ + kDepth * z &&
+           v == value_at(x, y, z);
+  });
   CHECK(checked > 20);
   CHECK(wrong == 0);
 }
@@ -157,4 +181,53 @@ TEST_CASE("a volume of cells four times as deep as wide is drawn with its aspect
   CHECK(across / down < 1.1 * want);
   // Drawn as cubes, it would be a quarter of that.
   CHECK(want > 0.6);
+}
+
+TEST_CASE("a run of two grids lists its fields under each grid; a field of the 2-D grid is drawn and read on its own "
+          "grid",
+          "[.window][window]") {
+  RuntimeDir rt;
+  std::vector<double> u(std::size_t{W} * H * D, 1.0), h(std::size_t{SW} * SH);
+  for (std::uint32_t y = 0; y < SH; ++y)
+    for (std::uint32_t x = 0; x < SW; ++x) h[std::size_t{y} * SW + x] = surface_at(x, y);
+  GridPublisher both("two-grids", u, h);
+  forget_window_geometry();
+  MainWindow w(attach_options("two-grids"));
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  REQUIRE(wait_for([&] { return w.view()->last_frame().slice.has_value(); }));  // the volume's plane first
+
+  // The list: a heading per grid (not a choice), each grid's fields below it.
+  auto* fields = w.findChild<QComboBox*>("field");
+  REQUIRE(fields != nullptr);
+  QStringList texts;
+  for (int i = 0; i < fields->count(); ++i) texts << fields->itemText(i);
+  CHECK(texts == QStringList({QString("tank · 32×32×8 (mm)"), "u", QString("surface · 24×16 (mm)"), "h"}));
+  auto* model = qobject_cast<QStandardItemModel*>(fields->model());
+  REQUIRE(model != nullptr);
+  CHECK_FALSE(model->item(0)->isEnabled());
+  CHECK_FALSE(model->item(2)->isEnabled());
+
+  // Picked as a person does: the list opens, a click on "h".
+  x11::click(centre_of(fields));
+  REQUIRE(wait_for([&] { return fields->view()->isVisible(); }, 5000));
+  QAbstractItemView* list = fields->view();
+  x11::click(list->viewport()->mapToGlobal(list->visualRect(list->model()->index(3, 0)).center()));
+  REQUIRE(wait_for([&] { return !list->isVisible() && fields->currentText() == "h"; }, 5000));
+  REQUIRE(wait_for([&] {
+    const auto& f = w.view()->last_frame();
+    return f.field == 1 && !f.slice.has_value() && f.field_w == int(SW) && f.field_h == int(SH);
+  }));
+  auto* axis = w.findChild<QComboBox*>("slice_axis");
+  REQUIRE(axis != nullptr);
+  CHECK_FALSE(axis->isVisible());  // a plane has no planes to choose
+
+  const auto [checked, wrong] = hover_across(w, [](const char* text) {
+    unsigned x = 0, y = 0;
+    double mx = 0, my = 0, v = 0;
+    return std::sscanf(text, "(%u, %u) at (%lf, %lf) mm = %lf", &x, &y, &mx, &my, &v) == 5 && x < SW && y < SH &&
+           mx == 5 + 0.5 * x && my == 0.5 * y && v == surface_at(x, y);
+  });
+  CHECK(checked > 20);
+  CHECK(wrong == 0);
 }

@@ -248,7 +248,7 @@ TEST_CASE("a grid of 1 or 3 axes is declared by its dims alone, and every field 
   CHECK_THAT(error_of([&] {
                pub.add_field({"cube", cube.data(), cube.size() * 4, 0, 0, DType::float32, 1, Memory::host, "", {8, 8, 8}});
              }),
-             Contains("is 8x8x8 but field 'line' is 32") && Contains("shares one grid"));
+             Contains("is 8x8x8 but field 'line' is 32") && Contains("lies on a grid of its own: declare one (add_grid)"));
   pub.start();
   auto c = Client::attach(AttachOptions{.name = "dims", .client = "test"});
   CHECK(c.description().dims == std::vector<std::uint32_t>{32});
@@ -271,7 +271,7 @@ TEST_CASE("misuse of the publisher is refused with a message naming what is wron
              Contains("host backend") && Contains("Memory::host"));
   pub.add_field(host_field("u", a, 8, 8));
   CHECK_THAT(error_of([&] { pub.add_field(host_field("u", a, 8, 8)); }), Contains("field 'u' is declared twice"));
-  CHECK_THAT(error_of([&] { pub.add_field(host_field("w", b, 8, 4)); }), Contains("shares one grid"));
+  CHECK_THAT(error_of([&] { pub.add_field(host_field("w", b, 8, 4)); }), Contains("is 8x4 but field 'u' is 8x8") && Contains("a grid of its own"));
   CHECK_THAT(error_of([&] { pub.add_param({"k", 5, 0, 1, false, ""}); }), Contains("outside its range"));
   pub.add_field({"late", nullptr, 256, 8, 8, DType::float32, 1, Memory::host, "written by a FieldWriter"});
   CHECK_THAT(error_of([&] { pub.publish(0); }),

@@ -97,6 +97,15 @@ T cell_at(const std::vector<std::byte>& slot, std::uint64_t offset) {
   return v;
 }
 
+/// Publisher `name`'s answer to describe from a client of protocol 7 (hello first).
+proto::Reply describe_as_protocol_7(const std::string& name) {
+  RawPeer peer(name);
+  const auto hello = peer.send({proto::encode_request("hello", 1, "", proto::HelloArgs{"old", ::getpid()}, 7)});
+  REQUIRE(hello.ok);
+  const auto session = proto::decode_as<proto::HelloResult>(hello.result, "hello").session;
+  return peer.send({proto::encode_request("describe", 2, session, proto::NoArgs{}, 7)});
+}
+
 /// A cell's value that no neighbour shares, and that float64 holds exactly where float32 would not.
 double value(std::size_t z, std::size_t y, std::size_t x) { return 1e8 * double(z + 1) + 1e4 * double(y) + x + 0.125; }
 }  // namespace
@@ -213,14 +222,14 @@ TEST_CASE("layouts and grids a publisher cannot read are refused naming what is 
   CHECK_THAT(error_of([&] { pub.add_grid({.name = "g", .dims = {4, 4}, .origin = {1}}); }),
              Contains("grid 'g' has 2 axes but 1 origin values"));
   pub.add_grid({.name = "g", .dims = {4, 4, 4}});
-  CHECK_THAT(error_of([&] { pub.add_grid({.name = "h", .dims = {4, 4}}); }),
-             Contains("grid 'g' is declared already") && Contains("shares one grid"));
+  CHECK_THAT(error_of([&] { pub.add_grid({.name = "g", .dims = {4, 4}}); }), Contains("grid 'g' is declared twice"));
+  pub.add_grid({.name = "h", .dims = {4, 4}});  // a second grid: fields name it
   CHECK_THAT(error_of([&] {
                auto f = field({});
                f.grid = "nowhere";
                pub.add_field(f);
              }),
-             Contains("lies on grid 'nowhere', which is not declared") && Contains("the grid is 'g'"));
+             Contains("lies on grid 'nowhere', which is not declared") && Contains("name one of 'g', 'h'"));
   auto ok = field({800, 80, 8});  // a 4×4×4 block of the 10×10×10 array
   pub.add_field(ok);
   pub.start();
@@ -233,13 +242,101 @@ TEST_CASE("a client of protocol 7 is refused a float64 field by name, and reads 
   Publisher pub({.name = "wide", .backend = "host", .max_fps = 0, .max_cost = 1});
   pub.add_field({"T", a.data(), a.size() * 8, 8, 8, DType::float64, 1, Memory::host, ""});
   pub.start();
-  RawPeer peer("wide");
-  const auto hello = peer.send({proto::encode_request("hello", 1, "", proto::HelloArgs{"old", ::getpid()}, 7)});
-  REQUIRE(hello.ok);
-  const auto session = proto::decode_as<proto::HelloResult>(hello.result, "hello").session;
-  const auto refused = peer.send({proto::encode_request("describe", 2, session, proto::NoArgs{}, 7)});
+  const auto refused = describe_as_protocol_7("wide");
   CHECK_FALSE(refused.ok);
   CHECK(refused.error.code == "version_mismatch");
   CHECK_THAT(refused.error.message, Contains("field 'T' is float64, which protocol 8 added") &&
                                         Contains("this client speaks protocol 7") && Contains("update it"));
+}
+
+BACKEND_TEST("fields on several grids — a volume, a surface, a probe line — are described and read back each on "
+             "its own grid",
+             "[integration][layouts][grids]") {
+  RuntimeDir rt;
+  constexpr std::size_t D = 4, H = 5, W = 6, N = 10;
+  std::vector<double> T(D * H * W);
+  std::vector<float> s(H * W);
+  std::vector<std::int64_t> p(N);
+  for (std::size_t z = 0; z < D; ++z)
+    for (std::size_t y = 0; y < H; ++y)
+      for (std::size_t x = 0; x < W; ++x) T[(z * H + y) * W + x] = value(z, y, x);
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0.5f * float(i) - 3.0f;
+  for (std::size_t i = 0; i < N; ++i) p[i] = (std::int64_t{1} << 42) + std::int64_t(i);
+  const ProgramArray t_array(T.data(), T.size() * 8, backend), s_array(s.data(), s.size() * 4, backend),
+      p_array(p.data(), p.size() * 8, backend);
+
+  Publisher pub({.name = "grids", .backend = to_string(backend), .max_fps = 0, .max_cost = 1});
+  pub.add_grid({.name = "volume", .dims = {D, H, W}, .spacing = {2.0, 1.0, 1.0}, .units = "mm"});
+  pub.add_grid({.name = "surface", .dims = {H, W}, .origin = {0.0, 10.0}, .units = "mm"});
+  pub.add_grid({.name = "probe", .dims = {N}, .spacing = {0.5}, .units = "mm"});
+  FieldDecl ft{.name = "T", .data = t_array.data(), .bytes = T.size() * 8, .grid = "volume"};
+  ft.dtype = DType::float64, ft.memory = t_array.memory();
+  FieldDecl fs{.name = "height", .data = s_array.data(), .bytes = s.size() * 4, .grid = "surface"};
+  fs.memory = s_array.memory();
+  FieldDecl fp{.name = "count", .data = p_array.data(), .bytes = p.size() * 8, .grid = "probe"};
+  fp.dtype = DType::int64, fp.memory = p_array.memory();
+  pub.add_field(ft), pub.add_field(fs), pub.add_field(fp);
+  pub.start();
+
+  // Described: every grid, the first one's dims as the run's; each field its own shape and grid.
+  const auto json = nlohmann::json::parse(ctl("grids", {"describe", "--json"}).out);
+  CHECK(json["dims"] == nlohmann::json::array({D, H, W}));
+  REQUIRE(json["grids"].size() == 3);
+  CHECK(json["grids"][1]["name"] == "surface");
+  CHECK(json["grids"][1]["dims"] == nlohmann::json::array({H, W}));
+  CHECK(json["grids"][1]["origin"] == nlohmann::json::array({0.0, 10.0}));
+  CHECK(json["grids"][2]["dims"] == nlohmann::json::array({N}));
+  const auto& fields = json["fields"];
+  CHECK(fields[0]["grid"] == "volume");
+  CHECK(fields[1]["grid"] == "surface");
+  CHECK(fields[1]["shape"] == nlohmann::json::array({H, W}));
+  CHECK(fields[2]["grid"] == "probe");
+  CHECK(fields[2]["shape"] == nlohmann::json::array({N}));
+  const auto described = ctl("grids", {"describe"});
+  CHECK_THAT(described.out, Contains("grid surface 6x5: x from 10 by 1, y from 0 by 1 (mm)") &&
+                                Contains("field height float32 [5, 6] on surface") &&
+                                Contains("field count int64 [10] on probe"));
+
+  // Read back cell for cell, each field on its own grid.
+  const auto slot = frame_saved_by_ctl(pub, "grids");
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < T.size(); ++i) wrong += cell_at<double>(slot, fields[0]["offset"].get<std::uint64_t>() + i * 8) != T[i];
+  for (std::size_t i = 0; i < s.size(); ++i) wrong += cell_at<float>(slot, fields[1]["offset"].get<std::uint64_t>() + i * 4) != s[i];
+  for (std::size_t i = 0; i < N; ++i) wrong += cell_at<std::int64_t>(slot, fields[2]["offset"].get<std::uint64_t>() + i * 8) != p[i];
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("a field of another grid is refused where it cannot be read: by a client of protocol 7, by a part of a "
+          "decomposed run, without a grid of its shape",
+          "[integration][layouts][grids][host]") {
+  RuntimeDir rt;
+  std::vector<float> a(4 * 4 * 4), b(4 * 4);
+  Publisher pub({.name = "two", .backend = "host", .max_fps = 0, .max_cost = 1});
+  pub.add_grid({.name = "volume", .dims = {4, 4, 4}});
+  pub.add_grid({.name = "surface", .dims = {4, 4}});
+  pub.add_field({.name = "u", .data = a.data(), .bytes = a.size() * 4, .memory = Memory::host});  // the first grid
+  CHECK_THAT(error_of([&] {
+               pub.add_field({.name = "w", .data = b.data(), .bytes = b.size() * 4, .memory = Memory::host,
+                              .dims = {4, 4}});
+             }),
+             Contains("field 'w' is 4x4 but grid 'volume' is 4x4x4") && Contains("a grid of its own"));
+  pub.add_field({.name = "h", .data = b.data(), .bytes = b.size() * 4, .memory = Memory::host, .grid = "surface"});
+  pub.start();
+  const auto refused = describe_as_protocol_7("two");
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.error.code == "version_mismatch");
+  CHECK_THAT(refused.error.message, Contains("field 'h' lies on grid 'surface' (4x4 cells)") &&
+                                        Contains("fields on several grids came with protocol 8") &&
+                                        Contains("this client speaks protocol 7"));
+
+  PartOptions part{.index = 0, .count = 1, .group = "g-1", .rank = 0, .host = {}};
+  part.offset = {0, 0, 0};
+  part.global_dims = {4, 4, 4};
+  Publisher ranked({.name = "ranked", .backend = "host", .max_fps = 0, .part = part});
+  ranked.add_grid({.name = "volume", .dims = {4, 4, 4}});
+  ranked.add_grid({.name = "surface", .dims = {4, 4}});
+  ranked.add_field({.name = "u", .data = a.data(), .bytes = a.size() * 4, .memory = Memory::host});
+  ranked.add_field({.name = "h", .data = b.data(), .bytes = b.size() * 4, .memory = Memory::host, .grid = "surface"});
+  CHECK_THAT(error_of([&] { ranked.start(); }),
+             Contains("field 'h' lies on grid 'surface'") && Contains("decompose one grid, their first ('volume')"));
 }

@@ -96,7 +96,7 @@ class Fortran(PrivateRuntimeTest):
             with attached("halo") as sim:
                 shapes = {f["name"]: (f["dtype"], f["shape"]) for f in sim.description["fields"]}
                 self.assertEqual(shapes, {"H1": ("float64", [4, 5, 6]), "H2": ("float64", [4, 5, 6]),
-                                          "K": ("int64", [4, 5, 6])})
+                                          "K": ("int64", [4, 5, 6]), "S": ("float32", [5, 6])})
                 with sim.next_frame(timeout=10) as f:
                     f.verify()
                     z, y, x = np.meshgrid(np.arange(4), np.arange(5), np.arange(6), indexing="ij")
@@ -105,15 +105,19 @@ class Fortran(PrivateRuntimeTest):
                     np.testing.assert_array_equal(np.asarray(f["H1"]), h1)
                     np.testing.assert_array_equal(np.asarray(f["H2"]), -h1)
                     np.testing.assert_array_equal(np.asarray(f["K"]), 2**40 + cell.astype(np.int64))
+                    y2, x2 = np.meshgrid(np.arange(5), np.arange(6), indexing="ij")
+                    np.testing.assert_array_equal(np.asarray(f["S"]), ((x2 + 1) + 10 * (y2 + 1)).astype(np.float32))
             described = json.loads(subprocess.run([f"{BIN}/cuview-ctl", "--name", "halo", "describe", "--json"],
                                                   capture_output=True, text=True, timeout=60, check=True).stdout)
             grids = {g["name"]: g for g in described["grids"]}
-            self.assertEqual(list(grids), ["box"])  # H2, declared without grid=, lies on the one grid
+            self.assertEqual(list(grids), ["box", "surface"])  # H2, declared without grid=, lies on the first
             self.assertEqual(grids["box"]["dims"], [4, 5, 6])  # slowest axis first: z, y, x
             self.assertEqual(grids["box"]["origin"], [2.0, -1.0, 0.5])
             self.assertEqual(grids["box"]["spacing"], [2.0, 0.5, 0.25])
             self.assertEqual(grids["box"]["units"], "m")
-            self.assertEqual({f["name"]: f["grid"] for f in described["fields"]}, {"H1": "box", "H2": "box", "K": "box"})
+            self.assertEqual({f["name"]: f["grid"] for f in described["fields"]},
+                             {"H1": "box", "H2": "box", "K": "box", "S": "surface"})
+            self.assertEqual((grids["surface"]["dims"], grids["surface"]["origin"]), ([5, 6], [0.0, 10.0]))
         finally:
             out = self.stop("halo", p)
         said = dict(line.split(": status ", 1) for line in out.splitlines() if ": status " in line)

@@ -239,6 +239,39 @@ class PublisherTest(PrivateRuntimeTest):
             g = sim.grid()  # no grid given: cell indices
             self.assertEqual((g.shape, g.origin, g.spacing, g.units), ((D, H, W), (0.0,) * 3, (1.0,) * 3, ""))
 
+    def test_fields_on_several_grids_keep_their_own_shapes_and_coordinates(self):
+        T = volume().astype(np.float64) + 1 / 3
+        _, inside = with_halo(T, 1)
+        S = np.arange(H * W, dtype=np.float32).reshape(H, W) - 7
+        P = 2 ** 40 + np.arange(10, dtype=np.int64)
+        grids = [cuview.Grid(name="volume", spacing=(2.0, 1.0, 1.0), units="mm"),
+                 cuview.Grid(name="surface", origin=(0.0, 10.0), units="mm"),
+                 cuview.Grid(name="probe", spacing=0.5, units="mm")]
+        arrays = {"T": inside, "S": S, "P": P}
+        with self.publisher("grids", arrays, grid=grids) as pub, \
+                cuview.attach("grids", control_only=True) as sim:
+            self.assertEqual(list(sim.grids), ["volume", "surface", "probe"])
+            self.assertEqual(list(pub.grids), ["volume", "surface", "probe"])
+            self.assertEqual([f["grid"] for f in sim.description["fields"]], ["volume", "surface", "probe"])
+            self.assertEqual([f["shape"] for f in sim.description["fields"]], [[D, H, W], [H, W], [10]])
+            self.assertEqual((sim.grid("S").shape, sim.grid("S").origin), ((H, W), (0.0, 10.0)))
+            self.assertEqual((sim.grid("P").shape, sim.grid("P").spacing), ((10,), (0.5,)))
+            self.assertEqual(sim.description["dims"], [D, H, W])  # the run's own grid: the first
+        if BACKEND == "host":  # each field read back on its own grid, exact
+            with self.publisher("grids", arrays, grid=grids) as pub, cuview.attach("grids") as sim:
+                frame, _ = first_frame(pub, sim, arrays)
+                with frame as f:
+                    np.testing.assert_array_equal(np.asarray(f["T"]), T)
+                    np.testing.assert_array_equal(np.asarray(f["S"]), S)
+                    np.testing.assert_array_equal(np.asarray(f["P"]), P)
+                    self.assertEqual((f["S"].shape, f["P"].shape), ((H, W), (10,)))
+                    self.assertEqual(f["P"].grid.name, "probe")
+        # With no grid given, fields of several shapes lie on grids of their own, in cell indices.
+        with self.publisher("shapes", {"T": volume(), "S": S}) as pub, \
+                cuview.attach("shapes", control_only=True) as sim:
+            self.assertEqual({n: g.shape for n, g in sim.grids.items()}, {"grid": (D, H, W), "grid2": (H, W)})
+            self.assertEqual(sim.grid("S").spacing, (1.0, 1.0))
+
     def test_layouts_a_publisher_cannot_read_in_place_are_refused_by_name(self):
         T = np.zeros((D + 2, H + 2, W + 2), np.float64)
         inside = T[1:-1, 1:-1, 1:-1]
@@ -251,8 +284,8 @@ class PublisherTest(PrivateRuntimeTest):
             self.publisher("axes", {"T": inside}, grid=cuview.Grid(origin=(0, 0)))
         self.assertIn("origin has 2 values for 3 axes; give one per axis, slowest first (z, y, x)", str(e.exception))
         with self.assertRaises(cuview.CuviewError) as e:
-            self.publisher("twogrids", {"T": inside, "S": np.zeros((H, W))})
-        self.assertIn("field 'S' of 'twogrids' is (5, 6) cells but grid 'grid' is (4, 5, 6)", str(e.exception))
+            self.publisher("noshape", {"T": inside, "S": np.zeros((H, W))}, grid=[cuview.Grid(name="volume")])
+        self.assertIn("field 'S' of 'noshape' is (5, 6) cells, and no grid given has that shape", str(e.exception))
         with self.publisher("layout", {"T": inside}) as pub:
             for arrays, words in [
                 ({"T": np.zeros((D, H, W))}, "the array's strides are C order (bytes), but the field was declared "

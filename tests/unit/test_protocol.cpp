@@ -234,6 +234,26 @@ TEST_CASE("a describe of version 8 reaches a client of 7 without its grids, and 
   CHECK(unreadable_for_version(d, 7).empty());
 }
 
+TEST_CASE("a field of a second grid is seen on its own grid, and refused to a client of protocol 7", "[protocol]") {
+  DescribeResult d;
+  d.dims = {4, 8, 8}, d.width = 8, d.height = 8;
+  d.grids = {{"volume", {4, 8, 8}, {0, 0, 0}, {1, 1, 1}, {"z", "y", "x"}, ""},
+             {"probe", {100}, {5}, {0.5}, {"x"}, "m"}};
+  d.fields.push_back({"T", "float32", 1, {4, 8, 8}, {256, 32, 4}, 0, 1024, "", "volume"});
+  d.fields.push_back({"p", "float32", 1, {100}, {4}, 1024, 400, "", "probe"});
+  CHECK(d.for_field(0).dims == d.dims);
+  const auto probe = d.for_field("p");
+  CHECK(probe.dims == std::vector<std::uint32_t>{100});
+  CHECK((probe.width == 100 && probe.height == 1));
+  CHECK(d.for_field(std::size_t{7}).dims == d.dims);  // a particle view: the run's own grid
+  CHECK(whole_grid(d, 1).spacing == std::vector<double>{0.5});
+  CHECK(unreadable_for_version(d, 8).empty());
+  CHECK_THAT(unreadable_for_version(d, 7), Catch::Matchers::Contains("field 'p' lies on grid 'probe' (100 cells)") &&
+                                               Catch::Matchers::Contains("came with protocol 8"));
+  d.fields.pop_back();
+  CHECK(unreadable_for_version(d, 7).empty());  // one grid: as a client of 7 reads it
+}
+
 TEST_CASE("a part's grid is placed in the whole run's coordinates", "[protocol]") {
   DescribeResult part;
   part.dims = {4, 8, 8};

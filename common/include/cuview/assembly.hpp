@@ -101,8 +101,9 @@ struct PlaneBlock {
 [[nodiscard]] Block own_block(const proto::DescribeResult& d);
 /// The grid of the whole run `d` is a publisher of (a part's: the global grid, its origin moved
 /// back from the part's first cell to the global grid's), with its coordinates: what a viewer
-/// shows positions in. A publisher that declared none: origin 0, spacing 1.
-[[nodiscard]] proto::GridDesc whole_grid(const proto::DescribeResult& d);
+/// shows positions in; of the grid field `field` lies on (a field of another grid than a part's
+/// first is whole in every part). A publisher that declared none: origin 0, spacing 1.
+[[nodiscard]] proto::GridDesc whole_grid(const proto::DescribeResult& d, std::size_t field = 0);
 
 /// One rectangle of bytes to copy (what cudaMemcpy2D takes): `height` rows of `width` bytes, from
 /// byte `src` of the block (rows `src_pitch` apart) to byte `dst` of the grid (`dst_pitch` apart).

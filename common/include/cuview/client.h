@@ -44,7 +44,7 @@ typedef struct cuview_block {
   const char* dtype; /* "float32", "float16", "int32", "uint8", "float64", "int64" */
   uint32_t components;
   uint32_t ndim;            /* the length of shape and strides */
-  const uint64_t* shape;    /* slowest axis first: the grid's axes ({height, width} today), then
+  const uint64_t* shape;    /* slowest axis first: the axes of the grid the field lies on, then
                                components when > 1; a particle set's {count[, components]} */
   const uint64_t* strides;  /* bytes, one per axis of shape */
   uint64_t offset;          /* bytes from the slot's start */

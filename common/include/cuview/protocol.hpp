@@ -251,7 +251,7 @@ struct DescribeResult {
   std::vector<InputDesc> inputs;
   std::optional<PartDesc> part;  ///< set by a part of a decomposed publisher
   /// The grids the fields lie on (version 8; a client of version 7 reads `dims` alone). The
-  /// first is `dims`'s.
+  /// first is `dims`'s, the one a run of parts decomposes; a field names its own (FieldDesc::grid).
   std::vector<GridDesc> grids;
   /// `dims`, or {height, width} when a publisher sent none.
   [[nodiscard]] std::vector<std::uint32_t> grid() const {
@@ -260,6 +260,12 @@ struct DescribeResult {
   /// The grid field `f` lies on: grids' entry of its name, or one of `grid()` with unit spacing
   /// from the origin when the publisher named none (version 7).
   [[nodiscard]] GridDesc grid_of(const FieldDesc& f) const;
+  /// This description as a view of field `index` works in it: `dims`, `width` and `height` are
+  /// those of the grid the field lies on (a run's fields may lie on several grids; `dims` is the
+  /// first's). A particle set's index, or a field on the first grid: the description as it is.
+  [[nodiscard]] DescribeResult for_field(std::size_t index) const;
+  /// for_field of the field named `name` (a name of none: the description as it is).
+  [[nodiscard]] DescribeResult for_field(const std::string& name) const;
   MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, dims, slots, slot_bytes, trailer_offset, fields,
                      particles, params, presets, inputs, part, grids);
 };

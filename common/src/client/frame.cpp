@@ -271,12 +271,24 @@ Block FrameGroup::block(std::size_t k) const {
   return layout_->blocks[k];
 }
 
+namespace {
+/// Where field `field` of part `k` goes: its block of the whole grid, and that grid. A run of parts
+/// decomposes its first grid; a run of one publisher may hold fields of other grids, each whole.
+std::pair<Block, Axes> placement(const detail::GroupLayout& l, std::size_t k, std::size_t field) {
+  if (l.parts.size() != 1) return {l.blocks[k], l.extent.dims};
+  const auto& f = l.fields[0][field];
+  Axes cells = f.shape;
+  if (f.components > 1 && !cells.empty()) cells.pop_back();
+  return {Block{Axes(cells.size(), 0), cells}, cells};
+}
+}  // namespace
+
 std::size_t FrameGroup::global_field_bytes(std::size_t field) const {
   const auto& fields = layout_->fields.front();
   if (field >= fields.size())
     throw Error(Errc::out_of_range, "field " + std::to_string(field) + " of '" + layout_->name +
                                         "' does not exist: it has " + std::to_string(fields.size()) + " fields");
-  return layout_->extent.cells() * cell_bytes(fields[field]);
+  return Extent{placement(*layout_, 0, field).second}.cells() * cell_bytes(fields[field]);
 }
 
 void FrameGroup::check_field_buffer(std::size_t field, std::size_t bytes) const {
@@ -306,9 +318,10 @@ void FrameGroup::copy_field_to_host(std::size_t field, std::span<std::byte> dst)
   for (std::size_t k = 0; k < frames_.size(); ++k) {
     const auto& f = layout_->fields[k][field];
     // One copy per block (on CUDA one transfer), then rows into place.
-    block.resize(Extent{layout_->blocks[k].dims}.cells() * cell);
+    const auto [at, whole] = placement(*layout_, k, field);
+    block.resize(Extent{at.dims}.cells() * cell);
     frames_[k].copy_to_host(f.offset, block);
-    place_block(layout_->blocks[k], block, layout_->extent.dims, dst, cell);
+    place_block(at, block, whole, dst, cell);
   }
 }
 
@@ -327,7 +340,8 @@ void FrameGroup::copy_field_to_device(std::size_t field, [[maybe_unused]] void* 
     const auto* src = static_cast<const std::byte*>(frame.device_slot()) + layout_->fields[k][field].offset;
     frame.wait();  // on the host: a stream of ours waiting on the publisher's event would cost it a context switch
     cuda::DeviceGuard guard(frame.device());
-    for (const Copy2D& c : block_copies(layout_->blocks[k], layout_->extent.dims, cell))
+    const auto [at, whole] = placement(*layout_, k, field);
+    for (const Copy2D& c : block_copies(at, whole, cell))
       cuda::check(cudaMemcpy2D(static_cast<std::byte*>(dst) + c.dst, c.dst_pitch, src + c.src, c.src_pitch, c.width,
                                c.height, cudaMemcpyDefault),
                   "copying " + who + " into the GPU buffer");

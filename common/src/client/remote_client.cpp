@@ -90,7 +90,7 @@ bool RemoteClient::take_view(RemoteView& out, std::chrono::milliseconds timeout,
           throw Error(Errc::bad_message, "a brick from " + s.opts.remote + " whose size does not match its values");
         region.field_w = static_cast<int>(h.view_w), region.field_h = static_cast<int>(h.view_h);
       } else {
-        const auto picture = picture_named(part ? part->global() : s.desc.grid(), h.axis, h.index, h.through,
+        const auto picture = picture_named(part ? part->global() : s.desc.for_field(h.field).grid(), h.axis, h.index, h.through,
                                            "a view of " + s.who() + " through " + s.opts.remote);
         region.field_w = picture.w, region.field_h = picture.h;
       }
@@ -208,17 +208,18 @@ std::optional<Frame> RemoteClient::fetch_frame(const RemoteRegion& probe) {
       const std::size_t size = size_of(*dtype);
       try {
         // A volume's field comes in boxes of as many layers as one fetch carries.
-        const auto grid = d.grid();
+        const auto on = d.for_field(i);  // the grid the field lies on
+        const auto grid = on.grid();
         if (grid.size() != 3) {
-          fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}}, {0, 0}, &raw);
+          fetch_of(f.name, 0, 0, on.width, on.height, {probe.seq, {}}, {0, 0}, &raw);
           std::memcpy(frame.data + f.offset, raw.data(), std::min<std::size_t>(f.bytes, raw.size()));
         } else {
-          const std::uint64_t layer_bytes = std::uint64_t{d.width} * d.height * f.components * size;
+          const std::uint64_t layer_bytes = std::uint64_t{on.width} * on.height * f.components * size;
           const auto per_fetch =
               static_cast<std::uint32_t>(std::max<std::uint64_t>(1, remote::kMaxFetchBytes / layer_bytes));
           for (std::uint32_t z = 0; z < grid[0]; z += per_fetch) {
             const std::uint32_t n = std::min(per_fetch, grid[0] - z);
-            fetch_of(f.name, 0, 0, d.width, d.height, {probe.seq, {}}, {z, n}, &raw);
+            fetch_of(f.name, 0, 0, on.width, on.height, {probe.seq, {}}, {z, n}, &raw);
             const std::size_t at = z * layer_bytes;
             std::memcpy(frame.data + f.offset + at, raw.data(),
                         std::min<std::size_t>(f.bytes - std::min<std::size_t>(f.bytes, at), raw.size()));

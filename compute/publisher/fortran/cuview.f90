@@ -315,8 +315,9 @@ contains
   !> A grid fields lie on (grid= of cuview_add_field), with the program's coordinates: `dims`
   !> cells per axis, Fortran's shape (fastest first, [nx, ny, nz]); cell (i, j, k) (1-based) has its
   !> centre at origin + (i-1, j-1, k-1) * spacing, in `units` ('m'). origin (default 0) and spacing
-  !> (default 1, each above 0) are real(c_double), one per axis, fastest first. Every field of a
-  !> publisher shares one grid in this version.
+  !> (default 1, each above 0) are real(c_double), one per axis, fastest first. A publisher may
+  !> declare several grids (a volume, a surface, a probe line); the first is the run's own, the one
+  !> the ranks of cuview_mpi decompose.
   subroutine cuview_add_grid(pub, name, dims, status, origin, spacing, units)
     type(cuview_publisher), intent(in) :: pub
     character(len=*), intent(in) :: name
@@ -370,7 +371,8 @@ contains
   !> the parent's T(1, 1, 1)), so the address stays valid after this call. components=c (1 to 4: a
   !> vector, an RGBA colour): each cell holds c values, the array's first (fastest) extent, so
   !> c(4, nx, ny) is an RGBA field on the grid (nx, ny). grid=: a grid of cuview_add_grid (its
-  !> shape must be the array's); without it, the field's grid is its shape. memory=: the array's
+  !> shape must be the array's); without it, the first grid declared (or, with none, the first
+  !> field's shape). memory=: the array's
   !> memory (cuview_memory_device for OpenACC's host_data use_device).
   subroutine cuview_add_field(pub, name, a, status, help, components, grid, memory)
     type(cuview_publisher), intent(in) :: pub

@@ -100,11 +100,11 @@ CUVIEW_API cuview_status cuview_publisher_create_with(const char* name, const ch
 /* Declarations, before start. A field: `ndim` (1-3) axes in `dims`, slowest first ({width},
  * {height, width} or {depth, height, width}: x fastest), each 1 to 32768 cells; `components` (1 to
  * 4: a scalar, a vector, an RGBA colour; viewers show a vector as its magnitude) values of `dtype`
- * ("float32", "float64", "float16", "int32", "int64", "uint8") per cell, contiguous. Every field
- * shares one grid (cuview_publisher_add_field_on: a declared grid with coordinates, or a strided array).
+ * ("float32", "float64", "float16", "int32", "int64", "uint8") per cell, contiguous, on the first grid
+ * (cuview_publisher_add_field_on: a field on a declared grid with coordinates, or a strided array).
  * `data`: the array read at every publish, or NULL to hand the arrays to cuview_publisher_publish_data
  * instead. Refused, naming the field: a name declared twice, a dtype, dims or components that are not
- * these, a grid other than the first field's, memory that is not where `memory` says. */
+ * these, dims other than the first grid's, memory that is not where `memory` says. */
 CUVIEW_API cuview_status cuview_publisher_add_field(cuview_publisher* pub, const char* name, const char* dtype,
                                                     uint32_t ndim, const uint64_t* dims, uint32_t components,
                                                     const void* data, cuview_memory memory, const char* help);
@@ -112,9 +112,10 @@ CUVIEW_API cuview_status cuview_publisher_add_field(cuview_publisher* pub, const
  * `ndim` (1-3) axes of `dims` cells, slowest first; cell i along axis k has its centre at
  * origin[k] + i * spacing[k], in `units` (e.g. "m"; NULL or "": unnamed). `origin` and `spacing`
  * (ndim values each, slowest first) may be NULL: 0 and 1. Viewers show positions in these
- * coordinates and draw the grid with its aspect ratio. Every field of a publisher shares one grid in
- * this version. Refused, naming the grid: a second grid, a side out of range, a spacing that is not
- * above 0. */
+ * coordinates and draw the grid with its aspect ratio. A publisher may declare several grids (a
+ * volume, a surface, a probe line); the first is the run's own, which the parts of a decomposed run
+ * decompose. Refused, naming the grid: a name declared twice, a side out of range, a spacing that is
+ * not above 0. */
 CUVIEW_API cuview_status cuview_publisher_add_grid(cuview_publisher* pub, const char* name, uint32_t ndim,
                                                    const uint64_t* dims, const double* origin, const double* spacing,
                                                    const char* units);

@@ -151,7 +151,9 @@ struct GridDecl {
 /// or an RGBA colour; viewers show a vector as its magnitude), read from the program's buffer at
 /// every published frame. Its grid is the declared grid `grid` names (add_grid), or else `dims`
 /// (or the 2-D width × height): slowest axis first, {width}, {height, width} or {depth, height,
-/// width} (a volume, x fastest, then y, then z). Every field of a publisher shares one grid.
+/// width} (a volume, x fastest, then y, then z). Fields may lie on several grids (a volume, a
+/// surface, a probe line): a field without `grid` lies on the first grid declared, or on the
+/// first field's `dims` when no grid is.
 struct FieldDecl {
   std::string name;
   /// The program's buffer: the field's first cell. Null: the field is written by the
@@ -237,14 +239,15 @@ class Publisher {
 
   /// Declarations, before the first publish(). Each throws Error(bad_value | out_of_range)
   /// naming the field or parameter: a duplicate name, a size that does not match the shape, a
-  /// grid other than the first field's, a host pointer declared as device memory (or the
+  /// grid not declared, a shape other than the first grid's for a field naming no grid, a host pointer declared as device memory (or the
   /// reverse), device memory on another GPU or on the host backend, a range that excludes the
   /// default, or a declaration after publishing began.
   void add_field(FieldDecl field);
   /// A grid fields are declared on (FieldDecl::grid). Throws Error(bad_value | out_of_range)
   /// naming the grid: a duplicate name, 0 or more than 3 axes, a side out of range, origin,
-  /// spacing or axes not one per axis, a spacing that is not positive, a second grid (this
-  /// version: every field of a publisher shares one grid).
+  /// spacing or axes not one per axis, a spacing that is not positive. The first grid is the
+  /// run's own: fields naming no grid lie on it, and the parts of a decomposed run (Options::part)
+  /// decompose it (a part refuses, at its first publish, a field on any other grid).
   void add_grid(GridDecl grid);
   /// The grid declared (add_grid) as `name`, or null.
   [[nodiscard]] const GridDecl* grid(const std::string& name) const;
