@@ -532,9 +532,8 @@ namespace {
 /// whose values float32 does not hold exactly — a float wider than 4 bytes, an integer wider than
 /// 2 — their rounding to float32 as well.
 double stated_error_bound(const proto::FieldDesc& field, const remote::EncodedValues& e) {
-  const auto& t = dtype_traits(parse_dtype(field.dtype).value_or(DType::float64));
-  const bool floating = t.dlpack_code == dtype_traits(DType::float32).dlpack_code;
-  const bool exact = floating ? t.size <= 4 : t.size <= 2;
+  const auto type = parse_dtype(field.dtype).value_or(DType::float64);
+  const bool exact = is_integer(type) ? size_of(type) <= 2 : size_of(type) <= 4;  // bfloat16: a float32's top half
   return exact ? e.error_bound : remote::error_bound_of_rounded(e.encoding, e.lo, e.hi);
 }
 

@@ -211,7 +211,7 @@ namespace {
 /// other with 6.
 QString value_text(double v, DType dtype, int components) {
   const auto& t = dtype_traits(dtype);
-  const bool integer = t.dlpack_code != dtype_traits(DType::float32).dlpack_code;
+  const bool integer = is_integer(dtype);
   if (integer && components == 1 && v == std::floor(v)) return QString::number(v, 'f', 0);
   if (t.size > size_of(DType::float32)) return QString::number(v, 'g', QLocale::FloatingPointShortest);
   return QString::number(v, 'g', 6);

@@ -30,6 +30,12 @@ double load_value(const void* p, DType t) noexcept {
     case DType::uint8: return read<std::uint8_t>(p);
     case DType::float64: return read<double>(p);
     case DType::int64: return static_cast<double>(read<std::int64_t>(p));
+    case DType::bfloat16: {
+      const std::uint32_t bits = std::uint32_t{read<std::uint16_t>(p)} << 16;
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      return f;
+    }
   }
   return NAN;
 }

@@ -69,6 +69,7 @@ hid_t file_type(DType t) {
     case DType::uint8: return H5T_STD_U8LE;
     case DType::float64: return H5T_IEEE_F64LE;
     case DType::int64: return H5T_STD_I64LE;
+    case DType::bfloat16: return H5T_STD_U16LE;  // nor bfloat16: its bits, as float16's
   }
   throw Error(Errc::internal, "a checkpoint has no HDF5 type for dtype " + std::to_string(static_cast<int>(t)));
 }
@@ -80,6 +81,7 @@ hid_t memory_type(DType t) {
     case DType::uint8: return H5T_NATIVE_UINT8;
     case DType::float64: return H5T_NATIVE_DOUBLE;
     case DType::int64: return H5T_NATIVE_INT64;
+    case DType::bfloat16: return H5T_NATIVE_UINT16;
   }
   throw Error(Errc::internal, "a checkpoint has no HDF5 type for dtype " + std::to_string(static_cast<int>(t)));
 }

@@ -75,7 +75,12 @@ def _from_interface(array, a, device):
 def borrow(array, stream=None):
     """What `array` is, without copying it; `stream` (a cudaStream_t as an int, or None) is the one
     the copy will run on, told to a DLPack producer so that its data is ready there."""
-    cai = getattr(array, "__cuda_array_interface__", None)
+    try:
+        cai = getattr(array, "__cuda_array_interface__", None)
+    except TypeError:  # a dtype the interface cannot name: DLPack below can
+        cai = None
+    if cai is not None and cai.get("typestr", "")[1:2] == "V" and hasattr(array, "__dlpack__"):
+        cai = None  # opaque bytes (PyTorch's bfloat16 is "<V2"): DLPack names the type
     if cai is not None:
         return _from_interface(array, cai, True)
     if hasattr(array, "__dlpack__") and hasattr(array, "__dlpack_device__"):

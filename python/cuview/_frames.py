@@ -113,6 +113,9 @@ class FieldView:
 
     def _interface(self):
         self.frame._alive()
+        if self.dtype == "bfloat16":
+            raise TypeError(f"field '{self.name}' is bfloat16, which NumPy and CuPy have no dtype for: read it "
+                            f"through DLPack, torch.from_dlpack(frame['{self.name}'])")
         return {
             "shape": self.shape,
             "typestr": _dtype(self.dtype)[1],

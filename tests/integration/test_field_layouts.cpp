@@ -97,13 +97,14 @@ T cell_at(const std::vector<std::byte>& slot, std::uint64_t offset) {
   return v;
 }
 
-/// Publisher `name`'s answer to describe from a client of protocol 7 (hello first).
-proto::Reply describe_as_protocol_7(const std::string& name) {
+/// Publisher `name`'s answer to describe from a client of protocol `version` (hello first).
+proto::Reply describe_as_protocol(const std::string& name, std::uint32_t version = 7) {
   RawPeer peer(name);
-  const auto hello = peer.send({proto::encode_request("hello", 1, "", proto::HelloArgs{"old", ::getpid()}, 7)});
+  const auto hello =
+      peer.send({proto::encode_request("hello", 1, "", proto::HelloArgs{"old", ::getpid()}, version)});
   REQUIRE(hello.ok);
   const auto session = proto::decode_as<proto::HelloResult>(hello.result, "hello").session;
-  return peer.send({proto::encode_request("describe", 2, session, proto::NoArgs{}, 7)});
+  return peer.send({proto::encode_request("describe", 2, session, proto::NoArgs{}, version)});
 }
 
 /// A cell's value that no neighbour shares, and that float64 holds exactly where float32 would not.
@@ -242,11 +243,40 @@ TEST_CASE("a client of protocol 7 is refused a float64 field by name, and reads 
   Publisher pub({.name = "wide", .backend = "host", .max_fps = 0, .max_cost = 1});
   pub.add_field({"T", a.data(), a.size() * 8, 8, 8, DType::float64, 1, Memory::host, ""});
   pub.start();
-  const auto refused = describe_as_protocol_7("wide");
+  const auto refused = describe_as_protocol("wide");
   CHECK_FALSE(refused.ok);
   CHECK(refused.error.code == "version_mismatch");
   CHECK_THAT(refused.error.message, Contains("field 'T' is float64, which protocol 8 added") &&
                                         Contains("this client speaks protocol 7") && Contains("update it"));
+}
+
+BACKEND_TEST("a bfloat16 field, as PyTorch holds it, is read back bit for bit; a client of protocol 8 is refused it "
+             "by name",
+             "[integration][layouts]") {
+  RuntimeDir rt;
+  constexpr std::size_t H = 6, W = 10;
+  std::vector<std::uint16_t> b(H * W);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::uint16_t>(0x3f80 + 3 * i);  // 1.0 and up
+  const ProgramArray array(b.data(), b.size() * 2, backend);
+  Publisher pub({.name = "bf16", .backend = to_string(backend), .max_fps = 0, .max_cost = 1});
+  FieldDecl f{.name = "w", .data = array.data(), .bytes = b.size() * 2, .dims = {H, W}};
+  f.dtype = DType::bfloat16, f.memory = array.memory();
+  pub.add_field(f);
+  pub.start();
+  const auto json = nlohmann::json::parse(ctl("bf16", {"describe", "--json"}).out);
+  CHECK(json["fields"][0]["dtype"] == "bfloat16");
+  CHECK(json["fields"][0]["strides"] == nlohmann::json::array({W * 2, 2}));
+  const auto slot = frame_saved_by_ctl(pub, "bf16");
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < b.size(); ++i)
+    wrong += cell_at<std::uint16_t>(slot, json["fields"][0]["offset"].get<std::uint64_t>() + i * 2) != b[i];
+  CHECK(wrong == 0);
+  CHECK(load_value(&b[1], DType::bfloat16) == 1.0 + 3.0 / 128);  // what viewers show of cell 1
+  const auto refused = describe_as_protocol("bf16", 8);
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.error.code == "version_mismatch");
+  CHECK_THAT(refused.error.message, Contains("field 'w' is bfloat16, which protocol 9 added") &&
+                                        Contains("this client speaks protocol 8"));
 }
 
 BACKEND_TEST("fields on several grids — a volume, a surface, a probe line — are described and read back each on "
@@ -322,7 +352,7 @@ TEST_CASE("a field of another grid is refused where it cannot be read: by a clie
              Contains("field 'w' is 4x4 but grid 'volume' is 4x4x4") && Contains("a grid of its own"));
   pub.add_field({.name = "h", .data = b.data(), .bytes = b.size() * 4, .memory = Memory::host, .grid = "surface"});
   pub.start();
-  const auto refused = describe_as_protocol_7("two");
+  const auto refused = describe_as_protocol("two");
   CHECK_FALSE(refused.ok);
   CHECK(refused.error.code == "version_mismatch");
   CHECK_THAT(refused.error.message, Contains("field 'h' lies on grid 'surface' (4x4 cells)") &&

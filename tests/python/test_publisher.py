@@ -163,7 +163,7 @@ class PublisherTest(PrivateRuntimeTest):
         self.assertIn("4 axes", str(e.exception))
         with self.assertRaises(cuview.CuviewError) as e:
             self.publisher("bad", {"T": {"shape": (4, 4), "dtype": "complex64"}})
-        self.assertIn("'complex64' is not a dtype; use float32, float16, int32, uint8, float64 or int64",
+        self.assertIn("'complex64' is not a dtype; use float32, float16, int32, uint8, float64, int64 or bfloat16",
                       str(e.exception))
         with self.assertRaises(cuview.CuviewError) as e:
             self.publisher("bad", {"T": T}, params={"alpha": (2, 0, 1)})
@@ -271,6 +271,27 @@ class PublisherTest(PrivateRuntimeTest):
                 cuview.attach("shapes", control_only=True) as sim:
             self.assertEqual({n: g.shape for n, g in sim.grids.items()}, {"grid": (D, H, W), "grid2": (H, W)})
             self.assertEqual(sim.grid("S").spacing, (1.0, 1.0))
+
+    def test_a_pytorch_bfloat16_tensor_is_published_as_it_is(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("PyTorch is not installed (the GPU hosts have it)")
+        device = "cuda" if BACKEND == "cuda" else "cpu"
+        T = (torch.arange(D * H * W, dtype=torch.float32, device=device).reshape(D, H, W) - 60.5).to(torch.bfloat16)
+        bits = T.view(torch.int16).cpu().numpy().view(np.uint16)
+        with self.publisher("bf16", {"T": T}) as pub, cuview.attach("bf16", control_only=True) as sim:
+            self.assertEqual(sim.description["fields"][0]["dtype"], "bfloat16")
+            got, _ = read_elsewhere(pub, {"T": T}, self.rt.name, dtype=np.uint16)
+            np.testing.assert_array_equal(got, bits)  # bit for bit, read by cuview-ctl in another process
+        if BACKEND == "host":  # and a reader in this process, through DLPack
+            with self.publisher("bf16", {"T": T}) as pub, cuview.attach("bf16") as sim:
+                frame, _ = first_frame(pub, sim, {"T": T})
+                with frame as f:
+                    self.assertTrue(torch.equal(torch.from_dlpack(f["T"]), T))
+                    with self.assertRaises(TypeError) as e:
+                        np.asarray(f["T"])
+                    self.assertIn("torch.from_dlpack(frame['T'])", str(e.exception))
 
     def test_layouts_a_publisher_cannot_read_in_place_are_refused_by_name(self):
         T = np.zeros((D + 2, H + 2, W + 2), np.float64)

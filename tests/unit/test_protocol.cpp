@@ -1,6 +1,7 @@
 // The protocol decoder accepts what clients send and rejects every kind of bad input with an
 // error that names what was wrong.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <set>
 
 #include "cuview/assembly.hpp"
@@ -288,7 +289,23 @@ TEST_CASE("every dtype's value is read as a double", "[protocol]") {
   CHECK(load_value(&half, DType::float16) == -1.0);
   CHECK(load_value(&i32, DType::int32) == -7.0);
   CHECK(load_value(&u8, DType::uint8) == 200.0);
-  CHECK(dtype_names() == "float32, float16, int32, uint8, float64 or int64");
+  const std::uint16_t bf16 = 0xc0a0;  // -5.0: the upper half of float32's 0xc0a00000
+  CHECK(load_value(&bf16, DType::bfloat16) == -5.0);
+  const std::uint16_t tiny = 0x0001;  // a bfloat16 subnormal: float32's 0x00010000, exact
+  CHECK(load_value(&tiny, DType::bfloat16) == std::ldexp(1.0, -133));
+  CHECK(dtype_names() == "float32, float16, int32, uint8, float64, int64 or bfloat16");
+  CHECK((is_integer(DType::int64) && is_integer(DType::uint8) && !is_integer(DType::bfloat16) &&
+         !is_integer(DType::float16)));
+}
+
+TEST_CASE("a bfloat16 field is refused by name to clients of protocol 8 and 7", "[protocol]") {
+  DescribeResult d;
+  d.dims = {4, 4};
+  d.fields.push_back({"w", "bfloat16", 1, {4, 4}, {8, 2}, 0, 32, "", "grid"});
+  CHECK(unreadable_for_version(d, 9).empty());
+  CHECK_THAT(unreadable_for_version(d, 8), Catch::Matchers::Contains("field 'w' is bfloat16, which protocol 9 added") &&
+                                               Catch::Matchers::Contains("this client speaks protocol 8"));
+  CHECK_THAT(unreadable_for_version(d, 7), Catch::Matchers::Contains("which protocol 9 added"));
 }
 
 TEST_CASE("a gateway lists every axis to a client of remote protocol 2, and the keys of 1 to one of 1",

@@ -222,12 +222,13 @@ constexpr std::uint32_t kW = 6, kH = 5, kD = 4, kCells = kW * kH * kD;
 
 /// Cell i's value in a field of `dtype`, one that float holds exactly (the samplers' values are
 /// floats): quarters for float64, multiples of 2^32 for int64 (beyond any int32), ±(1 + i/1024)
-/// for float16.
+/// for float16, ±2^(i mod 60 − 30) × (1 + (i mod 128)/128) for bfloat16 (beyond float16's range).
 double value_of(DType dtype, std::uint32_t i) {
   switch (dtype) {
     case DType::float64: return (static_cast<double>(i) - 50) * 0.25;
     case DType::int64: return static_cast<double>((static_cast<std::int64_t>(i) * 3 - 40) << 32);
     case DType::float16: return (i % 2 == 1 ? -1.0 : 1.0) * (1 + i / 1024.0);
+    case DType::bfloat16: return (i % 2 == 1 ? -1.0 : 1.0) * std::ldexp(1 + (i % 128) / 128.0, int(i % 60) - 30);
     default: return i;
   }
 }
@@ -240,6 +241,12 @@ void store(std::byte* p, DType dtype, std::uint32_t i) {
   } else if (dtype == DType::int64) {
     const auto v = static_cast<std::int64_t>(value_of(dtype, i));
     std::memcpy(p, &v, sizeof v);
+  } else if (dtype == DType::bfloat16) {  // a float32's upper half: exact for value_of's
+    const auto v = static_cast<float>(value_of(dtype, i));
+    std::uint32_t bits32 = 0;
+    std::memcpy(&bits32, &v, sizeof v);
+    const auto bits = static_cast<std::uint16_t>(bits32 >> 16);
+    std::memcpy(p, &bits, sizeof bits);
   } else {  // float16: sign, the exponent of 1, i as the mantissa
     const auto bits = static_cast<std::uint16_t>((i % 2 == 1 ? 0x8000 : 0) | (0x3C00 + i));
     std::memcpy(p, &bits, sizeof bits);
@@ -288,9 +295,9 @@ DTypeFrame frame_of(const std::vector<DType>& dtypes,
 }
 }  // namespace
 
-TEST_CASE("float64, int64 and float16 fields are sampled as their exact values, in views and bricks",
+TEST_CASE("float64, int64, float16 and bfloat16 fields are sampled as their exact values, in views and bricks",
           "[view_sampler][brick_sampler][dtype]") {
-  const std::vector<DType> dtypes{DType::float64, DType::int64, DType::float16};
+  const std::vector<DType> dtypes{DType::float64, DType::int64, DType::float16, DType::bfloat16};
   auto [d, frame] = frame_of(dtypes);
   ViewSampler views;
   BrickSampler bricks;

@@ -41,7 +41,7 @@ typedef struct cuview_frame cuview_frame;
 typedef struct cuview_block {
   const char* name;
   const char* set;   /* the particle set's name, or NULL for a grid field */
-  const char* dtype; /* "float32", "float16", "int32", "uint8", "float64", "int64" */
+  const char* dtype; /* "float32", "float16", "int32", "uint8", "float64", "int64", "bfloat16" */
   uint32_t components;
   uint32_t ndim;            /* the length of shape and strides */
   const uint64_t* shape;    /* slowest axis first: the axes of the grid the field lies on, then

@@ -27,7 +27,7 @@ namespace cuview::proto {
 /// added after it (kAddedKeys) — and a client newer than the publisher says `hello` in its own
 /// version and hears the version of the session (`HelloResult::protocol`). The envelopes (`v`,
 /// `id`, `ok`, `error`) never change, so a refusal always reaches a client of any version.
-inline constexpr std::uint32_t kVersion = 8;
+inline constexpr std::uint32_t kVersion = 9;
 inline constexpr std::uint32_t kFirstStable = 7;
 
 /// What each version before kFirstStable lacked, for the refusal of a client that speaks it.

@@ -14,13 +14,15 @@
 namespace cuview {
 
 /// The type of one value of a field. Wire names: "float32", "float16", "int32", "uint8" (protocol
-/// 7), "float64", "int64" (protocol 8).
-enum class DType : std::uint8_t { float32, float16, int32, uint8, float64, int64 };
+/// 7), "float64", "int64" (protocol 8), "bfloat16" (protocol 9: the upper half of a float32's bits,
+/// as PyTorch and DLPack's kDLBfloat hold it).
+enum class DType : std::uint8_t { float32, float16, int32, uint8, float64, int64, bfloat16 };
 
 /// What a DType is, in one table: its wire name, its size, NumPy's array-interface typestr
-/// (little-endian, as every host cuview runs on), DLPack's type code (kDLInt 0, kDLUInt 1,
-/// kDLFloat 2; its bits are 8 × size) and the protocol version that added it (a client of an
-/// earlier version cannot read such a field).
+/// (little-endian, as every host cuview runs on; bfloat16, which NumPy has no type for, is two
+/// opaque bytes), DLPack's type code (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4; its bits are
+/// 8 × size) and the protocol version that added it (a client of an earlier version cannot read
+/// such a field).
 struct DTypeTraits {
   DType type;
   const char* name;
@@ -33,13 +35,16 @@ inline constexpr DTypeTraits kDTypes[] = {
     {DType::float32, "float32", 4, "<f4", 2, 2}, {DType::float16, "float16", 2, "<f2", 2, 2},
     {DType::int32, "int32", 4, "<i4", 0, 2},     {DType::uint8, "uint8", 1, "|u1", 1, 2},
     {DType::float64, "float64", 8, "<f8", 2, 8}, {DType::int64, "int64", 8, "<i8", 0, 8},
+    {DType::bfloat16, "bfloat16", 2, "|V2", 4, 9},
 };
-static_assert(sizeof kDTypes / sizeof kDTypes[0] == 6, "one line per DType, in its order");
+static_assert(sizeof kDTypes / sizeof kDTypes[0] == 7, "one line per DType, in its order");
 
 [[nodiscard]] constexpr const DTypeTraits& dtype_traits(DType t) noexcept { return kDTypes[static_cast<std::size_t>(t)]; }
 [[nodiscard]] constexpr const char* to_string(DType t) noexcept { return dtype_traits(t).name; }
 [[nodiscard]] constexpr std::size_t size_of(DType t) noexcept { return dtype_traits(t).size; }
-/// The dtypes' names, as error messages list them: "float32, float16, int32, uint8, float64 or int64".
+/// Whether a value of `t` is a whole number (DLPack's kDLInt or kDLUInt), not a float of any kind.
+[[nodiscard]] constexpr bool is_integer(DType t) noexcept { return dtype_traits(t).dlpack_code <= 1; }
+/// The dtypes' names, as error messages list them: "float32, float16, …, int64 or bfloat16".
 [[nodiscard]] inline std::string dtype_names() {
   std::string out;
   for (std::size_t i = 0; i < std::size(kDTypes); ++i)
@@ -48,7 +53,8 @@ static_assert(sizeof kDTypes / sizeof kDTypes[0] == 6, "one line per DType, in i
 }
 
 /// One value of type `t` at `p` (host memory, any alignment) as a double: what viewers and
-/// samplers show of a cell. float16 is IEEE binary16; int64 beyond 2^53 loses its low bits.
+/// samplers show of a cell. float16 is IEEE binary16, bfloat16 a float32's upper 16 bits (exact
+/// in a double); int64 beyond 2^53 loses its low bits.
 [[nodiscard]] double load_value(const void* p, DType t) noexcept;
 
 /// The DType named `name` (to_string's spelling), or nothing.

@@ -100,7 +100,7 @@ CUVIEW_API cuview_status cuview_publisher_create_with(const char* name, const ch
 /* Declarations, before start. A field: `ndim` (1-3) axes in `dims`, slowest first ({width},
  * {height, width} or {depth, height, width}: x fastest), each 1 to 32768 cells; `components` (1 to
  * 4: a scalar, a vector, an RGBA colour; viewers show a vector as its magnitude) values of `dtype`
- * ("float32", "float64", "float16", "int32", "int64", "uint8") per cell, contiguous, on the first grid
+ * ("float32", "float64", "float16", "int32", "int64", "uint8", "bfloat16") per cell, contiguous, on the first grid
  * (cuview_publisher_add_field_on: a field on a declared grid with coordinates, or a strided array).
  * `data`: the array read at every publish, or NULL to hand the arrays to cuview_publisher_publish_data
  * instead. Refused, naming the field: a name declared twice, a dtype, dims or components that are not
