@@ -1,5 +1,4 @@
 #include "cuview/protocol.hpp"
-#include "cuview/assembly.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -308,6 +307,16 @@ GridDesc DescribeResult::grid_of(const FieldDesc& f) const {
   return g;
 }
 
+namespace {
+/// "40x30x16": a grid's cells, fastest axis first, as sizes are written (Extent::text's form; this
+/// file stands alone, for the protocol fuzzer).
+std::string dims_text(const std::vector<std::uint32_t>& dims) {
+  std::string s;
+  for (auto it = dims.rbegin(); it != dims.rend(); ++it) s += (s.empty() ? "" : "x") + std::to_string(*it);
+  return s;
+}
+}  // namespace
+
 DescribeResult DescribeResult::for_field(std::size_t index) const {
   DescribeResult d = *this;
   if (index >= fields.size() || grids.empty() || fields[index].grid.empty() || fields[index].grid == grids[0].name)
@@ -337,8 +346,8 @@ std::string unreadable_for_version(const DescribeResult& d, std::uint32_t versio
   if (version < 8 && !d.grids.empty())
     for (const auto& f : d.fields)
       if (!f.grid.empty() && f.grid != d.grids[0].name)
-        return "field '" + f.name + "' lies on grid '" + f.grid + "' (" + Extent{d.grid_of(f).dims}.text() +
-               " cells), not on the run's first grid '" + d.grids[0].name + "' (" + Extent{d.grid()}.text() +
+        return "field '" + f.name + "' lies on grid '" + f.grid + "' (" + dims_text(d.grid_of(f).dims) +
+               " cells), not on the run's first grid '" + d.grids[0].name + "' (" + dims_text(d.grid()) +
                "), and fields on several grids came with protocol 8; this client speaks protocol " +
                std::to_string(version) + ": update it (this publisher speaks " + std::to_string(kVersion) + ")";
   for (const auto& p : d.particles)
