@@ -275,7 +275,7 @@ namespace {
 /// Where field `field` of part `k` goes: its block of the whole grid, and that grid. A run of parts
 /// decomposes its first grid; a run of one publisher may hold fields of other grids, each whole.
 std::pair<Block, Axes> placement(const detail::GroupLayout& l, std::size_t k, std::size_t field) {
-  if (l.parts.size() != 1) return {l.blocks[k], l.extent.dims};
+  if (l.parts.size() != 1 || l.parts[0].count > 1) return {l.blocks[k], l.extent.dims};  // a run of parts
   const auto& f = l.fields[0][field];
   Axes cells = f.shape;
   if (f.components > 1 && !cells.empty()) cells.pop_back();
