@@ -116,9 +116,9 @@ class Publisher:
 
     fields: name -> an array (its shape, dtype and layout declare the field) or a dict with `shape`
     (1 to 3 axes, slowest first), `dtype` ("float32", "float64", "float16", "int32", "int64",
-    "uint8", "bfloat16": PyTorch's), and optionally `components` (values per cell, a last axis of the arrays), `strides`
-    (bytes per axis of `shape`, as NumPy's; None: C order), `grid` (the name of one of `grid`'s)
-    and `help`.
+    "uint8", "bfloat16": PyTorch's), and optionally `components` (values per cell, a last axis of
+    the arrays), `strides` (bytes per axis of `shape`, as NumPy's; None: C order), `grid` (the name
+    of one of `grid`'s) and `help`.
     An array whose rows are contiguous but not its whole — the interior of an array with ghost
     cells, `a[1:-1, 1:-1, 1:-1]` (NumPy, CuPy, PyTorch) — is read in place: the publisher copies
     its cells into the frame itself (on the GPU for a GPU array), and every array published for
