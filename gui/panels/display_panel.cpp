@@ -269,8 +269,7 @@ void DisplayPanel::describe(const proto::DescribeResult& d) {
   field_->setCurrentIndex(index >= 0 ? index : first_view(field_));
   field_name_ = field_->currentText();
   field_->blockSignals(false);
-  show_colormap_of_field();
-  show_grid(d.for_field(static_cast<std::size_t>(std::max(0, field_index()))).grid());
+  show_colormap_of_field();  // the grid of the field shown: MainWindow::show_field_grid, after this
 }
 
 void DisplayPanel::show_grid(const std::vector<std::uint32_t>& dims) {

@@ -39,7 +39,8 @@ class DisplayPanel : public QDockWidget {
   /// The fields and particle views of a newly described simulation; the field shown is kept by name.
   /// A run of several grids lists its fields under a heading per grid.
   void describe(const proto::DescribeResult& description);
-  /// The grid of the field shown (slowest axis first): a volume's gets the plane controls.
+  /// The grid of the field shown (slowest axis first): a volume's gets the plane controls. The
+  /// window calls it after describe() and at each field chosen (DescribeResult::for_field).
   void show_grid(const std::vector<std::uint32_t>& dims);
   /// Remote views carry one value per pixel: arrows and particle views are disabled, saying why.
   void set_remote(bool remote);
