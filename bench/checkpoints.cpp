@@ -44,7 +44,7 @@ std::string checkpoint_section(const Options& o, Executor::Kind kind) {
     auto b = make_builtin(c.sim, kind, c.n, c.n, c.options);
     checkpoint::Meta base;
     base.simulation = c.sim;
-    base.width = base.height = c.n;
+    base.dims = {c.n, c.n};
     base.options = c.options;
     base.backend = b.executor->name();
     base.cuview_version = CUVIEW_VERSION;

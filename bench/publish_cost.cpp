@@ -182,7 +182,7 @@ std::string publish_section(const Options& o, const std::string& backend) {
 
       DaemonOptions dopt;
       dopt.name = name, dopt.sim = sim, dopt.backend = backend;
-      dopt.width = dopt.height = static_cast<std::uint32_t>(n);
+      dopt.size = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n)};
       dopt.final_checkpoint = false;
       Daemon daemon(dopt);
       while_running(daemon, name, [&] {
@@ -265,7 +265,7 @@ std::string slices_section(const Options& o, const std::string& backend) {
   test::RuntimeDir rt;
   DaemonOptions dopt;
   dopt.name = name, dopt.sim = "lbm3d", dopt.backend = backend;
-  dopt.width = dopt.height = dopt.depth = n;
+  dopt.size = {n, n, n};
   dopt.final_checkpoint = false;
   Daemon daemon(dopt);
   Table t{{"plane", "steps/s, publishing off", "1 viewer of the plane at 60 Hz", "frame → pixels p50 / p99 (ms)",
@@ -311,7 +311,7 @@ std::string volume_section(const Options& o, const std::string& backend) {
   test::RuntimeDir rt;
   DaemonOptions dopt;
   dopt.name = name, dopt.sim = "lbm3d", dopt.backend = backend;
-  dopt.width = dopt.height = dopt.depth = n;
+  dopt.size = {n, n, n};
   dopt.final_checkpoint = false;
   Daemon daemon(dopt);
   Table t{{"mode", "steps/s, publishing off", "1 volume viewer at 60 Hz", "frames/s drawn", "frames of the brick's cells only",
@@ -410,7 +410,7 @@ std::string budget_section(const Options& o, const std::string& backend) {
     const std::string name = "budget-" + c.sim;
     DaemonOptions dopt;
     dopt.name = name, dopt.sim = c.sim, dopt.backend = backend;
-    dopt.width = c.w, dopt.height = c.h, dopt.depth = c.d;
+    dopt.size = c.d > 1 ? Axes{c.d, c.h, c.w} : Axes{c.h, c.w};
     dopt.max_cost = budget;
     dopt.final_checkpoint = false;
     Daemon daemon(dopt);
@@ -487,7 +487,7 @@ std::string first_section(const Options& o, const std::string& backend) {
     const std::string name = "first-" + c.sim;
     DaemonOptions dopt;
     dopt.name = name, dopt.sim = c.sim, dopt.backend = backend;
-    dopt.width = c.w, dopt.height = c.h, dopt.depth = c.d;
+    dopt.size = c.d > 1 ? Axes{c.d, c.h, c.w} : Axes{c.h, c.w};
     dopt.final_checkpoint = false;
     Daemon daemon(dopt);
     while_running(daemon, name, [&] {

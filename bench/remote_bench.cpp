@@ -141,8 +141,8 @@ void remote_viewer(const std::string& url, const std::string& name, const std::s
     auto c = RemoteClient::attach({.name = name, .client = "cuview-bench remote viewer", .remote = url});
     const auto& d = c.description();
     ViewWatch w{field,
-                ViewRegion::fit(static_cast<int>(d.width), static_cast<int>(d.height), kViewW, kViewH, 1, d.width / 2.0,
-                                d.height / 2.0),
+                ViewRegion::fit(static_cast<int>(d.extent().width()), static_cast<int>(d.extent().height()), kViewW,
+                                kViewH, 1, d.extent().width() / 2.0, d.extent().height() / 2.0),
                 encoding};
     w.brick = brick;
     c.watch(w);
@@ -215,8 +215,9 @@ std::array<double, 3> payload_bytes(const std::string& name, const std::string& 
   const auto& d = c.description();
   const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == field; });
   if (f == d.fields.end()) throw Error(Errc::bad_value, "daemon '" + name + "' has no field " + field);
-  const auto region = ViewRegion::fit(static_cast<int>(d.width), static_cast<int>(d.height), kViewW, kViewH, 1,
-                                      d.width / 2.0, d.height / 2.0);
+  const Extent grid = d.extent();
+  const auto region = ViewRegion::fit(static_cast<int>(grid.width()), static_cast<int>(grid.height()), kViewW, kViewH, 1,
+                                      grid.width() / 2.0, grid.height() / 2.0);
   ViewSampler sampler;
   SampledView sampled;
   remote::ValueEncoder encoder;

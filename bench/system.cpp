@@ -52,15 +52,15 @@ class ViewRenderer {
         field_(d.fields.at(0)),
         rgba_(static_cast<std::size_t>(w) * h),
         values_(rgba_.size()) {
-    if (!plane.empty() && d.grid().size() == 3) {
+    if (!plane.empty() && d.dims.size() == 3) {
       const auto axis = slice_axis_named(plane);
-      field_ = plane_of(field_, Slice{axis, d.grid()[static_cast<std::size_t>(axis)] / 2});
+      field_ = plane_of(field_, Slice{axis, d.dims[static_cast<std::size_t>(axis)] / 2});
     }
   }
   static gui::ViewTransform fit(const proto::DescribeResult& d, int w, int h, const std::string& plane) {
-    auto cols = static_cast<int>(d.width), rows = static_cast<int>(d.height);
-    if (!plane.empty() && d.grid().size() == 3) {
-      const auto rc = plane_dims(d.grid(), slice_axis_named(plane));
+    auto cols = static_cast<int>(d.extent().width()), rows = static_cast<int>(d.extent().height());
+    if (!plane.empty() && d.dims.size() == 3) {
+      const auto rc = plane_dims(d.dims, slice_axis_named(plane));
       rows = static_cast<int>(rc[0]), cols = static_cast<int>(rc[1]);
     }
     return gui::ViewTransform::fit(cols, rows, w, h, 1.0, cols / 2.0, rows / 2.0);
@@ -203,7 +203,7 @@ int run_volume_viewer(const ViewerArgs& a) {
     auto c = Client::attach({.name = a.name, .client = "cuview-bench volume viewer"});
     const double attach_ms = static_cast<double>(monotonic_ns() - t0) * 1e-6;
     const auto& d = c.description();
-    const auto grid = d.grid();
+    const auto grid = d.dims;
     if (grid.size() != 3) throw Error(Errc::bad_value, "daemon '" + a.name + "' has no volume to view");
     std::size_t field = 0;
     for (std::size_t k = 0; k < d.fields.size(); ++k)

@@ -72,19 +72,28 @@ std::string three_d_names() {
   return names_of([](const sim::SimulationFactory& f) { return f.axes == 3; });
 }
 
-/// A simulation's field as the publisher declares it: written by the simulation (no buffer).
-FieldDecl declared(const sim::FieldSpec& f, std::uint32_t width, std::uint32_t height, std::uint64_t cells) {
-  return {f.name,         nullptr, cells * f.components * size_of(f.dtype), width, height, f.dtype, f.components,
-          Memory::device, f.help};
+/// A simulation's field as the publisher declares it, on the grid `dims` (slowest axis first):
+/// written by the simulation (no buffer).
+FieldDecl declared(const sim::FieldSpec& f, const Axes& dims) {
+  return {.name = f.name,
+          .bytes = Extent{dims}.cells() * f.components * size_of(f.dtype),
+          .dims = dims,
+          .dtype = f.dtype,
+          .components = f.components,
+          .help = f.help};
 }
-/// A field of a 3-D simulation: on the grid `dims` (depth, height, width).
-FieldDecl declared(const sim::FieldSpec& f, const std::vector<std::uint32_t>& dims) {
-  std::uint64_t cells = 1;
-  for (auto d : dims) cells *= d;
-  FieldDecl out = declared(f, 0, 0, cells);
-  out.dims = dims;
-  return out;
+/// "two-dimensional": how a simulation's number of axes is said.
+std::string dimensional(std::size_t axes) {
+  static const char* const words[] = {"zero", "one", "two", "three"};
+  return (axes < std::size(words) ? std::string(words[axes]) : std::to_string(axes)) + "-dimensional";
 }
+/// The --size form of a grid of `axes` axes, with an example: "WxHxD (for example 128x128x128)".
+std::string size_form(std::size_t axes) {
+  static const char* const forms[] = {"", "W (for example 4096)", "WxH (for example 512x512)",
+                                      "WxHxD (for example 128x128x128)"};
+  return axes < std::size(forms) ? forms[axes] : "of " + std::to_string(axes) + " sides";
+}
+
 /// The phases of a daemon's start, timed: one log line says where the time went, and while a
 /// phase runs longer than a second a line each second says which one it is.
 class StartPhases {
@@ -163,32 +172,31 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     factory = &find_simulation(opts.sim);
     sim_name_ = opts.sim;
   }
-  const std::uint32_t axes = factory != nullptr ? factory->axes : plugin_->axes();
-  const std::string size = std::to_string(opts.width) + "x" + std::to_string(opts.height) +
-                           (opts.depth > 1 ? "x" + std::to_string(opts.depth) : std::string());
+  const std::size_t axes = factory != nullptr ? factory->axes : plugin_->axes();
+  const std::string size = axes_text(opts.size);
   const std::string sim = "--sim " + opts.sim + (plugin_ ? " (simulation '" + sim_name_ + "')" : std::string());
-  if (axes == 3 && opts.depth <= 1)
-    throw Error(Errc::bad_value, sim + " is three-dimensional: give its grid as --size WxHxD (for "
-                                 "example 128x128x128), not " + size);
-  if (axes == 2 && opts.depth > 1)
-    throw Error(Errc::bad_value, sim + " is two-dimensional: give its grid as --size WxH, not " + size +
-                                     (factory != nullptr ? "; the 3-D simulations are " + three_d_names()
-                                                         : "; a plugin declares a volume with "
-                                                           "CUVIEW_SIMULATION_PLUGIN_AXES(..., 3) (docs/sdk.md)"));
+  if (opts.size.size() != axes)
+    throw Error(Errc::bad_value,
+                sim + " is " + dimensional(axes) + ": give its grid as --size " + size_form(axes) + ", not " + size +
+                    (factory != nullptr ? "; the 3-D simulations are " + three_d_names()
+                                        : "; a plugin says how many axes its grid has with "
+                                          "CUVIEW_SIMULATION_PLUGIN_AXES(..., 1 to 3) (docs/sdk.md)"));
+  // A volume's sides are capped lower: its cells grow as the cube of one.
   const std::uint32_t max_side = axes == 3 ? 2048 : 32768;
-  if (opts.width < 8 || opts.height < 8 || opts.width > max_side || opts.height > max_side ||
-      (axes == 3 && (opts.depth < 8 || opts.depth > max_side)))
-    throw Error(Errc::out_of_range, "--size " + size + " is out of range: each side must be 8 to " +
-                                        std::to_string(max_side) + " cells");
-  if (axes == 3 && std::uint64_t{opts.width} * opts.height * opts.depth > (std::uint64_t{1} << 31))
-    throw Error(Errc::out_of_range, "--size " + size + " has more than 2^31 cells; a 3-D grid may hold up to "
+  for (const auto side : opts.size)
+    if (side < 8 || side > max_side)
+      throw Error(Errc::out_of_range, "--size " + size + " is out of range: each side must be 8 to " +
+                                          std::to_string(max_side) + " cells");
+  if (Extent{opts.size}.cells() > (std::size_t{1} << 31))
+    throw Error(Errc::out_of_range, "--size " + size + " has more than 2^31 cells; a grid may hold up to "
                                     "2^31 (1290x1290x1290)");
   if (opts.slots < 1 || opts.slots > kMaxSlots)
     throw Error(Errc::out_of_range,
                 "--slots " + std::to_string(opts.slots) + " is out of range: use 1 to " + std::to_string(kMaxSlots));
 
-  // This process's rows (a plane's) or layers (a volume's): all of them, or its rank's slab.
-  std::uint32_t rows = opts.height, layers = opts.depth;
+  // This process's grid: all of it, or its rank's slab of the slowest axis (a plane's rows, a
+  // volume's layers).
+  Axes local = opts.size;
   std::optional<PartOptions> part;
   if (opts.comm != nullptr) {
     const auto n = static_cast<std::uint32_t>(opts.comm->size()), k = static_cast<std::uint32_t>(opts.comm->rank());
@@ -196,23 +204,23 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
       throw Error(Errc::unsupported, "--sim " + opts.sim + " cannot run over several ranks (mpirun -n " +
                                          std::to_string(n) + "); the simulations that can: " + decomposable_names() +
                                          ". Run it with one process, without mpirun");
-    // Slabs of rows (y) of a plane, of layers (z) of a volume.
     const std::string unit = axes == 3 ? "layers" : "rows";
-    const std::uint32_t along = axes == 3 ? opts.depth : opts.height;
-    if (along / n < 2)
+    if (opts.size[0] / n < 2)
       throw Error(Errc::out_of_range, "--size " + size + " has too few " + unit + " for " + std::to_string(n) +
                                           " ranks: each needs at least 2; use fewer ranks or more " + unit);
-    const auto r = sim::slab_rows(along, k, n);
+    const auto r = sim::slab_rows(opts.size[0], k, n);
     std::string group = k == 0 ? random_hex(8) : std::string();
     opts.comm->broadcast(group);  // one id for every part of this run
-    if (axes == 3) {
-      layers = r.count;
-      part = PartOptions{k, n, 0, 0, 0, 0, group, static_cast<int>(k), {}, {r.first, 0, 0},
-                         {opts.depth, opts.height, opts.width}};
-    } else {
-      rows = r.count;
-      part = PartOptions{k, n, 0, r.first, opts.width, opts.height, group, static_cast<int>(k), {}};
-    }
+    local[0] = r.count;
+    Axes offset(axes, 0);
+    offset[0] = r.first;
+    part = PartOptions{.index = k,
+                       .count = n,
+                       .offset = offset,
+                       .global_dims = opts.size,
+                       .group = group,
+                       .rank = static_cast<int>(k),
+                       .host = ""};
   }
   phases.next(opts.backend == "host" ? "choosing the backend" : "starting the GPU (CUDA context)");
   publisher_.emplace(PublisherOptions{.name = opts.name,
@@ -227,28 +235,31 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                                       .part = part,
                                       .words = {.create = "cuview-compute", .rename = "pick another --name"}});
   Executor& executor = publisher_->executor();
-  sim::SimulationConfig config{opts.width, rows, opts.sim_options};
-  config.depth = layers;
+  // The plugin ABI's form of the grid: its sides fastest first, 1 past its axes.
+  const Extent grid{local};
+  sim::SimulationConfig config{grid.width(), grid.height(), opts.sim_options};
+  config.depth = grid.depth();
   if (part) {
     phases.next("connecting to the neighbouring ranks");
     halo_ = opts.comm->make_halo(executor.kind() == Executor::Kind::cuda ? executor.device_id() : -1);
-    slab_ = axes == 3 ? sim::Slab{part->offset[0], layers, opts.depth, halo_.get()}
-                      : sim::Slab{part->offset_y, rows, opts.height, halo_.get()};
+    slab_ = sim::Slab{part->offset[0], local[0], opts.size[0], halo_.get()};
     config.slab = &slab_;
   }
   try {
-    phases.next("allocating the simulation's " + std::to_string(opts.width) + "x" + std::to_string(rows) +
-                (axes == 3 ? "x" + std::to_string(layers) : std::string()) + " grid");
+    phases.next("allocating the simulation's " + grid.text() + " grid");
     sim_ = plugin_ ? plugin_->make(executor, config) : factory->make(executor, config);
     const auto fields = in_simulation("fields", [&] { return sim_->fields(); });
     if (fields.empty())
       throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");
     for (const auto& f : fields)
-      publisher_->add_field(axes == 3 ? declared(f, {layers, rows, opts.width})
-                                      : declared(f, opts.width, rows, std::uint64_t{opts.width} * rows));
+      publisher_->add_field(declared(f, local));
     for (const auto& set : in_simulation("particle_sets", [&] { return sim_->particle_sets(); })) {
       ParticlesDecl p{set.name, set.count, {}, set.help, set.bounds};
-      for (const auto& a : set.attributes) p.attributes.push_back(declared(a, 0, 0, set.count));
+      for (const auto& a : set.attributes) {
+        FieldDecl attribute = declared(a, {});  // an array of count values, on no grid
+        attribute.bytes = set.count * a.components * size_of(a.dtype);
+        p.attributes.push_back(std::move(attribute));
+      }
       publisher_->add_particles(std::move(p));
     }
     for (auto& spec : with_publisher_params(in_simulation("params", [&] { return sim_->params(); })))
@@ -259,7 +270,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
     for (auto& input : in_simulation("inputs", [&] { return sim_->inputs(); })) publisher_->add_input(std::move(input));
     meta_.simulation = sim_name_;
     meta_.state_version = in_simulation("state_version", [&] { return sim_->state_version(); });
-    meta_.width = opts.width, meta_.height = opts.height, meta_.depth = opts.depth;
+    meta_.dims = opts.size;
     meta_.options = opts.sim_options;
     if (part) meta_.options[parts::kRanksOption] = std::to_string(part->count) + ":" + std::to_string(part->index);
     meta_.backend = executor.name();

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "checkpoint/checkpointer.hpp"
+#include "cuview/extent.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/publisher.hpp"
 #include "sims/plugin.hpp"
@@ -34,8 +35,10 @@ struct DaemonOptions {
   /// '/' or ending in ".so").
   std::string sim = "grayscott";
   std::map<std::string, std::string> sim_options;  ///< passed to the simulation (e.g. steps_per_launch)
-  std::uint32_t width = 512, height = 512, slots = 3;
-  std::uint32_t depth = 1;  ///< > 1: a grid of three axes (--size WxHxD), for 3-D simulations
+  /// The grid, slowest axis first (--size WxH gives {H, W}; WxHxD {D, H, W}; W {W}): as many axes
+  /// as the simulation's.
+  Axes size{512, 512};
+  std::uint32_t slots = 3;
   double max_fps = 60;  ///< frames published per second at most; 0 = after every batch
   double max_cost = 0.01;  ///< the cost budget: publishing's largest share of the run (PublisherOptions)
   std::uint64_t seed = 1;

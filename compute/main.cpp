@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   app.add_option("--sim", o.sim,
                  "a built-in simulation (cuview-ctl sims lists them) or the path of a plugin (docs/sdk.md)")
       ->capture_default_str();
-  app.add_option("--size", size, "grid size WxH, or WxHxD for a 3-D simulation")->capture_default_str();
+  app.add_option("--size", size, "grid size WxH, WxHxD for a 3-D simulation, W for one of one axis")->capture_default_str();
   app.add_option("--slots", o.slots, "ring slots per field (1-16)")->capture_default_str();
   app.add_option("--fps", o.max_fps, "frames published per second at most (0: after every batch)")
       ->capture_default_str();
@@ -182,9 +182,8 @@ int main(int argc, char** argv) {
       const auto c = cuview::checkpoint::read(verify);
       std::printf("%s: cuview checkpoint (written %s by cuview %s on %s), checksums OK\n", verify.c_str(),
                   c.meta.written_utc.c_str(), c.meta.cuview_version.c_str(), c.meta.backend.c_str());
-      const std::string depth = c.meta.depth > 1 ? "x" + std::to_string(c.meta.depth) : "";
-      std::printf("simulation %s (state version %u), %ux%u%s, step %llu, simulated time %g\n",
-                  c.meta.simulation.c_str(), c.meta.state_version, c.meta.width, c.meta.height, depth.c_str(),
+      std::printf("simulation %s (state version %u), %s, step %llu, simulated time %g\n",
+                  c.meta.simulation.c_str(), c.meta.state_version, cuview::axes_text(c.meta.dims).c_str(),
                   static_cast<unsigned long long>(c.meta.step), c.meta.sim_time);
       for (const auto& [k, v] : c.meta.options) std::printf("option %s=%s\n", k.c_str(), v.c_str());
       for (const auto& [k, v] : c.meta.params) std::printf("parameter %s = %g\n", k.c_str(), v);
@@ -226,14 +225,16 @@ int main(int argc, char** argv) {
   }
 
   std::smatch m;
-  static const std::regex kSize(R"((\d{1,6})x(\d{1,6})(?:x(\d{1,6}))?)");
-  if (!std::regex_match(size, m, kSize)) {
-    spdlog::error("--size {} is not WxH or WxHxD (for example 512x512, or 128x128x128 for a 3-D simulation)", size);
+  static const std::regex kSize(R"((\d{1,6})(?:x(\d{1,6}))?(?:x(\d{1,6}))?)");
+  if (!std::regex_match(size, m, kSize) || (m[3].matched && !m[2].matched)) {
+    spdlog::error("--size {} is not W, WxH or WxHxD (for example 512x512, 128x128x128 for a 3-D simulation, "
+                  "4096 for a plugin of one axis)",
+                  size);
     return 2;
   }
-  o.width = static_cast<std::uint32_t>(std::stoul(m[1]));
-  o.height = static_cast<std::uint32_t>(std::stoul(m[2]));
-  o.depth = m[3].matched ? static_cast<std::uint32_t>(std::stoul(m[3])) : 1;
+  o.size.clear();
+  for (int k = 1; k <= 3 && m[k].matched; ++k)  // fastest first on the command line, slowest first in Axes
+    o.size.insert(o.size.begin(), static_cast<std::uint32_t>(std::stoul(m[k])));
 
   // Started by mpirun as one of several ranks: one part of a decomposed run (docs/protocol.md
   // "Parts"). --size is the global grid; each rank owns a slab of its rows and, on CUDA, the GPU

@@ -66,7 +66,7 @@ int attach_views(const OpenOptions& opts, const AttachArgs& a) {
       ViewWatch w;
       w.field = a.field.empty() ? d.fields.front().name : a.field;
       // The grid the field lies on: the whole run's (a run of parts decomposes its first grid).
-      const Extent whole = d.part ? client.extent() : Extent{d.for_field(w.field).grid()};
+      const Extent whole = d.part ? client.extent() : Extent{d.for_field(w.field).dims};
       w.encoding = a.encoding;
       // A volume is viewed a plane at a time: --plane, or the middle z-plane.
       const auto& dims = whole.dims;

@@ -76,12 +76,12 @@ int control(const Target& t, proto::Op op, const ControlArgs& a) {
       }
       print_description(client.description());
       if (const auto& p = client.description().part) {
-        const std::string at = position_text(p->start());
+        const std::string at = position_text(p->offset);
         std::printf(
             "  part %u of %u (rank %d on %s, group %s): the grid above is its block, at %s in the "
             "global grid of %s; `status` shows every part\n",
             p->index, p->count, p->rank, p->host.c_str(), p->group.c_str(), at.c_str(),
-            Extent{p->global()}.text().c_str());
+            Extent{p->global_dims}.text().c_str());
       }
       break;
     case Op::pause:

@@ -108,7 +108,7 @@ int list_runs(const Target& t) {
     }
     try {
       auto s = o.remote.empty() ? Client::attach(o).stats() : RemoteClient::attach(o).stats();
-      const Extent grid{s.part ? s.part->global() : s.grid()};  // every axis: 40x30x16 for a volume
+      const Extent grid{s.run_dims()};  // every axis: 40x30x16 for a volume
       if (json) {
         out.push_back(proto::to_json(s));
         if (!here.empty()) out.back()["parts_here"] = here;

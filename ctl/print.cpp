@@ -25,7 +25,7 @@ void print_checkpoint(const proto::CheckpointStatus& c) {
 
 void print_status(const proto::Stats& s) {
   std::printf("%s: %s %s on %s (%s), shared by %s, %s\n", s.name.c_str(), s.sim.c_str(),
-              Extent{s.grid()}.text().c_str(), s.backend.c_str(), s.device.c_str(), s.sharing.c_str(), s.paused ? "paused" : "running");
+              Extent{s.dims}.text().c_str(), s.backend.c_str(), s.device.c_str(), s.sharing.c_str(), s.paused ? "paused" : "running");
   std::printf("  step %llu (t = %.1f), %.0f steps/s\n", static_cast<unsigned long long>(s.step), s.sim_time,
               s.steps_per_second);
   if (s.readers == 0)  // the publisher copies nothing then (docs/architecture.md, "No reader, no copy")
@@ -60,7 +60,7 @@ void print_part_status(const std::vector<proto::Stats>& parts) {
   const auto& s0 = parts.front();
   const auto& p0 = *s0.part;
   std::printf("%s: %s %s in %zu parts on %s (group %s), %s\n", s0.name.c_str(), s0.sim.c_str(),
-              Extent{p0.global()}.text().c_str(), parts.size(), s0.backend.c_str(), p0.group.c_str(), s0.paused ? "paused" : "running");
+              Extent{p0.global_dims}.text().c_str(), parts.size(), s0.backend.c_str(), p0.group.c_str(), s0.paused ? "paused" : "running");
   std::uint64_t lo = UINT64_MAX, hi = 0, published = 0, skipped = 0;
   double slowest = 0, fewest_fps = 0;
   std::uint32_t held = 0, readers = 0;
@@ -69,7 +69,7 @@ void print_part_status(const std::vector<proto::Stats>& parts) {
     const auto& p = *s.part;
     const std::string rank = p.rank >= 0 ? std::to_string(p.rank) : "-";
     // The block's cells along each axis, slowest first: a volume's slab names its layers too.
-    const auto start = p.start(), dims = s.grid();
+    const auto start = p.offset, dims = s.dims;
     std::string block;
     for (std::size_t a = 0; a < dims.size() && a < start.size(); ++a) {
       const char* axis = dims.size() - a == 3 ? "layers" : dims.size() - a == 2 ? "rows" : "cols";
@@ -100,7 +100,7 @@ void print_part_status(const std::vector<proto::Stats>& parts) {
 
 void print_description(const proto::DescribeResult& d) {
   std::printf("%s %s on %s (%s), session %s, %u slots of %llu bytes\n", d.sim.c_str(),
-              Extent{d.grid()}.text().c_str(), d.backend.c_str(), d.device.c_str(), d.session.c_str(), d.slots,
+              Extent{d.dims}.text().c_str(), d.backend.c_str(), d.device.c_str(), d.session.c_str(), d.slots,
               static_cast<unsigned long long>(d.slot_bytes));
   auto shape = [](const proto::FieldDesc& f) {
     std::string s;
@@ -155,7 +155,7 @@ void print_attached(const Run& g, const std::string& name) {
   const auto& d = lead.description();
   if (!g.decomposed()) {
     std::printf("attached to '%s' session %s: %s %s on %s (%s), %u slots shared by %s\n", name.c_str(),
-                lead.hello().session.c_str(), d.sim.c_str(), Extent{d.grid()}.text().c_str(), d.backend.c_str(),
+                lead.hello().session.c_str(), d.sim.c_str(), Extent{d.dims}.text().c_str(), d.backend.c_str(),
                 d.device.c_str(), d.slots, shared_by(lead).c_str());
     return;
   }

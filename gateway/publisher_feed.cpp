@@ -144,8 +144,12 @@ bool PublisherFeed::attach_control() {
     attach_refused_ = false;
     std::lock_guard lock(mu_);
     const auto& d = control_->description();
-    entry_ = {name_, d.sim, d.backend, d.device, d.width, d.height, static_cast<std::uint32_t>(watchers_.size()),
-              d.dims};
+    entry_ = {.name = name_,
+              .sim = d.sim,
+              .backend = d.backend,
+              .device = d.device,
+              .viewers = static_cast<std::uint32_t>(watchers_.size()),
+              .dims = d.dims};
     spdlog::info("gateway: attached to publisher '{}' (session {})", name_, control_->hello().session);
     return true;
   } catch (const Error& e) {
@@ -341,17 +345,17 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         if (a.encoding != "auto") w.pinned = remote::encoding_named(a.encoding);
         w.field = static_cast<std::size_t>(f - d.fields.begin());
         if (a.brick) {
-          if ((d.part ? d.part->global() : d.grid()).size() != 3)
+          if (d.run_dims().size() != 3)
             throw Error(Errc::bad_value, "a brick of field '" + a.field + "' of daemon '" + name_ +
                                              "': its grid has no third axis; view a picture of it instead");
           if (*a.brick < 8 || *a.brick > 512)
             throw Error(Errc::out_of_range, "a brick of " + std::to_string(*a.brick) +
                                                 " cells a side; ask for 8 to 512");
-          const auto g = d.part ? d.part->global() : d.grid();
+          const auto g = d.run_dims();
           w.stride = BrickSampler::stride_for({g[0], g[1], g[2]}, static_cast<int>(*a.brick));
         } else {
           // Of the whole grid: a part of a decomposed run sends its share of the picture.
-          w.layout = picture_named(d.part ? d.part->global() : d.grid(), a.axis, a.index, a.through,
+          w.layout = picture_named(d.run_dims(), a.axis, a.index, a.through,
                                    "field '" + a.field + "' of daemon '" + name_ + "'");
         }
         w.credits = a.credits;
@@ -391,18 +395,18 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         const auto d = frames_->description().for_field(a.field);  // its grid: the field's own
         const auto f = grid_field(d, a.field);
         // A volume's box spans layers [z, z + depth) as well; a plane's is one layer.
-        const auto grid = d.grid();
-        const std::uint32_t layers = grid.size() == 3 ? grid[0] : 1, z = a.z.value_or(0), depth = a.d.value_or(1);
-        if (grid.size() != 3 && (a.z || a.d))
+        const Extent grid{d.dims};
+        const std::uint32_t layers = grid.depth(), z = a.z.value_or(0), depth = a.d.value_or(1);
+        if (grid.rank() != 3 && (a.z || a.d))  // the wire's layers are a volume's
           throw Error(Errc::bad_value, "field '" + a.field + "' of daemon '" + name_ + "' is a plane: a fetch of it "
                                        "takes no z or d");
-        if (a.w == 0 || a.h == 0 || depth == 0 || std::uint64_t{a.x} + a.w > d.width ||
-            std::uint64_t{a.y} + a.h > d.height || std::uint64_t{z} + depth > layers)
+        if (a.w == 0 || a.h == 0 || depth == 0 || std::uint64_t{a.x} + a.w > grid.width() ||
+            std::uint64_t{a.y} + a.h > grid.height() || std::uint64_t{z} + depth > layers)
           throw Error(Errc::out_of_range, "box " + std::to_string(a.w) + " × " + std::to_string(a.h) +
                                               (layers > 1 ? " × " + std::to_string(depth) : std::string()) + " at (" +
                                               std::to_string(a.x) + ", " + std::to_string(a.y) +
                                               (layers > 1 ? ", " + std::to_string(z) : std::string()) +
-                                              ") is empty or leaves the " + Extent{grid}.text() + " grid");
+                                              ") is empty or leaves the " + grid.text() + " grid");
         if (a.seq) {
           // One frame's fields, fetched one after another: the frame an earlier fetch read.
           if (!current_ || current_->info().seq != *a.seq)
@@ -437,7 +441,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         current_->wait();
         for (std::uint32_t k = 0; k < depth; ++k)
           for (std::uint32_t r = 0; r < a.h; ++r) {
-            const std::size_t cell = ((std::size_t{z} + k) * d.height + a.y + r) * d.width + a.x;
+            const std::size_t cell = ((std::size_t{z} + k) * grid.height() + a.y + r) * grid.width() + a.x;
             current_->copy_to_host(f->offset + cell * cell_bytes,
                                    std::span(raw).subspan((std::size_t{k} * a.h + r) * row_bytes, row_bytes));
           }
@@ -446,7 +450,7 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         const auto& info = current_->info();
         out.seq = info.seq, out.step = info.step, out.sim_time = info.sim_time;
         out.x = a.x, out.y = a.y, out.w = a.w, out.h = a.h, out.components = comps;
-        if (grid.size() == 3) out.z = z, out.d = depth;
+        if (grid.rank() == 3) out.z = z, out.d = depth;
         out.raw_bytes = raw.size();
         std::string packed;
         encoder_.compress(raw, packed);
@@ -564,7 +568,7 @@ void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& fram
   const auto d = frames_->description().for_field(w.field);  // its grid: the field's own
   const auto& info = frame.info();
   const auto& a = w.args;
-  const auto g = d.part ? d.part->global() : d.grid();
+  const auto g = d.run_dims();
   const std::array<std::uint32_t, 3> grid{g[0], g[1], g[2]};
   int stride = BrickSampler::stride_for(grid, static_cast<int>(*a.brick));
   if (!d.part && w.meter.bytes_per_s() > 0) {
@@ -584,7 +588,7 @@ void PublisherFeed::send_brick(const PeerId& peer, Watcher& w, const Frame& fram
   w.stride = stride;
   if (const auto e = static_cast<int>(frame.every()); e > 1 && stride % e != 0) stride = (stride / e + 1) * e;
   BrickSampler::begin(w.brick, grid, stride);
-  const Block mine = d.part ? Block{d.part->start(), d.grid()} : own_block(d);
+  const Block mine = d.part ? d.part->block(d.dims) : own_block(d);
   bricks_.sample(frame, d.fields[w.field], mine, w.brick);
   const auto bw = static_cast<std::uint32_t>(w.brick.width);
   const auto rows = static_cast<std::uint32_t>(w.brick.height * w.brick.depth);
@@ -637,7 +641,7 @@ void PublisherFeed::send_view(const PeerId& peer, Watcher& w, const Frame& frame
   region.center_x = a.center_x, region.center_y = a.center_y, region.pixels_per_cell = a.pixels_per_cell;
   // This publisher's block of the whole grid, and its shares of the picture: a volume's planes
   // are read in place (strided), a part's shares are those of its block.
-  const Block mine = d.part ? Block{d.part->start(), d.grid()} : own_block(d);
+  const Block mine = d.part ? d.part->block(d.dims) : own_block(d);
   const auto& pf = d.fields[w.field];
   ViewSampler::begin(w.sampled, region, static_cast<int>(pf.components));
   ViewSampler::Block box{};  // the samples this publisher has: the rectangle around its shares

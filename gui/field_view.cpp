@@ -261,17 +261,19 @@ QString FieldView::readout(QPoint p) const {
   // The cell's value before its rounding to float where the frame has it (a float64 or int64 field's).
   const double value = frame_.exact && at < frame_.exact->size() ? (*frame_.exact)[at] : static_cast<double>(v);
   const QString shown = value_text(value, frame_.dtype, frame_.components);
-  const auto ucx = static_cast<std::uint32_t>(cx), ucy = static_cast<std::uint32_t>(cy);
-  QString text = QString("(%1, %2)%3 = %4").arg(cx).arg(cy).arg(position_text({ucx, ucy}), shown);
-  if (!frame_.layout.panels.empty()) {  // planes of a volume: the cell in the volume
+  // The cell in the grid's own axes, fastest first: a line's is x alone; a plane of a volume's
+  // picture names its cell in the volume.
+  std::vector<std::uint32_t> cell{static_cast<std::uint32_t>(cx), static_cast<std::uint32_t>(cy)};
+  if (!frame_.layout.panels.empty()) {
     const auto c = frame_.layout.cell_at(cx, cy);
     if (!c) return {};
-    text = QString("(%1, %2, %3)%4 = %5")
-               .arg((*c)[0])
-               .arg((*c)[1])
-               .arg((*c)[2])
-               .arg(position_text({(*c)[0], (*c)[1], (*c)[2]}), shown);
+    cell.assign(c->begin(), c->end());
+  } else if (!grid_.dims.empty() && grid_.dims.size() < cell.size()) {
+    cell.resize(grid_.dims.size());
   }
+  QStringList indices;
+  for (const auto i : cell) indices << QString::number(i);
+  QString text = QString("(%1)%2 = %3").arg(indices.join(", "), position_text(cell), shown);
   // A remote value is the gateway's encoding of the true one: say how far off it may be.
   if (frame_.link && frame_.link->error_bound > 0)
     return text + QString(" ± %1").arg(frame_.link->error_bound, 0, 'g', 2);

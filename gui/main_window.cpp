@@ -426,7 +426,7 @@ void MainWindow::on_described(const proto::DescribeResult& d) {
   backend_label_->setToolTip(QString::fromStdString(d.device));
   setWindowTitle(QString("cuview — %1 (%2 %3 on %4)")
                      .arg(target_, QString::fromStdString(d.sim),
-                          QString::fromStdString(Extent{d.grid()}.text()).replace('x', QChar(0xd7)),
+                          QString::fromStdString(Extent{d.dims}.text()).replace('x', QChar(0xd7)),
                           QString::fromStdString(d.backend)));
   display_->describe(d);
   simulation_->describe(d);
@@ -439,7 +439,7 @@ void MainWindow::show_field_grid() {
   const auto d = described_.for_field(static_cast<std::size_t>(field));
   volume_->describe(d);
   view_->set_grid(whole_grid(described_, static_cast<std::size_t>(std::max(field, 0))));
-  display_->show_grid(d.grid());
+  display_->show_grid(d.dims);
 }
 
 void MainWindow::on_stats(const proto::Stats& s) {

@@ -11,46 +11,22 @@
 namespace cuview {
 using namespace std::chrono_literals;
 
-namespace {
-std::string axes_text(const Axes& a) {
-  std::string s;
-  for (auto it = a.rbegin(); it != a.rend(); ++it) s += (s.empty() ? "" : "x") + std::to_string(*it);
-  return s.empty() ? "a point" : s;
-}
-}  // namespace
-
-std::string position_text(const Axes& at) {
-  std::string s;
-  for (auto it = at.rbegin(); it != at.rend(); ++it) s += (s.empty() ? "" : ", ") + std::to_string(*it);
-  return "(" + s + ")";
-}
-
-std::size_t Extent::cells() const noexcept {
-  return std::accumulate(dims.begin(), dims.end(), std::size_t{1}, [](std::size_t a, std::uint32_t d) { return a * d; });
-}
-
-std::string Extent::text() const {
-  return axes_text(dims) + (components > 1 ? " of " + std::to_string(components) + "-vectors" : "");
-}
-
-bool Block::inside(const Axes& grid) const noexcept {
-  if (dims.size() != grid.size() || offset.size() != grid.size()) return false;
-  for (std::size_t a = 0; a < grid.size(); ++a)
-    if (std::uint64_t{offset[a]} + dims[a] > grid[a]) return false;
-  return true;
-}
-
 std::vector<PlaneBlock> picture_blocks(const Block& block, const PictureLayout& layout) {
   const auto& o = block.offset;
   const auto& n = block.dims;
-  if (o.size() != n.size() || (n.size() != 2 && n.size() != 3))
-    throw Error(Errc::bad_value, "a block of " + std::to_string(n.size()) +
-                                     " axes has no place in a picture: pictures are of 2-D grids and of planes of volumes");
+  if (o.size() != n.size() || n.empty() || n.size() > 3)
+    throw Error(Errc::bad_value, "a block of " + std::to_string(n.size()) + " axes (offset of " +
+                                     std::to_string(o.size()) + ") has no place in a picture: pictures are of grids " +
+                                     "of 1 or 2 axes and of planes of volumes");
   const auto i = [](std::uint32_t v) { return static_cast<int>(v); };
-  if (n.size() == 2) {
+  if (n.size() < 3) {  // a line is a picture one cell high
     if (!layout.panels.empty())
-      throw Error(Errc::bad_value, "a block of a 2-D grid has no planes: a view of it takes no axis or index");
-    return {PlaneBlock{{i(o[1]), i(o[0]), i(n[1]), i(n[0])}, std::nullopt, false}};
+      throw Error(Errc::bad_value, "a block of a grid of " + std::to_string(n.size()) +
+                                       " axes has no planes: a view of it takes no axis or index");
+    return {PlaneBlock{{i(axis_from_fastest(o, 0, 0)), i(axis_from_fastest(o, 1, 0)), i(axis_from_fastest(n, 0)),
+                        i(axis_from_fastest(n, 1))},
+                       std::nullopt,
+                       false}};
   }
   if (layout.panels.empty())
     throw Error(Errc::bad_value, "a block of a volume shows a plane at a time: name the axis and index of one");
@@ -74,7 +50,7 @@ PictureLayout picture_named(const Axes& whole, const std::optional<std::string>&
   if (whole.size() != 3) {
     if (plane || through)
       throw Error(Errc::bad_value, what + " is a plane: a view of it takes no axis, index or through");
-    return PictureLayout::of_grid(whole.empty() ? 0 : whole.back(), whole.size() >= 2 ? whole[whole.size() - 2] : 1);
+    return PictureLayout::of_grid(proto::wire_size(whole, 0), Extent{whole}.height());
   }
   if (through) {
     if (plane)
@@ -98,18 +74,15 @@ PictureLayout picture_named(const Axes& whole, const std::optional<std::string>&
   return PictureLayout::of_plane(whole, slice);
 }
 
-Block own_block(const proto::DescribeResult& d) {
-  const auto grid = d.grid();
-  return grid.size() == 3 ? Block{{0, 0, 0}, grid} : Block::grid(0, 0, d.width, d.height);
-}
+Block own_block(const proto::DescribeResult& d) { return Block{Axes(d.dims.size(), 0), d.dims}; }
 
 proto::GridDesc whole_grid(const proto::DescribeResult& d, std::size_t field) {
   proto::GridDesc g = field < d.fields.size() ? d.grid_of(d.fields[field])
                       : d.fields.empty()      ? d.grid_of(proto::FieldDesc{})
                                               : d.grid_of(d.fields[0]);
   if (!d.part || (!d.grids.empty() && g.name != d.grids[0].name)) return g;
-  const auto start = d.part->start();
-  const auto global = d.part->global();
+  const auto start = d.part->offset;
+  const auto global = d.part->global_dims;
   if (start.size() != g.dims.size() || global.size() != g.dims.size()) return g;
   for (std::size_t k = 0; k < g.dims.size(); ++k) g.origin[k] -= double(start[k]) * g.spacing[k];
   g.dims = global;

@@ -166,9 +166,9 @@ cuview_status cuview_watch(cuview_client* client, const char* field, uint32_t vi
                            double center_x, double center_y, const char* encoding) {
   if (client == nullptr || field == nullptr) return null_argument("cuview_watch");
   return guarded([&] {
-    const auto d = client->client->description().for_field(field);
-    remote_of(*client, "cuview_watch").watch(fitted_watch("cuview_watch", client->client->name(), static_cast<int>(d.width),
-                                       static_cast<int>(d.height), field, view_w, view_h, zoom, center_x, center_y,
+    const cuview::Extent grid{client->client->description().for_field(field).dims};
+    remote_of(*client, "cuview_watch").watch(fitted_watch("cuview_watch", client->client->name(), static_cast<int>(grid.width()),
+                                       static_cast<int>(grid.height()), field, view_w, view_h, zoom, center_x, center_y,
                                        encoding));
   });
 }
@@ -180,7 +180,7 @@ cuview_status cuview_watch_plane(cuview_client* client, const char* field, const
   return guarded([&] {
     const auto d = client->client->description().for_field(field);
     remote_of(*client, "cuview_watch_plane")
-        .watch(plane_watch("cuview_watch_plane", client->client->name(), d.grid(), field, axis, index, view_w, view_h,
+        .watch(plane_watch("cuview_watch_plane", client->client->name(), d.dims, field, axis, index, view_w, view_h,
                            zoom, center_x, center_y, encoding));
   });
 }
@@ -209,12 +209,12 @@ cuview_status cuview_fetch(cuview_client* client, const char* field, uint32_t x,
                            cuview_region* out) {
   if (client == nullptr || field == nullptr || out == nullptr) return null_argument("cuview_fetch");
   return guarded([&] {
-    const auto d = client->client->description().for_field(field);
+    const cuview::Extent grid{client->client->description().for_field(field).dims};
     // To the edge: a rectangle starting outside the grid stays empty, which the gateway refuses by name.
-    if (w == 0) w = x < d.width ? d.width - x : 0;
-    if (h == 0) h = y < d.height ? d.height - y : 0;
+    if (w == 0) w = x < grid.width() ? grid.width() - x : 0;
+    if (h == 0) h = y < grid.height() ? grid.height() - y : 0;
     auto& r = client->region;
-    r = remote_of(*client, "cuview_fetch").fetch(field, x, y, w, h);
+    r = remote_of(*client, "cuview_fetch").fetch(field, cuview::Block::grid(x, y, w, h));
     *out = cuview_region{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, r.values.data(), r.values.size()};
   });
 }
@@ -223,14 +223,12 @@ cuview_status cuview_fetch_box(cuview_client* client, const char* field, uint32_
                                uint32_t h, uint32_t d, cuview_region* out, uint32_t* out_z, uint32_t* out_d) {
   if (client == nullptr || field == nullptr || out == nullptr) return null_argument("cuview_fetch_box");
   return guarded([&] {
-    const auto grid = client->client->description().for_field(field).grid();
-    const std::uint32_t width = grid.back(), height = grid.size() > 1 ? grid[grid.size() - 2] : 1,
-                        depth = grid.size() == 3 ? grid[0] : 1;
-    if (w == 0) w = x < width ? width - x : 0;
-    if (h == 0) h = y < height ? height - y : 0;
-    if (d == 0) d = z < depth ? depth - z : 0;
+    const cuview::Extent grid{client->client->description().for_field(field).dims};
+    if (w == 0) w = x < grid.width() ? grid.width() - x : 0;
+    if (h == 0) h = y < grid.height() ? grid.height() - y : 0;
+    if (d == 0) d = z < grid.depth() ? grid.depth() - z : 0;
     auto& r = client->region;
-    r = remote_of(*client, "cuview_fetch_box").fetch_box(field, x, y, z, w, h, d);
+    r = remote_of(*client, "cuview_fetch_box").fetch(field, cuview::Block{{z, y, x}, {d, h, w}});
     *out = cuview_region{r.seq, r.step, r.sim_time, r.x, r.y, r.w, r.h, r.components, r.values.data(), r.values.size()};
     if (out_z) *out_z = r.z;
     if (out_d) *out_d = r.d;

@@ -64,9 +64,9 @@ cuview_status cuview_group_watch(cuview_group* group, const char* field, uint32_
   if (group == nullptr || field == nullptr) return null_argument("cuview_group_watch");
   return guarded([&] {
     auto& g = remote_run_of(*group, "cuview_group_watch");
-    g.watch(fitted_watch("cuview_group_watch", g.name(), static_cast<int>(g.global_width()),
-                         static_cast<int>(g.global_height()), field, view_w, view_h, zoom, center_x, center_y,
-                         encoding));
+    const cuview::Extent grid = g.extent();
+    g.watch(fitted_watch("cuview_group_watch", g.name(), static_cast<int>(grid.width()),
+                         static_cast<int>(grid.height()), field, view_w, view_h, zoom, center_x, center_y, encoding));
   });
 }
 

@@ -299,31 +299,19 @@ std::string result_for_version(std::string_view op, std::string_view bytes, std:
 GridDesc DescribeResult::grid_of(const FieldDesc& f) const {
   for (const auto& g : grids)
     if (g.name == f.grid) return g;
-  GridDesc g{"grid", grid(), {}, {}, {}, ""};
+  GridDesc g{"grid", dims, {}, {}, {}, ""};
   for (std::size_t k = 0; k < g.dims.size(); ++k) {
     g.origin.push_back(0), g.spacing.push_back(1);
-    g.axes.emplace_back(1, "xyzw"[g.dims.size() - 1 - k]);
+    g.axes.push_back(default_axis_name(g.dims.size(), k));
   }
   return g;
 }
-
-namespace {
-/// "40x30x16": a grid's cells, fastest axis first, as sizes are written (Extent::text's form; this
-/// file stands alone, for the protocol fuzzer).
-std::string dims_text(const std::vector<std::uint32_t>& dims) {
-  std::string s;
-  for (auto it = dims.rbegin(); it != dims.rend(); ++it) s += (s.empty() ? "" : "x") + std::to_string(*it);
-  return s;
-}
-}  // namespace
 
 DescribeResult DescribeResult::for_field(std::size_t index) const {
   DescribeResult d = *this;
   if (index >= fields.size() || grids.empty() || fields[index].grid.empty() || fields[index].grid == grids[0].name)
     return d;
   d.dims = grid_of(fields[index]).dims;
-  d.width = d.dims.empty() ? 0 : d.dims.back();
-  d.height = d.dims.size() > 1 ? d.dims[d.dims.size() - 2] : 1;
   return d;
 }
 
@@ -346,8 +334,8 @@ std::string unreadable_for_version(const DescribeResult& d, std::uint32_t versio
   if (version < 8 && !d.grids.empty())
     for (const auto& f : d.fields)
       if (!f.grid.empty() && f.grid != d.grids[0].name)
-        return "field '" + f.name + "' lies on grid '" + f.grid + "' (" + dims_text(d.grid_of(f).dims) +
-               " cells), not on the run's first grid '" + d.grids[0].name + "' (" + dims_text(d.grid()) +
+        return "field '" + f.name + "' lies on grid '" + f.grid + "' (" + axes_text(d.grid_of(f).dims) +
+               " cells), not on the run's first grid '" + d.grids[0].name + "' (" + axes_text(d.dims) +
                "), and fields on several grids came with protocol 8; this client speaks protocol " +
                std::to_string(version) + ": update it (this publisher speaks " + std::to_string(kVersion) + ")";
   for (const auto& p : d.particles)
@@ -454,14 +442,16 @@ std::string cost_text(const Stats& s) {
 
 FieldDesc packed_field(const FieldDesc& f, std::uint32_t every) {
   const std::size_t axes = f.shape.size() - (f.components > 1 ? 1 : 0);
-  if (every <= 1 || axes != 3 || f.strides.size() != f.shape.size()) return f;
+  if (every <= 1 || axes < 1 || f.strides.size() != f.shape.size()) return f;
   FieldDesc p = f;
-  const std::uint64_t cell = f.components > 1 ? f.strides.back() * f.components : f.strides.back();
-  for (std::size_t a = 0; a < 3; ++a) p.shape[a] = (f.shape[a] + every - 1) / every;
-  p.strides[2] = f.components > 1 ? cell : f.strides[2];
-  p.strides[1] = std::uint64_t{p.shape[2]} * cell;
-  p.strides[0] = std::uint64_t{p.shape[1]} * p.strides[1];
-  p.bytes = (std::uint64_t{p.shape[0]} * p.strides[0] + 3) / 4 * 4;
+  // C order from the fastest axis: a cell (its components together), then each axis's packed size.
+  std::uint64_t stride = f.components > 1 ? f.strides.back() * f.components : f.strides.back();
+  for (std::size_t a = axes; a-- > 0;) {
+    p.shape[a] = (f.shape[a] + every - 1) / every;
+    p.strides[a] = stride;
+    stride *= p.shape[a];
+  }
+  p.bytes = (stride + 3) / 4 * 4;
   return p;
 }
 

@@ -97,14 +97,17 @@ void gather(const std::vector<const std::byte*>& row_data, const ViewSampling& s
 struct Pitch {
   std::size_t row, col;
 };
-Pitch pitch_of(const proto::FieldDesc& field, DType dtype, int field_w) {
-  const std::size_t cell = std::size_t{field.components} * size_of(dtype);
-  if (field.strides.size() >= 2 && field.shape.size() >= 2) return {field.strides[0], field.strides[1]};
-  return {static_cast<std::size_t>(field_w) * cell, cell};
-}
-
 /// The axes of a field's grid (its shape without the components).
 std::size_t grid_rank(const proto::FieldDesc& f) { return f.shape.size() - (f.components > 1 ? 1 : 0); }
+
+Pitch pitch_of(const proto::FieldDesc& field, DType dtype, int field_w) {
+  const std::size_t cell = std::size_t{field.components} * size_of(dtype);
+  if (field.strides.size() == field.shape.size()) {
+    if (grid_rank(field) == 2) return {field.strides[0], field.strides[1]};
+    if (grid_rank(field) == 1) return {static_cast<std::size_t>(field_w) * field.strides[0], field.strides[0]};
+  }
+  return {static_cast<std::size_t>(field_w) * cell, cell};
+}
 
 /// The field's dtype, once its description is checked against a field_w × field_h grid.
 DType check_field(const proto::FieldDesc& field, int field_w, int field_h) {
@@ -113,7 +116,7 @@ DType check_field(const proto::FieldDesc& field, int field_w, int field_h) {
     throw Error(Errc::bad_value, "field '" + field.name + "' (" + field.dtype + " × " +
                                      std::to_string(field.components) + ") cannot be sampled: a field of " +
                                      dtype_names() + " values, 1 or more a cell, can");
-  if (!field.shape.empty() && grid_rank(field) != 2)
+  if (!field.shape.empty() && grid_rank(field) > 2)  // a line is a picture one cell high
     throw Error(Errc::bad_value, "field '" + field.name + "' has a grid of " + std::to_string(grid_rank(field)) +
                                      " axes: a view samples one plane of it (plane_of)");
   const auto p = pitch_of(field, *dtype, field_w);

@@ -88,12 +88,22 @@ hid_t memory_type(DType t) {
 
 std::uint64_t hash(const void* data, std::size_t bytes) { return XXH3_64bits(data, bytes); }
 
+/// The grid's attributes (`width`, `height`, `depth`: as many as its axes, fastest first) and the
+/// canonical form's lines of them.
+constexpr const char* kSideNames[] = {"width", "height", "depth"};
+std::string grid_lines(const Axes& dims) {
+  std::string s;
+  for (std::size_t k = 0; k < dims.size() && k < std::size(kSideNames); ++k)
+    s += std::string("\n") + kSideNames[k] + "=" + std::to_string(axis_from_fastest(dims, k));
+  return s;
+}
+
 /// The metadata as one canonical string: its checksum covers every attribute a reader acts on.
 std::string canonical(const Meta& m, const std::vector<Block>& blocks) {
   std::ostringstream s;
   s.precision(17);
   s << "format=" << kFormat << "\nsimulation=" << m.simulation << "\nstate_version=" << m.state_version
-    << "\nwidth=" << m.width << "\nheight=" << m.height << (m.depth > 1 ? "\ndepth=" + std::to_string(m.depth) : "")
+    << grid_lines(m.dims)
     << "\nstep=" << m.step << "\nsim_time=" << m.sim_time
     << "\nbackend=" << m.backend << "\ncuview_version=" << m.cuview_version << "\nwritten_utc=" << m.written_utc;
   for (const auto& [k, v] : m.options) s << "\noption " << k << "=" << v;
@@ -236,9 +246,8 @@ void write(const fs::path& path, const Meta& meta, const std::vector<Block>& blo
     Id g(H5Gcreate2(f.get(), "checkpoint", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     put(g.get(), "simulation", meta.simulation, file);
     put(g.get(), "state_version", meta.state_version, H5T_STD_U32LE, H5T_NATIVE_UINT32, file);
-    put(g.get(), "width", meta.width, H5T_STD_U32LE, H5T_NATIVE_UINT32, file);
-    put(g.get(), "height", meta.height, H5T_STD_U32LE, H5T_NATIVE_UINT32, file);
-    if (meta.depth > 1) put(g.get(), "depth", meta.depth, H5T_STD_U32LE, H5T_NATIVE_UINT32, file);
+    for (std::size_t k = 0; k < meta.dims.size() && k < std::size(kSideNames); ++k)
+      put(g.get(), kSideNames[k], axis_from_fastest(meta.dims, k), H5T_STD_U32LE, H5T_NATIVE_UINT32, file);
     put(g.get(), "step", meta.step, H5T_STD_U64LE, H5T_NATIVE_UINT64, file);
     put(g.get(), "sim_time", meta.sim_time, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, file);
     put(g.get(), "options", join_options(meta.options), file);
@@ -303,9 +312,9 @@ Loaded read(const fs::path& path) {
   if (!g.ok()) r.damaged("it has no group 'checkpoint'");
   m.simulation = r.text(g.get(), "simulation");
   m.state_version = r.number<std::uint32_t>(g.get(), "state_version", H5T_NATIVE_UINT32);
-  m.width = r.number<std::uint32_t>(g.get(), "width", H5T_NATIVE_UINT32);
-  m.height = r.number<std::uint32_t>(g.get(), "height", H5T_NATIVE_UINT32);
-  m.depth = H5Aexists(g.get(), "depth") > 0 ? r.number<std::uint32_t>(g.get(), "depth", H5T_NATIVE_UINT32) : 1;
+  m.dims = {r.number<std::uint32_t>(g.get(), "width", H5T_NATIVE_UINT32)};
+  for (std::size_t k = 1; k < std::size(kSideNames) && H5Aexists(g.get(), kSideNames[k]) > 0; ++k)
+    m.dims.insert(m.dims.begin(), r.number<std::uint32_t>(g.get(), kSideNames[k], H5T_NATIVE_UINT32));
   m.step = r.number<std::uint64_t>(g.get(), "step", H5T_NATIVE_UINT64);
   m.sim_time = r.number<double>(g.get(), "sim_time", H5T_NATIVE_DOUBLE);
   m.backend = r.text(g.get(), "backend");
@@ -355,9 +364,7 @@ Loaded read(const fs::path& path) {
 
 std::string mismatch(const Loaded& loaded, const Meta& meta, const std::vector<sim::StateSpec>& state) {
   const Meta& m = loaded.meta;
-  auto grid = [](const Meta& x) {
-    return std::to_string(x.width) + "x" + std::to_string(x.height) + (x.depth > 1 ? "x" + std::to_string(x.depth) : "");
-  };
+  auto grid = [](const Meta& x) { return axes_text(x.dims); };
   if (m.simulation != meta.simulation)
     return "it is a checkpoint of simulation '" + m.simulation + "', not '" + meta.simulation + "'; start with --sim " +
            m.simulation;
@@ -365,7 +372,7 @@ std::string mismatch(const Loaded& loaded, const Meta& meta, const std::vector<s
     return "it holds state version " + std::to_string(m.state_version) + " of '" + m.simulation +
            "'; this build's is " + std::to_string(meta.state_version) + ": restore it with the cuview that wrote it (" +
            m.cuview_version + ")";
-  if (m.width != meta.width || m.height != meta.height || m.depth != meta.depth)
+  if (m.dims != meta.dims)
     return "it was written for a " + grid(m) + " grid, not " + grid(meta) + "; start with --size " + grid(m);
   if (m.options != meta.options)
     return "it was written with simulation options '" + join_options(m.options) + "', not '" +

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cuview/extent.hpp"
 #include "sims/simulation.hpp"
 
 namespace cuview::checkpoint {
@@ -25,8 +26,9 @@ inline constexpr std::uint32_t kFormat = 1;  ///< the layout's version (root att
 struct Meta {
   std::string simulation;               ///< the built-in's name, or the plugin's
   std::uint32_t state_version = 1;      ///< Simulation::state_version()
-  std::uint32_t width = 0, height = 0;  ///< the grid
-  std::uint32_t depth = 1;              ///< > 1: a grid of three axes (the attribute exists then only)
+  /// The grid, slowest axis first. In the file: attributes `width`, then `height` (2 or 3 axes),
+  /// then `depth` (3 axes), its sides fastest first.
+  Axes dims;
   std::uint64_t step = 0;
   double sim_time = 0;
   std::map<std::string, std::string> options;  ///< --sim-option KEY=VALUE

@@ -245,7 +245,7 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
   const auto& d = c_.description;
   proto::Stats s;
   s.session = d.session, s.backend = d.backend, s.device = d.device, s.sim = d.sim;
-  s.width = d.width, s.height = d.height, s.dims = d.dims, s.slots = d.slots;
+  s.dims = d.dims, s.slots = d.slots;
   s.name = c_.opts.name;
   s.sharing = c_.slots.mechanism();
   s.step = c_.progress.step.load();
@@ -356,17 +356,17 @@ std::string ControlOps::op_draw(Peer& p, const proto::Request& req) {
   }
   const auto& d = c_.description;
   // A run of parts is drawn on in global cells (every part gets the stroke, part 0 takes it).
-  const auto grid = d.part ? d.part->global() : d.grid();  // slowest axis first
-  const std::uint32_t gw = grid.back(), gh = grid.size() > 1 ? grid[grid.size() - 2] : 1;
-  const bool volume = grid.size() == 3;
-  const double z = a.z.value_or(0);
-  std::string extent, at = "(" + number(a.x) + ", " + number(a.y) + (a.z ? ", " + number(z) : "") + ")";
-  for (auto it = grid.rbegin(); it != grid.rend(); ++it) extent += (extent.empty() ? "" : "x") + std::to_string(*it);
-  if (!(a.x >= 0 && a.x < gw && a.y >= 0 && a.y < gh) || (volume && !(z >= 0 && z < grid[0])))
-    throw Error(Errc::out_of_range, "stroke at " + at + " lies outside the " + extent + " grid");
+  const Extent grid{d.run_dims()};
+  // The stroke's centre, fastest axis first as the wire gives it: x, y, and a volume's z.
+  const bool volume = grid.rank() == 3;  // the wire's z is a volume's
+  const std::vector<double> centre{a.x, a.y, a.z.value_or(0)};
+  const std::string at = "(" + number(a.x) + ", " + number(a.y) + (a.z ? ", " + number(*a.z) : "") + ")";
+  for (std::size_t k = 0; k < centre.size(); ++k)
+    if (!(centre[k] >= 0 && centre[k] < grid.from_fastest(k)))
+      throw Error(Errc::out_of_range, "stroke at " + at + " lies outside the " + grid.text() + " grid");
   if (volume != a.z.has_value())
-    throw Error(Errc::bad_value, "stroke at " + at + ": the " + extent + " grid has " +
-                                     std::to_string(grid.size()) + " axes; give " +
+    throw Error(Errc::bad_value, "stroke at " + at + ": the " + grid.text() + " grid has " +
+                                     std::to_string(grid.rank()) + " axes; give " +
                                      (volume ? "its centre's z as well" : "x and y only, without z"));
   if (!(a.radius >= 0.5 && a.radius <= 256))
     throw Error(Errc::out_of_range, "stroke radius " + number(a.radius) + " is out of range [0.5, 256]");

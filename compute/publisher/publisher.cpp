@@ -170,6 +170,18 @@ std::vector<std::int64_t> contiguous_strides(const std::vector<std::uint32_t>& d
   for (std::size_t k = dims.size(); k-- > 0;) strides[k] = stride, stride *= dims[k];
   return strides;
 }
+/// Refuses a grid (a field's or a declared one) of no axes, of more than kMaxAxes, or with a side
+/// of 0 or past kMaxSide, naming `what`.
+void check_grid(const std::string& what, const Extent& grid) {
+  if (grid.rank() < 1 || grid.rank() > kMaxAxes)
+    throw Error(Errc::out_of_range, what + " has a grid of " + std::to_string(grid.rank()) + " axes; give dims of 1 to " +
+                                        std::to_string(kMaxAxes) +
+                                        " axes, slowest first ({width}, {height, width} or {depth, height, width})");
+  for (const auto side : grid.dims)
+    if (side < 1 || side > kMaxSide)
+      throw Error(Errc::out_of_range, what + " is " + grid.text() + " cells; each side must be 1 to " +
+                                          std::to_string(kMaxSide));
+}
 }  // namespace
 
 void Publisher::add_grid(GridDecl g) {
@@ -180,19 +192,12 @@ void Publisher::add_grid(GridDecl g) {
   for (const auto& other : s.declared.grids)
     if (other.name == g.name) throw Error(Errc::bad_value, what + " is declared twice");
   const Extent grid{g.dims};
-  if (grid.rank() < 1 || grid.rank() > 3)
-    throw Error(Errc::out_of_range, what + " has " + std::to_string(grid.rank()) +
-                                        " axes; a grid has 1, 2 or 3 (dims: {width}, {height, width} or "
-                                        "{depth, height, width})");
-  for (const auto side : grid.dims)
-    if (side < 1 || side > kMaxSide)
-      throw Error(Errc::out_of_range, what + " is " + grid.text() + " cells; each side must be 1 to " +
-                                          std::to_string(kMaxSide));
+  check_grid(what, grid);
   const auto n = grid.rank();
   if (g.origin.empty()) g.origin.assign(n, 0.0);
   if (g.spacing.empty()) g.spacing.assign(n, 1.0);
   if (g.axes.empty())
-    for (std::size_t k = 0; k < n; ++k) g.axes.emplace_back(1, "xyz"[n - 1 - k]);
+    for (std::size_t k = 0; k < n; ++k) g.axes.push_back(default_axis_name(n, k));
   if (g.origin.size() != n || g.spacing.size() != n || g.axes.size() != n)
     throw Error(Errc::bad_value, what + " has " + std::to_string(n) + " axes but " + std::to_string(g.origin.size()) +
                                      " origin values, " + std::to_string(g.spacing.size()) + " spacings and " +
@@ -225,9 +230,6 @@ void Publisher::add_field(FieldDecl f) {
   const std::string what = where(s.opts.name) + ": field '" + f.name + "'";
   s.check_declarable("field '" + f.name + "'");
   s.check_name(f.name);
-  if (!f.dims.empty() && (f.width != 0 || f.height != 0))
-    throw Error(Errc::bad_value, what + " gives both dims and width × height; give dims alone for a grid of 1 or 3 "
-                                        "axes, width and height alone for a 2-D one");
   if (!f.grid.empty()) {
     const auto g = std::find_if(s.declared.grids.begin(), s.declared.grids.end(),
                                 [&](const GridDecl& d) { return d.name == f.grid; });
@@ -238,25 +240,18 @@ void Publisher::add_field(FieldDecl f) {
                                            (names.empty() ? std::string("declare it first (add_grid)")
                                                           : "declare it first (add_grid), or name one of " + names));
     }
-    if ((!f.dims.empty() || f.width != 0 || f.height != 0) && f.grid_dims() != g->dims)
-      throw Error(Errc::bad_value, what + " is " + Extent{f.grid_dims()}.text() + " but its grid '" + f.grid +
+    if (!f.dims.empty() && f.dims != g->dims)
+      throw Error(Errc::bad_value, what + " is " + Extent{f.dims}.text() + " but its grid '" + f.grid +
                                        "' is " + Extent{g->dims}.text() + "; give the grid alone");
-    f.dims = g->dims, f.width = f.height = 0;
+    f.dims = g->dims;
   }
   const bool on_first = f.grid.empty() || f.grid == (s.declared.grids.empty() ? "" : s.declared.grids[0].name);
   if (f.grid.empty() && !s.declared.grids.empty()) {
     f.grid = s.declared.grids[0].name;  // checked below, or its shape when it gives none
-    if (f.dims.empty() && f.width == 0 && f.height == 0) f.dims = s.declared.grids[0].dims;
+    if (f.dims.empty()) f.dims = s.declared.grids[0].dims;
   }
-  const Extent grid{f.grid_dims()};
-  if (grid.rank() < 1 || grid.rank() > 3)
-    throw Error(Errc::out_of_range, what + " has a grid of " + std::to_string(grid.rank()) +
-                                        " axes; a field's grid has 1, 2 or 3 (dims: {width}, {height, width} or "
-                                        "{depth, height, width})");
-  for (const auto side : grid.dims)
-    if (side < 1 || side > kMaxSide)
-      throw Error(Errc::out_of_range, what + " is " + grid.text() + " cells; each side must be 1 to " +
-                                          std::to_string(kMaxSide));
+  const Extent grid{f.dims};
+  check_grid(what, grid);
   if (on_first && !s.declared.dims.empty() && grid.dims != s.declared.dims)
     throw Error(Errc::bad_value, what + " is " + grid.text() + " but " +
                                      (s.declared.grids.empty() ? "field '" + s.declared.fields.front().name + "'"
@@ -395,8 +390,8 @@ void Publisher::State::start() {
     throw Error(Errc::bad_value, where(opts.name) +
                                      ": nothing to publish: no field is declared; " + opts.words.declare_a_field);
   if (const auto& p = opts.part) {
-    const cuview::Block block{p->start(), declared.dims};
-    const auto global = p->global();
+    const cuview::Block block{p->offset, declared.dims};
+    const auto& global = p->global_dims;
     if (!block.inside(global))
       throw Error(Errc::out_of_range,
                   where(opts.name) + " (" + paths.who() + "): its block of " + Extent{block.dims}.text() +
@@ -420,13 +415,13 @@ void Publisher::State::start() {
     GridDecl implicit{"grid", declared.dims};
     const auto n = implicit.dims.size();
     implicit.origin.assign(n, 0.0), implicit.spacing.assign(n, 1.0);
-    for (std::size_t k = 0; k < n; ++k) implicit.axes.emplace_back(1, "xyz"[n - 1 - k]);
+    for (std::size_t k = 0; k < n; ++k) implicit.axes.push_back(default_axis_name(n, k));
     declared.grids.push_back(std::move(implicit));
   }
   for (auto& f : declared.fields) {
     if (f.grid.empty()) f.grid = declared.grids[0].name;
-    Block b{&f, "field '" + f.name + "'", Extent{f.grid_dims()}.cells() * f.components * size_of(f.dtype)};
-    b.section = Section::of(f.grid_dims(), f.strides, f.components * size_of(f.dtype));  // add_field checked them
+    Block b{&f, "field '" + f.name + "'", Extent{f.dims}.cells() * f.components * size_of(f.dtype)};
+    b.section = Section::of(f.dims, f.strides, f.components * size_of(f.dtype));  // add_field checked them
     blocks.push_back(std::move(b));
   }
   for (const auto& p : declared.particles)
@@ -468,8 +463,6 @@ void Publisher::State::describe() {
   description.device = executor->device();
   description.sim = opts.title;
   description.dims = declared.dims;
-  description.width = Extent{declared.dims}.width();
-  description.height = Extent{declared.dims}.height();
   description.slots = opts.slots;
   description.slot_bytes = layout.slot_bytes;
   description.trailer_offset = layout.trailer_offset;
@@ -490,7 +483,7 @@ void Publisher::State::describe() {
   };
   std::size_t index = 0;
   for (const auto& f : declared.fields) {
-    description.fields.push_back(block(f, f.grid_dims(), index++));
+    description.fields.push_back(block(f, f.dims, index++));
     description.fields.back().grid = f.grid;
   }
   for (const auto& g : declared.grids)
@@ -514,19 +507,13 @@ void Publisher::State::describe() {
         host = buf;
       }
     }
-    const Extent global{p->global()};
-    const auto start = p->start();
-    description.part = proto::PartDesc{p->index,
-                                       p->count,
-                                       start.back(),
-                                       start.size() >= 2 ? start[start.size() - 2] : 0,
-                                       global.width(),
-                                       global.height(),
-                                       p->group,
-                                       p->rank,
-                                       host,
-                                       start,
-                                       global.dims};
+    description.part = proto::PartDesc{.index = p->index,
+                                       .count = p->count,
+                                       .group = p->group,
+                                       .rank = p->rank,
+                                       .host = host,
+                                       .offset = p->offset,
+                                       .global_dims = p->global_dims};
   }
 }
 

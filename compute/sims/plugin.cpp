@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cuview/error.hpp"
+#include "cuview/extent.hpp"
 
 namespace cuview::sim {
 
@@ -94,12 +95,12 @@ Plugin Plugin::load(const std::string& path) {
                                      ": rebuild the plugin against it");
   }
   // `axes` exists from ABI 8 on; a plugin of 7 does not have it (Plugin::axes says 2).
-  if (info->abi >= 8 && info->axes != 2 && info->axes != 3) {
+  if (info->abi >= 8 && (info->axes < 1 || info->axes > kMaxAxes)) {
     const std::string axes = std::to_string(info->axes);
     ::dlclose(handle);
-    throw Error(Errc::bad_value, what + " declares a grid of " + axes +
-                                     " axes; a plugin's grid has 2 (CUVIEW_SIMULATION_PLUGIN, --size WxH) or 3 "
-                                     "(CUVIEW_SIMULATION_PLUGIN_AXES(..., 3), --size WxHxD): see docs/sdk.md");
+    throw Error(Errc::bad_value, what + " declares a grid of " + axes + " axes; a plugin's grid has 1 to " +
+                                     std::to_string(kMaxAxes) + " (CUVIEW_SIMULATION_PLUGIN_AXES(..., AXES); " +
+                                     "--size W, WxH or WxHxD): see docs/sdk.md");
   }
   return Plugin(handle, info, path);
 }

@@ -45,7 +45,7 @@ struct PluginInfo {
   const char* help;            ///< one line
   const char* cuview_version;  ///< CUVIEW_VERSION when the plugin was built
   std::unique_ptr<Simulation> (*make)(Executor& executor, const SimulationConfig& config);
-  /// Its grid's axes: 2 (--size WxH) or 3 (--size WxHxD, SimulationConfig::depth). Since ABI 8
+  /// Its grid's axes: 1 (--size W), 2 (--size WxH) or 3 (--size WxHxD, SimulationConfig::depth). Since ABI 8
   /// (appended, so that a plugin of ABI 7, which lacks it, reads the members above unchanged).
   std::uint32_t axes;
 };
@@ -71,7 +71,7 @@ class Plugin {
 
   [[nodiscard]] const PluginInfo& info() const { return *info_; }
   [[nodiscard]] const std::string& path() const { return path_; }
-  /// Its grid's axes, 2 or 3 (a plugin of ABI 7: 2).
+  /// Its grid's axes, 1 to 3 (a plugin of ABI 7: 2).
   [[nodiscard]] std::uint32_t axes() const { return info_->abi >= 8 ? info_->axes : 2; }
   /// The plugin's factory. A throw from it (or no simulation) is rethrown as PluginFailed naming
   /// the simulation, the plugin and the call.
@@ -93,11 +93,12 @@ class Plugin {
 /// Exports the plugin entry point of a simulation on a plane (2 axes, --size WxH).
 /// MAKE: std::unique_ptr<Simulation>(Executor&, const SimulationConfig&).
 #define CUVIEW_SIMULATION_PLUGIN(NAME, HELP, MAKE) CUVIEW_SIMULATION_PLUGIN_AXES(NAME, HELP, MAKE, 2)
-/// Exports the plugin entry point of a simulation of AXES axes: 2 (a plane, --size WxH) or 3 (a
-/// volume, --size WxHxD: SimulationConfig::depth cells along z, its fields width × height × depth
-/// cells, x fastest).
+/// Exports the plugin entry point of a simulation of AXES axes: 1 (a line, --size W: its fields
+/// SimulationConfig::width cells; height and depth are 1), 2 (a plane, --size WxH) or 3 (a volume,
+/// --size WxHxD: SimulationConfig::depth cells along z, its fields width × height × depth cells, x
+/// fastest).
 #define CUVIEW_SIMULATION_PLUGIN_AXES(NAME, HELP, MAKE, AXES)                                                 \
-  static_assert((AXES) == 2 || (AXES) == 3, "a cuview plugin's grid has 2 axes (WxH) or 3 (WxHxD)");        \
+  static_assert((AXES) >= 1 && (AXES) <= 3, "a cuview plugin's grid has 1 to 3 axes (W, WxH or WxHxD)");    \
   extern "C" __attribute__((visibility("default"))) const ::cuview::sim::PluginInfo* cuview_simulation_v1() { \
     static const ::cuview::sim::PluginInfo info{::cuview::sim::kPluginAbi, NAME, HELP, CUVIEW_VERSION, MAKE,   \
                                                 (AXES)};                                                      \

@@ -72,9 +72,11 @@ int main(int argc, char** argv) {
     heat.reset();
     // A volume: dims slowest first, {depth, height, width}. Both arrays swap each step, so the
     // field is written at publish time (a FieldWriter) rather than read from a fixed buffer.
-    pub.add_field({.name = "temperature", .bytes = heat.t.size() * sizeof(float), .memory = cuview::Memory::host,
-                   .help = "temperature (faces held at 0)",
-                   .dims = {std::uint32_t(d), std::uint32_t(h), std::uint32_t(w)}});
+    pub.add_field({.name = "temperature",
+                   .bytes = heat.t.size() * sizeof(float),
+                   .dims = {std::uint32_t(d), std::uint32_t(h), std::uint32_t(w)},
+                   .memory = cuview::Memory::host,
+                   .help = "temperature (faces held at 0)"});
     pub.add_param({.name = "alpha", .value = 0.15, .min = 0.01, .max = 1.0 / 6, .help = "diffusivity × time step"});
     pub.add_input({"heat", "mask", "a hot ball: draw to heat (1), erase to cool (0)"});
     const auto write = [&](const std::vector<cuview::FieldTarget>& targets) {

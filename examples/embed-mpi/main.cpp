@@ -107,14 +107,13 @@ int main(int argc, char** argv) {
   std::uint64_t step = 0;
   try {
     // 1. One part per rank: this rank's rows of the global grid, all under one name (collective).
-    const auto part =
-        cuview::mpi::part_options(comm, std::uint32_t(width), std::uint32_t(height), 0, std::uint32_t(slab.first));
+    const auto part = cuview::mpi::part_options(comm, {std::uint32_t(height), std::uint32_t(width)},
+                                                {std::uint32_t(slab.first), 0});
     cuview::Publisher pub({.name = name, .backend = "host", .title = "heat (MPI)", .max_fps = fps, .part = part});
     pub.add_field({.name = "T",
                    .data = slab.row(0),
                    .bytes = std::size_t(slab.rows) * width * sizeof(float),
-                   .width = std::uint32_t(width),
-                   .height = std::uint32_t(slab.rows),
+                   .dims = {std::uint32_t(slab.rows), std::uint32_t(width)},
                    .memory = cuview::Memory::host,
                    .help = "temperature"});
     pub.add_param({.name = "diffusivity", .value = 0.2, .min = 0, .max = 0.25, .help = "per step (stable up to 0.25)"});

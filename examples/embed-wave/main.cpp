@@ -75,15 +75,13 @@ int main(int argc, char** argv) {
     pub.add_field({.name = "u",
                    .data = sim->u(),
                    .bytes = bytes,
-                   .width = std::uint32_t(o.width),
-                   .height = std::uint32_t(o.height),
+                   .dims = {std::uint32_t(o.height), std::uint32_t(o.width)},
                    .memory = memory,
                    .help = "displacement"});
     pub.add_field({.name = "v",
                    .data = sim->v(),
                    .bytes = bytes,
-                   .width = std::uint32_t(o.width),
-                   .height = std::uint32_t(o.height),
+                   .dims = {std::uint32_t(o.height), std::uint32_t(o.width)},
                    .memory = memory,
                    .help = "velocity"});
     wave::Params p;

@@ -161,7 +161,7 @@ void VolumePanel::show_rows() {
 
 void VolumePanel::describe(const proto::DescribeResult& d) {
   const bool was = active();
-  three_axes_ = d.grid().size() == 3;
+  three_axes_ = d.dims.size() == 3;
   setEnabled(three_axes_);
   setToolTip(three_axes_ ? QString() : "the grid of the field shown has no third axis: nothing to see as a volume");
   if (was != active()) Q_EMIT active_changed(active());

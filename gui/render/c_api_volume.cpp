@@ -68,7 +68,7 @@ extern "C" cuview_status cuview_frame_brick(const cuview_client* client, const c
     if (field >= d.fields.size())
       throw Error(Errc::out_of_range, "cuview_frame_brick: field " + std::to_string(field) + " does not exist: '" +
                                           client->client->name() + "' publishes " + std::to_string(d.fields.size()));
-    const auto grid = d.grid();
+    const auto grid = d.dims;
     if (grid.size() != 3)
       throw Error(Errc::bad_value, "cuview_frame_brick: '" + d.fields[field].name +
                                        "' is not a volume (its grid has " + std::to_string(grid.size()) +

@@ -64,8 +64,8 @@ bool drawable(const proto::FieldDesc& fd) {
 }  // namespace
 
 PictureLayout layout_of(const proto::DescribeResult& d, const ViewRequest& view) {
-  const auto dims = d.grid();
-  if (dims.size() != 3) return PictureLayout::of_grid(d.width, d.height);
+  const auto dims = d.dims;
+  if (dims.size() != 3) return PictureLayout::of_grid(d.extent().width(), d.extent().height());
   if (!view.three_planes) return PictureLayout::of_plane(dims, *slice_of(d, view));
   auto at = view.through;  // {x, y, z}
   for (std::size_t k = 0; k < 3; ++k) at[k] = std::min(at[k], dims[2 - k] - 1);
@@ -89,7 +89,7 @@ ViewTransform fitted(const proto::DescribeResult& d, const ViewRequest& view) {
 }  // namespace
 
 std::optional<Slice> slice_of(const proto::DescribeResult& d, const ViewRequest& view) {
-  const auto dims = d.grid();
+  const auto dims = d.dims;
   if (dims.size() != 3) return std::nullopt;
   Slice s = view.slice;
   s.index = std::min(s.index, dims[static_cast<std::size_t>(s.axis)] - 1);

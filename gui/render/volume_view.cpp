@@ -14,7 +14,7 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 std::array<std::uint32_t, 3> grid_of(const proto::DescribeResult& d) {
-  const auto g = d.grid();
+  const auto g = d.dims;
   return {g.at(0), g.at(1), g.at(2)};
 }
 }  // namespace

@@ -29,7 +29,7 @@ QString summary_of(const RunningInstance& instance) {
       return QString("parts %1 of a run whose part 0 runs on another host\nwatch it through the gateways of its hosts")
           .arg(QString::number(instance.here.size()));
     const auto s = Client::attach(o).stats();
-    const auto grid = QString::fromStdString(Extent{s.part ? s.part->global() : s.grid()}.text()).replace('x', QChar(0xd7));
+    const auto grid = QString::fromStdString(Extent{s.run_dims()}.text()).replace('x', QChar(0xd7));
     return QString("%1 %2 on %3%4\n%5 · step %6")
         .arg(QString::fromStdString(s.sim), grid)
         .arg(QString::fromStdString(s.backend))
@@ -52,8 +52,7 @@ QList<DaemonEntry> publishers_of(const QString& url, std::optional<RemoteHost>& 
         ++parts[QString::fromStdString(a.name)];
         continue;
       }
-      // Every axis (a gateway of remote protocol 1 names the two fastest only).
-      const Extent grid{p.dims.empty() ? Axes{p.height, p.width} : p.dims};
+      const Extent grid{p.dims};
       const QString what = p.sim.empty() ? QString("not described by the gateway")
                                          : QString("%1 %2 on %3")
                                                .arg(QString::fromStdString(p.sim))

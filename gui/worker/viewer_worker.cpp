@@ -86,8 +86,6 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
     volume_pending_ = false;
     next_group_.reset();
     group_description_ = run_->leader().description();
-    group_description_.width = run_->global_width();
-    group_description_.height = run_->global_height();
     group_description_.dims = run_->extent().dims;  // the whole run's grid, not part 0's block
     part_descriptions_.clear();
     QStringList where;
@@ -161,7 +159,7 @@ void ViewerWorker::render_remote(const ViewRequest& view, bool view_changed) {
   }
   ViewWatch w;
   w.field = d.fields[static_cast<std::size_t>(view.field)].name;
-  if (view.volume && d.grid().size() == 3) return render_remote_volume(view, view_changed, std::move(w));
+  if (view.volume && d.dims.size() == 3) return render_remote_volume(view, view_changed, std::move(w));
   // A volume is watched a plane (or three side by side) at a time: the region is in the picture's cells.
   const auto layout = layout_of(d, view);
   const int cols = layout.w, rows = layout.h;
@@ -215,7 +213,7 @@ void ViewerWorker::render_remote_volume(const ViewRequest& view, bool view_chang
     auto brick = std::make_shared<HostBrick>();
     brick->depth = static_cast<int>(b[0]), brick->height = static_cast<int>(b[1]), brick->width = static_cast<int>(b[2]);
     brick->stride = static_cast<int>(b[3]);
-    const auto g = d.grid();
+    const auto g = d.dims;
     brick->grid = {g[0], g[1], g[2]};
     brick->values = incoming_.view.values;
     BrickSampler::finish(*brick);
@@ -250,7 +248,7 @@ bool complete(const FrameGroup& frames) {
 void ViewerWorker::render(const ViewRequest& view, bool fresh) {
   const auto& frames = *current_group_;
   const auto shown = group_description_.for_field(static_cast<std::size_t>(view.field));  // the field's grid
-  if (view.volume && shown.grid().size() == 3) {
+  if (view.volume && shown.dims.size() == 3) {
     // The whole volume: every part's cells in one brick of the whole grid, then one picture. A
     // frame still being written is not waited for: the brick held is drawn for a camera change
     // meanwhile, and the new one taken once every part is complete (polled each turn).
@@ -361,7 +359,7 @@ void ViewerWorker::run() {
         }
         // A volume view draws a brick of every k-th cell: the publisher may write only those
         // (frames then a k³-th of the cost and the copy), when every reader takes them.
-        const auto grid = group_description_.for_field(static_cast<std::size_t>(view.field)).grid();
+        const auto grid = group_description_.for_field(static_cast<std::size_t>(view.field)).dims;
         const std::uint32_t every =
             view.volume && grid.size() == 3
                 ? static_cast<std::uint32_t>(BrickSampler::stride_for({grid[0], grid[1], grid[2]}, view.volume->max_brick))

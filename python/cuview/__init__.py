@@ -94,8 +94,8 @@ def attach_group(name="default", client="cuview python", control_only=False, tim
 
 def list(remote=None, timeout=5.0):
     """The publishers running now, as dicts with at least "name": this host's (remote=None), or
-    those the cuview-gateway at `remote` serves, each also with "sim", "backend", "device",
-    "width", "height" and "viewers" (that gateway's remote watchers). Raises CuviewError when the
+    those the cuview-gateway at `remote` serves, each also with "sim", "backend", "device", "dims"
+    (every axis of its grid, slowest first) and "viewers" (that gateway's remote watchers). Raises CuviewError when the
     gateway cannot be reached."""
     out = ctypes.c_char_p()
     _check(lib.cuview_list_json(remote.encode() if remote else None, int(timeout * 1000), ctypes.byref(out)))

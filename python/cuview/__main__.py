@@ -40,7 +40,7 @@ def main(argv=None):
                 part = f"part {k} " if len(parts) > 1 else ""
                 state = "paused" if s.get("paused") else "running"
                 # Every axis, fastest first as --size takes it: 40x30x16 for a volume.
-                grid = "x".join(str(n) for n in reversed(s.get("dims") or [s.get("height"), s.get("width")]))
+                grid = "x".join(str(n) for n in reversed(s["dims"]))
                 print(f"{args.name}: {part}{s.get('sim')} {grid} on {s.get('backend')}, "
                       f"{state}, step {s.get('step')}, {s.get('steps_per_second', 0):.1f} steps/s, "
                       f"{s.get('clients', 0)} client(s)")

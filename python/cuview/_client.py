@@ -77,7 +77,7 @@ class Client:
         d = self.description
         described = d.get("grids")
         if not described:
-            described = [{"name": "grid", "dims": d.get("dims") or [d["height"], d["width"]]}]
+            described = [{"name": "grid", "dims": d["dims"]}]
         return {g["name"]: Grid._described(g) for g in described}
 
     def grid(self, field=None):
@@ -147,7 +147,7 @@ class Client:
         named = next((f.get("grid") for f in d["fields"] if f["name"] == field), None)
         if grids and named and named != grids[0]["name"]:
             return list(self.grids[named].shape)
-        return d.get("dims") or [d["height"], d["width"]]
+        return d["dims"]
 
     def _grid_field(self, field, call):
         """The field `field` names (the first field when None), refused by name when it is none."""

@@ -41,8 +41,8 @@ class Group:
         #: one Client per part, in part order (borrowed from the group: closing the group closes them)
         self.parts = [Client._borrowed(lib.cuview_group_part(handle, k), name, self._g) for k in range(count)]
         #: per part, where its block lies and what runs it: index, count, offset, dims, global_dims
-        #: (tuples, slowest axis first), offset_x, offset_y, width, height, global_width, global_height,
-        #: rank (-1 for a whole publisher), pid, host, device, group
+        #: (tuples, slowest axis first: (y, x) and (height, width) of a plane), rank (-1 for a whole
+        #: publisher), pid, host, device, group
         self.parts_info = []
         for k in range(count):
             p = _capi.PartInfo()
@@ -52,10 +52,6 @@ class Group:
                 info[f] = getattr(p, f).decode()
             for f in ("offset", "dims", "global_dims"):
                 info[f] = tuple(getattr(p, f)[: p.ndim])
-            # The 2-D names, fastest axis last: (y, x), (height, width); a line's height is 1.
-            info["offset_y"], info["offset_x"] = ((0,) + info["offset"])[-2:]
-            info["height"], info["width"] = ((1,) + info["dims"])[-2:]
-            info["global_height"], info["global_width"] = ((1,) + info["global_dims"])[-2:]
             self.parts_info.append(info)
         #: part 0, which takes the run's steering
         self.leader = self.parts[0]

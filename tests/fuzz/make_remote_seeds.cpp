@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   put(encode_gateway_request(Op::fetch, 5, FetchArgs{"sim", "u", 0, 0, 8, 8}));
   put(proto::encode_result(6, HelloResult{}));
   ListResult list;
-  list.publishers.push_back({"sim", "grayscott", "host", "cpu", 256, 256, 1});
+  list.publishers.push_back({"sim", "grayscott", "host", "cpu", 1, {256, 256}});
   put(proto::encode_result(7, list));
 
   ValueEncoder encoder;

@@ -184,7 +184,7 @@ TEST_CASE("a field of four components (an RGBA colour) is drawn as its magnitude
       cell[0] = float(x), cell[1] = float(y), cell[2] = 1, cell[3] = 2;
     }
   Publisher pub({.name = "rgba", .backend = "host", .max_fps = 0, .max_cost = 1});
-  pub.add_field({"colour", rgba.data(), rgba.size() * 4, W, H, DType::float32, 4, Memory::host, "RGBA"});
+  pub.add_field({"colour", rgba.data(), rgba.size() * 4, {H, W}, DType::float32, 4, Memory::host, "RGBA"});
   pub.start();
   auto w = open_viewer("rgba");
   std::uint64_t step = 0;

@@ -96,7 +96,7 @@ std::optional<Readout> parse_readout(const QString& text) {
 /// and size: how many pixels both drew, and how many differ by more than the bound f states.
 std::pair<std::size_t, std::size_t> against_frame(const RenderedFrame& f, const Frame& frame,
                                                   const proto::DescribeResult& d, std::size_t field) {
-  const auto g = d.grid();
+  const auto g = d.dims;
   HostBrick exact;
   BrickSampler::begin(exact, {g.at(0), g.at(1), g.at(2)}, f.volume->stride);
   BrickSampler sampler;
@@ -158,7 +158,7 @@ TEST_CASE("a remote viewer draws the field the gateway sends, says how exact it 
       const auto r = parse_readout(w->view()->readout({px, py}));
       if (!r) continue;  // outside the field (the view letterboxes it)
       const float* cell = frame->host_field(static_cast<std::size_t>(f.field)) +
-                          (static_cast<std::size_t>(r->y) * d.width + r->x) * field.components;
+                          (static_cast<std::size_t>(r->y) * d.extent().width() + r->x) * field.components;
       const double truth = shown_value(cell, static_cast<int>(field.components));
       INFO("pixel (" << px << ", " << py << ") reads " << r->value << ", cell (" << r->x << ", " << r->y << ") is "
                      << truth << "; bound " << f.link->error_bound);
@@ -291,7 +291,7 @@ TEST_CASE("a remote viewer shows a run of parts on two hosts as one field, readi
     REQUIRE(f->info().step == 400);
     frames.push_back(std::move(*f));
   }
-  const std::uint32_t border = truth[1].description().part->offset_y;
+  const std::uint32_t border = truth[1].description().part->offset.at(0);  // part 1's first row
 
   ViewerOptions o;
   o.name = "two";
@@ -326,7 +326,7 @@ TEST_CASE("a remote viewer shows a run of parts on two hosts as one field, readi
     const auto& d = truth[k].description();
     const auto& field = d.fields.at(static_cast<std::size_t>(f.field));
     const float* cell = frames[k].host_field(static_cast<std::size_t>(f.field)) +
-                        (static_cast<std::size_t>(r->y - d.part->offset_y) * d.width + r->x) * field.components;
+                        (static_cast<std::size_t>(r->y - d.part->offset.at(0)) * d.extent().width() + r->x) * field.components;
     const double truth_value = shown_value(cell, static_cast<int>(field.components));
     if (std::abs(r->value - truth_value) > f.link->error_bound + 1e-5 * std::abs(truth_value) + 1e-7) {
       if (wrong++ == 0) UNSCOPED_INFO("pixel row " << py << ": cell (" << r->x << ", " << r->y << ") reads " << r->value
@@ -362,7 +362,7 @@ TEST_CASE("a volume decomposed over ranks is one volume: its planes cross the sl
     REQUIRE(f->info().step == 30);
     frames.push_back(std::move(*f));
   }
-  const std::uint32_t border = truth[1].description().part->start().at(0);  // part 1's first layer
+  const std::uint32_t border = truth[1].description().part->offset.at(0);  // part 1's first layer
   REQUIRE(border > 0);
   REQUIRE(border < D);
   // cuview-ctl names each part's slab.

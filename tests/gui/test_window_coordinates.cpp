@@ -36,12 +36,17 @@ constexpr std::uint32_t SW = 24, SH = 16;  // a surface beside the volume: cells
 /// A float64 value of the surface's cell (x, y), unlike any of the volume's.
 double surface_at(std::uint32_t x, std::uint32_t y) { return -2e6 - y * 1000 - x - 0.5; }
 
-/// Publishes `values` on the anisotropic grid (and, given, `surface` on a 2-D grid of its own)
-/// every half second until destroyed.
+constexpr std::uint32_t PW = 40;  // a probe line beside them: cells 2 mm apart from 10 mm
+/// A float64 value of the probe's cell x.
+double probe_at(std::uint32_t x) { return 3e7 + x + 0.25; }
+
+/// Publishes `values` on the anisotropic grid (and, given, `surface` on a 2-D grid of its own and
+/// `probe` on a line) every half second until destroyed.
 class GridPublisher {
  public:
-  GridPublisher(const std::string& name, std::vector<double> values, std::vector<double> surface = {})
-      : u_(std::move(values)), h_(std::move(surface)), pub_(options(name)) {
+  GridPublisher(const std::string& name, std::vector<double> values, std::vector<double> surface = {},
+                std::vector<double> probe = {})
+      : u_(std::move(values)), h_(std::move(surface)), p_(std::move(probe)), pub_(options(name)) {
     pub_.add_grid({.name = "tank", .dims = {D, H, W}, .origin = {kOriginZ, kOriginY, kOriginX},
                    .spacing = {kDepth, 1, 1}, .units = "mm"});
     FieldDecl f{.name = "u", .data = u_.data(), .bytes = u_.size() * sizeof(double)};
@@ -56,6 +61,14 @@ class GridPublisher {
       s.memory = Memory::host;
       s.grid = "surface";
       pub_.add_field(s);
+    }
+    if (!p_.empty()) {
+      pub_.add_grid({.name = "probe", .dims = {PW}, .origin = {10}, .spacing = {2}, .units = "mm"});
+      FieldDecl p{.name = "p", .data = p_.data(), .bytes = p_.size() * sizeof(double)};
+      p.dtype = DType::float64;
+      p.memory = Memory::host;
+      p.grid = "probe";
+      pub_.add_field(p);
     }
     pub_.start();
     thread_ = std::thread([this] {
@@ -76,7 +89,7 @@ class GridPublisher {
   static PublisherOptions options(const std::string& name) {
     return {.name = name, .backend = "host", .title = "tank", .max_fps = 0, .max_cost = 1};
   }
-  std::vector<double> u_, h_;
+  std::vector<double> u_, h_, p_;
   Publisher pub_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
@@ -183,14 +196,15 @@ TEST_CASE("a volume of cells four times as deep as wide is drawn with its aspect
   CHECK(want > 0.6);
 }
 
-TEST_CASE("a run of two grids lists its fields under each grid; a field of the 2-D grid is drawn and read on its own "
-          "grid",
+TEST_CASE("a run of three grids lists its fields under each grid; a field of the 2-D grid and one of the line are "
+          "drawn and read on their own grids",
           "[.window][window]") {
   RuntimeDir rt;
-  std::vector<double> u(std::size_t{W} * H * D, 1.0), h(std::size_t{SW} * SH);
+  std::vector<double> u(std::size_t{W} * H * D, 1.0), h(std::size_t{SW} * SH), p(PW);
   for (std::uint32_t y = 0; y < SH; ++y)
     for (std::uint32_t x = 0; x < SW; ++x) h[std::size_t{y} * SW + x] = surface_at(x, y);
-  GridPublisher both("two-grids", u, h);
+  for (std::uint32_t x = 0; x < PW; ++x) p[x] = probe_at(x);
+  GridPublisher both("two-grids", u, h, p);
   forget_window_geometry();
   MainWindow w(attach_options("two-grids"));
   show_real(w);
@@ -202,7 +216,8 @@ TEST_CASE("a run of two grids lists its fields under each grid; a field of the 2
   REQUIRE(fields != nullptr);
   QStringList texts;
   for (int i = 0; i < fields->count(); ++i) texts << fields->itemText(i);
-  CHECK(texts == QStringList({QString("tank · 32×32×8 (mm)"), "u", QString("surface · 24×16 (mm)"), "h"}));
+  CHECK(texts == QStringList({QString("tank · 32×32×8 (mm)"), "u", QString("surface · 24×16 (mm)"), "h",
+                              QString("probe · 40 (mm)"), "p"}));
   auto* model = qobject_cast<QStandardItemModel*>(fields->model());
   REQUIRE(model != nullptr);
   CHECK_FALSE(model->item(0)->isEnabled());
@@ -230,4 +245,31 @@ TEST_CASE("a run of two grids lists its fields under each grid; a field of the 2
   });
   CHECK(checked > 20);
   CHECK(wrong == 0);
+
+  // The line: a picture one cell high, each cell read at its place along the probe.
+  x11::click(centre_of(fields));
+  REQUIRE(wait_for([&] { return fields->view()->isVisible(); }, 5000));
+  x11::click(list->viewport()->mapToGlobal(list->visualRect(list->model()->index(5, 0)).center()));
+  REQUIRE(wait_for([&] { return !list->isVisible() && fields->currentText() == "p"; }, 5000));
+  REQUIRE(wait_for([&] {
+    const auto& f = w.view()->last_frame();
+    return f.field == 2 && f.field_w == int(PW) && f.field_h == 1;
+  }));
+  std::size_t read = 0, misread = 0;
+  std::string first_misread;
+  const auto& f = w.view()->last_frame();
+  for (int px = 2; px < f.image.width(); px += 7)
+    for (int py = 0; py < f.image.height(); py += 3) {
+      const QString text = w.view()->readout({px, py});
+      if (text.isEmpty()) continue;
+      ++read;
+      unsigned x = 0;
+      double mx = 0, v = 0;
+      const bool right = std::sscanf(text.toUtf8().constData(), "(%u) at (%lf) mm = %lf", &x, &mx, &v) == 3 &&
+                         x < PW && mx == 10 + 2.0 * x && v == probe_at(x);
+      if (!right && misread++ == 0) first_misread = text.toStdString();
+    }
+  INFO("the first readout misread: " << first_misread);
+  CHECK(read > 10);
+  CHECK(misread == 0);
 }

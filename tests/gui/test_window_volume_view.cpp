@@ -42,7 +42,7 @@ class BallPublisher {
         for (std::uint32_t x = 0; x < W; ++x)
           u_[(std::size_t{z} * H + y) * W + x] =
               std::hypot(x - cx, y - cy, z - cz) <= R ? 1.0f : 0.0f;
-    pub_.add_field({"u", u_.data(), u_.size() * 4, 0, 0, DType::float32, 1, Memory::host, "a ball", {D, H, W}});
+    pub_.add_field({"u", u_.data(), u_.size() * 4, {D, H, W}, DType::float32, 1, Memory::host, "a ball"});
     pub_.start();
     thread_ = std::thread([this] {
       for (std::uint64_t step = 1; !stop_; ++step) {

@@ -23,7 +23,7 @@ float cell(const Frame& frame, const proto::DescribeResult& d, const std::string
   const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& f) { return f.name == name; });
   REQUIRE(f != d.fields.end());
   float v = 0;
-  frame.copy_to_host(f->offset + (std::size_t{y} * d.width + x) * sizeof v, std::as_writable_bytes(std::span(&v, 1)));
+  frame.copy_to_host(f->offset + (std::size_t{y} * d.extent().width() + x) * sizeof v, std::as_writable_bytes(std::span(&v, 1)));
   return v;
 }
 

@@ -241,7 +241,7 @@ TEST_CASE("a client of protocol 7 is refused a float64 field by name, and reads 
   RuntimeDir rt;
   std::vector<double> a(8 * 8);
   Publisher pub({.name = "wide", .backend = "host", .max_fps = 0, .max_cost = 1});
-  pub.add_field({"T", a.data(), a.size() * 8, 8, 8, DType::float64, 1, Memory::host, ""});
+  pub.add_field({"T", a.data(), a.size() * 8, {8, 8}, DType::float64, 1, Memory::host, ""});
   pub.start();
   const auto refused = describe_as_protocol("wide");
   CHECK_FALSE(refused.ok);
@@ -346,8 +346,8 @@ TEST_CASE("a field of another grid is refused where it cannot be read: by a clie
   pub.add_grid({.name = "surface", .dims = {4, 4}});
   pub.add_field({.name = "u", .data = a.data(), .bytes = a.size() * 4, .memory = Memory::host});  // the first grid
   CHECK_THAT(error_of([&] {
-               pub.add_field({.name = "w", .data = b.data(), .bytes = b.size() * 4, .memory = Memory::host,
-                              .dims = {4, 4}});
+               pub.add_field({.name = "w", .data = b.data(), .bytes = b.size() * 4, .dims = {4, 4},
+                              .memory = Memory::host});
              }),
              Contains("field 'w' is 4x4 but grid 'volume' is 4x4x4") && Contains("a grid of its own"));
   pub.add_field({.name = "h", .data = b.data(), .bytes = b.size() * 4, .memory = Memory::host, .grid = "surface"});

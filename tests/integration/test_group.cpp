@@ -56,22 +56,20 @@ class MpiRun {
   MpiRun(const std::string& name, RunOptions o) : o_(std::move(o)), sync_(o_.parts, Stop{this}) {
     for (std::uint32_t k = 0; k < o_.parts; ++k) {
       const std::uint32_t y0 = k * kHeight / o_.parts, y1 = (k + 1) * kHeight / o_.parts;
-      PartOptions p{k,
-                    o_.parts,
-                    0,
-                    y0,
-                    kWidth,
-                    kHeight,
-                    o_.groups.empty() ? "run-1" : o_.groups[k],
-                    static_cast<int>(k),
-                    k % 2 == 0 ? "host-a" : "host-b"};
+      PartOptions p{.index = k,
+                    .count = o_.parts,
+                    .offset = {y0, 0},
+                    .global_dims = {kHeight, kWidth},
+                    .group = o_.groups.empty() ? "run-1" : o_.groups[k],
+                    .rank = static_cast<int>(k),
+                    .host = k % 2 == 0 ? "host-a" : "host-b"};
       const std::string home = std::getenv("XDG_RUNTIME_DIR");
       if (!o_.runtime_dirs.empty()) ::setenv("XDG_RUNTIME_DIR", o_.runtime_dirs[k].c_str(), 1);
       pubs_.push_back(std::make_unique<Publisher>(PublisherOptions{
           .name = name, .backend = o_.backend, .title = "rows", .slots = o_.slots, .max_fps = o_.max_fps, .max_cost = o_.max_cost, .part = p}));
       rows_.push_back({y0, y1});
       data_.emplace_back(std::size_t{kWidth} * (y1 - y0));
-      pubs_[k]->add_field({"u", data_[k].data(), data_[k].size() * sizeof(float), kWidth, y1 - y0, DType::float32, 1,
+      pubs_[k]->add_field({"u", data_[k].data(), data_[k].size() * sizeof(float), {y1 - y0, kWidth}, DType::float32, 1,
                            Memory::host, "row * 1000 + col + step"});
       pubs_[k]->add_param({"gain", 1, 0, 10, false, "a parameter to steer"});
       pubs_[k]->start();
@@ -180,17 +178,16 @@ TEST_CASE("a group attaches every part and places each block where its part says
   auto g = Group::attach(options("flow"));
   REQUIRE(g.decomposed());
   REQUIRE(g.size() == n);
-  CHECK(g.global_width() == kWidth);
-  CHECK(g.global_height() == kHeight);
+  CHECK(g.extent().dims == Axes{kHeight, kWidth});
   CHECK(g.group_id() == "run-1");
   for (std::uint32_t k = 0; k < n; ++k) {
     const auto& p = g.part_desc(k);
     CHECK(p.index == k);
     CHECK(p.count == n);
-    CHECK(p.offset_y == run.rows(k).first);
+    CHECK(p.offset == Axes{run.rows(k).first, 0});
     CHECK(p.rank == static_cast<int>(k));
-    CHECK(g.part(k).description().height == run.rows(k).second - run.rows(k).first);
-    // The same as an n-dimensional block: rows first, then columns.
+    CHECK(g.part(k).description().dims == Axes{run.rows(k).second - run.rows(k).first, kWidth});
+    // As a block of the global grid: rows first, then columns.
     CHECK(g.block(k) == Block{{run.rows(k).first, 0}, {run.rows(k).second - run.rows(k).first, kWidth}});
   }
   CHECK(g.extent() == Extent{{kHeight, kWidth}, 1});
@@ -314,19 +311,19 @@ TEST_CASE("a single client is told to attach to a decomposed name as a group, or
   auto one = Client::attach(AttachOptions{.name = "whole", .client = "test", .part = 1});
   REQUIRE(one.description().part);
   CHECK(one.description().part->index == 1);
-  CHECK(one.description().part->offset_y == run.rows(1).first);
+  CHECK(one.description().part->offset.at(0) == run.rows(1).first);
 }
 
 TEST_CASE("a group of a whole publisher is a group of one part", "[integration][group][host]") {
   RuntimeDir rt;
   std::vector<float> u(std::size_t{kWidth} * kHeight);
   Publisher pub({.name = "single", .backend = "host", .max_fps = 0});
-  pub.add_field({"u", u.data(), u.size() * sizeof(float), kWidth, kHeight, DType::float32, 1, Memory::host, ""});
+  pub.add_field({"u", u.data(), u.size() * sizeof(float), {kHeight, kWidth}, DType::float32, 1, Memory::host, ""});
   pub.start();
   auto g = Group::attach(options("single"));
   CHECK_FALSE(g.decomposed());
   REQUIRE(g.size() == 1);
-  CHECK(g.part_desc(0).global_width == kWidth);
+  CHECK(g.part_desc(0).global_dims == Axes{kHeight, kWidth});
   CHECK(g.part_desc(0).count == 1);
   for (std::uint32_t r = 0; r < kHeight; ++r)
     for (std::uint32_t c = 0; c < kWidth; ++c) u[std::size_t{r} * kWidth + c] = value(r, c, 7);
@@ -386,8 +383,7 @@ TEST_CASE("parts of a volume, split along depth, assemble into the volume", "[in
     p.global_dims = {D, H, W};
     pubs.push_back(std::make_unique<Publisher>(
         PublisherOptions{.name = "vol", .backend = "host", .title = "slabs", .max_fps = 0, .part = p}));
-    pubs[k]->add_field({"u", data[k].data(), data[k].size() * 4, 0, 0, DType::float32, 1, Memory::host, "",
-                        {depth, H, W}});
+    pubs[k]->add_field({"u", data[k].data(), data[k].size() * 4, {depth, H, W}, DType::float32, 1, Memory::host, ""});
     pubs[k]->start();
   }
   const auto run = open(OpenOptions{.name = "vol", .client = "group test"});
@@ -409,8 +405,7 @@ TEST_CASE("parts of a volume, split along depth, assemble into the volume", "[in
   bad.offset = {4, 0, 0};
   bad.global_dims = {D, H, W};
   Publisher outside({.name = "outside", .backend = "host", .max_fps = 0, .part = bad});
-  outside.add_field({"u", data[1].data(), data[1].size() * 4, 0, 0, DType::float32, 1, Memory::host, "",
-                     {D - split, H, W}});
+  outside.add_field({"u", data[1].data(), data[1].size() * 4, {D - split, H, W}, DType::float32, 1, Memory::host, ""});
   CHECK_THAT(error_of([&] { outside.start(); }).first,
              Contains("block of 4x3x3 cells at (0, 0, 4) does not fit in the global grid of 4x3x5"));
 }
@@ -529,8 +524,7 @@ BACKEND_TEST("a run of parts on two hosts is one picture through the gateways of
     REQUIRE(g.decomposed());
     REQUIRE(g.via() == std::vector<std::string>{url_b, url_a});
     REQUIRE(g.size() == 3);
-    CHECK(g.global_width() == kWidth);
-    CHECK(g.global_height() == kHeight);
+    CHECK(g.extent().dims == Axes{kHeight, kWidth});
     for (std::uint32_t k = 0; k < 3; ++k) {
       CHECK(g.part_desc(k).index == k);
       CHECK(g.part_desc(k).host == (k % 2 == 0 ? "host-a" : "host-b"));

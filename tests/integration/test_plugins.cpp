@@ -169,8 +169,52 @@ TEST_CASE("a plugin given the other --size form is refused, naming it and the fo
   auto volume = refused({"--sim", plugin("good"), "--size", "40x24x16"});
   CHECK(volume.code == 1);
   CHECK_THAT(volume.err, Catch::Contains("--sim " + plugin("good") + " (simulation 'ramp') is two-dimensional") &&
-                             Catch::Contains("--size WxH, not 40x24x16") &&
-                             Catch::Contains("CUVIEW_SIMULATION_PLUGIN_AXES(..., 3)"));
+                             Catch::Contains("--size WxH (for example 512x512), not 40x24x16") &&
+                             Catch::Contains("CUVIEW_SIMULATION_PLUGIN_AXES(..., 1 to 3)"));
+  auto line = refused({"--sim", plugin("line"), "--size", "40x24"});
+  CHECK(line.code == 1);
+  CHECK_THAT(line.err, Catch::Contains("(simulation 'cells') is one-dimensional") &&
+                           Catch::Contains("--size W (for example 4096), not 40x24"));
+}
+
+TEST_CASE("a plugin of 1 axis runs on --size W, is described as a line and read cell for cell, checkpointed and "
+          "restored",
+          "[integration][plugin][checkpoint]") {
+  RuntimeDir rt;
+  const auto file = rt.path() / "cells.h5";
+  // seed + index + step: the line's cells (its one layer, z = 0).
+  const auto line_cells = [](std::uint64_t seed, std::uint64_t step) {
+    std::vector<std::int32_t> cells;
+    for (std::uint64_t i = 0; i < 64; ++i) cells.push_back(static_cast<std::int32_t>(seed + i + step));
+    return cells;
+  };
+  {
+    auto daemon = start_daemon("l", Backend::host, {"--sim", plugin("line"), "--paused", "--seed", "3"}, "64");
+    {
+      auto c = Client::attach(AttachOptions{.name = "l", .client = "test"});
+      CHECK(c.description().sim == "cells");
+      CHECK(c.description().dims == Axes{64});
+      CHECK(c.description().fields.at(0).shape == std::vector<std::uint32_t>{64});
+    }
+    CHECK_THAT(ctl("l", {"describe"}).out, Catch::Contains("field count int32 [64]"));
+    CHECK(int_cells_at("l", 0) == line_cells(3, 0));
+    step_to("l", 0, 4);
+    CHECK(int_cells_at("l", 4) == line_cells(3, 4));
+    REQUIRE(ctl("l", {"checkpoint", file.string()}).code == 0);
+    REQUIRE(ctl("l", {"shutdown"}).code == 0);
+    REQUIRE(daemon.wait_for(30s) == 0);
+  }
+  const auto verified = refused({"--verify-checkpoint", file.string()});  // prints what the file holds
+  CHECK(verified.code == 0);
+  CHECK_THAT(verified.out, Catch::Contains("simulation cells (state version 1), 64, step 4"));
+  auto restored = start_daemon(
+      "l", Backend::host, {"--sim", plugin("line"), "--paused", "--seed", "9", "--restore", file.string()}, "64");
+  CHECK(stats("l").step == 4);
+  CHECK(int_cells_at("l", 4) == line_cells(3, 4));
+  // A checkpoint of a line is not restored onto a plane.
+  auto other = refused({"--sim", plugin("good"), "--size", "64x8", "--restore", file.string()});
+  CHECK(other.code == 1);
+  CHECK_THAT(other.err, Catch::Contains("'cells'"));
 }
 
 TEST_CASE("a plugin built against ABI 7 still runs, on a plane", "[integration][plugin]") {

@@ -36,7 +36,10 @@ RemoteClient attach_remote(const std::string& name, const std::string& url = gat
 /// Watches the whole of `field` in a 64 × 64 view and waits for the first view to arrive.
 bool watch_whole_field(RemoteClient& remote, const std::string& field, RemoteView& view) {
   const auto& d = remote.description();
-  remote.watch({field, ViewRegion::fit(int(d.width), int(d.height), 64, 64, 1, d.width / 2.0, d.height / 2.0), "auto"});
+  const Extent grid = d.extent();
+  remote.watch({field, ViewRegion::fit(int(grid.width()), int(grid.height()), 64, 64, 1, grid.width() / 2.0,
+                                       grid.height() / 2.0),
+                "auto"});
   return remote.next_view(view, 10s);
 }
 
@@ -190,11 +193,11 @@ BACKEND_TEST("remote views hold the field's values within their stated error bou
   std::this_thread::sleep_for(300ms);
   std::uint64_t seq = 0;
   const auto truth = local_field("run1", "v", &seq);
-  const auto region = remote.fetch("v", 0, 0, 200, 150);
+  const auto region = remote.fetch("v", Block::grid(0, 0, 200, 150));
   CHECK(region.seq >= seq);
   REQUIRE(region.values.size() == truth.size());
   CHECK(region.values == truth);  // float32, lossless
-  const auto part = remote.fetch("v", 30, 40, 50, 20);
+  const auto part = remote.fetch("v", Block::grid(30, 40, 50, 20));
   for (std::uint32_t y = 0; y < 20; ++y)
     for (std::uint32_t x = 0; x < 50; ++x) REQUIRE(part.values[y * 50 + x] == truth[(40 + y) * 200 + 30 + x]);
 
@@ -236,7 +239,7 @@ BACKEND_TEST("remote views hold the field's values within their stated error bou
   CHECK_THAT(error_of([&] { remote.watch({"nope", ViewRegion::fit(200, 150, 64, 64, 1, 100, 75), "auto"}); }, &code),
              Catch::Contains("no field 'nope'") && Catch::Contains("u, v"));
   CHECK(code == Errc::bad_value);
-  CHECK_THAT(error_of([&] { (void)remote.fetch("v", 190, 0, 20, 10); }, &code), Catch::Contains("leaves the"));
+  CHECK_THAT(error_of([&] { (void)remote.fetch("v", Block::grid(190, 0, 20, 10)); }, &code), Catch::Contains("leaves the"));
   CHECK(code == Errc::out_of_range);
 }
 
@@ -253,7 +256,7 @@ BACKEND_TEST("through the gateway, a volume is viewed a plane at a time and fetc
   auto remote = attach_remote("vol");
   CHECK(remote.description().dims == std::vector<std::uint32_t>{12, 16, 24});
   // A box of the volume, exact.
-  const auto box = remote.fetch_box("u", 2, 3, 4, 10, 6, 5);
+  const auto box = remote.fetch("u", Block{{4, 3, 2}, {5, 6, 10}});
   REQUIRE(box.values.size() == 10 * 6 * 5);
   CHECK(box.z == 4);
   CHECK(box.d == 5);
@@ -288,7 +291,7 @@ BACKEND_TEST("through the gateway, a volume is viewed a plane at a time and fetc
   w.slice = Slice{SliceAxis::y, 16};
   CHECK_THAT(error_of([&] { remote.watch(w); }, &code), Catch::Contains("16"));
   CHECK(code == Errc::out_of_range);
-  CHECK_THAT(error_of([&] { (void)remote.fetch_box("u", 0, 0, 10, 4, 4, 3); }, &code), Catch::Contains("24x16x12"));
+  CHECK_THAT(error_of([&] { (void)remote.fetch("u", Block{{10, 0, 0}, {3, 4, 4}}); }, &code), Catch::Contains("24x16x12"));
   CHECK(code == Errc::out_of_range);
   remote.pause();  // and it is steered as any run
   CHECK(stats("vol").paused);

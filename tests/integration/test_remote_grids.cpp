@@ -47,9 +47,8 @@ class VolumeParts {
       pubs_.push_back(std::make_unique<Publisher>(
           PublisherOptions{.name = name, .backend = "host", .title = "slabs", .max_fps = 0, .max_cost = 1, .part = p}));
       data_[k].resize(std::size_t{kSplit} * kHeight * kWidth);
-      pubs_[k]->add_field({"u", data_[k].data(), data_[k].size() * sizeof(float), 0, 0, DType::float32, 1,
-                           Memory::host, "z·100 + y·10 + x + step·1000; NaN in layers 3 and 4 and two cells",
-                           {kSplit, kHeight, kWidth}});
+      pubs_[k]->add_field({"u", data_[k].data(), data_[k].size() * sizeof(float), {kSplit, kHeight, kWidth}, DType::float32, 1,
+                           Memory::host, "z·100 + y·10 + x + step·1000; NaN in layers 3 and 4 and two cells"});
       pubs_[k]->start();
     }
     thread_ = std::thread([this] {

@@ -199,9 +199,9 @@ TEST_CASE("parts other than 0 answer what they show and send steering to part 0"
   REQUIRE(d.part.has_value());
   CHECK(d.part->index == 1);
   CHECK(d.part->count == 2);
-  CHECK(d.part->offset_y == 32);
-  CHECK(d.height == 32);
-  CHECK(d.part->global_height == 64);
+  CHECK(d.part->offset.at(0) == 32);
+  CHECK(d.dims.at(0) == 32);
+  CHECK(d.part->global_dims.at(0) == 64);
   CHECK(d.part->rank == 1);
   CHECK_THROWS_WITH(part1.set({{"viscosity", 0.1}}), Catch::Contains("part 1 of 'steer'") &&
                                                          Catch::Contains("steered through part 0"));
@@ -298,8 +298,8 @@ TEST_CASE("embed-mpi: part 0's steering reaches every rank at one step and the p
   auto part1 = Client::attach({.name = "emb", .client = "test", .import = Import::control_only, .part = 1});
   const auto d1 = part1.description();
   REQUIRE(d1.part.has_value());
-  CHECK(d1.part->offset_y == 32);
-  CHECK(d1.part->global_height == 64);
+  CHECK(d1.part->offset.at(0) == 32);
+  CHECK(d1.part->global_dims.at(0) == 64);
   CHECK(d1.part->group.size() == 16);
   CHECK(part0.description().part->group == d1.part->group);
   const auto until = [](auto done) {

@@ -79,9 +79,10 @@ class Ramp final : public Simulation {
   double rate_ = 1, t_ = 0;
 };
 
-/// A plugin of 3 axes: one int32 field, `count`, whose cell (x, y, z) is seed + its index
-/// ((z × height + y) × width + x) + step × (z + 1): a reader can tell every cell's place and the
-/// step, and a restored run's cells come from its checkpoint, not from its seed.
+/// A plugin of 3 axes (or, built with CUVIEW_TEST_AXES 1, of one: a line of `width` cells): one
+/// int32 field, `count`, whose cell (x, y, z) is seed + its index ((z × height + y) × width + x) +
+/// step × (z + 1): a reader can tell every cell's place and the step, and a restored run's cells
+/// come from its checkpoint, not from its seed.
 class Layers final : public Simulation {
  public:
   explicit Layers(const SimulationConfig& c)
@@ -102,6 +103,7 @@ class Layers final : public Simulation {
     std::memcpy(targets[0].data, count_.data(), targets[0].bytes);
   }
   std::vector<StateSpec> state() const override {
+    if (CUVIEW_TEST_AXES == 1) return {{"count", DType::int32, {width_}, "the field"}};
     return {{"count", DType::int32, {depth_, height_, width_}, "the field"}};
   }
   void save_state(const std::vector<void*>& out) override {
@@ -122,13 +124,15 @@ class Layers final : public Simulation {
   const Fault fault = CUVIEW_TEST_FAULT;
   if (fault == Fault::make_throws) throw std::runtime_error("cannot allocate the grid");
   if (fault == Fault::undefined_symbol) advect::gpu::fill_flow(1, nullptr, advect::Params{}, nullptr);
-  if (CUVIEW_TEST_AXES == 3) return std::make_unique<Layers>(config);
+  if (CUVIEW_TEST_AXES != 2) return std::make_unique<Layers>(config);
   return std::make_unique<Ramp>(config, fault);
 }
 }  // namespace
 
 #if CUVIEW_TEST_ABI == 1 && CUVIEW_TEST_AXES == 3
 CUVIEW_SIMULATION_PLUGIN_AXES("layers", "a volume whose cells count their steps by layer (test plugin)", make, 3)
+#elif CUVIEW_TEST_ABI == 1 && CUVIEW_TEST_AXES == 1
+CUVIEW_SIMULATION_PLUGIN_AXES("cells", "a line whose cells count their steps (test plugin)", make, 1)
 #elif CUVIEW_TEST_ABI == 1
 CUVIEW_SIMULATION_PLUGIN("ramp", "a field that grows by `rate` per step (test plugin)", make)
 #elif CUVIEW_TEST_ABI == 7

@@ -419,8 +419,8 @@ class PythonGroup(unittest.TestCase):
         self.assertIsInstance(self.one, cuview.Client)  # a whole publisher attaches as before
         for k, p in enumerate(g.parts_info):
             self.assertEqual((p["index"], p["count"], p["rank"]), (k, 2, k))
-            self.assertEqual((p["offset_x"], p["offset_y"], p["width"], p["height"]), (0, 32 * k, 96, 32))
-            self.assertEqual((p["global_width"], p["global_height"]), (96, 64))
+            self.assertEqual((p["offset"], p["dims"], p["global_dims"]), ((32 * k, 0), (32, 96), (64, 96)))
+            self.assertNotIn("width", p)  # every axis in dims, none repeated
             self.assertEqual(p["group"], g.parts_info[0]["group"])
             self.assertTrue(p["host"])
             self.assertGreater(p["pid"], 0)
@@ -474,8 +474,8 @@ class PythonGroup(unittest.TestCase):
             self.assertEqual(len(g.parts), 1)
             self.assertEqual(g.shape, (64, 96))
             p = g.parts_info[0]
-            self.assertEqual((p["index"], p["count"], p["rank"], p["offset_x"], p["offset_y"]), (0, 1, -1, 0, 0))
-            self.assertEqual((p["width"], p["height"]), (96, 64))
+            self.assertEqual((p["index"], p["count"], p["rank"], p["offset"]), (0, 1, -1, (0, 0)))
+            self.assertEqual(p["dims"], (64, 96))
             with self.at_step(g, self.STEP) as gf, self.at_step(one, self.STEP) as whole:
                 np.testing.assert_array_equal(self.host(gf.assemble("vorticity")),
                                               self.whole_field(whole, "vorticity"))

@@ -60,7 +60,7 @@ class PythonRemoteClient(unittest.TestCase):
     def test_a_remote_host_lists_its_publishers(self):
         listed = cuview.list(remote=self.url)
         entry = next(p for p in listed if p["name"] == "pyr")
-        self.assertEqual((entry["width"], entry["height"]), (W, H))
+        self.assertEqual(entry["dims"], [H, W])
         self.assertEqual(entry["backend"], "host")
         self.assertIn("pyr", [p["name"] for p in cuview.list()])  # this host's, by name
 
@@ -332,7 +332,7 @@ class PythonRemoteGroup(unittest.TestCase):
         self.assertTrue(self.group.decomposed)
         self.assertEqual(self.group.shape, (64, 160))
         self.assertEqual([p["host"] for p in self.group.parts_info], ["host-0", "host-1"])
-        self.assertEqual([p["offset_y"] for p in self.group.parts_info], [0, 32])
+        self.assertEqual([p["offset"][0] for p in self.group.parts_info], [0, 32])
 
     def test_its_picture_equals_the_one_process_run_exactly(self):
         for field in ("speed", "vorticity", "density"):
@@ -387,7 +387,7 @@ class PythonRemoteGroup(unittest.TestCase):
     def test_one_gateways_url_gives_the_run_on_its_host_as_a_group(self):
         self.assertIsInstance(self.pair, cuview.Group)
         self.assertEqual(self.pair.shape, (48, 96))
-        self.assertEqual([p["offset_y"] for p in self.pair.parts_info], [0, 24])
+        self.assertEqual([p["offset"][0] for p in self.pair.parts_info], [0, 24])
         view = self.pair.view("density", encoding="f32", timeout=10)
         self.assertIsNotNone(view)
         self.assertEqual(view.shape, (48, 96))

@@ -41,7 +41,7 @@ TEST_CASE("a checkpoint of float64 and int64 state reads back bit for bit", "[ch
   blocks.push_back(block_of(sim::StateSpec{"temperature", DType::float64, {2, 4}, "kelvin"}, doubles));
   blocks.push_back(block_of(sim::StateSpec{"count", DType::int64, {8}, "particles per cell"}, ints));
   checkpoint::Meta meta;
-  meta.simulation = "dtype test", meta.width = 4, meta.height = 2, meta.step = 12, meta.backend = "host";
+  meta.simulation = "dtype test", meta.dims = {2, 4}, meta.step = 12, meta.backend = "host";
   const auto file = dir / checkpoint::file_name(12);
   checkpoint::write(file, meta, blocks);
 

@@ -77,7 +77,7 @@ TEST_CASE("a request round-trips through encode and decode", "[protocol]") {
 TEST_CASE("results and errors round-trip through the reply envelope", "[protocol]") {
   DescribeResult d;
   d.session = "abc";
-  d.width = 7;
+  d.dims = {9, 7};
   d.fields.push_back({"u", "float32", 1, {7, 9}, {36, 4}, 256, 252, "help"});
   d.params.push_back({"F", 0.05, 0, 0.1, false, "feed"});
   d.presets.push_back({"coral", {{"F", 0.0545}}});
@@ -206,7 +206,7 @@ TEST_CASE("a describe of version 8 reaches a client of 7 without its grids, and 
           "name",
           "[protocol]") {
   DescribeResult d;
-  d.dims = {4, 5, 6}, d.width = 6, d.height = 5;
+  d.dims = {4, 5, 6};
   d.fields.push_back({"T", "float64", 1, {4, 5, 6}, {240, 48, 8}, 0, 960, "", "tank"});
   d.grids.push_back({"tank", {4, 5, 6}, {0, 0, 0}, {2, 1, 1}, {"z", "y", "x"}, "m"});
   d.particles.push_back({"dust", 2, {{"position", "float32", 2, {2, 2}, {8, 4}, 1024, 16, "", ""}}, "", {}});
@@ -237,7 +237,7 @@ TEST_CASE("a describe of version 8 reaches a client of 7 without its grids, and 
 
 TEST_CASE("a field of a second grid is seen on its own grid, and refused to a client of protocol 7", "[protocol]") {
   DescribeResult d;
-  d.dims = {4, 8, 8}, d.width = 8, d.height = 8;
+  d.dims = {4, 8, 8};
   d.grids = {{"volume", {4, 8, 8}, {0, 0, 0}, {1, 1, 1}, {"z", "y", "x"}, ""},
              {"probe", {100}, {5}, {0.5}, {"x"}, "m"}};
   d.fields.push_back({"T", "float32", 1, {4, 8, 8}, {256, 32, 4}, 0, 1024, "", "volume"});
@@ -245,7 +245,6 @@ TEST_CASE("a field of a second grid is seen on its own grid, and refused to a cl
   CHECK(d.for_field(0).dims == d.dims);
   const auto probe = d.for_field("p");
   CHECK(probe.dims == std::vector<std::uint32_t>{100});
-  CHECK((probe.width == 100 && probe.height == 1));
   CHECK(d.for_field(std::size_t{7}).dims == d.dims);  // a particle view: the run's own grid
   CHECK(whole_grid(d, 1).spacing == std::vector<double>{0.5});
   CHECK(unreadable_for_version(d, 8).empty());
@@ -260,7 +259,7 @@ TEST_CASE("a part's grid is placed in the whole run's coordinates", "[protocol]"
   part.dims = {4, 8, 8};
   part.fields.push_back({"T", "float64", 1, {4, 8, 8}, {512, 64, 8}, 0, 2048, "", "g"});
   part.grids.push_back({"g", {4, 8, 8}, {10.5, 0, -1}, {0.5, 1, 2}, {"z", "y", "x"}, "m"});
-  part.part = PartDesc{1, 2, 0, 0, 8, 8, "run", 1, "h", {4, 0, 0}, {8, 8, 8}};
+  part.part = PartDesc{1, 2, "run", 1, "h", {4, 0, 0}, {8, 8, 8}};
   const auto g = whole_grid(part);
   CHECK(g.dims == std::vector<std::uint32_t>{8, 8, 8});
   CHECK(g.origin == std::vector<double>{8.5, 0, -1});  // 4 cells of 0.5 before the part's first
@@ -311,7 +310,7 @@ TEST_CASE("a bfloat16 field is refused by name to clients of protocol 8 and 7", 
 TEST_CASE("a gateway lists every axis to a client of remote protocol 2, and the keys of 1 to one of 1",
           "[protocol][remote]") {
   remote::ListResult list;
-  list.publishers.push_back({"vol", "lbm3d", "host", "cpu", 40, 30, 0, {16, 30, 40}});
+  list.publishers.push_back({"vol", "lbm3d", "host", "cpu", 0, {16, 30, 40}});
   for (std::uint32_t v : {remote::kFirstStable, remote::kVersion}) {
     std::uint64_t id = 0;
     msgpack::sbuffer buf;
@@ -331,6 +330,56 @@ TEST_CASE("a gateway lists every axis to a client of remote protocol 2, and the 
       CHECK(detail::find_key(entry, "dims")->as<std::vector<std::uint32_t>>() == std::vector<std::uint32_t>{16, 30, 40});
     }
   }
+}
+
+TEST_CASE("protocol 7's width and height are sent as dims' two fastest axes, and read back into dims alone",
+          "[protocol]") {
+  // What a client of protocol 7 reads beside dims: derived as the message is packed, never stored.
+  const auto keys = [](const std::string& bytes) {
+    const auto h = msgpack::unpack(bytes.data(), bytes.size());
+    std::map<std::string, std::uint32_t> out;
+    for (const auto& o = h.get(); const auto& kv : std::span(o.via.map.ptr, o.via.map.size))
+      if (kv.val.type == msgpack::type::POSITIVE_INTEGER) out[kv.key.as<std::string>()] = kv.val.as<std::uint32_t>();
+    return out;
+  };
+  DescribeResult volume;
+  volume.dims = {4, 5, 6};
+  CHECK((keys(encode(volume))["width"] == 6 && keys(encode(volume))["height"] == 5));
+  DescribeResult line;
+  line.dims = {100};
+  CHECK((keys(encode(line))["width"] == 100 && keys(encode(line))["height"] == 1));
+  CHECK(decode_bytes<DescribeResult>(encode(volume), "describe").dims == Axes{4, 5, 6});
+  Stats s;
+  s.dims = {30, 40};
+  CHECK((keys(encode(s))["width"] == 40 && keys(encode(s))["height"] == 30));
+  const PartDesc p{.index = 1, .count = 2, .offset = {8, 16, 0}, .global_dims = {16, 32, 64}};
+  auto pk = keys(encode(p));
+  CHECK((pk["offset_x"] == 0 && pk["offset_y"] == 16 && pk["global_width"] == 64 && pk["global_height"] == 32));
+  CHECK(decode_bytes<PartDesc>(encode(p), "part") == p);
+  // A gateway of remote protocol 1 sent width and height alone: read as a 2-D grid's dims.
+  msgpack::sbuffer old;
+  msgpack::packer<msgpack::sbuffer> w(old);
+  w.pack_map(3), w.pack("name"), w.pack("heat"), w.pack("width"), w.pack(40), w.pack("height"), w.pack(30);
+  CHECK(msgpack::unpack(old.data(), old.size()).get().as<remote::PublisherEntry>().dims == Axes{30, 40});
+}
+
+TEST_CASE("a field packed to every k-th cell keeps its components together along any number of axes",
+          "[protocol]") {
+  // A volume of 3-vectors, 5 x 4 x 3 cells of float32, every 2nd cell: 3 x 2 x 2.
+  const FieldDesc volume{"v", "float32", 3, {3, 4, 5, 3}, {240, 60, 12, 4}, 256, 720, "", "grid"};
+  const auto v = packed_field(volume, 2);
+  CHECK(v.shape == std::vector<std::uint32_t>{2, 2, 3, 3});
+  CHECK(v.strides == std::vector<std::uint64_t>{72, 36, 12, 4});
+  CHECK(v.bytes == 144);
+  CHECK(v.offset == 256);
+  // A plane and a line, the same way; every 1 leaves a field as it is.
+  const FieldDesc plane{"u", "float64", 1, {5, 7}, {56, 8}, 0, 280, "", "grid"};
+  const auto p = packed_field(plane, 3);
+  CHECK((p.shape == std::vector<std::uint32_t>{2, 3} && p.strides == std::vector<std::uint64_t>{24, 8} && p.bytes == 48));
+  const FieldDesc line{"l", "int32", 1, {10}, {4}, 0, 40, "", "probe"};
+  CHECK(packed_field(line, 4).shape == std::vector<std::uint32_t>{3});
+  CHECK(packed_field(line, 4).bytes == 12);
+  CHECK((packed_field(plane, 1).shape == plane.shape && packed_field(plane, 1).strides == plane.strides));
 }
 
 TEST_CASE("an unknown op is rejected with the list of ops", "[protocol][bad-input]") {

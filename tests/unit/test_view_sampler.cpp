@@ -263,7 +263,7 @@ struct DTypeFrame {
 DTypeFrame frame_of(const std::vector<DType>& dtypes,
                     const std::function<void(std::byte* slot, const proto::DescribeResult&)>& adjust = {}) {
   proto::DescribeResult d;
-  d.backend = "host", d.width = kW, d.height = kH, d.dims = {kD, kH, kW};
+  d.backend = "host", d.dims = {kD, kH, kW};
   std::uint64_t end = 0;
   const auto add = [&](const std::string& name, DType dtype, std::uint32_t components) {
     proto::FieldDesc f;

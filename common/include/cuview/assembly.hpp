@@ -14,56 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "cuview/extent.hpp"
 #include "cuview/remote_protocol.hpp"
 #include "cuview/view_sampler.hpp"
 
 namespace cuview {
-
-/// Sizes of, or positions along, a grid's axes, slowest first (row-major): {height, width} for a
-/// 2-D grid, {depth, height, width} for a volume, {width} for a line.
-using Axes = std::vector<std::uint32_t>;
-
-/// The extent of a grid: its axes and the components of each cell (1: a scalar; 2, 3: a vector).
-struct Extent {
-  Axes dims;
-  std::uint32_t components = 1;
-
-  /// A 2-D grid of `width` × `height` cells.
-  [[nodiscard]] static Extent grid(std::uint32_t width, std::uint32_t height, std::uint32_t components = 1) {
-    return Extent{{height, width}, components};
-  }
-  [[nodiscard]] std::size_t rank() const noexcept { return dims.size(); }
-  /// The number of cells (1 for a grid of no axes).
-  [[nodiscard]] std::size_t cells() const noexcept;
-  /// The size of axis `k` counted from the fastest (0: width, 1: height, 2: depth); 1 past the
-  /// grid's rank, so that a 2-D grid has depth 1.
-  [[nodiscard]] std::uint32_t from_fastest(std::size_t k) const noexcept {
-    return k < dims.size() ? dims[dims.size() - 1 - k] : 1;
-  }
-  [[nodiscard]] std::uint32_t width() const noexcept { return from_fastest(0); }
-  [[nodiscard]] std::uint32_t height() const noexcept { return from_fastest(1); }
-  [[nodiscard]] std::uint32_t depth() const noexcept { return from_fastest(2); }
-  /// "512x256" (fastest axis first, as a user writes a size), with "x3" components appended as
-  /// " of 3-vectors".
-  [[nodiscard]] std::string text() const;
-  bool operator==(const Extent&) const = default;
-};
-
-/// A cell's position as a user writes it, fastest axis first: "(x, y)" or "(x, y, z)".
-[[nodiscard]] std::string position_text(const Axes& at);
-
-/// A part's block of a global grid: where it starts and its size, both slowest axis first.
-struct Block {
-  Axes offset;
-  Axes dims;
-  /// A 2-D block of `width` × `height` cells starting at cell (x, y).
-  [[nodiscard]] static Block grid(std::uint32_t x, std::uint32_t y, std::uint32_t width, std::uint32_t height) {
-    return Block{{y, x}, {height, width}};
-  }
-  /// Whether the block lies inside a grid of `grid` dims: as many axes, none leaving it.
-  [[nodiscard]] bool inside(const Axes& grid) const noexcept;
-  bool operator==(const Block&) const = default;
-};
 
 /// Where a part's block shows in a picture of the whole grid (PictureLayout): a rectangle of the
 /// picture's cells, and the plane of the part's own grid that fills it (a volume's; empty for a
@@ -77,10 +32,11 @@ struct PlaneBlock {
            local == o.local && transposed == o.transposed;
   }
 };
-/// Part `block`'s shares of `layout`'s picture: a 2-D block's own rectangle; of a volume's block,
+/// Part `block`'s shares of `layout`'s picture: the own rectangle of a block of 1 or 2 axes (a
+/// line: one cell high); of a volume's block,
 /// one per panel whose plane crosses it (none for a z-plane of another slab). Throws
-/// Error(bad_value) for a volume's block in a 2-D picture or a 2-D block in a volume's, and for a
-/// block of another rank than 2 or 3.
+/// Error(bad_value) for a volume's block in a 2-D picture or a flat block in a volume's, and for a
+/// block of no axes or more than 3.
 [[nodiscard]] std::vector<PlaneBlock> picture_blocks(const Block& block, const PictureLayout& layout);
 /// The field of a part's frame that fills `share` of a picture: a 2-D field as it is, else its
 /// plane (plane_of), transposed when the panel is: what ViewSampler::sample_block reads.
@@ -96,7 +52,7 @@ struct PlaneBlock {
                                           const std::optional<std::uint32_t>& index,
                                           const std::optional<std::vector<std::uint32_t>>& through,
                                           const std::string& what);
-/// A publisher's own grid as a block at offset 0 (a 2-D grid's width × height): what one frame
+/// A publisher's own grid (`dims`) as a block at offset 0: what one frame
 /// holds, whether or not it is a part of a larger run.
 [[nodiscard]] Block own_block(const proto::DescribeResult& d);
 /// The grid of the whole run `d` is a publisher of (a part's: the global grid, its origin moved

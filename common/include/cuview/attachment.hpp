@@ -196,12 +196,10 @@ class RemoteClient final : public Attachment {
   /// came. Throws Error(daemon_gone) within a second of the publisher, the gateway or the link
   /// going away; Error(bad_message) for a view that does not decode.
   [[nodiscard]] bool next_view(RemoteView& out, std::chrono::milliseconds timeout);
-  /// The rectangle [x, x+w) × [y, y+h) of `field` in the newest frame (RemoteRegion: how exact). Throws
-  /// Error(bad_value | out_of_range) naming the field or the rectangle.
-  RemoteRegion fetch(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w, std::uint32_t h);
-  /// A volume's box [x, x+w) × [y, y+h) × [z, z+d) of `field` in the newest frame, likewise.
-  RemoteRegion fetch_box(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t z, std::uint32_t w,
-                         std::uint32_t h, std::uint32_t d);
+  /// The block `box` of `field`'s grid (offset and dims slowest axis first, as many axes as the
+  /// grid's: {y, x} and {h, w} of a plane, {z, y, x} and {d, h, w} of a volume) in the newest frame
+  /// (RemoteRegion: how exact). Throws Error(bad_value | out_of_range) naming the field or the box.
+  RemoteRegion fetch(const std::string& field, const Block& box);
 
  private:
   friend class RemoteGroup;
@@ -212,14 +210,9 @@ class RemoteClient final : public Attachment {
   struct FrameChoice {
     std::optional<std::uint64_t> seq, from_step;
   };
-  /// A volume's layers [z, z + depth) of the rectangle; depth 0: a plane's rectangle.
-  struct Layers {
-    std::uint32_t z, depth;
-  };
-  /// The rectangle's values converted to float, or with `raw_values` their bytes (the field's
-  /// dtype, as the gateway sent them) moved there instead.
-  RemoteRegion fetch_of(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
-                        std::uint32_t h, FrameChoice which, Layers layers = {0, 0},
+  /// The box's values converted to float, or with `raw_values` their bytes (the field's dtype,
+  /// as the gateway sent them) moved there instead.
+  RemoteRegion fetch_of(const std::string& field, const Block& box, FrameChoice which,
                         std::vector<std::byte>* raw_values = nullptr);
   /// One cell of the frame `which` chooses (of its first float32 field, or its first field): its
   /// seq and step.

@@ -118,8 +118,6 @@ class FrameGroup {
   [[nodiscard]] const std::vector<Frame>& frames() const noexcept { return frames_; }
   /// Where part k's block lies in the global grid. Throws Error(out_of_range).
   [[nodiscard]] const proto::PartDesc& part_desc(std::size_t k) const;
-  [[nodiscard]] std::uint32_t global_width() const noexcept;
-  [[nodiscard]] std::uint32_t global_height() const noexcept;
   /// The global grid's extent (cells), and part k's block in it. Throws Error(out_of_range).
   [[nodiscard]] Extent extent() const;
   [[nodiscard]] Block block(std::size_t k) const;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cuview/error.hpp"
+#include "cuview/extent.hpp"
 #include "cuview/schema.hpp"
 
 namespace cuview::proto {
@@ -213,36 +214,83 @@ struct ParticleSetDesc {
   MSGPACK_DEFINE_MAP(name, count, attributes, help, bounds);
 };
 
+/// The size of axis `k` counted from the fastest as protocol 7 repeats it beside `dims` (the keys
+/// `width`, `height`, `global_width`, `global_height`): 1 past the grid's rank, 0 for no grid.
+/// Messages hold `dims` alone and derive these as they are packed; a decoder reads and drops them.
+[[nodiscard]] inline std::uint32_t wire_size(const Axes& dims, std::size_t k) noexcept {
+  return dims.empty() ? 0 : axis_from_fastest(dims, k);
+}
+
+/// The msgpack functions (as MSGPACK_DEFINE_MAP's) of a message that holds `dims` alone and whose
+/// wire form also has protocol 7's `width` and `height`, packed as wire_size(dims, 0) and (dims, 1).
+/// The message's static `wire(self, width, height)` lists every key in order (make_define_map). A
+/// peer that sent `width` and `height` without `dims` (a gateway of remote protocol 1) is read as
+/// the 2-D grid {height, width}.
+#define CUVIEW_MSGPACK_WITH_SIZES                                                                          \
+  template <class Packer>                                                                                  \
+  void msgpack_pack(Packer& pk) const {                                                                    \
+    std::uint32_t w = ::cuview::proto::wire_size(dims, 0), h = ::cuview::proto::wire_size(dims, 1);        \
+    wire(*this, w, h).msgpack_pack(pk);                                                                    \
+  }                                                                                                        \
+  void msgpack_unpack(const msgpack::object& o) {                                                          \
+    std::uint32_t w = 0, h = 0;                                                                            \
+    wire(*this, w, h).msgpack_unpack(o);                                                                   \
+    if (dims.empty() && w > 0 && h > 0) dims = {h, w};                                                     \
+  }                                                                                                        \
+  template <class Object>                                                                                  \
+  void msgpack_object(Object* o, msgpack::zone& z) const {                                                 \
+    std::uint32_t w = ::cuview::proto::wire_size(dims, 0), h = ::cuview::proto::wire_size(dims, 1);        \
+    wire(*this, w, h).msgpack_object(o, z);                                                                \
+  }
+
 /// Where a part of a decomposed publisher sits (docs/protocol.md "Parts"): part `index` of
 /// `count`, whose grid (DescribeResult::dims) is the block of the global grid (global_dims) that
-/// starts at cell `offset`, both slowest axis first. offset_x, offset_y, global_width and
-/// global_height repeat the two fastest axes. Absent (nil) for a whole publisher.
+/// starts at cell `offset`, both slowest axis first. Absent (nil) for a whole publisher. On the
+/// wire `offset_x`, `offset_y`, `global_width` and `global_height` repeat the two fastest axes
+/// (protocol 7), packed from `offset` and `global_dims`.
 struct PartDesc {
   std::uint32_t index = 0, count = 1;
-  std::uint32_t offset_x = 0, offset_y = 0;
-  std::uint32_t global_width = 0, global_height = 0;
   std::string group;   ///< the same in every part of one run (chosen by part 0); differs between runs
   std::int32_t rank = -1;  ///< the MPI rank (or the program's own numbering), -1 when none
   std::string host;    ///< where the part runs (its hostname)
-  std::vector<std::uint32_t> offset, global_dims;  ///< slowest axis first, as many as DescribeResult::dims
+  Axes offset, global_dims;  ///< slowest axis first, as many as DescribeResult::dims
   bool operator==(const PartDesc&) const = default;
-  /// `offset` and `global_dims`, or the 2-D fields' values when a publisher sent none.
-  [[nodiscard]] std::vector<std::uint32_t> start() const {
-    return offset.empty() ? std::vector<std::uint32_t>{offset_y, offset_x} : offset;
+  /// The block of the global grid this part holds, given its own grid's `dims`.
+  [[nodiscard]] Block block(const Axes& dims) const { return Block{offset, dims}; }
+
+ private:
+  template <class Self, class U>
+  static auto wire(Self& s, U& x, U& y, U& w, U& h) {
+    return msgpack::type::make_define_map("index", s.index, "count", s.count, "offset_x", x, "offset_y", y,
+                                          "global_width", w, "global_height", h, "group", s.group, "rank", s.rank,
+                                          "host", s.host, "offset", s.offset, "global_dims", s.global_dims);
   }
-  [[nodiscard]] std::vector<std::uint32_t> global() const {
-    return global_dims.empty() ? std::vector<std::uint32_t>{global_height, global_width} : global_dims;
+
+ public:
+  template <class Packer>
+  void msgpack_pack(Packer& pk) const {
+    std::uint32_t x = axis_from_fastest(offset, 0, 0), y = axis_from_fastest(offset, 1, 0),
+                  w = wire_size(global_dims, 0), h = wire_size(global_dims, 1);
+    wire(*this, x, y, w, h).msgpack_pack(pk);
   }
-  MSGPACK_DEFINE_MAP(index, count, offset_x, offset_y, global_width, global_height, group, rank, host, offset,
-                     global_dims);
+  void msgpack_unpack(const msgpack::object& o) {
+    std::uint32_t x = 0, y = 0, w = 0, h = 0;  // protocol 7's repetition: read and dropped
+    wire(*this, x, y, w, h).msgpack_unpack(o);
+  }
+  template <class Object>
+  void msgpack_object(Object* o, msgpack::zone& z) const {
+    std::uint32_t x = axis_from_fastest(offset, 0, 0), y = axis_from_fastest(offset, 1, 0),
+                  w = wire_size(global_dims, 0), h = wire_size(global_dims, 1);
+    wire(*this, x, y, w, h).msgpack_object(o, z);
+  }
 };
 
 struct DescribeResult {
   std::string session, backend, device, sim;
-  /// The grid's two fastest axes (height 1 for a grid of one axis); `dims` has them all.
-  std::uint32_t width = 0, height = 0, slots = 0;
-  /// The grid's axes, slowest first: {width}, {height, width} or {depth, height, width}.
-  std::vector<std::uint32_t> dims;
+  std::uint32_t slots = 0;
+  /// The grid's axes, slowest first: {width}, {height, width} or {depth, height, width}. On the
+  /// wire `width` and `height` repeat its two fastest axes (protocol 7), packed from it.
+  Axes dims;
   std::uint64_t slot_bytes = 0, trailer_offset = 0;
   std::vector<FieldDesc> fields;
   std::vector<ParticleSetDesc> particles;
@@ -253,21 +301,32 @@ struct DescribeResult {
   /// The grids the fields lie on (version 8; a client of version 7 reads `dims` alone). The
   /// first is `dims`'s, the one a run of parts decomposes; a field names its own (FieldDesc::grid).
   std::vector<GridDesc> grids;
-  /// `dims`, or {height, width} when a publisher sent none.
-  [[nodiscard]] std::vector<std::uint32_t> grid() const {
-    return dims.empty() ? std::vector<std::uint32_t>{height, width} : dims;
-  }
-  /// The grid field `f` lies on: grids' entry of its name, or one of `grid()` with unit spacing
+  /// The extent of the run's first grid (`dims`): this publisher's own block when it is a part.
+  [[nodiscard]] Extent extent() const { return Extent{dims}; }
+  /// The dims of the whole run this publisher belongs to: a part's global grid, else `dims`.
+  [[nodiscard]] Axes run_dims() const { return part ? part->global_dims : dims; }
+  /// The grid field `f` lies on: grids' entry of its name, or one of `dims` with unit spacing
   /// from the origin when the publisher named none (version 7).
   [[nodiscard]] GridDesc grid_of(const FieldDesc& f) const;
-  /// This description as a view of field `index` works in it: `dims`, `width` and `height` are
-  /// those of the grid the field lies on (a run's fields may lie on several grids; `dims` is the
-  /// first's). A particle set's index, or a field on the first grid: the description as it is.
+  /// This description as a view of field `index` works in it: `dims` is that of the grid the
+  /// field lies on (a run's fields may lie on several grids; `dims` is the first's). A particle
+  /// set's index, or a field on the first grid: the description as it is.
   [[nodiscard]] DescribeResult for_field(std::size_t index) const;
   /// for_field of the field named `name` (a name of none: the description as it is).
   [[nodiscard]] DescribeResult for_field(const std::string& name) const;
-  MSGPACK_DEFINE_MAP(session, backend, device, sim, width, height, dims, slots, slot_bytes, trailer_offset, fields,
-                     particles, params, presets, inputs, part, grids);
+
+ private:
+  template <class Self, class U>
+  static auto wire(Self& s, U& w, U& h) {
+    return msgpack::type::make_define_map(
+        "session", s.session, "backend", s.backend, "device", s.device, "sim", s.sim, "width", w, "height", h, "dims",
+        s.dims, "slots", s.slots, "slot_bytes", s.slot_bytes, "trailer_offset", s.trailer_offset, "fields", s.fields,
+        "particles", s.particles, "params", s.params, "presets", s.presets, "inputs", s.inputs, "part", s.part,
+        "grids", s.grids);
+  }
+
+ public:
+  CUVIEW_MSGPACK_WITH_SIZES
 };
 
 /// What a client of `version` could not read in `d` — a field of a dtype added after that version
@@ -282,8 +341,8 @@ std::string unreadable_for_version(const DescribeResult& d, std::uint32_t versio
 std::uint64_t blocks_named(const DescribeResult& d, const std::vector<std::string>& names, const std::string& who);
 
 /// Field `f` as a frame of every `every`-th cell holds it (Frame::every, docs/protocol.md "Frames
-/// of every k-th cell"): a grid of ceil(n/k) cells along each of its 3 axes, packed from the same
-/// offset (shape, strides and bytes changed). A field of fewer axes, or every <= 1: `f` itself.
+/// of every k-th cell"): a grid of ceil(n/k) cells along each of its axes, packed from the same
+/// offset (shape, strides and bytes changed). every <= 1: `f` itself.
 FieldDesc packed_field(const FieldDesc& f, std::uint32_t every);
 
 /// One ring slot; what `memory` and `offset` mean depends on HandlesResult::sharing:
@@ -337,12 +396,8 @@ struct FdReply {
 
 struct Stats {
   std::string session, name, backend, sharing, device, sim;
-  std::uint32_t width = 0, height = 0, slots = 0;
-  std::vector<std::uint32_t> dims;  ///< describe's
-  /// `dims`, or {height, width} when a publisher sent none.
-  [[nodiscard]] std::vector<std::uint32_t> grid() const {
-    return dims.empty() ? std::vector<std::uint32_t>{height, width} : dims;
-  }
+  std::uint32_t slots = 0;
+  Axes dims;  ///< describe's (on the wire `width` and `height` repeat its two fastest axes)
   bool paused = false;
   std::uint64_t step = 0;
   double sim_time = 0;
@@ -360,10 +415,24 @@ struct Stats {
   std::map<std::string, double> params;
   CheckpointStatus checkpoint;
   std::optional<PartDesc> part;  ///< set by a part of a decomposed publisher
-  MSGPACK_DEFINE_MAP(session, name, backend, sharing, device, sim, width, height, dims, slots, paused, step, sim_time,
-                     frames_published, frames_skipped, clients, readers, held_slots, steps_per_second,
-                     frames_per_second, cost, max_cost, max_fps, limited_by, rss_kib, uptime_s, params, checkpoint,
-                     part);
+  /// The dims of the whole run: a part's global grid, else `dims`.
+  [[nodiscard]] Axes run_dims() const { return part ? part->global_dims : dims; }
+
+ private:
+  template <class Self, class U>
+  static auto wire(Self& s, U& w, U& h) {
+    return msgpack::type::make_define_map(
+        "session", s.session, "name", s.name, "backend", s.backend, "sharing", s.sharing, "device", s.device, "sim",
+        s.sim, "width", w, "height", h, "dims", s.dims, "slots", s.slots, "paused", s.paused, "step", s.step,
+        "sim_time", s.sim_time, "frames_published", s.frames_published, "frames_skipped", s.frames_skipped,
+        "clients", s.clients, "readers", s.readers, "held_slots", s.held_slots, "steps_per_second",
+        s.steps_per_second, "frames_per_second", s.frames_per_second, "cost", s.cost, "max_cost", s.max_cost,
+        "max_fps", s.max_fps, "limited_by", s.limited_by, "rss_kib", s.rss_kib, "uptime_s", s.uptime_s, "params",
+        s.params, "checkpoint", s.checkpoint, "part", s.part);
+  }
+
+ public:
+  CUVIEW_MSGPACK_WITH_SIZES
 };
 
 /// What watching costs the run, in one line for status and the viewer: "cost 0.98 % of the run

@@ -144,13 +144,24 @@ struct HelloResult {
   MSGPACK_DEFINE_MAP(protocol, local_protocol, gateway_version, session, host, user, encodings);
 };
 
+/// A publisher a gateway serves. On the wire `width` and `height` repeat the grid's two fastest
+/// axes (remote protocol 1, which sends no `dims`): packed from `dims`, and read into it from a
+/// gateway of protocol 1.
 struct PublisherEntry {
   std::string name;
   std::string sim, backend, device;  ///< empty when the gateway could not describe it
-  std::uint32_t width = 0, height = 0;  ///< the grid's two fastest axes
   std::uint32_t viewers = 0;  ///< remote clients of this gateway watching it
-  std::vector<std::uint32_t> dims;  ///< every axis of the grid, slowest first (remote protocol 2; empty when not described)
-  MSGPACK_DEFINE_MAP(name, sim, backend, device, width, height, viewers, dims);
+  Axes dims;  ///< every axis of the grid, slowest first (empty when not described)
+
+ private:
+  template <class Self, class U>
+  static auto wire(Self& s, U& w, U& h) {
+    return msgpack::type::make_define_map("name", s.name, "sim", s.sim, "backend", s.backend, "device", s.device,
+                                          "width", w, "height", h, "viewers", s.viewers, "dims", s.dims);
+  }
+
+ public:
+  CUVIEW_MSGPACK_WITH_SIZES  // a gateway of remote protocol 1 sends width and height alone
 };
 struct ListResult {
   std::vector<PublisherEntry> publishers;

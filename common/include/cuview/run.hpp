@@ -65,8 +65,6 @@ class Run {
   [[nodiscard]] const std::string& group_id() const noexcept;
   /// The global grid's extent (cells; components are per field).
   [[nodiscard]] Extent extent() const;
-  [[nodiscard]] std::uint32_t global_width() const noexcept;
-  [[nodiscard]] std::uint32_t global_height() const noexcept;
   /// The gateways this run is reached through, one per host; empty for a run on this host.
   [[nodiscard]] const std::vector<std::string>& via() const noexcept;
 

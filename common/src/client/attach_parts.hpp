@@ -32,11 +32,11 @@ inline void check_fits(const std::string& name, std::uint32_t k, const proto::De
                                      "backend and the same global grid: check the program's PartOptions and fields");
   };
   if (dk.backend != d0.backend) refuse("runs on backend " + dk.backend + ", part 0 on " + d0.backend);
-  if (pk.global() != p0.global())
-    refuse("says the global grid is " + Extent{pk.global()}.text() + ", part 0 says " + Extent{p0.global()}.text());
-  if (const Block block{pk.start(), dk.grid()}; !block.inside(pk.global()))
+  if (pk.global_dims != p0.global_dims)
+    refuse("says the global grid is " + Extent{pk.global_dims}.text() + ", part 0 says " + Extent{p0.global_dims}.text());
+  if (const Block block{pk.offset, dk.dims}; !block.inside(pk.global_dims))
     refuse("has a block of " + Extent{block.dims}.text() + " at " + position_text(block.offset) +
-           " outside the global grid of " + Extent{pk.global()}.text());
+           " outside the global grid of " + Extent{pk.global_dims}.text());
   if (dk.fields.size() != d0.fields.size())
     refuse("declares " + std::to_string(dk.fields.size()) + " fields, part 0 " + std::to_string(d0.fields.size()));
   for (std::size_t i = 0; i < dk.fields.size(); ++i) {

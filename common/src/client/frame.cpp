@@ -262,8 +262,6 @@ const proto::PartDesc& FrameGroup::part_desc(std::size_t k) const {
   return layout_->parts[k];
 }
 
-std::uint32_t FrameGroup::global_width() const noexcept { return layout_->parts.front().global_width; }
-std::uint32_t FrameGroup::global_height() const noexcept { return layout_->parts.front().global_height; }
 Extent FrameGroup::extent() const { return layout_->extent; }
 
 Block FrameGroup::block(std::size_t k) const {

@@ -90,7 +90,7 @@ bool RemoteClient::take_view(RemoteView& out, std::chrono::milliseconds timeout,
           throw Error(Errc::bad_message, "a brick from " + s.opts.remote + " whose size does not match its values");
         region.field_w = static_cast<int>(h.view_w), region.field_h = static_cast<int>(h.view_h);
       } else {
-        const auto picture = picture_named(part ? part->global() : s.desc.for_field(h.field).grid(), h.axis, h.index, h.through,
+        const auto picture = picture_named(part ? part->global_dims : s.desc.for_field(h.field).dims, h.axis, h.index, h.through,
                                            "a view of " + s.who() + " through " + s.opts.remote);
         region.field_w = picture.w, region.field_h = picture.h;
       }
@@ -116,18 +116,20 @@ bool RemoteClient::next_view(RemoteView& out, std::chrono::milliseconds timeout)
   return true;
 }
 
-RemoteRegion RemoteClient::fetch(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
-                                 std::uint32_t h) {
-  return fetch_of(field, x, y, w, h, {});
-}
+RemoteRegion RemoteClient::fetch(const std::string& field, const Block& box) { return fetch_of(field, box, {}); }
 
-RemoteRegion RemoteClient::fetch_box(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t z,
-                                     std::uint32_t w, std::uint32_t h, std::uint32_t d) {
-  return fetch_of(field, x, y, w, h, {}, {z, d});
-}
-
-RemoteRegion RemoteClient::fetch_of(const std::string& field, std::uint32_t x, std::uint32_t y, std::uint32_t w,
-                                    std::uint32_t h, FrameChoice which, Layers layers, std::vector<std::byte>* raw_values) {
+RemoteRegion RemoteClient::fetch_of(const std::string& field, const Block& box, FrameChoice which,
+                                    std::vector<std::byte>* raw_values) {
+  const std::size_t rank = box.dims.size();
+  if (rank < 1 || rank > kMaxAxes || box.offset.size() != rank)
+    throw Error(Errc::bad_value, "fetch of " + field + ": a box of " + std::to_string(rank) + " dims and " +
+                                     std::to_string(box.offset.size()) + " offsets; give both with as many axes as " +
+                                     "the field's grid (1 to " + std::to_string(kMaxAxes) + "), slowest first");
+  // On the wire: the rectangle of the two fastest axes, and a volume's layers (docs/remote.md "fetch").
+  const std::uint32_t x = axis_from_fastest(box.offset, 0, 0), y = axis_from_fastest(box.offset, 1, 0),
+                      w = axis_from_fastest(box.dims, 0), h = axis_from_fastest(box.dims, 1);
+  std::optional<std::uint32_t> z, depth;
+  if (rank == 3) z = box.offset[0], depth = box.dims[0];
   const auto& seq = which.seq;
   auto& s = *session_;
   // A fetch carries the field's own values (its dtype); one the description does not hold is
@@ -141,8 +143,6 @@ RemoteRegion RemoteClient::fetch_of(const std::string& field, std::uint32_t x, s
   if (s.gone()) s.throw_gone();
   const auto timeout = std::max<std::chrono::milliseconds>(s.opts.timeout, 30s);
   // The newest frame's fetch carries no choice at all: what every gateway reads.
-  std::optional<std::uint32_t> z, depth;
-  if (layers.depth > 0) z = layers.z, depth = layers.depth;
   auto r = seq || which.from_step || depth
                ? ch.gateway_call<remote::FetchResult>(
                      remote::Op::fetch,
@@ -179,7 +179,7 @@ RemoteRegion RemoteClient::probe(FrameChoice which) {
                                        " publishes no grid field; remote frames carry grid fields");
   // A float32 field where there is one: what every gateway fetches.
   const auto f = std::find_if(d.fields.begin(), d.fields.end(), [](const auto& x) { return x.dtype == "float32"; });
-  return fetch_of((f != d.fields.end() ? *f : d.fields.front()).name, 0, 0, 1, 1, which);
+  return fetch_of((f != d.fields.end() ? *f : d.fields.front()).name, Block::grid(0, 0, 1, 1), which);
 }
 
 std::optional<RemoteRegion> RemoteClient::probe_newer(std::optional<std::uint64_t> after, bool by_step,
@@ -207,23 +207,19 @@ std::optional<Frame> RemoteClient::fetch_frame(const RemoteRegion& probe) {
       if (!dtype) continue;
       const std::size_t size = size_of(*dtype);
       try {
-        // A volume's field comes in boxes of as many layers as one fetch carries.
-        const auto on = d.for_field(i);  // the grid the field lies on
-        const auto grid = on.grid();
-        if (grid.size() != 3) {
-          fetch_of(f.name, 0, 0, on.width, on.height, {probe.seq, {}}, {0, 0}, &raw);
-          std::memcpy(frame.data + f.offset, raw.data(), std::min<std::size_t>(f.bytes, raw.size()));
-        } else {
-          const std::uint64_t layer_bytes = std::uint64_t{on.width} * on.height * f.components * size;
-          const auto per_fetch =
-              static_cast<std::uint32_t>(std::max<std::uint64_t>(1, remote::kMaxFetchBytes / layer_bytes));
-          for (std::uint32_t z = 0; z < grid[0]; z += per_fetch) {
-            const std::uint32_t n = std::min(per_fetch, grid[0] - z);
-            fetch_of(f.name, 0, 0, on.width, on.height, {probe.seq, {}}, {z, n}, &raw);
-            const std::size_t at = z * layer_bytes;
-            std::memcpy(frame.data + f.offset + at, raw.data(),
-                        std::min<std::size_t>(f.bytes - std::min<std::size_t>(f.bytes, at), raw.size()));
-          }
+        // A field comes in boxes of as many of its slowest axis's layers as one fetch carries.
+        const Extent on{d.for_field(i).dims};  // the grid the field lies on
+        const std::uint32_t layers = on.dims[0];
+        const std::uint64_t layer_bytes = on.cells() / layers * f.components * size;
+        const auto per_fetch =
+            static_cast<std::uint32_t>(std::max<std::uint64_t>(1, remote::kMaxFetchBytes / layer_bytes));
+        for (std::uint32_t z = 0; z < layers; z += per_fetch) {
+          Block box{Axes(on.rank(), 0), on.dims};
+          box.offset[0] = z, box.dims[0] = std::min(per_fetch, layers - z);
+          fetch_of(f.name, box, {probe.seq, {}}, &raw);
+          const std::size_t at = z * layer_bytes;
+          std::memcpy(frame.data + f.offset + at, raw.data(),
+                      std::min<std::size_t>(f.bytes - std::min<std::size_t>(f.bytes, at), raw.size()));
         }
         if (i < 64) held |= std::uint64_t{1} << i;
       } catch (const Error& e) {

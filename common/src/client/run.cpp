@@ -26,16 +26,15 @@ void RunState::lay_out() {
   l->name = name;
   for (const auto& c : parts) {
     const auto& d = c->description();
-    const Axes grid = d.grid();
+    const Axes grid = d.dims;
     if (decomposed)
       l->parts.push_back(*d.part);
     else
-      l->parts.push_back(
-          proto::PartDesc{0, 1, 0, 0, d.width, d.height, d.session, -1, "", Axes(grid.size(), 0), grid});
+      l->parts.push_back(proto::PartDesc{.group = d.session, .host = "", .offset = Axes(grid.size(), 0), .global_dims = grid});
     l->fields.push_back(d.fields);
-    l->blocks.push_back(Block{l->parts.back().start(), grid});
+    l->blocks.push_back(Block{l->parts.back().offset, grid});
   }
-  l->extent = Extent{l->parts.front().global()};
+  l->extent = Extent{l->parts.front().global_dims};
   layout = std::move(l);
 }
 
@@ -94,8 +93,6 @@ Block Run::block(std::size_t k) const {
 
 const std::string& Run::group_id() const noexcept { return state_->layout->parts.front().group; }
 Extent Run::extent() const { return state_->layout->extent; }
-std::uint32_t Run::global_width() const noexcept { return state_->layout->parts.front().global_width; }
-std::uint32_t Run::global_height() const noexcept { return state_->layout->parts.front().global_height; }
 const std::vector<std::string>& Run::via() const noexcept { return state_->via; }
 
 bool Run::alive() const noexcept {

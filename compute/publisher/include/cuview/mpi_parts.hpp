@@ -6,7 +6,7 @@
 // (CMake: find_package(MPI REQUIRED COMPONENTS C), target_link_libraries(... MPI::MPI_C)).
 //
 //   cuview::Publisher pub({.name = "heat", .backend = "host",
-//                          .part = cuview::mpi::part_options(comm, W, H, 0, first_row)});  // collective
+//                          .part = cuview::mpi::part_options(comm, {H, W}, {first_row, 0})});  // collective
 //   pub.add_field(...);  pub.add_param(...);  pub.start();  MPI_Barrier(comm);
 //   for (;;) {
 //     const cuview::mpi::Turn turn = cuview::mpi::next_turn(pub, comm, 8, g_stop != 0);  // collective
@@ -103,38 +103,27 @@ inline void broadcast(void* data, int count, MPI_Datatype type, MPI_Comm comm, c
 /// This rank's PartOptions for PublisherOptions::part, from `comm`: part index = rank, count =
 /// size, PartOptions::rank = the rank; a group id (64 random bits in hex, from
 /// std::random_device) made by rank 0 and broadcast, so that clients never mix parts of two runs;
-/// host left empty (the publisher fills in this host's name). `global_width × global_height` is
-/// the whole grid; (`offset_x`, `offset_y`) the first cell of this rank's block, whose size is
-/// the grid of the fields it declares (the Publisher checks that the block fits).
+/// host left empty (the publisher fills in this host's name). `global_dims` is the whole grid and
+/// `offset` the first cell of this rank's block in it, both slowest axis first ({height, width}
+/// and {y, x}; {depth, height, width} and {z, y, x}); the block's size is the grid of the fields
+/// the rank declares (the Publisher checks that the block fits).
 /// Collective: every rank of `comm` calls it, before constructing its Publisher.
 /// Throws Error(bad_value) for MPI_COMM_NULL, Error(out_of_range) for an empty global grid or an
 /// offset outside it, Error(system) when an MPI call fails.
-/// The 1- to 3-axis form is below: `global_dims` the whole grid and `offset` this rank's first cell
-/// in it, both slowest axis first ({depth, height, width}, {z, y, x}).
-inline PartOptions part_options(MPI_Comm comm, std::vector<std::uint32_t> global_dims,
-                                std::vector<std::uint32_t> offset);
-inline PartOptions part_options(MPI_Comm comm, std::uint32_t global_width, std::uint32_t global_height,
-                                std::uint32_t offset_x, std::uint32_t offset_y) {
-  return part_options(comm, std::vector<std::uint32_t>{global_height, global_width},
-                      std::vector<std::uint32_t>{offset_y, offset_x});
-}
-inline PartOptions part_options(MPI_Comm comm, std::vector<std::uint32_t> global_dims,
-                                std::vector<std::uint32_t> offset) {
+inline PartOptions part_options(MPI_Comm comm, Axes global_dims, Axes offset) {
   const char* who = "cuview::mpi::part_options";
   const int rank = detail::rank_of(comm, who);
   int size = 0;
   detail::check(MPI_Comm_size(comm, &size), "MPI_Comm_size", who);
   const std::string doing = std::string(who) + " (rank " + std::to_string(rank) + " of " + std::to_string(size) + ")";
-  bool inside = !global_dims.empty() && global_dims.size() <= 3 && offset.size() == global_dims.size();
+  bool inside = !global_dims.empty() && global_dims.size() <= kMaxAxes && offset.size() == global_dims.size();
   for (std::size_t i = 0; inside && i < offset.size(); ++i) inside = global_dims[i] > 0 && offset[i] < global_dims[i];
-  if (!inside) {
-    std::string at, grid;
-    for (const auto v : offset) at += (at.empty() ? "" : ", ") + std::to_string(v);
-    for (const auto v : global_dims) grid += (grid.empty() ? "" : "x") + std::to_string(v);
-    throw Error(Errc::out_of_range, doing + ": the block at (" + at + ") is not inside the global grid of " + grid +
-                                        " (both slowest axis first, 1 to 3 axes); give the whole grid's size and "
-                                        "this rank's first cell in it");
-  }
+  if (!inside)
+    throw Error(Errc::out_of_range, doing + ": the block at " + position_text(offset) +
+                                        " is not inside the global grid of " + axes_text(global_dims) +
+                                        " (fastest axis first; a grid has 1 to " + std::to_string(kMaxAxes) +
+                                        " axes); give the whole grid's dims and this rank's first cell in it, "
+                                        "both slowest axis first and as many as the grid's axes");
   char group[17] = {};
   if (rank == 0) {
     std::random_device random;
@@ -146,13 +135,8 @@ inline PartOptions part_options(MPI_Comm comm, std::vector<std::uint32_t> global
   PartOptions part;
   part.index = static_cast<std::uint32_t>(rank);
   part.count = static_cast<std::uint32_t>(size);
-  if (global_dims.size() == 2) {
-    part.offset_y = offset[0], part.offset_x = offset[1];
-    part.global_height = global_dims[0], part.global_width = global_dims[1];
-  } else {
-    part.offset = std::move(offset);
-    part.global_dims = std::move(global_dims);
-  }
+  part.offset = std::move(offset);
+  part.global_dims = std::move(global_dims);
   part.group = std::string(group, 16);
   part.rank = rank;
   return part;

@@ -44,25 +44,15 @@ class Executor;
 /// one picture (docs/protocol.md "Parts", docs/sdk.md "Publishing from an MPI program"). The
 /// block is the declared fields' grid; it must lie inside the global grid.
 struct PartOptions {
-  std::uint32_t index = 0, count = 1;       ///< part K of N (cuview-compute: the MPI rank and size)
-  std::uint32_t offset_x = 0, offset_y = 0;  ///< the block's first cell in the global grid
-  std::uint32_t global_width = 0, global_height = 0;
+  std::uint32_t index = 0, count = 1;  ///< part K of N (cuview-compute: the MPI rank and size)
+  /// The block's first cell in the global grid and the global grid, slowest axis first, as many
+  /// axes as the fields' grid ({y, x} and {height, width}; {z, y, x} and {depth, height, width}).
+  Axes offset{}, global_dims{};
   /// The same in every part of one run, different between runs (cuview/mpi_parts.hpp makes one):
   /// clients check it to never combine parts of two runs.
   std::string group;
   int rank = -1;     ///< shown by status; -1: none
   std::string host;  ///< shown by status; empty: this host's name ($CUVIEW_HOST overrides it)
-  /// A grid of 1 or 3 axes: the block's first cell and the global grid, slowest axis first
-  /// ({z, y, x}, {depth, height, width}); offset_x, offset_y, global_width and global_height then
-  /// stay 0. Empty: the 2-D block those four give.
-  std::vector<std::uint32_t> offset{}, global_dims{};
-  /// The global grid and the block's offset, slowest axis first, from whichever form was given.
-  [[nodiscard]] std::vector<std::uint32_t> global() const {
-    return global_dims.empty() ? std::vector<std::uint32_t>{global_height, global_width} : global_dims;
-  }
-  [[nodiscard]] std::vector<std::uint32_t> start() const {
-    return offset.empty() ? std::vector<std::uint32_t>{offset_y, offset_x} : offset;
-  }
 };
 
 /// How the publisher's errors say what to do: in the words of the language the program calls it
@@ -149,9 +139,9 @@ struct GridDecl {
 
 /// A field: `components` values of `dtype` per cell of its grid (1: a scalar; 2 to 4: a vector,
 /// or an RGBA colour; viewers show a vector as its magnitude), read from the program's buffer at
-/// every published frame. Its grid is the declared grid `grid` names (add_grid), or else `dims`
-/// (or the 2-D width × height): slowest axis first, {width}, {height, width} or {depth, height,
-/// width} (a volume, x fastest, then y, then z). Fields may lie on several grids (a volume, a
+/// every published frame. Its grid is the declared grid `grid` names (add_grid), or else `dims`:
+/// slowest axis first, {width}, {height, width} or {depth, height, width} (a volume, x fastest,
+/// then y, then z). Fields may lie on several grids (a volume, a
 /// surface, a probe line): a field without `grid` lies on the first grid declared, or on the
 /// first field's `dims` when no grid is.
 struct FieldDecl {
@@ -162,15 +152,14 @@ struct FieldDecl {
   /// The buffer's size in bytes from `data`: a contiguous field's must equal the grid's cells ×
   /// components × size; a strided field's may be 0 (unchecked) or must cover every cell.
   std::size_t bytes = 0;
-  std::uint32_t width = 0, height = 0;
+  /// The field's grid, slowest first: {width}, {height, width} or {depth, height, width}. Empty:
+  /// the grid `grid` names.
+  Axes dims{};
   DType dtype = DType::float32;
   std::uint32_t components = 1;
   Memory memory = Memory::device;  ///< where `data` lives; checked against the pointer on CUDA
   std::string help;
-  /// A grid of 1 or 3 axes, slowest first: {width}, or {depth, height, width}; width and height
-  /// then stay 0. Empty: the 2-D grid {height, width} (or the grid `grid` names).
-  std::vector<std::uint32_t> dims{};
-  /// The name of a grid declared with add_grid; empty: the grid `dims` (or width and height) give.
+  /// The name of a grid declared with add_grid; empty: the grid `dims` gives.
   std::string grid{};
   /// The buffer's layout: bytes from one cell to the next along each axis of the grid, slowest
   /// first — a section of a larger array read in place, such as the interior of an array with
@@ -179,13 +168,9 @@ struct FieldDecl {
   /// of the axis inside it. Empty: contiguous, C order. The publisher copies the section into the
   /// ring itself (on the GPU for device memory).
   std::vector<std::int64_t> strides{};
-  /// The field's grid, slowest axis first, from whichever form was given (not `grid`'s).
-  [[nodiscard]] std::vector<std::uint32_t> grid_dims() const {
-    return dims.empty() ? std::vector<std::uint32_t>{height, width} : dims;
-  }
 };
 
-/// A set of `count` particles; each attribute is a FieldDecl whose width is ignored and whose
+/// A set of `count` particles; each attribute is a FieldDecl whose dims are ignored and whose
 /// bytes are count × components × size.
 struct ParticlesDecl {
   std::string name;
