@@ -105,6 +105,9 @@ std::string slices_section(const Options& o, const std::string& backend);
 /// rays on the viewer's cores), per mode: the cost to the run, frames drawn, frame → pixels, the
 /// brick's copy, the rays, a camera change → picture (bench/publish_cost.cpp).
 std::string volume_section(const Options& o, const std::string& backend);
+/// Section "cast": full-resolution volume pictures cast on the GPU, per grid and mode: time per
+/// picture (bench/cast.cu; "" without CUDA).
+std::string cast_section(const Options& o);
 /// Section "budget": each simulation at its largest size under a cost budget, one viewer at 60 Hz:
 /// frames delivered, the cost the publisher measured and the cost seen from outside.
 std::string budget_section(const Options& o, const std::string& backend);

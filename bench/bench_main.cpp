@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--sections", o.sections, "which sections to run")
       ->delimiter(',')
       ->check(CLI::IsMember(
-          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "volume", "budget", "layouts",
+          {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "volume", "cast", "budget", "layouts",
            "first"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
@@ -170,6 +170,7 @@ int main(int argc, char** argv) {
     if (cuda) guarded("CUDA volume section", [&] { return volume_section(o, "cuda"); });
     if (host) guarded("host volume section", [&] { return volume_section(o, "host"); });
   }
+  if (cuda && o.wants("cast")) guarded("volume cast section", [&] { return cast_section(o); });
   if (o.wants("slices")) {
     if (cuda) guarded("CUDA slices section", [&] { return slices_section(o, "cuda"); });
     if (host) guarded("host slices section", [&] { return slices_section(o, "host"); });

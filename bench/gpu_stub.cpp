@@ -5,4 +5,5 @@ namespace cuview::bench {
 std::optional<Clocks> calibrate_gpu_clock() { return std::nullopt; }
 std::vector<double> copy_bandwidth(int) { return {}; }
 std::vector<double> fma_rate(int) { return {}; }
+std::string cast_section(const Options&) { return {}; }
 }  // namespace cuview::bench

@@ -1,0 +1,271 @@
+// One ray of a volume picture, the same code on the CPU and on the GPU: maximum-intensity
+// projection, emission–absorption through a transfer function, and a shaded isosurface, with an
+// orthographic camera orbiting the brick's centre. The CPU caster (gui/render/volume_render.hpp)
+// runs cast_ray for each pixel on every core; a kernel runs it for each pixel on the GPU that
+// holds the field, over every cell (issue 55). No Qt, no CUDA runtime: a header of types and
+// CUVIEW_HD functions.
+//
+// Geometry: a cell (x, y, z) of the brick (x fastest) has its centre at (x, y, z); the camera at
+// azimuth 0 and elevation 0 looks along +z with x to the right and y down, so the default picture
+// lies as a 2-D view of the same grid does. Azimuth a turns the camera about the y axis: it looks
+// along (sin a, 0, cos a) with (cos a, 0, -sin a) to the right (90°: along +x, with -z to the
+// right). Elevation e then turns it about its right axis: it looks along dir·cos e − y·sin e, with
+// y·cos e + dir·sin e down (90°: along -y). A pixel's ray is the line through its centre along the
+// view direction; samples every `step` cells, trilinear.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "cuview/host_device.hpp"
+
+namespace cuview {
+
+enum class VolumeMode { mip, emission, isosurface };
+
+/// Where the view looks from: orthographic, orbiting the brick's centre.
+struct VolumeCamera {
+  double azimuth_deg = 0;    ///< about the brick's y axis; 0: looking along +z
+  double elevation_deg = 0;  ///< about the camera's right axis, after the azimuth
+  double zoom = 1;           ///< 1: the brick's diagonal spans the view's shorter side
+  double pan_x = 0, pan_y = 0;  ///< the view's centre moved by this many cells, right and down
+};
+
+/// How values become colour: [lo, hi] onto the colormap; in emission–absorption also onto
+/// `opacity` (per cell of path length, 256 entries over [lo, hi]); `level` for the isosurface.
+struct VolumeStyle {
+  std::array<std::uint32_t, 256> lut{};  ///< 0xAARRGGBB
+  float lo = 0, hi = 1;
+  std::array<float, 256> opacity{};
+  float level = 0.5f;
+  double step = 0.5;  ///< sample spacing along a ray, in cells
+};
+
+/// A brick of d × h × w values, x fastest (a frame's volume field, or one downsampled).
+struct VolumeBrick {
+  const float* data = nullptr;
+  int width = 0, height = 0, depth = 0;
+  /// A cell's sides along x, y and z (the grid's spacing, any unit): the brick is drawn with that
+  /// aspect ratio. Lengths in the picture (zoom, pan, isosurface distances, the step) are in units
+  /// of the shortest side.
+  std::array<double, 3> cell{1, 1, 1};
+};
+
+/// A ray's colour where it shows nothing: black.
+inline constexpr std::uint32_t kVolumeMiss = 0xff000000u;
+
+/// The style's tables as a ray reads them: the colormap, the opacity of one step and the
+/// colour as floats, per colormap entry.
+struct VolumeTables {
+  std::array<std::uint32_t, 256> lut{};
+  std::array<float, 256> step_alpha{};
+  std::array<float, 3 * 256> rgb{};
+};
+
+/// Everything a ray of one picture needs, set up once (volume_rays) and read by cast_ray. The
+/// brick's values and the tables are pointers: host memory for the CPU, device memory in a kernel.
+struct VolumeRays {
+  const float* data = nullptr;
+  int w = 0, h = 0, d = 0;   ///< the brick
+  double cell[3] = {1, 1, 1};  ///< a cell's sides in world units (the shortest 1)
+  double centre[3] = {}, right[3] = {}, down[3] = {}, dir[3] = {};
+  double lo[3] = {}, hi[3] = {};  ///< the brick's faces in world units
+  double scale = 1;               ///< pixels per world unit
+  double pan_x = 0, pan_y = 0, step = 0.5;
+  int width = 0, height = 0;      ///< the picture
+  VolumeMode mode = VolumeMode::mip;
+  float lo_value = 0, hi_value = 1, level = 0.5f;
+  const std::uint32_t* lut = nullptr;
+  const float* step_alpha = nullptr;
+  const float* rgb = nullptr;
+};
+
+namespace volume_detail {
+constexpr double kPi = 3.14159265358979323846;
+
+/// Trilinear at (x, y, z) of the brick, cell centres at integers; clamped at the faces.
+CUVIEW_HD inline float sample(const VolumeRays& r, float x, float y, float z) {
+  const float mx = r.w - 1.0f, my = r.h - 1.0f, mz = r.d - 1.0f;
+  x = x < 0.0f ? 0.0f : (x > mx ? mx : x);
+  y = y < 0.0f ? 0.0f : (y > my ? my : y);
+  z = z < 0.0f ? 0.0f : (z > mz ? mz : z);
+  const int lx = r.w - 2 > 0 ? r.w - 2 : 0, ly = r.h - 2 > 0 ? r.h - 2 : 0, lz = r.d - 2 > 0 ? r.d - 2 : 0;
+  const int x0 = static_cast<int>(x) < lx ? static_cast<int>(x) : lx;
+  const int y0 = static_cast<int>(y) < ly ? static_cast<int>(y) : ly;
+  const int z0 = static_cast<int>(z) < lz ? static_cast<int>(z) : lz;
+  const std::ptrdiff_t sy = r.w, sz = static_cast<std::ptrdiff_t>(r.w) * r.h;
+  const std::ptrdiff_t dx = r.w > 1 ? 1 : 0, dy = r.h > 1 ? sy : 0, dz = r.d > 1 ? sz : 0;
+  const float fx = x - x0, fy = y - y0, fz = z - z0;
+  const float* p = r.data + z0 * sz + y0 * sy + x0;
+  const float c00 = p[0] + (p[dx] - p[0]) * fx;
+  const float c10 = p[dy] + (p[dy + dx] - p[dy]) * fx;
+  const float c01 = p[dz] + (p[dz + dx] - p[dz]) * fx;
+  const float c11 = p[dz + dy] + (p[dz + dy + dx] - p[dz + dy]) * fx;
+  const float c0 = c00 + (c10 - c00) * fy, c1 = c01 + (c11 - c01) * fy;
+  return c0 + (c1 - c0) * fz;
+}
+
+CUVIEW_HD inline std::uint32_t argb(double r, double g, double b) {
+  auto c = [](double v) {
+    v = v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v);
+    return static_cast<std::uint32_t>(v * 255.0 + 0.5);
+  };
+  return 0xff000000u | (c(r) << 16) | (c(g) << 8) | c(b);
+}
+CUVIEW_HD inline double channel(std::uint32_t c, int shift) { return ((c >> shift) & 0xff) / 255.0; }
+
+/// The colormap entry of value v over [lo, hi] (NaN: 0).
+CUVIEW_HD inline int index_of(float v, const VolumeRays& r) {
+  const float t = r.hi_value > r.lo_value ? (v - r.lo_value) / (r.hi_value - r.lo_value) : 0.f;
+  const float f = t * 255.f + 0.5f;
+  if (!(f > 0.f)) return 0;  // also NaN
+  return f >= 255.f ? 255 : static_cast<int>(f);
+}
+}  // namespace volume_detail
+
+/// The picture's rays for `brick` seen by `camera`: its world frame, the camera's axes and scale,
+/// and pointers to `tables` (filled here from `style`) and to the brick's values.
+inline VolumeRays volume_rays(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode,
+                              const VolumeStyle& style, int width, int height, VolumeTables& tables) {
+  VolumeRays r;
+  r.data = brick.data;
+  r.w = brick.width, r.h = brick.height, r.d = brick.depth;
+  r.width = width > 0 ? width : 0, r.height = height > 0 ? height : 0;
+  r.mode = mode;
+  r.lo_value = style.lo, r.hi_value = style.hi, r.level = style.level;
+  // A cell's sides in world units: the brick's `cell`, scaled so that the shortest is 1 (a side
+  // that is not positive and finite counts as 1).
+  std::array<double, 3> c = brick.cell;
+  for (auto& side : c)
+    if (!(side > 0) || !std::isfinite(side)) side = 1;
+  const double shortest = std::min({c[0], c[1], c[2]});
+  for (int k = 0; k < 3; ++k) r.cell[k] = c[k] / shortest;
+  const double sides[3] = {brick.width * r.cell[0], brick.height * r.cell[1], brick.depth * r.cell[2]};
+  const double diagonal = std::sqrt(sides[0] * sides[0] + sides[1] * sides[1] + sides[2] * sides[2]);
+  const int n[3] = {brick.width, brick.height, brick.depth};
+  for (int k = 0; k < 3; ++k) {
+    r.centre[k] = (n[k] - 1) / 2.0 * r.cell[k];
+    r.lo[k] = -0.5 * r.cell[k];
+    r.hi[k] = (n[k] - 0.5) * r.cell[k];
+  }
+  const double a = camera.azimuth_deg * volume_detail::kPi / 180, e = camera.elevation_deg * volume_detail::kPi / 180;
+  const double dir0[3] = {std::sin(a), 0, std::cos(a)}, down0[3] = {0, 1, 0};
+  // Elevation turns dir and down about `right`: positive looks from above (from -y), down.
+  r.right[0] = std::cos(a), r.right[1] = 0, r.right[2] = -std::sin(a);
+  for (int k = 0; k < 3; ++k) {
+    r.down[k] = down0[k] * std::cos(e) + dir0[k] * std::sin(e);
+    r.dir[k] = dir0[k] * std::cos(e) + down0[k] * (-std::sin(e));
+  }
+  r.scale = std::max(camera.zoom, 1e-6) * std::min(r.width, r.height) / (diagonal > 0 ? diagonal : 1);
+  r.pan_x = camera.pan_x, r.pan_y = camera.pan_y;
+  r.step = std::clamp(style.step, 0.05, 4.0);
+  tables.lut = style.lut;
+  for (std::size_t i = 0; i < 256; ++i) {
+    tables.step_alpha[i] = static_cast<float>(1 - std::exp(-static_cast<double>(style.opacity[i]) * r.step));
+    for (int k = 0; k < 3; ++k)
+      tables.rgb[3 * i + k] = static_cast<float>(volume_detail::channel(style.lut[i], 16 - 8 * k));
+  }
+  r.lut = tables.lut.data(), r.step_alpha = tables.step_alpha.data(), r.rgb = tables.rgb.data();
+  return r;
+}
+
+/// Pixel (px, py)'s colour (ARGB) and what it shows: MIP the largest value on the ray, emission
+/// its accumulated opacity, isosurface the distance along the ray to the surface from the ray's
+/// entry into the brick; NaN (and kVolumeMiss) where the ray misses the brick or the surface.
+CUVIEW_HD inline void cast_ray(const VolumeRays& r, int px, int py, std::uint32_t& out_argb, float& out_value) {
+  using namespace volume_detail;
+  out_argb = kVolumeMiss;
+  out_value = NAN;
+  if (r.data == nullptr || r.w < 1 || r.h < 1 || r.d < 1) return;
+  const double u = (px + 0.5 - r.width / 2.0) / r.scale + r.pan_x;
+  const double v = (py + 0.5 - r.height / 2.0) / r.scale + r.pan_y;
+  double o[3];
+  for (int k = 0; k < 3; ++k) o[k] = r.centre[k] + r.right[k] * u + r.down[k] * v;
+  // Where the line o + t·dir is inside the brick: [t0, t1] (the slab method).
+  double t0 = -INFINITY, t1 = INFINITY;
+  for (int k = 0; k < 3; ++k) {
+    if (fabs(r.dir[k]) < 1e-12) {
+      if (o[k] < r.lo[k] || o[k] > r.hi[k]) return;
+      continue;
+    }
+    double a = (r.lo[k] - o[k]) / r.dir[k], b = (r.hi[k] - o[k]) / r.dir[k];
+    if (a > b) {
+      const double s = a;
+      a = b, b = s;
+    }
+    t0 = t0 > a ? t0 : a;
+    t1 = t1 < b ? t1 : b;
+  }
+  if (t0 > t1) return;
+  // A point of the ray in the brick's index space (world / cell).
+  auto index = [&](double t, int k) { return (o[k] + r.dir[k] * t) / r.cell[k]; };
+  const double step = r.step;
+  // Marching in float through index space: the position advances by a fixed step vector.
+  const float sx = static_cast<float>(r.dir[0] * step / r.cell[0]), sy = static_cast<float>(r.dir[1] * step / r.cell[1]),
+              sz = static_cast<float>(r.dir[2] * step / r.cell[2]);
+  const int samples = static_cast<int>((t1 - t0) / step) + 1;
+  float x = static_cast<float>(index(t0, 0)), y = static_cast<float>(index(t0, 1)), z = static_cast<float>(index(t0, 2));
+  if (r.mode == VolumeMode::mip) {
+    float best = -INFINITY;
+    for (int i = 0; i < samples; ++i, x += sx, y += sy, z += sz) {
+      const float s = sample(r, x, y, z);
+      best = s > best ? s : best;
+    }
+    out_value = best;
+    out_argb = r.lut[index_of(best, r)];
+  } else if (r.mode == VolumeMode::emission) {
+    float cr = 0, cg = 0, cb = 0, alpha = 0;
+    for (int k = 0; k < samples && alpha < 0.995f; ++k, x += sx, y += sy, z += sz) {
+      const int i = index_of(sample(r, x, y, z), r);
+      const float a = r.step_alpha[i];
+      if (a <= 0) continue;
+      const float w = (1 - alpha) * a;
+      cr += w * r.rgb[3 * i], cg += w * r.rgb[3 * i + 1], cb += w * r.rgb[3 * i + 2];
+      alpha += w;
+    }
+    out_value = alpha;
+    out_argb = argb(cr, cg, cb);  // over black
+  } else {
+    auto at = [&](double t) {
+      return sample(r, static_cast<float>(index(t, 0)), static_cast<float>(index(t, 1)), static_cast<float>(index(t, 2)));
+    };
+    const std::uint32_t surface = r.lut[index_of(r.level, r)];
+    if (at(t0) >= r.level) {  // the ray enters inside the surface: its face shows
+      out_value = 0;
+      out_argb = surface;
+      return;
+    }
+    for (double t = t0 + step; t <= t1 + 1e-9; t += step) {
+      if (at(t < t1 ? t : t1) < r.level) continue;
+      // Crossed between t - step and t: bisect to the level.
+      double a = t - step, b = t < t1 ? t : t1;
+      for (int k = 0; k < 12; ++k) {
+        const double m = (a + b) / 2;
+        (at(m) >= r.level ? b : a) = m;
+      }
+      const auto hx = static_cast<float>(index(b, 0)), hy = static_cast<float>(index(b, 1)),
+                 hz = static_cast<float>(index(b, 2));
+      // The gradient in index space, then in world space; a headlight's Lambert shading.
+      double n[3] = {sample(r, hx + 1, hy, hz) - sample(r, hx - 1, hy, hz),
+                     sample(r, hx, hy + 1, hz) - sample(r, hx, hy - 1, hz),
+                     sample(r, hx, hy, hz + 1) - sample(r, hx, hy, hz - 1)};
+      double len2 = 0, along = 0;
+      for (int k = 0; k < 3; ++k) {
+        n[k] /= r.cell[k];
+        len2 += n[k] * n[k];
+        along += n[k] * r.dir[k];
+      }
+      const double len = sqrt(len2);
+      const double lambert = len > 0 ? fabs(along) / len : 1.0;
+      const double shade = 0.25 + 0.75 * lambert;
+      out_value = static_cast<float>(b - t0);
+      out_argb = argb(channel(surface, 16) * shade, channel(surface, 8) * shade, channel(surface, 0) * shade);
+      return;
+    }
+  }
+}
+
+}  // namespace cuview

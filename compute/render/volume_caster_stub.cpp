@@ -1,0 +1,24 @@
+// A build without CUDA: the GPU caster says so (the CPU caster, gui/render/volume_render.hpp,
+// draws volumes there).
+#include "cuview/error.hpp"
+#include "render/volume_caster.hpp"
+
+namespace cuview {
+struct VolumeCaster::Impl {};
+VolumeCaster::VolumeCaster() = default;
+VolumeCaster::~VolumeCaster() = default;
+namespace {
+[[noreturn]] void no_cuda() {
+  throw Error(Errc::unsupported, "the GPU volume caster needs a build with CUDA (this one has none); "
+                                 "the CPU caster draws volumes without it");
+}
+}  // namespace
+void VolumeCaster::cast_on_device(const VolumeBrick&, const VolumeCamera&, VolumeMode, const VolumeStyle&, int, int,
+                                  cuda::StreamRef, std::uint32_t*, float*) {
+  no_cuda();
+}
+void VolumeCaster::cast(const VolumeBrick&, const VolumeCamera&, VolumeMode, const VolumeStyle&, int, int,
+                        cuda::StreamRef, VolumePicture&) {
+  no_cuda();
+}
+}  // namespace cuview
