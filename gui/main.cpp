@@ -87,8 +87,10 @@ int main(int argc, char** argv) {
                  "the volume's brick: its longest axis in cells (default 128); a larger volume is taken every k-th cell, "
                  "and a simulation that can writes only those")
       ->check(CLI::Range(8, 1024));
-  cli.add_option("--opacity", opacity, "emission: the opacity preset, ramp, peak or flat (default ramp)")
-      ->check(CLI::IsMember({"ramp", "peak", "flat"}));
+  cli.add_option("--opacity", opacity,
+                 "emission: the opacity preset, auto (the values most cells hold clear, rarer ones opaque), ramp, "
+                 "peak or flat (default auto)")
+      ->check(CLI::IsMember({"auto", "ramp", "peak", "flat"}));
   std::string camera;
   cli.add_option("--camera", camera,
                  "the volume's camera at start, as AZIMUTH,ELEVATION[,ZOOM] in degrees (0,0: looking along +z, y down; "

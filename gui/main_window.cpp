@@ -307,6 +307,7 @@ void MainWindow::on_frame(const RenderedFrame& f) {
   show_volume(f);
   colorbar_->set(f.colormap, f.lo, f.hi);
   volume_->set_colormap(f.colormap);
+  if (f.volume && f.volume->auto_opacity) volume_->show_auto_curve(*f.volume->auto_opacity);
   if (!view_->isVisible()) worker_.frame_shown();  // nothing will paint it: do not stall the worker
 }
 

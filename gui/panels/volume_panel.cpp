@@ -32,6 +32,12 @@ void TransferFunctionEditor::set_curve(const std::array<float, 256>& curve) {
   Q_EMIT changed();
 }
 
+void TransferFunctionEditor::show_curve(const std::array<float, 256>& curve) {
+  if (curve == curve_) return;
+  curve_ = curve;
+  update();
+}
+
 void TransferFunctionEditor::set_colormap(Colormap map) {
   lut_ = make_lut(map);
   update();
@@ -83,6 +89,7 @@ void TransferFunctionEditor::draw_to(QPoint pos) {
   last_ = pos;
   update();
   Q_EMIT changed();
+  Q_EMIT drawn();
 }
 
 void TransferFunctionEditor::mousePressEvent(QMouseEvent* e) {
@@ -110,9 +117,10 @@ VolumePanel::VolumePanel(QWidget* window) : QDockWidget("Volume", window) {
                     "field reaches a level. Mouse: left orbits, Shift+left or middle pans, right or wheel zooms");
   preset_ = new QComboBox;
   preset_->setObjectName("opacity_preset");
-  for (const char* p : {"ramp", "peak", "flat"}) preset_->addItem(p);
-  preset_->setToolTip("ramp: opacity rising with the value; peak: a band around the middle of the range; flat: the same "
-                      "everywhere");
+  for (const char* p : {"auto", "ramp", "peak", "flat"}) preset_->addItem(p);
+  preset_->setToolTip("auto: the values most cells hold clear, rarer ones opaque, over the range most values lie in; "
+                      "ramp: opacity rising with the value; peak: a band around the middle of the range; flat: the same "
+                      "everywhere. Drawing the curve replaces the preset");
   editor_ = new TransferFunctionEditor;
   level_ = new QDoubleSpinBox;
   level_->setObjectName("iso_level");
@@ -141,8 +149,12 @@ VolumePanel::VolumePanel(QWidget* window) : QDockWidget("Volume", window) {
     Q_EMIT active_changed(active());
     Q_EMIT view_changed();
   });
-  connect(preset_, &QComboBox::activated, this, [this] { editor_->set_curve(preset(preset_->currentText())); });
+  connect(preset_, &QComboBox::activated, this, [this] { set_preset(preset_->currentText()); });
   connect(editor_, &TransferFunctionEditor::changed, this, &VolumePanel::view_changed);
+  connect(editor_, &TransferFunctionEditor::drawn, this, [this] {
+    auto_opacity_ = false;  // a drawn curve is none of the presets
+    preset_->setCurrentIndex(-1);
+  });
   connect(level_, &QDoubleSpinBox::valueChanged, this, &VolumePanel::view_changed);
   connect(brick_, &QComboBox::currentIndexChanged, this, &VolumePanel::view_changed);
   connect(show_plane_, &QCheckBox::toggled, this, &VolumePanel::view_changed);
@@ -176,6 +188,7 @@ void VolumePanel::fill(ViewRequest& view, const VolumeCamera& camera, bool inter
   v.mode = m == "emission" ? VolumeMode::emission : m == "isosurface" ? VolumeMode::isosurface : VolumeMode::mip;
   v.camera = camera;
   v.opacity = editor_->curve();
+  v.auto_opacity = auto_opacity_;
   v.level = static_cast<float>(level_->value());
   v.max_brick = brick_->currentData().toInt();
   v.show_plane = show_plane_->isChecked();
@@ -205,8 +218,16 @@ bool VolumePanel::set_preset(const QString& name) {
   const int i = preset_->findText(name);
   if (i < 0) return false;
   preset_->setCurrentIndex(i);
-  editor_->set_curve(preset(name));
+  auto_opacity_ = name == "auto";
+  if (auto_opacity_)
+    Q_EMIT view_changed();  // the next picture brings the curve
+  else
+    editor_->set_curve(preset(name));
   return true;
+}
+
+void VolumePanel::show_auto_curve(const std::array<float, 256>& curve) {
+  if (auto_opacity_) editor_->show_curve(curve);
 }
 
 void VolumePanel::set_colormap(Colormap map) { editor_->set_colormap(map); }

@@ -26,6 +26,8 @@ class TransferFunctionEditor : public QWidget {
   explicit TransferFunctionEditor(QWidget* parent = nullptr);
   [[nodiscard]] const std::array<float, 256>& curve() const { return curve_; }
   void set_curve(const std::array<float, 256>& curve);
+  /// Shows `curve` (the one the picture was drawn with) without changing what is asked for.
+  void show_curve(const std::array<float, 256>& curve);
   void set_colormap(Colormap map);
   [[nodiscard]] QSize sizeHint() const override { return {220, 110}; }
   [[nodiscard]] QSize minimumSizeHint() const override { return {120, 80}; }
@@ -35,6 +37,8 @@ class TransferFunctionEditor : public QWidget {
 
  Q_SIGNALS:
   void changed();
+  /// The curve was drawn with the mouse (after changed()).
+  void drawn();
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -65,8 +69,11 @@ class VolumePanel : public QDockWidget {
   void set_level(double level);
   /// The brick's longest axis in cells (a size the list lacks is added to it).
   void set_brick(int cells);
-  /// An opacity preset: "ramp", "peak" or "flat".
+  /// An opacity preset: "auto" (the default: from the values, opacity_by_rarity), "ramp",
+  /// "peak" or "flat".
   bool set_preset(const QString& name);
+  /// A picture drawn with the automatic curve: the editor shows it.
+  void show_auto_curve(const std::array<float, 256>& curve);
   void set_colormap(Colormap map);
   [[nodiscard]] TransferFunctionEditor* editor() const { return editor_; }
 
@@ -85,6 +92,7 @@ class VolumePanel : public QDockWidget {
   QCheckBox* show_plane_ = nullptr;
   QFormLayout* form_ = nullptr;
   bool three_axes_ = false;
+  bool auto_opacity_ = true;  // the preset "auto", until another is chosen or the curve drawn
 };
 
 }  // namespace cuview::gui

@@ -23,6 +23,9 @@ struct VolumeRequest {
   VolumeMode mode = VolumeMode::mip;
   VolumeCamera camera;
   std::array<float, 256> opacity{};  ///< emission–absorption: per cell of path, over [lo, hi] (the editor's curve)
+  /// Emission–absorption from the brick's own values instead (opacity_by_rarity): the values most
+  /// cells hold clear, the rare ones opaque, over the range most values lie in (robust_range).
+  bool auto_opacity = false;
   float level = 0.5f;                ///< the isosurface's
   int max_brick = 128;               ///< the brick's longest axis, cells: a volume larger is taken every k-th cell
   bool show_plane = false;           ///< the plane the Display dock names, outlined inside the volume
@@ -61,6 +64,8 @@ struct VolumeInfo {
   std::size_t bytes = 0;                      ///< the copy engine brought for this brick (0: host memory or held)
   int scale = 1;                              ///< drawn at 1/scale of the picture's resolution, scaled up
   QString source;                             ///< remote: how the brick came ("u8 zstd ± 0.004"); empty locally
+  /// The curve drawn with when VolumeRequest::auto_opacity (what the editor shows); empty otherwise.
+  std::optional<std::array<float, 256>> auto_opacity;
 };
 
 /// How a remote view came: the gateway's encoding, how far a value may be from the true one, and

@@ -49,6 +49,49 @@ std::array<double, 2> volume_pixel(const VolumeBrick& brick, const VolumeCamera&
   return {(right - camera.pan_x) * r.scale + width / 2.0, (down - camera.pan_y) * r.scale + height / 2.0};
 }
 
+std::array<float, 256> opacity_by_rarity(const float* values, std::size_t n, float lo, float hi) {
+  std::array<double, 256> share{};
+  const double span = hi > lo ? hi - lo : 1.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = values[i];
+    if (std::isnan(v)) continue;
+    const double t = (v - lo) / span * 255.0 + 0.5;
+    share[static_cast<std::size_t>(std::clamp(t, 0.0, 255.0))] += 1;
+  }
+  std::array<double, 256> smooth{};
+  for (int i = 0; i < 256; ++i)
+    smooth[static_cast<std::size_t>(i)] = (share[static_cast<std::size_t>(std::max(i - 1, 0))] +
+                                           2 * share[static_cast<std::size_t>(i)] +
+                                           share[static_cast<std::size_t>(std::min(i + 1, 255))]) / 4;
+  const double most = *std::max_element(smooth.begin(), smooth.end());
+  std::array<float, 256> curve{};
+  for (std::size_t i = 0; i < 256; ++i) {
+    const double clear = most > 0 ? 1 - smooth[i] / most : 1;
+    curve[i] = static_cast<float>(clear * clear);
+  }
+  return curve;
+}
+
+std::array<float, 2> robust_range(const float* values, std::size_t n, float lo, float hi, double tail) {
+  constexpr std::size_t kBins = 4096;
+  if (!(hi > lo)) return {lo, hi};
+  std::vector<std::size_t> count(kBins, 0);
+  std::size_t total = 0;
+  const double scale = kBins / (static_cast<double>(hi) - lo);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = values[i];
+    if (std::isnan(v)) continue;
+    ++count[std::min(kBins - 1, static_cast<std::size_t>(std::max(0.0, (v - lo) * scale)))];
+    ++total;
+  }
+  const auto skip = static_cast<std::size_t>(tail * static_cast<double>(total));
+  std::size_t first = 0, last = kBins - 1;
+  for (std::size_t seen = 0; first < kBins && seen + count[first] <= skip; ++first) seen += count[first];
+  for (std::size_t seen = 0; last > first && seen + count[last] <= skip; --last) seen += count[last];
+  if (first >= last) return {lo, hi};
+  return {static_cast<float>(lo + first / scale), static_cast<float>(lo + (last + 1) / scale)};
+}
+
 int interactive_scale(double full_ms) {
   if (!(full_ms > 33.0)) return 1;
   return std::clamp(static_cast<int>(std::ceil(std::sqrt(full_ms / 30.0))), 2, 4);

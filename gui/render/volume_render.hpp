@@ -43,6 +43,17 @@ std::array<double, 2> volume_pixel(const VolumeBrick& brick, const VolumeCamera&
 /// frame's time, then the smallest of 2..4 that brings it there (ParaView's interactive render).
 int interactive_scale(double full_ms);
 
+/// The opacity curve (0..1 over 256 entries of [lo, hi]) that shows a field's structure at first
+/// sight: the values most of the `n` cells hold (a free stream, a resting fluid) clear, rarer ones
+/// more opaque — (1 − share / largest share)² of the entry's share of the cells, smoothed over
+/// neighbouring entries. Values outside [lo, hi] count in the end entries; NaN in none.
+std::array<float, 256> opacity_by_rarity(const float* values, std::size_t n, float lo, float hi);
+
+/// The range that all but `tail` of the values at each end lie in (NaN skipped), read from a
+/// histogram of 4096 entries over [lo, hi] (the values' own range): a colour range that a few
+/// extreme cells (a corner of the inflow) do not squeeze. {lo, hi} when nothing is between.
+std::array<float, 2> robust_range(const float* values, std::size_t n, float lo, float hi, double tail = 0.005);
+
 /// The transfer functions' presets: "ramp" (opacity rising with the value), "peak" (a band around
 /// the middle of [lo, hi]), "flat" (the same everywhere), scaled so that a path of `depth` cells
 /// of the highest opacity is nearly opaque.

@@ -81,6 +81,10 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   float lo = view.lo, hi = view.hi;
   if (view.auto_range) {
     lo = b.lo, hi = b.hi;
+    if (req.auto_opacity) {  // the range most values lie in: a few extreme cells do not squeeze the colours
+      const auto r = robust_range(b.values.data(), b.values.size(), lo, hi);
+      lo = r[0], hi = r[1];
+    }
     if (view.colormap == Colormap::diverging && lo < 0 && hi > 0) hi = std::max(-lo, hi), lo = -hi;
   }
   if (!(hi > lo)) hi = lo + 1e-6f;
@@ -90,7 +94,10 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   style.level = req.level;
   // The editor's curve is in [0, 1]: 1 makes a path across the brick's longest axis nearly opaque.
   const float top = 4.0f / static_cast<float>(std::max({b.width, b.height, b.depth, 1}));
-  for (std::size_t i = 0; i < style.opacity.size(); ++i) style.opacity[i] = std::clamp(req.opacity[i], 0.0f, 1.0f) * top;
+  std::optional<std::array<float, 256>> auto_curve;
+  if (req.auto_opacity) auto_curve = opacity_by_rarity(b.values.data(), b.values.size(), lo, hi);
+  const auto& curve = auto_curve ? *auto_curve : req.opacity;
+  for (std::size_t i = 0; i < style.opacity.size(); ++i) style.opacity[i] = std::clamp(curve[i], 0.0f, 1.0f) * top;
   // While the camera moves, a picture that takes longer than a 30 Hz frame is drawn at a lower
   // resolution (the rays, not the brick) and scaled up; so is a new brick while the run's frames
   // come faster than full pictures can be made; at rest, at full resolution.
@@ -158,6 +165,7 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   vi.mode = req.mode, vi.camera = req.camera, vi.level = req.level;
   vi.brick_w = b.width, vi.brick_h = b.height, vi.brick_d = b.depth, vi.stride = b.stride, vi.grid = b.grid;
   vi.copy_ms = copy_ms_, vi.render_ms = render_ms, vi.bytes = bytes_, vi.scale = scale, vi.source = source_;
+  vi.auto_opacity = auto_curve;
   out.volume = vi;
   out.slice = slice_of(d, view);
   return {std::move(out), {}};

@@ -199,6 +199,15 @@ TEST_CASE("a ball seen whole: MIP disc, isosurface silhouette and level on hover
   pick(w.findChild<QComboBox*>("volume_mode"), "emission–absorption");
   auto* editor = w.volume_panel()->editor();
   REQUIRE(wait_for([&] { return editor->isVisible() && drawn_as(w, VolumeMode::emission); }));
+  // By default ("auto") the value most cells hold (the zeros around the ball) is clear and the
+  // ball's rarer values opaque: the ball glows over black, and the editor shows that curve.
+  CHECK(w.findChild<QComboBox*>("opacity_preset")->currentText() == "auto");
+  REQUIRE(wait_for([&] { return editor->curve()[0] < 0.01f && editor->curve()[255] > 0.5f; }));
+  {
+    const auto glowing = w.view()->last_frame();
+    CHECK(blob(glowing, [](float v) { return v > 0.01f; }).count > 0.8 * side.count);
+    CHECK(glowing.image.pixel(3, 3) == qRgb(0, 0, 0));
+  }
   const QRect e = editor->rect();
   x11::drag(editor->mapToGlobal(QPoint(e.left() + 1, e.bottom() - 14)), editor->mapToGlobal(QPoint(e.right() - 1, e.bottom() - 14)),
             x11::Button::left, 20);

@@ -205,6 +205,38 @@ TEST_CASE("a brick of cells four times as deep as wide is drawn with its aspect 
   CHECK(double(r2 - l2 + 1) < 0.4 * double(b2 - t2 + 1));
 }
 
+TEST_CASE("the automatic transfer function makes the value most cells hold clear and the rare ones opaque, over the "
+          "range most values lie in",
+          "[volume][render]") {
+  // The ball (value 1, ~3 % of the cells) in a box of zeros, and a few extreme cells in it (one in
+  // a hundred of its cells, 0.03 % of all) that would otherwise squeeze the colours into the
+  // bottom of the range.
+  Ball ball(0, 0, 0);
+  for (std::size_t i = 0; i < ball.cells.size(); i += 100)
+    if (ball.cells[i] == 1.f) ball.cells[i] = 100.f;
+  const auto& cells = ball.cells;
+  const auto range = robust_range(cells.data(), cells.size(), 0.f, 100.f);
+  CHECK(range[0] == 0.f);
+  CHECK(range[1] < 1.1f);
+  CHECK(range[1] >= 1.f);
+  const auto curve = opacity_by_rarity(cells.data(), cells.size(), range[0], range[1]);
+  CHECK(curve[0] < 0.01f);   // the zeros: clear
+  CHECK(curve[255] > 0.8f);  // the ball: opaque
+  // Drawn with it, the ball glows and nothing else does; with a flat curve the box of zeros
+  // shows as much as the ball.
+  VolumeStyle s = style();
+  s.lo = range[0], s.hi = range[1];
+  for (std::size_t i = 0; i < 256; ++i) s.opacity[i] = curve[i] * 4.0f / kN;
+  const auto shown = render_volume(ball.brick(), VolumeCamera{}, VolumeMode::emission, s, kView, kView);
+  const double px = kView / 2.0, py = kView / 2.0;
+  disc(shown, px, py, [](float v, std::uint32_t) { return v > 0.5f; },
+       [](float v, std::uint32_t) { return std::isnan(v) || v < 0.01f; });
+  s.opacity.fill(4.0f / kN);
+  const auto flat = render_volume(ball.brick(), VolumeCamera{}, VolumeMode::emission, s, kView, kView);
+  disc(flat, px, py, [](float v, std::uint32_t) { return v > 0.5f; },
+       [](float v, std::uint32_t) { return std::isnan(v) || v > 0.5f; });
+}
+
 TEST_CASE("the GPU caster's full-resolution pictures equal the CPU caster's in every mode", "[volume][render][gpu]") {
   cuview::test::require_backend(cuview::test::Backend::cuda);
 #ifdef CUVIEW_HAVE_CUDA
