@@ -39,14 +39,21 @@ extern "C" cuview_status cuview_render_volume(const float* data, uint32_t width,
       throw Error(Errc::bad_value, "cuview_render_volume: colormap '" + cm +
                                        "' is none of viridis, magma, grayscale, diverging");
     const std::string op = opacity != nullptr && *opacity != '\0' ? opacity : "ramp";
-    if (op != "ramp" && op != "peak" && op != "flat")
-      throw Error(Errc::bad_value, "cuview_render_volume: opacity preset '" + op + "' is none of ramp, peak, flat");
+    if (op != "auto" && op != "ramp" && op != "peak" && op != "flat")
+      throw Error(Errc::bad_value,
+                  "cuview_render_volume: opacity preset '" + op + "' is none of auto, ramp, peak, flat");
     VolumeStyle style;
     style.lut = make_lut(*map);
     style.lo = lo;
     style.hi = hi;
     style.level = level;
-    style.opacity = opacity_preset(op.c_str(), static_cast<int>(std::max({width, height, depth})));
+    const int longest = static_cast<int>(std::max({width, height, depth}));
+    if (op == "auto") {  // from the brick's values, as cuview-gui's default (opacity_by_rarity)
+      const auto curve = opacity_by_rarity(data, std::size_t{width} * height * depth, lo, hi);
+      for (std::size_t i = 0; i < 256; ++i) style.opacity[i] = curve[i] * 4.0f / static_cast<float>(longest);
+    } else {
+      style.opacity = opacity_preset(op.c_str(), longest);
+    }
     const VolumeCamera camera{azimuth, elevation, zoom, pan_x, pan_y};
     const auto img = render_volume({data, static_cast<int>(width), static_cast<int>(height), static_cast<int>(depth)},
                                    camera, vm, style, static_cast<int>(view_w), static_cast<int>(view_h));

@@ -54,7 +54,8 @@ class Frame:
         """A picture of volume field `field`, as the viewer's volume view draws it: a VolumeView
         whose `image` is a (height, width, 3) RGB array, for notebooks. size: (width, height) in
         pixels. mode "mip" (maximum-intensity projection), "emission" (emission–absorption, `opacity`
-        "ramp", "peak" or "flat" over `range`) or "isosurface" (at `level`, default the middle of
+        "ramp", "peak", "flat" over `range`, or "auto": the value most cells hold clear and rarer ones
+        opaque, as cuview-gui's default) or "isosurface" (at `level`, default the middle of
         `range`, shaded). range: (lo, hi) mapped onto `colormap` (None: the field's smallest and
         largest value). camera: {"azimuth": degrees about y, "elevation": degrees, "zoom": 1 makes
         the volume's diagonal span the picture's shorter side, so the whole box fits at any angle (2:

@@ -460,6 +460,10 @@ class PublisherTest(PrivateRuntimeTest):
                 bright = f.view("b", mode="emission", colormap="grayscale", size=size)
                 self.assertGreater(int(bright.image[int(cy), int(cx)].max()), 0)
                 self.assertEqual(int(bright.image[5, 5].max()), 0)  # empty space stays black
+                # auto: the zeros most cells hold are clear, the ball opaque (the viewer's default)
+                auto = f.view("b", mode="emission", opacity="auto", size=size)
+                self.assertGreater(float(np.nanmax(auto.values)), 0.5)
+                self.assertLess(float(np.nanmin(auto.values)), 0.01)
                 with self.assertRaises(cuview.CuviewError) as e:
                     f.view("b", mode="xray")
                 self.assertIn("'xray' is none of mip, emission, isosurface", str(e.exception))
