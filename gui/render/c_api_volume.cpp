@@ -50,7 +50,7 @@ extern "C" cuview_status cuview_render_volume(const float* data, uint32_t width,
     const int longest = static_cast<int>(std::max({width, height, depth}));
     if (op == "auto") {  // from the brick's values, as cuview-gui's default (opacity_by_rarity)
       const auto curve = opacity_by_rarity(data, std::size_t{width} * height * depth, lo, hi);
-      for (std::size_t i = 0; i < 256; ++i) style.opacity[i] = curve[i] * 4.0f / static_cast<float>(longest);
+      for (std::size_t i = 0; i < 256; ++i) style.opacity[i] = curve[i] * full_opacity(longest);
     } else {
       style.opacity = opacity_preset(op.c_str(), longest);
     }

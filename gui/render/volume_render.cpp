@@ -99,7 +99,7 @@ int interactive_scale(double full_ms) {
 
 std::array<float, 256> opacity_preset(const char* name, int depth) {
   std::array<float, 256> o{};
-  const float top = 4.0f / static_cast<float>(std::max(depth, 1));  // e^-4: a path of `depth` cells ~ opaque
+  const float top = full_opacity(depth);
   const std::string n = name != nullptr ? name : "ramp";
   for (int i = 0; i < 256; ++i) {
     const float t = i / 255.0f;

@@ -54,6 +54,10 @@ std::array<float, 256> opacity_by_rarity(const float* values, std::size_t n, flo
 /// extreme cells (a corner of the inflow) do not squeeze. {lo, hi} when nothing is between.
 std::array<float, 2> robust_range(const float* values, std::size_t n, float lo, float hi, double tail = 0.005);
 
+/// What 1 on an opacity curve means, per cell of path: a path of `depth` cells (the brick's longest
+/// axis) of it lets e^-4 through, nearly opaque.
+[[nodiscard]] inline float full_opacity(int depth) { return 4.0f / static_cast<float>(depth > 1 ? depth : 1); }
+
 /// The transfer functions' presets: "ramp" (opacity rising with the value), "peak" (a band around
 /// the middle of [lo, hi]), "flat" (the same everywhere), scaled so that a path of `depth` cells
 /// of the highest opacity is nearly opaque.
