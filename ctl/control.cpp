@@ -123,7 +123,8 @@ int control(const Target& t, proto::Op op, const ControlArgs& a) {
     case Op::hello:
     case Op::handles:
     case Op::detach:
-      break;  // no subcommand: attach and its destructor send these
+    case Op::render:
+      break;  // no subcommand: attach and its destructor send these; pictures are the viewer's
   }
   return 0;
 }

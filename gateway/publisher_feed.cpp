@@ -282,6 +282,9 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
         count_viewers();
         send(peer, remote::kReply, proto::encode_result(request, proto::NoArgs{}));
         return;
+      case proto::Op::render:
+        throw Error(Errc::unsupported, "publisher '" + name_ + "': pictures cast by the publisher ('render') do not "
+                                       "come through a gateway yet; watch the volume with a view of its brick");
       case proto::Op::describe:
       case proto::Op::stats:
       case proto::Op::pause:

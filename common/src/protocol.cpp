@@ -387,8 +387,8 @@ Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
   return r;
 }
 
-Reply decode_reply(std::string_view bytes) {
-  auto h = unpack_map(bytes, "reply");
+Reply decode_reply(std::string_view bytes, std::size_t max_bin) {
+  auto h = unpack_map(bytes, "reply", max_bin);
   const auto* v = find_key(h.get(), "v");
   if (v != nullptr && v->type == msgpack::type::POSITIVE_INTEGER &&
       (v->via.u64 < kFirstStable || v->via.u64 > kVersion)) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "cuview/posix.hpp"
@@ -86,6 +87,7 @@ std::string ControlOps::dispatch(proto::Op op, const std::string& peer, const pr
     case Op::checkpoint: return op_checkpoint(attached(peer, req), req);
     case Op::detach: return op_detach(attached(peer, req), req);
     case Op::shutdown: return op_shutdown(attached(peer, req), req);
+    case Op::render: return op_render(attached(peer, req), req);
   }
   throw Error(Errc::internal, "op '" + req.op + "' is listed but not handled; please report this bug");
 }
@@ -415,6 +417,53 @@ std::string ControlOps::op_detach(Peer& p, const proto::Request& req) {
   c_.server.forget(id);
   release_peer(id, "detached");
   return ok(req);
+}
+
+std::string ControlOps::op_render(Peer&, const proto::Request& req) {
+  auto a = args_of<proto::RenderArgs>(req);
+  const auto& d = c_.description;
+  const std::string who = "'" + c_.opts.name + "'";
+  const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == a.field; });
+  if (f == d.fields.end()) {
+    std::string names;
+    for (const auto& x : d.fields) names += (names.empty() ? "" : ", ") + x.name;
+    throw Error(Errc::bad_value, "render: " + who + " has no field '" + a.field + "'; its fields are: " + names);
+  }
+  const auto index = static_cast<std::size_t>(f - d.fields.begin());
+  if (d.grid_of(*f).dims.size() != 3 || f->dtype != "float32" || f->components != 1)
+    throw Error(Errc::unsupported, "render: field '" + a.field + "' of " + who + " is " + f->dtype + " × " +
+                                       std::to_string(f->components) + " on a grid of " +
+                                       std::to_string(d.grid_of(*f).dims.size()) +
+                                       " axes; pictures are cast of float32 scalar fields of a volume (3 axes)");
+  if (d.part)
+    throw Error(Errc::unsupported, "render: " + who + " is part " + std::to_string(d.part->index) + " of " +
+                                       std::to_string(d.part->count) +
+                                       "; the pictures of a run of parts are not cast by its parts yet: watch its "
+                                       "volume through the viewer's brick");
+  if (a.width < 1 || a.height < 1 || a.width > 4096 || a.height > 4096)
+    throw Error(Errc::out_of_range, "render: a picture of " + std::to_string(a.width) + "x" + std::to_string(a.height) +
+                                        " pixels; give each side 1 to 4096");
+  if (a.mode != "mip" && a.mode != "emission" && a.mode != "isosurface")
+    throw Error(Errc::bad_value, "render: mode '" + a.mode + "' is none of mip, emission, isosurface");
+  if (a.lut.size() != 256 || (a.mode == "emission" && a.opacity.size() != 256))
+    throw Error(Errc::bad_value, "render: lut has " + std::to_string(a.lut.size()) + " colours and opacity " +
+                                     std::to_string(a.opacity.size()) +
+                                     " values; give 256 colours, and for emission 256 opacities");
+  if (!(a.hi > a.lo) || !std::isfinite(a.lo) || !std::isfinite(a.hi))
+    throw Error(Errc::bad_value, "render: the range [" + number(a.lo) + ", " + number(a.hi) +
+                                     "] is empty; give lo < hi, both finite");
+  std::lock_guard lock(c_.steering.m);
+  auto& s = c_.steering;
+  const bool new_view = s.picture_view != a;
+  s.picture_view = a;
+  s.picture_field = index;
+  s.picture_asked_ns = monotonic_ns();
+  if (s.picture_of == a) return proto::encode_result(req, s.picture);
+  if (new_view) {  // a frame brings it, even while paused or unread
+    s.reader_arrived = true;
+    s.note_request();
+  }
+  return proto::encode_result(req, proto::RenderResult{});
 }
 
 std::string ControlOps::op_shutdown(Peer& p, const proto::Request& req) {

@@ -75,6 +75,7 @@ class ControlOps final : public ControlHandler {
   std::string op_checkpoint(Peer& peer, const proto::Request& req);
   std::string op_detach(Peer& peer, const proto::Request& req);
   std::string op_shutdown(Peer& peer, const proto::Request& req);
+  std::string op_render(Peer& peer, const proto::Request& req);
 
   Peer& attached(const std::string& peer, const proto::Request& req);
   void pause_or_resume(Peer& peer, bool pause);

@@ -2,6 +2,7 @@
 // (never waiting for a reader), poll() and steps_allowed() hand over what clients asked for.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "cuview/publisher.hpp"
@@ -21,9 +22,11 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
                                          " was declared without data; " + opts.words.give_data);
   }
   take_costs();
+  // A picture a client asks for (`render`) is cast from a frame: frames are made for it too.
+  const auto picture = picture_wanted();
   // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that
   // arrives withdraws the ring's old frame and gets one from the next call, due or not.
-  if (ring->readers() == 0) return false;
+  if (ring->readers() == 0 && !picture) return false;
   look_for_arrivals();
   const std::int64_t now = monotonic_ns();
   const bool due = pacer.due(now, reader_came, publish_now);
@@ -46,7 +49,8 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   const std::uint64_t seq = ring->last_seq() + 1;
   // Only what is read is copied: the union of the blocks the readers asked for; and only every
   // k-th cell when every reader takes that, and the writer can.
-  const std::uint64_t held = ring->reads();
+  std::uint64_t held = ring->reads();
+  if (picture && picture->second < 64) held |= std::uint64_t{1} << picture->second;
   const std::uint32_t every = write != nullptr && opts.writes_every && !opts.part && declared.dims.size() == 3
                                   ? ring->every() : 1;
   try {
@@ -75,6 +79,12 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
           executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, stream);
       }
     }
+    if (picture) {  // from the cells this frame holds (every k-th in a packed frame), counted in its cost
+      const auto i = picture->second;
+      const auto f = every > 1 ? proto::packed_field(description.fields[i], every) : description.fields[i];
+      cast_picture(picture->first, i, targets[i].data, Axes(f.shape.begin(), f.shape.begin() + 3), every, seq,
+                   at_step, at_time, stream);
+    }
     executor->seal(seq, at_step, stream);
     slots->written(*slot, stream);
   } catch (...) {
@@ -85,6 +95,68 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   ring->end_write(*slot, info);  // counted: stats' frames_published is the ring's newest seq
   server->notify(proto::kFrameTopic, proto::encode(proto::FrameNotice{session, seq, *slot, at_step, at_time, info.stamp_ns}));
   return true;
+}
+
+std::optional<std::pair<proto::RenderArgs, std::size_t>> Publisher::State::picture_wanted() {
+  std::lock_guard lock(steering.m);
+  auto& s = steering;
+  if (s.picture_view && monotonic_ns() - s.picture_asked_ns > std::int64_t{5'000'000'000}) {
+    s.picture_view.reset();  // nobody asked for 5 s: stop casting
+    s.picture_of.reset();
+  }
+  if (!s.picture_view) return std::nullopt;
+  return std::pair{*s.picture_view, s.picture_field};
+}
+
+void Publisher::State::cast_picture(const proto::RenderArgs& v, std::size_t field, const void* data,
+                                    const Axes& dims, std::uint32_t every, std::uint64_t seq, std::uint64_t at_step,
+                                    double at_time, cuda::StreamRef stream) {
+  const auto t0 = monotonic_ns();
+  VolumeBrick brick{static_cast<const float*>(data), static_cast<int>(dims[2]), static_cast<int>(dims[1]),
+                    static_cast<int>(dims[0])};
+  const auto grid = description.grid_of(description.fields[field]);
+  if (grid.spacing.size() == 3) brick.cell = {grid.spacing[2], grid.spacing[1], grid.spacing[0]};
+  const VolumeCamera camera{v.azimuth, v.elevation, v.zoom, v.pan_x, v.pan_y};
+  const VolumeMode mode = v.mode == "emission" ? VolumeMode::emission
+                          : v.mode == "isosurface" ? VolumeMode::isosurface
+                                                   : VolumeMode::mip;
+  VolumeStyle style;
+  std::copy_n(v.lut.begin(), std::min<std::size_t>(v.lut.size(), 256), style.lut.begin());
+  std::copy_n(v.opacity.begin(), std::min<std::size_t>(v.opacity.size(), 256), style.opacity.begin());
+  style.lo = v.lo, style.hi = v.hi, style.level = v.level, style.step = v.step;
+  VolumePicture p;
+  if (executor->kind() == Executor::Kind::cuda) {
+    if (!caster) caster = std::make_unique<VolumeCaster>();
+    caster->cast(brick, camera, mode, style, static_cast<int>(v.width), static_cast<int>(v.height), stream, p);
+  } else {  // the host backend: the frame is in host memory; every core casts rows
+    p.width = static_cast<int>(v.width), p.height = static_cast<int>(v.height);
+    const std::size_t n = std::size_t{v.width} * v.height;
+    p.argb.resize(n), p.values.resize(n);
+    VolumeTables tables;
+    const VolumeRays rays = volume_rays(brick, camera, mode, style, p.width, p.height, tables);
+    const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+    std::vector<std::thread> pool;
+    for (int k = 0; k < threads; ++k)
+      pool.emplace_back([&, k] {
+        for (int y = k; y < p.height; y += threads)
+          for (int x = 0; x < p.width; ++x) {
+            const std::size_t at = static_cast<std::size_t>(y) * p.width + x;
+            cast_ray(rays, x, y, p.argb[at], p.values[at]);
+          }
+      });
+    for (auto& t : pool) t.join();
+  }
+  proto::RenderResult r;
+  r.pending = false;
+  r.seq = seq, r.step = at_step, r.sim_time = at_time;
+  r.width = v.width, r.height = v.height, r.every = every;
+  r.cast_ms = static_cast<double>(monotonic_ns() - t0) * 1e-6;
+  r.argb.resize(p.argb.size() * 4), r.values.resize(p.values.size() * 4);
+  std::memcpy(r.argb.data(), p.argb.data(), r.argb.size());
+  std::memcpy(r.values.data(), p.values.data(), r.values.size());
+  std::lock_guard lock(steering.m);
+  steering.picture = std::move(r);
+  steering.picture_of = v;
 }
 
 void Publisher::State::take_costs() {

@@ -18,6 +18,7 @@
 #include "publisher/pacer.hpp"
 #include "publisher/steering.hpp"
 #include "publisher/transport/control_server.hpp"
+#include "render/volume_caster.hpp"
 #include "cuview/share/slot_memory.hpp"
 
 namespace cuview {
@@ -77,6 +78,7 @@ struct Publisher::State {
   std::vector<FieldTarget> targets;
   SlotLayout frame_layout;  ///< the frame being written's: `layout`, a packed frame's bytes (FieldTarget::every)
   std::map<std::string, double> in_effect;
+  std::unique_ptr<VolumeCaster> caster;  ///< `render` on CUDA: made at the first picture
 
   explicit State(PublisherOptions o)
       : opts(std::move(o)),
@@ -95,6 +97,13 @@ struct Publisher::State {
   void take_costs();
   /// Notes a reader that arrived while none was reading.
   void look_for_arrivals();
+  /// The picture asked for (`render`), if any is still wanted, and its field's index.
+  [[nodiscard]] std::optional<std::pair<proto::RenderArgs, std::size_t>> picture_wanted();
+  /// Casts `view` from the frame's field at `data` (a grid of `dims`, every `every`-th cell), on
+  /// the frame's stream, and keeps it as the newest picture of that view.
+  void cast_picture(const proto::RenderArgs& view, std::size_t field, const void* data, const Axes& dims,
+                    std::uint32_t every, std::uint64_t seq, std::uint64_t at_step, double at_time,
+                    cuda::StreamRef stream);
   void close(const std::string& reason) noexcept;
 };
 

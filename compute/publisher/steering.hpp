@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,13 @@ struct Steering {
   /// parameter change never runs before the poll() that hands the program that change.
   std::uint64_t pending_steps = 0, polled_steps = 0;
   std::uint64_t requests = 0, requests_seen = 0;  // counts state-changing requests
+  /// The picture clients ask for (`render`): the view, which field (its index) and when it was
+  /// last asked for; cast with each frame until nobody asked for 5 s. The newest one cast.
+  std::optional<proto::RenderArgs> picture_view;
+  std::size_t picture_field = 0;
+  std::int64_t picture_asked_ns = 0;
+  std::optional<proto::RenderArgs> picture_of;  // the view `picture` shows
+  proto::RenderResult picture;
 
   /// Counts a state-changing request and wakes the program. The caller holds `m`.
   void note_request() {

@@ -139,6 +139,13 @@ class Client final : public Attachment {
 
   /// How the ring reached this process: "shm", "legacy", "vmm" or "pool"; empty when control-only.
   [[nodiscard]] const std::string& sharing() const noexcept;
+  /// Asks the publisher for pictures of a volume field seen as `view` says, cast where the data is
+  /// from every cell (protocol 10, `render`), and returns the newest one of that view: `pending`
+  /// until a frame brings one (ask again after the next frame). Throws Error(unsupported) for a
+  /// field that is not a float32 volume, or a publisher that is a part of a run; Error(bad_value |
+  /// out_of_range) naming a wrong argument; Error(bad_message) from a publisher of protocol 9 or
+  /// older (it does not know the op).
+  [[nodiscard]] proto::RenderResult render(const proto::RenderArgs& view);
   /// How many of the ring's slots this process has mapped. A slot is mapped when the first frame
   /// in it is taken, so a client that takes one frame maps one slot (vmm maps its one allocation,
   /// every slot, at the first).

@@ -28,7 +28,7 @@ namespace cuview::proto {
 /// added after it (kAddedKeys) — and a client newer than the publisher says `hello` in its own
 /// version and hears the version of the session (`HelloResult::protocol`). The envelopes (`v`,
 /// `id`, `ok`, `error`) never change, so a refusal always reaches a client of any version.
-inline constexpr std::uint32_t kVersion = 9;
+inline constexpr std::uint32_t kVersion = 10;
 inline constexpr std::uint32_t kFirstStable = 7;
 
 /// What each version before kFirstStable lacked, for the refusal of a client that speaks it.
@@ -394,6 +394,41 @@ struct FdReply {
   MSGPACK_DEFINE_MAP(code, message, fds);
 };
 
+/// `render` (version 10): from now on, cast pictures of volume field `field` seen this way with
+/// each frame, where the frame is (the publisher's GPU, or its CPU on the host backend), from every
+/// cell the frame holds; the answer is the newest picture of exactly this view, or `pending` until
+/// the next frame brings one. One view at a time per publisher: a client's request replaces the
+/// one before; a publisher asked for none for 5 s stops casting. The camera and style are
+/// cuview/volume_ray.hpp's; `lut` is 256 colours (0xAARRGGBB) over [lo, hi], `opacity` 256 values
+/// (emission only) per cell of path.
+struct RenderArgs {
+  std::string field;
+  std::uint32_t width = 0, height = 0;
+  std::string mode = "mip";  ///< mip, emission or isosurface
+  double azimuth = 0, elevation = 0, zoom = 1, pan_x = 0, pan_y = 0;
+  float lo = 0, hi = 1, level = 0.5f;
+  double step = 0.5;
+  std::vector<std::uint32_t> lut;
+  std::vector<float> opacity;
+  bool operator==(const RenderArgs&) const = default;
+  MSGPACK_DEFINE_MAP(field, width, height, mode, azimuth, elevation, zoom, pan_x, pan_y, lo, hi, level, step, lut,
+                     opacity);
+};
+/// A picture: `argb` width × height 32-bit pixels (little-endian 0xAARRGGBB, row-major), `values`
+/// as many float32 (what each pixel shows: VolumeImage's meaning), of frame `seq` at `step`, cast
+/// from every `every`-th cell (1: every cell) in `cast_ms`.
+struct RenderResult {
+  bool pending = true;  ///< no picture of this view yet: ask again after the next frame
+  std::uint64_t seq = 0, step = 0;
+  double sim_time = 0;
+  std::uint32_t width = 0, height = 0, every = 1;
+  double cast_ms = 0;
+  std::vector<char> argb, values;
+  MSGPACK_DEFINE_MAP(pending, seq, step, sim_time, width, height, every, cast_ms, argb, values);
+};
+/// The largest reply a client decodes: a render's picture of up to 4096 × 4096.
+inline constexpr std::size_t kMaxReplyBytes = std::size_t{4096} * 4096 * 8 + 4096;
+
 struct Stats {
   std::string session, name, backend, sharing, device, sim;
   std::uint32_t slots = 0;
@@ -487,6 +522,7 @@ enum class Op : std::uint8_t {
   checkpoint,
   detach,
   shutdown,
+  render,  ///< version 10
 };
 
 struct OpSpec {
@@ -511,6 +547,7 @@ inline constexpr OpSpec kOps[] = {
     {Op::checkpoint, "checkpoint", "checkpoint", "write the simulation's state to disk now (docs/checkpoints.md)"},
     {Op::detach, "detach", "", "end the session: the lease and held slots are released"},
     {Op::shutdown, "shutdown", "shutdown", "stop the daemon gracefully (it writes a final checkpoint first)"},
+    {Op::render, "render", "", "a picture of a volume field cast from every cell where the data is (version 10)"},
 };
 
 /// The table's row of `op`.
@@ -548,7 +585,7 @@ struct Reply {
   msgpack::object result;
   msgpack::object_handle handle;
 };
-Reply decode_reply(std::string_view bytes);
+Reply decode_reply(std::string_view bytes, std::size_t max_bin = kMaxRequestBytes);
 
 /// A reply envelope; `version` is another protocol's (the gateway's own replies) when given.
 std::string encode_error(std::uint64_t id, Errc code, const std::string& message, std::uint32_t version = kVersion);

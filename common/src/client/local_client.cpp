@@ -121,6 +121,11 @@ Client Client::attach(const AttachOptions& options) {
   return Client(std::move(s));
 }
 
+proto::RenderResult Client::render(const proto::RenderArgs& view) {
+  return session_->call<proto::RenderResult>(proto::Op::render, view, std::max<std::chrono::milliseconds>(
+                                                                         session_->opts.timeout, std::chrono::seconds(10)));
+}
+
 const std::string& Client::sharing() const noexcept { return session_->sharing; }
 
 std::uint32_t Client::mapped_slots() const { return session_->imports ? session_->imports->slots->mapped() : 0; }

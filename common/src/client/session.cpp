@@ -107,7 +107,7 @@ proto::Reply Session::exchange(proto::Op op, const std::string& request, std::ui
     // Short slices, so that a daemon that dies without answering is noticed quickly.
     if (!bytes) bytes = channel->receive(std::min<std::chrono::milliseconds>(left, 100ms));
     if (!bytes) continue;
-    auto reply = proto::decode_reply(*bytes);
+    auto reply = proto::decode_reply(*bytes, op == proto::Op::render ? proto::kMaxReplyBytes : proto::kMaxRequestBytes);
     if (reply.id != id) continue;  // the late answer to a request that timed out
     if (!reply.ok) throw Error(errc_from_string(reply.error.code), reply.error.message);
     return reply;
