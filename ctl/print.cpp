@@ -36,6 +36,9 @@ void print_status(const proto::Stats& s) {
                 static_cast<unsigned long long>(s.frames_published), s.frames_per_second,
                 static_cast<unsigned long long>(s.frames_skipped), s.slots, s.held_slots);
   std::printf("  %s\n", proto::cost_text(s).c_str());
+  if (s.pictures > 0)  // cast for viewers (`render`), inside the cost
+    std::printf("  pictures %llu cast from every cell, the newest in %.1f ms\n",
+                static_cast<unsigned long long>(s.pictures), s.picture_ms);
   std::printf("  clients %u (%u reading), memory %llu KiB, up %.0f s, session %s\n", s.clients, s.readers,
               static_cast<unsigned long long>(s.rss_kib), s.uptime_s, s.session.c_str());
   std::printf("  params:");

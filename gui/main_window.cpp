@@ -329,6 +329,11 @@ void MainWindow::show_volume(const RenderedFrame& f) {
   if (!f.volume) return;
   const auto& v = *f.volume;
   const char* mode = v.mode == VolumeMode::mip ? "MIP" : v.mode == VolumeMode::emission ? "emission" : "isosurface";
+  if (v.by_run) {  // a picture the run cast from its frame
+    show_status(volume_label_, QString("%1 · every cell of %2×%3×%4 · cast by the run in %5 ms")
+                                   .arg(mode).arg(v.brick_w).arg(v.brick_h).arg(v.brick_d).arg(v.render_ms, 0, 'f', 1));
+    return;
+  }
   QString text = QString("%1 · brick %2×%3×%4").arg(mode).arg(v.brick_w).arg(v.brick_h).arg(v.brick_d);
   if (v.stride > 1) {
     const char* th = v.stride % 10 == 2 && v.stride % 100 != 12 ? "nd" : v.stride % 10 == 3 && v.stride % 100 != 13 ? "rd" : "th";

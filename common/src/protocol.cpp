@@ -431,7 +431,7 @@ std::string cost_text(const Stats& s) {
     std::snprintf(buf, sizeof buf, ", %g frames/s at most", s.max_fps);
     limits += buf;
   }
-  if (s.readers == 0) return "cost none while nobody reads (" + limits + ")";
+  if (s.readers == 0 && s.pictures == 0) return "cost none while nobody reads (" + limits + ")";
   std::string why;
   if (s.limited_by == "budget") why = ": the budget sets the frame rate";
   else if (s.limited_by == "fps") why = ": the frame-rate cap sets the frame rate";

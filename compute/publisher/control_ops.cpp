@@ -141,6 +141,10 @@ void ControlOps::release_peer(const std::string& peer, const char* why) {
   // listing daemons every few seconds) would flood the log at info level.
   const auto level = it->second.lease ? spdlog::level::info : spdlog::level::debug;
   if (it->second.lease) c_.ring.close_lease(*it->second.lease);
+  {
+    std::lock_guard lock(c_.steering.m);
+    c_.steering.picture_asks.erase(peer);  // its pictures stop with the next frame
+  }
   publisher_log().log(level, "client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.pid, why,
               peers_.size() - 1);
   peers_.erase(it);
@@ -265,7 +269,12 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
   s.max_cost = c_.opts.max_cost;
   s.max_fps = c_.opts.max_fps;
   // What held the newest frame back, while frames are being read; nothing while nobody reads.
-  if (c_.ring.readers() > 0)
+  bool pictures_asked = false;
+  {
+    std::lock_guard lock(c_.steering.m);
+    pictures_asked = !c_.steering.picture_asks.empty();
+  }
+  if (c_.ring.readers() > 0 || pictures_asked)
     s.limited_by = to_string(static_cast<RateLimit>(c_.progress.limit.load(std::memory_order_relaxed)));
   if (const RateWindow now = open_window(monotonic_ns());
       first_window_ && now.restarts0 == window_.restarts0 && now.t0 - window_.t0 > 50'000'000) {
@@ -281,6 +290,8 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
     s.paused = c_.steering.paused;
     s.params = c_.steering.params->values();
     s.checkpoint = c_.steering.checkpoint;
+    s.pictures = c_.steering.pictures_cast;
+    s.picture_ms = c_.steering.picture_ms;
   }
   s.part = d.part;
   return proto::encode_result(req, s);
@@ -419,7 +430,7 @@ std::string ControlOps::op_detach(Peer& p, const proto::Request& req) {
   return ok(req);
 }
 
-std::string ControlOps::op_render(Peer&, const proto::Request& req) {
+std::string ControlOps::op_render(Peer& p, const proto::Request& req) {
   auto a = args_of<proto::RenderArgs>(req);
   const auto& d = c_.description;
   const std::string who = "'" + c_.opts.name + "'";
@@ -454,15 +465,19 @@ std::string ControlOps::op_render(Peer&, const proto::Request& req) {
                                      "] is empty; give lo < hi, both finite");
   std::lock_guard lock(c_.steering.m);
   auto& s = c_.steering;
-  const bool new_view = s.picture_view != a;
-  s.picture_view = a;
-  s.picture_field = index;
-  s.picture_asked_ns = monotonic_ns();
-  if (s.picture_of == a) return proto::encode_result(req, s.picture);
-  if (new_view) {  // a frame brings it, even while paused or unread
-    s.reader_arrived = true;
-    s.note_request();
-  }
+  if (!s.picture_error.empty())
+    throw Error(Errc::cuda, "render: a picture of " + who + " could not be cast on its GPU (" +
+                                std::exchange(s.picture_error, {}) +
+                                "); the run goes on; ask again, or watch the volume through the viewer's brick");
+  const bool new_view = std::none_of(s.picture_asks.begin(), s.picture_asks.end(),
+                                     [&](const auto& ask) { return ask.second.view == a; });
+  s.picture_asks[p.id] = {a, index, monotonic_ns()};
+  for (const auto& [view, picture] : s.pictures)
+    if (view == a) return proto::encode_result(req, picture);
+  // The next frame brings it, even while paused or unread; a picture being cast is collected
+  // by the program's next poll().
+  if (new_view) s.reader_arrived = true;
+  s.note_request();
   return proto::encode_result(req, proto::RenderResult{});
 }
 

@@ -71,4 +71,11 @@ void FramePacer::measured(double seconds) {
   }
 }
 
+void FramePacer::add_cost(double seconds) {
+  seconds = std::max(seconds, 0.0);
+  cost_total_ += seconds;
+  if (measured_count_ > 0) recent_[(measured_count_ - 1) % recent_.size()] += seconds;
+  if (last_measured_) last_cost_ += seconds;
+}
+
 }  // namespace cuview

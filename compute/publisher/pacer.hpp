@@ -51,6 +51,9 @@ class FramePacer {
   void skipped(std::int64_t now_ns);
   /// The cost of the oldest started frame not yet measured, in seconds.
   void measured(double seconds);
+  /// More cost of the newest measured frame, measured apart from it (a picture cast from it on a
+  /// stream of its own): the next frame waits for it too.
+  void add_cost(double seconds);
 
   /// What holds the frame rate down: what has held a frame back since the newest one began, or
   /// else what held that one back.

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cuview/publisher.hpp"
+#include "publisher/publisher_log.hpp"
 #include "publisher/publisher_state.hpp"
 
 namespace cuview {
@@ -22,11 +23,12 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
                                          " was declared without data; " + opts.words.give_data);
   }
   take_costs();
+  collect_pictures();
   // A picture a client asks for (`render`) is cast from a frame: frames are made for it too.
-  const auto picture = picture_wanted();
+  const auto views = pictures_wanted();
   // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that
   // arrives withdraws the ring's old frame and gets one from the next call, due or not.
-  if (ring->readers() == 0 && !picture) return false;
+  if (ring->readers() == 0 && views.empty()) return false;
   look_for_arrivals();
   const std::int64_t now = monotonic_ns();
   const bool due = pacer.due(now, reader_came, publish_now);
@@ -49,11 +51,15 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   const std::uint64_t seq = ring->last_seq() + 1;
   // Only what is read is copied: the union of the blocks the readers asked for; and only every
   // k-th cell when every reader takes that, and the writer can.
+  // A picture is cast from every cell: a frame with one holds its field whole.
   std::uint64_t held = ring->reads();
-  if (picture && picture->second < 64) held |= std::uint64_t{1} << picture->second;
-  const std::uint32_t every = write != nullptr && opts.writes_every && !opts.part && declared.dims.size() == 3
-                                  ? ring->every() : 1;
+  for (const auto& v : views) held |= std::uint64_t{1} << v.field;
+  const std::uint32_t every =
+      write != nullptr && opts.writes_every && !opts.part && declared.dims.size() == 3 && views.empty()
+          ? ring->every() : 1;
   try {
+    for (const auto& job : picture_jobs)  // a picture still reading this slot is let finish first
+      if (job.gpu && job.slot == *slot) job.gpu->hold(stream);
     slots->before_write(*slot, stream);
     auto* base = static_cast<std::byte*>(slots->slot(*slot));
     frame_layout = layout;
@@ -79,12 +85,6 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
           executor->copy(targets[i].data, blocks[i].decl->data, targets[i].bytes, stream);
       }
     }
-    if (picture) {  // from the cells this frame holds (every k-th in a packed frame), counted in its cost
-      const auto i = picture->second;
-      const auto f = every > 1 ? proto::packed_field(description.fields[i], every) : description.fields[i];
-      cast_picture(picture->first, i, targets[i].data, Axes(f.shape.begin(), f.shape.begin() + 3), every, seq,
-                   at_step, at_time, stream);
-    }
     executor->seal(seq, at_step, stream);
     slots->written(*slot, stream);
   } catch (...) {
@@ -94,69 +94,145 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   const FrameInfo info{seq, *slot, at_step, at_time, realtime_ns(), held, every};
   ring->end_write(*slot, info);  // counted: stats' frames_published is the ring's newest seq
   server->notify(proto::kFrameTopic, proto::encode(proto::FrameNotice{session, seq, *slot, at_step, at_time, info.stamp_ns}));
+  // Pictures of the frame: on CUDA queued on a low-priority stream of their own, collected by a
+  // later publish() or poll(); on the host cast here, on every core (this thread writes the slot
+  // again only at a later publish()). Their time joins the budget as a frame's does.
+  const PictureJob::Frame at{seq, at_step, at_time, info.stamp_ns};
+  if (executor->kind() == Executor::Kind::cuda) queue_pictures(views, *slot, at, stream);
+  else
+    for (const auto& v : views) cast_on_host(v, targets[v.field].data, at);
   return true;
 }
 
-std::optional<std::pair<proto::RenderArgs, std::size_t>> Publisher::State::picture_wanted() {
+// ---------------------------------------------------------------- pictures (`render`)
+
+namespace {
+struct PictureInput {
+  VolumeBrick brick;
+  VolumeCamera camera;
+  VolumeMode mode = VolumeMode::mip;
+  VolumeStyle style;
+};
+
+PictureInput picture_input(const proto::RenderArgs& v, const proto::DescribeResult& d, std::size_t field, const void* data) {
+  const auto& f = d.fields[field];
+  PictureInput in;
+  in.brick = {static_cast<const float*>(data), static_cast<int>(f.shape[2]), static_cast<int>(f.shape[1]),
+              static_cast<int>(f.shape[0])};
+  const auto& grid = d.grid_of(f);
+  if (grid.spacing.size() == 3) in.brick.cell = {grid.spacing[2], grid.spacing[1], grid.spacing[0]};
+  in.camera = {v.azimuth, v.elevation, v.zoom, v.pan_x, v.pan_y};
+  in.mode = v.mode == "emission" ? VolumeMode::emission : v.mode == "isosurface" ? VolumeMode::isosurface
+                                                                                 : VolumeMode::mip;
+  std::copy_n(v.lut.begin(), std::min<std::size_t>(v.lut.size(), 256), in.style.lut.begin());
+  std::copy_n(v.opacity.begin(), std::min<std::size_t>(v.opacity.size(), 256), in.style.opacity.begin());
+  in.style.lo = v.lo, in.style.hi = v.hi, in.style.level = v.level, in.style.step = v.step;
+  return in;
+}
+}  // namespace
+
+std::vector<Steering::PictureAsk> Publisher::State::pictures_wanted() {
   std::lock_guard lock(steering.m);
   auto& s = steering;
-  if (s.picture_view && monotonic_ns() - s.picture_asked_ns > std::int64_t{5'000'000'000}) {
-    s.picture_view.reset();  // nobody asked for 5 s: stop casting
-    s.picture_of.reset();
+  const auto now = monotonic_ns();
+  std::erase_if(s.picture_asks, [&](const auto& a) { return now - a.second.asked_ns > Steering::kPictureIdleNs; });
+  // The views asked for, each once, newest first, at most kMaxPictureViews.
+  std::vector<Steering::PictureAsk> views;
+  for (const auto& [peer, ask] : s.picture_asks) {
+    auto same = std::find_if(views.begin(), views.end(), [&](const auto& v) { return v.view == ask.view; });
+    if (same == views.end()) views.push_back(ask);
+    else same->asked_ns = std::max(same->asked_ns, ask.asked_ns);
   }
-  if (!s.picture_view) return std::nullopt;
-  return std::pair{*s.picture_view, s.picture_field};
+  std::sort(views.begin(), views.end(), [](const auto& a, const auto& b) { return a.asked_ns > b.asked_ns; });
+  if (views.size() > kMaxPictureViews) views.resize(kMaxPictureViews);
+  const auto wanted = [&](const proto::RenderArgs& v) {
+    return std::any_of(views.begin(), views.end(), [&](const auto& w) { return w.view == v; });
+  };
+  std::erase_if(s.pictures, [&](const auto& p) { return !wanted(p.first); });
+  std::erase_if(picture_jobs, [&](const PictureJob& j) { return !wanted(j.view) && !(j.gpu && j.gpu->busy()); });
+  return views;
 }
 
-void Publisher::State::cast_picture(const proto::RenderArgs& v, std::size_t field, const void* data,
-                                    const Axes& dims, std::uint32_t every, std::uint64_t seq, std::uint64_t at_step,
-                                    double at_time, cuda::StreamRef stream) {
-  const auto t0 = monotonic_ns();
-  VolumeBrick brick{static_cast<const float*>(data), static_cast<int>(dims[2]), static_cast<int>(dims[1]),
-                    static_cast<int>(dims[0])};
-  const auto grid = description.grid_of(description.fields[field]);
-  if (grid.spacing.size() == 3) brick.cell = {grid.spacing[2], grid.spacing[1], grid.spacing[0]};
-  const VolumeCamera camera{v.azimuth, v.elevation, v.zoom, v.pan_x, v.pan_y};
-  const VolumeMode mode = v.mode == "emission" ? VolumeMode::emission
-                          : v.mode == "isosurface" ? VolumeMode::isosurface
-                                                   : VolumeMode::mip;
-  VolumeStyle style;
-  std::copy_n(v.lut.begin(), std::min<std::size_t>(v.lut.size(), 256), style.lut.begin());
-  std::copy_n(v.opacity.begin(), std::min<std::size_t>(v.opacity.size(), 256), style.opacity.begin());
-  style.lo = v.lo, style.hi = v.hi, style.level = v.level, style.step = v.step;
-  VolumePicture p;
-  if (executor->kind() == Executor::Kind::cuda) {
-    if (!caster) caster = std::make_unique<VolumeCaster>();
-    caster->cast(brick, camera, mode, style, static_cast<int>(v.width), static_cast<int>(v.height), stream, p);
-  } else {  // the host backend: the frame is in host memory; every core casts rows
-    p.width = static_cast<int>(v.width), p.height = static_cast<int>(v.height);
-    const std::size_t n = std::size_t{v.width} * v.height;
-    p.argb.resize(n), p.values.resize(n);
-    VolumeTables tables;
-    const VolumeRays rays = volume_rays(brick, camera, mode, style, p.width, p.height, tables);
-    const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
-    std::vector<std::thread> pool;
-    for (int k = 0; k < threads; ++k)
-      pool.emplace_back([&, k] {
-        for (int y = k; y < p.height; y += threads)
-          for (int x = 0; x < p.width; ++x) {
-            const std::size_t at = static_cast<std::size_t>(y) * p.width + x;
-            cast_ray(rays, x, y, p.argb[at], p.values[at]);
-          }
-      });
-    for (auto& t : pool) t.join();
-  }
+void Publisher::State::keep_picture(const proto::RenderArgs& view, const VolumePicture& p, const PictureJob::Frame& at,
+                                    double seconds) {
   proto::RenderResult r;
   r.pending = false;
-  r.seq = seq, r.step = at_step, r.sim_time = at_time;
-  r.width = v.width, r.height = v.height, r.every = every;
-  r.cast_ms = static_cast<double>(monotonic_ns() - t0) * 1e-6;
+  r.seq = at.seq, r.step = at.step, r.sim_time = at.time, r.stamp_ns = at.stamp_ns;
+  r.width = static_cast<std::uint32_t>(p.width), r.height = static_cast<std::uint32_t>(p.height);
+  r.every = 1;
+  r.cast_ms = seconds * 1e3;
   r.argb.resize(p.argb.size() * 4), r.values.resize(p.values.size() * 4);
   std::memcpy(r.argb.data(), p.argb.data(), r.argb.size());
   std::memcpy(r.values.data(), p.values.data(), r.values.size());
   std::lock_guard lock(steering.m);
-  steering.picture = std::move(r);
-  steering.picture_of = v;
+  auto& s = steering;
+  ++s.pictures_cast;
+  s.picture_ms = r.cast_ms;
+  auto it = std::find_if(s.pictures.begin(), s.pictures.end(), [&](const auto& x) { return x.first == view; });
+  if (it != s.pictures.end()) it->second = std::move(r);
+  else s.pictures.emplace_back(view, std::move(r));
+}
+
+void Publisher::State::cast_on_host(const Steering::PictureAsk& ask, const void* data, const PictureJob::Frame& at) {
+  const auto t0 = monotonic_ns();
+  const auto in = picture_input(ask.view, description, ask.field, data);
+  VolumePicture p;
+  p.width = static_cast<int>(ask.view.width), p.height = static_cast<int>(ask.view.height);
+  const std::size_t n = std::size_t{ask.view.width} * ask.view.height;
+  p.argb.resize(n), p.values.resize(n);
+  VolumeTables tables;
+  const VolumeRays rays = volume_rays(in.brick, in.camera, in.mode, in.style, p.width, p.height, tables);
+  const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+  std::vector<std::thread> pool;
+  for (int k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      for (int y = k; y < rays.height; y += threads)
+        for (int x = 0; x < rays.width; ++x) {
+          const std::size_t i = static_cast<std::size_t>(y) * p.width + x;
+          cast_ray(rays, x, y, p.argb[i], p.values[i]);
+        }
+    });
+  for (auto& t : pool) t.join();
+  const double seconds = static_cast<double>(monotonic_ns() - t0) * 1e-9;
+  pacer.add_cost(seconds);
+  progress.publish_seconds.store(pacer.cost_seconds(), std::memory_order_relaxed);
+  keep_picture(ask.view, p, at, seconds);
+}
+
+void Publisher::State::queue_pictures(const std::vector<Steering::PictureAsk>& views, std::uint32_t slot,
+                                      const PictureJob::Frame& at, cuda::StreamRef stream) {
+  for (const auto& v : views) {
+    auto job = std::find_if(picture_jobs.begin(), picture_jobs.end(), [&](const auto& j) { return j.view == v.view; });
+    if (job == picture_jobs.end()) job = picture_jobs.insert(picture_jobs.end(), PictureJob{v.view, nullptr, 0, {}});
+    try {
+      if (!job->gpu) job->gpu = std::make_unique<AsyncPicture>(executor->device_id());
+      if (job->gpu->busy()) continue;  // the one before is still being cast: a later frame's turn
+      const auto in = picture_input(v.view, description, v.field, targets[v.field].data);
+      job->gpu->queue(in.brick, in.camera, in.mode, in.style, static_cast<int>(v.view.width),
+                      static_cast<int>(v.view.height), stream);
+      job->slot = slot;
+      job->frame = at;
+    } catch (const Error& e) {
+      // A picture that cannot be cast costs the run nothing more: its view is dropped, and the
+      // client asking for it hears why.
+      publisher_log().warn("'{}': a picture of field '{}' could not be cast: {}", opts.name, v.view.field, e.what());
+      std::lock_guard lock(steering.m);
+      std::erase_if(steering.picture_asks, [&](const auto& a) { return a.second.view == v.view; });
+      steering.picture_error = e.what();
+    }
+  }
+}
+
+void Publisher::State::collect_pictures() {
+  for (auto& job : picture_jobs) {
+    if (!job.gpu || !job.gpu->busy()) continue;
+    VolumePicture p;
+    const auto seconds = job.gpu->collect(p);
+    if (!seconds) continue;
+    pacer.add_cost(*seconds);
+    progress.publish_seconds.store(pacer.cost_seconds(), std::memory_order_relaxed);
+    keep_picture(job.view, p, job.frame, *seconds);
+  }
 }
 
 void Publisher::State::take_costs() {
@@ -205,6 +281,7 @@ Requests Publisher::poll() {
   auto& s = *state_;
   Requests r;
   if (!s.started) return r;
+  s.collect_pictures();
   std::lock_guard lock(s.steering.m);
   s.steering.requests_seen = s.steering.requests;
   if (s.steering.params_changed) {

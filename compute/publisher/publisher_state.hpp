@@ -78,7 +78,19 @@ struct Publisher::State {
   std::vector<FieldTarget> targets;
   SlotLayout frame_layout;  ///< the frame being written's: `layout`, a packed frame's bytes (FieldTarget::every)
   std::map<std::string, double> in_effect;
-  std::unique_ptr<VolumeCaster> caster;  ///< `render` on CUDA: made at the first picture
+  /// `render` on CUDA: one picture in flight per view asked for, read from slot `slot`.
+  struct PictureJob {
+    proto::RenderArgs view;
+    std::unique_ptr<AsyncPicture> gpu;
+    std::uint32_t slot = 0;
+    struct Frame {
+      std::uint64_t seq = 0, step = 0;
+      double time = 0;
+      std::int64_t stamp_ns = 0;
+    } frame;
+  };
+  static constexpr std::size_t kMaxPictureViews = 4;  ///< views cast at once (the newest asked)
+  std::vector<PictureJob> picture_jobs;
 
   explicit State(PublisherOptions o)
       : opts(std::move(o)),
@@ -97,13 +109,16 @@ struct Publisher::State {
   void take_costs();
   /// Notes a reader that arrived while none was reading.
   void look_for_arrivals();
-  /// The picture asked for (`render`), if any is still wanted, and its field's index.
-  [[nodiscard]] std::optional<std::pair<proto::RenderArgs, std::size_t>> picture_wanted();
-  /// Casts `view` from the frame's field at `data` (a grid of `dims`, every `every`-th cell), on
-  /// the frame's stream, and keeps it as the newest picture of that view.
-  void cast_picture(const proto::RenderArgs& view, std::size_t field, const void* data, const Axes& dims,
-                    std::uint32_t every, std::uint64_t seq, std::uint64_t at_step, double at_time,
-                    cuda::StreamRef stream);
+  /// The views of pictures asked for (`render`) and not given up, each once, newest first.
+  [[nodiscard]] std::vector<Steering::PictureAsk> pictures_wanted();
+  /// Casts a picture from the frame's field at `data` on this thread (host backend) and keeps it.
+  void cast_on_host(const Steering::PictureAsk& ask, const void* data, const PictureJob::Frame& at);
+  /// Queues each view's picture of the frame just written in `slot` (CUDA), one in flight per view.
+  void queue_pictures(const std::vector<Steering::PictureAsk>& views, std::uint32_t slot,
+                      const PictureJob::Frame& at, cuda::StreamRef stream);
+  /// Takes the pictures whose casting has finished (never waits), and counts their cost.
+  void collect_pictures();
+  void keep_picture(const proto::RenderArgs& view, const VolumePicture& p, const PictureJob::Frame& at, double seconds);
   void close(const std::string& reason) noexcept;
 };
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,13 +35,21 @@ struct Steering {
   /// parameter change never runs before the poll() that hands the program that change.
   std::uint64_t pending_steps = 0, polled_steps = 0;
   std::uint64_t requests = 0, requests_seen = 0;  // counts state-changing requests
-  /// The picture clients ask for (`render`): the view, which field (its index) and when it was
-  /// last asked for; cast with each frame until nobody asked for 5 s. The newest one cast.
-  std::optional<proto::RenderArgs> picture_view;
-  std::size_t picture_field = 0;
-  std::int64_t picture_asked_ns = 0;
-  std::optional<proto::RenderArgs> picture_of;  // the view `picture` shows
-  proto::RenderResult picture;
+  /// The pictures clients ask for (`render`): each client's view (by its connection), which
+  /// field (its index) and when it last asked; cast with each frame until it has not asked for
+  /// kPictureIdleNs. Clients asking for the same view share its pictures: the newest one of each
+  /// view cast is kept in `pictures`.
+  struct PictureAsk {
+    proto::RenderArgs view;
+    std::size_t field = 0;
+    std::int64_t asked_ns = 0;
+  };
+  static constexpr std::int64_t kPictureIdleNs = 5'000'000'000;
+  std::map<std::string, PictureAsk> picture_asks;
+  std::vector<std::pair<proto::RenderArgs, proto::RenderResult>> pictures;
+  std::uint64_t pictures_cast = 0;
+  double picture_ms = 0;
+  std::string picture_error;  ///< why the last picture that failed could not be cast
 
   /// Counts a state-changing request and wakes the program. The caller holds `m`.
   void note_request() {

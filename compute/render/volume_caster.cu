@@ -1,7 +1,13 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_buffer.hpp"
+#include "cuview/cuda/device_guard.hpp"
+#include "cuview/cuda/event.hpp"
+#include "cuview/cuda/pinned_buffer.hpp"
+#include "cuview/cuda/stream.hpp"
 #include "render/volume_caster.hpp"
 
 namespace cuview {
@@ -66,6 +72,98 @@ void VolumeCaster::cast(const VolumeBrick& brick, const VolumeCamera& camera, Vo
   cuda::check(cudaMemcpyAsync(out.values.data(), values, n * sizeof(float), cudaMemcpyDeviceToHost, s),
               "copying the volume picture's values to the host");
   cuda::check(cudaStreamSynchronize(s), "waiting for the volume picture");
+}
+
+struct AsyncPicture::Impl {
+  int device = 0;
+  cuda::Stream stream;
+  cuda::Event written, start, end;  // the frame written (on `after`); the picture's work
+  VolumeCaster caster;
+  cuda::DeviceBuffer argb, values;
+  cuda::PinnedBuffer host;  // argb then values
+  std::size_t capacity = 0;
+  int width = 0, height = 0;
+  bool queued = false, empty = false;
+};
+
+AsyncPicture::AsyncPicture(int device) : impl_(std::make_unique<Impl>()) {
+  cuda::DeviceGuard guard(device);
+  auto& im = *impl_;
+  im.device = device;
+  im.stream = cuda::Stream::create(cuda::Stream::Priority::lowest);
+  im.written = cuda::Event(cuda::EventKind::blocking_sync);
+  im.start = cuda::Event(cuda::EventKind::timing);
+  im.end = cuda::Event(cuda::EventKind::timing);
+}
+
+AsyncPicture::~AsyncPicture() {
+  if (!impl_ || !impl_->queued) return;
+  cuda::DeviceGuard guard(impl_->device);
+  cudaStreamSynchronize(impl_->stream.get());  // its buffers are freed next: let the work end
+}
+
+bool AsyncPicture::busy() const noexcept { return impl_->queued; }
+
+void AsyncPicture::queue(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode,
+                         const VolumeStyle& style, int width, int height, cuda::StreamRef after) {
+  auto& im = *impl_;
+  cuda::DeviceGuard guard(im.device);
+  im.width = std::max(width, 0), im.height = std::max(height, 0);
+  const std::size_t n = static_cast<std::size_t>(im.width) * im.height;
+  im.empty = n == 0 || brick.data == nullptr;
+  im.queued = true;
+  if (im.empty) return;
+  if (n > im.capacity) {
+    im.argb = cuda::DeviceBuffer(n * sizeof(std::uint32_t));
+    im.values = cuda::DeviceBuffer(n * sizeof(float));
+    im.host = cuda::PinnedBuffer(n * 8, "a volume picture's pixels");
+    im.capacity = n;
+  }
+  const auto s = im.stream.get();
+  cuda::check(cudaEventRecord(im.written.get(), after.get()), "cudaEventRecord (the frame a picture reads)");
+  cuda::check(cudaStreamWaitEvent(s, im.written.get(), 0), "cudaStreamWaitEvent (a picture after its frame)");
+  cuda::check(cudaEventRecord(im.start.get(), s), "cudaEventRecord (a picture's start)");
+  auto* argb = static_cast<std::uint32_t*>(im.argb.get());
+  auto* values = static_cast<float*>(im.values.get());
+  im.caster.cast_on_device(brick, camera, mode, style, im.width, im.height, im.stream.ref(), argb, values);
+  cuda::check(cudaMemcpyAsync(im.host.data(), argb, n * 4, cudaMemcpyDeviceToHost, s),
+              "copying a volume picture's pixels to the host");
+  cuda::check(cudaMemcpyAsync(im.host.data() + n * 4, values, n * 4, cudaMemcpyDeviceToHost, s),
+              "copying a volume picture's values to the host");
+  cuda::check(cudaEventRecord(im.end.get(), s), "cudaEventRecord (a picture's end)");
+}
+
+std::optional<double> AsyncPicture::collect(VolumePicture& out) {
+  auto& im = *impl_;
+  if (!im.queued) return std::nullopt;
+  cuda::DeviceGuard guard(im.device);
+  const std::size_t n = static_cast<std::size_t>(im.width) * im.height;
+  out.width = im.width, out.height = im.height;
+  double seconds = 0;
+  if (im.empty) {
+    out.argb.assign(n, kVolumeMiss);
+    out.values.assign(n, NAN);
+  } else {
+    const cudaError_t done = cudaEventQuery(im.end.get());
+    if (done == cudaErrorNotReady) return std::nullopt;
+    cuda::check(done, "cudaEventQuery (a volume picture's end)");
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, im.start.get(), im.end.get()), "cudaEventElapsedTime (a picture's time)");
+    seconds = static_cast<double>(ms) * 1e-3;
+    const auto* argb = im.host.as<std::uint32_t>();
+    const auto* values = reinterpret_cast<const float*>(im.host.data() + n * 4);
+    out.argb.assign(argb, argb + n);
+    out.values.assign(values, values + n);
+  }
+  im.queued = false;
+  return seconds;
+}
+
+void AsyncPicture::hold(cuda::StreamRef stream) const {
+  const auto& im = *impl_;
+  if (!im.queued || im.empty) return;
+  cuda::DeviceGuard guard(im.device);
+  cuda::check(cudaStreamWaitEvent(stream.get(), im.end.get(), 0), "cudaStreamWaitEvent (a frame after a picture)");
 }
 
 }  // namespace cuview

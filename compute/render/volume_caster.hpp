@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cuview/cuda/stream_ref.hpp"
@@ -38,6 +39,35 @@ class VolumeCaster {
   /// parts reads on the GPU.
   void cast_on_device(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode, const VolumeStyle& style,
                       int width, int height, cuda::StreamRef stream, std::uint32_t* argb, float* values);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One view's pictures, cast on a stream of their own at the device's lowest priority after the
+/// frame they read is written, and collected later without waiting (the publisher's `render`):
+/// the simulation's stream never waits for a picture, and the program's thread never does. One
+/// picture in flight at a time. All calls make `device` current and restore the caller's.
+class AsyncPicture {
+ public:
+  /// Throws Error(cuda) when the stream or events cannot be made; Error(unsupported) without CUDA.
+  explicit AsyncPicture(int device);
+  ~AsyncPicture();
+  AsyncPicture(const AsyncPicture&) = delete;
+  AsyncPicture& operator=(const AsyncPicture&) = delete;
+  /// Queues a picture of `brick` (device memory that work queued on `after` so far writes) on the
+  /// picture's stream, into pinned host memory. Call only when !busy().
+  void queue(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode, const VolumeStyle& style,
+             int width, int height, cuda::StreamRef after);
+  /// A picture is queued and not collected.
+  [[nodiscard]] bool busy() const noexcept;
+  /// The queued picture once its work is done (never waits; nullopt while it runs): its pixels
+  /// in `out` and the seconds its GPU work took, from its start on its stream to its end.
+  [[nodiscard]] std::optional<double> collect(VolumePicture& out);
+  /// Makes `stream` wait until the queued picture has read its brick: call before work on
+  /// `stream` rewrites that memory. Nothing when none is queued.
+  void hold(cuda::StreamRef stream) const;
 
  private:
   struct Impl;

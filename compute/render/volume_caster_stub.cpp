@@ -21,4 +21,14 @@ void VolumeCaster::cast(const VolumeBrick&, const VolumeCamera&, VolumeMode, con
                         cuda::StreamRef, VolumePicture&) {
   no_cuda();
 }
+struct AsyncPicture::Impl {};
+AsyncPicture::AsyncPicture(int) { no_cuda(); }
+AsyncPicture::~AsyncPicture() = default;
+void AsyncPicture::queue(const VolumeBrick&, const VolumeCamera&, VolumeMode, const VolumeStyle&, int, int,
+                         cuda::StreamRef) {
+  no_cuda();
+}
+bool AsyncPicture::busy() const noexcept { return false; }
+std::optional<double> AsyncPicture::collect(VolumePicture&) { return std::nullopt; }
+void AsyncPicture::hold(cuda::StreamRef) const {}
 }  // namespace cuview

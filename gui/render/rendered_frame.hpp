@@ -64,6 +64,8 @@ struct VolumeInfo {
   std::size_t bytes = 0;                      ///< the copy engine brought for this brick (0: host memory or held)
   int scale = 1;                              ///< drawn at 1/scale of the picture's resolution, scaled up
   QString source;                             ///< remote: how the brick came ("u8 zstd ± 0.004"); empty locally
+  /// Cast by the run from every cell of its frame (`render`), in render_ms where it ran; no brick.
+  bool by_run = false;
   /// The curve drawn with when VolumeRequest::auto_opacity (what the editor shows); empty otherwise.
   std::optional<std::array<float, 256>> auto_opacity;
 };

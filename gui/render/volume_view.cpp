@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "cuview/assembly.hpp"
 
@@ -20,6 +21,7 @@ std::array<std::uint32_t, 3> grid_of(const proto::DescribeResult& d) {
 }  // namespace
 
 void VolumeViewRenderer::forget() {
+  drawn_.reset();
   brick_.reset();
   taken_.reset();
   spare_.reset();
@@ -32,7 +34,7 @@ bool VolumeViewRenderer::holds(int field, const ViewRequest& view) const {
 }
 
 RenderResult VolumeViewRenderer::render(const std::vector<Part>& parts, const proto::DescribeResult& d, int field,
-                                        const ViewRequest& view, bool fresh) {
+                                        const ViewRequest& view, bool fresh, bool draw_it) {
   if (!view.volume || parts.empty() || view.width <= 0 || view.height <= 0) return {};
   if (fresh || !holds(field, view)) {
     const auto t0 = Clock::now();
@@ -56,6 +58,7 @@ RenderResult VolumeViewRenderer::render(const std::vector<Part>& parts, const pr
     // A frame of every k-th cell (Run::read_every): the run wrote only the brick's cells.
     source_ = info_.every > 1 ? QString("the run wrote only these cells") : QString();
     copy_ms_ = take_ms_ = ms_since(t0), bytes_ = bytes;
+    if (!draw_it) return {};
     return draw(d, view, true);
   }
   copy_ms_ = 0, bytes_ = 0;  // drawn again from the brick held
@@ -98,6 +101,7 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   if (req.auto_opacity) auto_curve = opacity_by_rarity(b.values.data(), b.values.size(), lo, hi);
   const auto& curve = auto_curve ? *auto_curve : req.opacity;
   for (std::size_t i = 0; i < style.opacity.size(); ++i) style.opacity[i] = std::clamp(curve[i], 0.0f, 1.0f) * top;
+  drawn_ = Drawn{lo, hi, curve, auto_curve};
   // While the camera moves, a picture that takes longer than a 30 Hz frame is drawn at a lower
   // resolution (the rays, not the brick) and scaled up; so is a new brick while the run's frames
   // come faster than full pictures can be made; at rest, at full resolution.
@@ -132,27 +136,8 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
       for (int x = 0; x < view.width; ++x) dst[x] = src[column[static_cast<std::size_t>(x)]];
     }
   }
-  if (req.show_plane) {
-    // The plane the Display dock names, outlined where it lies inside the volume.
-    const auto s = slice_of(d, view);
-    if (s) {
-      const double at = static_cast<double>(s->index) / b.stride;
-      const double X = b.width - 0.5, Y = b.height - 0.5, Z = b.depth - 0.5;
-      std::array<std::array<double, 3>, 4> c{};
-      if (s->axis == SliceAxis::z) c = {{{-0.5, -0.5, at}, {X, -0.5, at}, {X, Y, at}, {-0.5, Y, at}}};
-      if (s->axis == SliceAxis::y) c = {{{-0.5, at, -0.5}, {X, at, -0.5}, {X, at, Z}, {-0.5, at, Z}}};
-      if (s->axis == SliceAxis::x) c = {{{at, -0.5, -0.5}, {at, Y, -0.5}, {at, Y, Z}, {at, -0.5, Z}}};
-      QPolygonF poly;
-      for (const auto& p : c) {
-        const auto px = volume_pixel(vb, req.camera, view.width, view.height, p[0], p[1], p[2]);
-        poly << QPointF(px[0], px[1]);
-      }
-      QPainter painter(&out.image);
-      painter.setRenderHint(QPainter::Antialiasing);
-      painter.setPen(QPen(QColor(255, 255, 255, 200), 1.5, Qt::DashLine));
-      painter.drawPolygon(poly);
-    }
-  }
+  if (req.show_plane) outline_plane(out.image, d, view, vb, b.stride);
+
   out.values = std::move(values);
   out.info = info_;
   out.lo = lo, out.hi = hi;
@@ -166,6 +151,97 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   vi.brick_w = b.width, vi.brick_h = b.height, vi.brick_d = b.depth, vi.stride = b.stride, vi.grid = b.grid;
   vi.copy_ms = copy_ms_, vi.render_ms = render_ms, vi.bytes = bytes_, vi.scale = scale, vi.source = source_;
   vi.auto_opacity = auto_curve;
+  out.volume = vi;
+  out.slice = slice_of(d, view);
+  return {std::move(out), {}};
+}
+
+void VolumeViewRenderer::outline_plane(QImage& image, const proto::DescribeResult& d, const ViewRequest& view,
+                                       const VolumeBrick& g, int stride) {
+  const auto s = slice_of(d, view);
+  if (!s) return;
+  const double at = static_cast<double>(s->index) / stride;
+  const double X = g.width - 0.5, Y = g.height - 0.5, Z = g.depth - 0.5;
+  std::array<std::array<double, 3>, 4> c{};
+  if (s->axis == SliceAxis::z) c = {{{-0.5, -0.5, at}, {X, -0.5, at}, {X, Y, at}, {-0.5, Y, at}}};
+  if (s->axis == SliceAxis::y) c = {{{-0.5, at, -0.5}, {X, at, -0.5}, {X, at, Z}, {-0.5, at, Z}}};
+  if (s->axis == SliceAxis::x) c = {{{at, -0.5, -0.5}, {at, Y, -0.5}, {at, Y, Z}, {at, -0.5, Z}}};
+  QPolygonF poly;
+  const auto camera = view.volume ? view.volume->camera : VolumeCamera{};
+  for (const auto& p : c) {
+    const auto px = volume_pixel(g, camera, image.width(), image.height(), p[0], p[1], p[2]);
+    poly << QPointF(px[0], px[1]);
+  }
+  QPainter painter(&image);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(QPen(QColor(255, 255, 255, 200), 1.5, Qt::DashLine));
+  painter.drawPolygon(poly);
+}
+
+std::optional<proto::RenderArgs> VolumeViewRenderer::picture_request(const proto::DescribeResult& d,
+                                                                     const ViewRequest& view) const {
+  if (!view.volume || !drawn_ || !brick_ || view.width <= 0 || view.height <= 0 || view.field < 0 ||
+      static_cast<std::size_t>(view.field) >= d.fields.size())
+    return std::nullopt;
+  const auto& req = *view.volume;
+  const auto grid = whole_grid(d, static_cast<std::size_t>(view.field));
+  if (grid.dims.size() != 3) return std::nullopt;
+  proto::RenderArgs a;
+  a.field = d.fields[static_cast<std::size_t>(view.field)].name;
+  a.width = static_cast<std::uint32_t>(view.width), a.height = static_cast<std::uint32_t>(view.height);
+  a.mode = req.mode == VolumeMode::emission ? "emission" : req.mode == VolumeMode::isosurface ? "isosurface" : "mip";
+  // The brick's world is the grid's shrunk by its stride (a brick cell is drawn one spacing
+  // wide): its pan, in brick cells, is the grid's over the stride.
+  const double stride = brick_->stride;
+  a.azimuth = req.camera.azimuth_deg, a.elevation = req.camera.elevation_deg, a.zoom = req.camera.zoom;
+  a.pan_x = req.camera.pan_x * stride, a.pan_y = req.camera.pan_y * stride;
+  a.lo = drawn_->lo, a.hi = drawn_->hi, a.level = req.level;
+  a.step = 0.5;
+  const auto lut = make_lut(view.colormap);
+  a.lut.assign(lut.begin(), lut.end());
+  const float top = full_opacity(static_cast<int>(std::max({grid.dims[0], grid.dims[1], grid.dims[2]})));
+  a.opacity.resize(256);
+  for (std::size_t i = 0; i < 256; ++i) a.opacity[i] = std::clamp(drawn_->curve[i], 0.0f, 1.0f) * top;
+  return a;
+}
+
+RenderResult VolumeViewRenderer::show_picture(const proto::RenderResult& p, const proto::RenderArgs& asked,
+                                              const proto::DescribeResult& d, const ViewRequest& view) {
+  const std::size_t n = std::size_t{p.width} * p.height;
+  if (!view.volume || p.pending || n == 0 || p.argb.size() != n * 4 || p.values.size() != n * 4) return {};
+  const auto& req = *view.volume;
+  const auto w = static_cast<int>(p.width), h = static_cast<int>(p.height);
+  RenderedFrame out;
+  out.image = QImage(reinterpret_cast<const uchar*>(p.argb.data()), w, h, QImage::Format_ARGB32).copy();
+  auto values = std::make_shared<std::vector<float>>(n);
+  std::memcpy(values->data(), p.values.data(), n * 4);
+  const auto grid = whole_grid(d, static_cast<std::size_t>(std::max(view.field, 0)));
+  VolumeBrick geometry{nullptr, static_cast<int>(grid.dims[2]), static_cast<int>(grid.dims[1]),
+                       static_cast<int>(grid.dims[0])};
+  if (grid.spacing.size() == 3) geometry.cell = {grid.spacing[2], grid.spacing[1], grid.spacing[0]};
+  if (req.show_plane && w == view.width && h == view.height) {
+    // The outline is drawn with the grid's own camera: the brick's pan in grid cells.
+    ViewRequest grid_view = view;
+    grid_view.volume->camera.pan_x = asked.pan_x, grid_view.volume->camera.pan_y = asked.pan_y;
+    outline_plane(out.image, d, grid_view, geometry, 1);
+  }
+  out.values = std::move(values);
+  out.info = info_;
+  out.info.seq = p.seq, out.info.step = p.step, out.info.sim_time = p.sim_time, out.info.stamp_ns = p.stamp_ns;
+  out.info.every = p.every;
+  out.lo = asked.lo, out.hi = asked.hi;
+  out.data_lo = brick_ ? brick_->lo : asked.lo, out.data_hi = brick_ ? brick_->hi : asked.hi;
+  out.field = view.field;
+  out.colormap = view.colormap;
+  out.field_w = w, out.field_h = h;
+  out.center_x = w / 2.0, out.center_y = h / 2.0, out.pixels_per_cell = 1;
+  VolumeInfo vi;
+  vi.mode = req.mode, vi.camera = req.camera, vi.level = req.level;
+  vi.brick_w = geometry.width, vi.brick_h = geometry.height, vi.brick_d = geometry.depth, vi.stride = static_cast<int>(p.every);
+  vi.grid = {grid.dims[0], grid.dims[1], grid.dims[2]};
+  vi.render_ms = p.cast_ms;
+  vi.by_run = true;
+  vi.auto_opacity = drawn_ ? drawn_->auto_curve : std::nullopt;
   out.volume = vi;
   out.slice = slice_of(d, view);
   return {std::move(out), {}};

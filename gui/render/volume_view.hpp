@@ -27,12 +27,23 @@ class VolumeViewRenderer {
   };
   /// The picture `view` asks for (view.volume set) of field `field` of the whole grid `d`
   /// describes. `fresh`: the parts are a new step, whose brick is taken; otherwise the brick held
-  /// is drawn again (a camera or colour change) when it is of this field and size.
+  /// is drawn again (a camera or colour change) when it is of this field and size. `draw` false:
+  /// only the brick is taken (a picture from elsewhere is shown), and nothing is returned.
   RenderResult render(const std::vector<Part>& parts, const proto::DescribeResult& d, int field,
-                      const ViewRequest& view, bool fresh);
+                      const ViewRequest& view, bool fresh, bool draw = true);
   /// A brick that came from elsewhere (a gateway): held and drawn as the local ones are.
   RenderResult render(std::shared_ptr<const HostBrick> brick, const proto::DescribeResult& d, int field,
                       const ViewRequest& view, const FrameInfo& info, const QString& source);
+  /// The view as a `render` request to the publisher (protocol 10): the whole grid, every cell,
+  /// in the colours, range and opacity curve of the picture drawn last from the brick, so that
+  /// the two pictures agree (the curve's 1 scaled to the grid's longest axis instead of the
+  /// brick's, the pan from brick cells to the grid's). nullopt before a picture was drawn.
+  [[nodiscard]] std::optional<proto::RenderArgs> picture_request(const proto::DescribeResult& d,
+                                                                 const ViewRequest& view) const;
+  /// A picture the publisher cast for `asked` (Client::render), shown as the brick's pictures are:
+  /// the same readout, colour bar and plane outline, with its own frame and cost.
+  RenderResult show_picture(const proto::RenderResult& picture, const proto::RenderArgs& asked,
+                            const proto::DescribeResult& d, const ViewRequest& view);
   /// Whether a brick of `field` at the size `view` asks is held (a camera change needs no frame).
   [[nodiscard]] bool holds(int field, const ViewRequest& view) const;
   void forget();
@@ -54,6 +65,10 @@ class VolumeViewRenderer {
 
  private:
   RenderResult draw(const proto::DescribeResult& d, const ViewRequest& view, bool new_brick);
+  /// Outlines the plane the Display dock names in `image`, a picture of `geometry` (its cells
+  /// `stride` of the grid's apart).
+  static void outline_plane(QImage& image, const proto::DescribeResult& d, const ViewRequest& view,
+                            const VolumeBrick& geometry, int stride);
   [[nodiscard]] bool streaming() const { return data_fps_ * (full_ms_ + take_ms_) > 1000; }
 
   BrickSampler sampler_;
@@ -72,6 +87,13 @@ class VolumeViewRenderer {
   double take_ms_ = 0;  ///< the last new brick took this long to take
   double data_fps_ = 0;  ///< set_data_rate()
   bool coarse_for_data_ = false;  ///< the picture held was drawn coarser because frames streamed
+  /// The colours of the picture drawn last: range and curve (0..1), for picture_request().
+  struct Drawn {
+    float lo = 0, hi = 1;
+    std::array<float, 256> curve{};
+    std::optional<std::array<float, 256>> auto_curve;
+  };
+  std::optional<Drawn> drawn_;
 };
 
 }  // namespace cuview::gui

@@ -84,6 +84,7 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
     renderer_.forget_session();
     volume_.forget();
     volume_pending_ = false;
+    run_pictures_ = {};
     next_group_.reset();
     group_description_ = run_->leader().description();
     group_description_.dims = run_->extent().dims;  // the whole run's grid, not part 0's block
@@ -271,6 +272,13 @@ void ViewerWorker::render(const ViewRequest& view, bool fresh) {
       for (std::size_t k = 0; k < frames.size() && k < part_descriptions_.size(); ++k)
         parts.push_back({&frames.part(k), &part_descriptions_[k]->fields.at(field), frames.block(k)});
     try {
+      // A picture of every cell is on screen: a new frame's brick is taken (for the next camera
+      // move) but not drawn over it; its own picture comes from the run.
+      if (run_pictures_.showing && !fresh_view_) {
+        if (take) (void)volume_.render(parts, shown, view.field, view, true, false);
+        if (take) volume_pending_ = false;
+        return hand_over({}, seq);
+      }
       hand_over(volume_.render(parts, shown, view.field, view, take), seq);
       if (take) volume_pending_ = false;
       volume_refusal_.clear();
@@ -286,6 +294,50 @@ void ViewerWorker::render(const ViewRequest& view, bool fresh) {
               frames.part(0).info().seq);
   else
     hand_over(renderer_.render(frames, part_descriptions_, group_description_, view), frames.part(0).info().seq);
+}
+
+bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, bool arrived) {
+  auto& p = run_pictures_;
+  const auto now = Clock::now();
+  if (view_changed) {
+    p.moved = now;
+    p.asked.reset();
+    p.showing = false;
+  }
+  if (p.refused || !view.volume || view.volume->interacting || now - p.moved < kRestMs || run_->decomposed())
+    return false;
+  auto* client = dynamic_cast<Client*>(&run_->leader());
+  if (client == nullptr) return false;
+  const auto shown = group_description_.for_field(static_cast<std::size_t>(std::max(view.field, 0)));
+  // The colours are those of the brick's picture when the camera came to rest, kept while it
+  // rests: the run's pictures are of one view, not one per frame's range.
+  if (!p.asked) {
+    p.asked = volume_.picture_request(shown, view);
+    if (!p.asked) return false;
+    p.next_ask = now;
+  }
+  if (!arrived && now < p.next_ask) return false;
+  p.next_ask = now + 40ms;
+  proto::RenderResult r;
+  try {
+    r = client->render(*p.asked);
+  } catch (const Error& e) {
+    if (e.code() == Errc::daemon_gone || e.code() == Errc::timeout) throw;
+    // An older publisher, a field it cannot cast, a GPU that failed: the brick's pictures stay.
+    p.refused = true;
+    qInfo("cuview-gui: %s casts no pictures of its volume (%s); drawing its brick", qUtf8Printable(target_),
+          e.what());
+    return false;
+  }
+  if (r.pending || (p.showing && r.seq == p.shown_seq)) return false;
+  {
+    QMutexLocker lock(&mu_);
+    shown_ = false;
+  }
+  hand_over(volume_.show_picture(r, *p.asked, shown, view), r.seq);
+  p.showing = true;
+  p.shown_seq = r.seq;
+  return true;
 }
 
 void ViewerWorker::hand_over(RenderResult result, std::uint64_t seq) {
@@ -402,7 +454,7 @@ void ViewerWorker::run() {
         // A volume view also comes back while its frame is still being written (render()).
         const bool volume_waits = view.volume && volume_pending_;
         // A picture drawn coarser while frames streamed is drawn again in full once they stop.
-        const bool still = view.volume && !volume_pending_ && volume_.wants_still();
+        const bool still = view.volume && !volume_pending_ && volume_.wants_still() && !run_pictures_.showing;
         if (current_group_ && holds && (arrived || view_changed || volume_waits || still)) {
           {
             QMutexLocker lock(&mu_);
@@ -415,6 +467,15 @@ void ViewerWorker::run() {
             current_group_ = std::exchange(next_group_, std::nullopt);
             volume_pending_ = true;
           }
+        }
+        // At rest, the run's own picture of every cell replaces the brick's (when it casts them).
+        if (view.volume && grid.size() == 3) {
+          bool may = false;
+          {
+            QMutexLocker lock(&mu_);
+            may = shown_;
+          }
+          if (may || view_changed) (void)show_run_picture(view, view_changed, arrived);
         }
       } else {
         QMutexLocker lock(&mu_);

@@ -72,6 +72,10 @@ class ViewerWorker : public QThread {
   /// Remote, a volume seen whole: watches a brick of the field `w` names, draws the newest brick
   /// the gateway sent, or the one held when only the camera or colours changed.
   void render_remote_volume(const ViewRequest& view, bool view_changed, ViewWatch w);
+  /// Local, a volume seen whole with the camera at rest: asks the publisher for the picture of
+  /// every cell (protocol 10, `render`) and shows each new one (ParaView's rule: a coarse picture
+  /// while the camera moves, full resolution once it rests). Returns whether it handed one over.
+  bool show_run_picture(const ViewRequest& view, bool view_changed, bool arrived);
 
   QMutex mu_;
   QWaitCondition wake_;
@@ -112,6 +116,17 @@ class ViewerWorker : public QThread {
   QString volume_refusal_;     ///< why the volume view showed nothing last (said once)
   bool volume_pending_ = false;  ///< a frame arrived whose brick is not taken yet (still being written)
   bool fresh_view_ = false;      ///< the view changed since the last picture (a camera move: draw the brick held)
+  /// Pictures cast by the run from every cell (show_run_picture).
+  struct RunPictures {
+    bool refused = false;  ///< the publisher does not cast them (a version before 10, this field): bricks only
+    std::chrono::steady_clock::time_point moved{};     ///< when the view last changed
+    std::chrono::steady_clock::time_point next_ask{};  ///< asked again no sooner, unless a frame came
+    std::optional<proto::RenderArgs> asked;  ///< the view asked for since the camera rested
+    bool showing = false;     ///< a picture of `asked` is on screen: frames' bricks are taken, not drawn
+    std::uint64_t shown_seq = 0;
+  } run_pictures_;
+  /// How long the view stays unchanged before full resolution is asked for: a camera at rest.
+  static constexpr std::chrono::milliseconds kRestMs{150};
 };
 
 }  // namespace cuview::gui

@@ -113,7 +113,9 @@ TEST_CASE("a ball seen whole: MIP disc, isosurface silhouette and level on hover
   auto* status = w.findChild<QLabel*>("volume");
   REQUIRE(status != nullptr);
   CHECK(status->isVisible());
-  CHECK(status->text().startsWith("MIP · brick 48×40×40"));
+  // The brick's picture, or (once the camera has rested and a frame came) the run's own: at this
+  // size the brick holds every cell, and the two pictures are the same.
+  CHECK((status->text().startsWith("MIP · brick 48×40×40") || status->text().startsWith("MIP · every cell of 48×40×40")));
 
   // The MIP: a disc of radius R, its centre kDx cells right of the picture's centre.
   const auto mip = w.view()->last_frame();
@@ -236,4 +238,85 @@ TEST_CASE("a ball seen whole: MIP disc, isosurface silhouette and level on hover
   const QRgb at_centre = lit.image.pixel(static_cast<int>(glow.x), static_cast<int>(glow.y));
   CHECK(qGreen(at_centre) > 100);
   CHECK(lit.image.pixel(3, 3) == qRgb(0, 0, 0));
+}
+
+namespace {
+/// A ball of radius `r` cells at the centre of a grid of w × h × d, published every half second
+/// (the host backend, as a simulation would).
+class CentredBall {
+ public:
+  CentredBall(std::uint32_t w, std::uint32_t h, std::uint32_t d, double r) : u_(std::size_t{w} * h * d) {
+    for (std::uint32_t z = 0; z < d; ++z)
+      for (std::uint32_t y = 0; y < h; ++y)
+        for (std::uint32_t x = 0; x < w; ++x)
+          u_[(std::size_t{z} * h + y) * w + x] =
+              std::hypot(x - (w - 1) / 2.0, y - (h - 1) / 2.0, z - (d - 1) / 2.0) <= r ? 1.0f : 0.0f;
+    pub_.add_field({"u", u_.data(), u_.size() * 4, {d, h, w}, DType::float32, 1, Memory::host, "a ball"});
+    pub_.start();
+    thread_ = std::thread([this] {
+      for (std::uint64_t step = 1; !stop_; ++step) {
+        (void)pub_.publish(step, 0.0);
+        for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(50ms);
+      }
+    });
+  }
+  ~CentredBall() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::vector<float> u_;
+  Publisher pub_{{.name = "big-ball", .backend = "host", .title = "big ball", .max_fps = 0, .max_cost = 1}};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+}  // namespace
+
+TEST_CASE("a volume larger than the brick: while the camera moves the brick's every-2nd-cell picture, at rest the "
+          "run's own picture of every cell, a disc of the ball's radius",
+          "[.window][window]") {
+  RuntimeDir rt;
+  constexpr std::uint32_t w = 96, h = 72, d = 72;
+  constexpr double radius = 20;
+  CentredBall ball(w, h, d, radius);
+  forget_window_geometry();
+  auto o = attach_options("big-ball");
+  o.volume = "mip";
+  MainWindow win(o);
+  show_real(win);
+  REQUIRE(shows_frames(win));
+  pick(win.findChild<QComboBox*>("brick"), "64 cells");  // 96 cells: every 2nd
+  auto* status = win.findChild<QLabel*>("volume");
+  REQUIRE(status != nullptr);
+  const auto disc_radius = [&](const RenderedFrame& f) {  // in cells of the whole grid
+    const double s = std::min(f.image.width(), f.image.height()) / std::sqrt(double(w) * w + double(h) * h + double(d) * d);
+    return std::sqrt(blob(f, [](float v) { return v > 0.5f; }).count / M_PI) / s;
+  };
+  // At rest: the run casts the picture from every cell of its frame, and says so.
+  REQUIRE(wait_for([&] {
+    const auto& f = win.view()->last_frame();
+    return f.volume && f.volume->by_run && f.image.size() == win.view()->size();
+  }, 20000));
+  CHECK(status->text().startsWith("MIP · every cell of 96×72×72 · cast by the run in"));
+  const auto full = win.view()->last_frame();
+  CHECK(full.volume->stride == 1);
+  CHECK(std::abs(disc_radius(full) - radius) < 0.5);
+  const Blob centred = blob(full, [](float v) { return v > 0.5f; });
+  CHECK(std::abs(centred.x - full.image.width() / 2.0) < 1.0);
+  CHECK(std::abs(centred.y - full.image.height() / 2.0) < 1.0);
+
+  // Orbiting by the mouse: the brick's picture (every 2nd cell) while the camera moves, then the
+  // run's again for the new camera once it rests.
+  const QPoint from = win.view()->mapToGlobal(QPoint(40, win.view()->height() / 2));
+  bool brick_seen = false;
+  x11::drag(from, from + QPoint(225, 0));
+  REQUIRE(wait_for([&] {
+    const auto& f = win.view()->last_frame();
+    brick_seen = brick_seen || (f.volume && !f.volume->by_run && f.volume->stride == 2);
+    return f.volume && f.volume->by_run && std::abs(f.volume->camera.azimuth_deg - 90) < 1e-6;
+  }, 20000));
+  CHECK(brick_seen);
+  CHECK(status->text().startsWith("MIP · every cell of 96×72×72"));
+  CHECK(std::abs(disc_radius(win.view()->last_frame()) - radius) < 0.5);
 }

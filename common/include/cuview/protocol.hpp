@@ -53,10 +53,12 @@ struct KeyAddition {
   std::string_view path;
   std::uint32_t version;
 };
-inline constexpr std::array<KeyAddition, 3> kAddedKeys{{
+inline constexpr std::array<KeyAddition, 5> kAddedKeys{{
     {"describe", "grids", 8},                         // the grids and their coordinates
     {"describe", "fields[].grid", 8},                 // the grid a field lies on
     {"describe", "particles[].attributes[].grid", 8}, // (empty: an attribute lies on no grid)
+    {"stats", "pictures", 10},                        // pictures cast for `render`
+    {"stats", "picture_ms", 10},                      // the newest one's GPU (or CPU) time
 }};
 /// The version a session with a client that speaks `client_version` speaks: the lower of the two.
 constexpr std::uint32_t session_version(std::uint64_t client_version) {
@@ -415,16 +417,17 @@ struct RenderArgs {
                      opacity);
 };
 /// A picture: `argb` width × height 32-bit pixels (little-endian 0xAARRGGBB, row-major), `values`
-/// as many float32 (what each pixel shows: VolumeImage's meaning), of frame `seq` at `step`, cast
-/// from every `every`-th cell (1: every cell) in `cast_ms`.
+/// as many float32 (what each pixel shows: cast_ray's meaning), of frame `seq` at `step`, cast
+/// from every `every`-th cell (1: every cell) in `cast_ms` where it ran.
 struct RenderResult {
   bool pending = true;  ///< no picture of this view yet: ask again after the next frame
   std::uint64_t seq = 0, step = 0;
   double sim_time = 0;
+  std::int64_t stamp_ns = 0;  ///< when its frame was published (the frame notice's stamp_ns)
   std::uint32_t width = 0, height = 0, every = 1;
   double cast_ms = 0;
   std::vector<char> argb, values;
-  MSGPACK_DEFINE_MAP(pending, seq, step, sim_time, width, height, every, cast_ms, argb, values);
+  MSGPACK_DEFINE_MAP(pending, seq, step, sim_time, stamp_ns, width, height, every, cast_ms, argb, values);
 };
 /// The largest reply a client decodes: a render's picture of up to 4096 × 4096.
 inline constexpr std::size_t kMaxReplyBytes = std::size_t{4096} * 4096 * 8 + 4096;
@@ -445,6 +448,10 @@ struct Stats {
   /// program publishes less often than both allow).
   double cost = 0, max_cost = 1, max_fps = 0;
   std::string limited_by;
+  /// Pictures cast for `render` since the start (version 10), and the newest one's time where it
+  /// was cast, in ms: both inside `cost`.
+  std::uint64_t pictures = 0;
+  double picture_ms = 0;
   std::uint64_t rss_kib = 0;
   double uptime_s = 0;
   std::map<std::string, double> params;
@@ -462,7 +469,7 @@ struct Stats {
         "sim_time", s.sim_time, "frames_published", s.frames_published, "frames_skipped", s.frames_skipped,
         "clients", s.clients, "readers", s.readers, "held_slots", s.held_slots, "steps_per_second",
         s.steps_per_second, "frames_per_second", s.frames_per_second, "cost", s.cost, "max_cost", s.max_cost,
-        "max_fps", s.max_fps, "limited_by", s.limited_by, "rss_kib", s.rss_kib, "uptime_s", s.uptime_s, "params",
+        "max_fps", s.max_fps, "limited_by", s.limited_by, "pictures", s.pictures, "picture_ms", s.picture_ms, "rss_kib", s.rss_kib, "uptime_s", s.uptime_s, "params",
         s.params, "checkpoint", s.checkpoint, "part", s.part);
   }
 

@@ -13,9 +13,12 @@ namespace cuview::cuda {
 /// its owner (work queued on it still completes). Move-only; a moved-from stream owns nothing.
 class Stream {
  public:
+  /// `lowest`: the device's lowest priority, whose blocks wait while other streams' are ready
+  /// (what the publisher's pictures run on, beside the simulation).
+  enum class Priority { normal, lowest };
   Stream() noexcept = default;
   /// Creates one on the current context. Throws Error(cuda).
-  static Stream create();
+  static Stream create(Priority priority = Priority::normal);
   [[nodiscard]] cudaStream_t get() const noexcept { return owner_.get(); }
   [[nodiscard]] StreamRef ref() const noexcept { return owner_.get(); }
   [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(owner_); }
