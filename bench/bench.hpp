@@ -62,6 +62,7 @@ struct Options {
   int publish_pairs = 8;  ///< pairs of windows (publishing off, on) per figure
   // ---- section "budget" (bench/publish_cost.cpp), not among the defaults ----
   double budget_percent = 0.3;  ///< the daemons' --max-cost
+  std::uint32_t picture_size = 512;  ///< section pictures: the CUDA flow's side
   bool budget_remote = false;   ///< section budget: the viewer is remote, through a gateway on this host
   // ---- section "layouts" (bench/layouts.cpp), not among the defaults ----
   int layout_size = 512;       ///< CUDA: the volume's side
@@ -105,6 +106,8 @@ std::string slices_section(const Options& o, const std::string& backend);
 /// rays on the viewer's cores), per mode: the cost to the run, frames drawn, frame → pixels, the
 /// brick's copy, the rays, a camera change → picture (bench/publish_cost.cpp).
 std::string volume_section(const Options& o, const std::string& backend);
+/// Pictures cast by the run (`render`) under budgets of 1 % and 5 %.
+std::string pictures_section(const Options& o, const std::string& backend);
 /// Section "cast": full-resolution volume pictures cast on the GPU, per grid and mode: time per
 /// picture (bench/cast.cu; "" without CUDA).
 std::string cast_section(const Options& o);

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember(
           {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "volume", "cast", "budget", "layouts",
-           "first"}))
+           "first", "pictures"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
   app.add_option("--backends", backends, "which backends to measure")
@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   app.add_option("--layout-size", o.layout_size, "section layouts: the CUDA volume's side")->capture_default_str();
   app.add_option("--host-layout-size", o.host_layout_size, "section layouts: the host volume's side")
       ->capture_default_str();
+  app.add_option("--picture-size", o.picture_size, "section pictures: the CUDA flow's side")->capture_default_str();
   app.add_option("--budget", o.budget_percent, "section budget: the daemons' --max-cost, in percent")
       ->capture_default_str();
   app.add_option("--out", out, "also append the tables to this Markdown file");
@@ -169,6 +170,10 @@ int main(int argc, char** argv) {
   if (o.wants("volume")) {
     if (cuda) guarded("CUDA volume section", [&] { return volume_section(o, "cuda"); });
     if (host) guarded("host volume section", [&] { return volume_section(o, "host"); });
+  }
+  if (o.wants("pictures")) {
+    if (cuda) guarded("CUDA pictures section", [&] { return pictures_section(o, "cuda"); });
+    if (host) guarded("host pictures section", [&] { return pictures_section(o, "host"); });
   }
   if (cuda && o.wants("cast")) guarded("volume cast section", [&] { return cast_section(o); });
   if (o.wants("slices")) {

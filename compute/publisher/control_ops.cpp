@@ -64,10 +64,10 @@ std::string ControlOps::answer(const std::string& peer, std::string_view bytes) 
 
 std::string ControlOps::dispatch(proto::Op op, const std::string& peer, const proto::Request& req) {
   using proto::Op;
-  // A part other than 0 answers what it shows; its run is steered through part 0, whose
-  // program hands every request to all parts at one step.
+  // A part other than 0 answers what it shows (a picture of its block too); its run is steered
+  // through part 0, whose program hands every request to all parts at one step.
   if (c_.opts.part && c_.opts.part->index != 0 && op != Op::hello && op != Op::describe && op != Op::handles &&
-      op != Op::stats && op != Op::detach)
+      op != Op::stats && op != Op::detach && op != Op::render)
     throw Error(Errc::unsupported, "part " + std::to_string(c_.opts.part->index) + " of '" + c_.opts.name +
                                        "' does not take '" + req.op + "': a run of parts is steered through part 0 (`cuview-ctl --name " +
                                        c_.opts.name + " " + req.op + "` does that)");
@@ -144,6 +144,7 @@ void ControlOps::release_peer(const std::string& peer, const char* why) {
   {
     std::lock_guard lock(c_.steering.m);
     c_.steering.picture_asks.erase(peer);  // its pictures stop with the next frame
+    c_.steering.pictures_asked = !c_.steering.picture_asks.empty();
   }
   publisher_log().log(level, "client '{}' (pid {}) {}; {} client(s) remain", it->second.client, it->second.pid, why,
               peers_.size() - 1);
@@ -432,6 +433,7 @@ std::string ControlOps::op_detach(Peer& p, const proto::Request& req) {
 
 std::string ControlOps::op_render(Peer& p, const proto::Request& req) {
   auto a = args_of<proto::RenderArgs>(req);
+  const std::uint64_t of_step = std::exchange(a.of_step, 0);  // which picture, not which view
   const auto& d = c_.description;
   const std::string who = "'" + c_.opts.name + "'";
   const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == a.field; });
@@ -446,11 +448,6 @@ std::string ControlOps::op_render(Peer& p, const proto::Request& req) {
                                        std::to_string(f->components) + " on a grid of " +
                                        std::to_string(d.grid_of(*f).dims.size()) +
                                        " axes; pictures are cast of float32 scalar fields of a volume (3 axes)");
-  if (d.part)
-    throw Error(Errc::unsupported, "render: " + who + " is part " + std::to_string(d.part->index) + " of " +
-                                       std::to_string(d.part->count) +
-                                       "; the pictures of a run of parts are not cast by its parts yet: watch its "
-                                       "volume through the viewer's brick");
   if (a.width < 1 || a.height < 1 || a.width > 4096 || a.height > 4096)
     throw Error(Errc::out_of_range, "render: a picture of " + std::to_string(a.width) + "x" + std::to_string(a.height) +
                                         " pixels; give each side 1 to 4096");
@@ -472,12 +469,16 @@ std::string ControlOps::op_render(Peer& p, const proto::Request& req) {
   const bool new_view = std::none_of(s.picture_asks.begin(), s.picture_asks.end(),
                                      [&](const auto& ask) { return ask.second.view == a; });
   s.picture_asks[p.id] = {a, index, monotonic_ns()};
-  for (const auto& [view, picture] : s.pictures)
-    if (view == a) return proto::encode_result(req, picture);
-  // The next frame brings it, even while paused or unread; a picture being cast is collected
-  // by the program's next poll().
+  s.pictures_asked = true;
+  for (const auto& [view, held] : s.pictures)
+    if (view == a && !held.empty()) {
+      const auto of = std::find_if(held.begin(), held.end(), [&](const auto& x) { return x.step == of_step; });
+      return proto::encode_result(req, of != held.end() ? *of : held.back());
+    }
+  // The next frame brings it, even while paused or unread. A running program collects a picture
+  // being cast at its next publish(); a paused one is woken to, by each question.
   if (new_view) s.reader_arrived = true;
-  s.note_request();
+  if (new_view || s.paused) s.note_request();
   return proto::encode_result(req, proto::RenderResult{});
 }
 

@@ -28,7 +28,7 @@ double FramePacer::frame_cost() const noexcept {
 std::int64_t FramePacer::budget_allows_at() const noexcept {
   if (max_cost_ >= 1 || !started_any_) return 0;
   if (measured_count_ == 0) return std::numeric_limits<std::int64_t>::max();  // cost unknown yet
-  const double cost = last_measured_ ? last_cost_ : frame_cost();
+  const double cost = (last_measured_ ? last_cost_ : frame_cost()) + debt_;
   return last_start_ns_ + static_cast<std::int64_t>(cost / (kAim * max_cost_) * 1e9);
 }
 
@@ -48,6 +48,7 @@ bool FramePacer::due(std::int64_t now_ns, bool skip_fps, bool skip_budget) {
 
 void FramePacer::started(std::int64_t now_ns) {
   last_start_ns_ = last_period_ns_ = now_ns;
+  debt_ = 0;  // the time since the previous start paid for it
   started_any_ = true;
   ++unmeasured_;
   last_measured_ = false;
@@ -74,8 +75,7 @@ void FramePacer::measured(double seconds) {
 void FramePacer::add_cost(double seconds) {
   seconds = std::max(seconds, 0.0);
   cost_total_ += seconds;
-  if (measured_count_ > 0) recent_[(measured_count_ - 1) % recent_.size()] += seconds;
-  if (last_measured_) last_cost_ += seconds;
+  debt_ += seconds;
 }
 
 }  // namespace cuview

@@ -51,8 +51,8 @@ class FramePacer {
   void skipped(std::int64_t now_ns);
   /// The cost of the oldest started frame not yet measured, in seconds.
   void measured(double seconds);
-  /// More cost of the newest measured frame, measured apart from it (a picture cast from it on a
-  /// stream of its own): the next frame waits for it too.
+  /// Cost measured apart from the frames (a picture cast from one, on a stream of its own): the
+  /// next frame to start waits for it as for a frame's, cost / (kAim · max_cost) more.
   void add_cost(double seconds);
 
   /// What holds the frame rate down: what has held a frame back since the newest one began, or
@@ -75,6 +75,7 @@ class FramePacer {
   std::uint32_t measured_count_ = 0;
   double cost_total_ = 0;
   double last_cost_ = 0;            // the newest frame's cost, once measured (else frame_cost())
+  double debt_ = 0;                 // add_cost() since the newest frame started
   bool last_measured_ = false;
   RateLimit held_ = RateLimit::none, limit_ = RateLimit::none;
 };

@@ -127,6 +127,12 @@ PictureInput picture_input(const proto::RenderArgs& v, const proto::DescribeResu
   std::copy_n(v.lut.begin(), std::min<std::size_t>(v.lut.size(), 256), in.style.lut.begin());
   std::copy_n(v.opacity.begin(), std::min<std::size_t>(v.opacity.size(), 256), in.style.opacity.begin());
   in.style.lo = v.lo, in.style.hi = v.hi, in.style.level = v.level, in.style.step = v.step;
+  if (d.part && d.part->global_dims.size() == 3 && d.part->offset.size() == 3) {  // a block of the whole grid
+    const auto& g = d.part->global_dims;
+    const auto& o = d.part->offset;
+    in.brick.whole = {static_cast<int>(g[2]), static_cast<int>(g[1]), static_cast<int>(g[0])};
+    in.brick.offset = {static_cast<int>(o[2]), static_cast<int>(o[1]), static_cast<int>(o[0])};
+  }
   return in;
 }
 }  // namespace
@@ -136,6 +142,7 @@ std::vector<Steering::PictureAsk> Publisher::State::pictures_wanted() {
   auto& s = steering;
   const auto now = monotonic_ns();
   std::erase_if(s.picture_asks, [&](const auto& a) { return now - a.second.asked_ns > Steering::kPictureIdleNs; });
+  s.pictures_asked = !s.picture_asks.empty();
   // The views asked for, each once, newest first, at most kMaxPictureViews.
   std::vector<Steering::PictureAsk> views;
   for (const auto& [peer, ask] : s.picture_asks) {
@@ -169,8 +176,10 @@ void Publisher::State::keep_picture(const proto::RenderArgs& view, const VolumeP
   ++s.pictures_cast;
   s.picture_ms = r.cast_ms;
   auto it = std::find_if(s.pictures.begin(), s.pictures.end(), [&](const auto& x) { return x.first == view; });
-  if (it != s.pictures.end()) it->second = std::move(r);
-  else s.pictures.emplace_back(view, std::move(r));
+  if (it == s.pictures.end()) it = s.pictures.insert(s.pictures.end(), {view, {}});
+  auto& held = it->second;
+  if (held.size() >= Steering::kPicturesKept) held.erase(held.begin());
+  held.push_back(std::move(r));
 }
 
 void Publisher::State::cast_on_host(const Steering::PictureAsk& ask, const void* data, const PictureJob::Frame& at) {
@@ -218,6 +227,7 @@ void Publisher::State::queue_pictures(const std::vector<Steering::PictureAsk>& v
       publisher_log().warn("'{}': a picture of field '{}' could not be cast: {}", opts.name, v.view.field, e.what());
       std::lock_guard lock(steering.m);
       std::erase_if(steering.picture_asks, [&](const auto& a) { return a.second.view == v.view; });
+      steering.pictures_asked = !steering.picture_asks.empty();
       steering.picture_error = e.what();
     }
   }
@@ -335,7 +345,7 @@ void Publisher::wait_for_requests(std::chrono::milliseconds timeout) {
 
 bool Publisher::frame_wanted() const {
   const auto& s = *state_;
-  if (!s.started || s.closed || s.ring->readers() == 0) return false;
+  if (!s.started || s.closed || (s.ring->readers() == 0 && !s.steering.pictures_asked)) return false;
   return s.publish_now || s.reader_came || s.ring->arrivals() != s.arrivals_seen ||
          (s.ring->reads_changed() != s.reads_seen && s.ring->reads_beyond_newest()) ||
          s.pacer.period_elapsed(monotonic_ns());

@@ -46,7 +46,11 @@ struct Steering {
   };
   static constexpr std::int64_t kPictureIdleNs = 5'000'000'000;
   std::map<std::string, PictureAsk> picture_asks;
-  std::vector<std::pair<proto::RenderArgs, proto::RenderResult>> pictures;
+  /// !picture_asks.empty(), readable without `m` (Publisher::frame_wanted); set with it.
+  std::atomic<bool> pictures_asked{false};
+  /// The newest pictures of each view cast, oldest first (at most kPicturesKept).
+  std::vector<std::pair<proto::RenderArgs, std::vector<proto::RenderResult>>> pictures;
+  static constexpr std::size_t kPicturesKept = 4;
   std::uint64_t pictures_cast = 0;
   double picture_ms = 0;
   std::string picture_error;  ///< why the last picture that failed could not be cast

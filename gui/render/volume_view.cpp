@@ -196,7 +196,9 @@ std::optional<proto::RenderArgs> VolumeViewRenderer::picture_request(const proto
   a.azimuth = req.camera.azimuth_deg, a.elevation = req.camera.elevation_deg, a.zoom = req.camera.zoom;
   a.pan_x = req.camera.pan_x * stride, a.pan_y = req.camera.pan_y * stride;
   a.lo = drawn_->lo, a.hi = drawn_->hi, a.level = req.level;
-  a.step = 0.5;
+  // One sample a cell along each ray (ParaView's default sample distance), trilinear: every cell
+  // is seen, at half the cost of the brick's two a cell.
+  a.step = 1.0;
   const auto lut = make_lut(view.colormap);
   a.lut.assign(lut.begin(), lut.end());
   const float top = full_opacity(static_cast<int>(std::max({grid.dims[0], grid.dims[1], grid.dims[2]})));

@@ -304,10 +304,9 @@ bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, 
     p.asked.reset();
     p.showing = false;
   }
-  if (p.refused || !view.volume || view.volume->interacting || now - p.moved < kRestMs || run_->decomposed())
-    return false;
-  auto* client = dynamic_cast<Client*>(&run_->leader());
-  if (client == nullptr) return false;
+  if (p.refused || !view.volume || view.volume->interacting || now - p.moved < kRestMs) return false;
+  auto* group = dynamic_cast<Group*>(run_.get());  // on this host: a whole publisher, or parts composited here
+  if (group == nullptr) return false;
   const auto shown = group_description_.for_field(static_cast<std::size_t>(std::max(view.field, 0)));
   // The colours are those of the brick's picture when the camera came to rest, kept while it
   // rests: the run's pictures are of one view, not one per frame's range.
@@ -320,7 +319,7 @@ bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, 
   p.next_ask = now + 40ms;
   proto::RenderResult r;
   try {
-    r = client->render(*p.asked);
+    r = group->render(*p.asked);
   } catch (const Error& e) {
     if (e.code() == Errc::daemon_gone || e.code() == Errc::timeout) throw;
     // An older publisher, a field it cannot cast, a GPU that failed: the brick's pictures stay.

@@ -155,3 +155,24 @@ TEST_CASE("a frame skipped for held slots is what limits the rate then", "[pacer
   CHECK(to_string(RateLimit::budget) == "budget");
   CHECK(to_string(RateLimit::none).empty());
 }
+
+TEST_CASE("a picture's cost, measured apart from its frame, holds the next frame back as a frame's cost would",
+          "[unit][pacer]") {
+  FramePacer pacer(0, 0.01);
+  std::int64_t now = 1000 * kMs;
+  REQUIRE(pacer.due(now, false, false));
+  pacer.started(now);
+  pacer.measured(0.001);  // the frame: 1 ms
+  CHECK(pacer.budget_allows_at() == now + apart(0.001, 0.01));
+  pacer.add_cost(0.004);  // its picture, cast on a stream of its own: 4 ms more
+  CHECK(pacer.budget_allows_at() == now + apart(0.005, 0.01));
+  CHECK_FALSE(pacer.due(now + apart(0.005, 0.01) - kMs, false, false));
+  CHECK(pacer.limit() == RateLimit::budget);
+  CHECK(pacer.cost_seconds() == Approx(0.005));
+  // The next frame, without a picture, is paced by its own cost alone.
+  now += apart(0.005, 0.01);
+  REQUIRE(pacer.due(now, false, false));
+  pacer.started(now);
+  pacer.measured(0.001);
+  CHECK(pacer.budget_allows_at() == now + apart(0.001, 0.01));
+}

@@ -399,7 +399,7 @@ TEST_CASE("an unknown op is rejected with the list of ops", "[protocol][bad-inpu
 
 TEST_CASE("the op table names every op once, and every name finds its op", "[protocol]") {
   std::set<std::string_view> names;
-  for (auto i = 0; i <= static_cast<int>(Op::shutdown); ++i) {
+  for (auto i = 0; i <= static_cast<int>(Op::render); ++i) {  // to the last op
     const auto op = static_cast<Op>(i);
     INFO("op number " << i);
     CHECK(spec_of(op).op == op);  // spec_of falls back to the first row for an op without one

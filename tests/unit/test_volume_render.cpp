@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend_test.hpp"
+#include "cuview/volume_composite.hpp"
 #include "render/volume_caster.hpp"
 #include "render/volume_render.hpp"
 #ifdef CUVIEW_HAVE_CUDA
@@ -285,4 +286,78 @@ TEST_CASE("the GPU caster's full-resolution pictures equal the CPU caster's in e
     CHECK(differing * 500 <= cpu.argb.size());
   }
 #endif
+}
+
+TEST_CASE("the parts' pictures of a view composite front to back: over for emission, the largest for MIP, the "
+          "nearest surface",
+          "[unit][volume]") {
+  using cuview::composite_pictures;
+  using cuview::front_to_back;
+  using cuview::PartPicture;
+  using cuview::view_direction;
+  // Two slabs along z: looking along +z (azimuth 0) the one at z = 0 is nearer; from behind the other.
+  const std::vector<std::array<double, 3>> centres{{5, 5, 2}, {5, 5, 8}};
+  CHECK(front_to_back(centres, view_direction(0, 0)) == std::vector<std::size_t>{0, 1});
+  CHECK(front_to_back(centres, view_direction(180, 0)) == std::vector<std::size_t>{1, 0});
+  CHECK(front_to_back(centres, view_direction(90, 0)) == std::vector<std::size_t>{0, 1});  // side on: either; stable
+  // From above (elevation 90: looking along -y) slabs along y: the one at larger y is nearer.
+  CHECK(front_to_back({{5, 2, 5}, {5, 8, 5}}, view_direction(0, 90)) == std::vector<std::size_t>{1, 0});
+
+  // Pixel 0: both parts show something; pixel 1: only the back one; pixel 2: neither.
+  const std::uint32_t front_argb[3] = {0xff800000u, cuview::kVolumeMiss, cuview::kVolumeMiss};  // red 0.5, premultiplied
+  const float front_alpha[3] = {0.5f, NAN, NAN};
+  const std::uint32_t back_argb[3] = {0xff0000ffu, 0xff0000ffu, cuview::kVolumeMiss};  // blue, opaque
+  const float back_alpha[3] = {1.0f, 1.0f, NAN};
+  std::uint32_t argb[3];
+  float values[3];
+  composite_pictures(VolumeMode::emission, {{front_argb, front_alpha}, {back_argb, back_alpha}}, 3, argb, values);
+  CHECK(argb[0] == 0xff800080u);  // red half, then blue through the half left
+  CHECK(values[0] == Approx(1.0f));
+  CHECK(argb[1] == 0xff0000ffu);
+  CHECK(values[1] == 1.0f);
+  CHECK(argb[2] == cuview::kVolumeMiss);
+  CHECK(std::isnan(values[2]));
+
+  const float front_max[3] = {0.7f, NAN, NAN}, back_max[3] = {0.9f, 0.2f, NAN};
+  composite_pictures(VolumeMode::mip, {{front_argb, front_max}, {back_argb, back_max}}, 3, argb, values);
+  CHECK(values[0] == 0.9f);
+  CHECK(argb[0] == back_argb[0]);
+  CHECK(values[1] == 0.2f);
+  CHECK(std::isnan(values[2]));
+
+  const float front_hit[3] = {12.0f, NAN, NAN}, back_hit[3] = {30.0f, 31.0f, NAN};
+  composite_pictures(VolumeMode::isosurface, {{front_argb, front_hit}, {back_argb, back_hit}}, 3, argb, values);
+  CHECK(values[0] == 12.0f);  // the nearer surface hides the farther one
+  CHECK(argb[0] == front_argb[0]);
+  CHECK(values[1] == 31.0f);
+  CHECK(argb[2] == cuview::kVolumeMiss);
+}
+
+TEST_CASE("a block of a larger grid, cast alone, frames the whole grid and shows only its own cells",
+          "[unit][volume]") {
+  // A 16³ grid whose cells are all 1, cut into two z-slabs: from the front (looking along +z) each
+  // slab's MIP covers the whole grid's square; from the side, each covers its own half.
+  std::vector<float> ones(16 * 16 * 8, 1.0f);
+  VolumeStyle style;
+  for (std::size_t i = 0; i < 256; ++i) style.lut[i] = 0xff000000u | static_cast<std::uint32_t>(i);
+  const auto covered = [&](int z0, double azimuth) {
+    VolumeBrick b{ones.data(), 16, 16, 8, {1, 1, 1}, {16, 16, 16}, {0, 0, z0}};
+    const auto img = cuview::gui::render_volume(b, {azimuth, 0, 1, 0, 0}, VolumeMode::mip, style, 64, 64);
+    double n = 0, x = 0;
+    for (int y = 0; y < 64; ++y)
+      for (int px = 0; px < 64; ++px)
+        if (!std::isnan(img.values[static_cast<std::size_t>(y) * 64 + px])) n += 1, x += px + 0.5;
+    return std::pair{n, n > 0 ? x / n : 0.0};
+  };
+  const auto [front_a, front_a_x] = covered(0, 0);
+  const auto [front_b, front_b_x] = covered(8, 0);
+  CHECK(front_a == front_b);  // both see the whole square face-on
+  CHECK(std::abs(front_a_x - 32) < 0.5);
+  const auto [side_a, side_a_x] = covered(0, 90);
+  const auto [side_b, side_b_x] = covered(8, 90);
+  CHECK(std::abs(side_a - front_a / 2) < 0.05 * front_a);  // half the square each
+  CHECK(std::abs(side_b - front_a / 2) < 0.05 * front_a);
+  // Looking along +x, -z lies to the right: slab z < 8 on the right half, z >= 8 on the left.
+  CHECK(side_a_x > 32);
+  CHECK(side_b_x < 32);
 }

@@ -412,9 +412,19 @@ struct RenderArgs {
   double step = 0.5;
   std::vector<std::uint32_t> lut;
   std::vector<float> opacity;
+  /// 0: the newest picture; else the picture of this step if the publisher still holds it (it
+  /// keeps its last few a view), so that the parts of a run answer with pictures of one step.
+  /// Not part of the view.
+  std::uint64_t of_step = 0;
+  /// The same view (of_step aside).
+  [[nodiscard]] bool same_view(const RenderArgs& o) const {
+    return field == o.field && width == o.width && height == o.height && mode == o.mode && azimuth == o.azimuth &&
+           elevation == o.elevation && zoom == o.zoom && pan_x == o.pan_x && pan_y == o.pan_y && lo == o.lo &&
+           hi == o.hi && level == o.level && step == o.step && lut == o.lut && opacity == o.opacity;
+  }
   bool operator==(const RenderArgs&) const = default;
   MSGPACK_DEFINE_MAP(field, width, height, mode, azimuth, elevation, zoom, pan_x, pan_y, lo, hi, level, step, lut,
-                     opacity);
+                     opacity, of_step);
 };
 /// A picture: `argb` width × height 32-bit pixels (little-endian 0xAARRGGBB, row-major), `values`
 /// as many float32 (what each pixel shows: cast_ray's meaning), of frame `seq` at `step`, cast

@@ -125,6 +125,12 @@ class Group final : public Run {
   [[nodiscard]] std::optional<FrameGroup> next(std::chrono::milliseconds timeout) override;
   void read_fields(const std::vector<std::string>& names) override;
   void read_every(std::uint32_t k) override;
+  /// A picture of a volume field of the whole run, cast from every cell where the data is
+  /// (protocol 10, `render`; Client::render): a whole publisher's own; in a run of parts each part
+  /// casts its block, and the parts' pictures of one step are composited here front to back
+  /// (composite_pictures). `pending` until every part has a picture of a common step. Throws as
+  /// Client::render does, naming the part.
+  [[nodiscard]] proto::RenderResult render(const proto::RenderArgs& view);
 
  private:
   explicit Group(std::unique_ptr<detail::RunState> state);

@@ -52,6 +52,11 @@ struct VolumeBrick {
   /// aspect ratio. Lengths in the picture (zoom, pan, isosurface distances, the step) are in units
   /// of the shortest side.
   std::array<double, 3> cell{1, 1, 1};
+  /// A block of a larger grid (one part of a run): the whole grid's cells along x, y and z, and
+  /// this brick's first cell in it. The camera frames the whole grid as it frames a whole brick;
+  /// rays are cast through this block alone, so that the parts' pictures composite into the
+  /// whole's (composite_pictures). {0, 0, 0}: the brick is the whole grid.
+  std::array<int, 3> whole{0, 0, 0}, offset{0, 0, 0};
 };
 
 /// A ray's colour where it shows nothing: black.
@@ -73,6 +78,9 @@ struct VolumeRays {
   double cell[3] = {1, 1, 1};  ///< a cell's sides in world units (the shortest 1)
   double centre[3] = {}, right[3] = {}, down[3] = {}, dir[3] = {};
   double lo[3] = {}, hi[3] = {};  ///< the brick's faces in world units
+  double first[3] = {};           ///< the brick's first cell in the whole grid (VolumeBrick::offset)
+  bool part = false;              ///< the brick is a block of the whole grid
+  double whole_lo[3] = {}, whole_hi[3] = {};  ///< the whole grid's faces in world units
   double scale = 1;               ///< pixels per world unit
   double pan_x = 0, pan_y = 0, step = 0.5;
   int width = 0, height = 0;      ///< the picture
@@ -143,14 +151,21 @@ inline VolumeRays volume_rays(const VolumeBrick& brick, const VolumeCamera& came
     if (!(side > 0) || !std::isfinite(side)) side = 1;
   const double shortest = std::min({c[0], c[1], c[2]});
   for (int k = 0; k < 3; ++k) r.cell[k] = c[k] / shortest;
-  const double sides[3] = {brick.width * r.cell[0], brick.height * r.cell[1], brick.depth * r.cell[2]};
-  const double diagonal = std::sqrt(sides[0] * sides[0] + sides[1] * sides[1] + sides[2] * sides[2]);
+  // The camera frames the whole grid; the rays cross this brick, placed in it.
+  const bool part = brick.whole[0] > 0 && brick.whole[1] > 0 && brick.whole[2] > 0;
   const int n[3] = {brick.width, brick.height, brick.depth};
+  const int all[3] = {part ? brick.whole[0] : n[0], part ? brick.whole[1] : n[1], part ? brick.whole[2] : n[2]};
+  const double sides[3] = {all[0] * r.cell[0], all[1] * r.cell[1], all[2] * r.cell[2]};
+  const double diagonal = std::sqrt(sides[0] * sides[0] + sides[1] * sides[1] + sides[2] * sides[2]);
   for (int k = 0; k < 3; ++k) {
-    r.centre[k] = (n[k] - 1) / 2.0 * r.cell[k];
-    r.lo[k] = -0.5 * r.cell[k];
-    r.hi[k] = (n[k] - 0.5) * r.cell[k];
+    r.first[k] = part ? brick.offset[static_cast<std::size_t>(k)] : 0;
+    r.centre[k] = (all[k] - 1) / 2.0 * r.cell[k];
+    r.lo[k] = (r.first[k] - 0.5) * r.cell[k];
+    r.hi[k] = (r.first[k] + n[k] - 0.5) * r.cell[k];
+    r.whole_lo[k] = -0.5 * r.cell[k];
+    r.whole_hi[k] = (all[k] - 0.5) * r.cell[k];
   }
+  r.part = part;
   const double a = camera.azimuth_deg * volume_detail::kPi / 180, e = camera.elevation_deg * volume_detail::kPi / 180;
   const double dir0[3] = {std::sin(a), 0, std::cos(a)}, down0[3] = {0, 1, 0};
   // Elevation turns dir and down about `right`: positive looks from above (from -y), down.
@@ -174,7 +189,7 @@ inline VolumeRays volume_rays(const VolumeBrick& brick, const VolumeCamera& came
 
 /// Pixel (px, py)'s colour (ARGB) and what it shows: MIP the largest value on the ray, emission
 /// its accumulated opacity, isosurface the distance along the ray to the surface from the ray's
-/// entry into the brick; NaN (and kVolumeMiss) where the ray misses the brick or the surface.
+/// entry into the (whole) grid; NaN (and kVolumeMiss) where the ray misses the brick or the surface.
 CUVIEW_HD inline void cast_ray(const VolumeRays& r, int px, int py, std::uint32_t& out_argb, float& out_value) {
   using namespace volume_detail;
   out_argb = kVolumeMiss;
@@ -184,30 +199,45 @@ CUVIEW_HD inline void cast_ray(const VolumeRays& r, int px, int py, std::uint32_
   const double v = (py + 0.5 - r.height / 2.0) / r.scale + r.pan_y;
   double o[3];
   for (int k = 0; k < 3; ++k) o[k] = r.centre[k] + r.right[k] * u + r.down[k] * v;
-  // Where the line o + t·dir is inside the brick: [t0, t1] (the slab method).
-  double t0 = -INFINITY, t1 = INFINITY;
-  for (int k = 0; k < 3; ++k) {
-    if (fabs(r.dir[k]) < 1e-12) {
-      if (o[k] < r.lo[k] || o[k] > r.hi[k]) return;
-      continue;
+  // Where the line o + t·dir is inside the box [lo, hi]: [t0, t1] (the slab method); false: nowhere.
+  auto inside = [&](const double* lo, const double* hi, double& t0, double& t1) {
+    t0 = -INFINITY, t1 = INFINITY;
+    for (int k = 0; k < 3; ++k) {
+      if (fabs(r.dir[k]) < 1e-12) {
+        if (o[k] < lo[k] || o[k] > hi[k]) return false;
+        continue;
+      }
+      double a = (lo[k] - o[k]) / r.dir[k], b = (hi[k] - o[k]) / r.dir[k];
+      if (a > b) {
+        const double s = a;
+        a = b, b = s;
+      }
+      t0 = t0 > a ? t0 : a;
+      t1 = t1 < b ? t1 : b;
     }
-    double a = (r.lo[k] - o[k]) / r.dir[k], b = (r.hi[k] - o[k]) / r.dir[k];
-    if (a > b) {
-      const double s = a;
-      a = b, b = s;
-    }
-    t0 = t0 > a ? t0 : a;
-    t1 = t1 < b ? t1 : b;
+    return t0 <= t1;
+  };
+  double t0 = 0, t1 = 0;
+  if (!inside(r.lo, r.hi, t0, t1)) return;
+  // A part's samples lie where the whole grid's would (every step from the ray's entry into the
+  // whole grid), so that the parts' pictures composite into the whole's; distances count from
+  // that entry too.
+  double entry = t0, start = t0;
+  if (r.part) {
+    double w1 = 0;
+    if (!inside(r.whole_lo, r.whole_hi, entry, w1)) return;
+    start = entry + ceil((t0 - entry) / r.step - 1e-9) * r.step;
+    if (start > t1) return;  // the ray crosses this block between two samples: nothing of it here
   }
-  if (t0 > t1) return;
   // A point of the ray in the brick's index space (world / cell).
-  auto index = [&](double t, int k) { return (o[k] + r.dir[k] * t) / r.cell[k]; };
+  auto index = [&](double t, int k) { return (o[k] + r.dir[k] * t) / r.cell[k] - r.first[k]; };
   const double step = r.step;
   // Marching in float through index space: the position advances by a fixed step vector.
   const float sx = static_cast<float>(r.dir[0] * step / r.cell[0]), sy = static_cast<float>(r.dir[1] * step / r.cell[1]),
               sz = static_cast<float>(r.dir[2] * step / r.cell[2]);
-  const int samples = static_cast<int>((t1 - t0) / step) + 1;
-  float x = static_cast<float>(index(t0, 0)), y = static_cast<float>(index(t0, 1)), z = static_cast<float>(index(t0, 2));
+  const int samples = static_cast<int>((t1 - start) / step) + 1;
+  float x = static_cast<float>(index(start, 0)), y = static_cast<float>(index(start, 1)),
+        z = static_cast<float>(index(start, 2));
   if (r.mode == VolumeMode::mip) {
     float best = -INFINITY;
     for (int i = 0; i < samples; ++i, x += sx, y += sy, z += sz) {
@@ -233,12 +263,17 @@ CUVIEW_HD inline void cast_ray(const VolumeRays& r, int px, int py, std::uint32_
       return sample(r, static_cast<float>(index(t, 0)), static_cast<float>(index(t, 1)), static_cast<float>(index(t, 2)));
     };
     const std::uint32_t surface = r.lut[index_of(r.level, r)];
-    if (at(t0) >= r.level) {  // the ray enters inside the surface: its face shows
-      out_value = 0;
-      out_argb = surface;
-      return;
+    double hit = 0;
+    bool found = false;
+    if (at(t0) >= r.level) {
+      if (!r.part || t0 - entry < 1e-9) {  // the ray enters the grid inside the surface: its face shows
+        out_value = 0;
+        out_argb = surface;
+        return;
+      }
+      hit = t0, found = true;  // a part entered at its seam inside the surface: it lies within half a cell before
     }
-    for (double t = t0 + step; t <= t1 + 1e-9; t += step) {
+    for (double t = t0 + step; !found && t <= t1 + 1e-9; t += step) {
       if (at(t < t1 ? t : t1) < r.level) continue;
       // Crossed between t - step and t: bisect to the level.
       double a = t - step, b = t < t1 ? t : t1;
@@ -246,12 +281,25 @@ CUVIEW_HD inline void cast_ray(const VolumeRays& r, int px, int py, std::uint32_
         const double m = (a + b) / 2;
         (at(m) >= r.level ? b : a) = m;
       }
+      hit = b, found = true;
+    }
+    if (found) {
+      const double b = hit;
       const auto hx = static_cast<float>(index(b, 0)), hy = static_cast<float>(index(b, 1)),
                  hz = static_cast<float>(index(b, 2));
-      // The gradient in index space, then in world space; a headlight's Lambert shading.
-      double n[3] = {sample(r, hx + 1, hy, hz) - sample(r, hx - 1, hy, hz),
-                     sample(r, hx, hy + 1, hz) - sample(r, hx, hy - 1, hz),
-                     sample(r, hx, hy, hz + 1) - sample(r, hx, hy, hz - 1)};
+      // The gradient in index space (central differences, one-sided within a cell of the brick's
+      // faces, where a part's seam lies: its neighbour's cells are not here), then in world
+      // space; a headlight's Lambert shading.
+      const float p[3] = {hx, hy, hz};
+      const float top[3] = {r.w - 1.0f, r.h - 1.0f, r.d - 1.0f};
+      double n[3];
+      for (int k = 0; k < 3; ++k) {
+        float a[3] = {hx, hy, hz}, c[3] = {hx, hy, hz};
+        a[k] = p[k] - 1 < 0.0f ? p[k] : p[k] - 1;
+        c[k] = p[k] + 1 > top[k] ? p[k] : p[k] + 1;
+        const float span = c[k] - a[k];
+        n[k] = span > 0 ? (sample(r, c[0], c[1], c[2]) - sample(r, a[0], a[1], a[2])) * 2.0 / span : 0.0;
+      }
       double len2 = 0, along = 0;
       for (int k = 0; k < 3; ++k) {
         n[k] /= r.cell[k];
@@ -261,9 +309,8 @@ CUVIEW_HD inline void cast_ray(const VolumeRays& r, int px, int py, std::uint32_
       const double len = sqrt(len2);
       const double lambert = len > 0 ? fabs(along) / len : 1.0;
       const double shade = 0.25 + 0.75 * lambert;
-      out_value = static_cast<float>(b - t0);
+      out_value = static_cast<float>(b - entry);
       out_argb = argb(channel(surface, 16) * shade, channel(surface, 8) * shade, channel(surface, 0) * shade);
-      return;
     }
   }
 }
