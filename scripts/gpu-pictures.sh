@@ -6,23 +6,34 @@
 # the brick's picture and, at rest, the run's. $OUT: summary.txt, logs, the bench's table, PNGs.
 set -u
 . scripts/gpu-env.sh
+# The device tool brings back few files: the logs stay in $logs, $OUT gets the summary and PNGs.
+logs=${LOGS:-/tmp/cuview-pictures-logs}; mkdir -p "$logs"
+log_run() {
+  local name=$1; shift
+  "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  echo "$name: rc=$rc $(grep -E '^(All tests passed|test cases:|FAILED)' "$logs/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
+  (( rc == 0 )) || tail -30 "$logs/$name.log" >>"$out/summary.txt"
+}
 export XDG_RUNTIME_DIR=$(mktemp -d) && chmod 700 "$XDG_RUNTIME_DIR"
 echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) × $(nvidia-smi -L | wc -l), $(nproc) CPU threads, $(date -u +%Y-%m-%dT%H:%MZ)" | tee "$out/summary.txt"
 log_run render-integration /tmp/rt/bin/cuview-integration-tests "[render]"
 log_run volume-unit /tmp/rt/bin/cuview-unit-tests "[volume],[gpu]"
 [[ -n ${SKIP_BENCH:-} ]] || log_run bench-pictures /tmp/rt/bin/cuview-bench --sections pictures --backends cuda
-grep -A12 "^### Pictures" "$out/bench-pictures.log" >>"$out/summary.txt" 2>/dev/null
+grep -A12 "^### Pictures" "$logs/bench-pictures.log" >>"$out/summary.txt" 2>/dev/null
+[[ -n ${SKIP_BENCH:-} ]] || log_run bench-cast /tmp/rt/bin/cuview-bench --sections cast --backends cuda --reps 5
+grep -A12 "^| grid\|^| size" "$logs/bench-cast.log" >>"$out/summary.txt" 2>/dev/null
 # The flow past a sphere at 512³, watched in cuview-gui (offscreen) under a 5 % budget: the first
 # pictures are the brick's (every 4th cell); once the camera rests, the run's own, of every cell.
 shot() {  # NAME FRAMES PNG ARGS...: cuview-gui offscreen, its last line (what the picture is) in the summary
   local name=$1 frames=$2 png=$3; shift 3
   QT_QPA_PLATFORM=offscreen timeout 120 /tmp/rt/bin/cuview-gui --name "$name" --frames "$frames" --screenshot "$png" "$@" \
-    >"$out/gui-$(basename "$png" .png).log" 2>&1
-  echo "gui $name --frames $frames $*: rc=$? $(tail -1 "$out/gui-$(basename "$png" .png).log")" | tee -a "$out/summary.txt"
+    >"$logs/gui-$(basename "$png" .png).log" 2>&1
+  echo "gui $name --frames $frames $*: rc=$? $(tail -1 "$logs/gui-$(basename "$png" .png).log")" | tee -a "$out/summary.txt"
 }
 if [[ -z ${SKIP_SPHERE:-} ]]; then
   /tmp/rt/bin/cuview-compute --name sphere --sim lbm3d --size 512x512x512 --max-cost 5 --no-final-checkpoint \
-    --log-level warn >"$out/sphere.log" 2>&1 &
+    --log-level warn >"$logs/sphere.log" 2>&1 &
   daemon=$!
   for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name sphere status >/dev/null 2>&1 && break; sleep 0.2; done
   sleep ${SPHERE_WARM_S:-60}
@@ -36,12 +47,13 @@ fi
 if (( $(nvidia-smi -L | wc -l) >= 2 )); then
   setsid mpirun --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x XDG_RUNTIME_DIR -x NCCL_NVLS_ENABLE \
     /tmp/rt/bin/cuview-compute --sim lbm3d --size 512x512x1024 --name parts --max-cost 5 --no-final-checkpoint \
-    >"$out/parts.log" 2>&1 &
+    >"$logs/parts.log" 2>&1 &
   run=$!
   for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name parts status >/dev/null 2>&1 && break; sleep 0.2; done
   sleep ${PARTS_WARM_S:-30}
   shot parts ${FULL_FRAMES:-12} "$out/parts-full.png" --field speed --volume emission --camera 35,25
-  shot parts 12 "$out/parts-mip.png" --field speed --volume mip --camera 35,25
+  shot parts 12 "$logs/parts-mip.png" --field speed --volume mip --camera 35,25
   /tmp/rt/bin/cuview-ctl --name parts status | tee -a "$out/summary.txt"
   /tmp/rt/bin/cuview-ctl --name parts shutdown >/dev/null; wait $run
+  grep -E "error|died" "$logs/parts.log" | head -5 >>"$out/summary.txt"
 fi

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cuview/publisher.hpp"
+#include "cuview/volume_cast.hpp"
 #include "publisher/publisher_log.hpp"
 #include "publisher/publisher_state.hpp"
 
@@ -189,19 +190,7 @@ void Publisher::State::cast_on_host(const Steering::PictureAsk& ask, const void*
   p.width = static_cast<int>(ask.view.width), p.height = static_cast<int>(ask.view.height);
   const std::size_t n = std::size_t{ask.view.width} * ask.view.height;
   p.argb.resize(n), p.values.resize(n);
-  VolumeTables tables;
-  const VolumeRays rays = volume_rays(in.brick, in.camera, in.mode, in.style, p.width, p.height, tables);
-  const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
-  std::vector<std::thread> pool;
-  for (int k = 0; k < threads; ++k)
-    pool.emplace_back([&, k] {
-      for (int y = k; y < rays.height; y += threads)
-        for (int x = 0; x < rays.width; ++x) {
-          const std::size_t i = static_cast<std::size_t>(y) * p.width + x;
-          cast_ray(rays, x, y, p.argb[i], p.values[i]);
-        }
-    });
-  for (auto& t : pool) t.join();
+  cast_volume(in.brick, in.camera, in.mode, in.style, p.width, p.height, p.argb.data(), p.values.data(), 16);
   const double seconds = static_cast<double>(monotonic_ns() - t0) * 1e-9;
   pacer.add_cost(seconds);
   progress.publish_seconds.store(pacer.cost_seconds(), std::memory_order_relaxed);
@@ -212,13 +201,16 @@ void Publisher::State::queue_pictures(const std::vector<Steering::PictureAsk>& v
                                       const PictureJob::Frame& at, cuda::StreamRef stream) {
   for (const auto& v : views) {
     auto job = std::find_if(picture_jobs.begin(), picture_jobs.end(), [&](const auto& j) { return j.view == v.view; });
-    if (job == picture_jobs.end()) job = picture_jobs.insert(picture_jobs.end(), PictureJob{v.view, nullptr, 0, {}});
+    if (job == picture_jobs.end()) job = picture_jobs.insert(picture_jobs.end(), PictureJob{v.view, nullptr, 0, -1, 0, false, {}});
     try {
       if (!job->gpu) job->gpu = std::make_unique<AsyncPicture>(executor->device_id());
       if (job->gpu->busy()) continue;  // the one before is still being cast: a later frame's turn
       const auto in = picture_input(v.view, description, v.field, targets[v.field].data);
+      const bool alone = job->alone_s < 0 || job->cast % kAloneEvery == 0;
       job->gpu->queue(in.brick, in.camera, in.mode, in.style, static_cast<int>(v.view.width),
-                      static_cast<int>(v.view.height), stream);
+                      static_cast<int>(v.view.height), stream, alone);
+      job->queued_alone = alone;
+      ++job->cast;
       job->slot = slot;
       job->frame = at;
     } catch (const Error& e) {
@@ -239,9 +231,11 @@ void Publisher::State::collect_pictures() {
     VolumePicture p;
     const auto seconds = job.gpu->collect(p);
     if (!seconds) continue;
-    pacer.add_cost(*seconds);
+    if (job.queued_alone) job.alone_s = *seconds;
+    const double cost = job.queued_alone || job.alone_s < 0 ? *seconds : std::min(*seconds, job.alone_s);
+    pacer.add_cost(cost);
     progress.publish_seconds.store(pacer.cost_seconds(), std::memory_order_relaxed);
-    keep_picture(job.view, p, job.frame, *seconds);
+    keep_picture(job.view, p, job.frame, cost);
   }
 }
 

@@ -83,6 +83,12 @@ struct Publisher::State {
     proto::RenderArgs view;
     std::unique_ptr<AsyncPicture> gpu;
     std::uint32_t slot = 0;
+    /// What a picture of this view costs: one in kAloneEvery is cast alone on the frame's stream
+    /// and timed (beside the simulation a picture's time is mostly waiting for its kernels); the
+    /// others are counted at that time, or their own when less. < 0: not timed yet.
+    double alone_s = -1;
+    std::uint64_t cast = 0;
+    bool queued_alone = false;
     struct Frame {
       std::uint64_t seq = 0, step = 0;
       double time = 0;
@@ -90,6 +96,7 @@ struct Publisher::State {
     } frame;
   };
   static constexpr std::size_t kMaxPictureViews = 4;  ///< views cast at once (the newest asked)
+  static constexpr std::uint64_t kAloneEvery = 16;
   std::vector<PictureJob> picture_jobs;
 
   explicit State(PublisherOptions o)

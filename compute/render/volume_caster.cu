@@ -19,10 +19,18 @@ __global__ void cast_kernel(VolumeRays rays, std::uint32_t* argb, float* values)
   const std::size_t at = static_cast<std::size_t>(y) * rays.width + x;
   cast_ray(rays, x, y, argb[at], values[at]);
 }
+__global__ void blocks_kernel(const float* data, int w, int h, int d, int bw, int bh, int bd, float* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= bw * bh * bd) return;
+  const int bx = i % bw, by = (i / bw) % bh, bz = i / (bw * bh);
+  volume_block_range(data, w, h, d, bx, by, bz, out + 2 * static_cast<std::size_t>(i));
+}
 }  // namespace
 
 struct VolumeCaster::Impl {
   cuda::DeviceBuffer tables{sizeof(VolumeTables)};
+  cuda::DeviceBuffer blocks;
+  std::size_t block_capacity = 0;
   cuda::DeviceBuffer argb, values;
   std::size_t capacity = 0;
   VolumeTables host_tables;  // the upload's source: alive until the stream has read it
@@ -44,6 +52,19 @@ void VolumeCaster::cast_on_device(const VolumeBrick& brick, const VolumeCamera& 
   rays.lut = device_tables->lut.data();
   rays.step_alpha = device_tables->step_alpha.data();
   rays.rgb = device_tables->rgb.data();
+  rays.opaque_below = device_tables->opaque_below.data();
+  // Empty-space skipping: each block's range, from this frame's cells.
+  rays.bw = volume_blocks_along(brick.width), rays.bh = volume_blocks_along(brick.height);
+  rays.bd = volume_blocks_along(brick.depth);
+  const std::size_t nblocks = static_cast<std::size_t>(rays.bw) * rays.bh * rays.bd;
+  if (nblocks > im.block_capacity) {
+    im.blocks = cuda::DeviceBuffer(nblocks * 2 * sizeof(float));
+    im.block_capacity = nblocks;
+  }
+  rays.blocks = static_cast<const float*>(im.blocks.get());
+  blocks_kernel<<<static_cast<unsigned>((nblocks + 127) / 128), 128, 0, s>>>(
+      brick.data, brick.width, brick.height, brick.depth, rays.bw, rays.bh, rays.bd, static_cast<float*>(im.blocks.get()));
+  cuda::check(cudaGetLastError(), "launching the volume caster's block ranges");
   const dim3 block(16, 16);
   const dim3 grid((rays.width + 15) / 16, (rays.height + 15) / 16);
   cast_kernel<<<grid, block, 0, s>>>(rays, argb, values);
@@ -86,8 +107,9 @@ struct AsyncPicture::Impl {
   bool queued = false, empty = false;
 };
 
-AsyncPicture::AsyncPicture(int device) : impl_(std::make_unique<Impl>()) {
-  cuda::DeviceGuard guard(device);
+AsyncPicture::AsyncPicture(int device) {
+  cuda::DeviceGuard guard(device);  // before Impl: its caster's buffers are made on the current device
+  impl_ = std::make_unique<Impl>();
   auto& im = *impl_;
   im.device = device;
   im.stream = cuda::Stream::create(cuda::Stream::Priority::lowest);
@@ -105,7 +127,7 @@ AsyncPicture::~AsyncPicture() {
 bool AsyncPicture::busy() const noexcept { return impl_->queued; }
 
 void AsyncPicture::queue(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode,
-                         const VolumeStyle& style, int width, int height, cuda::StreamRef after) {
+                         const VolumeStyle& style, int width, int height, cuda::StreamRef after, bool alone) {
   auto& im = *impl_;
   cuda::DeviceGuard guard(im.device);
   im.width = std::max(width, 0), im.height = std::max(height, 0);
@@ -119,13 +141,16 @@ void AsyncPicture::queue(const VolumeBrick& brick, const VolumeCamera& camera, V
     im.host = cuda::PinnedBuffer(n * 8, "a volume picture's pixels");
     im.capacity = n;
   }
-  const auto s = im.stream.get();
-  cuda::check(cudaEventRecord(im.written.get(), after.get()), "cudaEventRecord (the frame a picture reads)");
-  cuda::check(cudaStreamWaitEvent(s, im.written.get(), 0), "cudaStreamWaitEvent (a picture after its frame)");
+  // Alone: on `after` itself, nothing else of this process beside it, so that its time is its own.
+  const auto s = alone ? after.get() : im.stream.get();
+  if (!alone) {
+    cuda::check(cudaEventRecord(im.written.get(), after.get()), "cudaEventRecord (the frame a picture reads)");
+    cuda::check(cudaStreamWaitEvent(s, im.written.get(), 0), "cudaStreamWaitEvent (a picture after its frame)");
+  }
   cuda::check(cudaEventRecord(im.start.get(), s), "cudaEventRecord (a picture's start)");
   auto* argb = static_cast<std::uint32_t*>(im.argb.get());
   auto* values = static_cast<float*>(im.values.get());
-  im.caster.cast_on_device(brick, camera, mode, style, im.width, im.height, im.stream.ref(), argb, values);
+  im.caster.cast_on_device(brick, camera, mode, style, im.width, im.height, cuda::StreamRef(s), argb, values);
   cuda::check(cudaMemcpyAsync(im.host.data(), argb, n * 4, cudaMemcpyDeviceToHost, s),
               "copying a volume picture's pixels to the host");
   cuda::check(cudaMemcpyAsync(im.host.data() + n * 4, values, n * 4, cudaMemcpyDeviceToHost, s),

@@ -57,9 +57,11 @@ class AsyncPicture {
   AsyncPicture(const AsyncPicture&) = delete;
   AsyncPicture& operator=(const AsyncPicture&) = delete;
   /// Queues a picture of `brick` (device memory that work queued on `after` so far writes) on the
-  /// picture's stream, into pinned host memory. Call only when !busy().
+  /// picture's stream, into pinned host memory. `alone`: on `after` itself instead, after its work
+  /// and before what follows, so that its time is the GPU's for it alone (beside other streams its
+  /// time includes waiting for them). Call only when !busy().
   void queue(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode, const VolumeStyle& style,
-             int width, int height, cuda::StreamRef after);
+             int width, int height, cuda::StreamRef after, bool alone = false);
   /// A picture is queued and not collected.
   [[nodiscard]] bool busy() const noexcept;
   /// The queued picture once its work is done (never waits; nullopt while it runs): its pixels

@@ -25,7 +25,7 @@ struct AsyncPicture::Impl {};
 AsyncPicture::AsyncPicture(int) { no_cuda(); }
 AsyncPicture::~AsyncPicture() = default;
 void AsyncPicture::queue(const VolumeBrick&, const VolumeCamera&, VolumeMode, const VolumeStyle&, int, int,
-                         cuda::StreamRef) {
+                         cuda::StreamRef, bool) {
   no_cuda();
 }
 bool AsyncPicture::busy() const noexcept { return false; }

@@ -1,5 +1,7 @@
 #include "render/volume_render.hpp"
 
+#include "cuview/volume_cast.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,22 +19,7 @@ VolumeImage render_volume(const VolumeBrick& brick, const VolumeCamera& camera, 
   const std::size_t pixels = static_cast<std::size_t>(out.width) * out.height;
   out.argb.assign(pixels, kVolumeMiss);
   out.values.assign(pixels, std::numeric_limits<float>::quiet_NaN());
-  if (brick.data == nullptr || brick.width < 1 || brick.height < 1 || brick.depth < 1 || pixels == 0) return out;
-  VolumeTables tables;
-  const VolumeRays rays = volume_rays(brick, camera, mode, style, out.width, out.height, tables);
-  auto row = [&](int py) {
-    for (int px = 0; px < out.width; ++px) {
-      const std::size_t at = static_cast<std::size_t>(py) * out.width + px;
-      cast_ray(rays, px, py, out.argb[at], out.values[at]);
-    }
-  };
-  const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
-  std::vector<std::thread> pool;
-  for (int k = 0; k < threads; ++k)
-    pool.emplace_back([&, k] {
-      for (int py = k; py < out.height; py += threads) row(py);
-    });
-  for (auto& t : pool) t.join();
+  cast_volume(brick, camera, mode, style, out.width, out.height, out.argb.data(), out.values.data());
   return out;
 }
 

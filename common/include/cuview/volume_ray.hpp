@@ -68,6 +68,7 @@ struct VolumeTables {
   std::array<std::uint32_t, 256> lut{};
   std::array<float, 256> step_alpha{};
   std::array<float, 3 * 256> rgb{};
+  std::array<int, 257> opaque_below{};  ///< entries below i with a nonzero step_alpha
 };
 
 /// Everything a ray of one picture needs, set up once (volume_rays) and read by cast_ray. The
@@ -89,7 +90,42 @@ struct VolumeRays {
   const std::uint32_t* lut = nullptr;
   const float* step_alpha = nullptr;
   const float* rgb = nullptr;
+  /// Empty-space skipping (optional): the brick's smallest and largest value per block of
+  /// kVolumeBlock³ cells — over its cells and the next one along each axis, all that a trilinear
+  /// sample inside it reads (volume_blocks) — `bw` × `bh` × `bd` blocks, x fastest, two floats
+  /// each. A ray crosses a block that cannot change its pixel in one stride: MIP where the block's
+  /// largest is no more than the ray's largest so far, emission where every value in it is clear,
+  /// the isosurface where all lie below the level. Null: every sample is taken.
+  const float* blocks = nullptr;
+  int bw = 0, bh = 0, bd = 0;
+  /// Emission: how many of the entries below i have a nonzero opacity (257 entries; VolumeTables).
+  const int* opaque_below = nullptr;
 };
+
+/// The side of a block of cells that empty-space skipping steps over at once.
+inline constexpr int kVolumeBlock = 8;
+
+/// The blocks along an axis of n cells.
+CUVIEW_HD inline int volume_blocks_along(int n) { return (n + kVolumeBlock - 1) / kVolumeBlock; }
+
+/// Block (bx, by, bz)'s smallest and largest value over its cells and the next one along each axis
+/// (VolumeRays::blocks); the CPU fills every block with it, a kernel one block a thread.
+CUVIEW_HD inline void volume_block_range(const float* data, int w, int h, int d, int bx, int by, int bz, float* out) {
+  float lo = INFINITY, hi = -INFINITY;
+  const int x1 = (bx + 1) * kVolumeBlock < w - 1 ? (bx + 1) * kVolumeBlock : w - 1;
+  const int y1 = (by + 1) * kVolumeBlock < h - 1 ? (by + 1) * kVolumeBlock : h - 1;
+  const int z1 = (bz + 1) * kVolumeBlock < d - 1 ? (bz + 1) * kVolumeBlock : d - 1;
+  for (int z = bz * kVolumeBlock; z <= z1; ++z)
+    for (int y = by * kVolumeBlock; y <= y1; ++y) {
+      const float* row = data + (static_cast<std::ptrdiff_t>(z) * h + y) * w;
+      for (int x = bx * kVolumeBlock; x <= x1; ++x) {
+        const float v = row[x];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+      }
+    }
+  out[0] = lo, out[1] = hi;
+}
 
 namespace volume_detail {
 constexpr double kPi = 3.14159265358979323846;
@@ -124,6 +160,32 @@ CUVIEW_HD inline std::uint32_t argb(double r, double g, double b) {
   return 0xff000000u | (c(r) << 16) | (c(g) << 8) | c(b);
 }
 CUVIEW_HD inline double channel(std::uint32_t c, int shift) { return ((c >> shift) & 0xff) / 255.0; }
+
+/// The block (VolumeRays::blocks) holding index-space point (x, y, z): its range, and how many
+/// steps of (sx, sy, sz) leave it (at least 1).
+CUVIEW_HD inline const float* block_at(const VolumeRays& r, float x, float y, float z, float sx, float sy, float sz,
+                                       int& steps_out) {
+  const float p[3] = {x, y, z}, s[3] = {sx, sy, sz};
+  const int n[3] = {r.bw, r.bh, r.bd};
+  int b[3];
+  float along = INFINITY;  // steps to the block's far face, the nearest of the three
+  for (int k = 0; k < 3; ++k) {
+    const float c = p[k] < 0.0f ? 0.0f : p[k];
+    int i = static_cast<int>(c) / kVolumeBlock;
+    i = i < n[k] - 1 ? i : n[k] - 1;
+    b[k] = i;
+    if (s[k] > 1e-12f) {
+      const float t = (static_cast<float>((i + 1) * kVolumeBlock) - p[k]) / s[k];
+      along = t < along ? t : along;
+    } else if (s[k] < -1e-12f) {
+      const float t = (p[k] - static_cast<float>(i * kVolumeBlock)) / -s[k];
+      along = t < along ? t : along;
+    }
+  }
+  const float whole = ceilf(along);
+  steps_out = whole > 1.0f ? (whole < 1e6f ? static_cast<int>(whole) : 1000000) : 1;
+  return r.blocks + 2 * ((static_cast<std::ptrdiff_t>(b[2]) * r.bh + b[1]) * r.bw + b[0]);
+}
 
 /// The colormap entry of value v over [lo, hi] (NaN: 0).
 CUVIEW_HD inline int index_of(float v, const VolumeRays& r) {
@@ -183,7 +245,10 @@ inline VolumeRays volume_rays(const VolumeBrick& brick, const VolumeCamera& came
     for (int k = 0; k < 3; ++k)
       tables.rgb[3 * i + k] = static_cast<float>(volume_detail::channel(style.lut[i], 16 - 8 * k));
   }
+  tables.opaque_below[0] = 0;
+  for (std::size_t i = 0; i < 256; ++i) tables.opaque_below[i + 1] = tables.opaque_below[i] + (tables.step_alpha[i] > 0 ? 1 : 0);
   r.lut = tables.lut.data(), r.step_alpha = tables.step_alpha.data(), r.rgb = tables.rgb.data();
+  r.opaque_below = tables.opaque_below.data();
   return r;
 }
 
@@ -241,6 +306,15 @@ CUVIEW_HD inline void cast_ray(const VolumeRays& r, int px, int py, std::uint32_
   if (r.mode == VolumeMode::mip) {
     float best = -INFINITY;
     for (int i = 0; i < samples; ++i, x += sx, y += sy, z += sz) {
+      if (r.blocks != nullptr) {
+        int n = 1;
+        const float* b = block_at(r, x, y, z, sx, sy, sz, n);
+        if (b[1] <= best) {  // nothing here beats the largest so far
+          n = n < samples - i ? n : samples - i;
+          i += n - 1, x += sx * (n - 1), y += sy * (n - 1), z += sz * (n - 1);
+          continue;
+        }
+      }
       const float s = sample(r, x, y, z);
       best = s > best ? s : best;
     }
@@ -249,6 +323,15 @@ CUVIEW_HD inline void cast_ray(const VolumeRays& r, int px, int py, std::uint32_
   } else if (r.mode == VolumeMode::emission) {
     float cr = 0, cg = 0, cb = 0, alpha = 0;
     for (int k = 0; k < samples && alpha < 0.995f; ++k, x += sx, y += sy, z += sz) {
+      if (r.blocks != nullptr) {
+        int n = 1;
+        const float* b = block_at(r, x, y, z, sx, sy, sz, n);
+        if (r.opaque_below[index_of(b[1], r) + 1] == r.opaque_below[index_of(b[0], r)]) {  // all clear here
+          n = n < samples - k ? n : samples - k;
+          k += n - 1, x += sx * (n - 1), y += sy * (n - 1), z += sz * (n - 1);
+          continue;
+        }
+      }
       const int i = index_of(sample(r, x, y, z), r);
       const float a = r.step_alpha[i];
       if (a <= 0) continue;
@@ -273,7 +356,18 @@ CUVIEW_HD inline void cast_ray(const VolumeRays& r, int px, int py, std::uint32_
       }
       hit = t0, found = true;  // a part entered at its seam inside the surface: it lies within half a cell before
     }
+    const float dsx = static_cast<float>(r.dir[0] * step / r.cell[0]), dsy = static_cast<float>(r.dir[1] * step / r.cell[1]),
+                dsz = static_cast<float>(r.dir[2] * step / r.cell[2]);
     for (double t = t0 + step; !found && t <= t1 + 1e-9; t += step) {
+      if (r.blocks != nullptr) {
+        int n = 1;
+        const float* b = block_at(r, static_cast<float>(index(t, 0)), static_cast<float>(index(t, 1)),
+                                  static_cast<float>(index(t, 2)), dsx, dsy, dsz, n);
+        if (b[1] < r.level) {  // all below the level here: no crossing
+          t += step * (n - 1);
+          continue;
+        }
+      }
       if (at(t < t1 ? t : t1) < r.level) continue;
       // Crossed between t - step and t: bisect to the level.
       double a = t - step, b = t < t1 ? t : t1;
