@@ -330,8 +330,10 @@ void MainWindow::show_volume(const RenderedFrame& f) {
   const auto& v = *f.volume;
   const char* mode = v.mode == VolumeMode::mip ? "MIP" : v.mode == VolumeMode::emission ? "emission" : "isosurface";
   if (v.by_run) {  // a picture the run cast from its frame
-    show_status(volume_label_, QString("%1 · every cell of %2×%3×%4 · cast by the run in %5 ms")
-                                   .arg(mode).arg(v.brick_w).arg(v.brick_h).arg(v.brick_d).arg(v.render_ms, 0, 'f', 1));
+    QString text = QString("%1 · every cell of %2×%3×%4 · cast by the run in %5 ms")
+                       .arg(mode).arg(v.brick_w).arg(v.brick_h).arg(v.brick_d).arg(v.render_ms, 0, 'f', 1);
+    if (pictures_per_s_ > 0) text += QString(" · %1 pictures/s").arg(pictures_per_s_, 0, 'f', 1);
+    show_status(volume_label_, text);
     return;
   }
   QString text = QString("%1 · brick %2×%3×%4").arg(mode).arg(v.brick_w).arg(v.brick_h).arg(v.brick_d);
@@ -456,6 +458,11 @@ void MainWindow::on_stats(const proto::Stats& s) {
   if (s.limited_by == "budget") cost += " · budget-limited";
   show_status(cost_label_, cost);
   cost_label_->setToolTip(QString::fromStdString(proto::cost_text(s)));
+  // How many pictures a second the run pays for (its budget decides), said with the picture.
+  const std::int64_t now = monotonic_ns();
+  if (pictures_seen_ns_ > 0 && s.pictures >= pictures_seen_ && now > pictures_seen_ns_)
+    pictures_per_s_ = static_cast<double>(s.pictures - pictures_seen_) / (static_cast<double>(now - pictures_seen_ns_) * 1e-9);
+  pictures_seen_ = s.pictures, pictures_seen_ns_ = now;
   simulation_->show_stats(s);
   rates_->show_stats(s, last_latency_ms_);
   show_checkpoints(s);

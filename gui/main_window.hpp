@@ -157,6 +157,11 @@ class MainWindow : public QMainWindow {
   QString connection_detail_ = "detached";
   quint64 frames_displayed_ = 0, skipped_total_ = 0;
   double last_latency_ms_ = 0;
+  /// Pictures the run casts for viewers (stats.pictures): the count and when it was read, and the
+  /// rate between the last two readings, for the volume's status.
+  std::uint64_t pictures_seen_ = 0;
+  std::int64_t pictures_seen_ns_ = 0;
+  double pictures_per_s_ = 0;
   QElapsedTimer fps_clock_;
   quint64 fps_frames_ = 0;
   QString record_dir_;
