@@ -16,12 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     std::uint64_t id = 0;
     const auto r = decode_request(bytes, id);
-    fuzz::decode_as_each<HelloArgs, StepArgs, SetArgs, NoArgs>(r.args);
+    fuzz::decode_as_each<HelloArgs, StepArgs, SetArgs, NoArgs, RenderArgs>(r.args);
   } catch (const Error&) {
   }
   try {
-    const auto reply = decode_reply(bytes);
-    fuzz::decode_as_each<HelloResult, DescribeResult, HandlesResult, Stats>(reply.result);
+    const auto reply = decode_reply(bytes, kMaxReplyBytes);
+    fuzz::decode_as_each<HelloResult, DescribeResult, HandlesResult, Stats, RenderResult>(reply.result);
   } catch (const Error&) {
   }
   fuzz::decode_bytes_as_each<FrameNotice>(bytes);

@@ -24,5 +24,12 @@ int main(int argc, char** argv) {
   put(encode_result(7, Stats{}));
   put(encode_error(8, cuview::Errc::stale_session, "old"));
   put(encode(FrameNotice{"s", 1, 0, 16, 16.0, 1}));
+  RenderArgs v;
+  v.field = "u", v.width = 4, v.height = 2, v.mode = "emission";
+  v.lut.assign(256, 0xff00ff00u), v.opacity.assign(256, 0.1f);
+  put(encode_request("render", 9, "0123456789abcdef", v));
+  RenderResult pic;
+  pic.pending = false, pic.width = 4, pic.height = 2, pic.argb.assign(32, 'a'), pic.values.assign(32, 'v');
+  put(encode_result(10, pic));
   return 0;
 }
