@@ -21,7 +21,7 @@ log_run render-integration /tmp/rt/bin/cuview-integration-tests "[render]"
 log_run volume-unit /tmp/rt/bin/cuview-unit-tests "[volume],[gpu]"
 [[ -n ${SKIP_BENCH:-} ]] || log_run bench-pictures /tmp/rt/bin/cuview-bench --sections pictures --backends cuda
 grep -A12 "^### Pictures" "$logs/bench-pictures.log" >>"$out/summary.txt" 2>/dev/null
-[[ -n ${SKIP_BENCH:-} ]] || log_run bench-cast /tmp/rt/bin/cuview-bench --sections cast --backends cuda --reps 5
+[[ -n ${SKIP_BENCH:-}${SKIP_CAST:-} ]] || log_run bench-cast /tmp/rt/bin/cuview-bench --sections cast --backends cuda --reps 5
 grep -A12 "^| grid\|^| size" "$logs/bench-cast.log" >>"$out/summary.txt" 2>/dev/null
 # The flow past a sphere at 512³, watched in cuview-gui (offscreen) under a 5 % budget: the first
 # pictures are the brick's (every 4th cell); once the camera rests, the run's own, of every cell.

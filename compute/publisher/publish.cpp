@@ -25,8 +25,11 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   }
   take_costs();
   collect_pictures();
-  // A picture a client asks for (`render`) is cast from a frame: frames are made for it too.
+  // A picture a client asks for (`render`) is cast from a frame: frames are made for it too. A
+  // new view is cast at once from the newest frame when that holds its field whole and the budget
+  // has room (a camera that moved need not wait for the next frame).
   const auto views = pictures_wanted();
+  const auto cast_now = pictures_from_newest(views, stream);
   // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that
   // arrives withdraws the ring's old frame and gets one from the next call, due or not.
   if (ring->readers() == 0 && views.empty()) return false;
@@ -36,6 +39,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   progress.limit.store(static_cast<std::uint8_t>(pacer.limit()));
   if (!due) return false;
   auto slot = ring->begin_write();
+  if (slot && newest_frame && newest_frame->slot == *slot) newest_frame.reset();  // about to be rewritten
   if (!slot) {
     // Every slot is held by some reader: skip this frame, never wait. A frame that was due is
     // skipped once; the next is due a frame period later (an asked-for one is tried again).
@@ -98,10 +102,12 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   // Pictures of the frame: on CUDA queued on a low-priority stream of their own, collected by a
   // later publish() or poll(); on the host cast here, on every core (this thread writes the slot
   // again only at a later publish()). Their time joins the budget as a frame's does.
+  newest_frame = info;
   const PictureJob::Frame at{seq, at_step, at_time, info.stamp_ns};
   if (executor->kind() == Executor::Kind::cuda) queue_pictures(views, *slot, at, stream);
   else
-    for (const auto& v : views) cast_on_host(v, targets[v.field].data, at);
+    for (const auto& v : views)
+      if (std::find(cast_now.begin(), cast_now.end(), v.view) == cast_now.end()) cast_on_host(v, targets[v.field].data, at);
   return true;
 }
 
@@ -205,7 +211,8 @@ void Publisher::State::queue_pictures(const std::vector<Steering::PictureAsk>& v
     try {
       if (!job->gpu) job->gpu = std::make_unique<AsyncPicture>(executor->device_id());
       if (job->gpu->busy()) continue;  // the one before is still being cast: a later frame's turn
-      const auto in = picture_input(v.view, description, v.field, targets[v.field].data);
+      const auto* data = static_cast<const std::byte*>(slots->slot(slot)) + layout.fields[v.field].offset;
+      const auto in = picture_input(v.view, description, v.field, data);
       const bool alone = job->alone_s < 0 || job->cast % kAloneEvery == 0;
       job->gpu->queue(in.brick, in.camera, in.mode, in.style, static_cast<int>(v.view.width),
                       static_cast<int>(v.view.height), stream, alone);
@@ -223,6 +230,31 @@ void Publisher::State::queue_pictures(const std::vector<Steering::PictureAsk>& v
       steering.picture_error = e.what();
     }
   }
+}
+
+std::vector<proto::RenderArgs> Publisher::State::pictures_from_newest(const std::vector<Steering::PictureAsk>& views,
+                                                                     cuda::StreamRef stream) {
+  std::vector<proto::RenderArgs> cast;
+  if (!newest_frame || newest_frame->every != 1 || !pacer.within_budget(monotonic_ns())) return cast;
+  const auto& f = *newest_frame;
+  for (const auto& v : views) {
+    if (!has_block(f.fields, v.field)) continue;
+    {
+      std::lock_guard lock(steering.m);
+      const bool has = std::any_of(steering.pictures.begin(), steering.pictures.end(),
+                                   [&](const auto& p) { return p.first == v.view && !p.second.empty(); });
+      if (has) continue;  // not new: its next picture comes with the next frame
+    }
+    const bool in_flight = std::any_of(picture_jobs.begin(), picture_jobs.end(),
+                                       [&](const auto& j) { return j.view == v.view && j.gpu && j.gpu->busy(); });
+    if (in_flight) continue;
+    const auto* data = static_cast<const std::byte*>(slots->slot(f.slot)) + layout.fields[v.field].offset;
+    const PictureJob::Frame at{f.seq, f.step, f.sim_time, f.stamp_ns};
+    if (executor->kind() == Executor::Kind::cuda) queue_pictures({v}, f.slot, at, stream);
+    else cast_on_host(v, data, at);
+    cast.push_back(v.view);
+  }
+  return cast;
 }
 
 void Publisher::State::collect_pictures() {

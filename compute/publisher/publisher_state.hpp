@@ -98,6 +98,9 @@ struct Publisher::State {
   static constexpr std::size_t kMaxPictureViews = 4;  ///< views cast at once (the newest asked)
   static constexpr std::uint64_t kAloneEvery = 16;
   std::vector<PictureJob> picture_jobs;
+  /// The newest frame written, while its slot is not being rewritten: a new view's first picture
+  /// is cast from it (pictures_from_newest).
+  std::optional<FrameInfo> newest_frame;
 
   explicit State(PublisherOptions o)
       : opts(std::move(o)),
@@ -123,6 +126,10 @@ struct Publisher::State {
   /// Queues each view's picture of the frame just written in `slot` (CUDA), one in flight per view.
   void queue_pictures(const std::vector<Steering::PictureAsk>& views, std::uint32_t slot,
                       const PictureJob::Frame& at, cuda::StreamRef stream);
+  /// Casts each new view (no picture of it yet, none being cast) from the newest frame, when it
+  /// holds the view's field whole and the budget has room now; returns the views cast.
+  std::vector<proto::RenderArgs> pictures_from_newest(const std::vector<Steering::PictureAsk>& views,
+                                                      cuda::StreamRef stream);
   /// Takes the pictures whose casting has finished (never waits), and counts their cost.
   void collect_pictures();
   void keep_picture(const proto::RenderArgs& view, const VolumePicture& p, const PictureJob::Frame& at, double seconds);

@@ -146,3 +146,35 @@ TEST_CASE("a viewer of a run of parts that goes away while pictures are being ca
   CHECK(c.stats().pictures == pictures);  // nobody asks: nothing more is cast
   CHECK(c.stats().step == step);
 }
+
+TEST_CASE("a new view is cast at once from the newest frame: a camera that moved does not wait for the next frame",
+          "[integration][render][host]") {
+  RuntimeDir rt;
+  std::vector<float> cells(std::size_t{W} * H * D);
+  for (std::uint32_t z = 0; z < D; ++z)
+    for (std::uint32_t y = 0; y < H; ++y)
+      for (std::uint32_t x = 0; x < W; ++x) cells[(std::size_t{z} * H + y) * W + x] = value(x, y, z);
+  // One frame a minute at most: after the first, none is due while the test runs.
+  Publisher pub({.name = "slow", .backend = "host", .max_fps = 1.0 / 60, .max_cost = 1});
+  pub.add_field({.name = "u", .data = cells.data(), .bytes = cells.size() * 4, .dims = {D, H, W}, .memory = Memory::host});
+  pub.start();
+  auto c = Client::attach({.name = "slow", .client = "test", .import = Import::control_only});
+  auto v = view_of("mip", 0, 0);
+  proto::RenderResult first;
+  std::uint64_t step = 0;
+  for (int tries = 0; tries < 100 && first.pending; ++tries) {
+    (void)pub.publish(++step, 0.0);
+    first = c.render(v);
+  }
+  REQUIRE_FALSE(first.pending);
+  const auto frames = c.stats().frames_published;
+  // The camera turns: the next call of the program's loop casts the new view from the same frame.
+  v.azimuth = 30;
+  CHECK(c.render(v).pending);
+  (void)pub.publish(++step, 0.0);
+  const auto turned = c.render(v);
+  REQUIRE_FALSE(turned.pending);
+  CHECK(turned.seq == first.seq);  // the frame both were cast from
+  CHECK(c.stats().frames_published == frames);
+  CHECK(turned.argb != first.argb);
+}
