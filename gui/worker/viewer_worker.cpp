@@ -304,7 +304,8 @@ bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, 
     p.asked.reset();
     p.showing = false;
   }
-  if (p.refused || !view.volume || view.volume->interacting || now - p.moved < kRestMs) return false;
+  if (view.field == p.refused_field || !view.volume || view.volume->interacting || now - p.moved < kRestMs)
+    return false;
   auto* group = dynamic_cast<Group*>(run_.get());  // on this host: a whole publisher, or parts composited here
   if (group == nullptr) return false;
   const auto shown = group_description_.for_field(static_cast<std::size_t>(std::max(view.field, 0)));
@@ -323,7 +324,7 @@ bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, 
   } catch (const Error& e) {
     if (e.code() == Errc::daemon_gone || e.code() == Errc::timeout) throw;
     // An older publisher, a field it cannot cast, a GPU that failed: the brick's pictures stay.
-    p.refused = true;
+    p.refused_field = view.field;
     qInfo("cuview-gui: %s casts no pictures of its volume (%s); drawing its brick", qUtf8Printable(target_),
           e.what());
     return false;

@@ -118,7 +118,7 @@ class ViewerWorker : public QThread {
   bool fresh_view_ = false;      ///< the view changed since the last picture (a camera move: draw the brick held)
   /// Pictures cast by the run from every cell (show_run_picture).
   struct RunPictures {
-    bool refused = false;  ///< the publisher does not cast them (a version before 10, this field): bricks only
+    int refused_field = -1;  ///< the field the publisher casts none of (a version before 10, its dtype): bricks only
     std::chrono::steady_clock::time_point moved{};     ///< when the view last changed
     std::chrono::steady_clock::time_point next_ask{};  ///< asked again no sooner, unless a frame came
     std::optional<proto::RenderArgs> asked;  ///< the view asked for since the camera rested
