@@ -12,11 +12,15 @@ export CUVIEW_BIN_DIR=/tmp/rt/bin
 export CUVIEW_LIBRARY=/tmp/rt/lib CUVIEW_PUBLISHER_LIBRARY=/tmp/rt/lib
 # NVLink multicast stays off (the device tool's KINDS.md says why).
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
-# log_run NAME COMMAND...: the command's output into $out/NAME.log, its exit code and its test totals
-# (Catch2's, Python unittest's) as a line of $out/summary.txt.
+# log_run NAME COMMAND...: the command's output into $logs/NAME.log ($logs: a script's own log
+# directory, kept out of $out when the device tool should bring back only a few files; else $out),
+# its exit code and its test totals (Catch2's, Python unittest's) as a line of $out/summary.txt,
+# and the log's tail there when it failed.
 log_run() {
   local name=$1; shift
-  "$@" >"$out/$name.log" 2>&1
+  local dir=${logs:-$out}
+  "$@" >"$dir/$name.log" 2>&1
   local rc=$?
-  echo "$name: rc=$rc $(grep -E '^(All tests passed|test cases:|Ran |OK|FAILED)' "$out/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
+  echo "$name: rc=$rc $(grep -E '^(All tests passed|test cases:|Ran |OK|FAILED)' "$dir/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
+  (( rc == 0 )) || tail -30 "$dir/$name.log" >>"$out/summary.txt"
 }

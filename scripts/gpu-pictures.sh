@@ -8,13 +8,6 @@ set -u
 . scripts/gpu-env.sh
 # The device tool brings back few files: the logs stay in $logs, $OUT gets the summary and PNGs.
 logs=${LOGS:-/tmp/cuview-pictures-logs}; mkdir -p "$logs"
-log_run() {
-  local name=$1; shift
-  "$@" >"$logs/$name.log" 2>&1
-  local rc=$?
-  echo "$name: rc=$rc $(grep -E '^(All tests passed|test cases:|FAILED)' "$logs/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
-  (( rc == 0 )) || tail -30 "$logs/$name.log" >>"$out/summary.txt"
-}
 export XDG_RUNTIME_DIR=$(mktemp -d) && chmod 700 "$XDG_RUNTIME_DIR"
 echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) × $(nvidia-smi -L | wc -l), $(nproc) CPU threads, $(date -u +%Y-%m-%dT%H:%MZ)" | tee "$out/summary.txt"
 log_run render-integration /tmp/rt/bin/cuview-integration-tests "[render]"

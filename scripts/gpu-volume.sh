@@ -9,13 +9,6 @@
 set -u
 . scripts/gpu-env.sh
 logs=${LOGS:-/tmp/cuview-volume-logs}; mkdir -p "$logs"
-log_run() {  # gpu-env.sh's, with the log kept out of $out
-  local name=$1; shift
-  "$@" >"$logs/$name.log" 2>&1
-  local rc=$?
-  echo "$name: rc=$rc $(grep -E '^(All tests passed|test cases:|FAILED)' "$logs/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
-  (( rc == 0 )) || tail -30 "$logs/$name.log" >>"$out/summary.txt"
-}
 export XDG_RUNTIME_DIR=$(mktemp -d) && chmod 700 "$XDG_RUNTIME_DIR"
 gpus=$(nvidia-smi -L | wc -l)
 echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) × $gpus, $(nproc) CPU threads, $(date -u +%Y-%m-%dT%H:%MZ)" | tee "$out/summary.txt"

@@ -325,8 +325,7 @@ bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, 
     if (e.code() == Errc::daemon_gone || e.code() == Errc::timeout) throw;
     // An older publisher, a field it cannot cast, a GPU that failed: the brick's pictures stay.
     p.refused_field = view.field;
-    qInfo("cuview-gui: %s casts no pictures of its volume (%s); drawing its brick", qUtf8Printable(target_),
-          e.what());
+    qInfo("cuview-gui: %s casts no pictures of its volume (%s); drawing its brick", run_->name().c_str(), e.what());
     return false;
   }
   if (r.pending || (p.showing && r.seq == p.shown_seq)) return false;
