@@ -63,6 +63,8 @@ struct Options {
   // ---- section "budget" (bench/publish_cost.cpp), not among the defaults ----
   double budget_percent = 0.3;  ///< the daemons' --max-cost
   std::uint32_t picture_size = 512;  ///< section pictures: the CUDA flow's side
+  /// Section pictures: the budgets (percent); the codecs and the gateway are measured at the last.
+  std::vector<double> picture_budgets{1, 5};
   bool budget_remote = false;   ///< section budget: the viewer is remote, through a gateway on this host
   // ---- section "layouts" (bench/layouts.cpp), not among the defaults ----
   int layout_size = 512;       ///< CUDA: the volume's side
@@ -119,6 +121,8 @@ std::string budget_section(const Options& o, const std::string& backend);
 std::string layouts_section(const Options& o, const std::string& backend);
 /// A TCP port on 127.0.0.1 nobody listens on now (the OS's pick).
 int free_port();
+/// Bytes that crossed the loopback interface of this process's network namespace.
+std::uint64_t loopback_bytes();
 /// Keys in a private XDG_CONFIG_HOME (set for this process and its children): the bench's client
 /// key is the only authorised one. Returns the gateway's public key.
 std::string make_keys(const std::filesystem::path& config_home);

@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
   app.add_option("--host-layout-size", o.host_layout_size, "section layouts: the host volume's side")
       ->capture_default_str();
   app.add_option("--picture-size", o.picture_size, "section pictures: the CUDA flow's side")->capture_default_str();
+  app.add_option("--picture-budgets", o.picture_budgets,
+                 "section pictures: budgets in percent (codecs and the gateway measured at the last)")
+      ->capture_default_str();
   app.add_option("--budget", o.budget_percent, "section budget: the daemons' --max-cost, in percent")
       ->capture_default_str();
   app.add_option("--out", out, "also append the tables to this Markdown file");

@@ -13,10 +13,13 @@
 // the phases its log line "started in …" names. First frame: fresh `cuview-ctl attach --frames 1`,
 // `cuview-gui --screenshot --frames 1` and Python processes against the running daemon, from
 // spawn to exit (they exit once they have the frame).
+#include <png.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
+#include <cstring>
+#include <functional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +31,7 @@
 #include "cuview/client.hpp"
 #include "cuview/posix.hpp"
 #include "cuview/remote/curve_keys.hpp"
+#include "cuview/remote/picture_codec.hpp"
 #include "daemon.hpp"
 #include "process.hpp"
 
@@ -361,6 +365,79 @@ std::string volume_section(const Options& o, const std::string& backend) {
          t.markdown();
 }
 
+/// A cuview-gateway on this host for remote viewers (tcp on 127.0.0.1, CURVE keys of the bench's
+/// own in `rt`'s config directory, its key pinned): `url` is what a viewer gives `--remote`.
+struct BenchGateway {
+  std::string url;
+  test::ChildProcess process;
+};
+BenchGateway start_bench_gateway(const test::RuntimeDir& rt) {
+  const std::string key = make_keys(rt.path() / "config");
+  const int port = free_port();
+  const std::string at = "127.0.0.1:" + std::to_string(port);
+  remote::KnownGateways::read(remote::default_known_gateways()).pin(at, key);
+  return {"tcp://" + at + "?key=" + key, test::start_gateway({"--listen", "tcp://" + at, "--log-level", "warn"})};
+}
+
+namespace {
+/// One picture's colours in each codec a gateway might send them in: bytes, the time to encode
+/// and to decode (median of 5), and how many a second a 100 Mbit/s link carries. WebP and zstd
+/// are what cuview-gateway offers (remote/picture_codec.hpp); PNG (libpng's default deflate) is
+/// measured for the choice. All lossless.
+void codec_rows(Table& t, const std::string& mode, const proto::RenderResult& r) {
+  const std::uint64_t pixels = std::uint64_t{r.width} * r.height;
+  std::vector<std::uint32_t> argb(pixels);
+  std::memcpy(argb.data(), r.argb.data(), pixels * 4);
+  remote::PictureEncoder enc;
+  remote::PictureDecoder dec;
+  const auto timed = [](const std::function<void()>& f) {
+    std::vector<double> ms;
+    for (int k = 0; k < 5; ++k) {
+      const auto t0 = Clock::now();
+      f();
+      ms.push_back(seconds_since(t0) * 1e3);
+    }
+    return percentile(ms, 0.5);
+  };
+  std::string packed;
+  std::vector<char> back;
+  // The values beside them, as the gateway sends them (a lossless f32 view's payload).
+  std::vector<float> values(pixels);
+  std::memcpy(values.data(), r.values.data(), pixels * 4);
+  remote::ValueEncoder venc;
+  remote::EncodedValues ev;
+  venc.encode(values, remote::Encoding::f32, ev);
+  const std::size_t f32_bytes = ev.payload.size();
+  venc.encode(values, remote::Encoding::u16, ev);  // what cuview's clients ask for
+  const std::size_t value_bytes = ev.payload.size();
+  const auto row = [&](const std::string& codec, std::size_t bytes, double enc_ms, double dec_ms) {
+    t.rows.push_back({mode, codec, fmt(bytes / 1e3, "%.0f"), fmt(double(pixels * 4) / bytes, "%.1f"),
+                      fmt(enc_ms, "%.1f"), fmt(dec_ms, "%.1f"),
+                      fmt(value_bytes / 1e3, "%.0f") + " / " + fmt(f32_bytes / 1e3, "%.0f"),
+                      fmt(12.5e6 / bytes, "%.0f") + " / " + fmt(12.5e6 / (bytes + value_bytes), "%.0f")});
+  };
+  for (const auto codec : {remote::PictureCodec::webp, remote::PictureCodec::zstd}) {
+    const double e = timed([&] { enc.encode(codec, argb, r.width, r.height, packed); });
+    const double d = timed([&] { dec.decode(codec, packed, r.width, r.height, back); });
+    if (std::memcmp(back.data(), argb.data(), pixels * 4) != 0)
+      throw Error(Errc::internal, std::string(remote::name_of(codec)) + " did not give the picture back exactly");
+    row(std::string(remote::name_of(codec)), packed.size(), e, d);
+  }
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = r.width, image.height = r.height, image.format = PNG_FORMAT_BGRA;
+  std::vector<unsigned char> png(PNG_IMAGE_PNG_SIZE_MAX(image));
+  png_alloc_size_t size = png.size();
+  const double e = timed([&] {
+    size = png.size();
+    if (!png_image_write_to_memory(&image, png.data(), &size, 0, argb.data(), 0, nullptr))
+      throw Error(Errc::internal, std::string("libpng: ") + image.message);
+  });
+  row("png (libpng default)", size, e, 0);
+  png_image_free(&image);
+}
+}  // namespace
+
 std::string pictures_section(const Options& o, const std::string& backend) {
   // The 3-D flow past a sphere (512³ on CUDA, 64³ on the host) under a budget of 1 % and of 5 %,
   // a client asking for 1280×720 pictures of the speed cast by the run from every cell (`render`)
@@ -373,7 +450,13 @@ std::string pictures_section(const Options& o, const std::string& backend) {
   Table t{{"budget", "mode", "pictures/s", "time per picture (ms)", "cost, publisher's measure",
            "cost, outside (halves)", "steps/s, publishing off", "camera change → picture p50 / p99 (ms)"},
           {}};
-  for (const double budget : {0.01, 0.05}) {
+  Table through{{"mode", "link", "pictures/s received", "kB a picture on the link", "pictures/s cast"}, {}};
+  Table codecs{{"mode", "codec", "colours (kB)", "ratio", "encode (ms)", "decode (ms)", "values u16 / f32 (kB)",
+                 "pictures/s 100 Mbit/s carries: colours / with values"},
+                {}};
+  for (const double percent : o.picture_budgets) {
+    const double budget = percent / 100;
+    const bool last = percent == o.picture_budgets.back();
     test::RuntimeDir rt;
     const std::string name = "pictures-" + backend;
     DaemonOptions dopt;
@@ -382,6 +465,7 @@ std::string pictures_section(const Options& o, const std::string& backend) {
     dopt.max_cost = budget;
     dopt.final_checkpoint = false;
     Daemon daemon(dopt);
+    std::optional<BenchGateway> gateway;
     while_running(daemon, name, [&] {
       auto ctl = Client::attach({.name = name, .client = "cuview-bench pictures", .import = Import::control_only});
       ctl.set({{"steps_per_frame", 2}});  // a frame (and its picture) can only follow a batch
@@ -423,6 +507,29 @@ std::string pictures_section(const Options& o, const std::string& backend) {
           turns.push_back(seconds_since(t0) * 1e3);
           if (seconds_since(t0) >= 3) break;  // the budget allows fewer pictures than that: said as ≥ 3000
         }
+        if (last) {
+          proto::RenderResult r;
+          for (const auto t0 = Clock::now(); seconds_since(t0) < 10; std::this_thread::sleep_for(5ms))
+            if (r = c.render(v); !r.pending) break;
+          if (!r.pending) codec_rows(codecs, mode, r);
+          // Through a gateway on tcp://127.0.0.1 (the link scripts/gpu-pictures.sh limits with
+          // tc, as bench-remote.sh does): a remote client asking as fast as answers come.
+          if (!gateway) gateway.emplace(start_bench_gateway(rt));
+          auto run = cuview::open({.name = name, .remote = {gateway->url}, .client = "cuview-bench pictures"});
+          const auto t0 = Clock::now();
+          while (run->render(v).pending && seconds_since(t0) < 10) std::this_thread::sleep_for(5ms);
+          const auto p0 = ctl.stats().pictures;
+          const auto b0 = loopback_bytes();
+          const auto t1 = Clock::now();
+          std::uint64_t received = 0, last = 0;
+          while (seconds_since(t1) < 3)
+            if (const auto r = run->render(v); !r.pending && r.seq != last) ++received, last = r.seq;
+          const double secs = seconds_since(t1);
+          const auto bytes = static_cast<double>(loopback_bytes() - b0);
+          through.rows.push_back({mode, o.link_label, fmt(received / secs, "%.1f"),
+                                  received ? fmt(bytes / received / 1e3, "%.0f") : "—",
+                                  fmt(static_cast<double>(ctl.stats().pictures - p0) / secs, "%.1f")});
+        }
         t.rows.push_back({proto::percent_text(budget), mode, fmt(per_s, "%.1f"), fmt(s1.picture_ms, "%.2f"),
                           proto::percent_text(s1.cost), cost_text(outside) + " (" + halves_text(outside) + ")",
                           fmt(outside.off, "%.0f"),
@@ -440,21 +547,21 @@ std::string pictures_section(const Options& o, const std::string& backend) {
          std::to_string(o.publish_pairs) + " pairs of " + fmt(o.window_s, "%g") +
          " s windows); *camera change → picture*: a 3° turn asked for until its picture comes (a frame, then its "
          "picture). steps_per_frame 2.\n\n" +
-         t.markdown();
-}
-
-/// A cuview-gateway on this host for remote viewers (tcp on 127.0.0.1, CURVE keys of the bench's
-/// own in `rt`'s config directory, its key pinned): `url` is what a viewer gives `--remote`.
-struct BenchGateway {
-  std::string url;
-  test::ChildProcess process;
-};
-BenchGateway start_bench_gateway(const test::RuntimeDir& rt) {
-  const std::string key = make_keys(rt.path() / "config");
-  const int port = free_port();
-  const std::string at = "127.0.0.1:" + std::to_string(port);
-  remote::KnownGateways::read(remote::default_known_gateways()).pin(at, key);
-  return {"tcp://" + at + "?key=" + key, test::start_gateway({"--listen", "tcp://" + at, "--log-level", "warn"})};
+         t.markdown() +
+         "\n\n#### Pictures through a gateway: the colours in each lossless codec (" + backend + ", " + grid +
+         ", 1280×720)\n\nThe newest picture of each mode above (the last budget), its colours compressed as a gateway's "
+         "`picture` answer carries them (remote/picture_codec.hpp); median of 5, on one core of this host. The values "
+         "travel beside them as a view's (what a viewer reads under the pointer, and what the parts' pictures are "
+         "composited by): u16, as cuview's clients ask (the picture's range in 65 535 levels), or f32, lossless. *Pictures/s 100 Mbit/s carries*: 12.5 MB/s over the bytes "
+         "measured, colours alone / with the u16 values.\n\n" +
+         codecs.markdown() +
+         "\n\n#### Pictures through a gateway (" + backend + ", " + grid + ", 1280×720, " +
+         fmt(o.picture_budgets.back(), "%g") + " % budget, link " +
+         o.link_label + ")\n\nA remote client (tcp://127.0.0.1, CURVE) asks the gateway for the picture "
+         "(`picture`: colours WebP, values u16) as fast as answers come, for 3 s: the distinct pictures received a "
+         "second, the bytes the link carried for each (loopback, both ways), and the pictures the run cast meanwhile."
+         "\n\n" +
+         through.markdown();
 }
 
 /// One simulation at one size.

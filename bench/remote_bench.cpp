@@ -61,6 +61,22 @@ std::string make_keys(const std::filesystem::path& config_home) {
   return remote::load_or_create_keypair(dir / "gateway.key", "cuview-bench gateway").public_key;
 }
 
+/// Bytes that crossed the loopback interface of this process's network namespace (/proc/self/net
+/// is per namespace; /sys/class/net shows the namespace that mounted sysfs).
+std::uint64_t loopback_bytes() {
+  std::ifstream dev("/proc/self/net/dev");
+  std::string line;
+  while (std::getline(dev, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string iface = line.substr(0, colon);
+    iface.erase(0, iface.find_first_not_of(' '));
+    if (iface != "lo") continue;
+    return std::strtoull(line.c_str() + colon + 1, nullptr, 10);  // received bytes (= sent, on lo)
+  }
+  return 0;
+}
+
 namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -103,22 +119,6 @@ const std::vector<FieldCase>& all_cases(bool cuda) {
       // flow's come ~2 a second), with a budget that lets frames come faster than a link takes bricks.
       {"grayscott3d", "v", "128x128x128", Texture::smooth, {"--max-cost", "50%"}, 128}};
   return cases;
-}
-
-/// Bytes that crossed the loopback interface of this process's network namespace (/proc/self/net
-/// is per namespace; /sys/class/net shows the namespace that mounted sysfs).
-std::uint64_t loopback_bytes() {
-  std::ifstream dev("/proc/self/net/dev");
-  std::string line;
-  while (std::getline(dev, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string iface = line.substr(0, colon);
-    iface.erase(0, iface.find_first_not_of(' '));
-    if (iface != "lo") continue;
-    return std::strtoull(line.c_str() + colon + 1, nullptr, 10);  // received bytes (= sent, on lo)
-  }
-  return 0;
 }
 
 struct ViewerResult {

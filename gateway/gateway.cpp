@@ -243,7 +243,8 @@ void Gateway::on_gateway_request(const PeerId& peer, std::string body) {
       case remote::Op::view:
       case remote::Op::credit:
       case remote::Op::stop:
-      case remote::Op::fetch: {
+      case remote::Op::fetch:
+      case remote::Op::picture: {
         const auto* name = proto::detail::find_key(request.args, "name");
         if (request.args.type != msgpack::type::MAP || name == nullptr || name->type != msgpack::type::STR)
           throw Error(Errc::missing_field, "'" + request.op + "' arguments lack the publisher's 'name'");

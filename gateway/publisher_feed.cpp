@@ -283,8 +283,9 @@ void PublisherFeed::handle_publisher_request(const PeerId& peer, const std::stri
         send(peer, remote::kReply, proto::encode_result(request, proto::NoArgs{}));
         return;
       case proto::Op::render:
-        throw Error(Errc::unsupported, "publisher '" + name_ + "': pictures cast by the publisher ('render') do not "
-                                       "come through a gateway yet; watch the volume with a view of its brick");
+        throw Error(Errc::unsupported, "publisher '" + name_ + "': through a gateway, pictures cast by the publisher "
+                                       "come compressed: ask the gateway's 'picture' op (remote protocol 3) for this "
+                                       "view instead of 'render'");
       case proto::Op::describe:
       case proto::Op::stats:
       case proto::Op::pause:
@@ -461,6 +462,9 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
         send(peer, remote::kReply, remote::encode_gateway_result(request, out));
         return;
       }
+      case remote::Op::picture:
+        send_picture(peer, request);
+        return;
       case remote::Op::hello:
       case remote::Op::list:
         throw Error(Errc::internal, "the gateway routed '" + request.op + "' to a publisher");
@@ -469,6 +473,49 @@ void PublisherFeed::handle_gateway_request(const PeerId& peer, const std::string
     if (e.code() == Errc::daemon_gone) publisher_gone("exited");
     if (id != 0) reply_error(peer, true, id, e);
   }
+}
+
+void PublisherFeed::send_picture(const PeerId& peer, const remote::GatewayRequest& request) {
+  auto a = proto::decode_as<remote::PictureArgs>(request.args, "'picture' arguments");
+  // The view as strictly as the publisher decodes a `render`'s arguments (unknown keys too).
+  for (std::uint32_t i = 0; i < request.args.via.map.size; ++i)
+    if (const auto& kv = request.args.via.map.ptr[i]; kv.key.as<std::string_view>() == "view")
+      a.view = proto::decode_as<proto::RenderArgs>(kv.val, "'picture' view");
+  const auto codec = a.codec == "auto" ? remote::PictureCodec::webp : remote::picture_codec_named(a.codec);
+  const auto values = a.values == "none" ? std::nullopt : std::optional(remote::encoding_named(a.values));
+  if (!attach_control()) throw_attach_error(Errc::no_daemon);
+  auto r = control_->render(a.view);  // the publisher's own checks and errors
+  remote::PictureResult out;
+  out.session = control_->hello().session;
+  out.pending = r.pending, out.seq = r.seq, out.step = r.step, out.sim_time = r.sim_time, out.stamp_ns = r.stamp_ns;
+  out.width = r.width, out.height = r.height, out.every = r.every, out.cast_ms = r.cast_ms;
+  out.codec = std::string(remote::name_of(codec));
+  out.values_encoding = values ? std::string(remote::name_of(*values)) : "none";
+  const std::uint64_t pixels = std::uint64_t{r.width} * r.height;
+  if (r.pending || (a.have_seq != 0 && r.seq == a.have_seq)) {
+    out.same = !r.pending;
+  } else if (r.argb.size() != pixels * 4 || r.values.size() != pixels * 4) {
+    throw Error(Errc::bad_message, "publisher '" + name_ + "' answered 'render' with a picture of " +
+                                       std::to_string(r.argb.size()) + " bytes for " + std::to_string(r.width) + "x" +
+                                       std::to_string(r.height) + " pixels; the publisher is at fault: please report it");
+  } else {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::uint32_t> argb(pixels);
+    std::memcpy(argb.data(), r.argb.data(), pixels * 4);
+    pictures_.encode(codec, argb, r.width, r.height, packed_);
+    out.argb.assign(packed_.begin(), packed_.end());
+    if (values) {
+      std::vector<float> shown(pixels);
+      std::memcpy(shown.data(), r.values.data(), pixels * 4);
+      encoder_.encode(shown, *values, encoded_values_);
+      out.values_lo = encoded_values_.lo, out.values_hi = encoded_values_.hi;
+      out.values_error_bound = encoded_values_.error_bound;
+      out.values_raw_bytes = encoded_values_.raw_bytes;
+      out.values.assign(encoded_values_.payload.begin(), encoded_values_.payload.end());
+    }
+    out.encode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  send(peer, remote::kReply, remote::encode_gateway_result(request, out));
 }
 
 void PublisherFeed::update_reads() {

@@ -21,6 +21,7 @@
 #include "cuview/assembly.hpp"
 #include "cuview/brick_sampler.hpp"
 #include "cuview/client.hpp"
+#include "cuview/remote/picture_codec.hpp"
 #include "cuview/remote/value_codec.hpp"
 #include "cuview/remote_protocol.hpp"
 #include "cuview/runtime_dir.hpp"
@@ -98,6 +99,8 @@ class PublisherFeed {
   void update_reads();
   /// Samples `frame` for `w` and sends the view to `peer`.
   void send_view(const PeerId& peer, Watcher& w, const Frame& frame);
+  /// The publisher's newest picture of the view `request` (`picture`) names, compressed, to `peer`.
+  void send_picture(const PeerId& peer, const remote::GatewayRequest& request);
   /// The volume itself for a `brick` watcher: every k-th cell, k fitted to the link.
   void send_brick(const PeerId& peer, Watcher& w, const Frame& frame);
   /// The field `field`; throws Error(bad_value) naming the fields there are, Error(unsupported)
@@ -150,6 +153,9 @@ class PublisherFeed {
   ViewSampler sampler_;
   BrickSampler bricks_;
   remote::ValueEncoder encoder_;
+  remote::PictureEncoder pictures_;
+  std::string packed_;                     ///< a picture's colours, compressed
+  remote::EncodedValues encoded_values_;  ///< a picture's values, compressed
   std::thread thread_;
 };
 

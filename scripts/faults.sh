@@ -47,8 +47,8 @@ fuzz() {
       return
     fi
     clang++ "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-      "tests/fuzz/fuzz_$name.cpp" -lzstd -o "$fuzzer"
-    clang++ "${flags[@]}" "tests/fuzz/$seeds_source.cpp" -lzstd -o "$seeds"
+      "tests/fuzz/fuzz_$name.cpp" -lzstd -lwebp -o "$fuzzer"
+    clang++ "${flags[@]}" "tests/fuzz/$seeds_source.cpp" -lzstd -lwebp -o "$seeds"
   fi
   mkdir -p "$work/$name"
   "$seeds" "$work/$name"
@@ -72,7 +72,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fuzz protocol make_seeds "libFuzzer over every decoder (ASan, UBSan)" common/src/protocol.cpp
 fuzz remote make_remote_seeds "libFuzzer over the remote decoders and the value codec (ASan, UBSan)" \
-  common/src/protocol.cpp common/src/remote/remote_protocol.cpp common/src/remote/value_codec.cpp
+  common/src/protocol.cpp common/src/remote/remote_protocol.cpp common/src/remote/value_codec.cpp \
+  common/src/remote/picture_codec.cpp
 fi
 
 CUVIEW_BIN_DIR=$bindir "$bindir/cuview-faults" "${args[@]}"

@@ -12,10 +12,10 @@ flags=(-std=c++20 -O1 -g -DMSGPACK_NO_BOOST -Icommon/include common/src/protocol
 clang++ "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   tests/fuzz/fuzz_protocol.cpp -o build-gpu/bin/cuview-fuzz-protocol
 clang++ "${flags[@]}" tests/fuzz/make_seeds.cpp -o build-gpu/bin/cuview-fuzz-seeds
-clang++ "${flags[@]}" common/src/remote/remote_protocol.cpp common/src/remote/value_codec.cpp \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined tests/fuzz/fuzz_remote.cpp -lzstd \
+clang++ "${flags[@]}" common/src/remote/remote_protocol.cpp common/src/remote/value_codec.cpp common/src/remote/picture_codec.cpp \
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined tests/fuzz/fuzz_remote.cpp -lzstd -lwebp \
   -o build-gpu/bin/cuview-fuzz-remote
-clang++ "${flags[@]}" common/src/remote/remote_protocol.cpp common/src/remote/value_codec.cpp \
-  tests/fuzz/make_remote_seeds.cpp -lzstd -o build-gpu/bin/cuview-fuzz-remote-seeds
+clang++ "${flags[@]}" common/src/remote/remote_protocol.cpp common/src/remote/value_codec.cpp common/src/remote/picture_codec.cpp \
+  tests/fuzz/make_remote_seeds.cpp -lzstd -lwebp -o build-gpu/bin/cuview-fuzz-remote-seeds
 # The GPU hosts have no OpenSSH: the ssh:// tests and scripts/gpu-volume.sh carry Debian's.
 ../shared/device/bundle-runtime.sh build-gpu/bin /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen

@@ -2,8 +2,9 @@
 # Issue 55 on the GPU machine (after the bundle): pictures cast by the run from every cell
 # (`render`): the integration test on CUDA (the publisher's pictures equal the CPU caster's), the
 # [volume] and [gpu] unit tests, `cuview-bench --sections pictures` (pictures/s within 1 % and 5 %,
-# cost inside and outside, camera change → picture), and cuview-gui offscreen on the 512³ flow:
-# the brick's picture and, at rest, the run's. $OUT: summary.txt, logs, the bench's table, PNGs.
+# cost inside and outside, camera change → picture, the codecs and pictures through a gateway,
+# unlimited and at 100 Mbit/s), and cuview-gui offscreen on the 512³ flow: the brick's picture
+# and, at rest, the run's, locally and through a gateway. $OUT: summary.txt, logs, the bench's table, PNGs.
 set -u
 . scripts/gpu-env.sh
 # The device tool brings back few files: the logs stay in $logs, $OUT gets the summary and PNGs.
@@ -14,6 +15,15 @@ log_run render-integration /tmp/rt/bin/cuview-integration-tests "[render]"
 log_run volume-unit /tmp/rt/bin/cuview-unit-tests "[volume],[gpu]"
 [[ -n ${SKIP_BENCH:-} ]] || log_run bench-pictures /tmp/rt/bin/cuview-bench --sections pictures --backends cuda
 grep -A12 "^### Pictures" "$logs/bench-pictures.log" >>"$out/summary.txt" 2>/dev/null
+grep -A8 "^#### Pictures" "$logs/bench-pictures.log" >>"$out/summary.txt" 2>/dev/null
+# Through a gateway over a 100 Mbit/s link: the section at the 5 % budget alone, inside a private
+# network namespace whose loopback tc's tbf limits (as scripts/bench-remote.sh does).
+if [[ -z ${SKIP_BENCH:-}${SKIP_LINK:-} ]]; then
+  log_run bench-pictures-100mbit unshare -n bash -c 'ip link set lo up &&
+    tc qdisc add dev lo root tbf rate 100mbit burst 256kb latency 50ms &&
+    exec /tmp/rt/bin/cuview-bench --sections pictures --backends cuda --picture-budgets 5 --link-label 100mbit'
+  grep -A8 "^#### Pictures through a gateway (" "$logs/bench-pictures-100mbit.log" >>"$out/summary.txt" 2>/dev/null
+fi
 [[ -n ${SKIP_BENCH:-}${SKIP_CAST:-} ]] || log_run bench-cast /tmp/rt/bin/cuview-bench --sections cast --backends cuda --reps 5
 grep -A12 "^| grid\|^| size" "$logs/bench-cast.log" >>"$out/summary.txt" 2>/dev/null
 # The flow past a sphere at 512³, watched in cuview-gui (offscreen) under a 5 % budget: the first
@@ -32,6 +42,14 @@ if [[ -z ${SKIP_SPHERE:-} ]]; then
   sleep ${SPHERE_WARM_S:-60}
   shot sphere 1 "$out/sphere-brick.png" --field speed --volume emission --camera 35,25
   shot sphere ${FULL_FRAMES:-12} "$out/sphere-full.png" --field speed --volume emission --camera 35,25
+  # The same through a cuview-gateway (its unix socket): the brick while it moves, the run's
+  # picture, compressed losslessly, at rest.
+  /tmp/rt/bin/cuview-gateway --log-level warn >"$logs/gateway.log" 2>&1 &
+  gateway=$!
+  sleep 1
+  shot sphere ${FULL_FRAMES:-12} "$out/sphere-remote.png" --field speed --volume emission --camera 35,25 \
+    --remote "unix:$XDG_RUNTIME_DIR/cuview/.gateway/gateway.sock"
+  kill $gateway; wait $gateway 2>/dev/null
   /tmp/rt/bin/cuview-ctl --name sphere status | tee -a "$out/summary.txt"
   kill $daemon; wait $daemon 2>/dev/null
 fi

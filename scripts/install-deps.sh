@@ -22,6 +22,8 @@ packages=(
   libhdf5-dev libxxhash-dev       # checkpoints: HDF5 files, XXH3 checksums
   python3-h5py hdf5-tools         # checkpoint tests read them as a user would (h5py, h5dump)
   libzstd-dev libsodium-dev       # the gateway: compressed views; CURVE keys (libzmq's, through libsodium)
+  libwebp-dev                     # the gateway: pictures cast by the run, lossless WebP
+  libpng-dev                      # cuview-bench measures PNG against the gateway's picture codecs
   openssh-client openssh-server   # ssh:// remote viewers; the tests start a real sshd on loopback
   iproute2                        # the remote benchmark limits a link with tc's tbf in a network namespace
   openmpi-bin libopenmpi-dev      # runs decomposed over ranks: mpirun -n N cuview-compute

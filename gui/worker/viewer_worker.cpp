@@ -221,7 +221,19 @@ void ViewerWorker::render_remote_volume(const ViewRequest& view, bool view_chang
     held_brick_ = std::move(brick);
     held_brick_header_ = h;
   }
-  if (!held_brick_ || !(arrived || view_changed) || held_brick_header_.field != w.field) return;
+  // At rest, the run's own picture of every cell replaces the brick's (when it casts them): a new
+  // brick is then held for the next camera move, not drawn over it.
+  const auto at_rest = [&] {
+    bool may = false;
+    {
+      QMutexLocker lock(&mu_);
+      may = shown_;
+    }
+    if (may || view_changed) (void)show_run_picture(view, view_changed, arrived);
+  };
+  if (!held_brick_ || !(arrived || view_changed) || held_brick_header_.field != w.field ||
+      (run_pictures_.showing && !view_changed))
+    return at_rest();
   {
     QMutexLocker lock(&mu_);
     shown_ = false;
@@ -235,6 +247,7 @@ void ViewerWorker::render_remote_volume(const ViewRequest& view, bool view_chang
   if (result.frame)
     result.frame->link = RemoteLink{QString::fromStdString(h.encoding), h.error_bound, h.link_bytes_per_s};
   hand_over(std::move(result), h.seq);
+  at_rest();
 }
 
 namespace {
@@ -306,8 +319,6 @@ bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, 
   }
   if (view.field == p.refused_field || !view.volume || view.volume->interacting || now - p.moved < kRestMs)
     return false;
-  auto* group = dynamic_cast<Group*>(run_.get());  // on this host: a whole publisher, or parts composited here
-  if (group == nullptr) return false;
   const auto shown = group_description_.for_field(static_cast<std::size_t>(std::max(view.field, 0)));
   // The colours are those of the brick's picture when the camera came to rest, kept while it
   // rests: the run's pictures are of one view, not one per frame's range.
@@ -320,7 +331,7 @@ bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, 
   p.next_ask = now + 40ms;
   proto::RenderResult r;
   try {
-    r = group->render(*p.asked);
+    r = run_->render(*p.asked);  // a whole publisher's, or the parts' composited here; local or remote
   } catch (const Error& e) {
     if (e.code() == Errc::daemon_gone || e.code() == Errc::timeout) throw;
     // An older publisher, a field it cannot cast, a GPU that failed: the brick's pictures stay.

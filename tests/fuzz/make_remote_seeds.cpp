@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codec_input.hpp"
+#include "cuview/remote/picture_codec.hpp"
 #include "cuview/remote/value_codec.hpp"
 #include "cuview/remote_protocol.hpp"
 
@@ -48,6 +49,21 @@ int main(int argc, char** argv) {
   fetch.data.assign(data.begin(), data.end());
   put(proto::encode(fetch));
   put(proto::encode_result(8, fetch));
+  // A picture: its request, and its result with colours in WebP (and as a codec input, sized as
+  // the fuzzer reads it: count % 512 + 1 by raw_bytes % 512 + 1 pixels).
+  proto::RenderArgs view;
+  view.field = "u", view.width = 16, view.height = 12;
+  put(encode_gateway_request(Op::picture, 9, PictureArgs{"sim", view, "auto", "u16", 0}));
+  std::vector<std::uint32_t> colours(16 * 12);
+  for (std::size_t i = 0; i < colours.size(); ++i) colours[i] = 0xff000000u | static_cast<std::uint32_t>(i * 2654435761u >> 8);
+  PictureEncoder pictures;
+  std::string webp;
+  pictures.encode(PictureCodec::webp, colours, 16, 12, webp);
+  PictureResult picture;
+  picture.pending = false, picture.width = 16, picture.height = 12, picture.codec = "webp";
+  picture.argb.assign(webp.begin(), webp.end());
+  put(proto::encode_result(10, picture));
+  put(fuzz::CodecInput{Encoding::u8, 15, 11, 0, 0, webp}.bytes());
   put(proto::encode(Beat{"s", 123}));
   put(proto::encode(Gone{"s", "exited"}));
   return 0;

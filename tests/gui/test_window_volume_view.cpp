@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include "cuview/publisher.hpp"
@@ -273,15 +274,21 @@ class CentredBall {
 };
 }  // namespace
 
-TEST_CASE("a volume larger than the brick: while the camera moves the brick's every-2nd-cell picture, at rest the "
-          "run's own picture of every cell, a disc of the ball's radius",
-          "[.window][window]") {
+namespace {
+/// A 96×72×72 ball watched in a real window, on this host or through a gateway (`remote`): the
+/// brick of every 2nd cell while the camera moves, the run's own picture of every cell at rest.
+void watch_big_ball(bool remote) {
   RuntimeDir rt;
   constexpr std::uint32_t w = 96, h = 72, d = 72;
   constexpr double radius = 20;
   CentredBall ball(w, h, d, radius);
+  std::optional<ChildProcess> gateway;
   forget_window_geometry();
   auto o = attach_options("big-ball");
+  if (remote) {
+    gateway.emplace(start_gateway());
+    o.remote = QString::fromStdString(gateway_url());
+  }
   o.volume = "mip";
   MainWindow win(o);
   show_real(win);
@@ -319,4 +326,17 @@ TEST_CASE("a volume larger than the brick: while the camera moves the brick's ev
   CHECK(brick_seen);
   CHECK(status->text().startsWith("MIP · every cell of 96×72×72"));
   CHECK(std::abs(disc_radius(win.view()->last_frame()) - radius) < 0.5);
+}
+}  // namespace
+
+TEST_CASE("a volume larger than the brick: while the camera moves the brick's every-2nd-cell picture, at rest the "
+          "run's own picture of every cell, a disc of the ball's radius",
+          "[.window][window]") {
+  watch_big_ball(false);
+}
+
+TEST_CASE("through a gateway the same: the brick while the camera moves, at rest the run's picture of every cell, "
+          "compressed on the link",
+          "[.window][window][remote]") {
+  watch_big_ball(true);
 }

@@ -178,3 +178,93 @@ TEST_CASE("a new view is cast at once from the newest frame: a camera that moved
   CHECK(c.stats().frames_published == frames);
   CHECK(turned.argb != first.argb);
 }
+
+TEST_CASE("through a gateway a run's pictures come whole: the colours exact, the values within a u16 level",
+          "[integration][render][remote][parts][host]") {
+  RuntimeDir rt;
+  Runs runs(2);
+  auto gateway = start_gateway();
+  for (const char* name : {"whole", "slabs"}) {
+    auto local = Group::attach({.name = name, .client = "test", .import = Import::control_only});
+    auto remote = cuview::open({.name = name, .remote = {gateway_url()}, .client = "test"});
+    REQUIRE(dynamic_cast<RemoteGroup*>(remote.get()) != nullptr);
+    REQUIRE(remote->size() == local.size());
+    for (const char* mode : {"mip", "emission", "isosurface"}) {
+      const auto v = view_of(mode, 35, 25);
+      proto::RenderResult here, there;
+      std::uint64_t step = 0;
+      for (int tries = 0; tries < 200 && (here.pending || there.pending); ++tries) {
+        runs.publish(++step);
+        if (here.pending) here = local.render(v);
+        if (there.pending) there = remote->render(v);
+      }
+      REQUIRE_FALSE(there.pending);
+      // No frame comes now: both ask for the newest picture of the view, which is one.
+      here = local.render(v), there = remote->render(v);
+      INFO(name << ", " << mode << ": picture " << here.seq << " here, " << there.seq << " through the gateway");
+      REQUIRE(there.seq == here.seq);
+      CHECK(there.step == here.step);
+      CHECK(there.width == v.width);
+      CHECK(there.height == v.height);
+      // The colours travel losslessly: a whole publisher's are the same bytes; the parts' are
+      // composited from them by the values, which travel in u16 (emission's opacities: a colour
+      // may round one level the other way).
+      const bool parts = std::string(name) == "slabs";
+      if (!parts) CHECK(there.argb == here.argb);
+      REQUIRE(there.argb.size() == here.argb.size());
+      int worst_level = 0;
+      for (std::size_t i = 0; i < here.argb.size(); ++i)
+        worst_level = std::max(worst_level, std::abs(int(static_cast<std::uint8_t>(here.argb[i])) -
+                                                     int(static_cast<std::uint8_t>(there.argb[i]))));
+      CHECK(worst_level <= (parts ? 1 : 0));
+      // The values in u16 (what cuview's clients ask for): within a level of the picture's range,
+      // and nothing where nothing is.
+      REQUIRE(there.values.size() == here.values.size());
+      const std::size_t n = here.values.size() / 4;
+      std::vector<float> a(n), b(n);
+      std::memcpy(a.data(), here.values.data(), n * 4), std::memcpy(b.data(), there.values.data(), n * 4);
+      float lo = INFINITY, hi = -INFINITY;
+      for (const float x : a)
+        if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+      REQUIRE(hi > lo);
+      std::size_t misplaced = 0, off = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        misplaced += std::isnan(a[i]) != std::isnan(b[i]) ? 1 : 0;
+        off += !std::isnan(a[i]) && std::abs(a[i] - b[i]) > (hi - lo) / 65534 ? 1 : 0;
+      }
+      CHECK(misplaced == 0);
+      CHECK(off == 0);
+      // Asked again, the picture held is the newest: the same one (the gateway sends none).
+      const auto again = remote->render(v);
+      CHECK(again.seq == there.seq);
+      CHECK(again.argb == there.argb);
+    }
+  }
+}
+
+TEST_CASE("through a gateway a field that is not a volume is refused by the publisher's own words",
+          "[integration][render][remote][host]") {
+  RuntimeDir rt;
+  std::vector<float> plane(64 * 48, 1.0f);
+  Publisher pub({.name = "flat", .backend = "host", .max_fps = 0, .max_cost = 1});
+  pub.add_field({.name = "u", .data = plane.data(), .bytes = plane.size() * 4, .dims = {48, 64}, .memory = Memory::host});
+  pub.start();
+  (void)pub.publish(1, 0.0);
+  auto gateway = start_gateway();
+  auto remote = cuview::open({.name = "flat", .remote = {gateway_url()}, .client = "test"});
+  auto v = view_of("mip", 0, 0);
+  std::string local_error, remote_error;
+  try {
+    (void)Client::attach({.name = "flat", .client = "test", .import = Import::control_only}).render(v);
+  } catch (const Error& e) {
+    local_error = e.what();
+  }
+  try {
+    (void)remote->render(v);
+  } catch (const Error& e) {
+    remote_error = e.what();
+    CHECK(e.code() == Errc::unsupported);
+  }
+  REQUIRE_FALSE(local_error.empty());
+  CHECK(remote_error == local_error);
+}

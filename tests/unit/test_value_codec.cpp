@@ -1,6 +1,7 @@
-// The values of remote views (cuview/remote/value_codec.hpp): what a remote viewer decodes is
-// within the header's error bound of what the gateway sampled, "no value" stays "no value", and
-// every corrupt or lying payload is refused with a message naming what was wrong.
+// The values of remote views (cuview/remote/value_codec.hpp) and the colours of pictures
+// (picture_codec.hpp): what a remote viewer decodes is within the header's error bound of what the
+// gateway sampled (pictures: exactly), "no value" stays "no value", and every corrupt or lying
+// payload is refused with a message naming what was wrong.
 #include <zstd.h>
 
 #include <catch2/catch.hpp>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "cuview/error.hpp"
+#include "cuview/remote/picture_codec.hpp"
 #include "cuview/remote/value_codec.hpp"
 
 using namespace cuview;
@@ -404,4 +406,64 @@ TEST_CASE("a moved encoder and decoder keep working", "[remote][codec]") {
   encoder.encode(field, Encoding::u8, encoded);
   decoder.decode(Encoding::u8, encoded.lo, encoded.hi, field.size(), encoded.raw_bytes, encoded.payload, decoded);
   CHECK(outside_bound(field, decoded, encoded.error_bound) == "");
+}
+
+// ---- pictures (cuview/remote/picture_codec.hpp) ----
+
+namespace {
+/// A picture as the casters make one: a shaded disc on transparent black, colours under alpha 0
+/// here and there (which must come back as they were), and a soft gradient.
+std::vector<std::uint32_t> disc_picture(std::uint32_t w, std::uint32_t h) {
+  std::vector<std::uint32_t> p(std::size_t{w} * h);
+  for (std::uint32_t y = 0; y < h; ++y)
+    for (std::uint32_t x = 0; x < w; ++x) {
+      const double r = std::hypot(x - w / 2.0, y - h / 2.0) / (h / 3.0);
+      const auto shade = static_cast<std::uint32_t>(std::clamp(255.0 * (1 - r * r), 0.0, 255.0));
+      const std::uint32_t alpha = r < 1 ? 255 : (x * 7 + y) % 3 == 0 ? 0 : shade / 2;
+      p[std::size_t{y} * w + x] = alpha << 24 | shade << 16 | ((x + y) & 0xff) << 8 | (255 - shade);
+    }
+  return p;
+}
+}  // namespace
+
+TEST_CASE("a picture's colours come back exactly in every codec, alpha and colours under alpha 0 included",
+          "[unit][remote][picture]") {
+  const auto codec = GENERATE(PictureCodec::webp, PictureCodec::zstd);
+  const std::uint32_t w = 257, h = 131;  // odd sizes: no codec block lines up
+  const auto picture = disc_picture(w, h);
+  PictureEncoder encoder;
+  PictureDecoder decoder;
+  std::string packed;
+  encoder.encode(codec, picture, w, h, packed);
+  INFO(name_of(codec) << ": " << packed.size() << " bytes for " << picture.size() * 4);
+  CHECK(packed.size() < picture.size() * 4);
+  std::vector<char> back;
+  decoder.decode(codec, packed, w, h, back);
+  REQUIRE(back.size() == picture.size() * 4);
+  CHECK(std::memcmp(back.data(), picture.data(), back.size()) == 0);
+  CHECK(picture_codec_named(name_of(codec)) == codec);
+}
+
+TEST_CASE("a picture that is not what it says is refused, naming what was wrong", "[unit][remote][picture]") {
+  const std::uint32_t w = 64, h = 48;
+  const auto picture = disc_picture(w, h);
+  PictureEncoder encoder;
+  PictureDecoder decoder;
+  std::vector<char> back;
+  std::string webp, zstd;
+  encoder.encode(PictureCodec::webp, picture, w, h, webp);
+  encoder.encode(PictureCodec::zstd, picture, w, h, zstd);
+  using Catch::Matchers::Contains;
+  // Another size than the header's.
+  CHECK_THROWS_WITH(decoder.decode(PictureCodec::webp, webp, w + 1, h, back), Contains("holds a WebP image of 64x48"));
+  CHECK_THROWS_AS(decoder.decode(PictureCodec::zstd, zstd, w, h + 1, back), Error);
+  // Not an image of the codec at all, or one cut short.
+  CHECK_THROWS_WITH(decoder.decode(PictureCodec::webp, zstd, w, h, back), Contains("not a WebP image"));
+  CHECK_THROWS_AS(decoder.decode(PictureCodec::webp, webp.substr(0, webp.size() / 2), w, h, back), Error);
+  CHECK_THROWS_AS(decoder.decode(PictureCodec::zstd, zstd.substr(0, zstd.size() - 3), w, h, back), Error);
+  // A picture larger than any view, and an unknown codec.
+  CHECK_THROWS_AS(decoder.decode(PictureCodec::webp, webp, 5000, 5000, back), Error);
+  CHECK_THROWS_WITH(picture_codec_named("gif"), Contains("webp, zstd"));
+  // Colours that are not width × height.
+  CHECK_THROWS_AS(encoder.encode(PictureCodec::webp, std::span(picture).first(10), w, h, webp), Error);
 }

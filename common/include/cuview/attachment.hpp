@@ -86,6 +86,17 @@ class Attachment {
   /// Error(daemon_gone) within ~100 ms (local) or a second (remote) of the publisher going away.
   [[nodiscard]] virtual std::optional<Frame> next_frame(std::chrono::milliseconds timeout) = 0;
 
+  /// Asks the publisher for pictures of a volume field seen as `view` says, cast where the data is
+  /// from every cell (protocol 10, `render`), and returns the newest one of that view: `pending`
+  /// until a frame brings one (ask again after the next frame). Throws Error(unsupported) for a
+  /// field that is not a float32 volume; Error(bad_value |
+  /// out_of_range) naming a wrong argument; Error(bad_message) from a publisher of protocol 9 or
+  /// older (it does not know the op). Remote: the gateway's `picture` op, the colours
+  /// compressed losslessly, the values in u16 (within a 65 535th of the picture's range of
+  /// values); asking again for a picture already held costs the link nothing. Error(unsupported)
+  /// from a gateway of remote protocol 2 or older.
+  [[nodiscard]] virtual proto::RenderResult render(const proto::RenderArgs& view) = 0;
+
   /// True while the publisher runs and has not shut down.
   [[nodiscard]] bool daemon_alive() const noexcept;
   /// Seconds since the publisher's last loop turn (large when it is frozen); 0 when not known here
@@ -139,13 +150,7 @@ class Client final : public Attachment {
 
   /// How the ring reached this process: "shm", "legacy", "vmm" or "pool"; empty when control-only.
   [[nodiscard]] const std::string& sharing() const noexcept;
-  /// Asks the publisher for pictures of a volume field seen as `view` says, cast where the data is
-  /// from every cell (protocol 10, `render`), and returns the newest one of that view: `pending`
-  /// until a frame brings one (ask again after the next frame). Throws Error(unsupported) for a
-  /// field that is not a float32 volume, or a publisher that is a part of a run; Error(bad_value |
-  /// out_of_range) naming a wrong argument; Error(bad_message) from a publisher of protocol 9 or
-  /// older (it does not know the op).
-  [[nodiscard]] proto::RenderResult render(const proto::RenderArgs& view);
+  [[nodiscard]] proto::RenderResult render(const proto::RenderArgs& view) override;
   /// How many of the ring's slots this process has mapped. A slot is mapped when the first frame
   /// in it is taken, so a client that takes one frame maps one slot (vmm maps its one allocation,
   /// every slot, at the first).
@@ -203,6 +208,7 @@ class RemoteClient final : public Attachment {
   /// came. Throws Error(daemon_gone) within a second of the publisher, the gateway or the link
   /// going away; Error(bad_message) for a view that does not decode.
   [[nodiscard]] bool next_view(RemoteView& out, std::chrono::milliseconds timeout);
+  [[nodiscard]] proto::RenderResult render(const proto::RenderArgs& view) override;
   /// The block `box` of `field`'s grid (offset and dims slowest axis first, as many axes as the
   /// grid's: {y, x} and {h, w} of a plane, {z, y, x} and {d, h, w} of a volume) in the newest frame
   /// (RemoteRegion: how exact). Throws Error(bad_value | out_of_range) naming the field or the box.

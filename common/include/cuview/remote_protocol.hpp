@@ -28,7 +28,7 @@ namespace cuview::remote {
 /// version from kFirstStable to kVersion, and a newer client's `hello` is answered with the
 /// version of its session. Requests to a publisher carry the local protocol's version
 /// (proto::kVersion or the client's older one, from 7) as they always do.
-inline constexpr std::uint32_t kVersion = 2;  // 2: `list` names every axis of a grid (dims)
+inline constexpr std::uint32_t kVersion = 3;  // 2: `list` names every axis of a grid (dims); 3: `picture`
 inline constexpr std::uint32_t kFirstStable = 1;
 
 /// The keys each version after kFirstStable added to the gateway's own results (as
@@ -66,7 +66,7 @@ Encoding encoding_named(std::string_view name);
 constexpr std::size_t value_bytes(Encoding e) { return e == Encoding::u8 ? 1 : e == Encoding::u16 ? 2 : 4; }
 
 /// The gateway's own operations (requests with `to` = "").
-enum class Op : std::uint8_t { hello, list, view, credit, stop, fetch };
+enum class Op : std::uint8_t { hello, list, view, credit, stop, fetch, picture };
 struct OpSpec {
   Op op;
   std::string_view name;
@@ -79,7 +79,10 @@ inline constexpr OpSpec kOps[] = {
     {Op::credit, "credit", "allow the gateway to send n more views (never answered)"},
     {Op::stop, "stop", "stop receiving views of a publisher"},
     {Op::fetch, "fetch", "one rectangle of a field at full resolution, float32, lossless"},
+    {Op::picture, "picture", "a picture of a volume cast by the run from every cell ('render'), compressed losslessly"},
 };
+/// The version that added each op after kFirstStable: an older gateway answers it unknown_op.
+constexpr std::uint32_t version_of(Op op) noexcept { return op == Op::picture ? 3 : 1; }
 std::string_view name_of(Op op) noexcept;
 /// Throws Error(unknown_op) listing the gateway's ops.
 Op check_op(std::string_view name);
@@ -239,6 +242,49 @@ struct FetchResult {
   std::vector<char> data;       ///< zstd frame of raw_bytes bytes
   std::optional<std::uint32_t> z{}, d{};  ///< a volume's box: its first layer and layers
   MSGPACK_DEFINE_MAP(session, seq, step, sim_time, x, y, w, h, components, compression, raw_bytes, data, z, d);
+};
+
+/// `picture` (remote protocol 3): the publisher's `render` (protocol 10) through the gateway. The
+/// gateway asks the publisher for `view` (proto::RenderArgs, decoded as strictly as the publisher
+/// does) and sends its newest picture of that view, colours compressed losslessly in `codec` and
+/// values (what each pixel shows) as a view's payload in `values` (value_codec.hpp). "auto": the
+/// gateway's choice, WebP today (remote/picture_codec.hpp).
+struct PictureArgs {
+  std::string name;
+  proto::RenderArgs view;
+  std::string codec = "auto";  ///< auto | webp | zstd
+  /// How the values travel: u8 | u16 | f32 (a view's encodings: the picture's own range in 255 or
+  /// 65 535 levels, or lossless), or none (a client that shows colours only).
+  std::string values = "u16";
+  /// The seq of the picture of this view the client holds (0: none): when the newest is still that
+  /// one, the reply says `same` and carries no picture, so that asking again costs the link nothing.
+  std::uint64_t have_seq = 0;
+  MSGPACK_DEFINE_MAP(name, view, codec, values, have_seq);
+};
+/// A picture as RenderResult says, with its colours in `codec` (`argb`: the compressed bytes of
+/// width × height 0xAARRGGBB pixels) and its values in `values` (empty when not asked for or
+/// pending: width × height values in `values_encoding`, a view's payload of values_raw_bytes with
+/// range [values_lo, values_hi] and |decoded − cast| ≤ values_error_bound; NaN where nothing is).
+struct PictureResult {
+  std::string session;  ///< the publisher's
+  bool pending = true;
+  std::uint64_t seq = 0, step = 0;
+  double sim_time = 0;
+  std::int64_t stamp_ns = 0;
+  std::uint32_t width = 0, height = 0, every = 1;
+  double cast_ms = 0;
+  std::string codec;
+  std::vector<char> argb;
+  std::string values_encoding;  ///< u8 | u16 | f32, or none
+  float values_lo = 0, values_hi = 0;
+  double values_error_bound = 0;
+  std::uint64_t values_raw_bytes = 0;
+  std::vector<char> values;
+  double encode_ms = 0;  ///< the gateway's time to compress it
+  bool same = false;     ///< the newest picture is the one the client has (PictureArgs::have_seq): no colours, no values
+  MSGPACK_DEFINE_MAP(session, pending, seq, step, sim_time, stamp_ns, width, height, every, cast_ms, codec, argb,
+                     values_encoding, values_lo, values_hi, values_error_bound, values_raw_bytes, values, encode_ms,
+                     same);
 };
 
 // ---- pushed by the gateway ----

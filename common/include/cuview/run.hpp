@@ -85,6 +85,14 @@ class Run {
   /// whole frames (it changes nothing there).
   virtual void read_every(std::uint32_t k) { (void)k; }
 
+  /// A picture of a volume field of the whole run, cast from every cell where the data is
+  /// (protocol 10, `render`; Attachment::render): a whole publisher's own; in a run of parts each
+  /// part casts its block, and the parts' pictures of one step are composited here front to back
+  /// (composite_pictures). Through gateways each picture comes compressed losslessly (the gateway's
+  /// `picture` op). `pending` until every part has a picture of a common step. Throws as
+  /// Attachment::render does, naming the part.
+  [[nodiscard]] proto::RenderResult render(const proto::RenderArgs& view);
+
   /// True while every part's publisher runs and has not shut down.
   [[nodiscard]] bool alive() const noexcept;
   /// Empty while alive(); otherwise which part went and why: "part 1 of 'flow' (rank 1, pid 4711
@@ -125,12 +133,6 @@ class Group final : public Run {
   [[nodiscard]] std::optional<FrameGroup> next(std::chrono::milliseconds timeout) override;
   void read_fields(const std::vector<std::string>& names) override;
   void read_every(std::uint32_t k) override;
-  /// A picture of a volume field of the whole run, cast from every cell where the data is
-  /// (protocol 10, `render`; Client::render): a whole publisher's own; in a run of parts each part
-  /// casts its block, and the parts' pictures of one step are composited here front to back
-  /// (composite_pictures). `pending` until every part has a picture of a common step. Throws as
-  /// Client::render does, naming the part.
-  [[nodiscard]] proto::RenderResult render(const proto::RenderArgs& view);
 
  private:
   explicit Group(std::unique_ptr<detail::RunState> state);

@@ -7,7 +7,6 @@
 #include "client/run_state.hpp"
 #include "client/session.hpp"
 #include "cuview/run.hpp"
-#include "cuview/volume_composite.hpp"
 #include "cuview/runtime_dir.hpp"
 
 namespace cuview {
@@ -122,79 +121,6 @@ void Group::read_fields(const std::vector<std::string>& names) {
 void Group::read_every(std::uint32_t k) {
   auto& im = static_cast<detail::LocalRun&>(*state_);
   if (!im.decomposed) im.part(0).read_every(k);  // parts publish whole frames
-}
-
-proto::RenderResult Group::render(const proto::RenderArgs& view) {
-  auto& im = static_cast<detail::LocalRun&>(*state_);
-  if (!im.decomposed) return im.part(0).render(view);
-  const std::size_t n = size();
-  std::vector<proto::RenderResult> got(n);
-  const auto ask = [&](std::size_t k, const proto::RenderArgs& v) {
-    try {
-      return part(k).render(v);
-    } catch (const Error& e) {
-      throw Error(e.code(), im.who(k) + ": " + e.what());
-    }
-  };
-  for (std::size_t k = 0; k < n; ++k) {
-    got[k] = ask(k, view);
-    if (got[k].pending) return {};
-  }
-  // One step: the oldest of the parts' newest; the parts ahead are asked for it (each keeps its
-  // last few pictures).
-  std::uint64_t step = got[0].step;
-  for (const auto& g : got) step = std::min(step, g.step);
-  for (std::size_t k = 0; k < n; ++k) {
-    if (got[k].step == step) continue;
-    auto v = view;
-    v.of_step = step;
-    got[k] = ask(k, v);
-    if (got[k].pending || got[k].step != step) return {};
-  }
-  const std::size_t pixels = std::size_t{view.width} * view.height;
-  for (std::size_t k = 0; k < n; ++k)
-    if (got[k].width != view.width || got[k].height != view.height || got[k].argb.size() != pixels * 4 ||
-        got[k].values.size() != pixels * 4)
-      throw Error(Errc::bad_message, im.who(k) + " answered 'render' with a picture of " + std::to_string(got[k].width) +
-                                         "x" + std::to_string(got[k].height) + " pixels for one of " +
-                                         std::to_string(view.width) + "x" + std::to_string(view.height) +
-                                         "; the publisher is at fault: please report it");
-  // The parts' blocks, nearest the camera first: their centres in world units along the view.
-  const auto& d = part(0).description();
-  const auto field = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& f) { return f.name == view.field; });
-  std::array<double, 3> cell{1, 1, 1};
-  if (field != d.fields.end())
-    if (const auto grid = d.grid_of(*field); grid.spacing.size() == 3) cell = {grid.spacing[2], grid.spacing[1], grid.spacing[0]};
-  std::vector<std::array<double, 3>> centres;
-  for (std::size_t k = 0; k < n; ++k) {
-    const Block b = block(k);
-    std::array<double, 3> c{};
-    for (std::size_t a = 0; a < 3 && a < b.dims.size(); ++a) {
-      const std::size_t axis = b.dims.size() - 1 - a;  // x, y, z from the fastest
-      c[a] = (static_cast<double>(b.offset[axis]) + (static_cast<double>(b.dims[axis]) - 1) / 2) * cell[a];
-    }
-    centres.push_back(c);
-  }
-  std::vector<PartPicture> nearest_first;
-  for (const std::size_t k : front_to_back(centres, view_direction(view.azimuth, view.elevation)))
-    nearest_first.push_back({reinterpret_cast<const std::uint32_t*>(got[k].argb.data()),
-                             reinterpret_cast<const float*>(got[k].values.data())});
-  proto::RenderResult r;
-  r.pending = false;
-  r.seq = got[0].seq, r.step = step, r.sim_time = got[0].sim_time;
-  r.width = view.width, r.height = view.height, r.every = 1;
-  for (const auto& g : got) {
-    r.stamp_ns = std::max(r.stamp_ns, g.stamp_ns);
-    r.cast_ms = std::max(r.cast_ms, g.cast_ms);  // the parts cast at once, each on its own GPU
-    r.every = std::max(r.every, g.every);
-  }
-  r.argb.resize(pixels * 4), r.values.resize(pixels * 4);
-  const VolumeMode mode = view.mode == "emission" ? VolumeMode::emission
-                          : view.mode == "isosurface" ? VolumeMode::isosurface
-                                                      : VolumeMode::mip;
-  composite_pictures(mode, nearest_first, pixels, reinterpret_cast<std::uint32_t*>(r.argb.data()),
-                     reinterpret_cast<float*>(r.values.data()));
-  return r;
 }
 
 std::optional<FrameGroup> Group::next(std::chrono::milliseconds timeout) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cuview/remote/picture_codec.hpp"
 #include "cuview/remote/value_codec.hpp"
 #include "cuview/remote_protocol.hpp"
 #include "remote/remote_link.hpp"
@@ -57,6 +58,15 @@ class RemoteChannel final : public RequestChannel {
   [[nodiscard]] bool refused() const noexcept;
 
   remote::ValueDecoder decoder;  ///< keeps its zstd context between views
+  /// The version of the gateway's own ops this session speaks (its hello's; kFirstStable until
+  /// the gateway was greeted).
+  [[nodiscard]] std::uint32_t gateway_version() const noexcept { return gateway_version_; }
+  bool gateway_greeted = false;  ///< the gateway's own `hello` was said on this link
+  /// The newest picture received (RemoteClient::render), of `picture_view`: asked again, the
+  /// gateway answers `same` while it is still the newest.
+  std::optional<proto::RenderArgs> picture_view;
+  proto::RenderResult picture;
+  remote::PictureDecoder picture_decoder;
 
  private:
   /// Reads one message if one comes within `timeout` and files it.
