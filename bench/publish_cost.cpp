@@ -32,6 +32,7 @@
 #include "cuview/posix.hpp"
 #include "cuview/remote/curve_keys.hpp"
 #include "cuview/remote/picture_codec.hpp"
+#include "cuview/volume_composite.hpp"
 #include "daemon.hpp"
 #include "process.hpp"
 
@@ -436,6 +437,37 @@ void codec_rows(Table& t, const std::string& mode, const proto::RenderResult& r)
   row("png (libpng default)", size, e, 0);
   png_image_free(&image);
 }
+/// What a client spends compositing the pictures of a run of `parts` z-slabs (Run::render):
+/// composite_pictures over 1280×720 pictures of each mode, every part showing something at every
+/// pixel (the most work), median of 5.
+std::string composite_table() {
+  constexpr std::size_t w = 1280, h = 720, n = w * h;
+  Table t{{"parts", "mode", "composite (ms)"}, {}};
+  for (const std::size_t parts : {2u, 4u, 8u}) {
+    std::vector<std::vector<std::uint32_t>> argb(parts, std::vector<std::uint32_t>(n));
+    std::vector<std::vector<float>> values(parts, std::vector<float>(n));
+    for (std::size_t k = 0; k < parts; ++k)
+      for (std::size_t i = 0; i < n; ++i) {
+        argb[k][i] = 0xff000000u | static_cast<std::uint32_t>((i * 2654435761u + k) >> 8);
+        values[k][i] = 0.1f + 0.8f * static_cast<float>((i * 7 + k * 13) % 101) / 101;  // opacities < 1
+      }
+    std::vector<PartPicture> nearest_first;
+    for (std::size_t k = 0; k < parts; ++k) nearest_first.push_back({argb[k].data(), values[k].data()});
+    std::vector<std::uint32_t> out(n);
+    std::vector<float> shown(n);
+    for (const auto mode : {VolumeMode::mip, VolumeMode::emission, VolumeMode::isosurface}) {
+      std::vector<double> ms;
+      for (int r = 0; r < 5; ++r) {
+        const auto t0 = Clock::now();
+        composite_pictures(mode, nearest_first, n, out.data(), shown.data());
+        ms.push_back(seconds_since(t0) * 1e3);
+      }
+      t.rows.push_back({std::to_string(parts), mode == VolumeMode::mip ? "mip" : mode == VolumeMode::emission ? "emission" : "isosurface",
+                        fmt(percentile(ms, 0.5), "%.1f")});
+    }
+  }
+  return t.markdown();
+}
 }  // namespace
 
 std::string pictures_section(const Options& o, const std::string& backend) {
@@ -561,7 +593,11 @@ std::string pictures_section(const Options& o, const std::string& backend) {
          "(`picture`: colours WebP, values u16) as fast as answers come, for 3 s: the distinct pictures received a "
          "second, the bytes the link carried for each (loopback, both ways), and the pictures the run cast meanwhile."
          "\n\n" +
-         through.markdown();
+         through.markdown() +
+         "\n\n#### Compositing a run of parts' pictures (the client's CPU, one thread, 1280×720)\n\n"
+         "Run::render composites the parts' pictures of one step front to back (composite_pictures); every part "
+         "shows something at every pixel here, the most work there is. Median of 5.\n\n" +
+         composite_table();
 }
 
 /// One simulation at one size.

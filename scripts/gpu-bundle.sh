@@ -17,5 +17,6 @@ clang++ "${flags[@]}" common/src/remote/remote_protocol.cpp common/src/remote/va
   -o build-gpu/bin/cuview-fuzz-remote
 clang++ "${flags[@]}" common/src/remote/remote_protocol.cpp common/src/remote/value_codec.cpp common/src/remote/picture_codec.cpp \
   tests/fuzz/make_remote_seeds.cpp -lzstd -lwebp -o build-gpu/bin/cuview-fuzz-remote-seeds
-# The GPU hosts have no OpenSSH: the ssh:// tests and scripts/gpu-volume.sh carry Debian's.
-../shared/device/bundle-runtime.sh build-gpu/bin /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen
+# The GPU hosts have no OpenSSH: the ssh:// tests and scripts/gpu-volume.sh carry Debian's; nor
+# iproute2: scripts/gpu-pictures.sh limits a link with Debian's ip and tc.
+../shared/device/bundle-runtime.sh build-gpu/bin /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen /usr/sbin/ip /usr/sbin/tc
