@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cuview/posix.hpp"
+#include "cuview/volume_ray.hpp"
 #include "publisher/pacer.hpp"
 #include "publisher/publisher_log.hpp"
 
@@ -451,8 +452,8 @@ std::string ControlOps::op_render(Peer& p, const proto::Request& req) {
   if (a.width < 1 || a.height < 1 || a.width > 4096 || a.height > 4096)
     throw Error(Errc::out_of_range, "render: a picture of " + std::to_string(a.width) + "x" + std::to_string(a.height) +
                                         " pixels; give each side 1 to 4096");
-  if (a.mode != "mip" && a.mode != "emission" && a.mode != "isosurface")
-    throw Error(Errc::bad_value, "render: mode '" + a.mode + "' is none of mip, emission, isosurface");
+  if (!volume_mode_of(a.mode))
+    throw Error(Errc::bad_value, "render: mode '" + a.mode + "' is none of " + kVolumeModeNames);
   if (a.lut.size() != 256 || (a.mode == "emission" && a.opacity.size() != 256))
     throw Error(Errc::bad_value, "render: lut has " + std::to_string(a.lut.size()) + " colours and opacity " +
                                      std::to_string(a.opacity.size()) +

@@ -129,8 +129,7 @@ PictureInput picture_input(const proto::RenderArgs& v, const proto::DescribeResu
   const auto& grid = d.grid_of(f);
   if (grid.spacing.size() == 3) in.brick.cell = {grid.spacing[2], grid.spacing[1], grid.spacing[0]};
   in.camera = {v.azimuth, v.elevation, v.zoom, v.pan_x, v.pan_y};
-  in.mode = v.mode == "emission" ? VolumeMode::emission : v.mode == "isosurface" ? VolumeMode::isosurface
-                                                                                 : VolumeMode::mip;
+  in.mode = volume_mode_of(v.mode).value_or(VolumeMode::mip);  // op_render refused another
   std::copy_n(v.lut.begin(), std::min<std::size_t>(v.lut.size(), 256), in.style.lut.begin());
   std::copy_n(v.opacity.begin(), std::min<std::size_t>(v.opacity.size(), 256), in.style.opacity.begin());
   in.style.lo = v.lo, in.style.hi = v.hi, in.style.level = v.level, in.style.step = v.step;

@@ -185,7 +185,7 @@ void VolumePanel::fill(ViewRequest& view, const VolumeCamera& camera, bool inter
   if (!active()) return;
   VolumeRequest v;
   const QString m = mode_->currentData().toString();
-  v.mode = m == "emission" ? VolumeMode::emission : m == "isosurface" ? VolumeMode::isosurface : VolumeMode::mip;
+  v.mode = volume_mode_of(m.toStdString()).value_or(VolumeMode::mip);
   v.camera = camera;
   v.opacity = editor_->curve();
   v.auto_opacity = auto_opacity_;

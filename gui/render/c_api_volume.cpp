@@ -22,12 +22,11 @@ extern "C" cuview_status cuview_render_volume(const float* data, uint32_t width,
     using cuview::Errc;
     using cuview::Error;
     using namespace cuview::gui;
-    const std::string m = mode;
-    const VolumeMode vm = m == "mip"          ? VolumeMode::mip
-                          : m == "emission"   ? VolumeMode::emission
-                          : m == "isosurface" ? VolumeMode::isosurface
-                                              : throw Error(Errc::bad_value, "cuview_render_volume: mode '" + m +
-                                                                                 "' is none of mip, emission, isosurface");
+    const auto named = cuview::volume_mode_of(mode);
+    if (!named)
+      throw Error(Errc::bad_value, std::string("cuview_render_volume: mode '") + mode + "' is none of " +
+                                       cuview::kVolumeModeNames);
+    const VolumeMode vm = *named;
     if (width == 0 || height == 0 || depth == 0 || view_w == 0 || view_h == 0 || view_w > 16384 || view_h > 16384)
       throw Error(Errc::out_of_range, "cuview_render_volume: a brick of " + std::to_string(width) + "x" +
                                           std::to_string(height) + "x" + std::to_string(depth) + " into " +
@@ -91,4 +90,59 @@ extern "C" cuview_status cuview_frame_brick(const cuview_client* client, const c
     sampler.sample(*frame->frame, d.fields[field], cuview::own_block(d), brick);
     std::memcpy(out, brick.values.data(), brick.values.size() * sizeof(float));
   });
+}
+
+extern "C" cuview_status cuview_group_render(cuview_group* group, const char* field, const char* mode, double azimuth,
+                                             double elevation, double zoom, double pan_x, double pan_y,
+                                             const char* colormap, float lo, float hi, const char* opacity, float level,
+                                             uint32_t view_w, uint32_t view_h, uint32_t* argb, float* values,
+                                             cuview_picture_info* info) {
+  if (group == nullptr || field == nullptr || mode == nullptr || argb == nullptr) return null_argument("cuview_group_render");
+  cuview_status got = CUVIEW_OK;
+  const auto status = guarded([&] {
+    using cuview::Errc;
+    using cuview::Error;
+    using namespace cuview::gui;
+    const std::string cm = colormap != nullptr && *colormap != '\0' ? colormap : "viridis";
+    const auto map = parse_colormap(cm);
+    if (!map)
+      throw Error(Errc::bad_value, "cuview_group_render: colormap '" + cm + "' is none of viridis, magma, grayscale, diverging");
+    const std::string op = opacity != nullptr && *opacity != '\0' ? opacity : "ramp";
+    if (op != "ramp" && op != "peak" && op != "flat")
+      throw Error(Errc::bad_value, "cuview_group_render: opacity preset '" + op + "' is none of ramp, peak, flat" +
+                                       (op == "auto" ? " (auto is made from the cells: cuview_render_volume has it)" : ""));
+    // The opacity scaled to the field's whole grid, as cuview-gui's pictures are (full_opacity).
+    const auto& d = group->group.leader().description();
+    const auto f = std::find_if(d.fields.begin(), d.fields.end(), [&](const auto& x) { return x.name == field; });
+    if (f == d.fields.end()) {
+      std::string names;
+      for (const auto& x : d.fields) names += (names.empty() ? "" : ", ") + x.name;
+      throw Error(Errc::bad_value, "cuview_group_render: '" + group->group.name() + "' has no field '" + field +
+                                       "'; its fields: " + names);
+    }
+    const auto grid = d.for_field(static_cast<std::size_t>(f - d.fields.begin())).run_dims();
+    const auto longest = grid.empty() ? 1u : *std::max_element(grid.begin(), grid.end());
+    cuview::proto::RenderArgs a;
+    a.field = field, a.mode = mode, a.width = view_w, a.height = view_h;
+    a.azimuth = azimuth, a.elevation = elevation, a.zoom = zoom, a.pan_x = pan_x, a.pan_y = pan_y;
+    a.lo = lo, a.hi = hi, a.level = level, a.step = 1.0;  // one sample a cell, as cuview-gui asks
+    const auto lut = make_lut(*map);
+    a.lut.assign(lut.begin(), lut.end());
+    const auto curve = opacity_preset(op.c_str(), static_cast<int>(longest));
+    a.opacity.assign(curve.begin(), curve.end());
+    const auto r = group->group.render(a);  // the publisher checks the rest, and names what is wrong
+    if (r.pending) {
+      got = CUVIEW_NO_FRAME;
+      return;
+    }
+    const std::size_t n = std::size_t{view_w} * view_h;
+    if (r.argb.size() != n * 4 || r.values.size() != n * 4)
+      throw Error(Errc::bad_message, "cuview_group_render: the run answered with a picture of " +
+                                         std::to_string(r.width) + "x" + std::to_string(r.height) + " pixels for one of " +
+                                         std::to_string(view_w) + "x" + std::to_string(view_h));
+    std::memcpy(argb, r.argb.data(), n * 4);
+    if (values != nullptr) std::memcpy(values, r.values.data(), n * 4);
+    if (info != nullptr) *info = {r.seq, r.step, r.sim_time, r.cast_ms, r.every};
+  });
+  return status != CUVIEW_OK ? status : got;
 }

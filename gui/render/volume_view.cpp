@@ -189,7 +189,7 @@ std::optional<proto::RenderArgs> VolumeViewRenderer::picture_request(const proto
   proto::RenderArgs a;
   a.field = d.fields[static_cast<std::size_t>(view.field)].name;
   a.width = static_cast<std::uint32_t>(view.width), a.height = static_cast<std::uint32_t>(view.height);
-  a.mode = req.mode == VolumeMode::emission ? "emission" : req.mode == VolumeMode::isosurface ? "isosurface" : "mip";
+  a.mode = volume_mode_name(req.mode);
   // The brick's world is the grid's shrunk by its stride (a brick cell is drawn one spacing
   // wide): its pan, in brick cells, is the grid's over the stride.
   const double stride = brick_->stride;

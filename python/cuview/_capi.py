@@ -80,6 +80,11 @@ class PartInfo(ctypes.Structure):
     ]
 
 
+class PictureInfo(ctypes.Structure):
+    _fields_ = [("seq", ctypes.c_uint64), ("step", ctypes.c_uint64), ("sim_time", ctypes.c_double),
+                ("cast_ms", ctypes.c_double), ("every", c_uint32)]
+
+
 def _candidates():
     here = Path(__file__).resolve().parent
     yield here.parents[2] / "libcuview.so.0"  # installed: PREFIX/lib/python3/dist-packages/cuview
@@ -192,6 +197,9 @@ _proto("cuview_group_watch", c_int, c_void_p, c_char_p, c_uint32, c_uint32, c_do
 _proto("cuview_group_watch_plane", c_int, c_void_p, c_char_p, c_char_p, c_uint32, c_uint32, c_uint32, c_double,
        c_double, c_double, c_char_p)
 _proto("cuview_group_next_view", c_int, c_void_p, c_int, ctypes.POINTER(View))
+_proto("cuview_group_render", c_int, c_void_p, c_char_p, c_char_p, ctypes.c_double, ctypes.c_double, ctypes.c_double,
+       ctypes.c_double, ctypes.c_double, c_char_p, ctypes.c_float, ctypes.c_float, c_char_p, ctypes.c_float, c_uint32,
+       c_uint32, c_void_p, c_void_p, ctypes.POINTER(PictureInfo))
 _proto("cuview_group_detach", None, c_void_p)
 _proto("cuview_group_decomposed", c_int, c_void_p)
 _proto("cuview_group_parts", c_size_t, c_void_p)

@@ -141,6 +141,55 @@ class Group:
         _check(status)
         return View(v, (cols, rows))
 
+    def picture(self, field=None, mode="mip", camera=None, size=(1280, 720), colormap="viridis", range=None,
+                opacity="ramp", level=None, timeout=2.0):
+        """A picture of the volume `field` cast by the run itself from every cell, where the data is
+        (on the simulation's GPU, inside its cost budget; a run of parts casts each part's block and
+        the pictures are composited here; through gateways they come compressed): a VolumeView as
+        Frame.view's, of the whole grid (stride 1), with `step`, `seq` and `cast_ms` (its time where
+        it was cast). `range` = (lo, hi), the values the colours span, is required (the run's cells
+        are not read here); `opacity` "ramp", "peak" or "flat"; `camera` as Frame.view's, pan in the
+        grid's cells. None when the run has cast no picture of this view within `timeout` seconds:
+        the first asks start the casting, with its next frame (ask again; a view nobody asks for in
+        5 s is dropped). Raises CuviewError("unsupported") for a field that is not a float32 volume."""
+        import time
+
+        import numpy as np
+        from ._volume import VolumeView
+
+        field = self.leader._grid_field(field, "picture")
+        if range is None:
+            raise CuviewError("bad_value", f"picture of '{field}': give range=(lo, hi), the values the colours "
+                                           "span (the run's cells are not read here)")
+        camera = {"azimuth": 0.0, "elevation": 0.0, "zoom": 1.0, "pan": (0.0, 0.0), **(camera or {})}
+        unknown = set(camera) - {"azimuth", "elevation", "zoom", "pan"}
+        if unknown:
+            raise CuviewError("bad_value", f"camera keys {', '.join(sorted(unknown))} are not azimuth, elevation, "
+                                           "zoom or pan")
+        lo, hi = float(range[0]), float(range[1])
+        level = (lo + hi) / 2 if level is None else float(level)
+        w, h = int(size[0]), int(size[1])
+        argb = np.empty((h, w), np.uint32)
+        values = np.empty((h, w), np.float32)
+        info = _capi.PictureInfo()
+        pan = camera["pan"]
+        deadline = time.monotonic() + timeout
+        while True:
+            status = lib.cuview_group_render(self._handle(), field.encode(), mode.encode(), camera["azimuth"],
+                                             camera["elevation"], camera["zoom"], pan[0], pan[1], colormap.encode(),
+                                             lo, hi, opacity.encode(), level, w, h, argb.ctypes.data,
+                                             values.ctypes.data, ctypes.byref(info))
+            if status != _capi.NO_FRAME:
+                break
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.02)
+        _check(status)
+        rgb = np.stack([(argb >> 16) & 0xFF, (argb >> 8) & 0xFF, argb & 0xFF], axis=-1).astype(np.uint8)
+        view = VolumeView(rgb, values, tuple(self.leader.grid(field).shape), 1, mode, camera, (lo, hi), level)
+        view.step, view.seq, view.cast_ms = info.step, info.seq, info.cast_ms
+        return view
+
     def gone_reason(self):
         """None while every part runs; otherwise which part went and why."""
         reason = lib.cuview_group_gone_reason(self._handle()).decode()

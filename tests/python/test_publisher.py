@@ -468,6 +468,43 @@ class PublisherTest(PrivateRuntimeTest):
                     f.view("b", mode="xray")
                 self.assertIn("'xray' is none of mip, emission, isosurface", str(e.exception))
 
+    def test_the_run_casts_a_picture_of_every_cell_for_python(self):  # Group.picture: `render`, on the host
+        n, r = 48, 9
+        z, y, x = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")
+        c = (n - 1) / 2
+        ball = (((x - c - 10) ** 2 + (y - c) ** 2 + (z - c) ** 2) <= r * r).astype(np.float32)  # right of centre
+        with cuview.Publisher("ball", fields={"b": ball}, backend="host", fps=0, max_cost=1) as pub, \
+                cuview.attach_group("ball", control_only=True) as g:
+            size = (240, 240)
+            s = 240 / (n * np.sqrt(3))  # pixels per cell at zoom 1
+            with self.assertRaises(cuview.CuviewError) as e:
+                g.picture("b", size=size)
+            self.assertIn("range=(lo, hi)", str(e.exception))
+            pictures = {}
+            for step in range(1, 400):
+                pub.publish(step, 0.5 * step, {"b": ball})
+                for mode in ("mip", "isosurface"):
+                    if pictures.get(mode) is None:
+                        pictures[mode] = g.picture("b", mode=mode, size=size, range=(0, 1), level=0.5, timeout=0)
+                if all(pictures.get(m) is not None for m in ("mip", "isosurface")):
+                    break
+            mip, iso = pictures["mip"], pictures["isosurface"]
+            self.assertIsNotNone(mip, "the run cast no picture within 400 steps")
+            self.assertEqual(mip.image.shape, (240, 240, 3))
+            self.assertEqual((mip.stride, mip.brick), (1, (n, n, n)))  # every cell of the grid
+            self.assertGreater(mip.step, 0)
+            shown = mip.values > 0.5
+            ys, xs = np.nonzero(shown)
+            self.assertAlmostEqual(xs.mean() + 0.5, 120 + 10 * s, delta=1.5)  # where geometry puts the ball
+            self.assertAlmostEqual(ys.mean() + 0.5, 120, delta=1.5)
+            area = np.pi * (r * s) ** 2
+            self.assertAlmostEqual(shown.sum(), area, delta=0.15 * area)
+            self.assertAlmostEqual(int((~np.isnan(iso.values)).sum()), area, delta=0.15 * area)  # the silhouette
+            self.assertEqual(int(mip.image[5, 5].max()), 0)  # empty space stays black
+            with self.assertRaises(cuview.CuviewError) as e:
+                g.picture("b", mode="xray", range=(0, 1))
+            self.assertIn("xray", str(e.exception))
+
     def test_a_failing_program_tells_its_viewers_why(self):  # on the host: a reader in this process
         T = volume()
         sim = None

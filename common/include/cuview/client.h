@@ -308,6 +308,32 @@ CUVIEW_API cuview_status cuview_group_watch_plane(cuview_group* group, const cha
  * parts'. Valid until the next call or cuview_group_detach. CUVIEW_NO_FRAME: none within
  * timeout_ms; CUVIEW_DAEMON_GONE names the part that went. */
 CUVIEW_API cuview_status cuview_group_next_view(cuview_group* group, int timeout_ms, cuview_view* out);
+
+/* What a picture cast by the run is of (cuview_group_render). */
+typedef struct cuview_picture_info {
+  uint64_t seq, step; /* the frame it was cast from */
+  double sim_time;
+  double cast_ms;     /* its time where it was cast (the slowest part's) */
+  uint32_t every;     /* cast from every `every`-th cell: 1, every cell */
+} cuview_picture_info;
+
+/* A picture of the volume field `field` of the whole run, cast by the run itself where the data
+ * is — on the simulation's GPU, inside its cost budget — from every cell (protocol 10 `render`);
+ * a run of parts casts each part's block and the pictures are composited here; through gateways
+ * they come compressed (colours losslessly). The view takes cuview_render_volume's arguments but
+ * the data: mode, camera (pan in the grid's cells), colormap, [lo, hi], the opacity preset
+ * ("ramp", "peak" or "flat": "auto" needs the cells), level; the samples are one a cell. Writes the
+ * run's newest picture of this view to `argb` (view_w × view_h, 0xAARRGGBB) and, when not NULL, to
+ * `values` and `info`. CUVIEW_NO_FRAME: no picture of this view yet — the first asks start the
+ * casting, with the run's next frame; ask again (a view nobody asks for in 5 s is dropped).
+ * CUVIEW_UNSUPPORTED: a field that is not a float32 volume, or a publisher or gateway too old to
+ * cast. */
+CUVIEW_API cuview_status cuview_group_render(cuview_group* group, const char* field, const char* mode, double azimuth,
+                                             double elevation, double zoom, double pan_x, double pan_y,
+                                             const char* colormap, float lo, float hi, const char* opacity, float level,
+                                             uint32_t view_w, uint32_t view_h, uint32_t* argb, float* values,
+                                             cuview_picture_info* info);
+
 /* Detaches from every part and frees the group, its part and leader clients with it; group frames
  * still held stay valid until released. NULL is ignored. */
 CUVIEW_API void cuview_group_detach(cuview_group* group);

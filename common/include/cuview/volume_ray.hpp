@@ -19,12 +19,25 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "cuview/host_device.hpp"
 
 namespace cuview {
 
 enum class VolumeMode { mip, emission, isosurface };
+/// Each mode's name, as the protocol's `render`, the C API, Python and the command lines say it.
+constexpr const char* volume_mode_name(VolumeMode m) noexcept {
+  return m == VolumeMode::emission ? "emission" : m == VolumeMode::isosurface ? "isosurface" : "mip";
+}
+/// The mode named so; nullopt for none of them (kVolumeModeNames lists them, for errors).
+inline std::optional<VolumeMode> volume_mode_of(std::string_view name) noexcept {
+  for (const auto m : {VolumeMode::mip, VolumeMode::emission, VolumeMode::isosurface})
+    if (name == volume_mode_name(m)) return m;
+  return std::nullopt;
+}
+inline constexpr const char* kVolumeModeNames = "mip, emission, isosurface";
 
 /// Where the view looks from: orthographic, orbiting the brick's centre.
 struct VolumeCamera {

@@ -187,9 +187,7 @@ proto::RenderResult Run::render(const proto::RenderArgs& view) {
     r.every = std::max(r.every, g.every);
   }
   r.argb.resize(pixels * 4), r.values.resize(pixels * 4);
-  const VolumeMode mode = view.mode == "emission" ? VolumeMode::emission
-                          : view.mode == "isosurface" ? VolumeMode::isosurface
-                                                      : VolumeMode::mip;
+  const VolumeMode mode = volume_mode_of(view.mode).value_or(VolumeMode::mip);  // the parts refused another
   composite_pictures(mode, nearest_first, pixels, reinterpret_cast<std::uint32_t*>(r.argb.data()),
                      reinterpret_cast<float*>(r.values.data()));
   return r;
