@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
+#include <thread>
 
 namespace cuview {
 
@@ -23,10 +25,11 @@ std::vector<std::size_t> front_to_back(const std::vector<std::array<double, 3>>&
   return order;
 }
 
-void composite_pictures(VolumeMode mode, const std::vector<PartPicture>& parts, std::size_t pixels,
-                        std::uint32_t* argb, float* values) {
+namespace {
+void composite_range(VolumeMode mode, const std::vector<PartPicture>& parts, std::size_t begin, std::size_t end,
+                     std::uint32_t* argb, float* values) {
   const auto channel = [](std::uint32_t c, int shift) { return static_cast<double>((c >> shift) & 0xffu) / 255.0; };
-  for (std::size_t i = 0; i < pixels; ++i) {
+  for (std::size_t i = begin; i < end; ++i) {
     std::uint32_t colour = kVolumeMiss;
     float value = NAN;
     if (mode == VolumeMode::emission) {
@@ -60,6 +63,24 @@ void composite_pictures(VolumeMode mode, const std::vector<PartPicture>& parts, 
     argb[i] = colour;
     values[i] = value;
   }
+}
+}  // namespace
+
+void composite_pictures(VolumeMode mode, const std::vector<PartPicture>& parts, std::size_t pixels,
+                        std::uint32_t* argb, float* values) {
+  // Pixels are independent: on every core, in runs of at least 64 Ki pixels (a 1280×720 picture of
+  // 4 parts took 23 ms on one thread in emission: a limit near 30 pictures/s).
+  constexpr std::size_t kRun = std::size_t{1} << 16;
+  const std::size_t threads =
+      std::clamp<std::size_t>(std::min<std::size_t>(std::thread::hardware_concurrency(), 16), 1, (pixels + kRun - 1) / kRun);
+  if (threads <= 1) return composite_range(mode, parts, 0, pixels, argb, values);
+  std::vector<std::thread> pool;
+  const std::size_t share = (pixels + threads - 1) / threads;
+  for (std::size_t k = 1; k < threads; ++k)
+    pool.emplace_back(composite_range, mode, std::cref(parts), k * share, std::min(pixels, (k + 1) * share), argb,
+                      values);
+  composite_range(mode, parts, 0, std::min(pixels, share), argb, values);
+  for (auto& t : pool) t.join();
 }
 
 }  // namespace cuview
