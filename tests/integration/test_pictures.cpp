@@ -1,5 +1,5 @@
 // Pictures of a run of parts (issue 55): each part's publisher casts its own block of the volume
-// (`render`), and Group::render composites them front to back; the picture equals the one a whole
+// (`render`), and Run::render composites them front to back; the picture equals the one a whole
 // publisher of the same cells casts, within what the seams between blocks change (a sample within
 // half a cell of a seam reads the nearer block's last cell instead of interpolating across).
 #include <catch2/catch.hpp>
