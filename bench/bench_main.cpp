@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--picture-size", o.picture_size, "section pictures: the CUDA flow's side")->capture_default_str();
   app.add_option("--picture-budgets", o.picture_budgets,
-                 "section pictures: budgets in percent (codecs and the gateway measured at the last)")
+                 "section pictures: budgets in percent, e.g. 1,5 (codecs and the gateway measured at the last)")
+      ->delimiter(',')
       ->capture_default_str();
   app.add_option("--budget", o.budget_percent, "section budget: the daemons' --max-cost, in percent")
       ->capture_default_str();

@@ -36,7 +36,15 @@ struct VolumeCaster::Impl {
   VolumeTables host_tables;  // the upload's source: alive until the stream has read it
 };
 
-VolumeCaster::VolumeCaster() : impl_(std::make_unique<Impl>()) {}
+VolumeCaster::VolumeCaster() : impl_(std::make_unique<Impl>()) {
+  // The kernels' module is loaded now, not at their first launch (CUDA's lazy loading): a picture's
+  // time is measured between events on its stream, and a first launch that loads the module left
+  // the stream idle meanwhile — 393 ms counted as the first picture's cost of a 768³ run on an
+  // H200, which held its 1 % budget's frames back for half a minute (docs/benchmarks.md).
+  cudaFuncAttributes attributes{};
+  cuda::check(cudaFuncGetAttributes(&attributes, cast_kernel), "loading the volume caster's kernels");
+  cuda::check(cudaFuncGetAttributes(&attributes, blocks_kernel), "loading the volume caster's kernels");
+}
 VolumeCaster::~VolumeCaster() = default;
 
 void VolumeCaster::cast_on_device(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode,
