@@ -1,10 +1,14 @@
 #include "worker/viewer_worker.hpp"
 
 #include <QMutexLocker>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "cuview/error.hpp"
+#include "cuview/remote/value_codec.hpp"
 #include "cuview/runtime_dir.hpp"
 
 namespace cuview::gui {
@@ -344,7 +348,20 @@ bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, 
     QMutexLocker lock(&mu_);
     shown_ = false;
   }
-  hand_over(volume_.show_picture(r, *p.asked, shown, view), r.seq);
+  auto picture = volume_.show_picture(r, *p.asked, shown, view);
+  if (picture.frame && !run_->via().empty()) {
+    // Through a gateway the values come in u16 over the picture's own range (RemoteClient::render):
+    // the status bar says so, with the bound, as for the gateway's views and bricks.
+    float lo = INFINITY, hi = -INFINITY;
+    for (std::size_t i = 0; i + 4 <= r.values.size(); i += 4) {
+      float v = 0;
+      std::memcpy(&v, r.values.data() + i, 4);
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    const double bound = hi >= lo ? remote::error_bound_of(remote::Encoding::u16, lo, hi) : 0.0;
+    picture.frame->link = RemoteLink{"u16 values, colours lossless", bound, 0};
+  }
+  hand_over(std::move(picture), r.seq);
   p.showing = true;
   p.shown_seq = r.seq;
   return true;

@@ -306,6 +306,12 @@ void watch_big_ball(bool remote) {
     return f.volume && f.volume->by_run && f.image.size() == win.view()->size();
   }, 20000));
   CHECK(status->text().startsWith("MIP · every cell of 96×72×72 · cast by the run in"));
+  if (remote) {  // the values' encoding and bound, as for the gateway's views
+    auto* link = win.findChild<QLabel*>("remote");
+    REQUIRE(link != nullptr);
+    CHECK(link->isVisible());
+    CHECK(link->text().contains("u16 values, colours lossless · ±"));
+  }
   const auto full = win.view()->last_frame();
   CHECK(full.volume->stride == 1);
   CHECK(std::abs(disc_radius(full) - radius) < 0.5);
