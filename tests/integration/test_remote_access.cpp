@@ -82,8 +82,13 @@ int processes_with(const std::string& text) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const auto pid = entry.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos || pid == std::to_string(::getpid())) continue;
-    std::ifstream f(entry.path() / "cmdline", std::ios::binary);
-    const std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::string cmdline;
+    try {
+      std::ifstream f(entry.path() / "cmdline", std::ios::binary);
+      cmdline.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    } catch (const std::exception&) {
+      continue;  // it exited while being read (ESRCH)
+    }
     if (cmdline.find(text) != std::string::npos) ++n;
   }
   return n;

@@ -104,7 +104,12 @@ std::vector<pid_t> leaves_below(pid_t root) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_file(entry.path() / "stat");
+    std::string stat;
+    try {
+      stat = read_file(entry.path() / "stat");
+    } catch (const std::exception&) {
+      continue;  // it exited while being read (ESRCH): not below anyone any more
+    }
     const auto close = stat.rfind(')');
     if (close == std::string::npos) continue;
     std::istringstream fields(stat.substr(close + 2));
