@@ -500,14 +500,12 @@ void PublisherFeed::send_picture(const PeerId& peer, const remote::GatewayReques
                                        std::to_string(r.height) + " pixels; the publisher is at fault: please report it");
   } else {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::uint32_t> argb(pixels);
-    std::memcpy(argb.data(), r.argb.data(), pixels * 4);
-    pictures_.encode(codec, argb, r.width, r.height, packed_);
+    // The reply's bytes as they are (a vector's storage is aligned for any scalar).
+    pictures_.encode(codec, {reinterpret_cast<const std::uint32_t*>(r.argb.data()), pixels}, r.width, r.height,
+                     packed_);
     out.argb.assign(packed_.begin(), packed_.end());
     if (values) {
-      std::vector<float> shown(pixels);
-      std::memcpy(shown.data(), r.values.data(), pixels * 4);
-      encoder_.encode(shown, *values, encoded_values_);
+      encoder_.encode({reinterpret_cast<const float*>(r.values.data()), pixels}, *values, encoded_values_);
       out.values_lo = encoded_values_.lo, out.values_hi = encoded_values_.hi;
       out.values_error_bound = encoded_values_.error_bound;
       out.values_raw_bytes = encoded_values_.raw_bytes;

@@ -1,25 +1,12 @@
 #include "cuview/volume_cast.hpp"
 
 #include <algorithm>
-#include <thread>
+
+#include "every_core.hpp"
 
 namespace cuview {
-namespace {
-int cores(int threads) {
-  const int all = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
-  return threads > 0 ? std::min(threads, all) : all;
-}
-
-template <class Body>
-void on_every_core(int threads, int count, Body body) {
-  std::vector<std::thread> pool;
-  for (int k = 0; k < threads; ++k)
-    pool.emplace_back([&, k] {
-      for (int i = k; i < count; i += threads) body(i);
-    });
-  for (auto& t : pool) t.join();
-}
-}  // namespace
+using detail::cores;
+using detail::on_every_core;
 
 void volume_blocks(const VolumeBrick& b, std::vector<float>& out) {
   const int bw = volume_blocks_along(b.width), bh = volume_blocks_along(b.height), bd = volume_blocks_along(b.depth);

@@ -12,6 +12,19 @@
 
 using namespace cuview::capi;
 
+namespace {
+/// The colours of `colormap` (NULL or empty: viridis); Error(bad_value) naming `caller` and the
+/// colormaps there are.
+auto lut_named(const char* colormap, const char* caller) {
+  const std::string name = colormap != nullptr && *colormap != '\0' ? colormap : "viridis";
+  const auto map = cuview::gui::parse_colormap(name);
+  if (!map)
+    throw cuview::Error(cuview::Errc::bad_value, std::string(caller) + ": colormap '" + name +
+                                                     "' is none of viridis, magma, grayscale, diverging");
+  return cuview::gui::make_lut(*map);
+}
+}  // namespace
+
 extern "C" cuview_status cuview_render_volume(const float* data, uint32_t width, uint32_t height, uint32_t depth,
                                               const char* mode, double azimuth, double elevation, double zoom,
                                               double pan_x, double pan_y, const char* colormap, float lo, float hi,
@@ -32,17 +45,12 @@ extern "C" cuview_status cuview_render_volume(const float* data, uint32_t width,
                                           std::to_string(height) + "x" + std::to_string(depth) + " into " +
                                           std::to_string(view_w) + "x" + std::to_string(view_h) +
                                           " pixels; give every size from 1 (a picture of at most 16384 a side)");
-    const std::string cm = colormap != nullptr && *colormap != '\0' ? colormap : "viridis";
-    const auto map = parse_colormap(cm);
-    if (!map)
-      throw Error(Errc::bad_value, "cuview_render_volume: colormap '" + cm +
-                                       "' is none of viridis, magma, grayscale, diverging");
     const std::string op = opacity != nullptr && *opacity != '\0' ? opacity : "ramp";
     if (op != "auto" && op != "ramp" && op != "peak" && op != "flat")
       throw Error(Errc::bad_value,
                   "cuview_render_volume: opacity preset '" + op + "' is none of auto, ramp, peak, flat");
     VolumeStyle style;
-    style.lut = make_lut(*map);
+    style.lut = lut_named(colormap, "cuview_render_volume");
     style.lo = lo;
     style.hi = hi;
     style.level = level;
@@ -103,10 +111,6 @@ extern "C" cuview_status cuview_group_render(cuview_group* group, const char* fi
     using cuview::Errc;
     using cuview::Error;
     using namespace cuview::gui;
-    const std::string cm = colormap != nullptr && *colormap != '\0' ? colormap : "viridis";
-    const auto map = parse_colormap(cm);
-    if (!map)
-      throw Error(Errc::bad_value, "cuview_group_render: colormap '" + cm + "' is none of viridis, magma, grayscale, diverging");
     const std::string op = opacity != nullptr && *opacity != '\0' ? opacity : "ramp";
     if (op != "ramp" && op != "peak" && op != "flat")
       throw Error(Errc::bad_value, "cuview_group_render: opacity preset '" + op + "' is none of ramp, peak, flat" +
@@ -126,7 +130,7 @@ extern "C" cuview_status cuview_group_render(cuview_group* group, const char* fi
     a.field = field, a.mode = mode, a.width = view_w, a.height = view_h;
     a.azimuth = azimuth, a.elevation = elevation, a.zoom = zoom, a.pan_x = pan_x, a.pan_y = pan_y;
     a.lo = lo, a.hi = hi, a.level = level, a.step = 1.0;  // one sample a cell, as cuview-gui asks
-    const auto lut = make_lut(*map);
+    const auto lut = lut_named(colormap, "cuview_group_render");
     a.lut.assign(lut.begin(), lut.end());
     const auto curve = opacity_preset(op.c_str(), static_cast<int>(longest));
     a.opacity.assign(curve.begin(), curve.end());

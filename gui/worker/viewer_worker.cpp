@@ -227,14 +227,7 @@ void ViewerWorker::render_remote_volume(const ViewRequest& view, bool view_chang
   }
   // At rest, the run's own picture of every cell replaces the brick's (when it casts them): a new
   // brick is then held for the next camera move, not drawn over it.
-  const auto at_rest = [&] {
-    bool may = false;
-    {
-      QMutexLocker lock(&mu_);
-      may = shown_;
-    }
-    if (may || view_changed) (void)show_run_picture(view, view_changed, arrived);
-  };
+  const auto at_rest = [&] { offer_run_picture(view, view_changed, arrived); };
   if (!held_brick_ || !(arrived || view_changed) || held_brick_header_.field != w.field ||
       (run_pictures_.showing && !view_changed))
     return at_rest();
@@ -311,6 +304,15 @@ void ViewerWorker::render(const ViewRequest& view, bool fresh) {
               frames.part(0).info().seq);
   else
     hand_over(renderer_.render(frames, part_descriptions_, group_description_, view), frames.part(0).info().seq);
+}
+
+void ViewerWorker::offer_run_picture(const ViewRequest& view, bool view_changed, bool arrived) {
+  bool may = false;
+  {
+    QMutexLocker lock(&mu_);
+    may = shown_;  // the UI took the last picture: a new one may go
+  }
+  if (may || view_changed) (void)show_run_picture(view, view_changed, arrived);
 }
 
 bool ViewerWorker::show_run_picture(const ViewRequest& view, bool view_changed, bool arrived) {
@@ -496,14 +498,7 @@ void ViewerWorker::run() {
           }
         }
         // At rest, the run's own picture of every cell replaces the brick's (when it casts them).
-        if (view.volume && grid.size() == 3) {
-          bool may = false;
-          {
-            QMutexLocker lock(&mu_);
-            may = shown_;
-          }
-          if (may || view_changed) (void)show_run_picture(view, view_changed, arrived);
-        }
+        if (view.volume && grid.size() == 3) offer_run_picture(view, view_changed, arrived);
       } else {
         QMutexLocker lock(&mu_);
         if (!stop_ && !shown_ && commands_.empty()) wake_.wait(&mu_, 20);

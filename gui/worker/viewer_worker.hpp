@@ -72,10 +72,13 @@ class ViewerWorker : public QThread {
   /// Remote, a volume seen whole: watches a brick of the field `w` names, draws the newest brick
   /// the gateway sent, or the one held when only the camera or colours changed.
   void render_remote_volume(const ViewRequest& view, bool view_changed, ViewWatch w);
-  /// Local, a volume seen whole with the camera at rest: asks the publisher for the picture of
-  /// every cell (protocol 10, `render`) and shows each new one (ParaView's rule: a coarse picture
-  /// while the camera moves, full resolution once it rests). Returns whether it handed one over.
+  /// A volume seen whole with the camera at rest, on this host or through gateways: asks the run
+  /// for the picture of every cell (protocol 10, `render`) and shows each new one (ParaView's
+  /// rule: a coarse picture while the camera moves, full resolution once it rests). Returns
+  /// whether it handed one over.
   bool show_run_picture(const ViewRequest& view, bool view_changed, bool arrived);
+  /// show_run_picture() once the UI has taken the last picture handed over (or the view changed).
+  void offer_run_picture(const ViewRequest& view, bool view_changed, bool arrived);
 
   QMutex mu_;
   QWaitCondition wake_;

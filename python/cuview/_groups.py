@@ -155,17 +155,13 @@ class Group:
         import time
 
         import numpy as np
-        from ._volume import VolumeView
+        from ._volume import VolumeView, _camera, _rgb
 
         field = self.leader._grid_field(field, "picture")
         if range is None:
             raise CuviewError("bad_value", f"picture of '{field}': give range=(lo, hi), the values the colours "
                                            "span (the run's cells are not read here)")
-        camera = {"azimuth": 0.0, "elevation": 0.0, "zoom": 1.0, "pan": (0.0, 0.0), **(camera or {})}
-        unknown = set(camera) - {"azimuth", "elevation", "zoom", "pan"}
-        if unknown:
-            raise CuviewError("bad_value", f"camera keys {', '.join(sorted(unknown))} are not azimuth, elevation, "
-                                           "zoom or pan")
+        camera = _camera(camera)
         lo, hi = float(range[0]), float(range[1])
         level = (lo + hi) / 2 if level is None else float(level)
         w, h = int(size[0]), int(size[1])
@@ -185,8 +181,7 @@ class Group:
                 return None
             time.sleep(0.02)
         _check(status)
-        rgb = np.stack([(argb >> 16) & 0xFF, (argb >> 8) & 0xFF, argb & 0xFF], axis=-1).astype(np.uint8)
-        view = VolumeView(rgb, values, tuple(self.leader.grid(field).shape), 1, mode, camera, (lo, hi), level)
+        view = VolumeView(_rgb(argb), values, tuple(self.leader.grid(field).shape), 1, mode, camera, (lo, hi), level)
         view.step, view.seq, view.cast_ms = info.step, info.seq, info.cast_ms
         return view
 

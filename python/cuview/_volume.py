@@ -59,14 +59,26 @@ def _host_volume(view, max_brick):
     return a, k
 
 
-def render(view, mode="mip", camera=None, size=(640, 360), colormap="viridis", range=None, opacity="ramp",
-           level=None, max_brick=128):
-    import numpy as np
+def _camera(camera):
+    """`camera` with the defaults filled in; CuviewError("bad_value") naming keys it does not know."""
     camera = {"azimuth": 0.0, "elevation": 0.0, "zoom": 1.0, "pan": (0.0, 0.0), **(camera or {})}
     unknown = set(camera) - {"azimuth", "elevation", "zoom", "pan"}
     if unknown:
         raise CuviewError("bad_value", f"camera keys {', '.join(sorted(unknown))} are not azimuth, elevation, "
                                        "zoom or pan")
+    return camera
+
+
+def _rgb(argb):
+    """(height, width, 3) uint8 RGB of (height, width) 0xAARRGGBB pixels."""
+    import numpy as np
+    return np.stack([(argb >> 16) & 0xFF, (argb >> 8) & 0xFF, argb & 0xFF], axis=-1).astype(np.uint8)
+
+
+def render(view, mode="mip", camera=None, size=(640, 360), colormap="viridis", range=None, opacity="ramp",
+           level=None, max_brick=128):
+    import numpy as np
+    camera = _camera(camera)
     brick, k = _host_volume(view, max_brick)
     finite = brick[np.isfinite(brick)]
     lo, hi = range if range is not None else ((float(finite.min()), float(finite.max())) if finite.size else (0, 1))
@@ -82,5 +94,4 @@ def render(view, mode="mip", camera=None, size=(640, 360), colormap="viridis", r
                                     camera["elevation"], camera["zoom"], pan[0] / k, pan[1] / k,
                                     colormap.encode(), lo, hi, opacity.encode(), level, w, h, argb.ctypes.data,
                                     values.ctypes.data))
-    rgb = np.stack([(argb >> 16) & 0xFF, (argb >> 8) & 0xFF, argb & 0xFF], axis=-1).astype(np.uint8)
-    return VolumeView(rgb, values, brick.shape, k, mode, camera, (lo, hi), level)
+    return VolumeView(_rgb(argb), values, brick.shape, k, mode, camera, (lo, hi), level)

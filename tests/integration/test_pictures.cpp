@@ -26,16 +26,22 @@ float value(std::uint32_t x, std::uint32_t y, std::uint32_t z) {
   return static_cast<float>(0.2 * x / W + 0.8 * blob(30, 18, 14, 6) + 0.6 * blob(14, 24, 24, 5));
 }
 
+/// The W × H × D cells of value(), x fastest.
+std::vector<float> volume_cells() {
+  std::vector<float> cells(std::size_t{W} * H * D);
+  for (std::uint32_t z = 0; z < D; ++z)
+    for (std::uint32_t y = 0; y < H; ++y)
+      for (std::uint32_t x = 0; x < W; ++x) cells[(std::size_t{z} * H + y) * W + x] = value(x, y, z);
+  return cells;
+}
+
 /// The volume published whole ("whole") and in `parts` z-slabs ("slabs"), the same steps from one
 /// thread, as an MPI program's ranks publish theirs.
 struct Runs {
   std::vector<float> cells;
   std::unique_ptr<Publisher> whole;
   std::vector<std::unique_ptr<Publisher>> slabs;
-  explicit Runs(std::uint32_t parts) : cells(std::size_t{W} * H * D) {
-    for (std::uint32_t z = 0; z < D; ++z)
-      for (std::uint32_t y = 0; y < H; ++y)
-        for (std::uint32_t x = 0; x < W; ++x) cells[(std::size_t{z} * H + y) * W + x] = value(x, y, z);
+  explicit Runs(std::uint32_t parts) : cells(volume_cells()) {
     whole = std::make_unique<Publisher>(PublisherOptions{.name = "whole", .backend = "host", .max_fps = 0, .max_cost = 1});
     whole->add_grid({.name = "tank", .dims = {D, H, W}, .spacing = {1.5, 1, 1}});
     whole->add_field({.name = "u", .data = cells.data(), .bytes = cells.size() * 4, .memory = Memory::host, .grid = "tank"});
@@ -150,10 +156,7 @@ TEST_CASE("a viewer of a run of parts that goes away while pictures are being ca
 TEST_CASE("a new view is cast at once from the newest frame: a camera that moved does not wait for the next frame",
           "[integration][render][host]") {
   RuntimeDir rt;
-  std::vector<float> cells(std::size_t{W} * H * D);
-  for (std::uint32_t z = 0; z < D; ++z)
-    for (std::uint32_t y = 0; y < H; ++y)
-      for (std::uint32_t x = 0; x < W; ++x) cells[(std::size_t{z} * H + y) * W + x] = value(x, y, z);
+  std::vector<float> cells = volume_cells();
   // One frame a minute at most: after the first, none is due while the test runs.
   Publisher pub({.name = "slow", .backend = "host", .max_fps = 1.0 / 60, .max_cost = 1});
   pub.add_field({.name = "u", .data = cells.data(), .bytes = cells.size() * 4, .dims = {D, H, W}, .memory = Memory::host});
