@@ -467,9 +467,11 @@ std::string ControlOps::op_render(Peer& p, const proto::Request& req) {
     throw Error(Errc::cuda, "render: a picture of " + who + " could not be cast on its GPU (" +
                                 std::exchange(s.picture_error, {}) +
                                 "); the run goes on; ask again, or watch the volume through the viewer's brick");
-  const bool new_view = std::none_of(s.picture_asks.begin(), s.picture_asks.end(),
-                                     [&](const auto& ask) { return ask.second.view == a; });
-  s.picture_asks[p.id] = {a, index, monotonic_ns()};
+  const auto now = monotonic_ns();
+  const auto same = std::find_if(s.picture_asks.begin(), s.picture_asks.end(),
+                                 [&](const auto& ask) { return ask.second.view == a; });
+  const bool new_view = same == s.picture_asks.end();
+  s.picture_asks[p.id] = {a, index, now, new_view ? now : same->second.since_ns};
   s.pictures_asked = true;
   for (const auto& [view, held] : s.pictures)
     if (view == a && !held.empty()) {

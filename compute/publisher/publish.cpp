@@ -25,11 +25,13 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   }
   take_costs();
   collect_pictures();
-  // A picture a client asks for (`render`) is cast from a frame: frames are made for it too. A
-  // new view is cast at once from the newest frame when that holds its field whole and the budget
-  // has room (a camera that moved need not wait for the next frame).
-  const auto views = pictures_wanted();
-  const auto cast_now = pictures_from_newest(views, stream);
+  // A picture a client asks for (`render`) is cast from a frame. A new view is cast at once from
+  // the newest frame when that holds its field whole and the budget has room (a camera that moved
+  // need not wait for the next frame); frames are made for the views at rest (a moving camera's
+  // are all cast from the newest: Steering::kViewSettleNs).
+  const auto asked = pictures_wanted();
+  const auto cast_now = pictures_from_newest(asked, stream);
+  const auto views = views_needing_frames(asked, monotonic_ns(), newest_frame);
   // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that
   // arrives withdraws the ring's old frame and gets one from the next call, due or not.
   if (ring->readers() == 0 && views.empty()) return false;
@@ -143,6 +145,17 @@ PictureInput picture_input(const proto::RenderArgs& v, const proto::DescribeResu
 }
 }  // namespace
 
+std::vector<Steering::PictureAsk> views_needing_frames(const std::vector<Steering::PictureAsk>& views,
+                                                       std::int64_t now_ns, const std::optional<FrameInfo>& newest) {
+  std::vector<Steering::PictureAsk> out;
+  for (const auto& v : views) {
+    const bool at_rest = now_ns - v.since_ns >= Steering::kViewSettleNs;
+    const bool newest_serves = newest && newest->every == 1 && has_block(newest->fields, v.field);
+    if (at_rest || !newest_serves) out.push_back(v);
+  }
+  return out;
+}
+
 std::vector<Steering::PictureAsk> Publisher::State::pictures_wanted() {
   std::lock_guard lock(steering.m);
   auto& s = steering;
@@ -153,8 +166,12 @@ std::vector<Steering::PictureAsk> Publisher::State::pictures_wanted() {
   std::vector<Steering::PictureAsk> views;
   for (const auto& [peer, ask] : s.picture_asks) {
     auto same = std::find_if(views.begin(), views.end(), [&](const auto& v) { return v.view == ask.view; });
-    if (same == views.end()) views.push_back(ask);
-    else same->asked_ns = std::max(same->asked_ns, ask.asked_ns);
+    if (same == views.end()) {
+      views.push_back(ask);
+    } else {
+      same->asked_ns = std::max(same->asked_ns, ask.asked_ns);
+      same->since_ns = std::min(same->since_ns, ask.since_ns);
+    }
   }
   std::sort(views.begin(), views.end(), [](const auto& a, const auto& b) { return a.asked_ns > b.asked_ns; });
   if (views.size() > kMaxPictureViews) views.resize(kMaxPictureViews);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuview/protocol.hpp"
+#include "cuview/ring.hpp"
 #include "cuview/schema.hpp"
 #include "publisher/parameter_set.hpp"
 
@@ -43,8 +44,15 @@ struct Steering {
     proto::RenderArgs view;
     std::size_t field = 0;
     std::int64_t asked_ns = 0;
+    std::int64_t since_ns = 0;  ///< when this view was first asked for (a camera that moved asks a new one)
   };
   static constexpr std::int64_t kPictureIdleNs = 5'000'000'000;
+  /// A view asked for less than this long ago is a camera still moving (an orbit asks a new view
+  /// every few tens of ms): its picture is cast from the newest frame, and no frame is made for it,
+  /// so that the budget pays for the pictures of the moving camera rather than for frames it would
+  /// leave behind (ParaView's rule: while the camera moves, time stands still). At rest, each
+  /// frame brings its picture again.
+  static constexpr std::int64_t kViewSettleNs = 250'000'000;
   std::map<std::string, PictureAsk> picture_asks;
   /// !picture_asks.empty(), readable without `m` (Publisher::frame_wanted); set with it.
   std::atomic<bool> pictures_asked{false};
@@ -61,6 +69,12 @@ struct Steering {
     changed.notify_all();
   }
 };
+
+/// Of the views asked for, those a new frame is made for: the views at rest (asked for
+/// Steering::kViewSettleNs or longer), and the moving ones the newest frame cannot serve (none yet,
+/// every k-th cell only, or without their field).
+std::vector<Steering::PictureAsk> views_needing_frames(const std::vector<Steering::PictureAsk>& views,
+                                                       std::int64_t now_ns, const std::optional<FrameInfo>& newest);
 
 /// Where the program is: written by its thread at each publish(), read by the control thread.
 struct Progress {

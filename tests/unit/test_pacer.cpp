@@ -8,6 +8,7 @@
 #include <random>
 
 #include "publisher/pacer.hpp"
+#include "publisher/steering.hpp"
 
 using namespace cuview;
 
@@ -175,4 +176,37 @@ TEST_CASE("a picture's cost, measured apart from its frame, holds the next frame
   pacer.started(now);
   pacer.measured(0.001);
   CHECK(pacer.budget_allows_at() == now + apart(0.001, 0.01));
+}
+
+TEST_CASE("a moving camera's pictures are cast from the newest frame; frames are made for the views at rest",
+          "[unit][pacer][render]") {
+  const std::int64_t now = 10'000 * kMs;
+  const auto ask = [&](const char* field_name, std::size_t field, std::int64_t since) {
+    Steering::PictureAsk a;
+    a.view.field = field_name;
+    a.field = field, a.asked_ns = now, a.since_ns = since;
+    return a;
+  };
+  const auto names = [](const std::vector<Steering::PictureAsk>& views) {
+    std::vector<std::string> out;
+    for (const auto& v : views) out.push_back(v.view.field);
+    return out;
+  };
+  FrameInfo newest;
+  newest.seq = 7, newest.fields = 0b01, newest.every = 1;  // field 0 whole, not field 1
+  const auto resting = ask("rho", 0, now - Steering::kViewSettleNs);
+  const auto turning = ask("rho", 0, now - 20 * kMs);
+  const auto other_field = ask("speed", 1, now - 20 * kMs);
+  // At rest: each frame brings its picture again. Turning: the newest frame serves it, no frame is made.
+  CHECK(names(views_needing_frames({resting, turning}, now, newest)) == std::vector<std::string>{"rho"});
+  CHECK(views_needing_frames({turning}, now, newest).empty());
+  // A moving view the newest frame cannot serve needs a frame: its field missing, every k-th cell
+  // only, or no frame yet.
+  CHECK(names(views_needing_frames({turning, other_field}, now, newest)) == std::vector<std::string>{"speed"});
+  FrameInfo packed = newest;
+  packed.every = 4;
+  CHECK(views_needing_frames({turning}, now, packed).size() == 1);
+  CHECK(views_needing_frames({turning}, now, std::nullopt).size() == 1);
+  // The same view, still asked for after the settling time, is at rest.
+  CHECK(views_needing_frames({turning}, now + Steering::kViewSettleNs, newest).size() == 1);
 }

@@ -134,10 +134,13 @@ proto::RenderResult Run::render(const proto::RenderArgs& view) {
       throw Error(e.code(), im.who(k) + ": " + e.what());
     }
   };
+  // Every part is asked, also after one answered pending: each starts casting the view now.
+  bool pending = false;
   for (std::size_t k = 0; k < n; ++k) {
     got[k] = ask(k, view);
-    if (got[k].pending) return {};
+    pending = pending || got[k].pending;
   }
+  if (pending) return {};
   // One step: the oldest of the parts' newest; the parts ahead are asked for it (each keeps its
   // last few pictures).
   std::uint64_t step = got[0].step;
