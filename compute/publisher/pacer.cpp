@@ -49,6 +49,7 @@ bool FramePacer::due(std::int64_t now_ns, bool skip_fps, bool skip_budget) {
 void FramePacer::started(std::int64_t now_ns) {
   last_start_ns_ = last_period_ns_ = now_ns;
   debt_ = 0;  // the time since the previous start paid for it
+  borrowed_ = false;
   started_any_ = true;
   ++unmeasured_;
   last_measured_ = false;

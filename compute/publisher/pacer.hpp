@@ -54,6 +54,13 @@ class FramePacer {
   /// Cost measured apart from the frames (a picture cast from one, on a stream of its own): the
   /// next frame to start waits for it as for a frame's, cost / (kAim · max_cost) more.
   void add_cost(double seconds);
+  /// Whether a picture of a camera that just moved may be cast now beyond the budget's pace: once
+  /// between two frame starts. Its cost (add_cost) then holds the next frame back, so that over
+  /// every interval between frames the share stays within the budget: a person who turns the
+  /// camera sees it turned at once, and the run pays for it by a later frame.
+  [[nodiscard]] bool may_borrow() const noexcept { return !borrowed_; }
+  /// Such a picture was cast (until the next started()).
+  void borrowed() noexcept { borrowed_ = true; }
 
   /// What holds the frame rate down: what has held a frame back since the newest one began, or
   /// else what held that one back.
@@ -77,6 +84,7 @@ class FramePacer {
   double last_cost_ = 0;            // the newest frame's cost, once measured (else frame_cost())
   double debt_ = 0;                 // add_cost() since the newest frame started
   bool last_measured_ = false;
+  bool borrowed_ = false;           // a picture was cast beyond the pace since the newest frame started
   RateLimit held_ = RateLimit::none, limit_ = RateLimit::none;
 };
 

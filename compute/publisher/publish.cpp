@@ -251,9 +251,13 @@ void Publisher::State::queue_pictures(const std::vector<Steering::PictureAsk>& v
 std::vector<proto::RenderArgs> Publisher::State::pictures_from_newest(const std::vector<Steering::PictureAsk>& views,
                                                                      cuda::StreamRef stream) {
   std::vector<proto::RenderArgs> cast;
-  if (!newest_frame || newest_frame->every != 1 || !pacer.within_budget(monotonic_ns())) return cast;
+  if (!newest_frame || newest_frame->every != 1) return cast;
+  // Within the budget's pace; else one view at once, paid for by the next frame (may_borrow).
+  const bool paced = pacer.within_budget(monotonic_ns());
+  if (!paced && !pacer.may_borrow()) return cast;
   const auto& f = *newest_frame;
   for (const auto& v : views) {
+    if (!paced && !cast.empty()) break;
     if (!has_block(f.fields, v.field)) continue;
     {
       std::lock_guard lock(steering.m);
@@ -269,6 +273,7 @@ std::vector<proto::RenderArgs> Publisher::State::pictures_from_newest(const std:
     if (executor->kind() == Executor::Kind::cuda) queue_pictures({v}, f.slot, at, stream);
     else cast_on_host(v, data, at);
     cast.push_back(v.view);
+    if (!paced) pacer.borrowed();
   }
   return cast;
 }

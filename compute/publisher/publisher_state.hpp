@@ -127,7 +127,8 @@ struct Publisher::State {
   void queue_pictures(const std::vector<Steering::PictureAsk>& views, std::uint32_t slot,
                       const PictureJob::Frame& at, cuda::StreamRef stream);
   /// Casts each new view (no picture of it yet, none being cast) from the newest frame, when it
-  /// holds the view's field whole and the budget has room now; returns the views cast.
+  /// holds the view's field whole and the budget has room now — or, beyond the budget's pace, one
+  /// view once between frames (FramePacer::may_borrow); returns the views cast.
   std::vector<proto::RenderArgs> pictures_from_newest(const std::vector<Steering::PictureAsk>& views,
                                                       cuda::StreamRef stream);
   /// Takes the pictures whose casting has finished (never waits), and counts their cost.

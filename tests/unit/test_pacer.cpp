@@ -210,3 +210,28 @@ TEST_CASE("a moving camera's pictures are cast from the newest frame; frames are
   // The same view, still asked for after the settling time, is at rest.
   CHECK(views_needing_frames({turning}, now + Steering::kViewSettleNs, newest).size() == 1);
 }
+
+TEST_CASE("a camera that moved gets its picture at once, once between frames, and the next frame waits for it",
+          "[unit][pacer][render]") {
+  FramePacer pacer(0, 0.01);
+  std::int64_t now = 1000 * kMs;
+  REQUIRE(pacer.due(now, false, false));
+  pacer.started(now);
+  pacer.measured(0.002);  // the frame: 2 ms, so the next may start 2 / 0.9 % later
+  const std::int64_t t0 = now;
+  now += 100 * kMs;       // the camera moves long before that
+  REQUIRE_FALSE(pacer.within_budget(now));
+  REQUIRE(pacer.may_borrow());
+  pacer.borrowed();
+  pacer.add_cost(0.003);  // its picture: 3 ms
+  // A second move waits for the budget; so does the next frame, by the picture's cost too.
+  CHECK_FALSE(pacer.may_borrow());
+  CHECK(pacer.budget_allows_at() == t0 + apart(0.005, 0.01));
+  CHECK_FALSE(pacer.due(t0 + apart(0.005, 0.01) - kMs, false, false));
+  // Over the interval between the two frames the run spent 5 ms at most within the budget.
+  now = t0 + apart(0.005, 0.01);
+  REQUIRE(pacer.due(now, false, false));
+  CHECK(0.005 / (static_cast<double>(now - t0) * 1e-9) <= 0.01);
+  pacer.started(now);
+  CHECK(pacer.may_borrow());  // a frame later, the next move is shown at once again
+}
