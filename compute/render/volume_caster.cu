@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <new>
 
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_buffer.hpp"
@@ -33,7 +34,11 @@ struct VolumeCaster::Impl {
   std::size_t block_capacity = 0;
   cuda::DeviceBuffer argb, values;
   std::size_t capacity = 0;
-  VolumeTables host_tables;  // the upload's source: alive until the stream has read it
+  // The upload's source, in pinned memory: a copy from pageable memory would first wait for the
+  // whole stream (the simulation's, for a picture cast alone) on the program's thread. Alive until
+  // the stream has read it: one picture in flight per caster.
+  cuda::PinnedBuffer pinned_tables{sizeof(VolumeTables), "a volume picture's tables"};
+  VolumeTables& host_tables = *new (pinned_tables.data()) VolumeTables{};
 };
 
 VolumeCaster::VolumeCaster() : impl_(std::make_unique<Impl>()) {
@@ -46,6 +51,16 @@ VolumeCaster::VolumeCaster() : impl_(std::make_unique<Impl>()) {
   cuda::check(cudaFuncGetAttributes(&attributes, blocks_kernel), "loading the volume caster's kernels");
 }
 VolumeCaster::~VolumeCaster() = default;
+
+void VolumeCaster::reserve(const VolumeBrick& brick) {
+  auto& im = *impl_;
+  const std::size_t nblocks = static_cast<std::size_t>(volume_blocks_along(brick.width)) *
+                              volume_blocks_along(brick.height) * volume_blocks_along(brick.depth);
+  if (nblocks > im.block_capacity) {
+    im.blocks = cuda::DeviceBuffer(nblocks * 2 * sizeof(float));
+    im.block_capacity = nblocks;
+  }
+}
 
 void VolumeCaster::cast_on_device(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode,
                                   const VolumeStyle& style, int width, int height, cuda::StreamRef stream,
@@ -65,10 +80,7 @@ void VolumeCaster::cast_on_device(const VolumeBrick& brick, const VolumeCamera& 
   rays.bw = volume_blocks_along(brick.width), rays.bh = volume_blocks_along(brick.height);
   rays.bd = volume_blocks_along(brick.depth);
   const std::size_t nblocks = static_cast<std::size_t>(rays.bw) * rays.bh * rays.bd;
-  if (nblocks > im.block_capacity) {
-    im.blocks = cuda::DeviceBuffer(nblocks * 2 * sizeof(float));
-    im.block_capacity = nblocks;
-  }
+  reserve(brick);
   rays.blocks = static_cast<const float*>(im.blocks.get());
   blocks_kernel<<<static_cast<unsigned>((nblocks + 127) / 128), 128, 0, s>>>(
       brick.data, brick.width, brick.height, brick.depth, rays.bw, rays.bh, rays.bd, static_cast<float*>(im.blocks.get()));
@@ -149,6 +161,10 @@ void AsyncPicture::queue(const VolumeBrick& brick, const VolumeCamera& camera, V
     im.host = cuda::PinnedBuffer(n * 8, "a volume picture's pixels");
     im.capacity = n;
   }
+  // Every allocation before the picture's start event: one between its events (cudaMalloc) would
+  // leave its stream idle meanwhile and count that as its cost — the simulation's stream's too,
+  // for a picture cast alone.
+  im.caster.reserve(brick);
   // Alone: on `after` itself, nothing else of this process beside it, so that its time is its own.
   const auto s = alone ? after.get() : im.stream.get();
   if (!alone) {

@@ -34,6 +34,9 @@ class VolumeCaster {
   /// in a build without CUDA.
   void cast(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode, const VolumeStyle& style,
             int width, int height, cuda::StreamRef stream, VolumePicture& out);
+  /// Allocates what a picture of a brick of `brick`'s size needs (its blocks' ranges), so that
+  /// casting it allocates nothing: call before recording an event that times the picture.
+  void reserve(const VolumeBrick& brick);
   /// The same into device memory only (`argb` and `values` device pointers of width × height
   /// each), queued on `stream` without waiting: what a benchmark times, and what a composite of
   /// parts reads on the GPU.

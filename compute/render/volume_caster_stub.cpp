@@ -17,6 +17,7 @@ void VolumeCaster::cast_on_device(const VolumeBrick&, const VolumeCamera&, Volum
                                   cuda::StreamRef, std::uint32_t*, float*) {
   no_cuda();
 }
+void VolumeCaster::reserve(const VolumeBrick&) { no_cuda(); }
 void VolumeCaster::cast(const VolumeBrick&, const VolumeCamera&, VolumeMode, const VolumeStyle&, int, int,
                         cuda::StreamRef, VolumePicture&) {
   no_cuda();
