@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
                  "and a simulation that can writes only those")
       ->check(CLI::Range(8, 1024));
   cli.add_option("--opacity", opacity,
-                 "emission: the opacity preset, auto (the values most cells hold clear, rarer ones opaque), ramp, "
+                 "emission: the opacity preset, auto (the values most cells hold clear, rarer ones opaque, as shells at five values), ramp, "
                  "peak or flat (default auto)")
       ->check(CLI::IsMember({"auto", "ramp", "peak", "flat"}));
   std::string camera;

@@ -118,7 +118,8 @@ VolumePanel::VolumePanel(QWidget* window) : QDockWidget("Volume", window) {
   preset_ = new QComboBox;
   preset_->setObjectName("opacity_preset");
   for (const char* p : {"auto", "ramp", "peak", "flat"}) preset_->addItem(p);
-  preset_->setToolTip("auto: the values most cells hold clear, rarer ones opaque, over the range most values lie in; "
+  preset_->setToolTip("auto: the values most cells hold clear, rarer ones opaque, as shells at five evenly spaced "
+                      "values (nested surfaces, not a fog), over the range most values lie in; "
                       "ramp: opacity rising with the value; peak: a band around the middle of the range; flat: the same "
                       "everywhere. Drawing the curve replaces the preset");
   editor_ = new TransferFunctionEditor;

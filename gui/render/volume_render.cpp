@@ -54,7 +54,16 @@ std::array<float, 256> opacity_by_rarity(const float* values, std::size_t n, flo
   std::array<float, 256> curve{};
   for (std::size_t i = 0; i < 256; ++i) {
     const double clear = most > 0 ? 1 - smooth[i] / most : 1;
-    curve[i] = static_cast<float>(clear * clear);
+    // Shells: the opacity only near kShells evenly spaced values (the range's ends among them), so
+    // that a field whose values spread over the range (a duct's profile, a wake) shows nested
+    // surfaces, each seen through the ones before it, not a fog that hides them.
+    double shell = 0;
+    const double t = static_cast<double>(i) / 255.0;
+    for (int k = 0; k < kShells; ++k) {
+      const double d = (t - static_cast<double>(k) / (kShells - 1)) / kShellWidth;
+      shell = std::max(shell, std::exp(-0.5 * d * d));
+    }
+    curve[i] = static_cast<float>(clear * clear * shell);
   }
   return curve;
 }

@@ -46,7 +46,11 @@ int interactive_scale(double full_ms);
 /// The opacity curve (0..1 over 256 entries of [lo, hi]) that shows a field's structure at first
 /// sight: the values most of the `n` cells hold (a free stream, a resting fluid) clear, rarer ones
 /// more opaque — (1 − share / largest share)² of the entry's share of the cells, smoothed over
-/// neighbouring entries. Values outside [lo, hi] count in the end entries; NaN in none.
+/// neighbouring entries — and only near kShells evenly spaced values, lo and hi among them
+/// (Gaussian bands kShellWidth of the range wide): nested shells, as contour surfaces, rather than
+/// a fog. Values outside [lo, hi] count in the end entries; NaN in none.
+inline constexpr int kShells = 5;
+inline constexpr double kShellWidth = 0.03;
 std::array<float, 256> opacity_by_rarity(const float* values, std::size_t n, float lo, float hi);
 
 /// The range that all but `tail` of the values at each end lie in (NaN skipped), read from a
@@ -54,9 +58,11 @@ std::array<float, 256> opacity_by_rarity(const float* values, std::size_t n, flo
 /// extreme cells (a corner of the inflow) do not squeeze. {lo, hi} when nothing is between.
 std::array<float, 2> robust_range(const float* values, std::size_t n, float lo, float hi, double tail = 0.005);
 
-/// What 1 on an opacity curve means, per cell of path: a path of `depth` cells (the brick's longest
-/// axis) of it lets e^-4 through, nearly opaque.
-[[nodiscard]] inline float full_opacity(int depth) { return 4.0f / static_cast<float>(depth > 1 ? depth : 1); }
+/// What 1 on an opacity curve means, per cell of path: a path of a quarter of `depth` cells (the
+/// brick's longest axis) of it lets e^-4 through, nearly opaque — dense enough that a shell a few
+/// cells thick shows in its full colour (at 4 / depth a 512³ flow's default picture was a faint
+/// haze).
+[[nodiscard]] inline float full_opacity(int depth) { return 16.0f / static_cast<float>(depth > 1 ? depth : 1); }
 
 /// The transfer functions' presets: "ramp" (opacity rising with the value), "peak" (a band around
 /// the middle of [lo, hi]), "flat" (the same everywhere), scaled so that a path of `depth` cells

@@ -95,7 +95,7 @@ RenderResult VolumeViewRenderer::draw(const proto::DescribeResult& d, const View
   style.lut = make_lut(view.colormap);
   style.lo = lo, style.hi = hi;
   style.level = req.level;
-  // The editor's curve is in [0, 1]: 1 makes a path across the brick's longest axis nearly opaque.
+  // The editor's curve is in [0, 1]: 1 makes a path of a quarter of the brick's longest axis nearly opaque.
   const float top = full_opacity(std::max({b.width, b.height, b.depth}));
   std::optional<std::array<float, 256>> auto_curve;
   if (req.auto_opacity) auto_curve = opacity_by_rarity(b.values.data(), b.values.size(), lo, hi);

@@ -55,7 +55,7 @@ class Frame:
         whose `image` is a (height, width, 3) RGB array, for notebooks. size: (width, height) in
         pixels. mode "mip" (maximum-intensity projection), "emission" (emission–absorption, `opacity`
         "ramp", "peak", "flat" over `range`, or "auto": the value most cells hold clear and rarer ones
-        opaque, as cuview-gui's default) or "isosurface" (at `level`, default the middle of
+        opaque, as shells at five evenly spaced values, as cuview-gui's default) or "isosurface" (at `level`, default the middle of
         `range`, shaded). range: (lo, hi) mapped onto `colormap` (None: the field's smallest and
         largest value). camera: {"azimuth": degrees about y, "elevation": degrees, "zoom": 1 makes
         the volume's diagonal span the picture's shorter side, so the whole box fits at any angle (2:

@@ -150,7 +150,7 @@ class Group:
         it was cast). `range` = (lo, hi), the values the colours span, is required (the run's cells
         are not read here); `opacity` "ramp", "peak" or "flat"; `camera` as Frame.view's, pan in the
         grid's cells. None when the run has cast no picture of this view within `timeout` seconds:
-        the first asks start the casting, with its next frame (ask again; a view nobody asks for in
+        the first ask starts the casting, from the newest frame the run holds, else its next (ask again; a view nobody asks for in
         5 s is dropped). Raises CuviewError("unsupported") for a field that is not a float32 volume."""
         import time
 

@@ -227,15 +227,46 @@ TEST_CASE("the automatic transfer function makes the value most cells hold clear
   // shows as much as the ball.
   VolumeStyle s = style();
   s.lo = range[0], s.hi = range[1];
-  for (std::size_t i = 0; i < 256; ++i) s.opacity[i] = curve[i] * 4.0f / kN;
+  for (std::size_t i = 0; i < 256; ++i) s.opacity[i] = curve[i] * full_opacity(kN);  // as the viewer draws it
   const auto shown = render_volume(ball.brick(), VolumeCamera{}, VolumeMode::emission, s, kView, kView);
   const double px = kView / 2.0, py = kView / 2.0;
   disc(shown, px, py, [](float v, std::uint32_t) { return v > 0.5f; },
        [](float v, std::uint32_t) { return std::isnan(v) || v < 0.01f; });
-  s.opacity.fill(4.0f / kN);
+  s.opacity.fill(full_opacity(kN));
   const auto flat = render_volume(ball.brick(), VolumeCamera{}, VolumeMode::emission, s, kView, kView);
   disc(flat, px, py, [](float v, std::uint32_t) { return v > 0.5f; },
        [](float v, std::uint32_t) { return std::isnan(v) || v > 0.5f; });
+}
+
+TEST_CASE("a field whose values spread over the range is drawn by default as nested shells, not a fog", "[volume][render]") {
+  // Values rising smoothly with the distance from the box's centre (a wake, a duct's profile: no
+  // single value most cells hold). Seen from the front, the automatic curve shows shells — rings
+  // around the centre, bright where a ray grazes a shell, darker between — where a curve without
+  // them draws a smooth glow that rises to the edge.
+  std::vector<float> cells(static_cast<std::size_t>(kN) * kN * kN);
+  const double c = (kN - 1) / 2.0;
+  for (int z = 0; z < kN; ++z)
+    for (int y = 0; y < kN; ++y)
+      for (int x = 0; x < kN; ++x)
+        cells[(static_cast<std::size_t>(z) * kN + y) * kN + x] =
+            static_cast<float>(std::min(1.0, std::sqrt((x - c) * (x - c) + (y - c) * (y - c) + (z - c) * (z - c)) / c));
+  const auto curve = opacity_by_rarity(cells.data(), cells.size(), 0.f, 1.f);
+  VolumeStyle s = style();
+  s.lo = 0, s.hi = 1;
+  for (std::size_t i = 0; i < 256; ++i) s.opacity[i] = curve[i] * full_opacity(kN);
+  const auto shown = render_volume({cells.data(), kN, kN, kN}, VolumeCamera{}, VolumeMode::emission, s, kView, kView);
+  // The brightness along the row through the centre, outwards: a fog rises smoothly to the edge
+  // (where the rays are longest in bright values); shells step down past each rim.
+  std::vector<int> row;
+  for (int x = kView / 2; x < kView; ++x) {
+    const auto at = static_cast<std::size_t>(kView / 2) * kView + x;
+    if (!std::isnan(shown.values[at])) row.push_back(static_cast<int>(shown.argb[at] & 0xff));
+  }
+  int rims = 0;
+  for (std::size_t i = 0; i + 3 < row.size(); ++i)
+    if (row[i] - row[i + 3] >= 8) rims += 1, i += 6;  // one rim, not each of its pixels
+  CHECK(rims >= 2);
+  CHECK(*std::max_element(row.begin(), row.end()) > 200);  // the rims in their full colour, not a faint haze
 }
 
 TEST_CASE("the GPU caster's full-resolution pictures equal the CPU caster's in every mode", "[volume][render][gpu]") {
