@@ -324,8 +324,9 @@ typedef struct cuview_picture_info {
  * the data: mode, camera (pan in the grid's cells), colormap, [lo, hi], the opacity preset
  * ("ramp", "peak" or "flat": "auto" needs the cells), level; the samples are one a cell. Writes the
  * run's newest picture of this view to `argb` (view_w × view_h, 0xAARRGGBB) and, when not NULL, to
- * `values` and `info`. CUVIEW_NO_FRAME: no picture of this view yet — the first asks start the
- * casting, with the run's next frame; ask again (a view nobody asks for in 5 s is dropped).
+ * `values` and `info`. CUVIEW_NO_FRAME: no picture of this view yet — the first ask starts the
+ * casting, from the newest frame the run holds, else its next; ask again (a view nobody asks for in
+ * 5 s is dropped).
  * CUVIEW_UNSUPPORTED: a field that is not a float32 volume, or a publisher or gateway too old to
  * cast. */
 CUVIEW_API cuview_status cuview_group_render(cuview_group* group, const char* field, const char* mode, double azimuth,
