@@ -59,8 +59,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   // Only what is read is copied: the union of the blocks the readers asked for; and only every
   // k-th cell when every reader takes that, and the writer can.
   // A picture is cast from every cell: a frame with one holds its field whole.
-  std::uint64_t held = ring->reads();
-  for (const auto& v : views) held |= std::uint64_t{1} << v.field;
+  const std::uint64_t held = frame_blocks(ring->readers(), ring->reads(), views);
   const std::uint32_t every =
       write != nullptr && opts.writes_every && !opts.part && declared.dims.size() == 3 && views.empty()
           ? ring->every() : 1;
@@ -154,6 +153,12 @@ std::vector<Steering::PictureAsk> views_needing_frames(const std::vector<Steerin
     if (at_rest || !newest_serves) out.push_back(v);
   }
   return out;
+}
+
+std::uint64_t frame_blocks(std::uint32_t readers, std::uint64_t reads, const std::vector<Steering::PictureAsk>& views) {
+  std::uint64_t held = readers > 0 ? reads : 0;
+  for (const auto& v : views) held |= std::uint64_t{1} << v.field;
+  return held != 0 ? held : kAllBlocks;
 }
 
 std::vector<Steering::PictureAsk> Publisher::State::pictures_wanted() {

@@ -76,6 +76,12 @@ struct Steering {
 std::vector<Steering::PictureAsk> views_needing_frames(const std::vector<Steering::PictureAsk>& views,
                                                        std::int64_t now_ns, const std::optional<FrameInfo>& newest);
 
+/// The blocks a frame holds: those its `readers` asked for (`reads`, RingWriter::reads(): kAllBlocks
+/// when one asked for every block) and the fields of the pictures it is made for (`views`). A frame
+/// made for pictures alone holds their fields alone: a flow's speed, not also its velocity,
+/// vorticity and density.
+std::uint64_t frame_blocks(std::uint32_t readers, std::uint64_t reads, const std::vector<Steering::PictureAsk>& views);
+
 /// Where the program is: written by its thread at each publish(), read by the control thread.
 struct Progress {
   std::atomic<std::uint64_t> step{0};

@@ -235,3 +235,16 @@ TEST_CASE("a camera that moved gets its picture at once, once between frames, an
   pacer.started(now);
   CHECK(pacer.may_borrow());  // a frame later, the next move is shown at once again
 }
+
+TEST_CASE("a frame made for pictures alone holds their fields alone; readers' fields are added to theirs",
+          "[unit][pacer][render]") {
+  Steering::PictureAsk speed;
+  speed.view.field = "speed", speed.field = 1;
+  // No reader (RingWriter::reads() then says every block): the picture's field only, not every field.
+  CHECK(frame_blocks(0, kAllBlocks, {speed}) == 0b10);
+  // A reader of field 2 and the picture of field 1; a reader of every field.
+  CHECK(frame_blocks(1, 0b100, {speed}) == 0b110);
+  CHECK(frame_blocks(2, kAllBlocks, {speed}) == kAllBlocks);
+  // Readers and no picture: what they read.
+  CHECK(frame_blocks(1, 0b1, {}) == 0b1);
+}
