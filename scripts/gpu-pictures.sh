@@ -4,7 +4,8 @@
 # [volume] and [gpu] unit tests, `cuview-bench --sections pictures` (pictures/s within 1 % and 5 %,
 # cost inside and outside, camera change → picture, the codecs and pictures through a gateway,
 # unlimited and at 100 Mbit/s), and cuview-gui offscreen on the 512³ flow: the brick's picture
-# and, at rest, the run's, locally and through a gateway. $OUT: summary.txt, logs, the bench's table, PNGs.
+# and, at rest, the run's, locally and through a gateway; where a picture's cost goes
+# (scripts/gpu-picture-cost.py). $OUT: summary.txt, logs, the bench's table, PNGs.
 set -u
 . scripts/gpu-env.sh
 # The device tool brings back few files: the logs stay in $logs, $OUT gets the summary and PNGs.
@@ -23,6 +24,23 @@ if [[ -z ${SKIP_BENCH:-}${SKIP_LINK:-} ]]; then
     tc qdisc add dev lo root tbf rate 100mbit burst 256kb latency 50ms &&
     exec /tmp/rt/bin/cuview-bench --sections pictures --backends cuda --picture-budgets 5 --link-label 100mbit'
   grep -A8 "^#### Pictures through a gateway (" "$logs/bench-pictures-100mbit.log" >>"$out/summary.txt" 2>/dev/null
+fi
+# Where a picture's cost goes: frames only, one view at rest, an orbit (docs/benchmarks.md "Where a
+# picture's cost goes"), against a 512³ flow at 1 % and at 5 %.
+if [[ -z ${SKIP_BENCH:-}${SKIP_COST:-} ]]; then
+  for cost in 1 5; do
+    /tmp/rt/bin/cuview-compute --name cost$cost --sim lbm3d --size 512x512x512 --max-cost $cost% --no-final-checkpoint \
+      --log-level warn >"$logs/cost$cost-daemon.log" 2>&1 &
+    daemon=$!
+    for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name cost$cost status >/dev/null 2>&1 && break; sleep 0.2; done
+    /tmp/rt/bin/cuview-ctl --name cost$cost set steps_per_frame=2 >/dev/null
+    for mode in emission mip; do
+      echo "picture cost, $cost % budget, $mode:" >>"$out/summary.txt"
+      PYTHONPATH=$PWD/python timeout 120 python3 scripts/gpu-picture-cost.py --name cost$cost --mode $mode \
+        --ctl /tmp/rt/bin/cuview-ctl >>"$out/summary.txt" 2>&1
+    done
+    kill $daemon; wait $daemon 2>/dev/null
+  done
 fi
 [[ -n ${SKIP_BENCH:-}${SKIP_CAST:-} ]] || log_run bench-cast /tmp/rt/bin/cuview-bench --sections cast --backends cuda --reps 5
 grep -A12 "^| grid\|^| size" "$logs/bench-cast.log" >>"$out/summary.txt" 2>/dev/null
