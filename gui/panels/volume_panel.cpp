@@ -16,7 +16,7 @@ namespace {
 constexpr int kStrip = 12;  // the colormap's strip under the curve, pixels
 
 std::array<float, 256> preset(const QString& name) {
-  return opacity_preset(name.toUtf8().constData(), 4);  // top 1: the editor's scale
+  return opacity_preset_curve(name.toUtf8().constData());
 }
 }  // namespace
 

@@ -94,8 +94,14 @@ int interactive_scale(double full_ms) {
 }
 
 std::array<float, 256> opacity_preset(const char* name, int depth) {
+  auto o = opacity_preset_curve(name);
+  for (auto& v : o) v *= full_opacity(depth);
+  return o;
+}
+
+std::array<float, 256> opacity_preset_curve(const char* name) {
   std::array<float, 256> o{};
-  const float top = full_opacity(depth);
+  const float top = kPresetTop;
   const std::string n = name != nullptr ? name : "ramp";
   for (int i = 0; i < 256; ++i) {
     const float t = i / 255.0f;

@@ -64,9 +64,14 @@ std::array<float, 2> robust_range(const float* values, std::size_t n, float lo, 
 /// haze).
 [[nodiscard]] inline float full_opacity(int depth) { return 16.0f / static_cast<float>(depth > 1 ? depth : 1); }
 
-/// The transfer functions' presets: "ramp" (opacity rising with the value), "peak" (a band around
-/// the middle of [lo, hi]), "flat" (the same everywhere), scaled so that a path of `depth` cells
-/// of the highest opacity is nearly opaque.
+/// The presets' highest point on the editor's curve: a path of `depth` cells of it (the whole
+/// longest side) is nearly opaque, a volumetric glow; the curve's 1 is four times denser (shells).
+inline constexpr float kPresetTop = 0.25f;
+/// The transfer functions' presets as the editor's curve (0..1): "ramp" (opacity rising with the
+/// value), "peak" (a band around the middle of [lo, hi]), "flat" (the same everywhere), each up
+/// to kPresetTop.
+std::array<float, 256> opacity_preset_curve(const char* name);
+/// The same per cell of path, for a brick whose longest side is `depth` cells (× full_opacity).
 std::array<float, 256> opacity_preset(const char* name, int depth);
 
 }  // namespace cuview::gui

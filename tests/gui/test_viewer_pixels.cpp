@@ -229,7 +229,7 @@ TEST_CASE("new data coming faster than full pictures is drawn at half resolution
   v.width = 320, v.height = 200;
   v.volume = VolumeRequest{};
   v.volume->mode = VolumeMode::emission;
-  v.volume->opacity = opacity_preset("ramp", 1);
+  v.volume->opacity = opacity_preset_curve("ramp");
   const proto::DescribeResult d;
 
   struct Case {

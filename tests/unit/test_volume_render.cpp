@@ -238,6 +238,23 @@ TEST_CASE("the automatic transfer function makes the value most cells hold clear
        [](float v, std::uint32_t) { return std::isnan(v) || v > 0.5f; });
 }
 
+TEST_CASE("the presets glow through the whole brick; the curve's 1 makes a quarter of it nearly opaque", "[volume][render]") {
+  // A uniform brick, seen along z through its kN cells: the flat preset lets e^-4 through (the
+  // presets' look, a translucent glow); the editor's 1 over the whole curve, e^-16.
+  const std::vector<float> cells(static_cast<std::size_t>(kN) * kN * kN, 0.5f);
+  const auto opacity_at_centre = [&](const std::array<float, 256>& opacity) {
+    VolumeStyle s = style();
+    s.opacity = opacity;
+    const auto shown = render_volume({cells.data(), kN, kN, kN}, VolumeCamera{}, VolumeMode::emission, s, kView, kView);
+    return shown.values[static_cast<std::size_t>(kView / 2) * kView + kView / 2];
+  };
+  CHECK(opacity_preset_curve("flat")[128] == Approx(kPresetTop));
+  CHECK(opacity_at_centre(opacity_preset("flat", kN)) == Approx(1 - std::exp(-4.0)).margin(0.01));
+  std::array<float, 256> one{};
+  one.fill(full_opacity(kN));
+  CHECK(opacity_at_centre(one) > 0.995f);  // rays stop once 99.5 % opaque
+}
+
 TEST_CASE("a field whose values spread over the range is drawn by default as nested shells, not a fog", "[volume][render]") {
   // Values rising smoothly with the distance from the box's centre (a wake, a duct's profile: no
   // single value most cells hold). Seen from the front, the automatic curve shows shells — rings
