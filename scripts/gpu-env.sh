@@ -24,3 +24,9 @@ log_run() {
   echo "$name: rc=$rc $(grep -E '^(All tests passed|test cases:|Ran |OK|FAILED)' "$dir/$name.log" | tr '\n' ' ')" | tee -a "$out/summary.txt"
   (( rc == 0 )) || tail -30 "$dir/$name.log" >>"$out/summary.txt"
 }
+# wait_for_daemon NAME: until cuview-ctl reaches daemon NAME (at most 60 s).
+wait_for_daemon() {
+  local _
+  for _ in $(seq 300); do cuview-ctl --name "$1" status >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}

@@ -32,7 +32,7 @@ if [[ -z ${SKIP_BENCH:-}${SKIP_COST:-} ]]; then
     /tmp/rt/bin/cuview-compute --name cost$cost --sim lbm3d --size 512x512x512 --max-cost $cost% --no-final-checkpoint \
       --log-level warn >"$logs/cost$cost-daemon.log" 2>&1 &
     daemon=$!
-    for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name cost$cost status >/dev/null 2>&1 && break; sleep 0.2; done
+    wait_for_daemon cost$cost
     /tmp/rt/bin/cuview-ctl --name cost$cost set steps_per_frame=2 >/dev/null
     for mode in emission mip; do
       echo "picture cost, $cost % budget, $mode:" >>"$out/summary.txt"
@@ -56,7 +56,7 @@ if [[ -z ${SKIP_SPHERE:-} ]]; then
   /tmp/rt/bin/cuview-compute --name sphere --sim lbm3d --size 512x512x512 --max-cost 5 --no-final-checkpoint \
     --log-level warn >"$logs/sphere.log" 2>&1 &
   daemon=$!
-  for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name sphere status >/dev/null 2>&1 && break; sleep 0.2; done
+  wait_for_daemon sphere
   sleep ${SPHERE_WARM_S:-60}
   shot sphere 1 "$out/sphere-brick.png" --field speed --volume emission --camera 35,25
   shot sphere ${FULL_FRAMES:-12} "$out/sphere-full.png" --field speed --volume emission --camera 35,25
@@ -78,7 +78,7 @@ if [[ -z ${SKIP_TWO:-} ]] && (( $(nvidia-smi -L | wc -l) >= 2 )); then
     /tmp/rt/bin/cuview-compute --sim lbm3d --size 512x512x1024 --name parts --max-cost 5 --no-final-checkpoint \
     >"$logs/parts.log" 2>&1 &
   run=$!
-  for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name parts status >/dev/null 2>&1 && break; sleep 0.2; done
+  wait_for_daemon parts
   sleep ${PARTS_WARM_S:-30}
   shot parts ${FULL_FRAMES:-12} "$out/parts-full.png" --field speed --volume emission --camera 35,25
   shot parts 12 "$logs/parts-mip.png" --field speed --volume mip --camera 35,25
@@ -93,7 +93,7 @@ if (( $(nvidia-smi -L | wc -l) >= 4 )); then
     /tmp/rt/bin/cuview-compute --sim lbm3d --size 512x512x2048 --name parts4 --max-cost ${PARTS4_BUDGET:-1} \
     --no-final-checkpoint >"$logs/parts4.log" 2>&1 &
   run=$!
-  for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name parts4 status >/dev/null 2>&1 && break; sleep 0.2; done
+  wait_for_daemon parts4
   sleep ${PARTS_WARM_S:-30}
   shot parts4 1 "$out/parts4-brick.png" --field speed --volume emission --camera 35,25
   shot parts4 ${FULL_FRAMES:-12} "$out/parts4-full.png" --field speed --volume emission --camera 35,25

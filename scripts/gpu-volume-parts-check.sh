@@ -11,7 +11,7 @@ export XDG_RUNTIME_DIR=/tmp/xdg-vol; rm -rf "$XDG_RUNTIME_DIR"; mkdir -p "$XDG_R
 setsid mpirun --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x XDG_RUNTIME_DIR -x NCCL_NVLS_ENABLE \
   cuview-compute --sim lbm3d --size ${SIZE:-512x512x1024} --name flow3d --no-final-checkpoint >"$out/flow3d.log" 2>&1 &
 run=$!
-for _ in $(seq 300); do cuview-ctl --name flow3d status >/dev/null 2>&1 && break; sleep 0.2; done
+wait_for_daemon flow3d
 sleep ${WARM_S:-10}  # the wake behind the sphere takes a few hundred steps to show
 cuview-ctl --name flow3d status | tee -a "$out/summary.txt"
 gui() {

@@ -23,7 +23,7 @@ shot() {
 /tmp/rt/bin/cuview-compute --name sphere --sim lbm3d --size 512x512x512 --no-final-checkpoint --log-level warn \
   >"$logs/sphere.log" 2>&1 &
 daemon=$!
-for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name sphere status >/dev/null 2>&1 && break; sleep 0.2; done
+wait_for_daemon sphere
 sleep ${SPHERE_WARM_S:-90}  # the wake: the inflow (0.05 cells a step) crosses 512 cells in ~10 000 steps
 /tmp/rt/bin/cuview-ctl --name sphere status | tee -a "$out/summary.txt"
 for level in ${LEVELS-0.01 0.02}; do
@@ -108,7 +108,7 @@ if (( gpus >= 2 )) && [[ -z ${SKIP_PARTS:-} ]]; then
   setsid mpirun --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x XDG_RUNTIME_DIR -x NCCL_NVLS_ENABLE \
     /tmp/rt/bin/cuview-compute --sim lbm3d --size 512x512x1024 --name parts --no-final-checkpoint >"$logs/parts.log" 2>&1 &
   run=$!
-  for _ in $(seq 300); do /tmp/rt/bin/cuview-ctl --name parts status >/dev/null 2>&1 && break; sleep 0.2; done
+  wait_for_daemon parts
   sleep ${WARM_S:-20}
   shot parts --field vorticity --volume isosurface --level 0.01 --camera 35,25 --screenshot "$out/parts-vorticity.png"
   FRAMES=30 shot parts --field speed --volume mip --camera 35,25 --screenshot "$logs/parts-mip-30.png"

@@ -157,13 +157,20 @@ TEST_CASE("a frame skipped for held slots is what limits the rate then", "[pacer
   CHECK(to_string(RateLimit::none).empty());
 }
 
+namespace {
+/// A frame that was due at `now` started then, and its cost was measured: `seconds`.
+void frame_at(FramePacer& pacer, std::int64_t now, double seconds) {
+  REQUIRE(pacer.due(now, false, false));
+  pacer.started(now);
+  pacer.measured(seconds);
+}
+}  // namespace
+
 TEST_CASE("a picture's cost, measured apart from its frame, holds the next frame back as a frame's cost would",
           "[unit][pacer]") {
   FramePacer pacer(0, 0.01);
   std::int64_t now = 1000 * kMs;
-  REQUIRE(pacer.due(now, false, false));
-  pacer.started(now);
-  pacer.measured(0.001);  // the frame: 1 ms
+  frame_at(pacer, now, 0.001);  // the frame: 1 ms
   CHECK(pacer.budget_allows_at() == now + apart(0.001, 0.01));
   pacer.add_cost(0.004);  // its picture, cast on a stream of its own: 4 ms more
   CHECK(pacer.budget_allows_at() == now + apart(0.005, 0.01));
@@ -172,9 +179,7 @@ TEST_CASE("a picture's cost, measured apart from its frame, holds the next frame
   CHECK(pacer.cost_seconds() == Approx(0.005));
   // The next frame, without a picture, is paced by its own cost alone.
   now += apart(0.005, 0.01);
-  REQUIRE(pacer.due(now, false, false));
-  pacer.started(now);
-  pacer.measured(0.001);
+  frame_at(pacer, now, 0.001);
   CHECK(pacer.budget_allows_at() == now + apart(0.001, 0.01));
 }
 
@@ -215,9 +220,7 @@ TEST_CASE("a camera that moved gets its picture at once, once between frames, an
           "[unit][pacer][render]") {
   FramePacer pacer(0, 0.01);
   std::int64_t now = 1000 * kMs;
-  REQUIRE(pacer.due(now, false, false));
-  pacer.started(now);
-  pacer.measured(0.002);  // the frame: 2 ms, so the next may start 2 / 0.9 % later
+  frame_at(pacer, now, 0.002);  // the frame: 2 ms, so the next may start 2 / 0.9 % later
   const std::int64_t t0 = now;
   now += 100 * kMs;       // the camera moves long before that
   REQUIRE_FALSE(pacer.within_budget(now));
