@@ -358,6 +358,21 @@ std::string encode_result_for_version(std::uint64_t id, std::string_view op, std
   return {buf.data(), buf.size()};
 }
 
+std::string encode_request_for_version(std::string_view op, std::uint64_t id, const std::string& session,
+                                       std::string_view packed_args, std::uint32_t version) {
+  const std::string args = result_for_version(op, packed_args, version, kAddedArgs);
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(session.empty() ? 4 : 5);
+  pk.pack("v"), pk.pack(version);
+  pk.pack("op"), pk.pack(op);
+  pk.pack("id"), pk.pack(id);
+  if (!session.empty()) pk.pack("session"), pk.pack(session);
+  pk.pack("args");
+  buf.write(args.data(), args.size());
+  return {buf.data(), buf.size()};
+}
+
 Request decode_request(std::string_view bytes, std::uint64_t& id_out) {
   id_out = 0;
   if (bytes.size() > kMaxRequestBytes) detail::refuse_oversized(bytes, "request", id_out);

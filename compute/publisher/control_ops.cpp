@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cuview/posix.hpp"
+#include "cuview/view_sampler.hpp"
 #include "cuview/volume_ray.hpp"
 #include "publisher/pacer.hpp"
 #include "publisher/publisher_log.hpp"
@@ -444,16 +445,41 @@ std::string ControlOps::op_render(Peer& p, const proto::Request& req) {
     throw Error(Errc::bad_value, "render: " + who + " has no field '" + a.field + "'; its fields are: " + names);
   }
   const auto index = static_cast<std::size_t>(f - d.fields.begin());
-  if (d.grid_of(*f).dims.size() != 3 || f->dtype != "float32" || f->components != 1)
+  const auto dims = d.grid_of(*f).dims;
+  const bool plane = a.mode == proto::kPlaneMode;
+  if (plane) {
+    if (dims.size() < 2 || !parse_dtype(f->dtype))
+      throw Error(Errc::unsupported, "render: field '" + a.field + "' of " + who + " lies on a grid of " +
+                                         std::to_string(dims.size()) + " axis; a plane is shown of a field of 2 or 3 axes");
+    if (!(a.zoom > 0) || !std::isfinite(a.zoom) || !std::isfinite(a.pan_x) || !std::isfinite(a.pan_y))
+      throw Error(Errc::bad_value, "render: a plane at zoom " + number(a.zoom) + ", pan (" + number(a.pan_x) + ", " +
+                                       number(a.pan_y) + "); give a zoom above 0 (1: the whole plane) and a finite pan");
+    if (dims.size() == 3) {
+      const std::string named = a.axis.value_or("z");
+      if (named != "x" && named != "y" && named != "z")
+        throw Error(Errc::bad_value, "render: axis '" + named + "' of a plane of field '" + a.field + "' of " + who +
+                                         " is not one of a volume's; give x, y or z");
+      const auto axis = slice_axis_named(named);
+      auto whole = dims;
+      if (d.part && d.part->global_dims.size() == 3 && dims == d.dims) whole = d.part->global_dims;
+      const auto along = whole[static_cast<std::size_t>(axis)];
+      if (a.index && *a.index >= along)
+        throw Error(Errc::out_of_range, "render: plane " + std::to_string(*a.index) + " across " + to_string(axis) +
+                                            " of field '" + a.field + "' of " + who + ": the grid has " +
+                                            std::to_string(along) + " cells along " + to_string(axis) +
+                                            "; give an index from 0 to " + std::to_string(along - 1));
+    }
+  } else if (dims.size() != 3 || f->dtype != "float32" || f->components != 1) {
     throw Error(Errc::unsupported, "render: field '" + a.field + "' of " + who + " is " + f->dtype + " × " +
-                                       std::to_string(f->components) + " on a grid of " +
-                                       std::to_string(d.grid_of(*f).dims.size()) +
-                                       " axes; pictures are cast of float32 scalar fields of a volume (3 axes)");
+                                       std::to_string(f->components) + " on a grid of " + std::to_string(dims.size()) +
+                                       " axes; pictures are cast of float32 scalar fields of a volume (3 axes); "
+                                       "mode 'plane' shows a plane of any field of 2 or 3 axes");
+  }
   if (a.width < 1 || a.height < 1 || a.width > 4096 || a.height > 4096)
     throw Error(Errc::out_of_range, "render: a picture of " + std::to_string(a.width) + "x" + std::to_string(a.height) +
                                         " pixels; give each side 1 to 4096");
-  if (!volume_mode_of(a.mode))
-    throw Error(Errc::bad_value, "render: mode '" + a.mode + "' is none of " + kVolumeModeNames);
+  if (!plane && !volume_mode_of(a.mode))
+    throw Error(Errc::bad_value, "render: mode '" + a.mode + "' is none of " + kVolumeModeNames + ", plane");
   if (a.lut.size() != 256 || (a.mode == "emission" && a.opacity.size() != 256))
     throw Error(Errc::bad_value, "render: lut has " + std::to_string(a.lut.size()) + " colours and opacity " +
                                      std::to_string(a.opacity.size()) +

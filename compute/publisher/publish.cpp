@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "cuview/plane_picture.hpp"
 #include "cuview/publisher.hpp"
 #include "cuview/volume_cast.hpp"
 #include "publisher/publisher_log.hpp"
@@ -34,7 +35,12 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   const auto views = views_needing_frames(asked, monotonic_ns(), newest_frame);
   // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that
   // arrives withdraws the ring's old frame and gets one from the next call, due or not.
-  if (ring->readers() == 0 && views.empty()) return false;
+  if (ring->readers() == 0 && views.empty()) {
+    // Nobody watches: the newest frame grows old, and a view asked for later gets a frame of its
+    // own rather than a picture of a step long past.
+    if (asked.empty()) newest_frame.reset();
+    return false;
+  }
   look_for_arrivals();
   const std::int64_t now = monotonic_ns();
   const bool due = pacer.due(now, reader_came, publish_now);
@@ -108,7 +114,7 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   if (executor->kind() == Executor::Kind::cuda) queue_pictures(views, *slot, at, stream);
   else
     for (const auto& v : views)
-      if (std::find(cast_now.begin(), cast_now.end(), v.view) == cast_now.end()) cast_on_host(v, targets[v.field].data, at);
+      if (std::find(cast_now.begin(), cast_now.end(), v.view) == cast_now.end()) cast_on_host(v, slots->slot(*slot), at);
   return true;
 }
 
@@ -122,8 +128,10 @@ struct PictureInput {
   VolumeStyle style;
 };
 
-PictureInput picture_input(const proto::RenderArgs& v, const proto::DescribeResult& d, std::size_t field, const void* data) {
+PictureInput picture_input(const proto::RenderArgs& v, const proto::DescribeResult& d, std::size_t field,
+                           const void* slot) {
   const auto& f = d.fields[field];
+  const void* data = static_cast<const std::byte*>(slot) + f.offset;
   PictureInput in;
   in.brick = {static_cast<const float*>(data), static_cast<int>(f.shape[2]), static_cast<int>(f.shape[1]),
               static_cast<int>(f.shape[0])};
@@ -141,6 +149,52 @@ PictureInput picture_input(const proto::RenderArgs& v, const proto::DescribeResu
     in.brick.offset = {static_cast<int>(o[2]), static_cast<int>(o[1]), static_cast<int>(o[0])};
   }
   return in;
+}
+
+/// The cells a picture of mode "plane" shows (op_render checked the view): of the whole grid's
+/// plane, fitted into the picture with the view's zoom and pan; of a part, its block's cells of
+/// that plane (none when the plane misses the block).
+PlaneCells plane_cells(const proto::RenderArgs& v, const proto::DescribeResult& d, std::size_t field, const void* slot) {
+  const auto& f = d.fields[field];
+  const auto dims = d.grid_of(f).dims;  // this publisher's cells (a part's block)
+  std::vector<std::uint32_t> whole = dims, offset(dims.size(), 0);
+  if (d.part && d.part->global_dims.size() == dims.size() && d.part->offset.size() == dims.size() && dims == d.dims)
+    whole = d.part->global_dims, offset = d.part->offset;
+  PlaneCells c;
+  c.dtype = static_cast<int>(parse_dtype(f.dtype).value_or(DType::float32));
+  c.components = static_cast<int>(f.components);
+  proto::FieldDesc plane = f;
+  std::vector<std::uint32_t> plane_whole = whole, plane_offset = offset;
+  if (dims.size() == 3) {
+    Slice slice{slice_axis_named(v.axis.value_or("z")), 0};
+    const auto k = static_cast<std::size_t>(slice.axis);
+    const std::uint32_t at = v.index.value_or(whole[k] / 2);
+    plane_whole = plane_dims(whole, slice.axis), plane_offset = plane_dims(offset, slice.axis);
+    if (at >= offset[k] && at < offset[k] + dims[k]) {
+      slice.index = at - offset[k];
+      plane = plane_of(f, slice);
+    } else {
+      plane.shape.clear();  // the plane misses this block
+    }
+  }
+  const int cols = static_cast<int>(plane_whole[1]), rows = static_cast<int>(plane_whole[0]);
+  c.region = ViewRegion::fit(cols, rows, static_cast<int>(v.width), static_cast<int>(v.height), v.zoom,
+                             cols / 2.0 + v.pan_x, rows / 2.0 + v.pan_y);
+  c.x0 = static_cast<int>(plane_offset[1]), c.y0 = static_cast<int>(plane_offset[0]);
+  if (plane.shape.size() < 2) return c;
+  c.rows = static_cast<int>(plane.shape[0]), c.cols = static_cast<int>(plane.shape[1]);
+  const std::uint64_t cell = std::uint64_t{f.components} * size_of(parse_dtype(f.dtype).value_or(DType::float32));
+  const bool strided = plane.strides.size() >= 2;
+  c.row_bytes = static_cast<std::int64_t>(strided ? plane.strides[0] : plane.shape[1] * cell);
+  c.col_bytes = static_cast<std::int64_t>(strided ? plane.strides[1] : cell);
+  c.data = static_cast<const unsigned char*>(slot) + plane.offset;
+  return c;
+}
+
+std::array<std::uint32_t, 256> lut_of(const proto::RenderArgs& v) {
+  std::array<std::uint32_t, 256> lut{};
+  std::copy_n(v.lut.begin(), std::min<std::size_t>(v.lut.size(), 256), lut.begin());
+  return lut;
 }
 }  // namespace
 
@@ -210,14 +264,20 @@ void Publisher::State::keep_picture(const proto::RenderArgs& view, const VolumeP
   held.push_back(std::move(r));
 }
 
-void Publisher::State::cast_on_host(const Steering::PictureAsk& ask, const void* data, const PictureJob::Frame& at) {
+void Publisher::State::cast_on_host(const Steering::PictureAsk& ask, const void* slot, const PictureJob::Frame& at) {
   const auto t0 = monotonic_ns();
-  const auto in = picture_input(ask.view, description, ask.field, data);
   VolumePicture p;
   p.width = static_cast<int>(ask.view.width), p.height = static_cast<int>(ask.view.height);
   const std::size_t n = std::size_t{ask.view.width} * ask.view.height;
   p.argb.resize(n), p.values.resize(n);
-  cast_volume(in.brick, in.camera, in.mode, in.style, p.width, p.height, p.argb.data(), p.values.data(), 16);
+  if (ask.view.mode == proto::kPlaneMode) {
+    const auto lut = lut_of(ask.view);
+    cast_plane(plane_cells(ask.view, description, ask.field, slot), lut.data(), ask.view.lo, ask.view.hi, p.width,
+               p.height, p.argb.data(), p.values.data());
+  } else {
+    const auto in = picture_input(ask.view, description, ask.field, slot);
+    cast_volume(in.brick, in.camera, in.mode, in.style, p.width, p.height, p.argb.data(), p.values.data(), 16);
+  }
   const double seconds = static_cast<double>(monotonic_ns() - t0) * 1e-9;
   pacer.add_cost(seconds);
   progress.publish_seconds.store(pacer.cost_seconds(), std::memory_order_relaxed);
@@ -232,11 +292,17 @@ void Publisher::State::queue_pictures(const std::vector<Steering::PictureAsk>& v
     try {
       if (!job->gpu) job->gpu = std::make_unique<AsyncPicture>(executor->device_id());
       if (job->gpu->busy()) continue;  // the one before is still being cast: a later frame's turn
-      const auto* data = static_cast<const std::byte*>(slots->slot(slot)) + layout.fields[v.field].offset;
-      const auto in = picture_input(v.view, description, v.field, data);
+      const void* at_slot = slots->slot(slot);
       const bool alone = job->alone_s < 0 || job->cast % kAloneEvery == 0;
-      job->gpu->queue(in.brick, in.camera, in.mode, in.style, static_cast<int>(v.view.width),
-                      static_cast<int>(v.view.height), stream, alone);
+      const int w = static_cast<int>(v.view.width), h = static_cast<int>(v.view.height);
+      if (v.view.mode == proto::kPlaneMode) {
+        const auto lut = lut_of(v.view);
+        job->gpu->queue_plane(plane_cells(v.view, description, v.field, at_slot), lut.data(), v.view.lo, v.view.hi, w,
+                              h, stream, alone);
+      } else {
+        const auto in = picture_input(v.view, description, v.field, at_slot);
+        job->gpu->queue(in.brick, in.camera, in.mode, in.style, w, h, stream, alone);
+      }
       job->queued_alone = alone;
       ++job->cast;
       job->slot = slot;
@@ -273,10 +339,9 @@ std::vector<proto::RenderArgs> Publisher::State::pictures_from_newest(const std:
     const bool in_flight = std::any_of(picture_jobs.begin(), picture_jobs.end(),
                                        [&](const auto& j) { return j.view == v.view && j.gpu && j.gpu->busy(); });
     if (in_flight) continue;
-    const auto* data = static_cast<const std::byte*>(slots->slot(f.slot)) + layout.fields[v.field].offset;
     const PictureJob::Frame at{f.seq, f.step, f.sim_time, f.stamp_ns};
     if (executor->kind() == Executor::Kind::cuda) queue_pictures({v}, f.slot, at, stream);
-    else cast_on_host(v, data, at);
+    else cast_on_host(v, slots->slot(f.slot), at);
     cast.push_back(v.view);
     if (!paced) pacer.borrowed();
   }

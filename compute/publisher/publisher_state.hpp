@@ -121,8 +121,8 @@ struct Publisher::State {
   void look_for_arrivals();
   /// The views of pictures asked for (`render`) and not given up, each once, newest first.
   [[nodiscard]] std::vector<Steering::PictureAsk> pictures_wanted();
-  /// Casts a picture from the frame's field at `data` on this thread (host backend) and keeps it.
-  void cast_on_host(const Steering::PictureAsk& ask, const void* data, const PictureJob::Frame& at);
+  /// Casts a picture from the frame in `slot` on this thread (host backend) and keeps it.
+  void cast_on_host(const Steering::PictureAsk& ask, const void* slot, const PictureJob::Frame& at);
   /// Queues each view's picture of the frame just written in `slot` (CUDA), one in flight per view.
   void queue_pictures(const std::vector<Steering::PictureAsk>& views, std::uint32_t slot,
                       const PictureJob::Frame& at, cuda::StreamRef stream);

@@ -20,6 +20,16 @@ __global__ void cast_kernel(VolumeRays rays, std::uint32_t* argb, float* values)
   const std::size_t at = static_cast<std::size_t>(y) * rays.width + x;
   cast_ray(rays, x, y, argb[at], values[at]);
 }
+__global__ void plane_kernel(PlaneCells cells, const std::uint32_t* lut, float lo, float hi, int width, int height,
+                             std::uint32_t* argb, float* values) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= width || y >= height) return;
+  const std::size_t at = static_cast<std::size_t>(y) * width + x;
+  const float v = plane_value(cells, x, y);
+  values[at] = v;
+  argb[at] = plane_colour(v, lut, lo, hi);
+}
 __global__ void blocks_kernel(const float* data, int w, int h, int d, int bw, int bh, int bd, float* out) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= bw * bh * bd) return;
@@ -49,6 +59,7 @@ VolumeCaster::VolumeCaster() : impl_(std::make_unique<Impl>()) {
   cudaFuncAttributes attributes{};
   cuda::check(cudaFuncGetAttributes(&attributes, cast_kernel), "loading the volume caster's kernels");
   cuda::check(cudaFuncGetAttributes(&attributes, blocks_kernel), "loading the volume caster's kernels");
+  cuda::check(cudaFuncGetAttributes(&attributes, plane_kernel), "loading the volume caster's kernels");
 }
 VolumeCaster::~VolumeCaster() = default;
 
@@ -123,6 +134,8 @@ struct AsyncPicture::Impl {
   cuda::DeviceBuffer argb, values;
   cuda::PinnedBuffer host;  // argb then values
   std::size_t capacity = 0;
+  cuda::DeviceBuffer lut{256 * sizeof(std::uint32_t)};  // a plane picture's colours, from host_lut
+  cuda::PinnedBuffer host_lut{256 * sizeof(std::uint32_t), "a plane picture's colormap"};
   int width = 0, height = 0;
   bool queued = false, empty = false;
 };
@@ -150,21 +163,54 @@ void AsyncPicture::queue(const VolumeBrick& brick, const VolumeCamera& camera, V
                          const VolumeStyle& style, int width, int height, cuda::StreamRef after, bool alone) {
   auto& im = *impl_;
   cuda::DeviceGuard guard(im.device);
+  if (!begin(width, height, brick.data != nullptr)) return;
+  im.caster.reserve(brick);
+  const auto s = start(after, alone).get();
+  auto* argb = static_cast<std::uint32_t*>(im.argb.get());
+  auto* values = static_cast<float*>(im.values.get());
+  im.caster.cast_on_device(brick, camera, mode, style, im.width, im.height, cuda::StreamRef(s), argb, values);
+  finish(cuda::StreamRef(s));
+}
+
+void AsyncPicture::queue_plane(const PlaneCells& cells, const std::uint32_t* lut, float lo, float hi, int width,
+                               int height, cuda::StreamRef after, bool alone) {
+  auto& im = *impl_;
+  cuda::DeviceGuard guard(im.device);
+  if (!begin(width, height, cells.data != nullptr)) return;
+  std::copy_n(lut, 256, im.host_lut.as<std::uint32_t>());
+  const auto s = start(after, alone).get();
+  auto* device_lut = static_cast<std::uint32_t*>(im.lut.get());
+  cuda::check(cudaMemcpyAsync(device_lut, im.host_lut.data(), 256 * 4, cudaMemcpyHostToDevice, s),
+              "uploading a plane picture's colormap");
+  const dim3 block(16, 16);
+  const dim3 grid((im.width + 15) / 16, (im.height + 15) / 16);
+  plane_kernel<<<grid, block, 0, s>>>(cells, device_lut, lo, hi, im.width, im.height,
+                                      static_cast<std::uint32_t*>(im.argb.get()), static_cast<float*>(im.values.get()));
+  cuda::check(cudaGetLastError(), "launching the plane picture's kernel");
+  finish(cuda::StreamRef(s));
+}
+
+bool AsyncPicture::begin(int width, int height, bool has_data) {
+  auto& im = *impl_;
   im.width = std::max(width, 0), im.height = std::max(height, 0);
   const std::size_t n = static_cast<std::size_t>(im.width) * im.height;
-  im.empty = n == 0 || brick.data == nullptr;
+  im.empty = n == 0 || !has_data;
   im.queued = true;
-  if (im.empty) return;
+  if (im.empty) return false;
+  // Every allocation before the picture's start event: one between its events (cudaMalloc) would
+  // leave its stream idle meanwhile and count that as its cost — the simulation's stream's too,
+  // for a picture cast alone.
   if (n > im.capacity) {
     im.argb = cuda::DeviceBuffer(n * sizeof(std::uint32_t));
     im.values = cuda::DeviceBuffer(n * sizeof(float));
     im.host = cuda::PinnedBuffer(n * 8, "a volume picture's pixels");
     im.capacity = n;
   }
-  // Every allocation before the picture's start event: one between its events (cudaMalloc) would
-  // leave its stream idle meanwhile and count that as its cost — the simulation's stream's too,
-  // for a picture cast alone.
-  im.caster.reserve(brick);
+  return true;
+}
+
+cuda::StreamRef AsyncPicture::start(cuda::StreamRef after, bool alone) {
+  auto& im = *impl_;
   // Alone: on `after` itself, nothing else of this process beside it, so that its time is its own.
   const auto s = alone ? after.get() : im.stream.get();
   if (!alone) {
@@ -172,13 +218,17 @@ void AsyncPicture::queue(const VolumeBrick& brick, const VolumeCamera& camera, V
     cuda::check(cudaStreamWaitEvent(s, im.written.get(), 0), "cudaStreamWaitEvent (a picture after its frame)");
   }
   cuda::check(cudaEventRecord(im.start.get(), s), "cudaEventRecord (a picture's start)");
-  auto* argb = static_cast<std::uint32_t*>(im.argb.get());
-  auto* values = static_cast<float*>(im.values.get());
-  im.caster.cast_on_device(brick, camera, mode, style, im.width, im.height, cuda::StreamRef(s), argb, values);
-  cuda::check(cudaMemcpyAsync(im.host.data(), argb, n * 4, cudaMemcpyDeviceToHost, s),
-              "copying a volume picture's pixels to the host");
-  cuda::check(cudaMemcpyAsync(im.host.data() + n * 4, values, n * 4, cudaMemcpyDeviceToHost, s),
-              "copying a volume picture's values to the host");
+  return cuda::StreamRef(s);
+}
+
+void AsyncPicture::finish(cuda::StreamRef stream) {
+  const auto s = stream.get();
+  auto& im = *impl_;
+  const std::size_t n = static_cast<std::size_t>(im.width) * im.height;
+  cuda::check(cudaMemcpyAsync(im.host.data(), im.argb.get(), n * 4, cudaMemcpyDeviceToHost, s),
+              "copying a picture's pixels to the host");
+  cuda::check(cudaMemcpyAsync(im.host.data() + n * 4, im.values.get(), n * 4, cudaMemcpyDeviceToHost, s),
+              "copying a picture's values to the host");
   cuda::check(cudaEventRecord(im.end.get(), s), "cudaEventRecord (a picture's end)");
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuview/cuda/stream_ref.hpp"
+#include "cuview/plane_picture.hpp"
 #include "cuview/volume_ray.hpp"
 
 namespace cuview {
@@ -65,6 +66,10 @@ class AsyncPicture {
   /// time includes waiting for them). Call only when !busy().
   void queue(const VolumeBrick& brick, const VolumeCamera& camera, VolumeMode mode, const VolumeStyle& style,
              int width, int height, cuda::StreamRef after, bool alone = false);
+  /// The same for a picture of a plane (`cells.data` in device memory; `lut` 256 colours on the
+  /// host, over [lo, hi]): `render` mode "plane".
+  void queue_plane(const PlaneCells& cells, const std::uint32_t* lut, float lo, float hi, int width, int height,
+                   cuda::StreamRef after, bool alone = false);
   /// A picture is queued and not collected.
   [[nodiscard]] bool busy() const noexcept;
   /// The queued picture once its work is done (never waits; nullopt while it runs): its pixels
@@ -75,6 +80,13 @@ class AsyncPicture {
   void hold(cuda::StreamRef stream) const;
 
  private:
+  /// Sizes the outputs (before the start event: an allocation between the events would count as
+  /// the picture's cost); false when the picture is empty and nothing is queued on the GPU.
+  bool begin(int width, int height, bool has_data);
+  /// The picture's stream, after the frame; records the start event.
+  cuda::StreamRef start(cuda::StreamRef after, bool alone);
+  /// Brings the pixels to the host and records the end event.
+  void finish(cuda::StreamRef s);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -29,6 +29,9 @@ void AsyncPicture::queue(const VolumeBrick&, const VolumeCamera&, VolumeMode, co
                          cuda::StreamRef, bool) {
   no_cuda();
 }
+void AsyncPicture::queue_plane(const PlaneCells&, const std::uint32_t*, float, float, int, int, cuda::StreamRef, bool) {
+  no_cuda();
+}
 bool AsyncPicture::busy() const noexcept { return false; }
 std::optional<double> AsyncPicture::collect(VolumePicture&) { return std::nullopt; }
 void AsyncPicture::hold(cuda::StreamRef) const {}

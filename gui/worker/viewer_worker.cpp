@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <utility>
 
 #include "cuview/error.hpp"
@@ -79,7 +80,16 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
     // separated by spaces) views of every part, assembled.
     OpenOptions o{name.toStdString(), {}, "cuview-gui", Import::frames, 1500ms};
     for (const auto& url : remote.split(' ', Qt::SkipEmptyParts)) o.remote.push_back(url.toStdString());
-    run_ = open(o);
+    if (o.remote.empty()) {
+      // On this host the frames need this process's CUDA context, which starts behind the
+      // simulation's kernels (230–470 ms measured on a busy H100): meanwhile the publisher's own
+      // picture of the plane shown comes over the control connection.
+      auto opening = std::async(std::launch::async, [o] { return open(o); });
+      show_first_picture(o, opening);
+      run_ = opening.get();
+    } else {
+      run_ = open(o);
+    }
     watched_.reset();
     held_view_.reset();
     held_brick_.reset();
@@ -123,6 +133,79 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
     } else {
       set_state(Connection::failed, QString("cannot attach to %1: %2").arg(name, e.what()));
     }
+  }
+}
+
+void ViewerWorker::show_first_picture(const OpenOptions& options, std::future<std::unique_ptr<Run>>& opening) {
+  const auto t0 = Clock::now();
+  const auto opened = [&] { return opening.wait_for(0ms) == std::future_status::ready; };
+  try {
+    auto o = options;
+    o.import = Import::control_only;
+    const auto control = open(o);
+    if (opened()) return;
+    auto d = control->leader().description();
+    d.dims = control->extent().dims;
+    Q_EMIT described(d);  // the window lays its view out for this run (again, the same, once attached)
+    while (!opened() && Clock::now() - t0 < 2s) {
+      ViewRequest view;
+      {
+        QMutexLocker lock(&mu_);
+        if (stop_ || target_ != QString::fromStdString(options.name)) return;
+        view = view_;
+      }
+      const auto shown = d.for_field(static_cast<std::size_t>(std::max(view.field, 0)));
+      const auto layout = layout_of(shown, view);
+      // A plane or a 2-D grid, laid out in the window: the publisher shows one plane of a field.
+      const bool plane = view.field >= 0 && static_cast<std::size_t>(view.field) < d.fields.size() && !view.volume &&
+                         !layout.through && view.width > 0 && view.height > 0 && layout.w > 0 && layout.h > 0;
+      if (!plane) {
+        opening.wait_for(5ms);  // the window has not asked for a view of a field yet
+        continue;
+      }
+      proto::RenderArgs a;
+      a.field = d.fields[static_cast<std::size_t>(view.field)].name;
+      a.mode = proto::kPlaneMode;
+      a.width = static_cast<std::uint32_t>(std::min(view.width, 4096));
+      a.height = static_cast<std::uint32_t>(std::min(view.height, 4096));
+      a.zoom = view.zoom;
+      const double cx = view.center_x < 0 ? layout.w / 2.0 : view.center_x;
+      const double cy = view.center_y < 0 ? layout.h / 2.0 : view.center_y;
+      a.pan_x = cx - layout.w / 2.0, a.pan_y = cy - layout.h / 2.0;
+      if (const auto slice = slice_of(shown, view)) a.axis = to_string(slice->axis), a.index = slice->index;
+      a.lut.assign(256, 0xff000000u);  // its values are coloured here, as every frame's
+      a.lo = 0, a.hi = 1;
+      const auto r = control->render(a);
+      if (r.pending) {
+        opening.wait_for(5ms);
+        continue;
+      }
+      RemoteView picture;
+      auto& h = picture.header;
+      h.session = d.session, h.seq = r.seq, h.step = r.step, h.sim_time = r.sim_time, h.stamp_ns = r.stamp_ns;
+      h.field = a.field, h.view_w = a.width, h.view_h = a.height, h.encoding = "f32";
+      picture.view.region = ViewRegion::fit(layout.w, layout.h, static_cast<int>(a.width), static_cast<int>(a.height),
+                                            a.zoom, cx, cy);
+      h.center_x = cx, h.center_y = cy, h.pixels_per_cell = picture.view.region.pixels_per_cell;
+      picture.view.values.resize(std::size_t{a.width} * a.height);
+      std::memcpy(picture.view.values.data(), r.values.data(),
+                  std::min(r.values.size(), picture.view.values.size() * sizeof(float)));
+      auto result = renderer_.render(std::move(picture), shown, view);
+      if (result.frame) result.frame->link.reset();  // read on this host, not through a gateway
+      {
+        QMutexLocker lock(&mu_);
+        shown_ = false;
+      }
+      qInfo("cuview-gui: first picture from %s after %.1f ms (the publisher's plane of '%s', step %llu, over the "
+            "control connection while the frames' CUDA context starts)",
+            options.name.c_str(), std::chrono::duration<double, std::milli>(Clock::now() - t0).count(),
+            a.field.c_str(), static_cast<unsigned long long>(r.step));
+      set_state(Connection::connecting, {});  // still connecting (the status bar says so), nothing across the picture
+      hand_over(std::move(result), r.seq);
+      return;
+    }
+  } catch (const Error&) {
+    // The frames' own attach says what is wrong (no daemon, a version, a refused field).
   }
 }
 

@@ -13,6 +13,7 @@
 #include <QString>
 #include <QThread>
 #include <QWaitCondition>
+#include <future>
 #include <optional>
 
 #include "cuview/client.hpp"
@@ -55,6 +56,12 @@ class ViewerWorker : public QThread {
  private:
   void set_state(Connection s, const QString& text);
   void try_attach(const QString& name, const QString& remote);
+  /// While `opening` attaches for frames (this process's CUDA context, the ring), asks the run
+  /// over a control-only connection for its own picture of the plane the window shows (`render`
+  /// mode "plane", protocol 11) and hands it over: the first pixels need no CUDA context here.
+  /// Returns once it is shown, `opening` is done, or 2 s have passed; says nothing of failures
+  /// (the frames' attach does).
+  void show_first_picture(const OpenOptions& options, std::future<std::unique_ptr<Run>>& opening);
   void run_commands(std::deque<Command> commands);
   /// Renders the held frame as `view` asks and hands it over; with nothing to hand over, the
   /// next frame may come at once. `fresh`: the frame arrived since the last render (a volume view

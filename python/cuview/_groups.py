@@ -151,7 +151,10 @@ class Group:
         are not read here); `opacity` "ramp", "peak" or "flat"; `camera` as Frame.view's, pan in the
         grid's cells. None when the run has cast no picture of this view within `timeout` seconds:
         the first ask starts the casting, from the newest frame the run holds, else its next (ask again; a view nobody asks for in
-        5 s is dropped). Raises CuviewError("unsupported") for a field that is not a float32 volume."""
+        5 s is dropped). `mode` "plane" (protocol 11) shows the middle z-plane of a volume (a 2-D
+        field: itself) of any dtype as it is, each pixel its cell's value: what a notebook can show
+        without a CUDA context of its own. Raises CuviewError("unsupported") for a field that is not
+        a float32 volume (in a volume mode)."""
         import time
 
         import numpy as np

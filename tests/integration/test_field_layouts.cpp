@@ -452,3 +452,85 @@ BACKEND_TEST("a publisher casts pictures of a volume field where its frames are,
   v.field = "u", v.lut.resize(3);
   CHECK_THAT(error_of([&] { (void)c.render(v); }), Contains("lut has 3 colours") && Contains("256"));
 }
+
+BACKEND_TEST("a publisher shows a plane of a field where its frames are: each pixel its cell's value, as it is",
+             "[integration][layouts][render][plane]") {
+  RuntimeDir rt;
+  // A volume on a grid twice as deep as wide and a 2-D field beside it, in the program's memory
+  // (the GPU's on CUDA): each cell's value says where it is.
+  constexpr std::uint32_t D = 20, H = 30, W = 40;
+  std::vector<float> u(std::size_t{D} * H * W);
+  for (std::uint32_t z = 0; z < D; ++z)
+    for (std::uint32_t y = 0; y < H; ++y)
+      for (std::uint32_t x = 0; x < W; ++x) u[(std::size_t{z} * H + y) * W + x] = 10000.0f * z + 100.0f * y + x;
+  const ProgramArray array(u.data(), u.size() * sizeof(float), backend);
+  // A vector field beside it, (3, 4, 0) · (x + 1): its magnitude 5 (x + 1).
+  std::vector<float> vel(std::size_t{D} * H * W * 3);
+  for (std::size_t i = 0; i < std::size_t{D} * H * W; ++i) {
+    const float x = static_cast<float>(i % W) + 1;
+    vel[i * 3] = 3 * x, vel[i * 3 + 1] = 4 * x, vel[i * 3 + 2] = 0;
+  }
+  const ProgramArray vel_array(vel.data(), vel.size() * sizeof(float), backend);
+  Publisher pub({.name = "planes", .backend = to_string(backend), .max_fps = 0, .max_cost = 1});
+  pub.add_field({.name = "u", .data = array.data(), .bytes = u.size() * 4, .dims = {D, H, W}, .memory = array.memory()});
+  pub.add_field({.name = "velocity", .data = vel_array.data(), .bytes = vel.size() * 4, .dims = {D, H, W},
+                 .components = 3, .memory = vel_array.memory()});
+  pub.start();
+  auto c = Client::attach(AttachOptions{.name = "planes", .client = "test", .import = Import::control_only});
+  proto::RenderArgs v;
+  v.field = "u", v.mode = "plane", v.lo = 0, v.hi = 1;
+  for (std::uint32_t i = 0; i < 256; ++i) v.lut.push_back(0xff000000u | i);
+  // One pixel a cell: the x-plane at 11 is z × y (rows z, columns y); the picture its own size.
+  v.axis = "x", v.index = 11, v.width = H, v.height = D;
+  proto::RenderResult r;
+  for (std::uint64_t step = 1; step < 100 && r.pending; ++step) {
+    (void)pub.publish(step, 0.0);
+    r = c.render(v);
+  }
+  REQUIRE_FALSE(r.pending);
+  REQUIRE(r.values.size() == std::size_t{H} * D * 4);
+  std::size_t wrong = 0;
+  for (std::uint32_t z = 0; z < D; ++z)
+    for (std::uint32_t y = 0; y < H; ++y) {
+      float got = 0;
+      std::memcpy(&got, r.values.data() + (std::size_t{z} * H + y) * 4, 4);
+      wrong += got == 10000.0f * z + 100.0f * y + 11 ? 0 : 1;
+    }
+  CHECK(wrong == 0);
+  // Every value above the range: the lut's last colour everywhere.
+  std::uint32_t colour = 0;
+  std::memcpy(&colour, r.argb.data() + 4 * 17, 4);
+  CHECK(colour == (0xff000000u | 255u));
+  // The middle z-plane by default, fitted into a wider picture: its middle pixel is cell
+  // (W/2, H/2, D/2), and the columns left and right of the plane show nothing.
+  v.axis.reset(), v.index.reset();
+  v.width = 2 * W, v.height = H;
+  r = {};
+  for (std::uint64_t step = 100; step < 200 && r.pending; ++step) {
+    (void)pub.publish(step, 0.0);
+    r = c.render(v);
+  }
+  REQUIRE_FALSE(r.pending);
+  float middle = 0, left = 0;
+  std::memcpy(&middle, r.values.data() + (std::size_t{H / 2} * 2 * W + W) * 4, 4);
+  std::memcpy(&left, r.values.data() + (std::size_t{H / 2} * 2 * W + 3) * 4, 4);
+  CHECK(middle == 10000.0f * (D / 2) + 100.0f * (H / 2) + W / 2);
+  CHECK(std::isnan(left));
+  // The vector field's plane: each pixel its cell's magnitude (what a viewer's first picture of a
+  // flow's velocity shows).
+  v.field = "velocity", v.width = W, v.height = H;
+  r = {};
+  for (std::uint64_t step = 200; step < 300 && r.pending; ++step) {
+    (void)pub.publish(step, 0.0);
+    r = c.render(v);
+  }
+  REQUIRE_FALSE(r.pending);
+  std::size_t off = 0;
+  for (std::uint32_t y = 0; y < H; ++y)
+    for (std::uint32_t x = 0; x < W; ++x) {
+      float got = 0;
+      std::memcpy(&got, r.values.data() + (std::size_t{y} * W + x) * 4, 4);
+      off += std::abs(got - 5.0f * static_cast<float>(x + 1)) <= 1e-4f * static_cast<float>(x + 1) ? 0 : 1;
+    }
+  CHECK(off == 0);
+}

@@ -9,6 +9,7 @@
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
 #include "cuview/publisher.hpp"
+#include "cuview/volume_ray.hpp"
 
 using namespace cuview;
 using namespace cuview::test;
@@ -270,4 +271,192 @@ TEST_CASE("through a gateway a field that is not a volume is refused by the publ
   }
   REQUIRE_FALSE(local_error.empty());
   CHECK(remote_error == local_error);
+}
+
+namespace {
+/// A plane picture's pixel (px, py) of a cols × rows plane fitted whole into w × h: the cell under
+/// its centre, or {-1, -1} off the plane (written out here from docs/protocol.md's words: the plane
+/// scaled by the smaller of w/cols and h/rows, centred).
+std::pair<int, int> fitted_cell(int px, int py, int cols, int rows, int w, int h) {
+  const double s = std::min(double(w) / cols, double(h) / rows);
+  const double fx = cols / 2.0 + (px + 0.5 - w / 2.0) / s, fy = rows / 2.0 + (py + 0.5 - h / 2.0) / s;
+  if (fx < 0 || fy < 0 || fx >= cols || fy >= rows) return {-1, -1};
+  return {int(fx), int(fy)};
+}
+
+std::vector<float> floats_of(const std::vector<char>& bytes) {
+  std::vector<float> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), out.size() * 4);
+  return out;
+}
+
+proto::RenderArgs plane_view(const char* axis, std::uint32_t index) {
+  auto v = view_of("plane", 0, 0);
+  v.opacity.clear();
+  v.axis = axis, v.index = index;
+  return v;
+}
+
+proto::RenderResult picture_of(Run& run, Runs& runs, const proto::RenderArgs& v, std::uint64_t& step) {
+  proto::RenderResult r;
+  for (int tries = 0; tries < 200 && r.pending; ++tries) {
+    runs.publish(++step);
+    r = run.render(v);
+  }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("a plane of a volume as the publisher shows it: each pixel its cell's value and colour, parts alike",
+          "[integration][render][plane][parts][host]") {
+  RuntimeDir rt;
+  Runs runs(4);
+  auto whole = cuview::open({.name = "whole", .client = "test", .import = Import::control_only});
+  auto slabs = cuview::open({.name = "slabs", .client = "test", .import = Import::control_only});
+  std::uint64_t step = 0;
+  struct Case {
+    const char* axis;
+    std::uint32_t index;
+    int cols, rows;
+  };
+  // A z-plane lies in one slab; x- and y-planes cross all four.
+  for (const auto& c : {Case{"z", 20, int(W), int(H)}, Case{"y", 7, int(W), int(D)}, Case{"x", 31, int(H), int(D)}}) {
+    const auto v = plane_view(c.axis, c.index);
+    const auto a = picture_of(*whole, runs, v, step);
+    const auto b = picture_of(*slabs, runs, v, step);
+    REQUIRE_FALSE(a.pending);
+    REQUIRE_FALSE(b.pending);
+    INFO("the plane across " << c.axis << " at " << c.index);
+    CHECK(a.width == v.width);
+    CHECK(a.height == v.height);
+    const auto values = floats_of(a.values);
+    REQUIRE(values.size() == std::size_t{v.width} * v.height);
+    std::size_t on = 0, wrong = 0, wrong_colour = 0;
+    for (int py = 0; py < int(v.height); ++py)
+      for (int px = 0; px < int(v.width); ++px) {
+        const std::size_t i = std::size_t(py) * v.width + px;
+        const auto [col, row] = fitted_cell(px, py, c.cols, c.rows, int(v.width), int(v.height));
+        std::uint32_t colour = 0;
+        std::memcpy(&colour, a.argb.data() + i * 4, 4);
+        if (col < 0) {
+          wrong += std::isnan(values[i]) ? 0 : 1;
+          wrong_colour += colour == kVolumeMiss ? 0 : 1;
+          continue;
+        }
+        ++on;
+        // Rows and columns: of a z-plane y and x, of a y-plane z and x, of an x-plane z and y.
+        const std::string axis = c.axis;
+        const auto x = axis == "x" ? c.index : std::uint32_t(col);
+        const auto y = axis == "y" ? c.index : axis == "x" ? std::uint32_t(col) : std::uint32_t(row);
+        const auto z = axis == "z" ? c.index : std::uint32_t(row);
+        const float expected = value(x, y, z);
+        wrong += values[i] == expected ? 0 : 1;
+        const int entry = std::clamp(int(expected * 255.f + 0.5f), 0, 255);
+        wrong_colour += colour == v.lut[std::size_t(entry)] ? 0 : 1;
+      }
+    CHECK(on > std::size_t{v.width} * v.height / 3);
+    CHECK(wrong == 0);
+    CHECK(wrong_colour == 0);
+    // The parts' pictures composited are the whole's, bit for bit: every pixel's cell lies in one block.
+    CHECK(b.argb == a.argb);
+    CHECK(b.values == a.values);
+  }
+  // Zoomed in twice on the plane's centre, panned by 4 cells right: the centre pixel shows cell
+  // (W/2 + 4, H/2) of the z-plane.
+  auto v = plane_view("z", 3);
+  v.zoom = 2, v.pan_x = 4;
+  v.width = 160, v.height = 120;
+  const auto z = picture_of(*whole, runs, v, step);
+  REQUIRE_FALSE(z.pending);
+  CHECK(floats_of(z.values)[std::size_t{v.height / 2} * v.width + v.width / 2] == value(W / 2 + 4, H / 2, 3));
+}
+
+TEST_CASE("a plane of a 2-D field of any dtype: a float64 vector's magnitude, refusals naming what to give",
+          "[integration][render][plane][host]") {
+  RuntimeDir rt;
+  constexpr std::uint32_t FW = 40, FH = 30;
+  std::vector<double> uv(std::size_t{FW} * FH * 2);
+  for (std::uint32_t y = 0; y < FH; ++y)
+    for (std::uint32_t x = 0; x < FW; ++x) {
+      uv[(std::size_t{y} * FW + x) * 2] = 3.0 * x;
+      uv[(std::size_t{y} * FW + x) * 2 + 1] = 4.0 * y;
+    }
+  Publisher pub({.name = "flat", .backend = "host", .max_fps = 0, .max_cost = 1});
+  pub.add_field({.name = "uv", .data = uv.data(), .bytes = uv.size() * 8, .dims = {FH, FW}, .dtype = DType::float64,
+                 .components = 2, .memory = Memory::host});
+  pub.start();
+  auto c = Client::attach({.name = "flat", .client = "test", .import = Import::control_only});
+  auto v = view_of("plane", 0, 0);
+  v.field = "uv", v.width = FW, v.height = FH, v.lo = 0, v.hi = 200;
+  proto::RenderResult r;
+  std::uint64_t step = 0;
+  for (int tries = 0; tries < 100 && r.pending; ++tries) {
+    (void)pub.publish(++step, 0.0);
+    r = c.render(v);
+  }
+  REQUIRE_FALSE(r.pending);
+  const auto values = floats_of(r.values);
+  // One pixel a cell: pixel (x, y) is cell (x, y), showing |(3x, 4y)|.
+  for (std::uint32_t y : {0u, 7u, FH - 1})
+    for (std::uint32_t x : {0u, 13u, FW - 1})
+      CHECK(values[std::size_t{y} * FW + x] == static_cast<float>(std::hypot(3.0 * x, 4.0 * y)));
+  // A volume mode of a 2-D field is refused, naming the mode that shows it.
+  v.mode = "mip";
+  CHECK_THROWS_WITH(c.render(v), Catch::Contains("mode 'plane' shows a plane of any field"));
+  v.mode = "plane";
+  v.zoom = 0;
+  CHECK_THROWS_WITH(c.render(v), Catch::Contains("give a zoom above 0"));
+}
+
+TEST_CASE("a plane past the grid, or across an axis a volume lacks, is refused by name", "[integration][render][plane][host]") {
+  RuntimeDir rt;
+  Runs runs(2);
+  auto c = Client::attach({.name = "whole", .client = "test", .import = Import::control_only});
+  try {
+    (void)c.render(plane_view("z", D));
+    FAIL("a plane past the grid was accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::out_of_range);
+    CHECK_THAT(e.what(), Catch::Contains("the grid has 36 cells along z; give an index from 0 to 35"));
+  }
+  try {
+    (void)c.render(plane_view("w", 0));
+    FAIL("axis w was accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::bad_value);
+    CHECK_THAT(e.what(), Catch::Contains("x, y or z"));
+  }
+  // A part checks the index against the whole grid: a plane outside its own block is one it misses.
+  auto part = Client::attach({.name = "slabs", .client = "test", .import = Import::control_only, .part = 1});
+  CHECK_NOTHROW(part.render(plane_view("z", 2)));
+}
+
+TEST_CASE("a picture asked for after nobody watched is of the step the run is at, not of the last frame read",
+          "[integration][render][plane][host]") {
+  RuntimeDir rt;
+  std::vector<float> cells = volume_cells();
+  Publisher pub({.name = "late", .backend = "host", .max_fps = 0, .max_cost = 1});
+  pub.add_field({.name = "u", .data = cells.data(), .bytes = cells.size() * 4, .dims = {D, H, W}, .memory = Memory::host});
+  pub.start();
+  std::uint64_t step = 0;
+  {
+    auto reader = Client::attach({.name = "late", .client = "test"});
+    std::optional<Frame> f;
+    for (int tries = 0; tries < 100 && !f; ++tries) {
+      (void)pub.publish(++step, 0.0);
+      f = reader.next_frame(10ms);
+    }
+    REQUIRE(f);
+  }  // the reader went: the run goes on unwatched
+  for (int k = 0; k < 20; ++k) (void)pub.publish(++step, 0.0);
+  const auto unwatched_from = step;
+  auto c = Client::attach({.name = "late", .client = "test", .import = Import::control_only});
+  const auto v = plane_view("z", 5);
+  proto::RenderResult r;
+  for (int tries = 0; tries < 100 && r.pending; ++tries) {
+    (void)pub.publish(++step, 0.0);
+    r = c.render(v);
+  }
+  REQUIRE_FALSE(r.pending);
+  CHECK(r.step > unwatched_from);
 }

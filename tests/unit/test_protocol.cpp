@@ -508,3 +508,28 @@ TEST_CASE("a publisher address is NAME or NAME/part-K, and nothing else", "[prot
     }
   }
 }
+
+TEST_CASE("a render of version 11 reaches a publisher of 10 without its plane's keys, and 10's render is read by 11",
+          "[protocol]") {
+  RenderArgs a;
+  a.field = "u", a.width = 8, a.height = 4, a.mode = "plane", a.axis = "y", a.index = 3;
+  a.lut.assign(256, 0xff000000u);
+  std::uint64_t id = 0;
+  // To a publisher of 10: its strict decoder would refuse `axis` and `index` as unknown.
+  const std::string for10 = encode_request(Op::render, 7, "s", a, 10);
+  const auto r10 = decode_request(for10, id);
+  CHECK(r10.v == 10);
+  CHECK(detail::find_key(r10.args, "axis") == nullptr);
+  CHECK(detail::find_key(r10.args, "index") == nullptr);
+  CHECK(detail::find_key(r10.args, "mode")->as<std::string>() == "plane");
+  // A client of 10 sends neither: 11 reads its view as the default plane (z, the middle).
+  const auto seen = decode_as<RenderArgs>(r10.args, "'render' arguments");
+  CHECK_FALSE(seen.axis.has_value());
+  CHECK_FALSE(seen.index.has_value());
+  CHECK(seen.field == "u");
+  // To a publisher of 11, they travel.
+  const auto r11 = decode_request(encode_request(Op::render, 8, "s", a), id);
+  const auto whole = decode_as<RenderArgs>(r11.args, "'render' arguments");
+  CHECK(whole.axis == std::optional<std::string>("y"));
+  CHECK(whole.index == std::optional<std::uint32_t>(3));
+}

@@ -28,7 +28,7 @@ namespace cuview::proto {
 /// added after it (kAddedKeys) — and a client newer than the publisher says `hello` in its own
 /// version and hears the version of the session (`HelloResult::protocol`). The envelopes (`v`,
 /// `id`, `ok`, `error`) never change, so a refusal always reaches a client of any version.
-inline constexpr std::uint32_t kVersion = 10;
+inline constexpr std::uint32_t kVersion = 11;
 inline constexpr std::uint32_t kFirstStable = 7;
 
 /// What each version before kFirstStable lacked, for the refusal of a client that speaks it.
@@ -59,6 +59,13 @@ inline constexpr std::array<KeyAddition, 5> kAddedKeys{{
     {"describe", "particles[].attributes[].grid", 8}, // (empty: an attribute lies on no grid)
     {"stats", "pictures", 10},                        // pictures cast for `render`
     {"stats", "picture_ms", 10},                      // the newest one's GPU (or CPU) time
+}};
+/// A key a version after kFirstStable added to an op's arguments: a client leaves it out of a
+/// request to a publisher of an earlier version (which would refuse it as unknown_field), and
+/// never asks there for what it means.
+inline constexpr std::array<KeyAddition, 2> kAddedArgs{{
+    {"render", "axis", 11},   // mode "plane": the plane of a volume
+    {"render", "index", 11},
 }};
 /// The version a session with a client that speaks `client_version` speaks: the lower of the two.
 constexpr std::uint32_t session_version(std::uint64_t client_version) {
@@ -403,10 +410,12 @@ struct FdReply {
 /// one before; a publisher asked for none for 5 s stops casting. The camera and style are
 /// cuview/volume_ray.hpp's; `lut` is 256 colours (0xAARRGGBB) over [lo, hi], `opacity` 256 values
 /// (emission only) per cell of path.
+/// `render`'s mode that shows one plane of a field as it is (version 11), beside the volume modes.
+inline constexpr std::string_view kPlaneMode = "plane";
 struct RenderArgs {
   std::string field;
   std::uint32_t width = 0, height = 0;
-  std::string mode = "mip";  ///< mip, emission or isosurface
+  std::string mode = "mip";  ///< mip, emission, isosurface or plane (version 11)
   double azimuth = 0, elevation = 0, zoom = 1, pan_x = 0, pan_y = 0;
   float lo = 0, hi = 1, level = 0.5f;
   double step = 0.5;
@@ -416,15 +425,20 @@ struct RenderArgs {
   /// keeps its last few a view), so that the parts of a run answer with pictures of one step.
   /// Not part of the view.
   std::uint64_t of_step = 0;
+  /// Mode "plane" (version 11; optional): the plane of a volume, across "x", "y" or "z" (the
+  /// default), at cell `index` along that axis (the default: the middle one). A 2-D field has one.
+  std::optional<std::string> axis;
+  std::optional<std::uint32_t> index;
   /// The same view (of_step aside).
   [[nodiscard]] bool same_view(const RenderArgs& o) const {
     return field == o.field && width == o.width && height == o.height && mode == o.mode && azimuth == o.azimuth &&
            elevation == o.elevation && zoom == o.zoom && pan_x == o.pan_x && pan_y == o.pan_y && lo == o.lo &&
-           hi == o.hi && level == o.level && step == o.step && lut == o.lut && opacity == o.opacity;
+           hi == o.hi && level == o.level && step == o.step && lut == o.lut && opacity == o.opacity &&
+           axis == o.axis && index == o.index;
   }
   bool operator==(const RenderArgs&) const = default;
   MSGPACK_DEFINE_MAP(field, width, height, mode, azimuth, elevation, zoom, pan_x, pan_y, lo, hi, level, step, lut,
-                     opacity, of_step);
+                     opacity, of_step, axis, index);
 };
 /// A picture: `argb` width × height 32-bit pixels (little-endian 0xAARRGGBB, row-major), `values`
 /// as many float32 (what each pixel shows: cast_ray's meaning), of frame `seq` at `step`, cast
@@ -644,19 +658,19 @@ template <class Args>
 std::string encode_request(Op op, std::uint64_t id, const std::string& session, const Args& args,
                            std::uint32_t version = kVersion);
 
-/// The same with the op as a string: tests and tools that send what no client would.
+/// A request whose arguments are packed already (`packed_args`, a msgpack map), in `version`,
+/// each key of kAddedArgs for `op` newer than `version` left out of them.
+std::string encode_request_for_version(std::string_view op, std::uint64_t id, const std::string& session,
+                                       std::string_view packed_args, std::uint32_t version);
+
+/// The same with the op as a string: tests and tools that send what no client would. As a
+/// publisher of `version` reads it: the arguments added after it left out (kAddedArgs).
 template <class Args>
 std::string encode_request(std::string_view op, std::uint64_t id, const std::string& session, const Args& args,
                            std::uint32_t version = kVersion) {
-  msgpack::sbuffer buf;
-  msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_map(session.empty() ? 4 : 5);
-  pk.pack("v"), pk.pack(version);
-  pk.pack("op"), pk.pack(op);
-  pk.pack("id"), pk.pack(id);
-  if (!session.empty()) pk.pack("session"), pk.pack(session);
-  pk.pack("args"), pk.pack(args);
-  return {buf.data(), buf.size()};
+  msgpack::sbuffer packed;
+  msgpack::pack(packed, args);
+  return encode_request_for_version(op, id, session, {packed.data(), packed.size()}, version);
 }
 
 template <class Args>

@@ -190,7 +190,10 @@ proto::RenderResult Run::render(const proto::RenderArgs& view) {
     r.every = std::max(r.every, g.every);
   }
   r.argb.resize(pixels * 4), r.values.resize(pixels * 4);
-  const VolumeMode mode = volume_mode_of(view.mode).value_or(VolumeMode::mip);  // the parts refused another
+  // A plane: each pixel's cell lies in one part's block, the others' pictures miss there — the
+  // first part with a value (isosurface's rule) is that part.
+  const VolumeMode mode = view.mode == proto::kPlaneMode ? VolumeMode::isosurface
+                                                         : volume_mode_of(view.mode).value_or(VolumeMode::mip);  // the parts refused another
   composite_pictures(mode, nearest_first, pixels, reinterpret_cast<std::uint32_t*>(r.argb.data()),
                      reinterpret_cast<float*>(r.values.data()));
   return r;
