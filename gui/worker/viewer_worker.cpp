@@ -42,6 +42,7 @@ void ViewerWorker::set_target(const QString& name, const QString& remote) {
 void ViewerWorker::set_view(const ViewRequest& v) {
   QMutexLocker lock(&mu_);
   view_ = v;
+  ++view_serial_;
   view_changed_ = true;
   wake_.wakeAll();
 }
@@ -139,6 +140,10 @@ void ViewerWorker::try_attach(const QString& name, const QString& remote) {
 void ViewerWorker::show_first_picture(const OpenOptions& options, std::future<std::unique_ptr<Run>>& opening) {
   const auto t0 = Clock::now();
   const auto opened = [&] { return opening.wait_for(0ms) == std::future_status::ready; };
+  {
+    QMutexLocker lock(&mu_);
+    if (view_.volume) return;  // a volume seen whole: its first picture is its brick (no plane to show)
+  }
   try {
     auto o = options;
     o.import = Import::control_only;
@@ -146,13 +151,24 @@ void ViewerWorker::show_first_picture(const OpenOptions& options, std::future<st
     if (opened()) return;
     auto d = control->leader().description();
     d.dims = control->extent().dims;
+    std::uint64_t serial = 0;
+    {
+      QMutexLocker lock(&mu_);
+      serial = view_serial_;
+    }
     Q_EMIT described(d);  // the window lays its view out for this run (again, the same, once attached)
     while (!opened() && Clock::now() - t0 < 2s) {
       ViewRequest view;
+      bool laid_out = false;
       {
         QMutexLocker lock(&mu_);
         if (stop_ || target_ != QString::fromStdString(options.name)) return;
         view = view_;
+        laid_out = view_serial_ != serial;  // the window's view for this description, not one from before it
+      }
+      if (!laid_out) {
+        opening.wait_for(5ms);
+        continue;
       }
       const auto shown = d.for_field(static_cast<std::size_t>(std::max(view.field, 0)));
       const auto layout = layout_of(shown, view);

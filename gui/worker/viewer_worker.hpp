@@ -91,6 +91,7 @@ class ViewerWorker : public QThread {
   QWaitCondition wake_;
   QString target_, remote_;
   ViewRequest view_;
+  std::uint64_t view_serial_ = 0;  ///< views set so far (set_view)
   bool view_changed_ = false;
   bool shown_ = true;
   bool stop_ = false;
