@@ -20,9 +20,35 @@
 #include "cuview/runtime_dir.hpp"
 #include "gateway.hpp"
 #include "cuview/remote/curve_keys.hpp"
+#include "web_server.hpp"
 
 namespace {
 std::atomic<bool> g_stop{false};
+
+/// The web page's folder: --web-root, else share/cuview/web beside the installed program, else
+/// the source tree's (a build run in place).
+std::filesystem::path web_root(const std::string& given) {
+  if (!given.empty()) return given;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "cuview" / "web";
+    if (std::filesystem::exists(installed / "index.html")) return installed;
+  }
+  return CUVIEW_SOURCE_WEB_DIR;
+}
+
+/// --http [ADDR:]PORT into the web server's address and port; false when it is neither.
+bool parse_http(const std::string& text, cuview::gateway::WebOptions& o) {
+  const auto colon = text.rfind(':');
+  const std::string port = colon == std::string::npos ? text : text.substr(colon + 1);
+  if (colon != std::string::npos) o.address = text.substr(0, colon);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+  const int p = std::stoi(port);
+  if (p > 65535) return false;
+  o.port = static_cast<std::uint16_t>(p);
+  return !o.address.empty();
+}
 void on_signal(int) { g_stop = true; }
 
 /// --ensure: a gateway runs when this returns (this one started it, detached, if none did).
@@ -99,6 +125,11 @@ int main(int argc, char** argv) {
                "start a gateway in the background unless one runs, then print its socket's path (what "
                "ssh:// clients run over ssh)");
   app.add_flag("--print-key", print_key, "print this gateway's public key (making the key on first use) and exit");
+  std::string http, web_dir;
+  app.add_option("--http", http,
+                 "also serve the web viewer at http://[ADDR:]PORT (ADDR 127.0.0.1 unless given; 0: any free port), "
+                 "with a token in the URL it prints; from afar: ssh -L PORT:localhost:PORT (docs/remote.md)");
+  app.add_option("--web-root", web_dir, "the web viewer's files (default: the installed share/cuview/web)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (announce_port < 0 || announce_port > 65535) {
@@ -106,6 +137,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.announce_port = static_cast<std::uint16_t>(announce_port);
+  cuview::gateway::WebOptions web;
+  if (!http.empty() && !parse_http(http, web)) {
+    std::fprintf(stderr, "cuview-gateway: --http %s is not [ADDR:]PORT (e.g. 8765 or 127.0.0.1:8765)\n", http.c_str());
+    return 2;
+  }
 
   try {
     cuview::ensure_private_dir(cuview::runtime_root());
@@ -133,6 +169,16 @@ int main(int argc, char** argv) {
     ::sigaction(SIGTERM, &sa, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
     cuview::gateway::Gateway gateway(o);
+    std::unique_ptr<cuview::gateway::WebServer> page;
+    if (!http.empty()) {
+      web.root = web_root(web_dir);
+      web.token = cuview::gateway::make_web_token();
+      page = std::make_unique<cuview::gateway::WebServer>(web);
+      // The URL on stdout, alone on its line (what a script or a person copies), and in the log.
+      std::printf("%s\n", page->url().c_str());
+      std::fflush(stdout);
+      spdlog::info("web viewer: open {}", page->url());
+    }
     gateway.run(g_stop);
     spdlog::info("gateway: stopping");
     std::error_code ec;

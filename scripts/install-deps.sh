@@ -23,6 +23,7 @@ packages=(
   python3-h5py hdf5-tools         # checkpoint tests read them as a user would (h5py, h5dump)
   libzstd-dev libsodium-dev       # the gateway: compressed views; CURVE keys (libzmq's, through libsodium)
   libwebp-dev                     # the gateway: pictures cast by the run, lossless WebP
+  libboost-dev                    # the gateway's web viewer: Boost.Beast (header-only) serves its page
   libpng-dev                      # cuview-bench measures PNG against the gateway's picture codecs
   openssh-client openssh-server   # ssh:// remote viewers; the tests start a real sshd on loopback
   iproute2                        # the remote benchmark limits a link with tc's tbf in a network namespace

@@ -32,7 +32,9 @@ bool Publisher::State::publish(std::uint64_t at_step, double at_time, const Fiel
   // are all cast from the newest: Steering::kViewSettleNs).
   const auto asked = pictures_wanted();
   const auto cast_now = pictures_from_newest(asked, stream);
-  const auto views = views_needing_frames(asked, monotonic_ns(), newest_frame);
+  // A frame asked for at once (publish_now: a reset, a change or the end of `step` while paused)
+  // brings every view's picture of it, moving or not: the run moved, time did not stand still.
+  const auto views = publish_now ? asked : views_needing_frames(asked, monotonic_ns(), newest_frame);
   // Nobody reads: the step is recorded (stats, rates) and nothing is copied. A reader that
   // arrives withdraws the ring's old frame and gets one from the next call, due or not.
   if (ring->readers() == 0 && views.empty()) {
@@ -323,8 +325,10 @@ std::vector<proto::RenderArgs> Publisher::State::pictures_from_newest(const std:
                                                                      cuda::StreamRef stream) {
   std::vector<proto::RenderArgs> cast;
   if (!newest_frame || newest_frame->every != 1) return cast;
-  // Within the budget's pace; else one view at once, paid for by the next frame (may_borrow).
-  const bool paced = pacer.within_budget(monotonic_ns());
+  // Within the budget's pace; else one view at once, paid for by the next frame (may_borrow). A
+  // frame asked for at once (publish_now: a paused run's change, a view new to a paused run) casts
+  // its new views at once too, as it is published budget aside: a paused run makes no later frame.
+  const bool paced = publish_now || pacer.within_budget(monotonic_ns());
   if (!paced && !pacer.may_borrow()) return cast;
   const auto& f = *newest_frame;
   for (const auto& v : views) {

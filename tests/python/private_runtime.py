@@ -40,3 +40,28 @@ def mpirun_argv(ranks, program, args):
         if var in os.environ:
             argv += ["-x", var]
     return argv + [program] + args
+
+
+def step_paused_daemon(bin_dir, name, steps, remote=None, timeout=20):
+    """Waits until the paused daemon `name` answers (through `remote` when given), then has it take
+    `steps` steps and waits until it is there: a field with structure in it, then fixed."""
+    import subprocess
+    import time
+
+    import cuview
+
+    deadline = time.time() + timeout
+    while True:
+        try:
+            cuview.attach(name, remote=remote, control_only=remote is None).close()
+            break
+        except cuview.CuviewError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.05)
+    subprocess.run([f"{bin_dir}/cuview-ctl", "--name", name, "step", str(steps)], check=True, capture_output=True)
+    with cuview.attach(name, control_only=True) as sim:
+        while sim.status()["step"] != steps:
+            if time.time() > deadline:
+                raise AssertionError(f"the daemon '{name}' did not reach step {steps}")
+            time.sleep(0.025)

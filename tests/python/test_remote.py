@@ -12,7 +12,7 @@ import unittest
 import numpy as np
 
 import cuview
-from private_runtime import private_runtime_dir
+from private_runtime import private_runtime_dir, step_paused_daemon
 
 BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
 W, H = 96, 64
@@ -26,22 +26,7 @@ class PythonRemoteClient(unittest.TestCase):
                                        f"{W}x{H}", "--paused", "--log-level", "warn"])
         cls.gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--log-level", "warn"])
         cls.url = "unix:" + os.path.join(cls.rt.name, "cuview", ".gateway", "gateway.sock")
-        deadline = time.time() + 20
-        while True:
-            try:
-                cuview.attach("pyr", remote=cls.url).close()
-                break
-            except cuview.CuviewError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.05)
-        # A field with structure in it, then fixed: every comparison below is against one frame.
-        subprocess.run([f"{BIN}/cuview-ctl", "--name", "pyr", "step", "200"], check=True, capture_output=True)
-        with cuview.attach("pyr", control_only=True) as sim:
-            while sim.status()["step"] != 200:
-                if time.time() > deadline:
-                    raise AssertionError("the daemon did not reach step 200")
-                time.sleep(0.025)
+        step_paused_daemon(BIN, "pyr", 200, remote=cls.url)
 
     @classmethod
     def tearDownClass(cls):

@@ -1,0 +1,411 @@
+// Boost.Beast (Debian's libboost-dev, header-only) lives in this file alone: it is slow to compile.
+// Under GCC 12 and C++20, Boost 1.74's asio needs <utility> first (std::exchange).
+#include <utility>
+
+#include "web_server.hpp"
+
+#include <sys/random.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "cuview/error.hpp"
+#include "cuview/protocol_json.hpp"
+#include "cuview/remote/picture_codec.hpp"
+#include "cuview/run.hpp"
+#include "cuview/runtime_dir.hpp"
+#include "render/colormap.hpp"
+#include "render/volume_render.hpp"
+
+namespace cuview::gateway {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+std::string make_web_token() {
+  unsigned char bytes[24];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const auto n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(Errc::internal, std::string("getrandom (the web page's token): ") + std::strerror(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string token;
+  for (const unsigned char b : bytes) token += hex[b >> 4], token += hex[b & 15];
+  return token;
+}
+
+namespace {
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+/// A request's answer: status, type, body; and the page's cookie when it was opened with the token.
+struct Answer {
+  http::status status = http::status::ok;
+  std::string type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+Answer refuse(http::status status, std::string why) { return {status, "text/plain; charset=utf-8", std::move(why) + "\n", {}}; }
+
+std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+std::string percent_decoded(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> query_of(std::string_view target) {
+  std::map<std::string, std::string> q;
+  const auto at = target.find('?');
+  if (at == std::string_view::npos) return q;
+  std::string_view rest = target.substr(at + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const auto pair = rest.substr(0, amp);
+    const auto eq = pair.find('=');
+    q[percent_decoded(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : percent_decoded(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    rest = rest.substr(amp + 1);
+  }
+  return q;
+}
+
+/// The host part of a Host header ("localhost:8765" → "localhost", "[::1]:8765" → "[::1]").
+std::string host_name(std::string_view host) {
+  if (!host.empty() && host.front() == '[') return std::string(host.substr(0, host.find(']') + 1));
+  return std::string(host.substr(0, host.find(':')));
+}
+
+bool same_token(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string cookie_token(std::string_view cookies) {
+  constexpr std::string_view key = "cuview_token=";
+  for (std::size_t at = cookies.find(key); at != std::string_view::npos; at = cookies.find(key, at + 1)) {
+    if (at != 0 && cookies[at - 1] != ' ' && cookies[at - 1] != ';') continue;
+    const auto begin = at + key.size();
+    return std::string(cookies.substr(begin, cookies.find(';', begin) - begin));
+  }
+  return {};
+}
+
+double number(const std::map<std::string, std::string>& q, const std::string& key, double fallback) {
+  const auto it = q.find(key);
+  if (it == q.end() || it->second.empty()) return fallback;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(it->second, &used);
+    if (used != it->second.size() || !std::isfinite(v)) throw std::invalid_argument(key);
+    return v;
+  } catch (const std::exception&) {
+    throw Error(Errc::bad_value, "'" + key + "' is '" + it->second + "', not a number");
+  }
+}
+}  // namespace
+
+struct WebServer::Impl {
+  WebOptions o;
+  asio::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  std::thread thread;
+  std::atomic<bool> stop{false};
+  std::string page;
+  /// The runs the page watches, each over a control-only connection (no CUDA, no ring), by name.
+  std::map<std::string, std::unique_ptr<Run>> runs;
+  remote::PictureEncoder encoder;
+
+  void serve();
+  void handle(tcp::socket socket);
+  Answer answer(const Request& req);
+  Answer api(std::string_view path, const std::map<std::string, std::string>& q);
+  Run& run(const std::string& name);
+  /// The run's picture of the view `q` asks for: WebP colours, or (`values`) its values as
+  /// little-endian float32, row-major (NaN where the picture shows nothing).
+  Answer picture(const std::map<std::string, std::string>& q, bool values);
+};
+
+WebServer::WebServer(WebOptions options) : impl_(std::make_unique<Impl>()) {
+  auto& im = *impl_;
+  im.o = std::move(options);
+  std::ifstream in(im.o.root / "index.html", std::ios::binary);
+  if (!in)
+    throw Error(Errc::bad_value, "cuview-gateway --http: the web page " + (im.o.root / "index.html").string() +
+                                     " is missing; reinstall cuview, or give its folder with --web-root");
+  std::stringstream page;
+  page << in.rdbuf();
+  im.page = page.str();
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(im.o.address, ec);
+  if (ec)
+    throw Error(Errc::bad_value, "cuview-gateway --http: '" + im.o.address + "' is not an IP address; give ADDR:PORT, "
+                                     "e.g. 127.0.0.1:8765");
+  const tcp::endpoint at(address, im.o.port);
+  im.acceptor.open(at.protocol(), ec);
+  if (!ec) im.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) im.acceptor.bind(at, ec);
+  if (!ec) im.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw Error(Errc::bad_value, "cuview-gateway --http: cannot listen on " + im.o.address + ":" +
+                                     std::to_string(im.o.port) + ": " + ec.message() + "; pick another port");
+  im.thread = std::thread([&im] { im.serve(); });
+}
+
+WebServer::~WebServer() {
+  auto& im = *impl_;
+  im.stop = true;
+  // A connection of our own wakes the accept.
+  boost::system::error_code ec;
+  tcp::socket wake(im.ioc);
+  wake.connect(tcp::endpoint(im.acceptor.local_endpoint(ec).address(), port()), ec);
+  if (im.thread.joinable()) im.thread.join();
+}
+
+std::uint16_t WebServer::port() const noexcept {
+  boost::system::error_code ec;
+  return impl_->acceptor.local_endpoint(ec).port();
+}
+
+std::string WebServer::url() const {
+  const std::string host = impl_->o.address == "0.0.0.0" || impl_->o.address == "127.0.0.1" ? "127.0.0.1" : impl_->o.address;
+  return "http://" + host + ":" + std::to_string(port()) + "/?token=" + impl_->o.token;
+}
+
+void WebServer::Impl::serve() {
+  while (!stop) {
+    tcp::socket socket(ioc);
+    boost::system::error_code ec;
+    acceptor.accept(socket, ec);
+    if (stop) break;
+    if (ec) continue;
+    try {
+      handle(std::move(socket));
+    } catch (const std::exception& e) {
+      spdlog::warn("web: a request failed: {}", e.what());
+    }
+  }
+}
+
+void WebServer::Impl::handle(tcp::socket socket) {
+  // One request a connection, answered whole, each read within 5 s: a silent or slow peer holds
+  // this thread no longer than that.
+  beast::tcp_stream stream(std::move(socket));
+  stream.expires_after(5s);
+  beast::flat_buffer buffer;
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(16 * 1024);
+  parser.body_limit(64 * 1024);
+  boost::system::error_code ec;
+  http::read(stream, buffer, parser, ec);
+  Answer a;
+  if (ec == http::error::body_limit || ec == http::error::header_limit)
+    a = refuse(http::status::payload_too_large, "the request is larger than the page ever sends (" + ec.message() + ")");
+  else if (ec)
+    return;  // not HTTP, or the peer went: nothing to answer
+  else
+    a = answer(parser.get());
+  Response res{a.status, 11};
+  res.set(http::field::server, "cuview-gateway");
+  res.set(http::field::content_type, a.type);
+  res.set(http::field::cache_control, "no-store");
+  res.set(http::field::connection, "close");
+  for (const auto& [k, v] : a.headers) res.set(k, v);
+  res.body() = std::move(a.body);
+  res.prepare_payload();
+  stream.expires_after(30s);
+  http::write(stream, res, ec);
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
+Answer WebServer::Impl::answer(const Request& req) {
+  const std::string host = host_name(sv(req[http::field::host]));
+  if (host != "127.0.0.1" && host != "localhost" && host != "[::1]")
+    return refuse(http::status::forbidden,
+                  "cuview-gateway answers its page at 127.0.0.1 or localhost only (this request named '" + host +
+                      "'); from another machine, forward the port: ssh -L PORT:localhost:PORT THIS-HOST");
+  const std::string origin(sv(req[http::field::origin]));
+  if (!origin.empty() && origin != "http://" + std::string(sv(req[http::field::host])))
+    return refuse(http::status::forbidden,
+                  "a page of " + origin + " may not use cuview-gateway's page; open the URL the gateway printed");
+  const std::string_view target = sv(req.target());
+  const auto q = query_of(target);
+  const auto given = q.count("token") ? q.at("token") : cookie_token(sv(req[http::field::cookie]));
+  if (given.empty() || !same_token(given, o.token))
+    return refuse(http::status::forbidden,
+                  given.empty() ? "this page needs the token cuview-gateway printed: open the URL it printed "
+                                  "(http://127.0.0.1:PORT/?token=...)"
+                                : "the token does not match this gateway's: open the URL it printed when it started");
+  const std::string_view path = target.substr(0, target.find('?'));
+  // Reading is GET; steering is POST (/api/control), which a page of another site cannot send
+  // with the cookie (SameSite=Strict) nor past the Origin check.
+  const bool control = path == "/api/control";
+  if (req.method() != (control ? http::verb::post : http::verb::get))
+    return refuse(http::status::method_not_allowed, control ? "steering is POST /api/control" : "only GET is served here");
+  if (path == "/" || path == "/index.html") {
+    Answer a{http::status::ok, "text/html; charset=utf-8", page, {}};
+    a.headers.emplace_back("Set-Cookie", "cuview_token=" + o.token + "; HttpOnly; SameSite=Strict; Path=/");
+    return a;
+  }
+  if (path.substr(0, 5) == "/api/") {
+    try {
+      return api(path.substr(5), q);
+    } catch (const Error& e) {
+      const auto status = e.code() == Errc::no_daemon || e.code() == Errc::daemon_gone ? http::status::not_found
+                                                                                         : http::status::bad_request;
+      return refuse(status, e.what());
+    }
+  }
+  return refuse(http::status::not_found, "no page '" + std::string(path) + "' here: open / with the token");
+}
+
+Run& WebServer::Impl::run(const std::string& name) {
+  auto it = runs.find(name);
+  if (it != runs.end() && !it->second->alive()) runs.erase(it), it = runs.end();
+  if (it == runs.end())
+    it = runs.emplace(name, open({name, {}, "cuview-gateway (web page)", Import::control_only, 1500ms})).first;
+  return *it->second;
+}
+
+Answer WebServer::Impl::api(std::string_view path, const std::map<std::string, std::string>& q) {
+  const auto name = [&] {
+    const auto it = q.find("name");
+    if (it == q.end() || it->second.empty()) throw Error(Errc::bad_value, "give the run's name: ?name=NAME");
+    return it->second;
+  };
+  nlohmann::json j;
+  if (path == "runs") {
+    j["runs"] = nlohmann::json::array();
+    for (const auto& r : list_instances()) j["runs"].push_back({{"name", r.name}, {"parts", std::max(1u, r.parts)}});
+    return {http::status::ok, "application/json", j.dump(), {}};
+  }
+  if (path == "describe") {
+    auto& r = run(name());
+    j = proto::to_json(r.leader().description());
+    j["dims"] = r.extent().dims;  // the whole run's grid
+    j["parts"] = r.size();
+    return {http::status::ok, "application/json", j.dump(), {}};
+  }
+  if (path == "stats") {
+    const auto stats = run(name()).stats();
+    j = nlohmann::json::array();
+    for (const auto& s : stats) j.push_back(proto::to_json(s));
+    return {http::status::ok, "application/json", j.dump(), {}};
+  }
+  if (path == "picture") return picture(q, false);
+  if (path == "values") return picture(q, true);
+  if (path == "control") {
+    // What cuview-ctl does, through part 0 (which takes a run's steering); a refusal is the
+    // publisher's own message.
+    auto& leader = run(name()).leader();
+    const auto op = q.count("op") ? q.at("op") : "";
+    if (op == "pause") leader.pause();
+    else if (op == "resume") leader.resume();
+    else if (op == "step") leader.step(static_cast<std::uint64_t>(std::max(1.0, number(q, "n", 1))));
+    else if (op == "reset") leader.reset();
+    else if (op == "set") {
+      std::map<std::string, double> params;
+      for (const auto& [k, v] : q)
+        if (k != "name" && k != "op" && k != "token" && k != "preset") params[k] = number(q, k, 0);
+      leader.set(params, q.count("preset") ? std::optional(q.at("preset")) : std::nullopt);
+    } else {
+      throw Error(Errc::bad_value, "no control op '" + op + "': there are pause, resume, step (n), reset, set (NAME=VALUE, preset)");
+    }
+    return {http::status::ok, "application/json", "{}", {}};
+  }
+  return refuse(http::status::not_found,
+                "no API '" + std::string(path) + "': there are runs, describe, stats, picture, values, control");
+}
+
+Answer WebServer::Impl::picture(const std::map<std::string, std::string>& q, bool want_values) {
+  const auto text = [&](const char* key, const char* fallback) {
+    const auto it = q.find(key);
+    return it == q.end() || it->second.empty() ? std::string(fallback) : it->second;
+  };
+  auto& r = run(text("name", ""));
+  proto::RenderArgs a;
+  a.field = text("field", "");
+  a.mode = text("mode", "plane");
+  a.width = static_cast<std::uint32_t>(std::clamp(number(q, "width", 640), 1.0, 4096.0));
+  a.height = static_cast<std::uint32_t>(std::clamp(number(q, "height", 480), 1.0, 4096.0));
+  a.zoom = number(q, "zoom", 1), a.pan_x = number(q, "pan_x", 0), a.pan_y = number(q, "pan_y", 0);
+  a.azimuth = number(q, "azimuth", 0), a.elevation = number(q, "elevation", 0);
+  a.lo = static_cast<float>(number(q, "lo", 0)), a.hi = static_cast<float>(number(q, "hi", 1));
+  a.level = static_cast<float>(number(q, "level", (a.lo + a.hi) / 2));
+  a.step = 1;
+  a.of_step = static_cast<std::uint64_t>(std::max(0.0, number(q, "step", 0)));  // the picture of that step, if held
+  if (q.count("axis")) a.axis = q.at("axis");
+  if (q.count("index")) a.index = static_cast<std::uint32_t>(std::max(0.0, number(q, "index", 0)));
+  const auto map = gui::parse_colormap(text("colormap", "viridis"));
+  if (!map) throw Error(Errc::bad_value, "no colormap '" + text("colormap", "") + "': there are viridis, magma, grayscale, diverging");
+  const auto lut = gui::make_lut(*map);
+  a.lut.assign(lut.begin(), lut.end());
+  const auto dims = r.extent().dims;
+  const auto longest = dims.empty() ? 1u : *std::max_element(dims.begin(), dims.end());
+  const auto curve = gui::opacity_preset(text("opacity", "ramp").c_str(), static_cast<int>(longest));
+  a.opacity.assign(curve.begin(), curve.end());
+  // A new view's first picture is cast from the newest frame or the next: asked until it comes.
+  proto::RenderResult p;
+  for (const auto until = std::chrono::steady_clock::now() + 3s; std::chrono::steady_clock::now() < until;) {
+    p = r.render(a);
+    if (!p.pending) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  if (p.pending)
+    return refuse(http::status::service_unavailable,
+                  "'" + r.name() + "' cast no picture of this view within 3 s (paused before its first frame, or its "
+                  "budget is spent): ask again");
+  const std::size_t n = std::size_t{p.width} * p.height;
+  const std::vector<std::pair<std::string, std::string>> about{{"X-Cuview-Step", std::to_string(p.step)},
+                                                                {"X-Cuview-Seq", std::to_string(p.seq)},
+                                                                {"X-Cuview-Width", std::to_string(p.width)},
+                                                                {"X-Cuview-Height", std::to_string(p.height)}};
+  if (want_values) return {http::status::ok, "application/octet-stream", std::string(p.values.begin(), p.values.end()), about};
+  std::vector<std::uint32_t> argb(n);
+  std::vector<float> values(n);
+  std::memcpy(argb.data(), p.argb.data(), std::min(p.argb.size(), n * 4));
+  std::memcpy(values.data(), p.values.data(), std::min(p.values.size(), n * 4));
+  float lo = INFINITY, hi = -INFINITY;
+  for (const float v : values)
+    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  Answer out{http::status::ok, "image/webp", {}, {}};
+  encoder.encode(remote::PictureCodec::webp, argb, p.width, p.height, out.body);
+  out.headers = about;
+  if (lo <= hi) out.headers.emplace_back("X-Cuview-Range", std::to_string(lo) + " " + std::to_string(hi));
+  return out;
+}
+
+}  // namespace cuview::gateway

@@ -1,0 +1,192 @@
+"""cuview-gateway --http (issue 56, first part): the web viewer's server, as a browser and a stranger
+meet it. The URL the gateway prints opens the page; without its token, with a wrong one, under
+another Host name or from another Origin nothing is served; the API lists the runs and describes
+one; a picture is the run's own plane, its values those of the frame a local client reads. Malformed
+and oversized requests are refused and the server goes on. A host-backend daemon and a gateway in a
+private XDG_RUNTIME_DIR. Run by CTest (python-web) with PYTHONPATH=python."""
+import http.client
+import json
+import os
+import socket
+import struct
+import subprocess
+import time
+import unittest
+import urllib.parse
+
+import numpy as np
+
+import cuview
+from private_runtime import private_runtime_dir, step_paused_daemon
+
+BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
+D, H, W = 16, 40, 48
+
+
+def webp_size(data):
+    """Width and height of a lossless WebP (RIFF, VP8L: 14 bits each after the signature byte)."""
+    assert data[:4] == b"RIFF" and data[8:12] == b"WEBP" and data[12:16] == b"VP8L", data[:16]
+    bits = struct.unpack("<I", data[21:25])[0]
+    return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+
+
+class WebViewer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rt = private_runtime_dir()
+        cls.daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "web", "--backend", "host", "--sim",
+                                       "grayscott3d", "--size", f"{W}x{H}x{D}", "--paused", "--log-level", "warn"])
+        cls.gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--http", "127.0.0.1:0", "--log-level", "warn"],
+                                       stdout=subprocess.PIPE, text=True)
+        cls.url = cls.gateway.stdout.readline().strip()  # the URL it prints, alone on its line
+        parts = urllib.parse.urlsplit(cls.url)
+        cls.port = parts.port
+        cls.token = urllib.parse.parse_qs(parts.query)["token"][0]
+        step_paused_daemon(BIN, "web", 100)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.gateway.terminate()
+        cls.gateway.wait(30)
+        cls.daemon.terminate()
+        cls.daemon.wait(30)
+        cls.rt.cleanup()
+
+    def get(self, path, headers=None, token=True):
+        """(status, headers, body) of GET path (the token added unless told not to)."""
+        if token:
+            path += ("&" if "?" in path else "?") + "token=" + self.token
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        c.request("GET", path, headers=headers or {})
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r.status, dict(r.getheaders()), body
+
+    def test_the_printed_url_opens_the_page_and_sets_its_cookie(self):
+        self.assertTrue(self.url.startswith("http://127.0.0.1:"), self.url)
+        self.assertEqual(len(self.token), 48)
+        status, headers, body = self.get("/")
+        self.assertEqual(status, 200)
+        self.assertIn(b"<title>cuview</title>", body)
+        cookie = headers["Set-Cookie"]
+        self.assertIn("HttpOnly", cookie)
+        self.assertIn("SameSite=Strict", cookie)
+        # The cookie alone serves the API from then on (the page's own requests carry no token).
+        status, _, body = self.get("/api/runs", {"Cookie": cookie.split(";")[0]}, token=False)
+        self.assertEqual(status, 200)
+        self.assertIn({"name": "web", "parts": 1}, json.loads(body)["runs"])
+
+    def test_without_the_token_nothing_is_served(self):
+        for path, token, words in (("/", False, b"needs the token"), ("/api/runs", False, b"needs the token"),
+                                   ("/api/runs?token=0123", False, b"does not match")):
+            status, _, body = self.get(path, token=token)
+            self.assertEqual(status, 403, path)
+            self.assertIn(words, body)
+            self.assertNotIn(b"web", body.replace(b"open the URL", b""))  # no run's name leaks
+
+    def test_another_host_name_or_origin_is_refused(self):
+        status, _, body = self.get("/api/runs", {"Host": f"evil.example:{self.port}"})
+        self.assertEqual(status, 403)
+        self.assertIn(b"ssh -L", body)
+        status, _, body = self.get("/api/runs", {"Origin": "http://evil.example"})
+        self.assertEqual(status, 403)
+        self.assertIn(b"http://evil.example", body)
+        status, _, _ = self.get("/api/runs", {"Origin": f"http://127.0.0.1:{self.port}"})
+        self.assertEqual(status, 200)
+
+    def test_a_run_is_described_with_its_fields_and_grid(self):
+        status, _, body = self.get("/api/describe?name=web")
+        self.assertEqual(status, 200)
+        d = json.loads(body)
+        self.assertEqual(d["dims"], [D, H, W])
+        self.assertEqual([f["name"] for f in d["fields"]], ["u", "v"])
+        status, _, body = self.get("/api/describe?name=nobody")
+        self.assertEqual(status, 404)
+        self.assertIn(b"nobody", body)
+
+    def test_a_picture_is_the_runs_own_plane_of_the_frame(self):
+        # One pixel a cell: the z-plane at 5, its own size.
+        status, headers, body = self.get(f"/api/picture?name=web&field=u&mode=plane&axis=z&index=5&width={W}&height={H}")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(headers["Content-Type"], "image/webp")
+        self.assertEqual(webp_size(body), (W, H))
+        self.assertEqual(headers["X-Cuview-Step"], "100")
+        lo, hi = map(float, headers["X-Cuview-Range"].split())
+        with cuview.attach("web") as sim:
+            with sim.next_frame(timeout=5) as frame:
+                plane = np.array(frame["u"])[5]
+        self.assertAlmostEqual(lo, float(plane.min()), places=5)
+        self.assertAlmostEqual(hi, float(plane.max()), places=5)
+        # A volume mode: the whole grid cast, another picture of the same size.
+        status, headers, body = self.get(f"/api/picture?name=web&field=u&mode=mip&width=120&height=90&azimuth=30")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(webp_size(body), (120, 90))
+
+    def test_the_values_under_the_pointer_are_the_frames_cell_for_cell(self):
+        status, headers, _ = self.get(f"/api/picture?name=web&field=v&axis=y&index=7&width={W}&height={D}")
+        self.assertEqual(status, 200)
+        step = headers["X-Cuview-Step"]
+        status, headers, body = self.get(f"/api/values?name=web&field=v&axis=y&index=7&width={W}&height={D}&step={step}")
+        self.assertEqual(status, 200)
+        self.assertEqual(headers["X-Cuview-Step"], step)
+        values = np.frombuffer(body, "<f4").reshape(D, W)  # a y-plane: rows z, columns x
+        with cuview.attach("web") as sim:
+            with sim.next_frame(timeout=5) as frame:
+                self.assertEqual(str(frame.step), step)
+                np.testing.assert_array_equal(values, np.array(frame["v"])[:, 7, :])
+
+    def post(self, path):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        c.request("POST", path + ("&" if "?" in path else "?") + "token=" + self.token)
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r.status, body
+
+    def test_steering_from_the_page_is_what_cuview_ctl_sees(self):
+        def status():
+            out = subprocess.run([f"{BIN}/cuview-ctl", "--name", "web", "status", "--json"], check=True,
+                                 capture_output=True, text=True).stdout
+            return json.loads(out)
+        before = status()["step"]
+        self.assertEqual(self.post("/api/control?name=web&op=step&n=3"), (200, b"{}"))
+        deadline = time.time() + 20
+        while status()["step"] != before + 3 and time.time() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(status()["step"], before + 3)
+        self.assertEqual(self.post("/api/control?name=web&op=set&F=0.031")[0], 200)
+        while status()["params"]["F"] != 0.031 and time.time() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(status()["params"]["F"], 0.031)
+        # Refused by the run, in its own words; a GET never steers.
+        code, body = self.post("/api/control?name=web&op=set&nonsense=1")
+        self.assertEqual(code, 400)
+        self.assertIn(b"nonsense", body)
+        self.assertEqual(self.get("/api/control?name=web&op=resume")[0], 405)
+        self.assertTrue(status()["paused"])
+
+    def test_bad_requests_are_refused_by_name_and_the_server_goes_on(self):
+        status, _, body = self.get("/api/picture?name=web&field=nope")
+        self.assertEqual(status, 400)
+        self.assertIn(b"no field 'nope'", body)
+        status, _, body = self.get("/api/picture?name=web&field=u&zoom=lots")
+        self.assertEqual(status, 400)
+        self.assertIn(b"'zoom' is 'lots', not a number", body)
+        status, _, body = self.get("/api/nothing")
+        self.assertEqual(status, 404)
+        # A header far larger than the page ever sends; bytes that are not HTTP; a request cut short.
+        status, _, body = self.get("/api/runs", {"X-Padding": "x" * 40000})
+        self.assertEqual(status, 413)
+        for junk in (b"\x00\xff" * 100 + b"\r\n\r\n", b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1"):
+            with socket.create_connection(("127.0.0.1", self.port), timeout=30) as s:
+                s.sendall(junk)
+                s.shutdown(socket.SHUT_WR)
+                s.recv(4096)  # whatever it says (or nothing), the connection ends
+        self.assertEqual(self.post("/api/runs")[0], 405)
+        status, _, _ = self.get("/api/runs")
+        self.assertEqual(status, 200)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
