@@ -24,6 +24,7 @@ packages=(
   libzstd-dev libsodium-dev       # the gateway: compressed views; CURVE keys (libzmq's, through libsodium)
   libwebp-dev                     # the gateway: pictures cast by the run, lossless WebP
   libboost-dev                    # the gateway's web viewer: Boost.Beast (header-only) serves its page
+  chromium python3-websocket      # the web viewer's test drives a real headless browser over DevTools
   libpng-dev                      # cuview-bench measures PNG against the gateway's picture codecs
   openssh-client openssh-server   # ssh:// remote viewers; the tests start a real sshd on loopback
   iproute2                        # the remote benchmark limits a link with tc's tbf in a network namespace

@@ -1,0 +1,176 @@
+"""The web viewer in a real browser (issue 56): Debian's chromium, headless, driven over the DevTools
+protocol (python3-websocket; nothing downloaded). It opens the URL cuview-gateway --http printed,
+sees the run, reads a known cell's value by moving the mouse over it, steps the paused run with a
+click and changes a parameter, each seen in `cuview-ctl status`. With CUVIEW_WEB_SCREENSHOT set it
+saves the page there (the README's picture). A host-backend daemon and a gateway in a private
+XDG_RUNTIME_DIR. Run by CTest (web-browser) with PYTHONPATH=python."""
+import base64
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.request
+
+import numpy as np
+import websocket
+
+import cuview
+from private_runtime import private_runtime_dir, step_paused_daemon
+
+BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+D, H, W = 64, 64, 64  # a cube: its seed grows a pattern (on a thin grid it fades)
+STEPS = 300
+
+
+class Browser:
+    """One headless chromium and its page's DevTools connection."""
+
+    def __init__(self):
+        self.profile = tempfile.mkdtemp(prefix="cuview-chromium-")
+        self.proc = subprocess.Popen([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
+                                      "--disable-dev-shm-usage", "--no-first-run", f"--user-data-dir={self.profile}",
+                                      "--remote-debugging-port=0", "--window-size=1100,700", "about:blank"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = os.path.join(self.profile, "DevToolsActivePort")
+        deadline = time.time() + 60
+        def active_port():
+            if not os.path.exists(port_file):
+                return None
+            with open(port_file) as f:
+                words = f.read().split()
+            return int(words[0]) if words else None
+        while (port := active_port()) is None:
+            if time.time() > deadline or self.proc.poll() is not None:
+                raise AssertionError(f"{CHROMIUM} did not start its DevTools endpoint within 60 s")
+            time.sleep(0.1)
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json"))
+        page = next(t for t in targets if t["type"] == "page")
+        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=60, suppress_origin=True)
+        self.next_id = 0
+
+    def call(self, method, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise AssertionError(f"{method}: {msg['error']}")
+                return msg["result"]
+
+    def js(self, expression):
+        r = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        return r["result"].get("value")
+
+    def wait_for(self, expression, timeout=30):
+        deadline = time.time() + timeout
+        while True:
+            value = self.js(expression)
+            if value:
+                return value
+            if time.time() > deadline:
+                status = self.js("document.getElementById('status').textContent")
+                raise AssertionError(f"the page never showed {expression!r}; its status line: {status!r}")
+            time.sleep(0.1)
+
+    def mouse(self, kind, x, y, **extra):
+        self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, **extra)
+
+    def click(self, element_id):
+        r = self.js(f"JSON.stringify(document.getElementById('{element_id}').getBoundingClientRect())")
+        rect = json.loads(r)
+        x, y = rect["x"] + rect["width"] / 2, rect["y"] + rect["height"] / 2
+        self.mouse("mouseMoved", x, y)
+        self.mouse("mousePressed", x, y, button="left", clickCount=1)
+        self.mouse("mouseReleased", x, y, button="left", clickCount=1)
+
+    def close(self):
+        self.ws.close()
+        self.proc.terminate()
+        self.proc.wait(30)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def ctl_status(name):
+    out = subprocess.run([f"{BIN}/cuview-ctl", "--name", name, "status", "--json"], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out)
+
+
+class WebViewerInChromium(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rt = private_runtime_dir()
+        cls.daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "web", "--backend", "host", "--sim",
+                                       "grayscott3d", "--size", f"{W}x{H}x{D}", "--paused", "--log-level", "warn"])
+        cls.gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--http", "127.0.0.1:0", "--log-level", "warn"],
+                                       stdout=subprocess.PIPE, text=True)
+        cls.url = cls.gateway.stdout.readline().strip()
+        cls.gateway.stdout.close()
+        step_paused_daemon(BIN, "web", STEPS)
+        cls.browser = Browser()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        cls.gateway.terminate()
+        cls.gateway.wait(30)
+        cls.daemon.terminate()
+        cls.daemon.wait(30)
+        cls.rt.cleanup()
+
+    def test_the_page_shows_the_run_reads_a_cell_and_steers_it(self):
+        b = self.browser
+        b.call("Page.enable")
+        b.call("Page.navigate", url=self.url)
+        # The only run opens at once: its middle z-plane, at the step the run is at.
+        b.wait_for(f"document.getElementById('status').textContent.includes('step {STEPS}')")
+        b.wait_for("document.getElementById('picture').naturalWidth > 0")
+        self.assertIn(f"grayscott3d {W}×{H}×{D}", b.js("document.getElementById('info').textContent"))
+        # The mouse over the middle plane's (z D/2) smallest value, found in the frame a local client reads:
+        # the page says that value, and that cell.
+        with cuview.attach("web") as sim:
+            with sim.next_frame(timeout=5) as frame:
+                plane = np.array(frame["u"])[D // 2]
+        cy, cx = np.unravel_index(np.argmin(plane), plane.shape)
+        want = float(plane[cy, cx])
+        img = json.loads(b.js("JSON.stringify((() => { const i = document.getElementById('picture'); const r = "
+                              "i.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height, "
+                              "nw: i.naturalWidth, nh: i.naturalHeight}; })())"))
+        s = min(img["nw"] / W, img["nh"] / H)  # the plane fitted whole into the picture
+        px = img["nw"] / 2 + (cx + 0.5 - W / 2) * s
+        py = img["nh"] / 2 + (cy + 0.5 - H / 2) * s
+        x, y = img["x"] + px * img["w"] / img["nw"], img["y"] + py * img["h"] / img["nh"]
+        for _ in range(2):  # the first move fetches the picture's values
+            b.mouse("mouseMoved", x, y)
+            time.sleep(0.3)
+        shown = b.wait_for(f"(t => t.includes(' at cell ({cx}, {cy}, {D // 2})') && t)"
+                           "(document.getElementById('readout').textContent)")
+        value = float(shown.split(" = ")[1].split(" ")[0])
+        self.assertAlmostEqual(value, want, delta=1e-5 * max(1.0, abs(want)), msg=shown)
+        self.assertLess(want, float(plane.max()) - 0.1)  # a cell that stands out, not the background
+        if os.environ.get("CUVIEW_WEB_SCREENSHOT"):
+            png = base64.b64decode(b.call("Page.captureScreenshot", format="png")["data"])
+            with open(os.environ["CUVIEW_WEB_SCREENSHOT"], "wb") as f:
+                f.write(png)
+        # A click on Step: the paused run takes one step, as cuview-ctl sees it, and the page shows it.
+        b.click("step")
+        deadline = time.time() + 20
+        while ctl_status("web")["step"] != STEPS + 1 and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(ctl_status("web")["step"], STEPS + 1)
+        b.wait_for(f"document.getElementById('status').textContent.includes('step {STEPS + 1}')")
+        # A parameter changed in the page reaches the run.
+        b.js("(() => { const i = [...document.querySelectorAll('#params label')].find(l => l.firstChild.textContent "
+             "=== 'F').querySelector('input'); i.value = '0.033'; i.dispatchEvent(new Event('change')); })()")
+        while ctl_status("web")["params"]["F"] != 0.033 and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(ctl_status("web")["params"]["F"], 0.033)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
