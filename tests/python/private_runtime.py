@@ -65,3 +65,18 @@ def step_paused_daemon(bin_dir, name, steps, remote=None, timeout=20):
             if time.time() > deadline:
                 raise AssertionError(f"the daemon '{name}' did not reach step {steps}")
             time.sleep(0.025)
+
+
+def start_web_run(bin_dir, size, steps):
+    """A paused host-backend grayscott3d daemon 'web' of `size` (WxHxD) taken `steps` steps, and a
+    gateway serving the web viewer on a free loopback port: (daemon, gateway, the URL it printed)."""
+    import subprocess
+
+    daemon = subprocess.Popen([f"{bin_dir}/cuview-compute", "--name", "web", "--backend", "host", "--sim",
+                               "grayscott3d", "--size", size, "--paused", "--log-level", "warn"])
+    gateway = subprocess.Popen([f"{bin_dir}/cuview-gateway", "--http", "127.0.0.1:0", "--log-level", "warn"],
+                               stdout=subprocess.PIPE, text=True)
+    url = gateway.stdout.readline().strip()  # the URL it prints, alone on its line
+    gateway.stdout.close()
+    step_paused_daemon(bin_dir, "web", steps)
+    return daemon, gateway, url

@@ -17,7 +17,7 @@ import urllib.parse
 import numpy as np
 
 import cuview
-from private_runtime import private_runtime_dir, step_paused_daemon
+from private_runtime import private_runtime_dir, start_web_run
 
 BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
 D, H, W = 16, 40, 48
@@ -34,15 +34,10 @@ class WebViewer(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.rt = private_runtime_dir()
-        cls.daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "web", "--backend", "host", "--sim",
-                                       "grayscott3d", "--size", f"{W}x{H}x{D}", "--paused", "--log-level", "warn"])
-        cls.gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--http", "127.0.0.1:0", "--log-level", "warn"],
-                                       stdout=subprocess.PIPE, text=True)
-        cls.url = cls.gateway.stdout.readline().strip()  # the URL it prints, alone on its line
+        cls.daemon, cls.gateway, cls.url = start_web_run(BIN, f"{W}x{H}x{D}", 100)
         parts = urllib.parse.urlsplit(cls.url)
         cls.port = parts.port
         cls.token = urllib.parse.parse_qs(parts.query)["token"][0]
-        step_paused_daemon(BIN, "web", 100)
 
     @classmethod
     def tearDownClass(cls):

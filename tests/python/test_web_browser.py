@@ -18,7 +18,7 @@ import numpy as np
 import websocket
 
 import cuview
-from private_runtime import private_runtime_dir, step_paused_daemon
+from private_runtime import private_runtime_dir, start_web_run
 
 BIN = os.environ.get("CUVIEW_BIN_DIR", "build/bin")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -105,13 +105,7 @@ class WebViewerInChromium(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.rt = private_runtime_dir()
-        cls.daemon = subprocess.Popen([f"{BIN}/cuview-compute", "--name", "web", "--backend", "host", "--sim",
-                                       "grayscott3d", "--size", f"{W}x{H}x{D}", "--paused", "--log-level", "warn"])
-        cls.gateway = subprocess.Popen([f"{BIN}/cuview-gateway", "--http", "127.0.0.1:0", "--log-level", "warn"],
-                                       stdout=subprocess.PIPE, text=True)
-        cls.url = cls.gateway.stdout.readline().strip()
-        cls.gateway.stdout.close()
-        step_paused_daemon(BIN, "web", STEPS)
+        cls.daemon, cls.gateway, cls.url = start_web_run(BIN, f"{W}x{H}x{D}", STEPS)
         cls.browser = Browser()
 
     @classmethod
