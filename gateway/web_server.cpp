@@ -4,6 +4,7 @@
 
 #include "web_server.hpp"
 
+#include <poll.h>
 #include <sys/random.h>
 
 #include <algorithm>
@@ -145,8 +146,15 @@ struct WebServer::Impl {
   std::thread thread;
   std::atomic<bool> stop{false};
   std::string page;
-  /// The runs the page watches, each over a control-only connection (no CUDA, no ring), by name.
-  std::map<std::string, std::unique_ptr<Run>> runs;
+  /// The runs the page watches, each over a control-only connection (no CUDA, no ring), by name,
+  /// and when the page last asked about it: a run not asked about for kIdle is let go (the tab was
+  /// closed), so that the publisher sees its client leave and stops casting its views.
+  struct Watched {
+    std::unique_ptr<Run> run;
+    std::chrono::steady_clock::time_point used;
+  };
+  std::map<std::string, Watched> runs;
+  static constexpr auto kIdle = std::chrono::seconds(5);
   remote::PictureEncoder encoder;
 
   void serve();
@@ -207,6 +215,13 @@ std::string WebServer::url() const {
 
 void WebServer::Impl::serve() {
   while (!stop) {
+    // Waits for a connection a second at a time, letting go of the runs no page asks about.
+    pollfd ready{acceptor.native_handle(), POLLIN, 0};
+    const int n = ::poll(&ready, 1, 1000);
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(runs, [&](const auto& r) { return now - r.second.used > kIdle; });
+    if (stop) break;
+    if (n <= 0) continue;
     tcp::socket socket(ioc);
     boost::system::error_code ec;
     acceptor.accept(socket, ec);
@@ -294,10 +309,11 @@ Answer WebServer::Impl::answer(const Request& req) {
 
 Run& WebServer::Impl::run(const std::string& name) {
   auto it = runs.find(name);
-  if (it != runs.end() && !it->second->alive()) runs.erase(it), it = runs.end();
+  if (it != runs.end() && !it->second.run->alive()) runs.erase(it), it = runs.end();
   if (it == runs.end())
-    it = runs.emplace(name, open({name, {}, "cuview-gateway (web page)", Import::control_only, 1500ms})).first;
-  return *it->second;
+    it = runs.emplace(name, Watched{open({name, {}, "cuview-gateway (web page)", Import::control_only, 1500ms}), {}}).first;
+  it->second.used = std::chrono::steady_clock::now();
+  return *it->second.run;
 }
 
 Answer WebServer::Impl::api(std::string_view path, const std::map<std::string, std::string>& q) {

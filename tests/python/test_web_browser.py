@@ -164,6 +164,14 @@ class WebViewerInChromium(unittest.TestCase):
         while ctl_status("web")["params"]["F"] != 0.033 and time.time() < deadline:
             time.sleep(0.05)
         self.assertEqual(ctl_status("web")["params"]["F"], 0.033)
+        # The tab closed: the gateway lets the run go (its connection leaves the publisher's clients).
+        watching = ctl_status("web")["clients"]
+        self.assertGreaterEqual(watching, 2)  # the gateway's for the page, and this cuview-ctl
+        b.call("Page.navigate", url="about:blank")
+        deadline = time.time() + 60
+        while ctl_status("web")["clients"] != watching - 1 and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(ctl_status("web")["clients"], watching - 1)
 
 
 if __name__ == "__main__":
