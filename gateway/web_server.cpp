@@ -12,9 +12,11 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -36,6 +38,7 @@ namespace cuview::gateway {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
@@ -137,6 +140,149 @@ double number(const std::map<std::string, std::string>& q, const std::string& ke
     throw Error(Errc::bad_value, "'" + key + "' is '" + it->second + "', not a number");
   }
 }
+
+using Query = std::map<std::string, std::string>;
+
+std::string text_of(const Query& q, const char* key, const char* fallback) {
+  const auto it = q.find(key);
+  return it == q.end() || it->second.empty() ? std::string(fallback) : it->second;
+}
+
+/// Host, Origin and token: a request that fails one is refused before it is read further.
+std::optional<Answer> gate(const Request& req, const std::string& token) {
+  const std::string host = host_name(sv(req[http::field::host]));
+  if (host != "127.0.0.1" && host != "localhost" && host != "[::1]")
+    return refuse(http::status::forbidden,
+                  "cuview-gateway answers its page at 127.0.0.1 or localhost only (this request named '" + host +
+                      "'); from another machine, forward the port: ssh -L PORT:localhost:PORT THIS-HOST");
+  const std::string origin(sv(req[http::field::origin]));
+  if (!origin.empty() && origin != "http://" + std::string(sv(req[http::field::host])))
+    return refuse(http::status::forbidden,
+                  "a page of " + origin + " may not use cuview-gateway's page; open the URL the gateway printed");
+  const auto q = query_of(sv(req.target()));
+  const auto given = q.count("token") ? q.at("token") : cookie_token(sv(req[http::field::cookie]));
+  if (given.empty() || !same_token(given, token))
+    return refuse(http::status::forbidden,
+                  given.empty() ? "this page needs the token cuview-gateway printed: open the URL it printed "
+                                  "(http://127.0.0.1:PORT/?token=...)"
+                                : "the token does not match this gateway's: open the URL it printed when it started");
+  return std::nullopt;
+}
+
+nlohmann::json describe_of(Run& r) {
+  auto j = proto::to_json(r.leader().description());
+  j["dims"] = r.extent().dims;  // the whole run's grid
+  j["parts"] = r.size();
+  return j;
+}
+
+nlohmann::json stats_of(Run& r) {
+  auto j = nlohmann::json::array();
+  for (const auto& s : r.stats()) j.push_back(proto::to_json(s));
+  return j;
+}
+
+/// What cuview-ctl does, through part 0 (which takes a run's steering); a refusal is the
+/// publisher's own message (thrown as Error).
+nlohmann::json control_of(Run& r, const Query& q) {
+  auto& leader = r.leader();
+  const auto op = text_of(q, "op", "");
+  if (op == "pause") {
+    leader.pause();
+  } else if (op == "resume") {
+    leader.resume();
+  } else if (op == "step") {
+    leader.step(static_cast<std::uint64_t>(std::max(1.0, number(q, "n", 1))));
+  } else if (op == "reset") {
+    leader.reset();
+  } else if (op == "set") {
+    std::map<std::string, double> params;
+    for (const auto& [k, v] : q)
+      if (k != "name" && k != "op" && k != "token" && k != "preset") params[k] = number(q, k, 0);
+    leader.set(params, q.count("preset") ? std::optional(q.at("preset")) : std::nullopt);
+  } else if (op == "draw") {
+    Stroke s;
+    s.input = text_of(q, "input", "");
+    if (s.input.empty() && !leader.description().inputs.empty()) s.input = leader.description().inputs.front().name;
+    s.x = number(q, "x", 0), s.y = number(q, "y", 0), s.radius = number(q, "radius", 3);
+    s.value = number(q, "value", 1) != 0 ? 1 : 0;
+    if (q.count("z")) s.z = number(q, "z", 0);
+    leader.draw(s);
+  } else if (op == "checkpoint") {
+    return {{"ticket", leader.checkpoint(text_of(q, "path", ""))}};
+  } else {
+    throw Error(Errc::bad_value, "no control op '" + op +
+                                     "': there are pause, resume, step (n), reset, set (NAME=VALUE, preset), draw (input, x, "
+                                     "y, z, radius, value), checkpoint (path)");
+  }
+  return nlohmann::json::object();
+}
+
+/// The run's picture of the view `q` asks for: WebP colours, or (`want_values`) its values as
+/// little-endian float32, row-major (NaN where the picture shows nothing). Headers: the picture's
+/// step, seq, size, and the range and mean of the values it shows.
+Answer picture_of(Run& r, const Query& q, bool want_values, remote::PictureEncoder& encoder) {
+  proto::RenderArgs a;
+  a.field = text_of(q, "field", "");
+  a.mode = text_of(q, "mode", "plane");
+  a.width = static_cast<std::uint32_t>(std::clamp(number(q, "width", 640), 1.0, 4096.0));
+  a.height = static_cast<std::uint32_t>(std::clamp(number(q, "height", 480), 1.0, 4096.0));
+  a.zoom = number(q, "zoom", 1), a.pan_x = number(q, "pan_x", 0), a.pan_y = number(q, "pan_y", 0);
+  a.azimuth = number(q, "azimuth", 0), a.elevation = number(q, "elevation", 0);
+  a.lo = static_cast<float>(number(q, "lo", 0)), a.hi = static_cast<float>(number(q, "hi", 1));
+  a.level = static_cast<float>(number(q, "level", (a.lo + a.hi) / 2));
+  a.step = 1;
+  a.of_step = static_cast<std::uint64_t>(std::max(0.0, number(q, "step", 0)));  // the picture of that step, if held
+  if (q.count("axis")) a.axis = q.at("axis");
+  if (q.count("index")) a.index = static_cast<std::uint32_t>(std::max(0.0, number(q, "index", 0)));
+  const auto map = gui::parse_colormap(text_of(q, "colormap", "viridis"));
+  if (!map) throw Error(Errc::bad_value, "no colormap '" + text_of(q, "colormap", "") + "': there are viridis, magma, grayscale, diverging");
+  const auto lut = gui::make_lut(*map);
+  a.lut.assign(lut.begin(), lut.end());
+  const auto dims = r.extent().dims;
+  const auto longest = dims.empty() ? 1u : *std::max_element(dims.begin(), dims.end());
+  const auto preset = text_of(q, "opacity", "ramp");
+  if (preset != "ramp" && preset != "peak" && preset != "flat")
+    throw Error(Errc::bad_value, "no opacity preset '" + preset + "': there are ramp, peak, flat");
+  const auto curve = gui::opacity_preset(preset.c_str(), static_cast<int>(longest));
+  a.opacity.assign(curve.begin(), curve.end());
+  // A new view's first picture is cast from the newest frame or the next: asked until it comes.
+  proto::RenderResult p;
+  for (const auto until = std::chrono::steady_clock::now() + 3s; std::chrono::steady_clock::now() < until;) {
+    p = r.render(a);
+    if (!p.pending) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  if (p.pending)
+    return refuse(http::status::service_unavailable,
+                  "'" + r.name() + "' cast no picture of this view within 3 s (paused before its first frame, or its "
+                  "budget is spent): ask again");
+  const std::size_t n = std::size_t{p.width} * p.height;
+  Answer out{http::status::ok, "application/octet-stream", {}, {{"X-Cuview-Step", std::to_string(p.step)},
+                                                                {"X-Cuview-Seq", std::to_string(p.seq)},
+                                                                {"X-Cuview-Width", std::to_string(p.width)},
+                                                                {"X-Cuview-Height", std::to_string(p.height)}}};
+  if (want_values) {
+    out.body.assign(p.values.begin(), p.values.end());
+    return out;
+  }
+  std::vector<std::uint32_t> argb(n);
+  std::vector<float> values(n);
+  std::memcpy(argb.data(), p.argb.data(), std::min(p.argb.size(), n * 4));
+  std::memcpy(values.data(), p.values.data(), std::min(p.values.size(), n * 4));
+  float lo = INFINITY, hi = -INFINITY;
+  double sum = 0;
+  std::size_t count = 0;
+  for (const float v : values)
+    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v), sum += v, ++count;
+  out.type = "image/webp";
+  encoder.encode(remote::PictureCodec::webp, argb, p.width, p.height, out.body);
+  if (count > 0) {
+    out.headers.emplace_back("X-Cuview-Range", std::to_string(lo) + " " + std::to_string(hi));
+    out.headers.emplace_back("X-Cuview-Mean", std::to_string(sum / static_cast<double>(count)));
+  }
+  return out;
+}
 }  // namespace
 
 struct WebServer::Impl {
@@ -146,9 +292,9 @@ struct WebServer::Impl {
   std::thread thread;
   std::atomic<bool> stop{false};
   std::string page;
-  /// The runs the page watches, each over a control-only connection (no CUDA, no ring), by name,
-  /// and when the page last asked about it: a run not asked about for kIdle is let go (the tab was
-  /// closed), so that the publisher sees its client leave and stops casting its views.
+  /// The runs the HTTP API (scripts, curl) asks about, each over a control-only connection (no
+  /// CUDA, no ring), by name, and when it was last asked about: a run not asked about for kIdle is
+  /// let go, so that the publisher sees its client leave and stops casting its views.
   struct Watched {
     std::unique_ptr<Run> run;
     std::chrono::steady_clock::time_point used;
@@ -156,15 +302,22 @@ struct WebServer::Impl {
   std::map<std::string, Watched> runs;
   static constexpr auto kIdle = std::chrono::seconds(5);
   remote::PictureEncoder encoder;
+  /// The pages' live connections (/api/live): each a WebSocket on a thread and io_context of its
+  /// own, holding its own connection to its run for as long as the tab is open.
+  struct Live {
+    asio::io_context ioc;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+  std::vector<std::unique_ptr<Live>> live;
+  static constexpr std::size_t kMaxLive = 32;
 
   void serve();
-  void handle(tcp::socket socket);
+  void handle(tcp::socket socket, std::unique_ptr<Live> own);
   Answer answer(const Request& req);
-  Answer api(std::string_view path, const std::map<std::string, std::string>& q);
+  Answer api(std::string_view path, const Query& q);
   Run& run(const std::string& name);
-  /// The run's picture of the view `q` asks for: WebP colours, or (`values`) its values as
-  /// little-endian float32, row-major (NaN where the picture shows nothing).
-  Answer picture(const std::map<std::string, std::string>& q, bool values);
+  void reap_live(bool all);
 };
 
 WebServer::WebServer(WebOptions options) : impl_(std::make_unique<Impl>()) {
@@ -201,6 +354,7 @@ WebServer::~WebServer() {
   tcp::socket wake(im.ioc);
   wake.connect(tcp::endpoint(im.acceptor.local_endpoint(ec).address(), port()), ec);
   if (im.thread.joinable()) im.thread.join();
+  im.reap_live(true);
 }
 
 std::uint16_t WebServer::port() const noexcept {
@@ -213,31 +367,247 @@ std::string WebServer::url() const {
   return "http://" + host + ":" + std::to_string(port()) + "/?token=" + impl_->o.token;
 }
 
+void WebServer::Impl::reap_live(bool all) {
+  for (auto& l : live)
+    if (all) l->ioc.stop();
+  std::erase_if(live, [&](const std::unique_ptr<Live>& l) {
+    if (!all && !l->done) return false;
+    if (l->thread.joinable()) l->thread.join();
+    return true;
+  });
+}
+
 void WebServer::Impl::serve() {
   while (!stop) {
-    // Waits for a connection a second at a time, letting go of the runs no page asks about.
+    // Waits for a connection a second at a time, letting go of the runs no page asks about and
+    // of the live connections that ended.
     pollfd ready{acceptor.native_handle(), POLLIN, 0};
     const int n = ::poll(&ready, 1, 1000);
     const auto now = std::chrono::steady_clock::now();
     std::erase_if(runs, [&](const auto& r) { return now - r.second.used > kIdle; });
+    reap_live(false);
     if (stop) break;
     if (n <= 0) continue;
-    tcp::socket socket(ioc);
+    // Each connection on an io_context of its own: a WebSocket keeps it, on its own thread.
+    auto own = std::make_unique<Live>();
+    tcp::socket socket(own->ioc);
     boost::system::error_code ec;
     acceptor.accept(socket, ec);
     if (stop) break;
     if (ec) continue;
     try {
-      handle(std::move(socket));
+      handle(std::move(socket), std::move(own));
     } catch (const std::exception& e) {
       spdlog::warn("web: a request failed: {}", e.what());
     }
   }
 }
 
-void WebServer::Impl::handle(tcp::socket socket) {
-  // One request a connection, answered whole, each read within 5 s: a silent or slow peer holds
-  // this thread no longer than that.
+namespace {
+/// One page's live connection (GET /api/live?name=NAME, upgraded to a WebSocket): the run's
+/// description when it opens, its figures every half second (the page's plots), and an answer to
+/// each message the page sends. Everything on one thread (the connection's own): reads, writes
+/// and the timer are asynchronous; a picture is cast while they wait. docs/remote.md "The web
+/// viewer" says what travels.
+class LiveSession {
+ public:
+  LiveSession(asio::io_context& ioc, websocket::stream<beast::tcp_stream>& ws, std::unique_ptr<Run> run)
+      : ioc_(ioc), ws_(ws), run_(std::move(run)), tick_(ioc) {}
+
+  void start() {
+    send_text({{"describe", describe_of(*run_)}});
+    read();
+    tick();
+  }
+
+ private:
+  struct Out {
+    bool binary;
+    std::string data;
+  };
+
+  void read() {
+    ws_.async_read(in_, [this](boost::system::error_code ec, std::size_t) {
+      if (ec) return end();  // closed, broken, or too large (Beast has answered 1009 and closes)
+      const std::string message = beast::buffers_to_string(in_.data());
+      in_.consume(in_.size());
+      const bool binary = ws_.got_binary();
+      on_message(message, binary);
+      if (!ended_) read();
+    });
+  }
+
+  void on_message(const std::string& text, bool binary) {
+    nlohmann::json id = nullptr;
+    try {
+      if (binary) throw Error(Errc::bad_message, "the page sends text messages (JSON), not binary ones");
+      auto m = nlohmann::json::parse(text, nullptr, false);
+      if (m.is_discarded() || !m.is_object())
+        throw Error(Errc::bad_message, "a message is one JSON object, e.g. {\"view\": {...}, \"id\": 1}; this one is not");
+      if (m.contains("id")) id = m["id"];
+      if (m.contains("view") || m.contains("values")) {
+        const bool values = m.contains("values");
+        const auto q = query_of(m[values ? "values" : "view"]);
+        auto a = picture_of(*run_, q, values, encoder_);
+        if (a.status != http::status::ok) throw Error(Errc::timeout, a.body);
+        nlohmann::json head{{"kind", values ? "values" : "picture"}, {"id", id}};
+        // The HTTP answer's headers, as the message's: X-Cuview-Step → "step", …
+        for (const auto& [k, v] : a.headers) {
+          std::string key = k.substr(std::string_view("X-Cuview-").size());
+          std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+          if (key == "range") {
+            const auto space = v.find(' ');
+            head["range"] = {std::stod(v.substr(0, space)), std::stod(v.substr(space + 1))};
+          } else {
+            head[key] = key == "mean" ? nlohmann::json(std::stod(v)) : nlohmann::json(std::stoull(v));
+          }
+        }
+        const auto colormap = text_of(q, "colormap", "viridis");
+        if (!values && colormap != colormap_) {  // the colour bar's colours, once a colormap
+          colormap_ = colormap;
+          const auto lut = gui::make_lut(*gui::parse_colormap(colormap));
+          head["colormap"] = colormap;
+          head["lut"] = std::vector<std::uint32_t>(lut.begin(), lut.end());
+        }
+        const std::string h = head.dump();
+        std::string msg(4, '\0');
+        const auto len = static_cast<std::uint32_t>(h.size());
+        for (int i = 0; i < 4; ++i) msg[static_cast<std::size_t>(i)] = static_cast<char>((len >> (8 * i)) & 0xff);
+        msg += h;
+        msg += a.body;
+        send({true, std::move(msg)});
+      } else if (m.contains("control")) {
+        auto reply = control_of(*run_, query_of(m["control"]));
+        reply["reply"] = id;
+        send_text(reply);
+      } else {
+        throw Error(Errc::bad_message, "a message holds one of view, values or control (docs/remote.md); this one holds "
+                                       "none");
+      }
+    } catch (const Error& e) {
+      send_text({{"error", e.what()}, {"reply", id}});
+      if (e.code() == Errc::daemon_gone || e.code() == Errc::no_daemon) end_after_sending();
+    } catch (const std::exception& e) {
+      send_text({{"error", std::string("the message was not understood: ") + e.what()}, {"reply", id}});
+    }
+  }
+
+  /// A message's object as the HTTP API's query: strings as they are, numbers as numbers.
+  static Query query_of(const nlohmann::json& o) {
+    if (!o.is_object()) throw Error(Errc::bad_message, "view, values and control each hold an object of names and values");
+    Query q;
+    for (const auto& [k, v] : o.items()) {
+      if (v.is_string()) q[k] = v.get<std::string>();
+      else if (v.is_number() || v.is_boolean()) q[k] = v.is_boolean() ? (v.get<bool>() ? "1" : "0") : v.dump();
+      else if (!v.is_null()) throw Error(Errc::bad_message, "'" + k + "' holds " + std::string(v.type_name()) + ", not a number or a string");
+    }
+    return q;
+  }
+
+  void tick() {
+    tick_.expires_after(500ms);
+    tick_.async_wait([this](boost::system::error_code ec) {
+      if (ec || ended_) return;
+      // The run's figures for the page's plots; skipped while the link still carries earlier ones.
+      if (out_.size() < 4) {
+        try {
+          send_text({{"stats", stats_of(*run_)}});
+        } catch (const Error& e) {
+          send_text({{"error", e.what()}, {"gone", true}});
+          return end_after_sending();
+        }
+      }
+      tick();
+    });
+  }
+
+  void send_text(const nlohmann::json& j) { send({false, j.dump()}); }
+
+  void send(Out out) {
+    if (ended_) return;
+    out_.push_back(std::move(out));
+    if (!writing_) write();
+  }
+
+  void write() {
+    writing_ = true;
+    ws_.binary(out_.front().binary);
+    ws_.async_write(asio::buffer(out_.front().data), [this](boost::system::error_code ec, std::size_t) {
+      if (ec) return end();
+      out_.pop_front();
+      writing_ = false;
+      if (!out_.empty()) write();
+      else if (closing_) close();
+    });
+  }
+
+  /// The run went: what is queued is sent, then the connection closes (the page opens it again).
+  void end_after_sending() {
+    closing_ = true;
+    tick_.cancel();
+    if (!writing_) close();
+  }
+
+  void close() {
+    ended_ = true;
+    ws_.async_close(websocket::close_code::going_away, [this](boost::system::error_code) { end(); });
+  }
+
+  /// The connection is over: whatever the stream still waits for (its own timers too) is dropped
+  /// with it, and the thread lets go of the run at once.
+  void end() {
+    ended_ = true;
+    tick_.cancel();
+    boost::system::error_code ec;
+    beast::get_lowest_layer(ws_).socket().close(ec);
+    ioc_.stop();
+  }
+
+  asio::io_context& ioc_;
+  websocket::stream<beast::tcp_stream>& ws_;
+  std::unique_ptr<Run> run_;
+  asio::steady_timer tick_;
+  beast::flat_buffer in_;
+  std::deque<Out> out_;
+  bool writing_ = false, closing_ = false, ended_ = false;
+  remote::PictureEncoder encoder_;
+  std::string colormap_;
+};
+
+/// The live connection's thread: the handshake, the run opened, then the session until either
+/// side ends it.
+void live_connection(asio::io_context& ioc, beast::tcp_stream stream, const std::string& bytes, std::string name) {
+  websocket::stream<beast::tcp_stream> ws(std::move(stream));
+  beast::get_lowest_layer(ws).expires_never();
+  ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+  ws.read_message_max(64 * 1024);  // the page's messages are small; a larger one is refused (1009)
+  ws.set_option(websocket::stream_base::decorator(
+      [](websocket::response_type& res) { res.set(http::field::server, "cuview-gateway"); }));
+  boost::system::error_code ec;
+  ws.accept(asio::buffer(bytes), ec);
+  if (ec) return;
+  std::unique_ptr<Run> run;
+  try {
+    run = open({name, {}, "cuview-gateway (web page)", Import::control_only, 1500ms});
+  } catch (const Error& e) {
+    ws.text(true);
+    ws.write(asio::buffer(nlohmann::json{{"error", e.what()}, {"gone", true}}.dump()), ec);
+    ws.close(websocket::close_code::going_away, ec);
+    return;
+  }
+  LiveSession session(ioc, ws, std::move(run));
+  session.start();
+  try {
+    ioc.run();
+  } catch (const std::exception& e) {
+    spdlog::warn("web: the live connection to '{}' failed: {}", name, e.what());
+  }
+}
+}  // namespace
+
+void WebServer::Impl::handle(tcp::socket socket, std::unique_ptr<Live> own) {
+  // One request a connection, each read within 5 s: a silent or slow peer holds this thread no
+  // longer than that. A WebSocket (/api/live) goes on to a thread of its own.
   beast::tcp_stream stream(std::move(socket));
   stream.expires_after(5s);
   beast::flat_buffer buffer;
@@ -247,12 +617,39 @@ void WebServer::Impl::handle(tcp::socket socket) {
   boost::system::error_code ec;
   http::read(stream, buffer, parser, ec);
   Answer a;
-  if (ec == http::error::body_limit || ec == http::error::header_limit)
+  if (ec == http::error::body_limit || ec == http::error::header_limit) {
     a = refuse(http::status::payload_too_large, "the request is larger than the page ever sends (" + ec.message() + ")");
-  else if (ec)
+  } else if (ec) {
     return;  // not HTTP, or the peer went: nothing to answer
-  else
+  } else if (websocket::is_upgrade(parser.get())) {
+    const auto& req = parser.get();
+    const std::string_view target = sv(req.target());
+    const auto q = query_of(target);
+    if (auto refused = gate(req, o.token)) a = std::move(*refused);
+    else if (target.substr(0, target.find('?')) != "/api/live")
+      a = refuse(http::status::not_found, "the page's live connection is /api/live?name=NAME");
+    else if (text_of(q, "name", "").empty())
+      a = refuse(http::status::bad_request, "give the run's name: /api/live?name=NAME");
+    else if (live.size() >= kMaxLive)
+      a = refuse(http::status::service_unavailable,
+                 "this gateway holds " + std::to_string(kMaxLive) + " live pages already: close one");
+    else {
+      stream.expires_never();
+      // The request as read, and whatever followed it (a client may send its first frame at once).
+      std::ostringstream request;
+      request << req;
+      auto bytes = request.str() + beast::buffers_to_string(buffer.data());
+      auto* l = own.get();
+      l->thread = std::thread([l, stream = std::move(stream), bytes = std::move(bytes), name = q.at("name")]() mutable {
+        live_connection(l->ioc, std::move(stream), bytes, std::move(name));
+        l->done = true;
+      });
+      live.push_back(std::move(own));
+      return;
+    }
+  } else {
     a = answer(parser.get());
+  }
   Response res{a.status, 11};
   res.set(http::field::server, "cuview-gateway");
   res.set(http::field::content_type, a.type);
@@ -267,23 +664,9 @@ void WebServer::Impl::handle(tcp::socket socket) {
 }
 
 Answer WebServer::Impl::answer(const Request& req) {
-  const std::string host = host_name(sv(req[http::field::host]));
-  if (host != "127.0.0.1" && host != "localhost" && host != "[::1]")
-    return refuse(http::status::forbidden,
-                  "cuview-gateway answers its page at 127.0.0.1 or localhost only (this request named '" + host +
-                      "'); from another machine, forward the port: ssh -L PORT:localhost:PORT THIS-HOST");
-  const std::string origin(sv(req[http::field::origin]));
-  if (!origin.empty() && origin != "http://" + std::string(sv(req[http::field::host])))
-    return refuse(http::status::forbidden,
-                  "a page of " + origin + " may not use cuview-gateway's page; open the URL the gateway printed");
+  if (auto refused = gate(req, o.token)) return std::move(*refused);
   const std::string_view target = sv(req.target());
   const auto q = query_of(target);
-  const auto given = q.count("token") ? q.at("token") : cookie_token(sv(req[http::field::cookie]));
-  if (given.empty() || !same_token(given, o.token))
-    return refuse(http::status::forbidden,
-                  given.empty() ? "this page needs the token cuview-gateway printed: open the URL it printed "
-                                  "(http://127.0.0.1:PORT/?token=...)"
-                                : "the token does not match this gateway's: open the URL it printed when it started");
   const std::string_view path = target.substr(0, target.find('?'));
   // Reading is GET; steering is POST (/api/control), which a page of another site cannot send
   // with the cookie (SameSite=Strict) nor past the Origin check.
@@ -316,112 +699,24 @@ Run& WebServer::Impl::run(const std::string& name) {
   return *it->second.run;
 }
 
-Answer WebServer::Impl::api(std::string_view path, const std::map<std::string, std::string>& q) {
+Answer WebServer::Impl::api(std::string_view path, const Query& q) {
   const auto name = [&] {
-    const auto it = q.find("name");
-    if (it == q.end() || it->second.empty()) throw Error(Errc::bad_value, "give the run's name: ?name=NAME");
-    return it->second;
+    const auto n = text_of(q, "name", "");
+    if (n.empty()) throw Error(Errc::bad_value, "give the run's name: ?name=NAME");
+    return n;
   };
-  nlohmann::json j;
   if (path == "runs") {
+    nlohmann::json j;
     j["runs"] = nlohmann::json::array();
     for (const auto& r : list_instances()) j["runs"].push_back({{"name", r.name}, {"parts", std::max(1u, r.parts)}});
     return {http::status::ok, "application/json", j.dump(), {}};
   }
-  if (path == "describe") {
-    auto& r = run(name());
-    j = proto::to_json(r.leader().description());
-    j["dims"] = r.extent().dims;  // the whole run's grid
-    j["parts"] = r.size();
-    return {http::status::ok, "application/json", j.dump(), {}};
-  }
-  if (path == "stats") {
-    const auto stats = run(name()).stats();
-    j = nlohmann::json::array();
-    for (const auto& s : stats) j.push_back(proto::to_json(s));
-    return {http::status::ok, "application/json", j.dump(), {}};
-  }
-  if (path == "picture") return picture(q, false);
-  if (path == "values") return picture(q, true);
-  if (path == "control") {
-    // What cuview-ctl does, through part 0 (which takes a run's steering); a refusal is the
-    // publisher's own message.
-    auto& leader = run(name()).leader();
-    const auto op = q.count("op") ? q.at("op") : "";
-    if (op == "pause") leader.pause();
-    else if (op == "resume") leader.resume();
-    else if (op == "step") leader.step(static_cast<std::uint64_t>(std::max(1.0, number(q, "n", 1))));
-    else if (op == "reset") leader.reset();
-    else if (op == "set") {
-      std::map<std::string, double> params;
-      for (const auto& [k, v] : q)
-        if (k != "name" && k != "op" && k != "token" && k != "preset") params[k] = number(q, k, 0);
-      leader.set(params, q.count("preset") ? std::optional(q.at("preset")) : std::nullopt);
-    } else {
-      throw Error(Errc::bad_value, "no control op '" + op + "': there are pause, resume, step (n), reset, set (NAME=VALUE, preset)");
-    }
-    return {http::status::ok, "application/json", "{}", {}};
-  }
+  if (path == "describe") return {http::status::ok, "application/json", describe_of(run(name())).dump(), {}};
+  if (path == "stats") return {http::status::ok, "application/json", stats_of(run(name())).dump(), {}};
+  if (path == "picture" || path == "values") return picture_of(run(name()), q, path == "values", encoder);
+  if (path == "control") return {http::status::ok, "application/json", control_of(run(name()), q).dump(), {}};
   return refuse(http::status::not_found,
-                "no API '" + std::string(path) + "': there are runs, describe, stats, picture, values, control");
-}
-
-Answer WebServer::Impl::picture(const std::map<std::string, std::string>& q, bool want_values) {
-  const auto text = [&](const char* key, const char* fallback) {
-    const auto it = q.find(key);
-    return it == q.end() || it->second.empty() ? std::string(fallback) : it->second;
-  };
-  auto& r = run(text("name", ""));
-  proto::RenderArgs a;
-  a.field = text("field", "");
-  a.mode = text("mode", "plane");
-  a.width = static_cast<std::uint32_t>(std::clamp(number(q, "width", 640), 1.0, 4096.0));
-  a.height = static_cast<std::uint32_t>(std::clamp(number(q, "height", 480), 1.0, 4096.0));
-  a.zoom = number(q, "zoom", 1), a.pan_x = number(q, "pan_x", 0), a.pan_y = number(q, "pan_y", 0);
-  a.azimuth = number(q, "azimuth", 0), a.elevation = number(q, "elevation", 0);
-  a.lo = static_cast<float>(number(q, "lo", 0)), a.hi = static_cast<float>(number(q, "hi", 1));
-  a.level = static_cast<float>(number(q, "level", (a.lo + a.hi) / 2));
-  a.step = 1;
-  a.of_step = static_cast<std::uint64_t>(std::max(0.0, number(q, "step", 0)));  // the picture of that step, if held
-  if (q.count("axis")) a.axis = q.at("axis");
-  if (q.count("index")) a.index = static_cast<std::uint32_t>(std::max(0.0, number(q, "index", 0)));
-  const auto map = gui::parse_colormap(text("colormap", "viridis"));
-  if (!map) throw Error(Errc::bad_value, "no colormap '" + text("colormap", "") + "': there are viridis, magma, grayscale, diverging");
-  const auto lut = gui::make_lut(*map);
-  a.lut.assign(lut.begin(), lut.end());
-  const auto dims = r.extent().dims;
-  const auto longest = dims.empty() ? 1u : *std::max_element(dims.begin(), dims.end());
-  const auto curve = gui::opacity_preset(text("opacity", "ramp").c_str(), static_cast<int>(longest));
-  a.opacity.assign(curve.begin(), curve.end());
-  // A new view's first picture is cast from the newest frame or the next: asked until it comes.
-  proto::RenderResult p;
-  for (const auto until = std::chrono::steady_clock::now() + 3s; std::chrono::steady_clock::now() < until;) {
-    p = r.render(a);
-    if (!p.pending) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  if (p.pending)
-    return refuse(http::status::service_unavailable,
-                  "'" + r.name() + "' cast no picture of this view within 3 s (paused before its first frame, or its "
-                  "budget is spent): ask again");
-  const std::size_t n = std::size_t{p.width} * p.height;
-  const std::vector<std::pair<std::string, std::string>> about{{"X-Cuview-Step", std::to_string(p.step)},
-                                                                {"X-Cuview-Seq", std::to_string(p.seq)},
-                                                                {"X-Cuview-Width", std::to_string(p.width)},
-                                                                {"X-Cuview-Height", std::to_string(p.height)}};
-  if (want_values) return {http::status::ok, "application/octet-stream", std::string(p.values.begin(), p.values.end()), about};
-  std::vector<std::uint32_t> argb(n);
-  std::vector<float> values(n);
-  std::memcpy(argb.data(), p.argb.data(), std::min(p.argb.size(), n * 4));
-  std::memcpy(values.data(), p.values.data(), std::min(p.values.size(), n * 4));
-  float lo = INFINITY, hi = -INFINITY;
-  for (const float v : values)
-    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-  Answer out{http::status::ok, "image/webp", {}, {}};
-  encoder.encode(remote::PictureCodec::webp, argb, p.width, p.height, out.body);
-  out.headers = about;
-  if (lo <= hi) out.headers.emplace_back("X-Cuview-Range", std::to_string(lo) + " " + std::to_string(hi));
-  return out;
+                "no API '" + std::string(path) + "': there are runs, describe, stats, picture, values, control, live");
 }
 
 }  // namespace cuview::gateway

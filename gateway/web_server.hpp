@@ -1,6 +1,7 @@
-// cuview-gateway --http: the web viewer's server (issue 56, first part). A page and a small HTTP
-// API on a loopback port, reached from afar the way Jupyter is (`ssh -L PORT:localhost:PORT host`,
-// then the URL the gateway printed, with its token). Its pictures are the runs' own (`render`:
+// cuview-gateway --http: the web viewer's server (issue 56). A page, a small HTTP API for scripts
+// and the page's live connection (a WebSocket per open tab, /api/live, on a thread of its own) on
+// a loopback port, reached from afar the way Jupyter is (`ssh -L PORT:localhost:PORT host`, then
+// the URL the gateway printed, with its token). Its pictures are the runs' own (`render`:
 // mode "plane" for a field's plane, the volume modes for a volume), asked over control-only
 // connections: no CUDA context and no frames in the gateway, every picture paid for inside the
 // run's cost budget. docs/remote.md "The web viewer".

@@ -25,6 +25,7 @@ packages=(
   libwebp-dev                     # the gateway: pictures cast by the run, lossless WebP
   libboost-dev                    # the gateway's web viewer: Boost.Beast (header-only) serves its page
   chromium python3-websocket      # the web viewer's test drives a real headless browser over DevTools
+  python3-pil                     # ... and reads the page's pixels from its screenshots
   libpng-dev                      # cuview-bench measures PNG against the gateway's picture codecs
   openssh-client openssh-server   # ssh:// remote viewers; the tests start a real sshd on loopback
   iproute2                        # the remote benchmark limits a link with tc's tbf in a network namespace

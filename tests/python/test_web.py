@@ -2,7 +2,9 @@
 meet it. The URL the gateway prints opens the page; without its token, with a wrong one, under
 another Host name or from another Origin nothing is served; the API lists the runs and describes
 one; a picture is the run's own plane, its values those of the frame a local client reads. Malformed
-and oversized requests are refused and the server goes on. A host-backend daemon and a gateway in a
+and oversized requests are refused and the server goes on. The page's live connection (a WebSocket,
+/api/live) is held to the same rules, describes the run, sends its figures and pictures, steers it,
+answers a malformed message with what was wrong and refuses a huge one, the run unaffected. A host-backend daemon and a gateway in a
 private XDG_RUNTIME_DIR. Run by CTest (python-web) with PYTHONPATH=python."""
 import http.client
 import json
@@ -13,8 +15,10 @@ import subprocess
 import time
 import unittest
 import urllib.parse
+from contextlib import closing
 
 import numpy as np
+import websocket
 
 import cuview
 from private_runtime import private_runtime_dir, start_web_run
@@ -182,6 +186,107 @@ class WebViewer(unittest.TestCase):
         status, _, _ = self.get("/api/runs")
         self.assertEqual(status, 200)
 
+
+    def live(self, name="web", token=True, origin=None):
+        """The page's live connection to `name`, as the page opens it (the token as its cookie)."""
+        headers = [f"Cookie: cuview_token={self.token}"] if token else []
+        return closing(websocket.create_connection(f"ws://127.0.0.1:{self.port}/api/live?name={name}", timeout=30,
+                                                   header=headers, origin=origin or f"http://127.0.0.1:{self.port}"))
+
+    @staticmethod
+    def receive(ws, want):
+        """The next message holding `want` (text: its object; binary: (header, payload))."""
+        for _ in range(200):
+            opcode, data = ws.recv_data()
+            if opcode == websocket.ABNF.OPCODE_BINARY:
+                n = struct.unpack("<I", data[:4])[0]
+                head = json.loads(data[4:4 + n])
+                if head["kind"] == want:
+                    return head, data[4 + n:]
+            else:
+                m = json.loads(data)
+                if want in m:
+                    return m
+        raise AssertionError(f"no message with {want!r} came")
+
+    def test_the_live_connection_describes_sends_figures_and_pictures_and_steers(self):
+        with self.live() as ws:
+            d = self.receive(ws, "describe")["describe"]
+            self.assertEqual(d["dims"], [D, H, W])
+            stats = self.receive(ws, "stats")["stats"]
+            self.assertEqual(stats[0]["name"], "web")
+            self.assertGreaterEqual(stats[0]["clients"], 1)  # this page's own connection
+            ws.send(json.dumps({"view": {"field": "u", "width": 96, "height": 80, "axis": "z", "index": D // 2,
+                                         "colormap": "grayscale"}, "id": 7}))
+            head, body = self.receive(ws, "picture")
+            self.assertEqual((head["id"], head["width"], head["height"]), (7, 96, 80))
+            self.assertEqual(webp_size(body), (96, 80))
+            self.assertEqual(len(head["lut"]), 256)  # the colour bar's colours, with the first picture of a colormap
+            self.assertLessEqual(head["range"][0], head["mean"])
+            self.assertLessEqual(head["mean"], head["range"][1])
+            ws.send(json.dumps({"values": {"field": "u", "width": 96, "height": 80, "axis": "z", "index": D // 2,
+                                           "step": head["step"]}, "id": 8}))
+            vhead, values = self.receive(ws, "values")
+            self.assertEqual((vhead["id"], vhead["step"], len(values)), (8, head["step"], 96 * 80 * 4))
+            before = self.status()["step"]
+            ws.send(json.dumps({"control": {"op": "step", "n": 2}, "id": 9}))
+            self.assertEqual(self.receive(ws, "reply")["reply"], 9)
+            deadline = time.time() + 20
+            while self.status()["step"] != before + 2 and time.time() < deadline:
+                time.sleep(0.02)
+            self.assertEqual(self.status()["step"], before + 2)
+            # The run refuses in its own words; the page hears them.
+            ws.send(json.dumps({"control": {"op": "set", "nonsense": 1}, "id": 10}))
+            refused = self.receive(ws, "error")
+            self.assertEqual(refused["reply"], 10)
+            self.assertIn("nonsense", refused["error"])
+
+    def test_the_live_connection_refuses_strangers_and_bad_messages(self):
+        for kwargs, why in (({"token": False}, "403"), ({"origin": "http://evil.example"}, "403")):
+            with self.assertRaises(websocket.WebSocketBadStatusException) as e:
+                self.live(**kwargs)
+            self.assertIn(why, str(e.exception))
+        with self.live() as ws:
+            self.receive(ws, "describe")
+            for bad, says in (("{not json", "one JSON object"), ("[1, 2]", "one JSON object"),
+                              (json.dumps({"hello": 1}), "one of view, values or control"),
+                              (json.dumps({"view": {"field": {"deep": 1}}}), "'field' holds object"),
+                              (json.dumps({"view": {"field": "nope"}}), "no field 'nope'"),
+                              (json.dumps({"control": {"op": "explode"}}), "no control op 'explode'")):
+                ws.send(bad)
+                self.assertIn(says, self.receive(ws, "error")["error"], bad)
+            ws.send_binary(b"\x00\x01")
+            self.assertIn("text messages", self.receive(ws, "error")["error"])
+            # Still the page's connection: a picture comes.
+            ws.send(json.dumps({"view": {"field": "u", "width": 32, "height": 32}, "id": 1}))
+            self.assertEqual(self.receive(ws, "picture")[0]["id"], 1)
+        # A message far larger than the page ever sends: the connection is closed as too big (1009).
+        with self.live() as ws:
+            self.receive(ws, "describe")
+            ws.send("x" * 200000)
+            code = None
+            for _ in range(200):
+                f = ws.recv_frame()  # as it came: the server's close frame, not answered
+                if f.opcode == websocket.ABNF.OPCODE_CLOSE:
+                    code = struct.unpack("!H", f.data[:2])[0]
+                    break
+            self.assertEqual(code, 1009)
+        # The run and the gateway go on.
+        self.assertTrue(self.status()["paused"])
+        self.assertEqual(self.get("/api/runs")[0], 200)
+        with self.live() as ws:
+            self.assertEqual(self.receive(ws, "describe")["describe"]["dims"], [D, H, W])
+
+    def test_a_live_connection_to_no_run_says_so(self):
+        with self.live("nobody-here") as ws:
+            m = self.receive(ws, "error")
+            self.assertIn("nobody-here", m["error"])
+            self.assertTrue(m["gone"])
+
+    def status(self):
+        out = subprocess.run([f"{BIN}/cuview-ctl", "--name", "web", "status", "--json"], check=True,
+                             capture_output=True, text=True).stdout
+        return json.loads(out)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,21 +1,26 @@
 """The web viewer in a real browser (issue 56): Debian's chromium, headless, driven over the DevTools
 protocol (python3-websocket; nothing downloaded). It opens the URL cuview-gateway --http printed,
 sees the run, reads a known cell's value by moving the mouse over it, steps the paused run with a
-click and changes a parameter, each seen in `cuview-ctl status`. With CUVIEW_WEB_SCREENSHOT set it
+click and changes a parameter, each seen in `cuview-ctl status`; orbits a volume of a known ball with
+the mouse and finds its disc where geometry puts it in the page's pixels (a screenshot); closes the
+tab and sees the gateway's connection leave the run. With CUVIEW_WEB_SCREENSHOT set it
 saves the page there (the README's picture). A host-backend daemon and a gateway in a private
 XDG_RUNTIME_DIR. Run by CTest (web-browser) with PYTHONPATH=python."""
 import base64
+import io
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 import urllib.request
 
 import numpy as np
 import websocket
+from PIL import Image
 
 import cuview
 from private_runtime import private_runtime_dir, start_web_run
@@ -88,6 +93,23 @@ class Browser:
         self.mouse("mousePressed", x, y, button="left", clickCount=1)
         self.mouse("mouseReleased", x, y, button="left", clickCount=1)
 
+    def drag(self, x, y, dx, dy):
+        self.mouse("mouseMoved", x, y)
+        self.mouse("mousePressed", x, y, button="left", clickCount=1)
+        for k in range(1, 11):
+            self.mouse("mouseMoved", x + dx * k / 10, y + dy * k / 10, button="left", buttons=1)
+        self.mouse("mouseReleased", x + dx, y + dy, button="left", clickCount=1)
+
+    def rect(self, element_id):
+        return json.loads(self.js(f"JSON.stringify(document.getElementById('{element_id}').getBoundingClientRect())"))
+
+    def pixels(self, element_id, width):
+        """A screenshot of the element, `width` pixels across (its own pixels for a canvas), as RGB."""
+        r = self.rect(element_id)
+        shot = self.call("Page.captureScreenshot", format="png", clip={"x": r["x"], "y": r["y"], "width": r["width"],
+                                                                        "height": r["height"], "scale": width / r["width"]})
+        return np.asarray(Image.open(io.BytesIO(base64.b64decode(shot["data"]))).convert("RGB"))
+
     def close(self):
         self.ws.close()
         self.proc.terminate()
@@ -120,10 +142,10 @@ class WebViewerInChromium(unittest.TestCase):
     def test_the_page_shows_the_run_reads_a_cell_and_steers_it(self):
         b = self.browser
         b.call("Page.enable")
-        b.call("Page.navigate", url=self.url)
+        b.call("Page.navigate", url=self.url + "&name=web")
         # The only run opens at once: its middle z-plane, at the step the run is at.
         b.wait_for(f"document.getElementById('status').textContent.includes('step {STEPS}')")
-        b.wait_for("document.getElementById('picture').naturalWidth > 0")
+        b.wait_for("document.getElementById('picture').width > 0")
         self.assertIn(f"grayscott3d {W}×{H}×{D}", b.js("document.getElementById('info').textContent"))
         # The mouse over the middle plane's (z D/2) smallest value, found in the frame a local client reads:
         # the page says that value, and that cell.
@@ -134,7 +156,7 @@ class WebViewerInChromium(unittest.TestCase):
         want = float(plane[cy, cx])
         img = json.loads(b.js("JSON.stringify((() => { const i = document.getElementById('picture'); const r = "
                               "i.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height, "
-                              "nw: i.naturalWidth, nh: i.naturalHeight}; })())"))
+                              "nw: i.width, nh: i.height}; })())"))
         s = min(img["nw"] / W, img["nh"] / H)  # the plane fitted whole into the picture
         px = img["nw"] / 2 + (cx + 0.5 - W / 2) * s
         py = img["nh"] / 2 + (cy + 0.5 - H / 2) * s
@@ -173,6 +195,54 @@ class WebViewerInChromium(unittest.TestCase):
             time.sleep(0.2)
         self.assertEqual(ctl_status("web")["clients"], watching - 1)
 
+
+    def test_orbiting_a_volume_moves_a_known_balls_disc_where_geometry_puts_it(self):
+        # A ball of radius r, 10 cells right of the centre of an n³ cube, published from this process.
+        n, r = 48, 9
+        z, y, x = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")
+        c = (n - 1) / 2
+        ball = (((x - c - 10) ** 2 + (y - c) ** 2 + (z - c) ** 2) <= r * r).astype(np.float32)
+        ready, done = threading.Event(), threading.Event()
+
+        def publish():
+            with cuview.Publisher("ball", fields={"b": ball}, backend="host", fps=0, max_cost=1) as pub:
+                step = 0
+                while not done.is_set():
+                    step += 1
+                    pub.publish(step, 0.1 * step, {"b": ball})
+                    ready.set()
+                    time.sleep(0.02)
+        publisher = threading.Thread(target=publish)
+        publisher.start()
+        try:
+            self.assertTrue(ready.wait(30))
+            b = self.browser
+            b.call("Page.enable")
+            b.call("Page.navigate", url=self.url + "&name=ball")
+            b.wait_for("document.getElementById('status').textContent.includes('ball ·')")
+            b.js("(() => { for (const [id, v] of [['mode', 'mip'], ['colormap', 'grayscale']]) { "
+                 "const s = document.getElementById(id); s.value = v; s.dispatchEvent(new Event('input')); } })()")
+            # The page opens a volume at azimuth 35°, elevation 25°; a drag of half a degree a pixel
+            # turns it to face the ball's offset (0°, 0°), then a quarter turn further (90°).
+            for dx, dy, azimuth in ((-70, -50, 0), (180, 0, 90)):
+                v = b.rect("view")
+                b.drag(v["x"] + v["width"] / 2, v["y"] + v["height"] / 2, dx, dy)
+                b.wait_for(f"state.shown && state.shown.view.mode === 'mip' && Math.abs(state.shown.view.azimuth - "
+                           f"{azimuth}) < 1 && Math.abs(state.shown.view.elevation) < 1 && "
+                           "state.shown.view.colormap === 'grayscale'")
+                w, h, azimuth = b.js("[state.shown.w, state.shown.h, state.shown.view.azimuth]")
+                shot = b.pixels("picture", w)
+                self.assertEqual(shot.shape[:2], (h, w))
+                disc = shot.mean(axis=2) > 128  # the ball white, the rest black (or the page behind)
+                ys, xs = np.nonzero(disc)
+                s = min(w, h) / (n * np.sqrt(3))  # pixels per cell: the cube's diagonal spans the shorter side
+                want_x = w / 2 + 10 * s * np.cos(np.radians(azimuth))
+                self.assertAlmostEqual(xs.mean() + 0.5, want_x, delta=2, msg=f"azimuth {azimuth}")
+                self.assertAlmostEqual(ys.mean() + 0.5, h / 2, delta=2, msg=f"azimuth {azimuth}")
+                self.assertAlmostEqual(disc.sum(), np.pi * (r * s) ** 2, delta=0.15 * np.pi * (r * s) ** 2)
+        finally:
+            done.set()
+            publisher.join(30)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
