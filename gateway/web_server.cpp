@@ -220,8 +220,9 @@ nlohmann::json control_of(Run& r, const Query& q) {
 
 /// The run's picture of the view `q` asks for: WebP colours, or (`want_values`) its values as
 /// little-endian float32, row-major (NaN where the picture shows nothing). Headers: the picture's
-/// step, seq, size, and the range and mean of the values it shows.
-Answer picture_of(Run& r, const Query& q, bool want_values, remote::PictureEncoder& encoder) {
+/// step, seq, size, and the range and mean of the values it shows. `304` when the run's newest
+/// picture of the view is still the one of `unless_seq` (nothing is encoded or sent again).
+Answer picture_of(Run& r, const Query& q, bool want_values, remote::PictureEncoder& encoder, std::uint64_t unless_seq = 0) {
   proto::RenderArgs a;
   a.field = text_of(q, "field", "");
   a.mode = text_of(q, "mode", "plane");
@@ -257,6 +258,7 @@ Answer picture_of(Run& r, const Query& q, bool want_values, remote::PictureEncod
     return refuse(http::status::service_unavailable,
                   "'" + r.name() + "' cast no picture of this view within 3 s (paused before its first frame, or its "
                   "budget is spent): ask again");
+  if (unless_seq != 0 && p.seq == unless_seq) return {http::status::not_modified, "text/plain", {}, {}};
   const std::size_t n = std::size_t{p.width} * p.height;
   Answer out{http::status::ok, "application/octet-stream", {}, {{"X-Cuview-Step", std::to_string(p.step)},
                                                                 {"X-Cuview-Seq", std::to_string(p.seq)},
@@ -448,7 +450,10 @@ class LiveSession {
       if (m.contains("view") || m.contains("values")) {
         const bool values = m.contains("values");
         const auto q = query_of(m[values ? "values" : "view"]);
-        auto a = picture_of(*run_, q, values, encoder_);
+        // The same view asked again: a new picture when the run cast one, else a word that it has not.
+        const bool again = !values && q == last_view_;
+        auto a = picture_of(*run_, q, values, encoder_, again ? last_seq_ : 0);
+        if (a.status == http::status::not_modified) return send_text({{"unchanged", true}, {"reply", id}});
         if (a.status != http::status::ok) throw Error(Errc::timeout, a.body);
         nlohmann::json head{{"kind", values ? "values" : "picture"}, {"id", id}};
         // The HTTP answer's headers, as the message's: X-Cuview-Step → "step", …
@@ -462,6 +467,7 @@ class LiveSession {
             head[key] = key == "mean" ? nlohmann::json(std::stod(v)) : nlohmann::json(std::stoull(v));
           }
         }
+        if (!values) last_view_ = q, last_seq_ = head.value("seq", std::uint64_t{0});
         const auto colormap = text_of(q, "colormap", "viridis");
         if (!values && colormap != colormap_) {  // the colour bar's colours, once a colormap
           colormap_ = colormap;
@@ -572,6 +578,8 @@ class LiveSession {
   bool writing_ = false, closing_ = false, ended_ = false;
   remote::PictureEncoder encoder_;
   std::string colormap_;
+  Query last_view_;  ///< the view of the last picture sent, and its seq
+  std::uint64_t last_seq_ = 0;
 };
 
 /// The live connection's thread: the handshake, the run opened, then the session until either

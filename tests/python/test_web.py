@@ -224,6 +224,10 @@ class WebViewer(unittest.TestCase):
             self.assertEqual(len(head["lut"]), 256)  # the colour bar's colours, with the first picture of a colormap
             self.assertLessEqual(head["range"][0], head["mean"])
             self.assertLessEqual(head["mean"], head["range"][1])
+            # The same view again of the paused run: no new picture, and nothing sent again but a word.
+            ws.send(json.dumps({"view": {"field": "u", "width": 96, "height": 80, "axis": "z", "index": D // 2,
+                                         "colormap": "grayscale"}, "id": 70}))
+            self.assertEqual(self.receive(ws, "unchanged"), {"unchanged": True, "reply": 70})
             ws.send(json.dumps({"values": {"field": "u", "width": 96, "height": 80, "axis": "z", "index": D // 2,
                                            "step": head["step"]}, "id": 8}))
             vhead, values = self.receive(ws, "values")
