@@ -75,7 +75,7 @@ def live(url, name, field, mode, size, seconds):
 
 def browser(url, name, field, mode, seconds):
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "python"))
-    from test_web_browser import Browser  # the browser test's own DevTools driver
+    from devtools import Browser  # the browser test's own DevTools driver
 
     b = Browser()
     try:

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The README's picture of the web page on a GPU flow: Debian's chromium-headless-shell (GPU hosts
+# have no browser) opens the URL a gateway printed, shows a CUDA lbm3d run's volume (emission) and
+# saves the page. The browser travels in two device calls (the carry limit is 64 MiB a call):
+#   1. carry .hs (hs.xz: the shell, xz -9e), and run: mkdir -p /tmp/hsbin && xz -dc .hs/hs.xz >/tmp/hsbin/chromium-headless-shell
+#   2. carry .device and .hs2 (hs2.txz: its libraries, NSS modules, resources), and run this script.
+# Writes $out/screenshot-web-gpu.png.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/gpu-env.sh
+export PYTHONPATH=$PWD/.device/py:$PWD/tests/python${PYTHONPATH:+:$PYTHONPATH}
+export XDG_RUNTIME_DIR=$(mktemp -d) && chmod 700 "$XDG_RUNTIME_DIR"
+hs=/tmp/hsbin
+mkdir -p /tmp/hs2 && tar xJf .hs2/hs2.txz -C /tmp/hs2 && cp /tmp/hs2/chromium/* "$hs/" && chmod +x "$hs/chromium-headless-shell"
+cat >"$hs/run-headless-shell" <<EOS
+#!/usr/bin/env bash
+export LD_LIBRARY_PATH=/tmp/hs2/lib:\$LD_LIBRARY_PATH
+exec "$hs/chromium-headless-shell" "\$@"
+EOS
+chmod +x "$hs/run-headless-shell"
+export CUVIEW_CHROMIUM=$hs/run-headless-shell
+cuview-compute --name flow --backend cuda --sim lbm3d --size 512x512x512 --log-level warn >"$out/daemon.log" 2>&1 &
+daemon=$!
+wait_for_daemon flow || { echo "the daemon did not start" | tee -a "$out/summary.txt"; exit 1; }
+cuview-gateway --http 127.0.0.1:0 --log-level warn >"$out/gateway.out" 2>"$out/gateway.log" &
+gateway=$!
+for _ in $(seq 100); do url=$(grep -m1 '^http://' "$out/gateway.out" || true); [[ -n $url ]] && break; sleep 0.1; done
+sleep 3
+python3 - "$url" "$out/screenshot-web-gpu.png" <<'PY' 2>&1 | tee -a "$out/summary.txt"
+import sys, time
+from devtools import Browser
+url, path = sys.argv[1], sys.argv[2]
+b = Browser()
+try:
+    b.call("Page.enable")
+    b.call("Page.navigate", url=url + "&name=flow")
+    b.wait_for("document.getElementById('status').textContent.includes('flow · step')", timeout=60)
+    b.js("(() => { for (const [id, v] of [['field', 'speed'], ['mode', 'emission']]) { const s = document.getElementById(id); "
+         "s.value = v; s.dispatchEvent(new Event('input')); } })()")
+    b.wait_for("state.shown && state.shown.view.mode === 'emission'", timeout=60)
+    time.sleep(8)  # live plots fill a little, new pictures come
+    r = b.rect("picture")
+    b.mouse("mouseMoved", r["x"] + r["width"] * 0.55, r["y"] + r["height"] * 0.5)
+    time.sleep(1)
+    b.screenshot(path)
+    print("gpu-web-shot: saved", path, "-", b.js("document.getElementById('status').textContent"))
+finally:
+    b.close()
+PY
+kill $gateway $daemon; wait
