@@ -30,3 +30,17 @@ wait_for_daemon() {
   for _ in $(seq 300); do cuview-ctl --name "$1" status >/dev/null 2>&1 && return 0; sleep 0.2; done
   return 1
 }
+# start_web_flow: the web viewer's GPU figures and screenshot (scripts/gpu-web*.sh): a CUDA lbm3d
+# run 'flow' of 512³ at its default budget and a gateway with --http beside it; sets $daemon,
+# $gateway and $url (the page's, as the gateway printed it).
+start_web_flow() {
+  cuview-compute --name flow --backend cuda --sim lbm3d --size 512x512x512 --log-level warn >"$out/daemon.log" 2>&1 &
+  daemon=$!
+  wait_for_daemon flow || { echo "the daemon did not start" | tee -a "$out/summary.txt"; return 1; }
+  cuview-gateway --http 127.0.0.1:0 --log-level warn >"$out/gateway.out" 2>"$out/gateway.log" &
+  gateway=$!
+  local _
+  for _ in $(seq 100); do url=$(grep -m1 '^http://' "$out/gateway.out" || true); [[ -n $url ]] && return 0; sleep 0.1; done
+  echo "the gateway printed no URL" | tee -a "$out/summary.txt"
+  return 1
+}

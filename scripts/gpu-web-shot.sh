@@ -19,25 +19,20 @@ exec "$hs/chromium-headless-shell" "\$@"
 EOS
 chmod +x "$hs/run-headless-shell"
 export CUVIEW_CHROMIUM=$hs/run-headless-shell
-cuview-compute --name flow --backend cuda --sim lbm3d --size 512x512x512 --log-level warn >"$out/daemon.log" 2>&1 &
-daemon=$!
-wait_for_daemon flow || { echo "the daemon did not start" | tee -a "$out/summary.txt"; exit 1; }
-cuview-gateway --http 127.0.0.1:0 --log-level warn >"$out/gateway.out" 2>"$out/gateway.log" &
-gateway=$!
-for _ in $(seq 100); do url=$(grep -m1 '^http://' "$out/gateway.out" || true); [[ -n $url ]] && break; sleep 0.1; done
+start_web_flow || exit 1
 sleep 3
-python3 - "$url" "$out/screenshot-web-gpu.png" <<'PY' 2>&1 | tee -a "$out/summary.txt"
+python3 - "$url" "$out/screenshot-web-gpu.png" "${1:-emission}" <<'PY' 2>&1 | tee -a "$out/summary.txt"
 import sys, time
 from devtools import Browser
-url, path = sys.argv[1], sys.argv[2]
+url, path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 b = Browser()
 try:
     b.call("Page.enable")
     b.call("Page.navigate", url=url + "&name=flow")
     b.wait_for("document.getElementById('status').textContent.includes('flow · step')", timeout=60)
-    b.js("(() => { for (const [id, v] of [['field', 'speed'], ['mode', 'emission']]) { const s = document.getElementById(id); "
+    b.js("(() => { for (const [id, v] of [['field', 'speed'], ['mode', '" + mode + "']]) { const s = document.getElementById(id); "
          "s.value = v; s.dispatchEvent(new Event('input')); } })()")
-    b.wait_for("state.shown && state.shown.view.mode === 'emission'", timeout=60)
+    b.wait_for(f"state.shown && state.shown.view.mode === '{mode}'", timeout=60)
     time.sleep(8)  # live plots fill a little, new pictures come
     r = b.rect("picture")
     b.mouse("mouseMoved", r["x"] + r["width"] * 0.55, r["y"] + r["height"] * 0.5)

@@ -10,12 +10,7 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH=$PWD/.device/py${PYTHONPATH:+:$PYTHONPATH}
 export XDG_RUNTIME_DIR=$(mktemp -d) && chmod 700 "$XDG_RUNTIME_DIR"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
-cuview-compute --name flow --backend cuda --sim lbm3d --size 512x512x512 --log-level warn >"$out/daemon.log" 2>&1 &
-daemon=$!
-wait_for_daemon flow || { echo "the daemon did not start" | tee -a "$out/summary.txt"; exit 1; }
-cuview-gateway --http 127.0.0.1:0 --log-level warn >"$out/gateway.out" 2>"$out/gateway.log" &
-gateway=$!
-for _ in $(seq 100); do url=$(grep -m1 '^http://' "$out/gateway.out" || true); [[ -n $url ]] && break; sleep 0.1; done
+start_web_flow || exit 1
 sleep 5  # the run settles (its budget's window is 5 s)
 cuview-ctl --name flow status --json >"$out/status-before.json"
 for mode in plane mip emission; do
