@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's picture of the web page on a GPU flow: Debian's chromium-headless-shell (GPU hosts
-# have no browser) opens the URL a gateway printed, shows a CUDA lbm3d run's volume (emission) and
-# saves the page. The browser travels in two device calls (the carry limit is 64 MiB a call):
+# have no browser) opens the URL a gateway printed, shows a CUDA lbm3d run's volume (the mode given,
+# emission by default: scripts/gpu-web-shot.sh mip) and saves the page. The browser travels in two device calls (the carry limit is 64 MiB a call):
 #   1. carry .hs (hs.xz: the shell, xz -9e), and run: mkdir -p /tmp/hsbin && xz -dc .hs/hs.xz >/tmp/hsbin/chromium-headless-shell
 #   2. carry .device and .hs2 (hs2.txz: its libraries, NSS modules, resources), and run this script.
 # Writes $out/screenshot-web-gpu.png.
