@@ -2,7 +2,8 @@
 protocol (python3-websocket; nothing downloaded). It opens the URL cuview-gateway --http printed,
 sees the run, reads a known cell's value by moving the mouse over it, steps the paused run with a
 click and changes a parameter, each seen in `cuview-ctl status`; orbits a volume of a known ball with
-the mouse and finds its disc where geometry puts it in the page's pixels (a screenshot); closes the
+the mouse and finds its disc where geometry puts it in the page's pixels (a screenshot), reads a cell's
+place on the program's grid under the pointer; closes the
 tab and sees the gateway's connection leave the run. With CUVIEW_WEB_SCREENSHOT set it
 saves the page there (the README's picture). A host-backend daemon and a gateway in a private
 XDG_RUNTIME_DIR. Run by CTest (web-browser) with PYTHONPATH=python."""
@@ -110,7 +111,8 @@ class WebViewerInChromium(unittest.TestCase):
         ready, done = threading.Event(), threading.Event()
 
         def publish():
-            with cuview.Publisher("ball", fields={"b": ball}, backend="host", fps=0, max_cost=1) as pub:
+            grid = cuview.Grid(origin=(2.0, -1.0, 0.25), spacing=0.5, units="m")  # z, y, x: where the program's cells lie
+            with cuview.Publisher("ball", fields={"b": ball}, backend="host", fps=0, max_cost=1, grid=grid) as pub:
                 step = 0
                 while not done.is_set():
                     step += 1
@@ -145,6 +147,19 @@ class WebViewerInChromium(unittest.TestCase):
                 self.assertAlmostEqual(xs.mean() + 0.5, want_x, delta=2, msg=f"azimuth {azimuth}")
                 self.assertAlmostEqual(ys.mean() + 0.5, h / 2, delta=2, msg=f"azimuth {azimuth}")
                 self.assertAlmostEqual(disc.sum(), np.pi * (r * s) ** 2, delta=0.15 * np.pi * (r * s) ** 2)
+            # Its middle plane: the pointer over a cell reads the cell and its place on the program's grid.
+            b.js("(() => { const s = document.getElementById('mode'); s.value = 'plane'; s.dispatchEvent(new Event('input')); })()")
+            b.wait_for("state.shown && state.shown.view.mode === 'plane'")
+            pic = b.rect("picture")
+            for _ in range(2):  # the first move fetches the picture's values
+                b.mouse("mouseMoved", pic["x"] + pic["width"] * 0.6, pic["y"] + pic["height"] * 0.5)
+                time.sleep(0.3)
+            shown = b.wait_for("(t => t.includes(' m') && t)(document.getElementById('readout').textContent)")
+            cell = [int(v) for v in shown.split("at cell (")[1].split(")")[0].split(", ")]
+            place = [float(v) for v in shown.split(", at (")[1].split(")")[0].split(", ")]
+            self.assertEqual(cell[2], n // 2, shown)  # the middle z-plane
+            for got, c, origin in zip(place, cell, (0.25, -1.0, 2.0)):  # x, y, z
+                self.assertAlmostEqual(got, origin + 0.5 * c, places=3, msg=shown)
         finally:
             done.set()
             publisher.join(30)
