@@ -301,6 +301,19 @@ class WebViewer(unittest.TestCase, LivePage):
             self.assertTrue(os.path.exists(cp["path"]), cp)
             self.assertEqual(cp["step"], self.status()["step"])  # the paused run's step
 
+    def test_a_preset_chosen_in_the_page_sets_its_values(self):
+        with self.live() as ws:
+            presets = self.receive(ws, "describe")["describe"]["presets"]
+            self.assertTrue(presets)
+            p = presets[-1]
+            ws.send(json.dumps({"control": {"op": "set", "preset": p["name"]}, "id": 6}))
+            self.assertEqual(self.receive(ws, "reply")["reply"], 6)
+            deadline = time.time() + 20
+            while any(self.status()["params"][k] != v for k, v in p["values"].items()) and time.time() < deadline:
+                time.sleep(0.05)
+            for k, v in p["values"].items():
+                self.assertEqual(self.status()["params"][k], v, k)
+
     def test_a_live_connection_to_no_run_says_so(self):
         with self.live("nobody-here") as ws:
             m = self.receive(ws, "error")
