@@ -192,7 +192,7 @@ nlohmann::json control_of(Run& r, const Query& q) {
   } else if (op == "resume") {
     leader.resume();
   } else if (op == "step") {
-    leader.step(static_cast<std::uint64_t>(std::max(1.0, number(q, "n", 1))));
+    leader.step(static_cast<std::uint64_t>(std::clamp(number(q, "n", 1), 1.0, 1e15)));
   } else if (op == "reset") {
     leader.reset();
   } else if (op == "set") {
@@ -233,9 +233,9 @@ Answer picture_of(Run& r, const Query& q, bool want_values, remote::PictureEncod
   a.lo = static_cast<float>(number(q, "lo", 0)), a.hi = static_cast<float>(number(q, "hi", 1));
   a.level = static_cast<float>(number(q, "level", (a.lo + a.hi) / 2));
   a.step = 1;
-  a.of_step = static_cast<std::uint64_t>(std::max(0.0, number(q, "step", 0)));  // the picture of that step, if held
+  a.of_step = static_cast<std::uint64_t>(std::clamp(number(q, "step", 0), 0.0, 1e18));  // the picture of that step, if held
   if (q.count("axis")) a.axis = q.at("axis");
-  if (q.count("index")) a.index = static_cast<std::uint32_t>(std::max(0.0, number(q, "index", 0)));
+  if (q.count("index")) a.index = static_cast<std::uint32_t>(std::clamp(number(q, "index", 0), 0.0, 4294967295.0));
   const auto map = gui::parse_colormap(text_of(q, "colormap", "viridis"));
   if (!map) throw Error(Errc::bad_value, "no colormap '" + text_of(q, "colormap", "") + "': there are viridis, magma, grayscale, diverging");
   const auto lut = gui::make_lut(*map);
@@ -527,7 +527,10 @@ class LiveSession {
     });
   }
 
-  void send_text(const nlohmann::json& j) { send({false, j.dump()}); }
+  /// Text as JSON; bytes that are not UTF-8 (in a message echoed back) become U+FFFD.
+  void send_text(const nlohmann::json& j) {
+    send({false, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+  }
 
   void send(Out out) {
     if (ended_) return;
