@@ -4,6 +4,12 @@
 # emission by default: scripts/gpu-web-shot.sh mip) and saves the page. The browser travels in two device calls (the carry limit is 64 MiB a call):
 #   1. carry .hs (hs.xz: the shell, xz -9e), and run: mkdir -p /tmp/hsbin && xz -dc .hs/hs.xz >/tmp/hsbin/chromium-headless-shell
 #   2. carry .device and .hs2 (hs2.txz: its libraries, NSS modules, resources), and run this script.
+# Making the two, here (a Debian 12 machine with the shell installed: apt-get install chromium-headless-shell):
+#   mkdir -p .hs .hs2/s/lib .hs2/s/chromium && xz -9e -c /usr/lib/chromium/chromium-headless-shell >.hs/hs.xz
+#   ldd /usr/lib/chromium/chromium-headless-shell | awk '/=> \//{print $3}' | grep -vE '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*|libgcc_s|libstdc\+\+)\.so' | xargs -I{} cp -L {} .hs2/s/lib/
+#   cp -L /usr/lib/x86_64-linux-gnu/nss/*.so .hs2/s/lib/; cp /usr/lib/chromium/{icudtl.dat,headless_*.pak,*.bin} .hs2/s/chromium/
+#   tar cJf .hs2/hs2.txz -C .hs2/s . && rm -rf .hs2/s      (and /.hs/ /.hs2/ in .git/info/exclude)
+# The device tool keeps /tmp between calls while the machine is warm (30 s idle): call 2 soon after 1.
 # Writes $out/screenshot-web-gpu.png.
 set -uo pipefail
 cd "$(dirname "$0")/.."
