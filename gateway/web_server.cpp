@@ -219,10 +219,12 @@ nlohmann::json control_of(Run& r, const Query& q) {
 }
 
 /// The run's picture of the view `q` asks for: WebP colours, or (`want_values`) its values as
-/// little-endian float32, row-major (NaN where the picture shows nothing). Headers: the picture's
-/// step, seq, size, and the range and mean of the values it shows. `304` when the run's newest
-/// picture of the view is still the one of `unless_seq` (nothing is encoded or sent again).
-Answer picture_of(Run& r, const Query& q, bool want_values, remote::PictureEncoder& encoder, std::uint64_t unless_seq = 0) {
+/// little-endian float32, row-major (NaN where the picture shows nothing). `about` gets the
+/// picture's step, seq, size, and the range and mean of the values it shows; the headers say the
+/// same (X-Cuview-Step, …), numbers in full. `304` when the run's newest picture of the view is
+/// still the one of `unless_seq` (nothing is encoded or sent again).
+Answer picture_of(Run& r, const Query& q, bool want_values, remote::PictureEncoder& encoder, nlohmann::json& about,
+                  std::uint64_t unless_seq = 0) {
   proto::RenderArgs a;
   a.field = text_of(q, "field", "");
   a.mode = text_of(q, "mode", "plane");
@@ -260,12 +262,19 @@ Answer picture_of(Run& r, const Query& q, bool want_values, remote::PictureEncod
                   "budget is spent): ask again");
   if (unless_seq != 0 && p.seq == unless_seq) return {http::status::not_modified, "text/plain", {}, {}};
   const std::size_t n = std::size_t{p.width} * p.height;
-  Answer out{http::status::ok, "application/octet-stream", {}, {{"X-Cuview-Step", std::to_string(p.step)},
-                                                                {"X-Cuview-Seq", std::to_string(p.seq)},
-                                                                {"X-Cuview-Width", std::to_string(p.width)},
-                                                                {"X-Cuview-Height", std::to_string(p.height)}}};
+  Answer out{http::status::ok, "application/octet-stream", {}, {}};
+  about = {{"step", p.step}, {"seq", p.seq}, {"width", p.width}, {"height", p.height}};
+  // The same figures as headers (X-Cuview-Step, …; the range as "LO HI"), numbers in full.
+  const auto headers = [&] {
+    for (const auto& [key, v] : about.items()) {
+      std::string name = "X-Cuview-" + key;
+      name[9] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[9])));
+      out.headers.emplace_back(name, v.is_array() ? v[0].dump() + " " + v[1].dump() : v.dump());
+    }
+  };
   if (want_values) {
     out.body.assign(p.values.begin(), p.values.end());
+    headers();
     return out;
   }
   std::vector<std::uint32_t> argb(n);
@@ -279,10 +288,8 @@ Answer picture_of(Run& r, const Query& q, bool want_values, remote::PictureEncod
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v), sum += v, ++count;
   out.type = "image/webp";
   encoder.encode(remote::PictureCodec::webp, argb, p.width, p.height, out.body);
-  if (count > 0) {
-    out.headers.emplace_back("X-Cuview-Range", std::to_string(lo) + " " + std::to_string(hi));
-    out.headers.emplace_back("X-Cuview-Mean", std::to_string(sum / static_cast<double>(count)));
-  }
+  if (count > 0) about["range"] = {lo, hi}, about["mean"] = sum / static_cast<double>(count);
+  headers();
   return out;
 }
 }  // namespace
@@ -452,21 +459,11 @@ class LiveSession {
         const auto q = query_of(m[values ? "values" : "view"]);
         // The same view asked again: a new picture when the run cast one, else a word that it has not.
         const bool again = !values && q == last_view_;
-        auto a = picture_of(*run_, q, values, encoder_, again ? last_seq_ : 0);
+        nlohmann::json head;
+        auto a = picture_of(*run_, q, values, encoder_, head, again ? last_seq_ : 0);
         if (a.status == http::status::not_modified) return send_text({{"unchanged", true}, {"reply", id}});
         if (a.status != http::status::ok) throw Error(Errc::timeout, a.body);
-        nlohmann::json head{{"kind", values ? "values" : "picture"}, {"id", id}};
-        // The HTTP answer's headers, as the message's: X-Cuview-Step → "step", …
-        for (const auto& [k, v] : a.headers) {
-          std::string key = k.substr(std::string_view("X-Cuview-").size());
-          std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
-          if (key == "range") {
-            const auto space = v.find(' ');
-            head["range"] = {std::stod(v.substr(0, space)), std::stod(v.substr(space + 1))};
-          } else {
-            head[key] = key == "mean" ? nlohmann::json(std::stod(v)) : nlohmann::json(std::stoull(v));
-          }
-        }
+        head["kind"] = values ? "values" : "picture", head["id"] = id;
         if (!values) last_view_ = q, last_seq_ = head.value("seq", std::uint64_t{0});
         const auto colormap = text_of(q, "colormap", "viridis");
         if (!values && colormap != colormap_) {  // the colour bar's colours, once a colormap
@@ -724,7 +721,10 @@ Answer WebServer::Impl::api(std::string_view path, const Query& q) {
   }
   if (path == "describe") return {http::status::ok, "application/json", describe_of(run(name())).dump(), {}};
   if (path == "stats") return {http::status::ok, "application/json", stats_of(run(name())).dump(), {}};
-  if (path == "picture" || path == "values") return picture_of(run(name()), q, path == "values", encoder);
+  if (path == "picture" || path == "values") {
+    nlohmann::json about;  // said in the headers
+    return picture_of(run(name()), q, path == "values", encoder, about);
+  }
   if (path == "control") return {http::status::ok, "application/json", control_of(run(name()), q).dump(), {}};
   return refuse(http::status::not_found,
                 "no API '" + std::string(path) + "': there are runs, describe, stats, picture, values, control, live");
