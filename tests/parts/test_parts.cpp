@@ -163,6 +163,9 @@ void decomposed_equals_whole(Backend backend, const std::string& flow, const Cas
   }
 }
 
+
+/// A PNG's width and height, as its IHDR holds them (bytes 16–23): two shots of views laid out alike.
+std::string size_of(const std::string& png) { return png.size() > 24 ? png.substr(16, 8) : std::string(); }
 }  // namespace
 
 BACKEND_TEST("mpirun -n 2 and -n 3 runs equal the one-process run bit for bit, steering included", "[mpi]") {
@@ -398,7 +401,6 @@ TEST_CASE("the viewer in a real window draws a 2-rank flow as the 1-process run,
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
   // Compared when the two views were laid out alike (the status rows wrap with their texts).
-  const auto size_of = [](const std::string& png) { return png.size() > 24 ? png.substr(16, 8) : std::string(); };
   std::string whole, parts;
   for (int attempt = 0; attempt < 5; ++attempt) {
     whole = grab("one"), parts = grab("two");
@@ -464,8 +466,7 @@ TEST_CASE("the volume view of a 2-rank 3-D flow is the 1-process run's, pixel fo
     // The window's status rows wrap with their texts' lengths (timings among them), so the view's
     // height may differ by a row between two windows: the shots are compared when the two views
     // were laid out alike (the PNG header's width and height), taken again otherwise.
-    const auto size_of = [](const std::string& png) { return png.size() > 24 ? png.substr(16, 8) : std::string(); };
-    std::string whole, parts;
+      std::string whole, parts;
     for (int attempt = 0; attempt < 5; ++attempt) {
       whole = grab("one3", view), parts = grab("two3", view);
       if (size_of(whole) == size_of(parts)) break;
