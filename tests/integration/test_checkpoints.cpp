@@ -59,6 +59,10 @@ const Case kCases[] = {
     {"nbody", "64x64", {"--sim", "nbody", "--sim-option", "bodies=700"}, {"draw", "bodies", "20", "20"}},
     {"grayscott3d", "24x16x12", {"--sim", "grayscott3d"}, {"set", "F=0.05"}},
     {"lbm3d", "48x20x16", {"--sim", "lbm3d"}, {"draw", "obstacles", "30", "10", "8", "--radius", "3"}},
+    {"lbm3d-fp16s",
+     "48x20x16",
+     {"--sim", "lbm3d", "--sim-option", "storage=fp16s"},
+     {"draw", "obstacles", "30", "10", "8", "--radius", "3"}},
 };
 
 /// Runs cuview-compute to its end (a refusal), returning its exit code and stderr.
@@ -256,6 +260,27 @@ TEST_CASE("damaged, truncated and mismatched checkpoints are refused, naming the
   }
   // Nothing was half-started: no instance is left behind by the refusals.
   CHECK(list_running_instances().empty());
+}
+
+TEST_CASE("a 3-D flow's checkpoint says which storage it holds, and a run of the other storage is refused by name",
+          "[integration][checkpoint]") {
+  RuntimeDir rt;
+  const fs::path file = rt.path() / "fp16s.h5";
+  {
+    auto d = start_daemon("w", Backend::host, {"--sim", "lbm3d", "--paused", "--sim-option", "storage=fp16s"},
+                          "24x12x10");
+    step_to("w", 0, 10);
+    REQUIRE(ctl("w", {"checkpoint", file.string()}).code == 0);
+    d.signal(SIGKILL);
+  }
+  const auto [code, err] = refused({"--name", "r", "--backend", "host", "--sim", "lbm3d", "--size", "24x12x10",
+                                    "--restore", file.string()});
+  CHECK(code == 1);
+  CHECK_THAT(err, Catch::Contains(file.string()) && Catch::Contains("storage=fp16s") &&
+                      Catch::Contains("start with the same --sim-option values"));
+  ChildProcess verify({bin("cuview-compute"), "--verify-checkpoint", file.string()});
+  REQUIRE(verify.wait_for(60s) == 0);
+  CHECK_THAT(verify.out(), Catch::Contains("storage=fp16s") && Catch::Contains("state populations: float16"));
 }
 
 TEST_CASE("a daemon killed at random moments while it writes checkpoints always leaves one that loads",

@@ -41,16 +41,24 @@ TEST_CASE("host frames hold no subnormal values, which would slow the CPU severa
 
 namespace {
 /// The same run on both backends, stepped `steps` from one seed: each one's slot at that step.
+/// `steer`: cuview-ctl commands given halfway.
 struct BothBackends {
   proto::DescribeResult host, cuda;
   std::vector<std::byte> host_slot, cuda_slot;
 };
-BothBackends stepped_on_both(const std::vector<std::string>& args, const std::string& size, std::uint64_t steps) {
+BothBackends stepped_on_both(const std::vector<std::string>& args, const std::string& size, std::uint64_t steps,
+                             const std::vector<std::vector<std::string>>& steer = {}) {
   auto host = start_daemon("h", Backend::host, args, size);
   auto gpu = start_daemon("g", Backend::cuda, args, size);
   BothBackends out;
   for (const char* name : {"h", "g"}) {
-    REQUIRE(ctl(name, {"step", std::to_string(steps)}).code == 0);
+    const std::uint64_t half = steer.empty() ? 0 : steps / 2;
+    if (half > 0) {
+      REQUIRE(ctl(name, {"step", std::to_string(half)}).code == 0);
+      (void)wait_stats(name, [&](const StatsView& s) { return s.step == half; });
+      for (const auto& command : steer) REQUIRE(ctl(name, command).code == 0);
+    }
+    REQUIRE(ctl(name, {"step", std::to_string(steps - half)}).code == 0);
     (void)wait_stats(name, [&](const StatsView& s) { return s.step == steps; });
     auto c = attach(name);
     auto f = c.next_frame(10s);
@@ -100,16 +108,29 @@ TEST_CASE("the 3-D Gray-Scott computes the same bits on CUDA as on the host", "[
   }
 }
 
-TEST_CASE("the 3-D flow computes the same bits on CUDA as on the host", "[integration][gpu]") {
+TEST_CASE("the 3-D flow computes the same bits on CUDA (in place) as on the host (A to B), in either storage",
+          "[integration][gpu]") {
   require_backend(Backend::cuda);
   RuntimeDir rt;
-  // 70x30x26: no multiple of the kernel's 128-cell blocks; the sphere, walls, inflow and outflow.
-  const auto both = stepped_on_both({"--sim", "lbm3d", "--paused"}, "70x30x26", 300);
-  CHECK(both.cuda.dims == std::vector<std::uint32_t>{26, 30, 70});
-  for (const auto& f : both.host.fields) {
-    INFO("field " << f.name);
-    CHECK(std::memcmp(both.host_slot.data() + f.offset, both.cuda_slot.data() + f.offset, f.bytes) == 0);
-  }
+  // 70x30x26: no multiple of the kernel's 128-cell blocks; the sphere, walls, inflow and outflow
+  // (or the wrap of a periodic duct, driven from halfway); halfway a ball drawn and part of it
+  // erased again.
+  const std::vector<std::vector<std::string>> strokes{{"set", "force=0.0001"},
+                                                      {"draw", "obstacles", "40", "14", "12", "--radius", "4"},
+                                                      {"draw", "obstacles", "42", "14", "12", "--radius", "2",
+                                                       "--erase"}};
+  for (const std::string storage : {"fp32", "fp16s"})
+    for (const std::string flow : {"channel", "periodic"}) {
+      INFO("storage=" << storage << " flow=" << flow);
+      const auto both = stepped_on_both({"--sim", "lbm3d", "--paused", "--sim-option", "storage=" + storage,
+                                         "--sim-option", "flow=" + flow},
+                                        "70x30x26", 300, strokes);
+      CHECK(both.cuda.dims == std::vector<std::uint32_t>{26, 30, 70});
+      for (const auto& f : both.host.fields) {
+        INFO("field " << f.name);
+        CHECK(std::memcmp(both.host_slot.data() + f.offset, both.cuda_slot.data() + f.offset, f.bytes) == 0);
+      }
+    }
 }
 
 TEST_CASE("every steps-per-launch setting gives the same bits, on any grid size", "[integration][gpu]") {

@@ -27,10 +27,12 @@ Options options_from(const std::map<std::string, std::string>& options) {
       o.sphere = value == "sphere";
     } else if (key == "overlap" && (value == "on" || value == "off")) {
       o.overlap = value == "on";
+    } else if (key == "storage" && (value == "fp32" || value == "fp16s")) {
+      o.fp16s = value == "fp16s";
     } else {
       throw Error(Errc::bad_value, "lbm3d: option " + key + "=" + value +
-                                       " is not known; lbm3d has flow=channel|periodic, obstacle=sphere|none and "
-                                       "overlap=on|off");
+                                       " is not known; lbm3d has flow=channel|periodic, obstacle=sphere|none, "
+                                       "overlap=on|off and storage=fp32|fp16s");
     }
   }
   return o;
@@ -43,10 +45,12 @@ std::vector<FieldSpec> fields() {
           {"density", DType::float32, 1, "fluid density (1 at rest)"}};
 }
 
-std::vector<StateSpec> state(const Window& g) {
+std::vector<StateSpec> state(const Window& g, const Options& o) {
   const auto w = static_cast<std::uint64_t>(g.width), h = static_cast<std::uint64_t>(g.height),
              d = static_cast<std::uint64_t>(g.layers);
-  return {{"populations", DType::float32, {kQ, d, h, w}, "D3Q19 populations f_i − w_i, direction outermost"},
+  return {{"populations", o.fp16s ? DType::float16 : DType::float32, {kQ, d, h, w},
+           o.fp16s ? "D3Q19 populations (f_i − w_i)·2^15 as binary16 (storage=fp16s), direction outermost"
+                   : "D3Q19 populations f_i − w_i, direction outermost"},
           {"obstacles", DType::uint8, {d, h, w}, "1 where the cell is solid (walls, the sphere, what was drawn)"}};
 }
 
@@ -109,7 +113,8 @@ void compute_flags(const std::uint8_t* solid, std::uint8_t* flags, const Window&
       for (int x = 0; x < g.width; ++x) flags[g.at(x, y, lz)] = flags_of(solid, g, x, y, lz, o.periodic ? 1 : 0);
 }
 
-Layers draw(const Stroke& s, std::vector<std::uint8_t>& solid, const Window& g) {
+Layers draw(const Stroke& s, std::vector<std::uint8_t>& solid, const Window& g, std::vector<std::size_t>& changed) {
+  changed.clear();
   const int r = static_cast<int>(std::ceil(s.radius));
   const double sz = s.z.value_or(0.0);
   const int x0 = static_cast<int>(s.x), y0 = static_cast<int>(s.y), z0 = static_cast<int>(sz);
@@ -121,22 +126,17 @@ Layers draw(const Stroke& s, std::vector<std::uint8_t>& solid, const Window& g) 
       if (wall(g, y, z)) continue;
       for (int x = std::max(0, x0 - r); x <= std::min(g.width - 1, x0 + r); ++x) {
         const double dx = x + 0.5 - s.x, dy = y + 0.5 - s.y, dz = z + 0.5 - sz;
-        if (dx * dx + dy * dy + dz * dz <= s.radius * s.radius)
-          solid[g.at(x, y, z - g.global_layer(0))] = s.value ? 1 : 0;
+        if (dx * dx + dy * dy + dz * dz > s.radius * s.radius) continue;
+        const std::size_t c = g.at(x, y, z - g.global_layer(0));
+        const std::uint8_t now = s.value ? 1 : 0;
+        if (solid[c] != now) changed.push_back(c);
+        solid[c] = now;
       }
     }
   // A cell's flags depend on its neighbours: one layer more on each side, within the stored ones.
   const int lz0 = std::max(0, z0 - r - 1 - g.global_layer(0));
   const int lz1 = std::max(lz0, std::min(g.stored_layers(), z0 + r + 2 - g.global_layer(0)));
   return {lz0, lz1};
-}
-
-void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, float* f, std::size_t plane) {
-  float eq[kQ];
-  for (int i = 0; i < kQ; ++i) eq[i] = shifted_equilibrium(i, 0.0f, 1.0f, u0, 0.0f, 0.0f);
-  const std::size_t cells = g.cells();
-  for (int i = 0; i < kQ; ++i)
-    for (std::size_t c = 0; c < cells; ++c) f[i * plane + c] = solid[c] ? 0.0f : eq[i];
 }
 
 void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>& solid) {
@@ -151,7 +151,8 @@ namespace {
 /// Row y of stored layer lz, one step: the walls (solid, no loads) and the x faces by cell_update,
 /// the interior vectorised. Compiled once per instruction set below (inlined into each, so that
 /// the compiler vectorises the row at that width).
-[[gnu::always_inline]] inline void step_row_body(const float* f, float* fo, const std::uint8_t* flags, int y, int lz,
+template <class T>
+[[gnu::always_inline]] inline void step_row_body(const T* f, T* fo, const std::uint8_t* flags, int y, int lz,
                                                  const Window& g, std::size_t plane, const Params& p) {
   if (y == 0 || y == g.height - 1) {
     for (int x = 0; x < g.width; ++x) cell_update(f, fo, flags, x, y, lz, g, plane, p);
@@ -161,45 +162,52 @@ namespace {
   row_interior(f, fo, flags, y, lz, g, plane, p);
   cell_update(f, fo, flags, g.width - 1, y, lz, g, plane, p);
 }
-using StepRow = void (*)(const float*, float*, const std::uint8_t*, int, int, const Window&, std::size_t,
-                         const Params&);
-void step_row_generic(const float* f, float* fo, const std::uint8_t* flags, int y, int lz, const Window& g,
-                      std::size_t plane, const Params& p) {
+template <class T>
+using StepRow = void (*)(const T*, T*, const std::uint8_t*, int, int, const Window&, std::size_t, const Params&);
+template <class T>
+void step_row_generic(const T* f, T* fo, const std::uint8_t* flags, int y, int lz, const Window& g, std::size_t plane,
+                      const Params& p) {
   step_row_body(f, fo, flags, y, lz, g, plane, p);
 }
 #ifdef CUVIEW_HOST_ISAS
-__attribute__((target("avx2"))) void step_row_avx2(const float* f, float* fo, const std::uint8_t* flags, int y,
-                                                   int lz, const Window& g, std::size_t plane, const Params& p) {
+template <class T>
+__attribute__((target("avx2"))) void step_row_avx2(const T* f, T* fo, const std::uint8_t* flags, int y, int lz,
+                                                   const Window& g, std::size_t plane, const Params& p) {
   step_row_body(f, fo, flags, y, lz, g, plane, p);
 }
-__attribute__((target("avx512f"))) void step_row_avx512f(const float* f, float* fo, const std::uint8_t* flags, int y,
+template <class T>
+__attribute__((target("avx512f"))) void step_row_avx512f(const T* f, T* fo, const std::uint8_t* flags, int y,
                                                          int lz, const Window& g, std::size_t plane,
                                                          const Params& p) {
   step_row_body(f, fo, flags, y, lz, g, plane, p);
 }
 #endif
 /// Widest first, as lbm's (the same names: sim::lbm::host_isas()).
-constexpr IsaBuild<StepRow> kIsas[] = {
+template <class T>
+constexpr IsaBuild<StepRow<T>> kIsas[] = {
 #ifdef CUVIEW_HOST_ISAS
-    {"avx512f", step_row_avx512f, [] { return __builtin_cpu_supports("avx512f") != 0; }},
-    {"avx2", step_row_avx2, [] { return __builtin_cpu_supports("avx2") != 0; }},
-    {"sse2", step_row_generic, [] { return true; }},
+    {"avx512f", step_row_avx512f<T>, [] { return __builtin_cpu_supports("avx512f") != 0; }},
+    {"avx2", step_row_avx2<T>, [] { return __builtin_cpu_supports("avx2") != 0; }},
+    {"sse2", step_row_generic<T>, [] { return true; }},
 #else
-    {"generic", step_row_generic, [] { return true; }},
+    {"generic", step_row_generic<T>, [] { return true; }},
 #endif
 };
 
 /// On the host: one pass over the owned rows per step on every core (one thread for a rank of an
-/// MPI run), then the ghost layers from the neighbours.
+/// MPI run), then the ghost layers from the neighbours. A → B, populations of type T (float, or
+/// FP16S's binary16 bits).
+template <class T>
 class Lbm3dHost final : public Simulation {
  public:
   Lbm3dHost(const Window& g, Halo* halo, const Options& o)
       : g_(g), halo_(halo), o_(o), solid_(obstacle_mask(g_, o_)), flags_(g_.cells()),
-        step_row_(pick_isa(kIsas, "the 3-D flow's host loop")),
-        plane_(staggered_stride(g_.cells(), 112)), populations_(2 * kQ * plane_ + kSecondArrayShift),
+        step_row_(pick_isa(kIsas<T>, "the 3-D flow's host loop")),
+        plane_(staggered_stride(g_.cells(), 112)),
+        populations_((2 * kQ * plane_ + kSecondArrayShift) * sizeof(T) / sizeof(float) + 1),
         rows_(host_threads(halo != nullptr)) {
-    f_ = populations_.data(), f2_ = f_ + kQ * plane_ + kSecondArrayShift;
-    if (halo_) halo_layers_.resize(4 * layer_floats());
+    f_ = reinterpret_cast<T*>(populations_.data()), f2_ = f_ + kQ * plane_ + kSecondArrayShift;
+    if (halo_) halo_layers_.resize(4 * layer_values());
     refresh_flags(0, g_.stored_layers());
   }
   std::vector<FieldSpec> fields() const override { return lbm3d::fields(); }
@@ -208,7 +216,7 @@ class Lbm3dHost final : public Simulation {
   void set_params(const std::map<std::string, double>& values) override { p_ = from(values, o_); }
   void reset(std::uint64_t) override {
     initial_state(g_, solid_, o_.periodic ? 0.0f : p_.u_in, f_, plane_);
-    std::memcpy(f2_, f_, kQ * plane_ * sizeof(float));  // solid cells read back as rest either way
+    std::memcpy(f2_, f_, kQ * plane_ * sizeof(T));  // solid cells read back as rest either way
     exchange_populations();
   }
   void step(std::uint32_t n) override {
@@ -229,20 +237,23 @@ class Lbm3dHost final : public Simulation {
   }
   std::vector<InputSpec> inputs() const override { return lbm3d::inputs(); }
   void draw(const Stroke& s) override {
-    const Layers l = lbm3d::draw(s, solid_, g_);
+    std::vector<std::size_t> changed;
+    const Layers l = lbm3d::draw(s, solid_, g_, changed);
+    for (const std::size_t c : changed)  // at rest: both arrays, as a solid cell's after a step
+      for (int i = 0; i < kQ; ++i) f_[i * plane_ + c] = f2_[i * plane_ + c] = T{};
     refresh_flags(l.lz0, l.lz1);
   }
-  std::vector<StateSpec> state() const override { return lbm3d::state(g_); }
+  std::vector<StateSpec> state() const override { return lbm3d::state(g_, o_); }
   void save_state(const std::vector<void*>& out) override {
-    auto* f = static_cast<float*>(out[0]);
+    auto* f = static_cast<T*>(out[0]);
     const std::size_t owned = g_.owned_cells(), first = g_.layer_cells();
-    for (int i = 0; i < kQ; ++i) std::memcpy(f + i * owned, f_ + i * plane_ + first, owned * sizeof(float));
+    for (int i = 0; i < kQ; ++i) std::memcpy(f + i * owned, f_ + i * plane_ + first, owned * sizeof(T));
     std::memcpy(out[1], solid_.data() + first, owned);
   }
   void load_state(const std::vector<const void*>& in) override {
-    const auto* f = static_cast<const float*>(in[0]);
+    const auto* f = static_cast<const T*>(in[0]);
     const std::size_t owned = g_.owned_cells(), first = g_.layer_cells();
-    for (int i = 0; i < kQ; ++i) std::memcpy(f_ + i * plane_ + first, f + i * owned, owned * sizeof(float));
+    for (int i = 0; i < kQ; ++i) std::memcpy(f_ + i * plane_ + first, f + i * owned, owned * sizeof(T));
     std::memcpy(solid_.data() + first, in[1], owned);
     exchange_mask_ghosts(halo_, g_, solid_);
     refresh_flags(0, g_.stored_layers());
@@ -252,22 +263,28 @@ class Lbm3dHost final : public Simulation {
   void write_fields(const std::vector<FieldTarget>& t) override {
     // Every k-th cell (FieldTarget::every; a whole grid, never a part): the rows of the packed grid.
     const Packed k(g_, t[0].every);
+    const Pulled<T> pops{f_, plane_};
+    const int periodic = o_.periodic ? 1 : 0;
+    const auto ghost = [&](int x, int y, int lz, float* v) {  // a ghost layer holds the neighbour's populations
+      float r;
+      cell_moments(pops, flags_.data(), x, y, lz, g_, periodic, p_.force, r, v[0], v[1], v[2]);
+    };
     rows_.run(0, static_cast<std::int64_t>(k.height) * k.layers, [&](std::int64_t r0, std::int64_t r1) {
       for (std::int64_t r = r0; r < r1; ++r) {
         const int y = static_cast<int>(r % k.height) * k.every, lz = 1 + static_cast<int>(r / k.height) * k.every;
         for (int i = 0; i < k.width; ++i)
-          observe(f_, flags_.data(), i * k.every, y, lz, g_, plane_, p_.force, static_cast<std::size_t>(r) * k.width + i,
-                  static_cast<float*>(t[0].data), static_cast<float*>(t[1].data), static_cast<float*>(t[2].data),
-                  static_cast<float*>(t[3].data));
+          publish_cell(observe_cell(pops, flags_.data(), i * k.every, y, lz, g_, periodic, p_.force, ghost),
+                       static_cast<std::size_t>(r) * k.width + i, static_cast<float*>(t[0].data),
+                       static_cast<float*>(t[1].data), static_cast<float*>(t[2].data), static_cast<float*>(t[3].data));
       }
     }, std::max<std::int64_t>(1, 1024 / k.width));
   }
 
  private:
-  /// Floats between the arrays beyond the first's planes: the second's cells then fall at other
-  /// offsets modulo 4 KiB than the first's (lbm's padded_plane says why).
+  /// Populations between the arrays beyond the first's planes: the second's cells then fall at
+  /// other offsets modulo 4 KiB than the first's (lbm's padded_plane says why).
   static constexpr std::size_t kSecondArrayShift = 72;
-  [[nodiscard]] std::size_t layer_floats() const { return kQ * g_.layer_cells(); }
+  [[nodiscard]] std::size_t layer_values() const { return kQ * g_.layer_cells(); }
   void refresh_flags(int lz0, int lz1) {
     lz0 = std::max(lz0, 0), lz1 = std::min(lz1, g_.stored_layers());
     rows_.run(lz0, lz1, [&](std::int64_t a, std::int64_t b) {
@@ -278,14 +295,14 @@ class Lbm3dHost final : public Simulation {
   /// receives their edge layers into the ghost layers (packed: the planes are far apart).
   void exchange_populations() {
     if (!halo_) return;
-    const std::size_t l = g_.layer_cells(), bytes = l * sizeof(float);
-    float *to_up = halo_layers_.data(), *to_down = to_up + layer_floats(), *from_up = to_down + layer_floats(),
-          *from_down = from_up + layer_floats();
+    const std::size_t l = g_.layer_cells(), bytes = l * sizeof(T);
+    T *to_up = halo_layers_.data(), *to_down = to_up + layer_values(), *from_up = to_down + layer_values(),
+      *from_down = from_up + layer_values();
     for (int i = 0; i < kQ; ++i) {
       std::memcpy(to_up + i * l, f_ + i * plane_ + l, bytes);
       std::memcpy(to_down + i * l, f_ + i * plane_ + l * g_.layers, bytes);
     }
-    halo_->exchange(to_up, from_up, to_down, from_down, layer_floats() * sizeof(float), false, cuda::StreamRef{});
+    halo_->exchange(to_up, from_up, to_down, from_down, layer_values() * sizeof(T), false, cuda::StreamRef{});
     for (int i = 0; i < kQ; ++i) {
       if (halo_->has_up()) std::memcpy(f_ + i * plane_, from_up + i * l, bytes);
       if (halo_->has_down()) std::memcpy(f_ + i * plane_ + l * (g_.layers + 1), from_down + i * l, bytes);
@@ -296,12 +313,12 @@ class Lbm3dHost final : public Simulation {
   Options o_;
   Params p_;
   std::vector<std::uint8_t> solid_, flags_;
-  StepRow step_row_;  ///< for this CPU's widest vectors
+  StepRow<T> step_row_;  ///< for this CPU's widest vectors
   std::size_t plane_;
   HostArray populations_;
-  float* f_;
-  float* f2_;
-  std::vector<float> halo_layers_;
+  T* f_;
+  T* f2_;
+  std::vector<T> halo_layers_;
   RowPool rows_;
 };
 
@@ -330,7 +347,8 @@ std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& con
   if (executor.kind() == Executor::Kind::cuda) return make_cuda(executor, g, halo, o);
 #endif
   (void)executor;
-  return std::make_unique<Lbm3dHost>(g, halo, o);
+  if (o.fp16s) return std::make_unique<Lbm3dHost<std::uint16_t>>(g, halo, o);
+  return std::make_unique<Lbm3dHost<float>>(g, halo, o);
 }
 
 }  // namespace cuview::sim::lbm3d

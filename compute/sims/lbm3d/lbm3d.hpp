@@ -10,8 +10,13 @@
 //
 // Layout: populations f[i * plane + n], n = x + width·(y + height·lz), one plane per direction
 // (structure of arrays: a warp's 32 cells read 128 contiguous bytes per direction), stored shifted
-// by their rest weight (f_i − w_i, as FluidX3D does) so that float32 keeps its digits for the
-// deviations that carry the flow. `flags`: one byte per cell, kSolid (the cell is solid) and kNear
+// by their rest weight (f_i − w_i, as FluidX3D does) so that the stored number keeps its digits for
+// the deviations that carry the flow: as float32 (storage=fp32) or as binary16 of (f_i − w_i)·2^15
+// (storage=fp16s, FluidX3D's FP16S: half the bytes; the arithmetic stays float32). Two ways to lay
+// a step over memory, the same numbers: A → B (Pulled: the host loop; each cell's outgoing
+// populations at the cell, in a second array) and in place (Esoteric: the CUDA kernel; Lehmann's
+// Esoteric Pull, one array, each cell reading and writing the same 19 slots, its own and its
+// neighbours', which swap roles every step). Both are an accessor of the same gather below. `flags`: one byte per cell, kSolid (the cell is solid) and kNear
 // (a population it pulls comes from a solid cell: only those cells read their neighbours' flags).
 // A part of a z-decomposed grid (sims/slab.hpp) stores its layers between two ghost layers, copies
 // of its neighbours' edge layers: `lz` is a stored layer, 0 … layers + 1.
@@ -26,8 +31,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "cuview/host_device.hpp"
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#endif
 
 // Unrolls a loop over the 19 directions fully, on both compilers, so that the direction's
 // constants fold and the populations stay in registers.
@@ -141,6 +150,79 @@ CUVIEW_HD CUVIEW_CELL_INLINE void collide(float* ft, const Params& p) {
   }
 }
 
+/// A float's bits and back (std::bit_cast, which the CUDA build's C++17 lacks).
+CUVIEW_HD CUVIEW_CELL_INLINE std::uint32_t bits_of(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+CUVIEW_HD CUVIEW_CELL_INLINE float float_of(std::uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/// Storage of the shifted populations (Options::storage): float32, or binary16 of (f − w)·2^15
+/// (FP16S: |f − w| < 2 fits, to ~3 digits). decode and encode<T> convert; the CUDA build uses the
+/// GPU's conversions, the host the same rounding (to nearest, ties to even, subnormals kept) in
+/// integer operations: the same bits.
+CUVIEW_HD CUVIEW_CELL_INLINE float decode(float v) { return v; }
+CUVIEW_HD CUVIEW_CELL_INLINE float decode(std::uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  return __half2float(__ushort_as_half(h)) * 3.0517578125e-05f;
+#else
+  // F. Giesen's half_to_float (public domain): exact, subnormals included.
+  std::uint32_t o = static_cast<std::uint32_t>(h & 0x7fffu) << 13;
+  const std::uint32_t exp = o & (0x7c00u << 13);
+  o += (127u - 15u) << 23;
+  if (exp == (0x7c00u << 13)) {
+    o += (128u - 16u) << 23;  // Inf, NaN
+  } else if (exp == 0) {      // zero, subnormal: renormalise
+    o += 1u << 23;
+    o = bits_of(float_of(o) - float_of(113u << 23));
+  }
+  o |= static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  return float_of(o) * 3.0517578125e-05f;
+#endif
+}
+template <class T>
+CUVIEW_HD CUVIEW_CELL_INLINE T encode(float x);
+template <>
+CUVIEW_HD CUVIEW_CELL_INLINE float encode<float>(float x) {
+  return x;
+}
+template <>
+CUVIEW_HD CUVIEW_CELL_INLINE std::uint16_t encode<std::uint16_t>(float x) {
+  x *= 32768.0f;
+#if defined(__CUDA_ARCH__)
+  return __half_as_ushort(__float2half_rn(x));
+#else
+  // F. Giesen's float_to_half_fast3_rtne (public domain): round to nearest even, subnormals and
+  // overflow to infinity as IEEE says.
+  std::uint32_t f = bits_of(x);
+  const std::uint32_t sign = f & 0x80000000u;
+  f ^= sign;
+  std::uint32_t o;
+  if (f >= (127u + 16u) << 23) {
+    o = f > (255u << 23) ? 0x7e00u : 0x7c00u;
+  } else if (f < (113u << 23)) {  // a subnormal half: the float addition aligns and rounds
+    const std::uint32_t magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+    o = bits_of(float_of(f) + float_of(magic)) - magic;
+  } else {
+    const std::uint32_t odd = (f >> 13) & 1u;
+    f += ((15u - 127u) << 23) + 0xfffu;
+    f += odd;
+    o = f >> 13;
+  }
+  return static_cast<std::uint16_t>(o | (sign >> 16));
+#endif
+}
+/// What the storage keeps of x: x itself in float32, the nearest FP16S value otherwise.
+template <class T>
+CUVIEW_HD CUVIEW_CELL_INLINE float stored(float x) {
+  return decode(encode<T>(x));
+}
+
 /// The cells a simulation stores: a part owning global layers [first_layer, first_layer + layers)
 /// of a grid width × height × global_depth, between two ghost layers (the whole grid is
 /// {w, h, 0, d, d}). Stored layer lz is global layer first_layer − 1 + lz.
@@ -180,21 +262,79 @@ struct Packed {
   }
 };
 
-/// Where population i of cell (x, y, lz) streams from: its source cell, or "inlet" (beyond the
-/// x = 0 face of a channel). Beyond an x face of a periodic duct it wraps; a channel's outlet
-/// cells gather nothing (open_face). y and lz are never beyond the stored cells for a fluid cell:
-/// the grid's y and z faces are solid walls.
+/// Where population i of cell (x, y, lz) streams from: its source cell, or "inlet" (beyond an x
+/// face of a channel: `cell` is then the cell the row-major index gives, x = −1 or width, the
+/// slot the in-place layout keeps there). Beyond an x face of a periodic duct it wraps; a
+/// channel's outlet cells gather nothing (open_face). y and lz are never beyond the stored cells
+/// for a fluid cell: the grid's y and z faces are solid walls.
 struct Source {
   std::size_t cell;
   bool inlet;
 };
 CUVIEW_HD CUVIEW_CELL_INLINE Source source_of(int i, int x, int y, int lz, const Window& g, int periodic) {
   int sx = x - cx(i);
+  bool beyond = false;
   if (sx < 0 || sx >= g.width) {
-    if (!periodic) return {0, true};
-    sx = sx < 0 ? g.width - 1 : 0;
+    if (periodic)
+      sx = sx < 0 ? g.width - 1 : 0;
+    else
+      beyond = true;
   }
-  return {g.at(sx, y - cy(i), lz - cz(i)), false};
+  return {g.at(sx, y - cy(i), lz - cz(i)), beyond};
+}
+
+/// A step's view of the populations, A → B: the incoming population i of a cell is its source's
+/// outgoing one, at the source; a bounced one is the cell's own outgoing opposite one.
+template <class T>
+struct Pulled {
+  const T* __restrict__ f;
+  std::size_t plane;
+  CUVIEW_HD CUVIEW_CELL_INLINE float in(int i, std::size_t, std::size_t source) const {
+    return decode(f[i * plane + source]);
+  }
+  CUVIEW_HD CUVIEW_CELL_INLINE float back(int i, std::size_t here, std::size_t) const {
+    return decode(f[opposite(i) * plane + here]);
+  }
+};
+
+/// A step's view in place (Esoteric Pull; Lehmann, Computation 10, 92 (2022)), at step parity
+/// `t`: the incoming population i of a cell lies in one of the two slots of its direction pair
+/// (2k−1, 2k): at the cell for odd i, at its source cell for even i, in the pair's first or
+/// second plane as i and t say. The other slot of that pair, at the same cell, holds the cell's own
+/// outgoing population opposite to i (a bounce reads it), and a collided population i is
+/// written where the incoming opposite one was read: each cell reads and writes the same 19
+/// slots, and no two cells share one, so every cell can step at once in one array.
+template <class T>
+struct Esoteric {
+  T* f;
+  std::size_t plane;
+  int t;  ///< the step's parity: 0 or 1
+  /// The plane of incoming population i's slot, or of the other slot of its pair (`swap`).
+  CUVIEW_HD CUVIEW_CELL_INLINE int slot(int i, bool swap) const {
+    if (i == 0) return 0;
+    const int first = (i & 1) ? i : i - 1;
+    return ((((i & 1) != 0) == (t != 0)) != swap) ? first : first + 1;
+  }
+  CUVIEW_HD CUVIEW_CELL_INLINE std::size_t in_at(int i, std::size_t here, std::size_t source) const {
+    return slot(i, false) * plane + ((i & 1) ? here : source);
+  }
+  CUVIEW_HD CUVIEW_CELL_INLINE std::size_t back_at(int i, std::size_t here, std::size_t source) const {
+    return slot(i, true) * plane + ((i & 1) ? here : source);
+  }
+  CUVIEW_HD CUVIEW_CELL_INLINE float in(int i, std::size_t here, std::size_t source) const {
+    return decode(f[in_at(i, here, source)]);
+  }
+  CUVIEW_HD CUVIEW_CELL_INLINE float back(int i, std::size_t here, std::size_t source) const {
+    return decode(f[back_at(i, here, source)]);
+  }
+};
+
+/// Where the populations of stored cell (x, y, lz) left by the last step lie: outgoing population
+/// i is the one a bounce of the opposite direction reads (its source: the cell beyond it along i).
+template <class Pops>
+CUVIEW_HD CUVIEW_CELL_INLINE float outgoing(const Pops& f, int i, int x, int y, int lz, const Window& g,
+                                            int periodic) {
+  return f.back(opposite(i), g.at(x, y, lz), source_of(opposite(i), x, y, lz, g, periodic).cell);
 }
 
 /// The populations streaming into fluid cell (x, y, lz) (flags `fl`), into `ft`: each from its
@@ -202,24 +342,24 @@ CUVIEW_HD CUVIEW_CELL_INLINE Source source_of(int i, int x, int y, int lz, const
 /// where the source is solid. From beyond the inlet face: a wall at x = −½ moving at
 /// (u_in, 0, 0), bounce-back with Ladd's momentum term 6 w_i ρ c_i·u (ρ the cell's), so that
 /// every cell of the face takes in exactly ρ u_in a step whatever the flow inside.
-CUVIEW_HD CUVIEW_CELL_INLINE void gather(const float* __restrict__ f, const std::uint8_t* __restrict__ flags,
-                                         unsigned fl, int x, int y, int lz, const Window& g, std::size_t plane,
-                                         const Params& p, float* ft) {
+template <class Pops>
+CUVIEW_HD CUVIEW_CELL_INLINE void gather(const Pops& f, const std::uint8_t* __restrict__ flags, unsigned fl, int x,
+                                         int y, int lz, const Window& g, const Params& p, float* ft) {
   const std::size_t here = g.at(x, y, lz);
   float inlet_rho = 1.0f;
   if (x == 0 && !p.periodic) {
     CUVIEW_UNROLL19
-    for (int i = 0; i < kQ; ++i) inlet_rho += f[i * plane + here];
+    for (int i = 0; i < kQ; ++i) inlet_rho += outgoing(f, i, x, y, lz, g, p.periodic);
   }
   CUVIEW_UNROLL19
   for (int i = 0; i < kQ; ++i) {
     const Source s = source_of(i, x, y, lz, g, p.periodic);
     if (s.inlet)  // c_x = 1: w_i ρ (6 c·u)
-      ft[i] = f[opposite(i) * plane + here] + weight(i) * inlet_rho * (6.0f * p.u_in);
+      ft[i] = f.back(i, here, s.cell) + weight(i) * inlet_rho * (6.0f * p.u_in);
     else if ((fl & kNear) && (flags[s.cell] & kSolid))
-      ft[i] = f[opposite(i) * plane + here];
+      ft[i] = f.back(i, here, s.cell);
     else
-      ft[i] = f[i * plane + s.cell];
+      ft[i] = f.in(i, here, s.cell);
   }
 }
 
@@ -230,14 +370,15 @@ CUVIEW_HD CUVIEW_CELL_INLINE void gather(const float* __restrict__ f, const std:
 /// populations that neighbour receives this step. The cell then collides as any other, which
 /// keeps both: the outlet holds the pressure, and what reaches it leaves. A solid neighbour gives
 /// the rest state. Reads only the layers beside lz, as any update: parts stay bit-identical.
-CUVIEW_HD inline void open_face(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int y, int lz,
-                                const Window& g, std::size_t plane, const Params& p, float* ft) {
+template <class Pops>
+CUVIEW_HD inline void open_face(const Pops& f, const std::uint8_t* __restrict__ flags, int y, int lz, const Window& g,
+                                const Params& p, float* ft) {
   const int inner = g.width - 2;
   const unsigned fl = flags[g.at(inner, y, lz)];
   const bool fluid = (fl & kSolid) == 0;
   float drho = 0.0f, ux = 0.0f, uy = 0.0f, uz = 0.0f;
   if (fluid) {
-    gather(f, flags, fl, inner, y, lz, g, plane, p, ft);
+    gather(f, flags, fl, inner, y, lz, g, p, ft);
     moments(ft, p.force, drho, ux, uy, uz);
   }
   const float rho = 1.0f + drho;
@@ -248,31 +389,49 @@ CUVIEW_HD inline void open_face(const float* __restrict__ f, const std::uint8_t*
   }
 }
 
-/// One update of cell (x, y, lz) without storing it: gathers its incoming populations from `f`
-/// (gather, or open_face at a channel's outlet), collides, into `ft`. Returns false for a solid
-/// cell (kept at rest: it stores zeros; `ft` is left alone). `plane`: floats between two
-/// directions.
-CUVIEW_HD inline bool cell_collided(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int x, int y,
-                                    int lz, const Window& g, std::size_t plane, const Params& p, float* ft) {
+/// The incoming populations of fluid cell (x, y, lz): gather, or open_face at a channel's outlet.
+template <class Pops>
+CUVIEW_HD inline void incoming(const Pops& f, const std::uint8_t* __restrict__ flags, unsigned fl, int x, int y,
+                               int lz, const Window& g, const Params& p, float* ft) {
+  if (!p.periodic && x == g.width - 1)
+    open_face(f, flags, y, lz, g, p, ft);
+  else
+    gather(f, flags, fl, x, y, lz, g, p, ft);
+}
+
+/// One update of cell (x, y, lz) without storing it: its incoming populations, collided, into
+/// `ft`. Returns false for a solid cell (`ft` is left alone).
+template <class Pops>
+CUVIEW_HD inline bool cell_collided(const Pops& f, const std::uint8_t* __restrict__ flags, int x, int y, int lz,
+                                    const Window& g, const Params& p, float* ft) {
   const unsigned fl = flags[g.at(x, y, lz)];
   if (fl & kSolid) return false;
-  if (!p.periodic && x == g.width - 1)
-    open_face(f, flags, y, lz, g, plane, p, ft);
-  else
-    gather(f, flags, fl, x, y, lz, g, plane, p, ft);
+  incoming(f, flags, fl, x, y, lz, g, p, ft);
   collide(ft, p);
   return true;
 }
 
-/// One update of cell (x, y, lz) (cell_collided), stored into `fo` (zeros for a solid cell).
-CUVIEW_HD inline void cell_update(const float* __restrict__ f, float* __restrict__ fo,
-                                  const std::uint8_t* __restrict__ flags, int x, int y, int lz, const Window& g,
-                                  std::size_t plane, const Params& p) {
+/// One A → B update of cell (x, y, lz) (cell_collided), stored into `fo` (zeros for a solid
+/// cell). `plane`: populations between two directions.
+template <class T>
+CUVIEW_HD inline void cell_update(const T* __restrict__ f, T* __restrict__ fo, const std::uint8_t* __restrict__ flags,
+                                  int x, int y, int lz, const Window& g, std::size_t plane, const Params& p) {
   const std::size_t here = g.at(x, y, lz);
   float ft[kQ];
-  const bool fluid = cell_collided(f, flags, x, y, lz, g, plane, p, ft);
+  const bool fluid = cell_collided(Pulled<T>{f, plane}, flags, x, y, lz, g, p, ft);
   CUVIEW_UNROLL19
-  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = fluid ? ft[i] : 0.0f;
+  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = encode<T>(fluid ? ft[i] : 0.0f);
+}
+
+/// Collided populations `ft` of cell (x, y, lz) into their slots in place (Esoteric): each where
+/// the incoming opposite one was read.
+template <class T>
+CUVIEW_HD CUVIEW_CELL_INLINE void store_in_place(const Esoteric<T>& f, int x, int y, int lz, const Window& g,
+                                                 int periodic, const float* ft) {
+  const std::size_t here = g.at(x, y, lz);
+  CUVIEW_UNROLL19
+  for (int i = 0; i < kQ; ++i)
+    f.f[f.in_at(opposite(i), here, source_of(opposite(i), x, y, lz, g, periodic).cell)] = encode<T>(ft[i]);
 }
 
 /// The flags of stored cell (x, y, lz) of `g` from the obstacle mask `solid` of its stored cells:
@@ -305,14 +464,17 @@ CUVIEW_HD inline void stored_moments(bool fluid, const float* ft, float force, f
   rho = 1.0f + drho;
 }
 
-/// Density and velocity of stored cell `at` (solid cells: 1 and 0).
-CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, std::size_t at,
-                                   std::size_t plane, float force, float& rho, float& ux, float& uy, float& uz) {
-  const bool fluid = (flags[at] & kSolid) == 0;
+/// Density and velocity of stored cell (x, y, lz) from the populations the last step left
+/// (solid cells: 1 and 0).
+template <class Pops>
+CUVIEW_HD inline void cell_moments(const Pops& f, const std::uint8_t* __restrict__ flags, int x, int y, int lz,
+                                   const Window& g, int periodic, float force, float& rho, float& ux, float& uy,
+                                   float& uz) {
+  const bool fluid = (flags[g.at(x, y, lz)] & kSolid) == 0;
   float ft[kQ];
   if (fluid) {
     CUVIEW_UNROLL19
-    for (int i = 0; i < kQ; ++i) ft[i] = f[i * plane + at];
+    for (int i = 0; i < kQ; ++i) ft[i] = outgoing(f, i, x, y, lz, g, periodic);
   }
   stored_moments(fluid, ft, force, rho, ux, uy, uz);
 }
@@ -335,44 +497,50 @@ CUVIEW_HD inline float vorticity_of(const float* ax, const float* bx, const floa
 
 /// The published values of one cell: velocity, speed, vorticity magnitude |∇ × u| (central
 /// differences, one-sided at the grid's faces; a part's neighbours beyond its own layers are its
-/// ghost layers) and density.
+/// ghost layers, read through `ghost(x, y, lz, u)`; elsewhere from the populations) and density.
 struct Observed {
   float ux, uy, uz, speed, vorticity, rho;
 };
-CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int x,
-                                       int y, int lz, const Window& g, std::size_t plane, float force) {
+template <class Pops, class Ghost>
+CUVIEW_HD inline Observed observe_cell(const Pops& f, const std::uint8_t* __restrict__ flags, int x, int y, int lz,
+                                       const Window& g, int periodic, float force, const Ghost& ghost) {
   Observed o{};
-  cell_moments(f, flags, g.at(x, y, lz), plane, force, o.rho, o.ux, o.uy, o.uz);
+  cell_moments(f, flags, x, y, lz, g, periodic, force, o.rho, o.ux, o.uy, o.uz);
   o.speed = speed_of(o.ux, o.uy, o.uz);
   const int z = g.global_layer(lz);
   const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
   const int yd = y > 0 ? y - 1 : y, yu = y < g.height - 1 ? y + 1 : y;
   const int zb = z > 0 ? lz - 1 : lz, zf = z < g.global_depth - 1 ? lz + 1 : lz;
-  float r, ax[3], bx[3], ay[3], by[3], az[3], bz[3];
-  cell_moments(f, flags, g.at(xl, y, lz), plane, force, r, ax[0], ax[1], ax[2]);
-  cell_moments(f, flags, g.at(xr, y, lz), plane, force, r, bx[0], bx[1], bx[2]);
-  cell_moments(f, flags, g.at(x, yd, lz), plane, force, r, ay[0], ay[1], ay[2]);
-  cell_moments(f, flags, g.at(x, yu, lz), plane, force, r, by[0], by[1], by[2]);
-  cell_moments(f, flags, g.at(x, y, zb), plane, force, r, az[0], az[1], az[2]);
-  cell_moments(f, flags, g.at(x, y, zf), plane, force, r, bz[0], bz[1], bz[2]);
+  float ax[3], bx[3], ay[3], by[3], az[3], bz[3];
+  auto u = [&](int ux_, int uy_, int ul, float* v) {
+    if (ul < 1 || ul > g.layers) {
+      ghost(ux_, uy_, ul, v);
+    } else {
+      float r;
+      cell_moments(f, flags, ux_, uy_, ul, g, periodic, force, r, v[0], v[1], v[2]);
+    }
+  };
+  u(xl, y, lz, ax);
+  u(xr, y, lz, bx);
+  u(x, yd, lz, ay);
+  u(x, yu, lz, by);
+  u(x, y, zb, az);
+  u(x, y, zf, bz);
   o.vorticity = vorticity_of(ax, bx, ay, by, az, bz, static_cast<float>(xr - xl), static_cast<float>(yu - yd),
                              static_cast<float>(zf - zb));
   return o;
 }
 
-/// Writes observe_cell's values at cell `out` of the published frame: velocity (3 floats), speed,
-/// vorticity and density; returns them.
-CUVIEW_HD inline Observed observe(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, int x, int y,
-                                  int lz, const Window& g, std::size_t plane, float force, std::size_t out,
-                                  float* velocity, float* speed, float* vorticity, float* density) {
-  const Observed o = observe_cell(f, flags, x, y, lz, g, plane, force);
+/// Writes observed values `o` at cell `out` of the published frame: velocity (3 floats), speed,
+/// vorticity and density.
+CUVIEW_HD inline void publish_cell(const Observed& o, std::size_t out, float* velocity, float* speed, float* vorticity,
+                                   float* density) {
   velocity[3 * out] = o.ux;
   velocity[3 * out + 1] = o.uy;
   velocity[3 * out + 2] = o.uz;
   speed[out] = o.speed;
   vorticity[out] = o.vorticity;
   density[out] = o.rho;
-  return o;
 }
 
 #if !defined(__CUDACC__)
@@ -386,14 +554,15 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
 /// from the x faces every source is affine in x, and a bounce or a solid cell is a select. The
 /// same arithmetic as cell_update, so the same bits. The row must have stored rows around it
 /// (0 < y < height − 1, 0 < lz < layers + 1).
-[[gnu::always_inline]] inline void row_interior(const float* __restrict__ f, float* __restrict__ fo,
+template <class T>
+[[gnu::always_inline]] inline void row_interior(const T* __restrict__ f, T* __restrict__ fo,
                                                 const std::uint8_t* __restrict__ flags, int y, int lz,
                                                 const Window& g, std::size_t plane, const Params& p) {
   const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(g.at(0, y, lz));
-  const float* streamed[kQ];
-  const float* bounced[kQ];
+  const T* streamed[kQ];
+  const T* bounced[kQ];
   const std::uint8_t* source_flags[kQ];
-  float* out_row[kQ];
+  T* out_row[kQ];
   CUVIEW_UNROLL19
   for (int i = 0; i < kQ; ++i) {
     const std::ptrdiff_t shift =
@@ -413,10 +582,10 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
     for (int x = 1; x < last; ++x) {
       float ft[kQ];
       CUVIEW_UNROLL19
-      for (int i = 0; i < kQ; ++i) ft[i] = streamed[i][x];
+      for (int i = 0; i < kQ; ++i) ft[i] = decode(streamed[i][x]);
       collide(ft, q);
       CUVIEW_UNROLL19
-      for (int i = 0; i < kQ; ++i) out_row[i][x] = ft[i];
+      for (int i = 0; i < kQ; ++i) out_row[i][x] = encode<T>(ft[i]);
     }
     return;
   }
@@ -428,12 +597,12 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
     CUVIEW_UNROLL19
     for (int i = 0; i < kQ; ++i) {
       const std::uint32_t bounce = near & (0u - (static_cast<std::uint32_t>(source_flags[i][x]) & 1u));
-      ft[i] = select_bits(bounce, bounced[i][x], streamed[i][x]);
+      ft[i] = select_bits(bounce, decode(bounced[i][x]), decode(streamed[i][x]));
     }
     collide(ft, q);
     const std::uint32_t solid = 0u - (fl & 1u);
     CUVIEW_UNROLL19
-    for (int i = 0; i < kQ; ++i) out_row[i][x] = select_bits(solid, 0.0f, ft[i]);
+    for (int i = 0; i < kQ; ++i) out_row[i][x] = encode<T>(select_bits(solid, 0.0f, ft[i]));
   }
 }
 #endif

@@ -1,14 +1,19 @@
-// The 3-D lattice-Boltzmann flow on the CUDA executor: populations double-buffered on the device
-// (A → B pull, 153 bytes of traffic per cell update: 19 floats read and written and a flag byte),
-// one thread per cell running cell_update (lbm3d.hpp) per step; the published fields are written
-// by the last step before a frame, from the moments its collision holds (step_and_write), or by a
-// second kernel straight into the ring slot (write_fields: a frame without a step). A part of a
-// z-decomposed grid steps its two edge layers first and exchanges them on a high-priority stream
-// while it steps the layers between (overlap=on). Compiled without FMA contraction and with flush-to-zero, as the host loop runs:
-// the same bits.
+// The 3-D lattice-Boltzmann flow on the CUDA executor: the populations in one array, updated in
+// place (Esoteric Pull, lbm3d.hpp Esoteric: 19 populations read and written per cell update and a
+// flag byte, 153 bytes in float32 and 77 with storage=fp16s), one thread per cell per step; the
+// published fields are written by the last step before a frame, from the populations it stores
+// (step_and_write), or by a second kernel straight into the ring slot (write_fields: a frame
+// without a step). The cells of a channel's x faces, which read slots their neighbours write in
+// the same step, are gathered first (face_kernel). A part of a z-decomposed grid steps its two
+// edge layers first and exchanges, on a high-priority stream while it steps the layers between
+// (overlap=on), the five populations a side crosses to its neighbour and its edge layer's velocity
+// (for the vorticity beside it). Compiled without FMA contraction and with flush-to-zero, as the
+// host loop runs: the same bits.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cuview/cuda/check.hpp"
@@ -25,13 +30,15 @@ namespace cuview::sim::lbm3d {
 namespace {
 
 constexpr int kBlockX = 128;
+/// The populations that cross a layer boundary: towards +z and towards −z (lbm3d.hpp's order).
+__constant__ int kUp[5] = {5, 9, 11, 16, 18};
+__constant__ int kDown[5] = {6, 10, 12, 15, 17};
 
 /// The last step before a frame writes density, speed and velocity (FlowFrameOut) from the
-/// populations it has just collided, in registers — the same bits as the separate pass
-/// (observe_kernel), which reads them back from memory;
-/// vorticity, which needs the neighbours' velocities, comes from a kernel after the step. A frame
-/// of every k-th cell (`packed`) stores only those cells, packed; its vorticity then needs every
-/// cell's velocity: `velocity_full`.
+/// populations it stores — the same bits as the separate pass (observe_kernel), which reads them
+/// back from memory; vorticity, which needs the neighbours' velocities, comes from a kernel after
+/// the step. A frame of every k-th cell (`packed`) stores only those cells, packed; its vorticity
+/// then needs every cell's velocity: `velocity_full`.
 struct FrameOut : FlowFrameOut {
   Packed packed;
   float* velocity_full = nullptr;  ///< the velocity vorticity's differences read (a packed frame's), or null
@@ -49,76 +56,113 @@ struct FrameOut : FlowFrameOut {
   }
 };
 
+/// Writes v as the outgoing population i of stored cell (x, y, lz) (lbm3d.hpp outgoing), where
+/// that slot lies within the stored cells (a ghost layer's may lie beyond them: nobody reads it).
+template <class T>
+__device__ void put_outgoing(const Esoteric<T>& f, int i, int x, int y, int lz, const Window& g, int periodic, T v) {
+  const int o = opposite(i);
+  const std::size_t here = g.at(x, y, lz), source = source_of(o, x, y, lz, g, periodic).cell;
+  if (((o & 1) ? here : source) < g.cells()) f.f[f.back_at(o, here, source)] = v;
+}
+
+/// The velocity of a ghost layer's cell: the neighbouring part's, sent with the halo (`ghost`:
+/// the layer before the owned ones, then the one after, 3 floats a cell each).
+struct GhostVelocity {
+  const float* ghost;
+  Window g;
+  __device__ void operator()(int x, int y, int lz, float* v) const {
+    const std::size_t c = (lz == 0 ? 0 : g.layer_cells()) + static_cast<std::size_t>(y) * g.width + x;
+    v[0] = ghost[3 * c], v[1] = ghost[3 * c + 1], v[2] = ghost[3 * c + 2];
+  }
+};
+
+/// The incoming populations of a channel's x-face cells (x = 0: the moving wall; x = width − 1:
+/// open_face), gathered before the step: they read slots that other cells write in it (the inlet
+/// its own outgoing populations, left in the cells beyond the face; the outlet its neighbour's).
+/// face[((i · 2 + side) · layers + lz − 1) · height + y], side 0 the inlet, 1 the outlet.
+template <class T>
+__global__ void face_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, Params p,
+                            float* __restrict__ face) {
+  const int y = blockIdx.x * blockDim.x + threadIdx.x, lz = 1 + blockIdx.y, side = blockIdx.z;
+  if (y >= g.height) return;
+  const int x = side == 0 ? 0 : g.width - 1;
+  const unsigned fl = flags[g.at(x, y, lz)];
+  if (fl & kSolid) return;
+  float ft[kQ];
+  incoming(f, flags, fl, x, y, lz, g, p, ft);
+  for (int i = 0; i < kQ; ++i)
+    face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y] = ft[i];
+}
+
 /// Steps `count` stored layers: first, first + stride, … (every owned layer, the two edge layers,
-/// or the layers between them: the same update whichever, so the split changes no result).
-/// Blocks of kBlockX cells along x, one block row per (y, layer): no division anywhere. A cell
-/// away from the x faces with no flag (most of them) pulls its 19 populations unconditionally —
-/// the loads issue back to back, none waits on a branch — and collides as cell_update does (the
-/// same bits); the others take cell_update. Measured on an H200 (512³, variants of this kernel side by side):
-/// 2.2 × 10¹⁰ cell updates/s against 1.8 × 10¹⁰ with cell_update alone; 64 registers cap
-/// (__launch_bounds__ 8 blocks) or 256-thread blocks changed it by under 2 %.
+/// or the layers between them: the same update whichever, so the split changes no result), in
+/// place. Blocks of kBlockX cells along x, one block row per (y, layer): no division anywhere. A
+/// cell away from the x faces with no flag (most of them) reads its 19 slots unconditionally —
+/// the loads issue back to back, none waits on a branch — and collides as any cell does (the same
+/// bits); the others gather through lbm3d.hpp (bounces, the wrap of a periodic duct), or take a
+/// channel face's populations from face_kernel. A solid cell writes nothing.
 /// kFrame: the last step before a frame, also writing `out` (FrameOut).
-template <bool kFrame>
+template <class T, bool kFrame>
 __global__ void __launch_bounds__(kBlockX, 8)
-    step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint8_t* __restrict__ flags, Window g,
-                int first, int stride, Params p, FrameOut out, int first_row = 0, int row_stride = 1) {
+    step_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, int first, int stride, Params p,
+                const float* __restrict__ face, FrameOut out, int first_row = 0, int row_stride = 1) {
   const int x = blockIdx.x * kBlockX + threadIdx.x;
   const int y = first_row + blockIdx.y * row_stride, lz = first + blockIdx.z * stride;
-  const std::size_t plane = g.cells(), here = g.at(x, y, lz);
+  if (x >= g.width) return;
+  const std::size_t here = g.at(x, y, lz);
   const std::ptrdiff_t row = g.width, layer = static_cast<std::ptrdiff_t>(g.width) * g.height;
-  if constexpr (!kFrame) {
-    if (x >= g.width) return;
-    if (__ldg(flags + here) != 0 || x == 0 || x == g.width - 1) {
-      cell_update(f, fo, flags, x, y, lz, g, plane, p);
-      return;
-    }
-    float ft[kQ];
+  const unsigned fl = __ldg(flags + here);
+  const bool fluid = (fl & kSolid) == 0, at_face = x == 0 || x == g.width - 1;
+  float ft[kQ];
+  if (fluid) {
+    if (!at_face && fl == 0) {
 #pragma unroll
-    for (int i = 0; i < kQ; ++i)
-      ft[i] = __ldg(f + i * plane + (static_cast<std::ptrdiff_t>(here) - cx(i) - row * cy(i) - layer * cz(i)));
-    collide(ft, p);
+      for (int i = 0; i < kQ; ++i)
+        ft[i] = f.in(i, here, here - (cx(i) + row * cy(i) + layer * cz(i)));
+      collide(ft, p);
 #pragma unroll
-    for (int i = 0; i < kQ; ++i) fo[i * plane + here] = ft[i];
-  } else {
-    std::uint64_t partial = 0;
-    if (x < g.width) {
-      float ft[kQ];
-      bool fluid = true;
-      if (__ldg(flags + here) != 0 || x == 0 || x == g.width - 1) {
-        fluid = cell_collided(f, flags, x, y, lz, g, plane, p, ft);
-      } else {
-#pragma unroll
+      for (int i = 0; i < kQ; ++i)
+        f.f[f.in_at(opposite(i), here, here + (cx(i) + row * cy(i) + layer * cz(i)))] = encode<T>(ft[i]);
+    } else {
+      if (at_face && !p.periodic) {
+        const int side = x == 0 ? 0 : 1;
         for (int i = 0; i < kQ; ++i)
-          ft[i] = __ldg(f + i * plane + (static_cast<std::ptrdiff_t>(here) - cx(i) - row * cy(i) - layer * cz(i)));
-        collide(ft, p);
+          ft[i] = face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y];
+      } else {
+        incoming(f, flags, fl, x, y, lz, g, p, ft);
       }
+      collide(ft, p);
+      store_in_place(f, x, y, lz, g, p.periodic, ft);
+    }
+  }
+  if constexpr (kFrame) {
+    std::uint64_t partial = 0;
 #pragma unroll
-      for (int i = 0; i < kQ; ++i) fo[i * plane + here] = fluid ? ft[i] : 0.0f;
-      float rho, ux, uy, uz;
-      stored_moments(fluid, ft, p.force, rho, ux, uy, uz);
-      if (out.velocity_full) {
-        const std::size_t c = g.at(x, y, lz - 1);
-        out.velocity_full[3 * c] = ux, out.velocity_full[3 * c + 1] = uy, out.velocity_full[3 * c + 2] = uz;
+    for (int i = 0; i < kQ; ++i) ft[i] = stored<T>(ft[i]);  // the moments of what is stored
+    float rho, ux, uy, uz;
+    stored_moments(fluid, ft, p.force, rho, ux, uy, uz);
+    if (out.velocity_full) {
+      const std::size_t c = g.at(x, y, lz - 1);
+      out.velocity_full[3 * c] = ux, out.velocity_full[3 * c + 1] = uy, out.velocity_full[3 * c + 2] = uz;
+    }
+    std::size_t at = 0;  // in the published frame: owned layers only (every k-th cell, packed)
+    if (out.packed.place(x, y, lz - 1, at)) {
+      if (out.velocity) {
+        out.velocity[3 * at] = ux;
+        out.velocity[3 * at + 1] = uy;
+        out.velocity[3 * at + 2] = uz;
+        if (out.held & 1u)
+          partial += float_term(ux, out.w_velocity + 3 * at) + float_term(uy, out.w_velocity + 3 * at + 1) +
+                     float_term(uz, out.w_velocity + 3 * at + 2);
       }
-      std::size_t at = 0;  // in the published frame: owned layers only (every k-th cell, packed)
-      if (out.packed.place(x, y, lz - 1, at)) {
-        if (out.velocity) {
-          out.velocity[3 * at] = ux;
-          out.velocity[3 * at + 1] = uy;
-          out.velocity[3 * at + 2] = uz;
-          if (out.held & 1u)
-            partial += float_term(ux, out.w_velocity + 3 * at) + float_term(uy, out.w_velocity + 3 * at + 1) +
-                       float_term(uz, out.w_velocity + 3 * at + 2);
-        }
-        if (out.speed) {
-          const float speed = speed_of(ux, uy, uz);
-          out.speed[at] = speed;
-          partial += float_term(speed, out.w_speed + at);
-        }
-        if (out.density) {
-          out.density[at] = rho;
-          partial += float_term(rho, out.w_density + at);
-        }
+      if (out.speed) {
+        const float speed = speed_of(ux, uy, uz);
+        out.speed[at] = speed;
+        partial += float_term(speed, out.w_speed + at);
+      }
+      if (out.density) {
+        out.density[at] = rho;
+        partial += float_term(rho, out.w_density + at);
       }
     }
     add_checksum_spread(partial, out.sums);
@@ -126,12 +170,11 @@ __global__ void __launch_bounds__(kBlockX, 8)
 }
 
 /// The vorticity of the owned layers after a frame's step, from the velocities it wrote (owned
-/// layers) and the ghost layers' populations (a part's neighbours'): the same differences, the
-/// same bits as observe_kernel.
+/// layers) and the ghost layers' (a part's neighbours', sent with the halo): the same
+/// differences, the same bits as observe_kernel.
 __global__ void __launch_bounds__(kBlockX)
-    vorticity_kernel(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, Window g, float force,
-                     const float* __restrict__ velocity, float* __restrict__ vorticity, std::uint64_t w_vorticity,
-                     std::uint64_t* sum, Packed k) {
+    vorticity_kernel(Window g, const float* __restrict__ velocity, GhostVelocity ghost, float* __restrict__ vorticity,
+                     std::uint64_t w_vorticity, std::uint64_t* sum, Packed k) {
   // The frame's cells (every k-th of a packed frame), a row of the packed grid per tile row.
   const int tiles_x = (k.width + kBlockX - 1) / kBlockX;
   const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * k.height * k.layers;
@@ -146,14 +189,13 @@ __global__ void __launch_bounds__(kBlockX)
     const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
     const int yd = y > 0 ? y - 1 : y, yu = y < g.height - 1 ? y + 1 : y;
     const int zb = z > 0 ? lz - 1 : lz, zf = z < g.global_depth - 1 ? lz + 1 : lz;
-    // The velocity of stored cell (cx, cy, cl): the frame's, or a ghost layer's from its populations.
+    // The velocity of stored cell (cx, cy, cl): the frame's, or a ghost layer's.
     auto u = [&](int cx_, int cy_, int cl, float* v) {
       if (cl >= 1 && cl <= g.layers) {
-        const std::size_t k = g.at(cx_, cy_, cl - 1);
-        v[0] = velocity[3 * k], v[1] = velocity[3 * k + 1], v[2] = velocity[3 * k + 2];
+        const std::size_t c = g.at(cx_, cy_, cl - 1);
+        v[0] = velocity[3 * c], v[1] = velocity[3 * c + 1], v[2] = velocity[3 * c + 2];
       } else {
-        float rho;
-        cell_moments(f, flags, g.at(cx_, cy_, cl), g.cells(), force, rho, v[0], v[1], v[2]);
+        ghost(cx_, cy_, cl, v);
       }
     };
     float ax[3], bx[3], ay[3], by[3], az[3], bz[3];
@@ -179,41 +221,101 @@ __global__ void flags_kernel(const std::uint8_t* __restrict__ solid, std::uint8_
   if (x < g.width) flags[g.at(x, blockIdx.y, lz)] = flags_of(solid, g, x, blockIdx.y, lz, periodic);
 }
 
+template <class T>
 struct Equilibrium {
-  float f[kQ];
+  T f[kQ];
 };
-/// The initial populations: `eq` (computed on the host, so both backends start from the same bits)
-/// in fluid cells, 0 in solid ones.
-__global__ void initial_kernel(const std::uint8_t* __restrict__ flags, std::size_t cells, Equilibrium eq,
-                               float* __restrict__ f) {
+/// The initial populations as the last step would have left them: `eq` (computed on the host, so
+/// both backends start from the same bits) in fluid cells, 0 in solid ones, every stored cell.
+template <class T>
+__global__ void initial_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, int periodic,
+                               Equilibrium<T> eq) {
+  const std::size_t cells = g.cells();
   for (std::size_t c = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; c < cells;
        c += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int x = static_cast<int>(c % g.width), y = static_cast<int>(c / g.width % g.height),
+              lz = static_cast<int>(c / g.layer_cells());
     const bool solid = (flags[c] & kSolid) != 0;
-    for (int i = 0; i < kQ; ++i) f[i * cells + c] = solid ? 0.0f : eq.f[i];
+    for (int i = 0; i < kQ; ++i) put_outgoing(f, i, x, y, lz, g, periodic, solid ? T{} : eq.f[i]);
   }
 }
 
-/// The first and last owned layers of every population, packed one after the other into `to_up`
-/// and `to_down` (kQ × layer floats each): what the halo sends.
-__global__ void pack_kernel(const float* __restrict__ f, float* __restrict__ to_up, float* __restrict__ to_down,
-                            Window g) {
-  const std::size_t l = g.layer_cells();
-  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < kQ * l;
+/// The cells a stroke turned solid or fluid (`cells`, stored indices) start again at rest.
+template <class T>
+__global__ void rest_kernel(Esoteric<T> f, Window g, int periodic, const std::size_t* __restrict__ cells, int count) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  const std::size_t c = cells[k];
+  const int x = static_cast<int>(c % g.width), y = static_cast<int>(c / g.width % g.height),
+            lz = static_cast<int>(c / g.layer_cells());
+  for (int i = 0; i < kQ; ++i) put_outgoing(f, i, x, y, lz, g, periodic, T{});
+}
+
+/// Population i of owned layers [lz0, lz0 + layers) as a checkpoint holds it (the cell's outgoing
+/// population, 0 in a solid cell), into or out of `buffer` (layer-major, as stored).
+template <class T, bool kSave>
+__global__ void state_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, int periodic, int i,
+                             int lz0, int layers, T* __restrict__ buffer) {
+  const std::size_t n = g.layer_cells() * layers;
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < n;
        k += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t plane = k / l * g.cells(), c = k % l;
-    to_up[k] = f[plane + l + c];
-    to_down[k] = f[plane + l * g.layers + c];
+    const int x = static_cast<int>(k % g.width), y = static_cast<int>(k / g.width % g.height),
+              lz = lz0 + static_cast<int>(k / g.layer_cells());
+    const int o = opposite(i);
+    const std::size_t here = g.at(x, y, lz), at = f.back_at(o, here, source_of(o, x, y, lz, g, periodic).cell);
+    if constexpr (kSave)
+      buffer[k] = (flags[here] & kSolid) ? T{} : f.f[at];
+    else
+      f.f[at] = buffer[k];
   }
 }
-/// What the halo received, into the ghost layers of a side that has a neighbour.
-__global__ void unpack_kernel(float* __restrict__ f, const float* __restrict__ from_up,
-                              const float* __restrict__ from_down, Window g, bool up, bool down) {
+
+/// What a part sends its neighbours after a step, for each cell of a layer: the velocity of its
+/// first (to the part before) or last owned layer (to the part after), then the five populations
+/// its cells send across, read where the neighbour's cells will read them (the slots of this
+/// part's ghost layer's cells). `to_up`, `to_down`: 3 floats then 5 populations a cell.
+template <class T>
+__global__ void pack_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, int periodic, float force,
+                            float* __restrict__ to_up, float* __restrict__ to_down) {
   const std::size_t l = g.layer_cells();
-  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < kQ * l;
-       k += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t plane = k / l * g.cells(), c = k % l;
-    if (up) f[plane + c] = from_up[k];
-    if (down) f[plane + l * (g.layers + 1) + c] = from_down[k];
+  for (std::size_t c = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; c < l;
+       c += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int x = static_cast<int>(c % g.width), y = static_cast<int>(c / g.width);
+    for (int side = 0; side < 2; ++side) {
+      float* out = side == 0 ? to_up : to_down;
+      const int edge = side == 0 ? 1 : g.layers, ghost = side == 0 ? 0 : g.layers + 1;
+      float rho, v[3];
+      cell_moments(f, flags, x, y, edge, g, periodic, force, rho, v[0], v[1], v[2]);
+      out[3 * c] = v[0], out[3 * c + 1] = v[1], out[3 * c + 2] = v[2];
+      T* pops = reinterpret_cast<T*>(out + 3 * l);
+      for (int k = 0; k < 5; ++k) {
+        const int i = side == 0 ? kDown[k] : kUp[k];
+        pops[k * l + c] = f.f[f.in_at(i, g.at(x, y, ghost), source_of(i, x, y, ghost, g, periodic).cell)];
+      }
+    }
+  }
+}
+/// What the neighbours sent, where this part's edge cells read it, and their velocities into
+/// `ghost` (GhostVelocity), for each side that has a neighbour.
+template <class T>
+__global__ void unpack_kernel(Esoteric<T> f, Window g, int periodic, const float* __restrict__ from_up,
+                              const float* __restrict__ from_down, float* __restrict__ ghost, bool up, bool down) {
+  const std::size_t l = g.layer_cells();
+  for (std::size_t c = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; c < l;
+       c += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const int x = static_cast<int>(c % g.width), y = static_cast<int>(c / g.width);
+    for (int side = 0; side < 2; ++side) {
+      if (!(side == 0 ? up : down)) continue;
+      const float* in = side == 0 ? from_up : from_down;
+      const int edge = side == 0 ? 1 : g.layers;
+      float* v = ghost + 3 * (side * l + c);
+      v[0] = in[3 * c], v[1] = in[3 * c + 1], v[2] = in[3 * c + 2];
+      const T* pops = reinterpret_cast<const T*>(in + 3 * l);
+      for (int k = 0; k < 5; ++k) {
+        const int i = side == 0 ? kUp[k] : kDown[k];
+        f.f[f.in_at(i, g.at(x, y, edge), source_of(i, x, y, edge, g, periodic).cell)] = pops[k * l + c];
+      }
+    }
   }
 }
 
@@ -228,9 +330,10 @@ struct ObserveTargets {
   /// are summed (the others are written, but nobody reads them).
   unsigned held;
 };
+template <class T>
 __global__ void __launch_bounds__(kBlockX)
-    observe_kernel(const float* __restrict__ f, const std::uint8_t* __restrict__ flags, Window g, float force,
-                   ObserveTargets t, Packed k) {
+    observe_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, int periodic, float force,
+                   GhostVelocity ghost, ObserveTargets t, Packed k) {
   const int tiles_x = (k.width + kBlockX - 1) / kBlockX;
   const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * k.height * k.layers;
   std::uint64_t partial = 0;
@@ -242,8 +345,8 @@ __global__ void __launch_bounds__(kBlockX)
               lz = 1 + static_cast<int>(row / k.height) * k.every;
     // In the published frame: owned layers only (every k-th cell, packed).
     const std::size_t at = static_cast<std::size_t>(row) * k.width + i;
-    const Observed o =
-        observe(f, flags, x, y, lz, g, g.cells(), force, at, t.velocity, t.speed, t.vorticity, t.density);
+    const Observed o = observe_cell(f, flags, x, y, lz, g, periodic, force, ghost);
+    publish_cell(o, at, t.velocity, t.speed, t.vorticity, t.density);
     if (t.held & 1u)
       partial += float_term(o.ux, t.w_velocity + 3 * at) + float_term(o.uy, t.w_velocity + 3 * at + 1) +
                  float_term(o.uz, t.w_velocity + 3 * at + 2);
@@ -254,7 +357,13 @@ __global__ void __launch_bounds__(kBlockX)
   add_checksum(partial, t.sum);
 }
 
+std::string gigabytes(double bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f GB", bytes / 1e9);
+  return s;
+}
 
+template <class T>
 class Lbm3dCuda final : public Simulation {
  public:
   Lbm3dCuda(Executor& executor, const Window& g, Halo* halo, const Options& o)
@@ -262,16 +371,19 @@ class Lbm3dCuda final : public Simulation {
         o_(o) {
     cuda::DeviceGuard guard(device_);
     cuda::check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_), "counting the GPU's SMs");
+    check_memory();
     mask_ = obstacle_mask(g_, o_);
     mask_dev_ = cuda::DeviceBuffer(g_.cells());
     flags_ = cuda::DeviceBuffer(g_.cells());
-    for (auto& f : f_) {
-      f = cuda::DeviceBuffer(g_.cells() * kQ * sizeof(float));
-      // The ghost layers beyond the grid's faces are never written: zeros, not whatever was there.
-      cuda::check(cudaMemsetAsync(f.get(), 0, f.size(), stream_), "clearing the populations");
-    }
+    f_ = cuda::DeviceBuffer(g_.cells() * kQ * sizeof(T));
+    // Slots no cell writes (beyond the grid's faces) are read by no one; zeros, not whatever was there.
+    cuda::check(cudaMemsetAsync(f_.get(), 0, f_.size(), stream_), "clearing the populations");
+    if (!o_.periodic) face_ = cuda::DeviceBuffer(face_bytes());
     if (halo_) {
-      halo_layers_ = cuda::DeviceBuffer(4 * layer_floats() * sizeof(float));
+      halo_layers_ = cuda::DeviceBuffer(4 * message_bytes());
+      ghost_velocity_ = cuda::DeviceBuffer(6 * g_.layer_cells() * sizeof(float));
+      cuda::check(cudaMemsetAsync(ghost_velocity_.get(), 0, ghost_velocity_.size(), stream_),
+                  "clearing the ghost layers' velocities");
       overlap_.emplace("the 3-D flow");
     }
     upload_mask(0, g_.stored_layers());
@@ -283,13 +395,13 @@ class Lbm3dCuda final : public Simulation {
 
   void reset(std::uint64_t) override {
     cuda::DeviceGuard guard(device_);
-    Equilibrium eq{};
-    for (int i = 0; i < kQ; ++i) eq.f[i] = shifted_equilibrium(i, 0.0f, 1.0f, o_.periodic ? 0.0f : p_.u_in, 0.0f, 0.0f);
-    cur_ = 0;
-    for (auto& f : f_)
-      initial_kernel<<<std::max(1, 8 * sms_), 256, 0, stream_>>>(flags(), g_.cells(), eq, static_cast<float*>(f.get()));
+    Equilibrium<T> eq{};
+    for (int i = 0; i < kQ; ++i)
+      eq.f[i] = encode<T>(shifted_equilibrium(i, 0.0f, 1.0f, o_.periodic ? 0.0f : p_.u_in, 0.0f, 0.0f));
+    t_ = 0;
+    initial_kernel<<<std::max(1, 8 * sms_), 256, 0, stream_>>>(pops(), flags(), g_, periodic(), eq);
     cuda::check(cudaGetLastError(), "launching the 3-D flow's initial-state kernel");
-    exchange_populations(static_cast<float*>(f_[0].get()), stream_);
+    exchange_populations(stream_);
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after reset");
   }
 
@@ -312,13 +424,12 @@ class Lbm3dCuda final : public Simulation {
     }
     advance(1, &out);
     sums_.add_into(frame.sum, stream_);
-    if (t[2].read) {  // after the step and its exchange: the ghost layers hold the neighbours' new layers
+    if (t[2].read) {  // after the step and its exchange: the ghost velocities are the neighbours' new ones
       const Packed& k = out.packed;
       const std::int64_t tiles = static_cast<std::int64_t>((k.width + kBlockX - 1) / kBlockX) * k.height * k.layers;
       vorticity_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(tiles, 16 * sms_)), kBlockX, 0, stream_>>>(
-          static_cast<const float*>(f_[cur_].get()), flags(), g_, p_.force,
-          out.velocity_full ? out.velocity_full : static_cast<const float*>(t[0].data), static_cast<float*>(t[2].data),
-          frame.vorticity.first_word, frame.vorticity.sum, k);
+          g_, out.velocity_full ? out.velocity_full : static_cast<const float*>(t[0].data), ghost(),
+          static_cast<float*>(t[2].data), frame.vorticity.first_word, frame.vorticity.sum, k);
     }
     cuda::check(cudaGetLastError(), "launching the 3-D flow's frame kernels");
   }
@@ -328,20 +439,26 @@ class Lbm3dCuda final : public Simulation {
     cuda::DeviceGuard guard(device_);
     // The previous upload reads mask_ (pageable memory): let it finish before changing it.
     cuda::check(cudaStreamSynchronize(stream_), "waiting before an obstacle edit");
-    const Layers l = lbm3d::draw(s, mask_, g_);
+    std::vector<std::size_t> changed;
+    const Layers l = lbm3d::draw(s, mask_, g_, changed);
+    if (!changed.empty()) {
+      cuda::DeviceBuffer cells(changed.size() * sizeof(std::size_t));
+      cuda::check(cudaMemcpyAsync(cells.get(), changed.data(), cells.size(), cudaMemcpyHostToDevice, stream_),
+                  "uploading the cells a stroke changed");
+      const int count = static_cast<int>(changed.size());
+      rest_kernel<<<(count + 255) / 256, 256, 0, stream_>>>(pops(), g_, periodic(),
+                                                             static_cast<const std::size_t*>(cells.get()), count);
+      cuda::check(cudaGetLastError(), "launching the kernel that puts a stroke's cells at rest");
+      cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after a stroke");
+    }
     if (l.lz0 < l.lz1) upload_mask(l.lz0, l.lz1);
   }
 
-  std::vector<StateSpec> state() const override { return lbm3d::state(g_); }
+  std::vector<StateSpec> state() const override { return lbm3d::state(g_, o_); }
   void save_state(const std::vector<void*>& out) override {
     cuda::DeviceGuard guard(device_);
-    const auto* f = static_cast<const float*>(f_[cur_].get());
-    const std::size_t owned = g_.owned_cells();
-    for (int i = 0; i < kQ; ++i)
-      cuda::check(cudaMemcpyAsync(static_cast<float*>(out[0]) + i * owned, f + i * g_.cells() + g_.layer_cells(),
-                                  owned * sizeof(float), cudaMemcpyDeviceToHost, stream_),
-                  "saving the populations");
-    std::memcpy(out[1], mask_.data() + g_.layer_cells(), owned);  // the host copy is the truth
+    move_state<true>(static_cast<T*>(out[0]));
+    std::memcpy(out[1], mask_.data() + g_.layer_cells(), g_.owned_cells());  // the host copy is the truth
   }
   void load_state(const std::vector<const void*>& in) override {
     cuda::DeviceGuard guard(device_);
@@ -349,14 +466,9 @@ class Lbm3dCuda final : public Simulation {
     std::memcpy(mask_.data() + g_.layer_cells(), in[1], g_.owned_cells());
     exchange_mask_ghosts(halo_, g_, mask_);
     upload_mask(0, g_.stored_layers());
-    cur_ = 0;
-    auto* f = static_cast<float*>(f_[0].get());
-    for (int i = 0; i < kQ; ++i)
-      cuda::check(cudaMemcpyAsync(f + i * g_.cells() + g_.layer_cells(),
-                                  static_cast<const float*>(in[0]) + i * g_.owned_cells(),
-                                  g_.owned_cells() * sizeof(float), cudaMemcpyHostToDevice, stream_),
-                  "restoring the populations");
-    exchange_populations(f, stream_);
+    t_ = 0;
+    move_state<false>(const_cast<T*>(static_cast<const T*>(in[0])));
+    exchange_populations(stream_);
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after restoring the state");
   }
 
@@ -373,25 +485,78 @@ class Lbm3dCuda final : public Simulation {
     const Packed k(g_, t[0].every);
     const std::int64_t tiles = static_cast<std::int64_t>((k.width + kBlockX - 1) / kBlockX) * k.height * k.layers;
     observe_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(tiles, 16 * sms_)), kBlockX, 0, stream_>>>(
-        static_cast<const float*>(f_[cur_].get()), flags(), g_, p_.force, targets, k);
+        pops(), flags(), g_, periodic(), p_.force, ghost(), targets, k);
     cuda::check(cudaGetLastError(), "launching the 3-D flow's field kernel");
   }
 
  private:
-  [[nodiscard]] std::size_t layer_floats() const { return kQ * g_.layer_cells(); }
+  [[nodiscard]] int periodic() const { return o_.periodic ? 1 : 0; }
+  /// The populations at the parity of the next step (what the last one left, for reading).
+  [[nodiscard]] Esoteric<T> pops() const { return {static_cast<T*>(f_.get()), g_.cells(), t_}; }
+  [[nodiscard]] GhostVelocity ghost() const { return {static_cast<const float*>(ghost_velocity_.get()), g_}; }
+  [[nodiscard]] std::size_t face_bytes() const {
+    return 2 * kQ * static_cast<std::size_t>(g_.height) * g_.layers * sizeof(float);
+  }
+  /// One side's halo message: 3 floats and 5 populations a cell of a layer.
+  [[nodiscard]] std::size_t message_bytes() const { return g_.layer_cells() * (3 * sizeof(float) + 5 * sizeof(T)); }
+  /// Refuses a grid whose state does not fit in the GPU's free memory, naming what it needs.
+  void check_memory() const {
+    const double per_cell = kQ * sizeof(T) + 2.0;  // the populations, the mask and the flags
+    const double need = per_cell * static_cast<double>(g_.cells()) + (o_.periodic ? 0.0 : face_bytes()) +
+                        (halo_ ? 4.0 * message_bytes() + 24.0 * g_.layer_cells() : 0.0);
+    std::size_t free = 0, total = 0;
+    cuda::check(cudaMemGetInfo(&free, &total), "asking the GPU for its free memory");
+    if (need <= static_cast<double>(free)) return;
+    const auto side = static_cast<long>(std::cbrt(static_cast<double>(free) / per_cell));
+    throw Error(Errc::out_of_range,
+                "lbm3d: a " + std::to_string(g_.width) + "x" + std::to_string(g_.height) + "x" +
+                    std::to_string(g_.layers) + (halo_ ? " part" : " grid") + " with storage=" +
+                    (o_.fp16s ? "fp16s" : "fp32") + " needs " + gigabytes(need) + " of GPU memory (" +
+                    std::to_string(static_cast<int>(per_cell)) + " bytes a cell), and GPU " +
+                    std::to_string(device_) + " has " + gigabytes(static_cast<double>(free)) + " free of " +
+                    gigabytes(static_cast<double>(total)) + ". " +
+                    (o_.fp16s ? std::string() : "--sim-option storage=fp16s needs 40 bytes a cell; ") +
+                    "a smaller --size fits (about " + std::to_string(side) + "x" + std::to_string(side) + "x" +
+                    std::to_string(side) + " here, before the frames' ring), or run it over more GPUs (mpirun)");
+  }
   /// Every owned cell's velocity, for a packed frame's vorticity (allocated the first time).
   float* velocity_scratch() {
     if (velocity_full_.get() == nullptr) velocity_full_ = cuda::DeviceBuffer(3 * g_.owned_cells() * sizeof(float));
     return static_cast<float*>(velocity_full_.get());
   }
   [[nodiscard]] const std::uint8_t* flags() const { return static_cast<const std::uint8_t*>(flags_.get()); }
+  /// The checkpoint's populations to (kSave) or from `host`, a chunk of layers at a time through
+  /// a device buffer of at most 64 MiB.
+  template <bool kSave>
+  void move_state(T* host) {
+    const std::size_t layer = g_.layer_cells(), owned = g_.owned_cells();
+    const int chunk = static_cast<int>(std::clamp<std::size_t>((64u << 20) / (layer * sizeof(T)), 1, g_.layers));
+    cuda::DeviceBuffer staging(static_cast<std::size_t>(chunk) * layer * sizeof(T));
+    auto* dev = static_cast<T*>(staging.get());
+    for (int i = 0; i < kQ; ++i)
+      for (int lz = 1; lz <= g_.layers; lz += chunk) {
+        const int n = std::min(chunk, g_.layers + 1 - lz);
+        T* part = host + i * owned + static_cast<std::size_t>(lz - 1) * layer;
+        const std::size_t bytes = static_cast<std::size_t>(n) * layer * sizeof(T);
+        const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n * layer + 255) / 256, 16 * sms_));
+        if constexpr (!kSave)
+          cuda::check(cudaMemcpyAsync(dev, part, bytes, cudaMemcpyHostToDevice, stream_), "restoring the populations");
+        state_kernel<T, kSave><<<blocks, 256, 0, stream_>>>(pops(), flags(), g_, periodic(), i, lz, n, dev);
+        cuda::check(cudaGetLastError(), "launching the 3-D flow's state kernel");
+        if constexpr (kSave)
+          cuda::check(cudaMemcpyAsync(part, dev, bytes, cudaMemcpyDeviceToHost, stream_), "saving the populations");
+        cuda::check(cudaStreamSynchronize(stream_), kSave ? "saving the populations" : "restoring the populations");
+      }
+  }
   /// `steps` steps; the last writes `out`'s fields when given (a frame's step).
   void advance(std::uint32_t steps, const FrameOut* out) {
     const int layers = g_.layers;
     for (std::uint32_t s = 0; s < steps; ++s) {
-      const auto* f = static_cast<const float*>(f_[cur_].get());
-      auto* fo = static_cast<float*>(f_[1 - cur_].get());
       const FrameOut* o = s + 1 == steps ? out : nullptr;
+      if (!o_.periodic) {  // the channel's faces first: they read slots the step writes
+        const dim3 grid((g_.height + kBlockX - 1) / kBlockX, layers, 2);
+        face_kernel<<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, p_, static_cast<float*>(face_.get()));
+      }
       if (o != nullptr && o->packed.every > 1) {
         // A packed frame (a whole grid: parts publish whole frames): the layers that hold its
         // cells, or lie beside them for vorticity, in the frame's kernel; the others as any step.
@@ -405,50 +570,67 @@ class Lbm3dCuda final : public Simulation {
           bool any = false;
           for (int ry = 0; ry < e; ++ry) any = any || o->frame_row(ry, rz);
           if (!any) {
-            step_layers(f, fo, 1 + rz, e, n, nullptr);  // no row of these layers works for the frame
+            step_layers(1 + rz, e, n, nullptr);  // no row of these layers works for the frame
             continue;
           }
           for (int ry = 0; ry < e; ++ry) {
             const int rows = count(g_.height, ry);
-            if (rows > 0) step_layers(f, fo, 1 + rz, e, n, o->frame_row(ry, rz) ? o : nullptr, ry, e, rows);
+            if (rows > 0) step_layers(1 + rz, e, n, o->frame_row(ry, rz) ? o : nullptr, ry, e, rows);
           }
         }
-        exchange_populations(fo, stream_);
+        t_ ^= 1;
+        exchange_populations(stream_);
       } else if (!halo_ || !o_.overlap) {
-        step_layers(f, fo, 1, 1, layers, o);
-        exchange_populations(fo, stream_);
+        step_layers(1, 1, layers, o);
+        t_ ^= 1;
+        exchange_populations(stream_);
       } else {
         overlap_->step(
-            stream_, [&](cudaStream_t) { step_layers(f, fo, 1, std::max(1, layers - 1), std::min(layers, 2), o); },
-            [&](cudaStream_t halo) { exchange_populations(fo, halo); },
-            [&](cudaStream_t) { if (layers > 2) step_layers(f, fo, 2, 1, layers - 2, o); });
+            stream_, [&](cudaStream_t) { step_layers(1, std::max(1, layers - 1), std::min(layers, 2), o); },
+            [&](cudaStream_t halo) {
+              t_ ^= 1;  // the exchange reads what this step wrote
+              exchange_populations(halo);
+            },
+            [&](cudaStream_t) {
+              t_ ^= 1;  // the layers between: this step's parity
+              if (layers > 2) step_layers(2, 1, layers - 2, o);
+              t_ ^= 1;
+            });
       }
-      cur_ = 1 - cur_;
     }
     cuda::check(cudaGetLastError(), "launching the 3-D flow's step kernel");
   }
   /// Steps `count` stored layers from `first`, every `stride`-th; of each, `rows` rows from
   /// `first_row`, every `row_stride`-th (all rows by default).
-  void step_layers(const float* f, float* fo, int first, int stride, int count, const FrameOut* out, int first_row = 0,
-                   int row_stride = 1, int rows = -1) {
+  void step_layers(int first, int stride, int count, const FrameOut* out, int first_row = 0, int row_stride = 1,
+                   int rows = -1) {
     const dim3 grid((g_.width + kBlockX - 1) / kBlockX, rows < 0 ? g_.height : rows, count);
+    const auto* face = static_cast<const float*>(face_.get());
     if (out)
-      step_kernel<true><<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_, *out, first_row, row_stride);
+      step_kernel<T, true><<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, first, stride, p_, face, *out,
+                                                           first_row, row_stride);
     else
-      step_kernel<false>
-          <<<grid, kBlockX, 0, stream_>>>(f, fo, flags(), g_, first, stride, p_, FrameOut{}, first_row, row_stride);
+      step_kernel<T, false><<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, first, stride, p_, face, FrameOut{},
+                                                            first_row, row_stride);
   }
-  /// Queued on `stream`: sends the edge layers of `f` to the neighbouring parts and writes what
-  /// they send into its ghost layers. Nothing without a halo (the whole grid).
-  void exchange_populations(float* f, cudaStream_t stream) {
+  /// Queued on `stream`, after a step (t_ the next step's parity): sends what the neighbouring
+  /// parts' edge cells read from this part (pack_kernel) and puts what they send where this
+  /// part's edge cells read it. Nothing without a halo (the whole grid).
+  void exchange_populations(cudaStream_t stream) {
     if (!halo_) return;
-    auto* to_up = static_cast<float*>(halo_layers_.get());
-    float *to_down = to_up + layer_floats(), *from_up = to_down + layer_floats(), *from_down = from_up + layer_floats();
-    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((layer_floats() + 255) / 256, 16 * sms_));
-    pack_kernel<<<blocks, 256, 0, stream>>>(f, to_up, to_down, g_);
+    auto* bytes = static_cast<std::byte*>(halo_layers_.get());
+    const std::size_t m = message_bytes();
+    auto* to_up = reinterpret_cast<float*>(bytes);
+    auto* to_down = reinterpret_cast<float*>(bytes + m);
+    auto* from_up = reinterpret_cast<float*>(bytes + 2 * m);
+    auto* from_down = reinterpret_cast<float*>(bytes + 3 * m);
+    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((g_.layer_cells() + 255) / 256, 16 * sms_));
+    pack_kernel<<<blocks, 256, 0, stream>>>(pops(), flags(), g_, periodic(), p_.force, to_up, to_down);
     cuda::check(cudaGetLastError(), "launching the halo pack kernel");
-    halo_->exchange(to_up, from_up, to_down, from_down, layer_floats() * sizeof(float), true, stream);
-    unpack_kernel<<<blocks, 256, 0, stream>>>(f, from_up, from_down, g_, halo_->has_up(), halo_->has_down());
+    halo_->exchange(to_up, from_up, to_down, from_down, m, true, stream);
+    unpack_kernel<<<blocks, 256, 0, stream>>>(pops(), g_, periodic(), from_up, from_down,
+                                              static_cast<float*>(ghost_velocity_.get()), halo_->has_up(),
+                                              halo_->has_down());
     cuda::check(cudaGetLastError(), "launching the halo unpack kernel");
   }
   /// Stored layers [lz0, lz1) of the mask to the device, and the flags there computed again (a
@@ -461,7 +643,7 @@ class Lbm3dCuda final : public Simulation {
                 "uploading the obstacle mask");
     const dim3 grid((g_.width + kBlockX - 1) / kBlockX, g_.height, lz1 - lz0);
     flags_kernel<<<grid, kBlockX, 0, stream_>>>(static_cast<const std::uint8_t*>(mask_dev_.get()),
-                                                static_cast<std::uint8_t*>(flags_.get()), g_, lz0, o_.periodic ? 1 : 0);
+                                                static_cast<std::uint8_t*>(flags_.get()), g_, lz0, periodic());
     cuda::check(cudaGetLastError(), "launching the obstacle-flags kernel");
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after computing the obstacle flags");
   }
@@ -473,10 +655,12 @@ class Lbm3dCuda final : public Simulation {
   Options o_;
   Params p_;
   std::vector<std::uint8_t> mask_;  ///< the stored layers' obstacles (ghost layers included)
-  cuda::DeviceBuffer mask_dev_, flags_, f_[2];
-  int cur_ = 0;
+  cuda::DeviceBuffer mask_dev_, flags_, f_;
+  int t_ = 0;                        ///< the next step's parity (Esoteric)
+  cuda::DeviceBuffer face_;          ///< a channel's face cells' incoming populations (face_kernel)
   cuda::DeviceBuffer velocity_full_;  ///< velocity_scratch()
-  cuda::DeviceBuffer halo_layers_;  ///< to up, to down, from up, from down: one layer of every plane each
+  cuda::DeviceBuffer halo_layers_;    ///< to up, to down, from up, from down: message_bytes() each
+  cuda::DeviceBuffer ghost_velocity_;  ///< the ghost layers' velocities (GhostVelocity)
   std::optional<SlabOverlap> overlap_;
   ChecksumSlots sums_;  ///< a frame step's partial checksums
 };
@@ -484,7 +668,8 @@ class Lbm3dCuda final : public Simulation {
 }  // namespace
 
 std::unique_ptr<Simulation> make_cuda(Executor& executor, const Window& g, Halo* halo, const Options& o) {
-  return std::make_unique<Lbm3dCuda>(executor, g, halo, o);
+  if (o.fp16s) return std::make_unique<Lbm3dCuda<std::uint16_t>>(executor, g, halo, o);
+  return std::make_unique<Lbm3dCuda<float>>(executor, g, halo, o);
 }
 
 }  // namespace cuview::sim::lbm3d

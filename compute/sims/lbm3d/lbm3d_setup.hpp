@@ -21,14 +21,19 @@ struct Options {
   /// overlap=on (default): on CUDA, a part of a decomposed grid exchanges its edge layers while it
   /// computes its inner ones; off: one launch, then the exchange (the same results either way).
   bool overlap = true;
+  /// storage=fp32 (default): the populations as float32; fp16s: as binary16 of (f − w)·2^15, half
+  /// the memory and traffic (lbm3d.hpp encode; the arithmetic is float32 either way).
+  bool fp16s = false;
+  [[nodiscard]] std::size_t population_bytes() const { return fp16s ? 2 : 4; }
 };
 /// Throws Error(bad_value) naming an unknown option or value and the ones there are.
 Options options_from(const std::map<std::string, std::string>& options);
 
 [[nodiscard]] std::vector<FieldSpec> fields();
-/// What a checkpoint holds: the populations {19, layers, height, width} (shifted by their
-/// weights) and the obstacle mask {layers, height, width} of the owned layers.
-[[nodiscard]] std::vector<StateSpec> state(const Window& g);
+/// What a checkpoint holds: the populations {19, layers, height, width} as stored (float32 f − w,
+/// or float16 (f − w)·2^15 with storage=fp16s) and the obstacle mask {layers, height, width} of the
+/// owned layers.
+[[nodiscard]] std::vector<StateSpec> state(const Window& g, const Options& o);
 [[nodiscard]] std::vector<ParamSpec> params();
 [[nodiscard]] std::vector<Preset> presets();
 [[nodiscard]] Params from(const std::map<std::string, double>& values, const Options& o);
@@ -45,15 +50,25 @@ void compute_flags(const std::uint8_t* solid, std::uint8_t* flags, const Window&
 /// The obstacle input: a ball of the stroke's radius at (x, y, z) in global cells, made solid
 /// (value 1) or fluid (0); the duct's walls stay. Every part is given every stroke: applies it to
 /// the stored layers of `solid` (ghost layers included). Returns the stored layers whose flags
-/// must be recomputed, [lz0, lz1) (empty where the stroke misses the part).
+/// must be recomputed, [lz0, lz1) (empty where the stroke misses the part), and in `changed` the
+/// stored cells that turned solid or fluid: their populations start again at rest (zeros), as a
+/// solid cell's are, so that the step after a stroke does not depend on how populations are laid
+/// out.
 struct Layers {
   int lz0, lz1;
 };
-Layers draw(const Stroke& s, std::vector<std::uint8_t>& solid, const Window& g);
+Layers draw(const Stroke& s, std::vector<std::uint8_t>& solid, const Window& g, std::vector<std::size_t>& changed);
 
 /// Equilibrium at density 1 and velocity (u0, 0, 0) in the fluid, at rest in solid cells (shifted),
 /// in every stored cell of `g`.
-void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, float* f, std::size_t plane);
+template <class T>
+void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, T* f, std::size_t plane) {
+  T eq[kQ];
+  for (int i = 0; i < kQ; ++i) eq[i] = encode<T>(shifted_equilibrium(i, 0.0f, 1.0f, u0, 0.0f, 0.0f));
+  const std::size_t cells = g.cells();
+  for (int i = 0; i < kQ; ++i)
+    for (std::size_t c = 0; c < cells; ++c) f[i * plane + c] = solid[c] ? T{} : eq[i];
+}
 /// Refreshes the ghost layers of the mask from the neighbouring parts (after a restore). Nothing
 /// without a halo.
 void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>& solid);
