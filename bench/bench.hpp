@@ -91,6 +91,8 @@ std::vector<double> fma_rate(int reps);
 // ---- sections ----
 /// Section 1: copy bandwidth and cell updates per second on CUDA (needs a usable device).
 std::string kernel_section(const Options& o);
+/// Section flow3d: the 3-D flow in each storage at 256³, 512³ and 1024³ (kernels.cpp).
+std::string flow3d_section(const Options& o);
 /// Section 6's first table: the host backend's cell updates per second.
 std::string host_kernel_section(const Options& o);
 /// Section 7: a checkpoint's stall, write time and rate, and the steps the loop ran meanwhile.

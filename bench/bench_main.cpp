@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember(
           {"kernel", "handoff", "cost", "copy", "attach", "sharing", "checkpoint", "remote", "publish", "slices", "volume", "cast", "budget", "layouts",
-           "first", "pictures"}))
+           "first", "pictures", "flow3d"}))
       ->capture_default_str();
   std::vector<std::string> backends{"cuda", "host"};
   app.add_option("--backends", backends, "which backends to measure")
@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
   cuda = cuda && want_backend("cuda");
   const bool host = want_backend("host");
   if (cuda && o.wants("kernel")) guarded("kernel section", [&] { return kernel_section(o); });
+  if (cuda && o.wants("flow3d")) guarded("3-D flow section", [&] { return flow3d_section(o); });
   if (cuda && (o.wants("handoff") || o.wants("cost") || o.wants("copy") || o.wants("attach") || o.wants("sharing")))
     guarded("CUDA system sections", [&] { return system_sections(o, "cuda"); });
   if (host && o.wants("kernel")) guarded("host kernel section", [&] { return host_kernel_section(o); });

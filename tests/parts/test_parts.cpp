@@ -51,6 +51,8 @@ struct Case {
   std::uint32_t row_cells;   ///< cells of one row (a plane's) or one layer (a volume's)
   std::uint32_t along;       ///< rows or layers of the whole grid
   std::vector<Stroke> strokes;
+  std::vector<std::string> options = {};  ///< more --sim-option values
+  std::size_t population_bytes = 4;       ///< float32, or 2 (storage=fp16s)
 };
 /// Strokes across the slab borders of 2 and 3 ranks (rows 30 and 20/40 of 61; layers 15 and 10/20
 /// of 31), and an erase.
@@ -58,6 +60,11 @@ const Case kPlane{"lbm", "96x61", 9, 96, 61,
                   {{"obstacles", 40, 30.5, 4, 1}, {"obstacles", 64, 20, 3, 1}, {"obstacles", 41, 31, 2, 0}}};
 const Case kVolume{"lbm3d", "64x24x31", 19, 64 * 24, 31,
                    {{"obstacles", 40, 12.5, 4, 1, 15.5}, {"obstacles", 50, 10, 3, 1, 20}, {"obstacles", 41, 12, 2, 0, 16}}};
+Case with_fp16s(Case k) {
+  k.options = {"storage=fp16s"};
+  k.population_bytes = 2;
+  return k;
+}
 
 /// The same steering for every run: steps, the case's strokes, a parameter change, more steps.
 void steer(Client& c, const Case& k) {
@@ -69,23 +76,23 @@ void steer(Client& c, const Case& k) {
 
 /// The run's final checkpoint (step 180), as one grid: the parts' blocks stacked by rows.
 struct Grid {
-  std::vector<float> populations;  // q planes of the whole grid
+  std::vector<std::byte> populations;  // q planes of the whole grid, as stored
   std::vector<std::uint8_t> obstacles;
 };
 Grid whole_file(const fs::path& file) {
   const auto c = checkpoint::read(file);
   REQUIRE(c.meta.step == 180);
   Grid g;
-  const auto* f = reinterpret_cast<const float*>(c.blocks[0].data.get());
-  g.populations.assign(f, f + c.blocks[0].spec.bytes() / sizeof(float));
+  const auto* f = reinterpret_cast<const std::byte*>(c.blocks[0].data.get());
+  g.populations.assign(f, f + c.blocks[0].spec.bytes());
   const auto* o = reinterpret_cast<const std::uint8_t*>(c.blocks[1].data.get());
   g.obstacles.assign(o, o + c.blocks[1].spec.bytes());
   return g;
 }
 Grid parts_files(const fs::path& dir, int n, const Case& kase) {
-  const std::size_t w = kase.row_cells, h = kase.along;
+  const std::size_t w = kase.row_cells, h = kase.along, b = kase.population_bytes;
   Grid g;
-  g.populations.assign(kase.q * w * h, -1.0f);
+  g.populations.assign(kase.q * w * h * b, std::byte{0xff});
   g.obstacles.assign(w * h, 255);
   for (int k = 0; k < n; ++k) {
     const auto rows = sim::slab_rows(kase.along, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(n));
@@ -94,10 +101,10 @@ Grid parts_files(const fs::path& dir, int n, const Case& kase) {
     REQUIRE(c.meta.step == 180);
     REQUIRE(c.blocks[0].spec.shape.at(0) == kase.q);
     REQUIRE(c.blocks[0].spec.shape.at(1) == rows.count);
-    REQUIRE(c.blocks[0].spec.bytes() == kase.q * rows.count * w * sizeof(float));
-    const auto* f = reinterpret_cast<const float*>(c.blocks[0].data.get());
+    REQUIRE(c.blocks[0].spec.bytes() == kase.q * rows.count * w * b);
+    const auto* f = reinterpret_cast<const std::byte*>(c.blocks[0].data.get());
     for (std::size_t i = 0; i < kase.q; ++i)
-      std::memcpy(&g.populations[i * w * h + rows.first * w], f + i * rows.count * w, rows.count * w * sizeof(float));
+      std::memcpy(&g.populations[(i * w * h + rows.first * w) * b], f + i * rows.count * w * b, rows.count * w * b);
     std::memcpy(&g.obstacles[rows.first * w], c.blocks[1].data.get(), rows.count * w);
   }
   return g;
@@ -122,7 +129,8 @@ void wait_exit(ChildProcess& p, const std::string& what) {
 void decomposed_equals_whole(Backend backend, const std::string& flow, const Case& kase = kPlane) {
   if (!have_mpirun()) return;
   RuntimeDir rt;
-  const std::vector<std::string> common{"--sim", kase.sim, "--paused", "--sim-option", "flow=" + flow, "--fps", "0"};
+  std::vector<std::string> common{"--sim", kase.sim, "--paused", "--sim-option", "flow=" + flow, "--fps", "0"};
+  for (const auto& o : kase.options) common.insert(common.end(), {"--sim-option", o});
   auto dir_of = [&](int n) { return rt.path() / ("ckpt-" + std::to_string(n)); };
   {
     auto args = common;
@@ -136,7 +144,8 @@ void decomposed_equals_whole(Backend backend, const std::string& flow, const Cas
   const Grid whole = whole_file(dir_of(1) / checkpoint::file_name(180));
   // On CUDA one rank per GPU: the GPU machine has two.
   for (int n : backend == Backend::cuda ? std::vector<int>{2} : std::vector<int>{2, 3}) {
-    DYNAMIC_SECTION(kase.sim << ", mpirun -n " << n << ", flow=" << flow) {
+    DYNAMIC_SECTION(kase.sim << ", mpirun -n " << n << ", flow=" << flow << (kase.options.empty() ? "" : ", ")
+                             << (kase.options.empty() ? "" : kase.options[0])) {
       auto args = common;
       args.insert(args.end(), {"--checkpoint-dir", dir_of(n).string()});
       const std::string name = "parts" + std::to_string(n);
@@ -153,12 +162,13 @@ void decomposed_equals_whole(Backend backend, const std::string& flow, const Cas
       // Bit for bit: compared as bytes, so that even NaN payloads and signed zeros must agree.
       REQUIRE(parts.populations.size() == whole.populations.size());
       std::size_t first = 0, differ = 0;
-      for (std::size_t i = 0; i < whole.populations.size(); ++i)
-        if (std::memcmp(&parts.populations[i], &whole.populations[i], 4) != 0 && differ++ == 0) first = i;
+      const std::size_t b = kase.population_bytes;
+      for (std::size_t i = 0; i < whole.populations.size() / b; ++i)
+        if (std::memcmp(&parts.populations[i * b], &whole.populations[i * b], b) != 0 && differ++ == 0) first = i;
       const std::size_t plane = std::size_t{kase.row_cells} * kase.along;
       INFO(differ << " populations differ; the first: direction " << first / plane << ", row or layer "
                   << first % plane / kase.row_cells << ", cell " << first % kase.row_cells << " of it");
-      CHECK(std::memcmp(parts.populations.data(), whole.populations.data(), whole.populations.size() * 4) == 0);
+      CHECK(std::memcmp(parts.populations.data(), whole.populations.data(), whole.populations.size()) == 0);
     }
   }
 }
@@ -179,6 +189,12 @@ TEST_CASE("a decomposed periodic channel equals the one-process run", "[mpi]") {
 BACKEND_TEST("a 3-D flow in z-slabs over mpirun -n 2 and -n 3 equals the one-process run bit for bit",
              "[mpi]") {
   decomposed_equals_whole(backend, "channel", kVolume);
+}
+
+BACKEND_TEST("a 3-D flow stored as FP16S in z-slabs equals the one-process run bit for bit, channel and periodic",
+             "[mpi]") {
+  decomposed_equals_whole(backend, "channel", with_fp16s(kVolume));
+  decomposed_equals_whole(backend, "periodic", with_fp16s(kVolume));
 }
 
 TEST_CASE("a simulation that cannot be decomposed is refused by every rank with what to do", "[mpi]") {

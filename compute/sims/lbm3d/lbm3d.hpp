@@ -309,12 +309,13 @@ struct Esoteric {
   T* f;
   std::size_t plane;
   int t;  ///< the step's parity: 0 or 1
-  /// The plane of incoming population i's slot, or of the other slot of its pair (`swap`).
-  CUVIEW_HD CUVIEW_CELL_INLINE int slot(int i, bool swap) const {
+  /// The plane of incoming population i's slot at parity t, or of the other slot of its pair (`swap`).
+  CUVIEW_HD static constexpr int slot_at(int i, int t, bool swap) {
     if (i == 0) return 0;
     const int first = (i & 1) ? i : i - 1;
     return ((((i & 1) != 0) == (t != 0)) != swap) ? first : first + 1;
   }
+  CUVIEW_HD CUVIEW_CELL_INLINE int slot(int i, bool swap) const { return slot_at(i, t, swap); }
   CUVIEW_HD CUVIEW_CELL_INLINE std::size_t in_at(int i, std::size_t here, std::size_t source) const {
     return slot(i, false) * plane + ((i & 1) ? here : source);
   }

@@ -94,53 +94,79 @@ __global__ void face_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flag
     face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y] = ft[i];
 }
 
+/// The update of a cell that is not a plain one (a bounce beside it, an x face): its incoming
+/// populations through lbm3d.hpp (bounces, the wrap of a periodic duct), or a channel face's from
+/// face_kernel; collided and stored in place. Not inlined: the plain cells' kernel keeps its
+/// registers for its own loads. Returns the collided populations as stored, in `ft`.
+template <class T>
+__device__ __noinline__ void other_cell(const Esoteric<T>& f, const std::uint8_t* __restrict__ flags, unsigned fl,
+                                        int x, int y, int lz, const Window& g, const Params& p,
+                                        const float* __restrict__ face, float* ft) {
+  if ((x == 0 || x == g.width - 1) && !p.periodic) {
+    const int side = x == 0 ? 0 : 1;
+    for (int i = 0; i < kQ; ++i)
+      ft[i] = face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y];
+  } else {
+    incoming(f, flags, fl, x, y, lz, g, p, ft);
+  }
+  collide(ft, p);
+  store_in_place(f, x, y, lz, g, p.periodic, ft);
+}
+
 /// Steps `count` stored layers: first, first + stride, … (every owned layer, the two edge layers,
 /// or the layers between them: the same update whichever, so the split changes no result), in
-/// place. Blocks of kBlockX cells along x, one block row per (y, layer): no division anywhere. A
-/// cell away from the x faces with no flag (most of them) reads its 19 slots unconditionally —
-/// the loads issue back to back, none waits on a branch — and collides as any cell does (the same
-/// bits); the others gather through lbm3d.hpp (bounces, the wrap of a periodic duct), or take a
-/// channel face's populations from face_kernel. A solid cell writes nothing.
+/// place, at step parity kT (f.t). Blocks of kBlockX cells along x, one block row per (y, layer):
+/// no division anywhere. A cell away from the x faces with no flag (most of them) reads its 19
+/// slots unconditionally, their planes known at compile time — the loads issue back to back,
+/// none waits on a branch — and collides as any cell does (the same bits); the others take
+/// other_cell. A solid cell writes nothing.
 /// kFrame: the last step before a frame, also writing `out` (FrameOut).
-template <class T, bool kFrame>
+template <class T, bool kFrame, int kT>
 __global__ void __launch_bounds__(kBlockX, 8)
     step_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, int first, int stride, Params p,
                 const float* __restrict__ face, FrameOut out, int first_row = 0, int row_stride = 1) {
   const int x = blockIdx.x * kBlockX + threadIdx.x;
   const int y = first_row + blockIdx.y * row_stride, lz = first + blockIdx.z * stride;
   if (x >= g.width) return;
-  const std::size_t here = g.at(x, y, lz);
+  const std::size_t here = g.at(x, y, lz), plane = f.plane;
   const std::ptrdiff_t row = g.width, layer = static_cast<std::ptrdiff_t>(g.width) * g.height;
   const unsigned fl = __ldg(flags + here);
-  const bool fluid = (fl & kSolid) == 0, at_face = x == 0 || x == g.width - 1;
-  float ft[kQ];
+  const bool fluid = (fl & kSolid) == 0;
+  // The moments of what is stored, for a frame (a solid cell's: rest).
+  float rho = 1.0f, ux = 0.0f, uy = 0.0f, uz = 0.0f;
+  const auto frame_moments = [&](float* ft) {
+    if constexpr (kFrame) {
+#pragma unroll
+      for (int i = 0; i < kQ; ++i) ft[i] = stored<T>(ft[i]);
+      stored_moments(true, ft, p.force, rho, ux, uy, uz);
+    }
+  };
   if (fluid) {
-    if (!at_face && fl == 0) {
+    if (fl == 0 && x != 0 && x != g.width - 1) {
+      float ft[kQ];  // in registers: the other cells' array is in memory (other_cell's argument)
+      T* __restrict__ pops = f.f;
 #pragma unroll
-      for (int i = 0; i < kQ; ++i)
-        ft[i] = f.in(i, here, here - (cx(i) + row * cy(i) + layer * cz(i)));
-      collide(ft, p);
-#pragma unroll
-      for (int i = 0; i < kQ; ++i)
-        f.f[f.in_at(opposite(i), here, here + (cx(i) + row * cy(i) + layer * cz(i)))] = encode<T>(ft[i]);
-    } else {
-      if (at_face && !p.periodic) {
-        const int side = x == 0 ? 0 : 1;
-        for (int i = 0; i < kQ; ++i)
-          ft[i] = face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y];
-      } else {
-        incoming(f, flags, fl, x, y, lz, g, p, ft);
+      for (int i = 0; i < kQ; ++i) {
+        const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+        // Through the read-only cache: no other cell writes this slot in this step.
+        ft[i] = decode(__ldg(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
       }
       collide(ft, p);
-      store_in_place(f, x, y, lz, g, p.periodic, ft);
+#pragma unroll
+      for (int i = 0; i < kQ; ++i) {  // where the incoming opposite one was read
+        const int o = opposite(i);
+        const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+        pops[Esoteric<T>::slot_at(o, kT, false) * plane + ((o & 1) ? here : here + off)] = encode<T>(ft[i]);
+      }
+      frame_moments(ft);
+    } else {
+      float ft[kQ];
+      other_cell(f, flags, fl, x, y, lz, g, p, face, ft);
+      frame_moments(ft);
     }
   }
   if constexpr (kFrame) {
     std::uint64_t partial = 0;
-#pragma unroll
-    for (int i = 0; i < kQ; ++i) ft[i] = stored<T>(ft[i]);  // the moments of what is stored
-    float rho, ux, uy, uz;
-    stored_moments(fluid, ft, p.force, rho, ux, uy, uz);
     if (out.velocity_full) {
       const std::size_t c = g.at(x, y, lz - 1);
       out.velocity_full[3 * c] = ux, out.velocity_full[3 * c + 1] = uy, out.velocity_full[3 * c + 2] = uz;
@@ -606,12 +632,14 @@ class Lbm3dCuda final : public Simulation {
                    int rows = -1) {
     const dim3 grid((g_.width + kBlockX - 1) / kBlockX, rows < 0 ? g_.height : rows, count);
     const auto* face = static_cast<const float*>(face_.get());
+    const FrameOut none{};
+    const auto launch = [&](auto kernel, const FrameOut& o) {
+      kernel<<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, first, stride, p_, face, o, first_row, row_stride);
+    };
     if (out)
-      step_kernel<T, true><<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, first, stride, p_, face, *out,
-                                                           first_row, row_stride);
+      t_ ? launch(step_kernel<T, true, 1>, *out) : launch(step_kernel<T, true, 0>, *out);
     else
-      step_kernel<T, false><<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, first, stride, p_, face, FrameOut{},
-                                                            first_row, row_stride);
+      t_ ? launch(step_kernel<T, false, 1>, none) : launch(step_kernel<T, false, 0>, none);
   }
   /// Queued on `stream`, after a step (t_ the next step's parity): sends what the neighbouring
   /// parts' edge cells read from this part (pack_kernel) and puts what they send where this
