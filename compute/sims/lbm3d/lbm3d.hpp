@@ -42,6 +42,8 @@
 // constants fold and the populations stay in registers.
 #if defined(__CUDA_ARCH__)
 #define CUVIEW_UNROLL19 _Pragma("unroll")
+#elif defined(__CUDACC__)  // the host half of a .cu file: nvcc's front end knows no GCC pragma
+#define CUVIEW_UNROLL19
 #elif defined(__GNUC__) && !defined(__clang__)
 #define CUVIEW_UNROLL19 _Pragma("GCC unroll 19")
 #else

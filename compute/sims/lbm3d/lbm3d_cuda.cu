@@ -3,8 +3,9 @@
 // flag byte, 153 bytes in float32 and 77 with storage=fp16s), one thread per cell per step; the
 // published fields are written by the last step before a frame, from the populations it stores
 // (step_and_write), or by a second kernel straight into the ring slot (write_fields: a frame
-// without a step). The cells of a channel's x faces, which read slots their neighbours write in
-// the same step, are gathered first (face_kernel). A part of a z-decomposed grid steps its two
+// without a step). The cells beside an obstacle or a wall and on the x faces step from a list
+// before the rest (other_kernel); those of a channel's x faces, which read slots their neighbours
+// write in the same step, are gathered before that (face_kernel). A part of a z-decomposed grid steps its two
 // edge layers first and exchanges, on a high-priority stream while it steps the layers between
 // (overlap=on), the five populations a side crosses to its neighbour and its edge layer's velocity
 // (for the vorticity beside it). Compiled without FMA contraction and with flush-to-zero, as the
@@ -46,7 +47,7 @@ struct FrameOut : FlowFrameOut {
   /// row holding packed cells and, for vorticity, a row beside one along y or z (its differences
   /// read those velocities). advance() runs the frame's kernel on those rows only; the others step
   /// as any step — a packed frame's work is then a fraction of the rows.
-  [[nodiscard]] bool frame_row(int y, int z) const {
+  [[nodiscard]] CUVIEW_HD bool frame_row(int y, int z) const {
     const int e = packed.every;
     if (e == 1) return true;
     const int ry = y % e, rz = z % e;
@@ -94,14 +95,132 @@ __global__ void face_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flag
     face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y] = ft[i];
 }
 
-/// The update of a cell that is not a plain one (a bounce beside it, an x face): its incoming
-/// populations through lbm3d.hpp (bounces, the wrap of a periodic duct), or a channel face's from
-/// face_kernel; collided and stored in place. Not inlined: the plain cells' kernel keeps its
-/// registers for its own loads. Returns the collided populations as stored, in `ft`.
+/// Whether fluid cell (x, flags fl) is a plain one: no bounce beside it, away from the x faces.
+/// The others are stepped by other_kernel, from a list (OtherCells).
+__device__ __forceinline__ bool plain(unsigned fl, int x, const Window& g) {
+  return fl == 0 && x != 0 && x != g.width - 1;
+}
+
+/// Writes a frame's values of owned cell (x, y, lz) — density, speed and velocity from the
+/// moments of what it stores (a solid cell's: rest) — where `out` takes them; returns their
+/// checksum terms.
+__device__ std::uint64_t write_frame(const FrameOut& out, const Window& g, int x, int y, int lz, float rho, float ux,
+                                     float uy, float uz) {
+  std::uint64_t partial = 0;
+  if (out.velocity_full) {
+    const std::size_t c = g.at(x, y, lz - 1);
+    out.velocity_full[3 * c] = ux, out.velocity_full[3 * c + 1] = uy, out.velocity_full[3 * c + 2] = uz;
+  }
+  std::size_t at = 0;  // in the published frame: owned layers only (every k-th cell, packed)
+  if (out.packed.place(x, y, lz - 1, at)) {
+    if (out.velocity) {
+      out.velocity[3 * at] = ux;
+      out.velocity[3 * at + 1] = uy;
+      out.velocity[3 * at + 2] = uz;
+      if (out.held & 1u)
+        partial += float_term(ux, out.w_velocity + 3 * at) + float_term(uy, out.w_velocity + 3 * at + 1) +
+                   float_term(uz, out.w_velocity + 3 * at + 2);
+    }
+    if (out.speed) {
+      const float speed = speed_of(ux, uy, uz);
+      out.speed[at] = speed;
+      partial += float_term(speed, out.w_speed + at);
+    }
+    if (out.density) {
+      out.density[at] = rho;
+      partial += float_term(rho, out.w_density + at);
+    }
+  }
+  return partial;
+}
+
+/// The moments of collided populations `ft` as they are stored (FP16S rounds them first).
 template <class T>
-__device__ __noinline__ void other_cell(const Esoteric<T>& f, const std::uint8_t* __restrict__ flags, unsigned fl,
-                                        int x, int y, int lz, const Window& g, const Params& p,
-                                        const float* __restrict__ face, float* ft) {
+__device__ __forceinline__ void stored_moments_of(float* ft, float force, float& rho, float& ux, float& uy,
+                                                  float& uz) {
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) ft[i] = stored<T>(ft[i]);
+  stored_moments(true, ft, force, rho, ux, uy, uz);
+}
+
+/// Steps the plain cells (plain()) of `count` stored layers: first, first + stride, … (every owned
+/// layer, the two edge layers, or the layers between them: the same update whichever, so the
+/// split changes no result), in place, at step parity kT (f.t). Blocks of kBlockX cells along x,
+/// one block row per (y, layer): no division anywhere. A cell reads its 19 slots unconditionally,
+/// their planes known at compile time — the loads issue back to back, none waits on a branch —
+/// collides, and writes them back. A solid cell writes nothing; the other fluid cells are
+/// other_kernel's: kept out of this kernel, their code would cost the plain cells registers and
+/// time (measured on an H200, 512³ with walls: 1.95 × 10¹⁰ cell updates/s in float32 with it
+/// inlined, 1.45 in a function of its own, against 2.33 for a box of plain cells alone).
+/// Blocks per SM (a box of plain cells, 512³, H200, 2026-11-29): float32 2.33 × 10¹⁰ at 6 (85
+/// registers), 2.16 at 8 (64); FP16S 3.63 × 10¹⁰ at 8, 3.51 at 16 or with 256-thread blocks;
+/// streaming stores (__stcs) lost 7 % and 27 %.
+/// kFrame: the last step before a frame, also writing `out` (FrameOut) for its plain and solid
+/// cells.
+/// step_kernel's work for cell (x, y, lz); returns its frame's checksum terms (kFrame).
+template <class T, bool kFrame, int kT>
+__device__ __forceinline__ std::uint64_t step_cell(const Esoteric<T>& f, const std::uint8_t* __restrict__ flags,
+                                                   const Window& g, int x, int y, int lz, const Params& p,
+                                                   const FrameOut& out) {
+  if (x >= g.width) return 0;
+  const std::size_t here = g.at(x, y, lz), plane = f.plane;
+  const std::ptrdiff_t row = g.width, layer = static_cast<std::ptrdiff_t>(g.width) * g.height;
+  const unsigned fl = __ldg(flags + here);
+  if (fl & kSolid) {
+    if constexpr (kFrame) return write_frame(out, g, x, y, lz, 1.0f, 0.0f, 0.0f, 0.0f);
+    return 0;
+  }
+  if (!plain(fl, x, g)) return 0;
+  float ft[kQ];
+  T* __restrict__ pops = f.f;
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) {
+    // Through the read-only cache: no other cell writes this slot in this step.
+    const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+    ft[i] = decode(__ldg(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
+  }
+  collide(ft, p);
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) {  // where the incoming opposite one was read
+    const int o = opposite(i);
+    const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+    pops[Esoteric<T>::slot_at(o, kT, false) * plane + ((o & 1) ? here : here + off)] = encode<T>(ft[i]);
+  }
+  if constexpr (kFrame) {
+    float rho, ux, uy, uz;
+    stored_moments_of<T>(ft, p.force, rho, ux, uy, uz);
+    return write_frame(out, g, x, y, lz, rho, ux, uy, uz);
+  }
+  return 0;
+}
+template <class T, bool kFrame, int kT>
+__global__ void __launch_bounds__(kBlockX, sizeof(T) == 2 ? 8 : 6)
+    step_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, int first, int stride, Params p,
+                FrameOut out, int first_row = 0, int row_stride = 1) {
+  const std::uint64_t partial = step_cell<T, kFrame, kT>(f, flags, g, blockIdx.x * kBlockX + threadIdx.x,
+                                                          first_row + blockIdx.y * row_stride,
+                                                          first + blockIdx.z * stride, p, out);
+  // Every thread of the block, once: the sum synchronises the block.
+  if constexpr (kFrame) add_checksum_spread(partial, out.sums);
+}
+
+/// Steps the fluid cells that are not plain (`cells`, stored indices: beside a bounce, or on an x
+/// face), all owned layers, before step_kernel (each cell reads and writes only its own slots, so
+/// the order changes nothing): their incoming populations through lbm3d.hpp (bounces, the wrap of
+/// a periodic duct), or a channel face's from face_kernel; collided and stored in place. With
+/// `frame` (the frame's step), also the frame's values of those of its rows (FrameOut::frame_row).
+template <class T>
+__device__ __forceinline__ std::uint64_t other_cell(const Esoteric<T>& f, const std::uint8_t* __restrict__ flags,
+                                                    const Window& g, const Params& p, const float* __restrict__ face,
+                                                    const std::uint32_t* __restrict__ cells, std::uint32_t count,
+                                                    bool frame, const FrameOut& out) {
+  const std::uint32_t k = blockIdx.x * kBlockX + threadIdx.x;
+  if (k >= count) return 0;
+  const std::size_t c = cells[k];
+  const int x = static_cast<int>(c % g.width), y = static_cast<int>(c / g.width % g.height),
+            lz = static_cast<int>(c / g.layer_cells());
+  const unsigned fl = flags[c];
+  float ft[kQ];
   if ((x == 0 || x == g.width - 1) && !p.periodic) {
     const int side = x == 0 ? 0 : 1;
     for (int i = 0; i < kQ; ++i)
@@ -111,88 +230,30 @@ __device__ __noinline__ void other_cell(const Esoteric<T>& f, const std::uint8_t
   }
   collide(ft, p);
   store_in_place(f, x, y, lz, g, p.periodic, ft);
+  if (!frame || !out.frame_row(y, lz - 1)) return 0;
+  float rho, ux, uy, uz;
+  stored_moments_of<T>(ft, p.force, rho, ux, uy, uz);
+  return write_frame(out, g, x, y, lz, rho, ux, uy, uz);
+}
+template <class T>
+__global__ void __launch_bounds__(kBlockX)
+    other_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, Params p,
+                 const float* __restrict__ face, const std::uint32_t* __restrict__ cells, std::uint32_t count,
+                 bool frame, FrameOut out) {
+  const std::uint64_t partial = other_cell(f, flags, g, p, face, cells, count, frame, out);
+  if (frame) add_checksum_spread(partial, out.sums);  // every thread of the block, once
 }
 
-/// Steps `count` stored layers: first, first + stride, … (every owned layer, the two edge layers,
-/// or the layers between them: the same update whichever, so the split changes no result), in
-/// place, at step parity kT (f.t). Blocks of kBlockX cells along x, one block row per (y, layer):
-/// no division anywhere. A cell away from the x faces with no flag (most of them) reads its 19
-/// slots unconditionally, their planes known at compile time — the loads issue back to back,
-/// none waits on a branch — and collides as any cell does (the same bits); the others take
-/// other_cell. A solid cell writes nothing.
-/// kFrame: the last step before a frame, also writing `out` (FrameOut).
-template <class T, bool kFrame, int kT>
-__global__ void __launch_bounds__(kBlockX, 8)
-    step_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, int first, int stride, Params p,
-                const float* __restrict__ face, FrameOut out, int first_row = 0, int row_stride = 1) {
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y = first_row + blockIdx.y * row_stride, lz = first + blockIdx.z * stride;
+/// The owned fluid cells that are not plain (other_kernel's), counted (`cells` null) or listed.
+__global__ void list_other_kernel(const std::uint8_t* __restrict__ flags, Window g, std::uint32_t* __restrict__ count,
+                                  std::uint32_t* __restrict__ cells) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, lz = 1 + blockIdx.z;
   if (x >= g.width) return;
-  const std::size_t here = g.at(x, y, lz), plane = f.plane;
-  const std::ptrdiff_t row = g.width, layer = static_cast<std::ptrdiff_t>(g.width) * g.height;
-  const unsigned fl = __ldg(flags + here);
-  const bool fluid = (fl & kSolid) == 0;
-  // The moments of what is stored, for a frame (a solid cell's: rest).
-  float rho = 1.0f, ux = 0.0f, uy = 0.0f, uz = 0.0f;
-  const auto frame_moments = [&](float* ft) {
-    if constexpr (kFrame) {
-#pragma unroll
-      for (int i = 0; i < kQ; ++i) ft[i] = stored<T>(ft[i]);
-      stored_moments(true, ft, p.force, rho, ux, uy, uz);
-    }
-  };
-  if (fluid) {
-    if (fl == 0 && x != 0 && x != g.width - 1) {
-      float ft[kQ];  // in registers: the other cells' array is in memory (other_cell's argument)
-      T* __restrict__ pops = f.f;
-#pragma unroll
-      for (int i = 0; i < kQ; ++i) {
-        const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-        // Through the read-only cache: no other cell writes this slot in this step.
-        ft[i] = decode(__ldg(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
-      }
-      collide(ft, p);
-#pragma unroll
-      for (int i = 0; i < kQ; ++i) {  // where the incoming opposite one was read
-        const int o = opposite(i);
-        const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-        pops[Esoteric<T>::slot_at(o, kT, false) * plane + ((o & 1) ? here : here + off)] = encode<T>(ft[i]);
-      }
-      frame_moments(ft);
-    } else {
-      float ft[kQ];
-      other_cell(f, flags, fl, x, y, lz, g, p, face, ft);
-      frame_moments(ft);
-    }
-  }
-  if constexpr (kFrame) {
-    std::uint64_t partial = 0;
-    if (out.velocity_full) {
-      const std::size_t c = g.at(x, y, lz - 1);
-      out.velocity_full[3 * c] = ux, out.velocity_full[3 * c + 1] = uy, out.velocity_full[3 * c + 2] = uz;
-    }
-    std::size_t at = 0;  // in the published frame: owned layers only (every k-th cell, packed)
-    if (out.packed.place(x, y, lz - 1, at)) {
-      if (out.velocity) {
-        out.velocity[3 * at] = ux;
-        out.velocity[3 * at + 1] = uy;
-        out.velocity[3 * at + 2] = uz;
-        if (out.held & 1u)
-          partial += float_term(ux, out.w_velocity + 3 * at) + float_term(uy, out.w_velocity + 3 * at + 1) +
-                     float_term(uz, out.w_velocity + 3 * at + 2);
-      }
-      if (out.speed) {
-        const float speed = speed_of(ux, uy, uz);
-        out.speed[at] = speed;
-        partial += float_term(speed, out.w_speed + at);
-      }
-      if (out.density) {
-        out.density[at] = rho;
-        partial += float_term(rho, out.w_density + at);
-      }
-    }
-    add_checksum_spread(partial, out.sums);
-  }
+  const std::size_t c = g.at(x, y, lz);
+  const unsigned fl = flags[c];
+  if ((fl & kSolid) || plain(fl, x, g)) return;
+  const std::uint32_t k = atomicAdd(count, 1u);
+  if (cells) cells[k] = static_cast<std::uint32_t>(c);
 }
 
 /// The vorticity of the owned layers after a frame's step, from the velocities it wrote (owned
@@ -583,6 +644,10 @@ class Lbm3dCuda final : public Simulation {
         const dim3 grid((g_.height + kBlockX - 1) / kBlockX, layers, 2);
         face_kernel<<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, p_, static_cast<float*>(face_.get()));
       }
+      if (other_count_ > 0)  // then the cells that are not plain, every layer (edges included: before the exchange)
+        other_kernel<<<(other_count_ + kBlockX - 1) / kBlockX, kBlockX, 0, stream_>>>(
+            pops(), flags(), g_, p_, static_cast<const float*>(face_.get()),
+            static_cast<const std::uint32_t*>(other_.get()), other_count_, o != nullptr, o ? *o : FrameOut{});
       if (o != nullptr && o->packed.every > 1) {
         // A packed frame (a whole grid: parts publish whole frames): the layers that hold its
         // cells, or lie beside them for vorticity, in the frame's kernel; the others as any step.
@@ -631,10 +696,9 @@ class Lbm3dCuda final : public Simulation {
   void step_layers(int first, int stride, int count, const FrameOut* out, int first_row = 0, int row_stride = 1,
                    int rows = -1) {
     const dim3 grid((g_.width + kBlockX - 1) / kBlockX, rows < 0 ? g_.height : rows, count);
-    const auto* face = static_cast<const float*>(face_.get());
     const FrameOut none{};
     const auto launch = [&](auto kernel, const FrameOut& o) {
-      kernel<<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, first, stride, p_, face, o, first_row, row_stride);
+      kernel<<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, first, stride, p_, o, first_row, row_stride);
     };
     if (out)
       t_ ? launch(step_kernel<T, true, 1>, *out) : launch(step_kernel<T, true, 0>, *out);
@@ -673,7 +737,30 @@ class Lbm3dCuda final : public Simulation {
     flags_kernel<<<grid, kBlockX, 0, stream_>>>(static_cast<const std::uint8_t*>(mask_dev_.get()),
                                                 static_cast<std::uint8_t*>(flags_.get()), g_, lz0, periodic());
     cuda::check(cudaGetLastError(), "launching the obstacle-flags kernel");
-    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after computing the obstacle flags");
+    list_other_cells();
+  }
+  /// The list of owned fluid cells that are not plain (other_kernel's), from the flags: counted,
+  /// then listed (in no particular order: each cell's update is its own).
+  void list_other_cells() {
+    if (other_counter_.get() == nullptr) other_counter_ = cuda::DeviceBuffer(sizeof(std::uint32_t));
+    auto* counter = static_cast<std::uint32_t*>(other_counter_.get());
+    const dim3 grid((g_.width + kBlockX - 1) / kBlockX, g_.height, g_.layers);
+    std::uint32_t count = 0;
+    for (const bool fill : {false, true}) {
+      cuda::check(cudaMemsetAsync(counter, 0, sizeof(std::uint32_t), stream_), "clearing the other cells' count");
+      list_other_kernel<<<grid, kBlockX, 0, stream_>>>(flags(), g_, counter,
+                                                       fill ? static_cast<std::uint32_t*>(other_.get()) : nullptr);
+      cuda::check(cudaGetLastError(), "launching the kernel that lists the cells beside obstacles");
+      if (!fill) {
+        cuda::check(cudaMemcpyAsync(&count, counter, sizeof count, cudaMemcpyDeviceToHost, stream_),
+                    "reading the count of cells beside obstacles");
+        cuda::check(cudaStreamSynchronize(stream_), "counting the cells beside obstacles");
+        if (count * sizeof(std::uint32_t) > other_.size())
+          other_ = cuda::DeviceBuffer(std::max<std::size_t>(count, count + count / 4) * sizeof(std::uint32_t));
+      }
+    }
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after listing the cells beside obstacles");
+    other_count_ = count;
   }
   Executor& executor_;
   int device_, sms_ = 1;
@@ -686,6 +773,8 @@ class Lbm3dCuda final : public Simulation {
   cuda::DeviceBuffer mask_dev_, flags_, f_;
   int t_ = 0;                        ///< the next step's parity (Esoteric)
   cuda::DeviceBuffer face_;          ///< a channel's face cells' incoming populations (face_kernel)
+  cuda::DeviceBuffer other_, other_counter_;  ///< the fluid cells that are not plain (list_other_cells)
+  std::uint32_t other_count_ = 0;
   cuda::DeviceBuffer velocity_full_;  ///< velocity_scratch()
   cuda::DeviceBuffer halo_layers_;    ///< to up, to down, from up, from down: message_bytes() each
   cuda::DeviceBuffer ghost_velocity_;  ///< the ghost layers' velocities (GhostVelocity)
