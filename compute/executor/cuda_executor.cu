@@ -128,6 +128,12 @@ class CudaExecutor final : public Executor {
   }
   int device_id() const override { return probe_.device; }
   cuda::StreamRef stream() const override { return stream_.ref(); }
+  std::size_t free_device_memory() const override {
+    cuda::DeviceGuard guard(probe_.device);
+    std::size_t free = 0, total = 0;
+    cuda::check(cudaMemGetInfo(&free, &total), "asking GPU " + std::to_string(probe_.device) + " for its free memory");
+    return free;
+  }
 
   void end_batch() override {
     cuda::DeviceGuard guard(probe_.device);

@@ -104,6 +104,9 @@ class Executor {
   }
   /// Blocks until everything queued on the executor's stream has run.
   virtual void finish() {}
+  /// The bytes free on its GPU (cudaMemGetInfo), or 0 on the host backend, whose memory is the
+  /// system's.
+  [[nodiscard]] virtual std::size_t free_device_memory() const { return 0; }
   /// Host memory the executor copies to and from at full speed: pinned on CUDA.
   [[nodiscard]] virtual std::shared_ptr<std::byte> host_memory(std::size_t bytes) const {
     return {new std::byte[bytes], std::default_delete<std::byte[]>()};

@@ -431,6 +431,7 @@ void Publisher::State::start() {
   for (const auto& b : blocks) bytes.push_back(b.bytes);
   layout = SlotLayout::make(bytes);
   targets.resize(bytes.size());
+  fit_slots();
   slots = share::make_slot_memory(layout, opts.slots, opts.sharing, {executor->device_id(), executor->stream()},
                                   where(opts.name));
   ring = std::make_unique<RingWriter>(opts.slots, session);
@@ -455,6 +456,32 @@ void Publisher::State::start() {
   publisher_log().info("{} session {}: {} {} on {} ({}), {} slots of {} bytes shared by {}, control {}",
                        where(opts.name), session, opts.title, Extent{declared.dims}.text(), executor->name(),
                        executor->device(), opts.slots, layout.slot_bytes, slots->mechanism(), server->endpoint());
+}
+
+void Publisher::State::fit_slots() {
+  const std::size_t free = executor->free_device_memory();
+  if (free == 0 || layout.slot_bytes == 0) return;  // the host backend: the system's memory
+  // Left free beside the ring: the CUDA runtime's own, a picture's buffers, a kernel's scratch.
+  constexpr std::size_t kReserve = std::size_t{1} << 30;
+  const std::size_t room = free > kReserve ? free - kReserve : 0;
+  const auto fit = static_cast<std::uint32_t>(std::min<std::size_t>(opts.slots, room / layout.slot_bytes));
+  const auto gb = [](std::size_t b) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.1f GB", static_cast<double>(b) / 1e9);
+    return std::string(t);
+  };
+  if (fit == 0)
+    throw Error(Errc::out_of_range,
+                where(opts.name) + ": a frame of its fields takes " + gb(layout.slot_bytes) + " and " +
+                    executor->device() + " has " + gb(free) + " free beside the simulation (" + gb(kReserve) +
+                    " kept for the runtime): not one ring slot fits. Use a smaller --size, or a simulation that "
+                    "needs less memory (lbm3d: --sim-option storage=fp16s), or run it over more GPUs (mpirun)");
+  if (fit < opts.slots) {
+    publisher_log().warn("{}: {} ring slots of {} do not fit in the {} free on {}; the ring has {} (a viewer then "
+                         "skips more frames; a smaller --size leaves room for more)",
+                         where(opts.name), opts.slots, gb(layout.slot_bytes), gb(free), executor->device(), fit);
+    opts.slots = fit;
+  }
 }
 
 void Publisher::State::describe() {

@@ -112,6 +112,9 @@ struct Publisher::State {
   void check_name(const std::string& name) const;
   void check_buffer(const FieldDecl& f, const std::string& what) const;
   void start();
+  /// Fewer ring slots than asked where the GPU has no room for them (a warning says so); an
+  /// error naming the memory a frame needs where not one fits.
+  void fit_slots();
   void describe();
   bool publish(std::uint64_t step, double sim_time, const FieldWriter* write, cuda::StreamRef stream);
   void record(std::uint64_t step, double sim_time);

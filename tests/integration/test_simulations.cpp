@@ -10,6 +10,7 @@
 
 #include "backend_test.hpp"
 #include "cuview/client.hpp"
+#include "cuview/runtime_dir.hpp"
 
 using namespace cuview;
 using namespace cuview::test;
@@ -89,6 +90,22 @@ BACKEND_TEST("grayscott3d publishes verified volumes of --size WxHxD; the other 
                      "--size", "64x64x8"});
   REQUIRE(deep.wait_for(30s));
   CHECK_THAT(deep.err(), Catch::Contains("two-dimensional") && Catch::Contains("grayscott3d"));
+}
+
+BACKEND_TEST("lbm3d: a grid larger than the memory is refused, naming what it needs and what fits",
+             "[integration][simulations]") {
+  RuntimeDir rt;
+  // 1290³ (2^31 cells, the largest --size allows): 167 GB in place in float32, 330 GB as two arrays.
+  ChildProcess big({bin("cuview-compute"), "--name", "big", "--backend", to_string(backend), "--sim", "lbm3d",
+                    "--size", "1290x1290x1290"});
+  const auto code = big.wait_for(60s);
+  REQUIRE(code.has_value());
+  CHECK(*code != 0);
+  INFO(big.err());
+  CHECK_THAT(big.err(), Catch::Contains("lbm3d: a 1290x1290x1290 grid with storage=fp32") && Catch::Contains("needs") &&
+                            Catch::Contains("GB") && Catch::Contains("storage=fp16s") &&
+                            Catch::Contains("a smaller --size fits"));
+  CHECK(list_running_instances().empty());
 }
 
 BACKEND_TEST("lbm3d: a ball drawn at (x, y, z) stops the flow there, and a stroke without z is refused",

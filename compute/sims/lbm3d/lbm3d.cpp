@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "cuview/error.hpp"
 #include "sims/host_array.hpp"
@@ -324,6 +326,40 @@ class Lbm3dHost final : public Simulation {
 
 }  // namespace
 
+namespace {
+/// The memory the kernel would give this process now (MemAvailable), or 0 where it does not say.
+std::uint64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+/// Refuses a host run whose two arrays of populations do not fit in the memory available, naming
+/// what it needs (an allocation that overcommits would be killed later, losing the run).
+void check_host_memory(const Window& g, const Options& o) {
+  const double per_cell = 2.0 * kQ * static_cast<double>(o.population_bytes()) + 2.0;
+  const double need = per_cell * static_cast<double>(g.cells());
+  const std::uint64_t free = available_memory();
+  if (free == 0 || need <= static_cast<double>(free)) return;
+  const auto side = static_cast<long>(std::cbrt(static_cast<double>(free) / per_cell));
+  char text[256];
+  std::snprintf(text, sizeof text, "needs %.1f GB of memory (%.0f bytes a cell: two arrays of 19 populations and the "
+                "obstacle flags) and this host has %.1f GB available",
+                need / 1e9, per_cell, static_cast<double>(free) / 1e9);
+  throw Error(Errc::out_of_range,
+              "lbm3d: a " + std::to_string(g.width) + "x" + std::to_string(g.height) + "x" + std::to_string(g.layers) +
+                  (g.layers == g.global_depth ? " grid" : " part") + " with storage=" + (o.fp16s ? "fp16s" : "fp32") +
+                  " on the host backend " + text + ". " +
+                  (o.fp16s ? std::string("A") : "--sim-option storage=fp16s halves it; a") +
+                  " smaller --size fits (about " + std::to_string(side) + "x" + std::to_string(side) + "x" +
+                  std::to_string(side) + " here), or run it on a GPU or over more ranks (mpirun)");
+}
+}  // namespace
+
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
   const Options o = options_from(config.options);
   const int w = static_cast<int>(config.width), h = static_cast<int>(config.height),
@@ -347,6 +383,7 @@ std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& con
   if (executor.kind() == Executor::Kind::cuda) return make_cuda(executor, g, halo, o);
 #endif
   (void)executor;
+  check_host_memory(g, o);
   if (o.fp16s) return std::make_unique<Lbm3dHost<std::uint16_t>>(g, halo, o);
   return std::make_unique<Lbm3dHost<float>>(g, halo, o);
 }

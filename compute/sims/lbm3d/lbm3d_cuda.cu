@@ -602,8 +602,8 @@ class Lbm3dCuda final : public Simulation {
                     std::to_string(static_cast<int>(per_cell)) + " bytes a cell), and GPU " +
                     std::to_string(device_) + " has " + gigabytes(static_cast<double>(free)) + " free of " +
                     gigabytes(static_cast<double>(total)) + ". " +
-                    (o_.fp16s ? std::string() : "--sim-option storage=fp16s needs 40 bytes a cell; ") +
-                    "a smaller --size fits (about " + std::to_string(side) + "x" + std::to_string(side) + "x" +
+                    (o_.fp16s ? std::string("A") : "--sim-option storage=fp16s needs 40 bytes a cell; a") +
+                    " smaller --size fits (about " + std::to_string(side) + "x" + std::to_string(side) + "x" +
                     std::to_string(side) + " here, before the frames' ring), or run it over more GPUs (mpirun)");
   }
   /// Every owned cell's velocity, for a packed frame's vorticity (allocated the first time).
