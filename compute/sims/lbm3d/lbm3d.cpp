@@ -173,12 +173,12 @@ void step_row_generic(const T* f, T* fo, const std::uint8_t* flags, int y, int l
 }
 #ifdef CUVIEW_HOST_ISAS
 template <class T>
-__attribute__((target("avx2"))) void step_row_avx2(const T* f, T* fo, const std::uint8_t* flags, int y, int lz,
+__attribute__((target("avx2,f16c"))) void step_row_avx2(const T* f, T* fo, const std::uint8_t* flags, int y, int lz,
                                                    const Window& g, std::size_t plane, const Params& p) {
   step_row_body(f, fo, flags, y, lz, g, plane, p);
 }
 template <class T>
-__attribute__((target("avx512f"))) void step_row_avx512f(const T* f, T* fo, const std::uint8_t* flags, int y,
+__attribute__((target("avx512f,f16c"))) void step_row_avx512f(const T* f, T* fo, const std::uint8_t* flags, int y,
                                                          int lz, const Window& g, std::size_t plane,
                                                          const Params& p) {
   step_row_body(f, fo, flags, y, lz, g, plane, p);
@@ -188,8 +188,9 @@ __attribute__((target("avx512f"))) void step_row_avx512f(const T* f, T* fo, cons
 template <class T>
 constexpr IsaBuild<StepRow<T>> kIsas[] = {
 #ifdef CUVIEW_HOST_ISAS
-    {"avx512f", step_row_avx512f<T>, [] { return __builtin_cpu_supports("avx512f") != 0; }},
-    {"avx2", step_row_avx2<T>, [] { return __builtin_cpu_supports("avx2") != 0; }},
+    {"avx512f", step_row_avx512f<T>,
+     [] { return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("f16c") != 0; }},
+    {"avx2", step_row_avx2<T>, [] { return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("f16c") != 0; }},
     {"sse2", step_row_generic<T>, [] { return true; }},
 #else
     {"generic", step_row_generic<T>, [] { return true; }},

@@ -198,6 +198,11 @@ CUVIEW_HD CUVIEW_CELL_INLINE std::uint16_t encode<std::uint16_t>(float x) {
   x *= 32768.0f;
 #if defined(__CUDA_ARCH__)
   return __half_as_ushort(__float2half_rn(x));
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__x86_64__)
+  // IEEE binary16 by the compiler: one F16C instruction (vectorised) in the host loop's AVX
+  // builds, which enable it, a library call elsewhere. The same bits as below and as the GPU
+  // (compared over every float32 but NaN payloads under flush-to-zero, 2026-11-29).
+  return std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
 #else
   // F. Giesen's float_to_half_fast3_rtne (public domain): round to nearest even, subnormals and
   // overflow to infinity as IEEE says.
