@@ -1,0 +1,108 @@
+// The D3Q19 update's memory schemes side by side on a box of plain cells (no walls, no flags):
+// two arrays (A → B pull) against one array in place (Esoteric Pull, lbm3d.hpp Esoteric), each in
+// float32 and FP16S, over block shapes, blocks per SM and streaming stores; cell updates/s. What
+// lbm3d_cuda.cu's choices rest on (docs/benchmarks.md "The D3Q19 flow in place"). Not part of the
+// build: on a GPU host,
+//   nvcc -O3 -std=c++17 --ftz=true --fmad=false --expt-relaxed-constexpr -arch=sm_90 \
+//     -Icompute -Icommon/include bench/flow3d_variants.cu -o flow3d-variants && ./flow3d-variants
+#include <cstdio>
+#include <cstdint>
+#include <vector>
+#include <cuda_runtime.h>
+#include "sims/lbm3d/lbm3d.hpp"
+using namespace cuview::sim::lbm3d;
+
+/// The box cell of this thread (blocks of kB cells along x, a block row per (y, z), the box's
+/// faces left out), or false beyond the row.
+template <int kB>
+__device__ __forceinline__ bool box_cell(int w, int h, size_t& here, ptrdiff_t& row, ptrdiff_t& layer) {
+  const int x = 1 + blockIdx.x * kB + threadIdx.x, y = 1 + blockIdx.y, z = 1 + blockIdx.z;
+  here = x + (size_t)w * (y + (size_t)h * z);
+  row = w, layer = (ptrdiff_t)w * h;
+  return x < w - 1;
+}
+
+template <class T, int kT, int kB, int kMin, int kStoreMode>
+__global__ void __launch_bounds__(kB, kMin) ep_kernel(T* __restrict__ pops, size_t plane, int w, int h, Params p) {
+  size_t here;
+  ptrdiff_t row, layer;
+  if (!box_cell<kB>(w, h, here, row, layer)) return;
+  float ft[kQ];
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) {
+    const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+    ft[i] = decode(__ldg(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
+  }
+  collide(ft, p);
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) {
+    const int o = opposite(i);
+    const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+    T* a = pops + Esoteric<T>::slot_at(o, kT, false) * plane + ((o & 1) ? here : here + off);
+    if constexpr (kStoreMode == 1) __stcs(a, encode<T>(ft[i])); else *a = encode<T>(ft[i]);
+  }
+}
+
+template <class T, int kB, int kMin>
+__global__ void __launch_bounds__(kB, kMin) ab_kernel(const T* __restrict__ f, T* __restrict__ fo, size_t plane, int w, int h, Params p) {
+  size_t here;
+  ptrdiff_t row, layer;
+  if (!box_cell<kB>(w, h, here, row, layer)) return;
+  float ft[kQ];
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) ft[i] = decode(__ldg(f + i * plane + (here - cx(i) - row * cy(i) - layer * cz(i))));
+  collide(ft, p);
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = encode<T>(ft[i]);
+}
+
+template <class T> __global__ void fill(T* f, size_t n, T v) { for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) f[i] = v; }
+
+template <class T, int kB, int kMin, int kMode>
+void run(const char* name, int n, bool ab, int reps) {
+  const size_t cells = (size_t)n * n * n, plane = cells;
+  T* f = nullptr; T* g = nullptr;
+  if (cudaMalloc(&f, cells * kQ * sizeof(T)) != cudaSuccess) { printf("%s %d: no memory\n", name, n); cudaGetLastError(); return; }
+  if (ab && cudaMalloc(&g, cells * kQ * sizeof(T)) != cudaSuccess) { printf("%s %d: no memory\n", name, n); cudaFree(f); cudaGetLastError(); return; }
+  fill<<<1024, 256>>>(f, cells * kQ, encode<T>(0.001f));
+  if (ab) fill<<<1024, 256>>>(g, cells * kQ, encode<T>(0.001f));
+  Params p; p.periodic = 1;
+  dim3 grid((n - 2 + kB - 1) / kB, n - 2, n - 2);
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  auto step = [&](int s) {
+    if (ab) { if (s & 1) ab_kernel<T, kB, kMin><<<grid, kB>>>(g, f, plane, n, n, p); else ab_kernel<T, kB, kMin><<<grid, kB>>>(f, g, plane, n, n, p); }
+    else { if (s & 1) ep_kernel<T, 1, kB, kMin, kMode><<<grid, kB>>>(f, plane, n, n, p); else ep_kernel<T, 0, kB, kMin, kMode><<<grid, kB>>>(f, plane, n, n, p); }
+  };
+  for (int s = 0; s < 4; ++s) step(s);
+  const int steps = n >= 1024 ? 10 : n >= 512 ? 40 : 200;
+  float best = 1e30f;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(a);
+    for (int s = 0; s < steps; ++s) step(s);
+    cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b); if (ms < best) best = ms;
+  }
+  const double cups = (double)(n - 2) * (n - 2) * (n - 2) * steps / (best * 1e-3);
+  printf("%-28s %5d^3  %.3g cell updates/s  %.2f TB/s at %d B  err=%s\n", name, n, cups, cups * (kQ * 2 * sizeof(T) + 1) / 1e12, (int)(kQ * 2 * sizeof(T) + 1), cudaGetErrorString(cudaGetLastError()));
+  cudaFree(f); if (g) cudaFree(g);
+}
+
+int main() {
+  for (int n : {256, 512}) {
+    run<float, 128, 8, 0>("ab fp32 128x8", n, true, 5);
+    run<float, 128, 8, 0>("ep fp32 128x8", n, false, 5);
+    run<float, 128, 8, 1>("ep fp32 128x8 stcs", n, false, 5);
+    run<float, 256, 4, 0>("ep fp32 256x4", n, false, 5);
+    run<float, 64, 16, 0>("ep fp32 64x16", n, false, 5);
+    run<float, 128, 6, 0>("ep fp32 128x6", n, false, 5);
+    run<float, 128, 12, 0>("ep fp32 128x12", n, false, 5);
+    run<std::uint16_t, 128, 8, 0>("ab fp16s 128x8", n, true, 5);
+    run<std::uint16_t, 128, 8, 0>("ep fp16s 128x8", n, false, 5);
+    run<std::uint16_t, 128, 8, 1>("ep fp16s 128x8 stcs", n, false, 5);
+    run<std::uint16_t, 256, 4, 0>("ep fp16s 256x4", n, false, 5);
+    run<std::uint16_t, 64, 16, 0>("ep fp16s 64x16", n, false, 5);
+    run<std::uint16_t, 128, 12, 0>("ep fp16s 128x12", n, false, 5);
+  }
+  run<float, 128, 8, 0>("ep fp32 128x8", 1024, false, 3);
+  run<std::uint16_t, 128, 8, 0>("ep fp16s 128x8", 1024, false, 3);
+}
