@@ -339,27 +339,25 @@ std::uint64_t available_memory() {
   return 0;
 }
 
-/// Refuses a host run whose two arrays of populations do not fit in the memory available, naming
-/// what it needs (an allocation that overcommits would be killed later, losing the run).
-void check_host_memory(const Window& g, const Options& o) {
-  const double per_cell = 2.0 * kQ * static_cast<double>(o.population_bytes()) + 2.0;
-  const double need = per_cell * static_cast<double>(g.cells());
-  const std::uint64_t free = available_memory();
-  if (free == 0 || need <= static_cast<double>(free)) return;
-  const auto side = static_cast<long>(std::cbrt(static_cast<double>(free) / per_cell));
+}  // namespace
+
+void refuse_unless_fits(const Window& g, const Options& o, double per_cell, const char* layout, double need,
+                        double available, const std::string& place) {
+  if (available <= 0 || need <= available) return;
+  const auto side = std::to_string(static_cast<long>(std::cbrt(available / per_cell)));
+  // The other storage's bytes a cell, in the same layout: the populations' share halves or doubles.
+  const double populations = per_cell - 2.0, fp16s = 2.0 + populations / 2;
   char text[256];
-  std::snprintf(text, sizeof text, "needs %.1f GB of memory (%.0f bytes a cell: two arrays of 19 populations and the "
-                "obstacle flags) and this host has %.1f GB available",
-                need / 1e9, per_cell, static_cast<double>(free) / 1e9);
+  std::snprintf(text, sizeof text, " needs %.1f GB (%.0f bytes a cell: %s) and %s has %.1f GB free. ", need / 1e9,
+                per_cell, layout, place.c_str(), available / 1e9);
+  char hint[96] = "A";
+  if (!o.fp16s) std::snprintf(hint, sizeof hint, "--sim-option storage=fp16s needs %.0f bytes a cell; a", fp16s);
   throw Error(Errc::out_of_range,
               "lbm3d: a " + std::to_string(g.width) + "x" + std::to_string(g.height) + "x" + std::to_string(g.layers) +
                   (g.layers == g.global_depth ? " grid" : " part") + " with storage=" + (o.fp16s ? "fp16s" : "fp32") +
-                  " on the host backend " + text + ". " +
-                  (o.fp16s ? std::string("A") : "--sim-option storage=fp16s halves it; a") +
-                  " smaller --size fits (about " + std::to_string(side) + "x" + std::to_string(side) + "x" +
-                  std::to_string(side) + " here), or run it on a GPU or over more ranks (mpirun)");
+                  text + hint + " smaller --size fits (about " + side + "x" + side + "x" + side +
+                  " here), or run it over more GPUs or ranks (mpirun)");
 }
-}  // namespace
 
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
   const Options o = options_from(config.options);
@@ -384,7 +382,9 @@ std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& con
   if (executor.kind() == Executor::Kind::cuda) return make_cuda(executor, g, halo, o);
 #endif
   (void)executor;
-  check_host_memory(g, o);
+  const double per_cell = 2.0 * kQ * static_cast<double>(o.population_bytes()) + 2.0;
+  refuse_unless_fits(g, o, per_cell, "two arrays of 19 populations, the obstacle mask and flags",
+                     per_cell * static_cast<double>(g.cells()), static_cast<double>(available_memory()), "this host");
   if (o.fp16s) return std::make_unique<Lbm3dHost<std::uint16_t>>(g, halo, o);
   return std::make_unique<Lbm3dHost<float>>(g, halo, o);
 }

@@ -503,6 +503,26 @@ CUVIEW_HD inline float vorticity_of(const float* ax, const float* bx, const floa
   return sqrtf((wx * wx + wy * wy) + wz * wz);
 }
 
+/// The vorticity magnitude of stored cell (x, y, lz), `velocity(x, y, lz, v)` giving its
+/// neighbours' velocities: central differences, one-sided at the grid's faces (a part's
+/// neighbours beyond its own layers are in its ghost layers), as published.
+template <class Velocity>
+CUVIEW_HD inline float vorticity_at(int x, int y, int lz, const Window& g, const Velocity& velocity) {
+  const int z = g.global_layer(lz);
+  const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
+  const int yd = y > 0 ? y - 1 : y, yu = y < g.height - 1 ? y + 1 : y;
+  const int zb = z > 0 ? lz - 1 : lz, zf = z < g.global_depth - 1 ? lz + 1 : lz;
+  float ax[3], bx[3], ay[3], by[3], az[3], bz[3];
+  velocity(xl, y, lz, ax);
+  velocity(xr, y, lz, bx);
+  velocity(x, yd, lz, ay);
+  velocity(x, yu, lz, by);
+  velocity(x, y, zb, az);
+  velocity(x, y, zf, bz);
+  return vorticity_of(ax, bx, ay, by, az, bz, static_cast<float>(xr - xl), static_cast<float>(yu - yd),
+                      static_cast<float>(zf - zb));
+}
+
 /// The published values of one cell: velocity, speed, vorticity magnitude |∇ × u| (central
 /// differences, one-sided at the grid's faces; a part's neighbours beyond its own layers are its
 /// ghost layers, read through `ghost(x, y, lz, u)`; elsewhere from the populations) and density.
@@ -515,27 +535,14 @@ CUVIEW_HD inline Observed observe_cell(const Pops& f, const std::uint8_t* __rest
   Observed o{};
   cell_moments(f, flags, x, y, lz, g, periodic, force, o.rho, o.ux, o.uy, o.uz);
   o.speed = speed_of(o.ux, o.uy, o.uz);
-  const int z = g.global_layer(lz);
-  const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
-  const int yd = y > 0 ? y - 1 : y, yu = y < g.height - 1 ? y + 1 : y;
-  const int zb = z > 0 ? lz - 1 : lz, zf = z < g.global_depth - 1 ? lz + 1 : lz;
-  float ax[3], bx[3], ay[3], by[3], az[3], bz[3];
-  auto u = [&](int ux_, int uy_, int ul, float* v) {
+  o.vorticity = vorticity_at(x, y, lz, g, [&](int ux_, int uy_, int ul, float* v) {
     if (ul < 1 || ul > g.layers) {
       ghost(ux_, uy_, ul, v);
     } else {
       float r;
       cell_moments(f, flags, ux_, uy_, ul, g, periodic, force, r, v[0], v[1], v[2]);
     }
-  };
-  u(xl, y, lz, ax);
-  u(xr, y, lz, bx);
-  u(x, yd, lz, ay);
-  u(x, yu, lz, by);
-  u(x, y, zb, az);
-  u(x, y, zf, bz);
-  o.vorticity = vorticity_of(ax, bx, ay, by, az, bz, static_cast<float>(xr - xl), static_cast<float>(yu - yd),
-                             static_cast<float>(zf - zb));
+  });
   return o;
 }
 

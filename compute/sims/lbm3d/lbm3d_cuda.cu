@@ -272,28 +272,15 @@ __global__ void __launch_bounds__(kBlockX)
     if (i >= k.width) continue;
     const int x = i * k.every, y = static_cast<int>(r % k.height) * k.every,
               lz = 1 + static_cast<int>(r / k.height) * k.every;
-    const int z = g.global_layer(lz);
-    const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
-    const int yd = y > 0 ? y - 1 : y, yu = y < g.height - 1 ? y + 1 : y;
-    const int zb = z > 0 ? lz - 1 : lz, zf = z < g.global_depth - 1 ? lz + 1 : lz;
     // The velocity of stored cell (cx, cy, cl): the frame's, or a ghost layer's.
-    auto u = [&](int cx_, int cy_, int cl, float* v) {
+    const float w = vorticity_at(x, y, lz, g, [&](int cx_, int cy_, int cl, float* v) {
       if (cl >= 1 && cl <= g.layers) {
         const std::size_t c = g.at(cx_, cy_, cl - 1);
         v[0] = velocity[3 * c], v[1] = velocity[3 * c + 1], v[2] = velocity[3 * c + 2];
       } else {
         ghost(cx_, cy_, cl, v);
       }
-    };
-    float ax[3], bx[3], ay[3], by[3], az[3], bz[3];
-    u(xl, y, lz, ax);
-    u(xr, y, lz, bx);
-    u(x, yd, lz, ay);
-    u(x, yu, lz, by);
-    u(x, y, zb, az);
-    u(x, y, zf, bz);
-    const float w = vorticity_of(ax, bx, ay, by, az, bz, static_cast<float>(xr - xl), static_cast<float>(yu - yd),
-                                 static_cast<float>(zf - zb));
+    });
     const std::size_t at = static_cast<std::size_t>(r) * k.width + i;  // g.at(x, y, lz - 1) when whole
     vorticity[at] = w;
     partial += float_term(w, w_vorticity + at);
@@ -444,11 +431,6 @@ __global__ void __launch_bounds__(kBlockX)
   add_checksum(partial, t.sum);
 }
 
-std::string gigabytes(double bytes) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.1f GB", bytes / 1e9);
-  return s;
-}
 
 template <class T>
 class Lbm3dCuda final : public Simulation {
@@ -593,18 +575,8 @@ class Lbm3dCuda final : public Simulation {
                         (halo_ ? 4.0 * message_bytes() + 24.0 * g_.layer_cells() : 0.0);
     std::size_t free = 0, total = 0;
     cuda::check(cudaMemGetInfo(&free, &total), "asking the GPU for its free memory");
-    if (need <= static_cast<double>(free)) return;
-    const auto side = static_cast<long>(std::cbrt(static_cast<double>(free) / per_cell));
-    throw Error(Errc::out_of_range,
-                "lbm3d: a " + std::to_string(g_.width) + "x" + std::to_string(g_.height) + "x" +
-                    std::to_string(g_.layers) + (halo_ ? " part" : " grid") + " with storage=" +
-                    (o_.fp16s ? "fp16s" : "fp32") + " needs " + gigabytes(need) + " of GPU memory (" +
-                    std::to_string(static_cast<int>(per_cell)) + " bytes a cell), and GPU " +
-                    std::to_string(device_) + " has " + gigabytes(static_cast<double>(free)) + " free of " +
-                    gigabytes(static_cast<double>(total)) + ". " +
-                    (o_.fp16s ? std::string("A") : "--sim-option storage=fp16s needs 40 bytes a cell; a") +
-                    " smaller --size fits (about " + std::to_string(side) + "x" + std::to_string(side) + "x" +
-                    std::to_string(side) + " here, before the frames' ring), or run it over more GPUs (mpirun)");
+    refuse_unless_fits(g_, o_, per_cell, "19 populations in place, the obstacle mask and flags", need,
+                       static_cast<double>(free), "GPU " + std::to_string(device_) + " (before the frames' ring)");
   }
   /// Every owned cell's velocity, for a packed frame's vorticity (allocated the first time).
   float* velocity_scratch() {

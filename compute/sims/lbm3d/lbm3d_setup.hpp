@@ -73,6 +73,12 @@ void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, floa
 /// without a halo.
 void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>& solid);
 
+/// Throws Error(out_of_range) when `g` does not fit: `need` bytes at `per_cell` bytes a cell
+/// (`layout` says of what) against `available` bytes in `place` ("GPU 0", "this host"; 0: not
+/// known, no check), naming the storage that needs less and the cube that fits.
+void refuse_unless_fits(const Window& g, const Options& o, double per_cell, const char* layout, double need,
+                        double available, const std::string& place);
+
 std::unique_ptr<Simulation> make_cuda(Executor& executor, const Window& g, Halo* halo, const Options& o);
 
 }  // namespace cuview::sim::lbm3d
