@@ -2,12 +2,15 @@
 # The 3-D flow's storage modes and in-place streaming on a GPU host (issue 57): the CUDA tests
 # (bits against the host, the analytic flows, checkpoints, parts over two GPUs where there are
 # two), the D3Q19 rates at 256³, 512³ and 1024³ in each storage (cuview-bench --sections flow3d),
-# and a 1024³ FP16S run of cuview-compute watched by a client. Logs and summary.txt under $OUT.
+# and 1024³ runs of cuview-compute: float32 (the ring fitted beside it) and FP16S, watched by a
+# reader and a viewer's pictures. SKIP_TESTS=1, SKIP_BENCH=1, SKIP_BIG=1 leave a part out. Logs
+# and summary.txt under $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-env.sh
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee -a "$out/summary.txt"
 gpus=$(nvidia-smi -L | wc -l)
+if [[ ${SKIP_TESTS:-0} != 1 ]]; then
 log_run unit-lbm3d cuview-unit-tests "[lbm3d]"
 log_run numerics cuview-integration-tests "the 3-D flow computes the same bits*"
 log_run checkpoints cuview-integration-tests "a run continued from a checkpoint equals*"
@@ -16,20 +19,38 @@ if (( gpus >= 2 )); then
 else
   echo "parts: skipped (one GPU; the CUDA parts tests need two)" | tee -a "$out/summary.txt"
 fi
+fi
 [[ ${SKIP_BENCH:-0} == 1 ]] || cuview-bench --sections flow3d --backends cuda --reps 5 >"$out/flow3d.md" 2>"$out/flow3d.log"
-# The largest grid of the issue, as a person starts it, watched: its stats after a few seconds.
+[[ ${SKIP_BIG:-0} == 1 ]] && exit 0
+# The ring beside a 1024³ float32 run (85 GB of populations): fewer slots than asked when they do
+# not fit beside it, with the publisher's warning.
+cuview-compute --name big32 --backend cuda --sim lbm3d --size 1024x1024x1024 --slots 3 --no-final-checkpoint \
+  --log-level info >"$out/big32.log" 2>&1 &
+big32=$!
+if wait_for_daemon big32; then
+  cuview-ctl --name big32 status >"$out/big32-status.txt" 2>&1
+  nvidia-smi --query-gpu=memory.used,memory.total --format=csv >>"$out/big32-status.txt"
+  echo "big32: $(grep -m1 'ring slots' "$out/big32.log" || grep -m1 'slots of' "$out/big32.log")" | tee -a "$out/summary.txt"
+else
+  echo "big32: did not start" | tee -a "$out/summary.txt"; tail -5 "$out/big32.log" >>"$out/summary.txt"
+fi
+kill -KILL $big32 2>/dev/null; wait $big32 2>/dev/null
+# The largest grid of the issue, as a person starts it, watched: its rate unwatched, then what a
+# reader of frames and a viewer's pictures cost it (scripts/gpu-picture-cost.py), then a verified attach.
 cuview-compute --name big --backend cuda --sim lbm3d --size 1024x1024x1024 --sim-option storage=fp16s \
-  --log-level info >"$out/big.log" 2>&1 &
+  --no-final-checkpoint --log-level info >"$out/big.log" 2>&1 &
 big=$!
 if wait_for_daemon big; then
-  sleep 5
+  sleep 8
   cuview-ctl --name big status >"$out/big-status.txt" 2>&1
   nvidia-smi --query-gpu=memory.used,memory.total --format=csv >>"$out/big-status.txt"
+  echo "big unwatched: $(grep -m1 -i 'steps/s' "$out/big-status.txt")" | tee -a "$out/summary.txt"
+  PYTHONPATH=$PWD/python timeout 150 python3 scripts/gpu-picture-cost.py --name big --mode emission \
+    --ctl "$(command -v cuview-ctl)" 2>&1 | sed 's/^/big watched: /' | tee -a "$out/summary.txt"
   timeout 90 cuview-ctl --name big attach --frames 5 --verify --read speed >>"$out/big-status.txt" 2>&1 || echo "attach failed: $?" >>"$out/big-status.txt"
   cuview-ctl --name big status >>"$out/big-status.txt" 2>&1
-  echo "big: started; $(grep -m1 -i 'steps/s\|step' "$out/big-status.txt" | head -1)" | tee -a "$out/summary.txt"
-  kill -KILL $big; wait $big  # not TERM: its final checkpoint of a 1024³ grid is 40 GB
+  echo "big attach: $(grep -m1 -i 'verified\|frames' "$out/big-status.txt")" | tee -a "$out/summary.txt"
 else
   echo "big: did not start" | tee -a "$out/summary.txt"; tail -20 "$out/big.log" >>"$out/summary.txt"
-  kill -KILL $big 2>/dev/null
 fi
+kill -KILL $big 2>/dev/null; wait $big 2>/dev/null

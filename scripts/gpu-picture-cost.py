@@ -20,7 +20,7 @@ def line(name, a, b, seconds, extra=""):
     pictures = b.get("pictures", 0) - a.get("pictures", 0)
     print(f"{name}: {frames / seconds:.1f} frames/s, {pictures / seconds:.1f} pictures/s, cost {b['cost'] * 100:.3f} %"
           f" (limited by {b['limited_by'] or '-'}), newest picture {b.get('picture_ms', 0):.2f} ms, "
-          f"{b['steps_per_second']:.0f} steps/s{extra}", flush=True)
+          f"{(b['step'] - a['step']) / seconds:.1f} steps/s over the phase{extra}", flush=True)
 
 
 def main():
@@ -58,7 +58,7 @@ def main():
                 waits.append((time.monotonic() - asked) * 1e3)
         waits.sort()
         extra = f", {got} answers, answer p50 {waits[len(waits) // 2]:.0f} ms" if waits else ""
-        line(name, s0, stats(g), a.seconds, extra)
+        line(name, s0, stats(g), time.monotonic() - t0, extra)
         time.sleep(6)
     return 0
 

@@ -78,16 +78,22 @@ CUVIEW_HD inline std::uint64_t checksum_term(std::uint32_t bits, std::uint64_t i
   return (static_cast<std::uint64_t>(bits) ^ 0x5bd1e9955bd1e995ull) * weight;
 }
 
-/// One field's part of the frame checksum, for a slot in host memory.
-inline std::uint64_t field_checksum(const void* slot, const SlotLayout::Field& f) {
-  const auto* base = static_cast<const unsigned char*>(slot);
+/// The checksum terms of `bytes` (a multiple of 4) in host memory that lie at byte `slot_offset`
+/// of a slot: a field, or a piece of one copied out on its own.
+inline std::uint64_t span_checksum(const void* data, std::size_t bytes, std::size_t slot_offset) {
+  const auto* base = static_cast<const unsigned char*>(data);
   std::uint64_t sum = 0;
-  for (std::size_t i = 0; i < f.bytes / 4; ++i) {
+  for (std::size_t i = 0; i < bytes / 4; ++i) {
     std::uint32_t bits;
-    std::memcpy(&bits, base + f.offset + 4 * i, sizeof bits);
-    sum += checksum_term(bits, f.offset / 4 + i);
+    std::memcpy(&bits, base + 4 * i, sizeof bits);
+    sum += checksum_term(bits, slot_offset / 4 + i);
   }
   return sum;
+}
+
+/// One field's part of the frame checksum, for a slot in host memory.
+inline std::uint64_t field_checksum(const void* slot, const SlotLayout::Field& f) {
+  return span_checksum(static_cast<const unsigned char*>(slot) + f.offset, f.bytes, f.offset);
 }
 
 /// The frame checksum of a slot in host memory: checksum_term over every 32-bit word of every

@@ -2,6 +2,7 @@
 // from every part of a run).
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "client/imports.hpp"
@@ -214,10 +215,24 @@ void Frame::synchronize_device() const {
 std::optional<std::string> Frame::verify() const {
   if (!imports_) throw Error(Errc::bad_value, "verify() on a moved-from Frame");
   const auto& l = imports_->layout;
-  std::vector<std::byte> buf(l.slot_bytes);
-  copy_to_host(buf);
-  SlotTrailer t{};
-  std::memcpy(&t, buf.data() + l.trailer_offset, sizeof t);
+  // The fields the frame holds, a piece at a time through one buffer (a 1024³ flow's slot is
+  // 26 GB: copying it whole, or only the fields a reader did not ask for, would take minutes);
+  // the trailer after them, so that a slot overwritten meanwhile shows as another frame's.
+  constexpr std::size_t kPiece = std::size_t{64} << 20;
+  std::unique_ptr<std::byte[]> buf;
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < l.fields.size(); ++i) {
+    if (!has_block(info_.fields, i)) continue;
+    auto f = l.fields[i];  // a packed frame's fields cover their packed cells only
+    if (info_.every > 1 && i < imports_->fields.size()) f.bytes = proto::packed_field(imports_->fields[i], info_.every).bytes;
+    if (!buf && f.bytes > 0) buf.reset(new std::byte[std::min(kPiece, f.bytes)]);
+    for (std::size_t at = 0; at < f.bytes; at += kPiece) {
+      const auto n = std::min(kPiece, f.bytes - at);
+      copy_to_host(f.offset + at, {buf.get(), n});
+      sum += span_checksum(buf.get(), n, f.offset + at);
+    }
+  }
+  const SlotTrailer t = trailer();
   const std::string frame = "frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
   if (t.seq != info_.seq)
     return frame + ": the slot's trailer says frame " + std::to_string(t.seq) + ", so the data was overwritten";
@@ -225,10 +240,6 @@ std::optional<std::string> Frame::verify() const {
     return frame + ": the slot's trailer says step " + std::to_string(t.step) + ", the ring said " +
            std::to_string(info_.step);
   // The trailer and checksum only: what the values mean is the simulation's business.
-  SlotLayout held = l;  // a packed frame's fields cover their packed cells only
-  for (std::size_t i = 0; info_.every > 1 && i < imports_->fields.size() && i < held.fields.size(); ++i)
-    held.fields[i].bytes = proto::packed_field(imports_->fields[i], info_.every).bytes;
-  const std::uint64_t sum = slot_checksum(buf.data(), held, info_.fields);
   if (sum != t.checksum) return frame + ": checksum mismatch: the data is torn or corrupt";
   return std::nullopt;
 }
