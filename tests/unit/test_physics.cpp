@@ -90,10 +90,13 @@ struct SimRun {
 
 }  // namespace
 
-BACKEND_TEST("lbm: a force-driven channel settles on the analytic Poiseuille profile", "[physics][lbm]") {
+BACKEND_TEST("lbm: a force-driven channel settles on the analytic Poiseuille profile, in either storage",
+             "[physics][lbm]") {
   const int w = 8, h = 34;  // fluid rows 1..32 between half-way bounce-back walls at y = 0.5 and 32.5
   const double nu = 1.0 / 6.0, g = 1e-6;
-  SimRun r("lbm", backend, w, h, {{"flow", "periodic"}, {"obstacle", "none"}}, {{"viscosity", nu}, {"force", g}});
+  for (const std::string storage : {"fp32", "fp16s"}) {
+  SimRun r("lbm", backend, w, h, {{"flow", "periodic"}, {"obstacle", "none"}, {"storage", storage}},
+           {{"viscosity", nu}, {"force", g}});
   r.steps(30000);  // ~5 viscous times H²/ν
   const auto f = r.read(static_cast<std::size_t>(w) * h);
   double err2 = 0, ref2 = 0, worst = 0;
@@ -108,14 +111,22 @@ BACKEND_TEST("lbm: a force-driven channel settles on the analytic Poiseuille pro
     }
   }
   const double rel = std::sqrt(err2 / ref2);
-  INFO("relative L2 error against Poiseuille: " << rel << "; centre-line u = " << f[0][2 * (17 * w)]);
-  CHECK(rel < 0.01);                             // stated tolerance: 1 %
-  CHECK(worst < 1e-4 * g / (2 * nu) * 16 * 16);  // no cross flow beyond float32 noise
+  INFO(storage << ": relative L2 error against Poiseuille: " << rel << "; centre-line u = " << f[0][2 * (17 * w)]
+                << ", cross flow " << worst);
+  const double u_max = g / (2 * nu) * 16 * 16;
+  // Stated tolerance: 1 % in float32. FP16S tracks float32 while the flow develops, then stalls
+  // where a step would change no population by half its rounding step: 4.6 % short of the profile
+  // here, more in wider channels (docs/physics.md "Storage"; Lehmann et al. 2022 saw the same).
+  CHECK(rel < (storage == "fp32" ? 0.01 : 0.06));
+  // No cross flow beyond float32 noise; FP16S keeps ~3 digits of f − w: below 1 % of u_max.
+  CHECK(worst < (storage == "fp32" ? 1e-4 : 1e-2) * u_max);
+  }
 }
 
-BACKEND_TEST("lbm: mass is conserved in a closed channel around an obstacle", "[physics][lbm]") {
+BACKEND_TEST("lbm: mass is conserved in a closed channel around an obstacle, in either storage", "[physics][lbm]") {
   const int w = 96, h = 40;
-  SimRun r("lbm", backend, w, h, {{"flow", "periodic"}}, {{"viscosity", 0.02}, {"force", 2e-5}});
+  for (const std::string storage : {"fp32", "fp16s"}) {
+  SimRun r("lbm", backend, w, h, {{"flow", "periodic"}, {"storage", storage}}, {{"viscosity", 0.02}, {"force", 2e-5}});
   auto mass = [&] {
     const auto f = r.read(static_cast<std::size_t>(w) * h);
     return std::accumulate(f[3].begin(), f[3].end(), 0.0);  // density, solid cells at 1
@@ -125,9 +136,11 @@ BACKEND_TEST("lbm: mass is conserved in a closed channel around an obstacle", "[
   const auto f = r.read(static_cast<std::size_t>(w) * h);
   const double after = std::accumulate(f[3].begin(), f[3].end(), 0.0);
   const double peak = *std::max_element(f[1].begin(), f[1].end());
-  INFO("mass " << before << " → " << after << ", peak speed " << peak);
-  CHECK(std::abs(after - before) / before < 1e-5);  // stated tolerance: 1e-5 relative (float32 sums)
-  CHECK(peak > 0.01);                               // it does flow
+  INFO(storage << ": mass " << before << " → " << after << ", peak speed " << peak);
+  // Stated tolerance: 1e-5 relative (float32 sums); FP16S's rounding of f − w: 1e-4.
+  CHECK(std::abs(after - before) / before < (storage == "fp32" ? 1e-5 : 1e-4));
+  CHECK(peak > 0.01);  // it does flow
+  }
 }
 
 TEST_CASE("lbm: a cylinder in the channel sheds an alternating vortex street, on CUDA as on the host",
@@ -253,6 +266,46 @@ TEST_CASE("the host simulations give the same bits on one thread as on every cor
   }
 }
 
+namespace {
+/// One more step of the 2-D flow (host rows for `isa`, every core) against lbm_cell over every
+/// cell of the state it had; populations of type T (`storage`).
+template <class T>
+void check_lbm_rows_are_cells(const std::string& isa, const std::string& flow, const std::string& storage) {
+  INFO("lbm, flow=" << flow << ", storage=" << storage << ", CUVIEW_HOST_ISA=" << isa);
+  const int w = 131, h = 47;
+  ::setenv("CUVIEW_HOST_ISA", isa.c_str(), 1);
+  SimRun r("lbm", Backend::host, w, h, {{"flow", flow}, {"storage", storage}},
+           {{"force", flow == "periodic" ? 2e-5 : 0.0}});
+  ::unsetenv("CUVIEW_HOST_ISA");
+  r.steps(200);
+  const sim::lbm::Window g{w, 0, h, h};
+  const auto o = sim::lbm::options_from({{"flow", flow}, {"storage", storage}});
+  const auto p = sim::lbm::from(r.params, o);
+  const std::size_t owned = g.owned_cells();
+  std::vector<T> saved(owned * sim::lbm::kQ), next(owned * sim::lbm::kQ);
+  std::vector<std::uint8_t> mask(owned), mask2(owned);
+  r.sim->save_state({saved.data(), mask.data()});
+  // The stored layout: every plane with a ghost row above and below the owned rows.
+  std::vector<T> f(g.cells() * sim::lbm::kQ, T{}), fo(f.size(), T{});
+  for (int i = 0; i < sim::lbm::kQ; ++i)
+    std::memcpy(f.data() + i * g.cells() + w, saved.data() + i * owned, owned * sizeof(T));
+  std::vector<std::uint8_t> solid(g.cells(), 1);
+  std::memcpy(solid.data() + w, mask.data(), owned);
+  const auto flags = sim::lbm::cell_flags(solid, g, o);
+  for (int y = 1; y <= h; ++y)
+    for (int x = 0; x < w; ++x) sim::lbm::lbm_cell(f.data(), fo.data(), flags.data(), x, y, w, g.cells(), p);
+  r.steps(1);
+  r.sim->save_state({next.data(), mask2.data()});
+  std::size_t solid_cells = 0, differ = 0;
+  for (auto m : mask) solid_cells += m != 0;
+  for (int i = 0; i < sim::lbm::kQ; ++i)
+    differ += std::memcmp(fo.data() + i * g.cells() + w, next.data() + i * owned, owned * sizeof(T)) != 0;
+  INFO(solid_cells << " solid cells");
+  CHECK(solid_cells > 2 * static_cast<std::size_t>(w));  // the walls and an obstacle
+  CHECK(differ == 0);
+}
+}  // namespace
+
 TEST_CASE("the host loops' vectorised rows compute what the per-cell updates compute, bit for bit",
           "[physics][host]") {
   // Gray–Scott: the state after one more step against grayscott_cell over every cell.
@@ -275,45 +328,16 @@ TEST_CASE("the host loops' vectorised rows compute what the per-cell updates com
     CHECK(std::memcmp(nu.data(), u2.data(), nu.size() * sizeof(float)) == 0);
     CHECK(std::memcmp(nv.data(), v2.data(), nv.size() * sizeof(float)) == 0);
   }
-  // The flow, channel and periodic: one more step of the simulation (its vectorised rows, on every
-  // core, built for each instruction set this CPU has) against lbm_cell over every cell of the
-  // state it had.
+  // The flow, channel and periodic, in either storage: one more step of the simulation (its
+  // vectorised rows, on every core, built for each instruction set this CPU has) against lbm_cell
+  // over every cell of the state it had.
   const auto isas = sim::lbm::host_isas();
   REQUIRE(!isas.empty());
   for (const std::string& isa : isas)
-  for (const std::string flow : {"channel", "periodic"}) {
-    INFO("lbm, flow=" << flow << ", CUVIEW_HOST_ISA=" << isa);
-    const int w = 131, h = 47;
-    ::setenv("CUVIEW_HOST_ISA", isa.c_str(), 1);
-    SimRun r("lbm", Backend::host, w, h, {{"flow", flow}}, {{"force", flow == "periodic" ? 2e-5 : 0.0}});
-    ::unsetenv("CUVIEW_HOST_ISA");
-    r.steps(200);
-    const sim::lbm::Window g{w, 0, h, h};
-    const auto o = sim::lbm::options_from({{"flow", flow}});
-    const auto p = sim::lbm::from(r.params, o);
-    const std::size_t owned = g.owned_cells();
-    std::vector<float> saved(owned * sim::lbm::kQ), next(owned * sim::lbm::kQ);
-    std::vector<std::uint8_t> mask(owned), mask2(owned);
-    r.sim->save_state({saved.data(), mask.data()});
-    // The stored layout: every plane with a ghost row above and below the owned rows.
-    std::vector<float> f(g.cells() * sim::lbm::kQ, 0.0f), fo(f.size(), 0.0f);
-    for (int i = 0; i < sim::lbm::kQ; ++i)
-      std::memcpy(f.data() + i * g.cells() + w, saved.data() + i * owned, owned * sizeof(float));
-    std::vector<std::uint8_t> solid(g.cells(), 1);
-    std::memcpy(solid.data() + w, mask.data(), owned);
-    const auto flags = sim::lbm::cell_flags(solid, g, o);
-    for (int y = 1; y <= h; ++y)
-      for (int x = 0; x < w; ++x) sim::lbm::lbm_cell(f.data(), fo.data(), flags.data(), x, y, w, g.cells(), p);
-    r.steps(1);
-    r.sim->save_state({next.data(), mask2.data()});
-    std::size_t solid_cells = 0, differ = 0;
-    for (auto m : mask) solid_cells += m != 0;
-    for (int i = 0; i < sim::lbm::kQ; ++i)
-      differ += std::memcmp(fo.data() + i * g.cells() + w, next.data() + i * owned, owned * sizeof(float)) != 0;
-    INFO(solid_cells << " solid cells");
-    CHECK(solid_cells > 2 * static_cast<std::size_t>(w));  // the walls and an obstacle
-    CHECK(differ == 0);
-  }
+    for (const std::string flow : {"channel", "periodic"}) {
+      check_lbm_rows_are_cells<float>(isa, flow, "fp32");
+      check_lbm_rows_are_cells<std::uint16_t>(isa, flow, "fp16s");
+    }
   // An instruction set the loop is not built for is named, with the ones this CPU runs.
   ::setenv("CUVIEW_HOST_ISA", "neon", 1);
   CHECK_THROWS_WITH(SimRun("lbm", Backend::host, 64, 32, {}), Catch::Contains("CUVIEW_HOST_ISA=neon") &&
@@ -465,15 +489,17 @@ BACKEND_TEST("lbm3d: a force-driven square duct settles on the analytic Poiseuil
   }
 }
 
-BACKEND_TEST("lbm: with flow=channel the inlet holds `inflow` and a developed channel is plane Poiseuille",
+BACKEND_TEST("lbm: with flow=channel the inlet holds `inflow` and a developed channel is plane Poiseuille, in either "
+             "storage",
              "[physics][lbm]") {
   // Fluid rows 1..20 between half-way bounce-back walls at y = 0.5 and 20.5 (width 20); the inlet
   // a wall moving at `inflow` half a cell before column 0, the outlet at density 1 in the last
   // column. Re = u 20 / ν = 3.6: developed within (0.6 + 0.056 Re) 20 ≈ 16 columns; 3000 steps
   // are ~5 viscous times 20² / ν. Plane Poiseuille: u_x = F / (2ν) (y − ½)(20.5 − y).
   const int h = 22;
-  check_open_channel(backend, "lbm", 64, h, 1, 1.0 / 6.0, 0.03, 3000, 0.02,  // stated tolerance: 2 %
-                     [&](int y, int) { return (y - 0.5) * (h - 1.5 - y) / 2; });
+  for (const std::string storage : {"fp32", "fp16s"})
+    check_open_channel(backend, "lbm", 64, h, 1, 1.0 / 6.0, 0.03, 3000, 0.02,  // stated tolerance: 2 %
+                       [&](int y, int) { return (y - 0.5) * (h - 1.5 - y) / 2; }, storage);
 }
 
 BACKEND_TEST("lbm3d: with flow=channel the inlet holds `inflow` and a developed square duct has the series profile, "
@@ -570,8 +596,8 @@ TEST_CASE("lbm3d: the host's vectorised rows are cell_update over every cell, on
 
 TEST_CASE("lbm3d: FP16S stores f − w as binary16 of (f − w)·2^15, rounded to nearest even, subnormals kept",
           "[physics][lbm3d]") {
-  using sim::lbm3d::decode;
-  using sim::lbm3d::encode;
+  using sim::decode;
+  using sim::encode;
   const float unit = 1.0f / 32768.0f;  // (f − w) of 1 in binary16
   CHECK(encode<std::uint16_t>(unit) == 0x3c00);
   CHECK(decode(std::uint16_t{0x3c00}) == unit);

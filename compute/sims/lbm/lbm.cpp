@@ -22,18 +22,22 @@ LbmOptions options_from(const std::map<std::string, std::string>& options) {
       o.cylinder = value == "cylinder";
     } else if (key == "overlap" && (value == "on" || value == "off")) {
       o.overlap = value == "on";
+    } else if (key == "storage" && (value == "fp32" || value == "fp16s")) {
+      o.fp16s = value == "fp16s";
     } else {
       throw Error(Errc::bad_value, "lbm: option " + key + "=" + value +
-                                       " is not known; lbm has flow=channel|periodic, obstacle=cylinder|none and "
-                                       "overlap=on|off");
+                                       " is not known; lbm has flow=channel|periodic, obstacle=cylinder|none, "
+                                       "overlap=on|off and storage=fp32|fp16s");
     }
   }
   return o;
 }
 
-std::vector<StateSpec> state(int width, int rows) {
+std::vector<StateSpec> state(int width, int rows, const LbmOptions& o) {
   const auto w = static_cast<std::uint64_t>(width), h = static_cast<std::uint64_t>(rows);
-  return {{"populations", DType::float32, {kQ, h, w}, "D2Q9 populations f_i − w_i, direction outermost"},
+  return {{"populations", o.fp16s ? DType::float16 : DType::float32, {kQ, h, w},
+           o.fp16s ? "D2Q9 populations (f_i − w_i)·2^15 as binary16 (storage=fp16s), direction outermost"
+                   : "D2Q9 populations f_i − w_i, direction outermost"},
           {"obstacles", DType::uint8, {h, w}, "1 where the cell is solid (walls, the cylinder, what was drawn)"}};
 }
 
@@ -132,12 +136,6 @@ Touched draw(const Stroke& s, std::vector<std::uint8_t>& solid, std::vector<std:
   return t;
 }
 
-void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, float* f, std::size_t plane) {
-  const std::size_t cells = g.cells();
-  for (std::size_t c = 0; c < cells; ++c)
-    for (int i = 0; i < kQ; ++i) f[i * plane + c] = solid[c] ? 0.0f : shifted_equilibrium(i, 0.0f, 1.0f, u0, 0.0f);
-}
-
 void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>& solid) {
   if (!halo) return;
   const std::size_t w = static_cast<std::size_t>(g.width);
@@ -150,44 +148,49 @@ namespace {
 /// Stored rows [y0, y1) of one step: the edge columns by lbm_cell, the rest by the vectorised row.
 /// Compiled once per instruction set below (inlined into each, so the compiler vectorises the
 /// row at that width): the collision is compute-bound at SSE2's 4 lanes (~10⁸ cells/s per core),
-/// so AVX2 and AVX-512 make it memory-bound.
-[[gnu::always_inline]] inline void step_rows_body(const float* f, float* fo, const std::uint16_t* flags, int y0,
-                                                  int y1, int width, std::size_t plane, const LbmParams& p) {
+/// so AVX2 and AVX-512 make it memory-bound. T: the stored populations (float, or FP16S's bits).
+template <class T>
+[[gnu::always_inline]] inline void step_rows_body(const T* f, T* fo, const std::uint16_t* flags, int y0, int y1,
+                                                  int width, std::size_t plane, const LbmParams& p) {
   for (int y = y0; y < y1; ++y) {
     lbm_cell(f, fo, flags, 0, y, width, plane, p);
     lbm_row_interior(f, fo, flags, y, width, plane, p);
     if (width > 1) lbm_cell(f, fo, flags, width - 1, y, width, plane, p);
   }
 }
-using StepRows = void (*)(const float*, float*, const std::uint16_t*, int, int, int, std::size_t, const LbmParams&);
-void step_rows_generic(const float* f, float* fo, const std::uint16_t* flags, int y0, int y1, int width,
-                       std::size_t plane, const LbmParams& p) {
+template <class T>
+using StepRows = void (*)(const T*, T*, const std::uint16_t*, int, int, int, std::size_t, const LbmParams&);
+template <class T>
+void step_rows_generic(const T* f, T* fo, const std::uint16_t* flags, int y0, int y1, int width, std::size_t plane,
+                       const LbmParams& p) {
   step_rows_body(f, fo, flags, y0, y1, width, plane, p);
 }
 #ifdef CUVIEW_HOST_ISAS
-__attribute__((target("avx2"))) void step_rows_avx2(const float* f, float* fo, const std::uint16_t* flags, int y0,
-                                                    int y1, int width, std::size_t plane, const LbmParams& p) {
+template <class T>
+__attribute__((target("avx2,f16c"))) void step_rows_avx2(const T* f, T* fo, const std::uint16_t* flags, int y0,
+                                                         int y1, int width, std::size_t plane, const LbmParams& p) {
   step_rows_body(f, fo, flags, y0, y1, width, plane, p);
 }
-__attribute__((target("avx512f"))) void step_rows_avx512f(const float* f, float* fo, const std::uint16_t* flags,
-                                                          int y0, int y1, int width, std::size_t plane,
-                                                          const LbmParams& p) {
+template <class T>
+__attribute__((target("avx512f,f16c"))) void step_rows_avx512f(const T* f, T* fo, const std::uint16_t* flags, int y0,
+                                                               int y1, int width, std::size_t plane,
+                                                               const LbmParams& p) {
   step_rows_body(f, fo, flags, y0, y1, width, plane, p);
 }
 #endif
 
-constexpr IsaBuild<StepRows> kIsas[] = {
+/// Widest first; F16C (FP16S's conversions) comes with every AVX2 CPU.
+template <class T>
+constexpr IsaBuild<StepRows<T>> kIsas[] = {
 #ifdef CUVIEW_HOST_ISAS
-    {"avx512f", step_rows_avx512f, [] { return __builtin_cpu_supports("avx512f") != 0; }},
-    {"avx2", step_rows_avx2, [] { return __builtin_cpu_supports("avx2") != 0; }},
-    {"sse2", step_rows_generic, [] { return true; }},
+    {"avx512f", step_rows_avx512f<T>,
+     [] { return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("f16c") != 0; }},
+    {"avx2", step_rows_avx2<T>, [] { return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("f16c") != 0; }},
+    {"sse2", step_rows_generic<T>, [] { return true; }},
 #else
-    {"generic", step_rows_generic, [] { return true; }},
+    {"generic", step_rows_generic<T>, [] { return true; }},
 #endif
 };
-
-/// The step_rows of the widest instruction set this CPU has, or of CUVIEW_HOST_ISA's.
-StepRows pick_step_rows() { return pick_isa(kIsas, "the flow's host loop"); }
 
 /// Where the host puts its two population arrays (one allocation): a cell's populations, read
 /// from one array and written to the other, at distinct offsets modulo 4 KiB. Apart, the arrays
@@ -203,14 +206,17 @@ std::size_t padded_plane(std::size_t cells) { return staggered_stride(cells, 112
 constexpr std::size_t kSecondArrayShift = 72;
 
 /// On the host: one loop over the owned rows per step, then the ghost rows from the neighbours.
+/// Populations of type T (float, or FP16S's binary16 bits).
+template <class T>
 class LbmHost final : public Simulation {
  public:
   LbmHost(const Window& g, Halo* halo, const LbmOptions& o)
       : g_(g), halo_(halo), o_(o), solid_(obstacle_mask(g_, o_)), flags_(cell_flags(solid_, g_, o_)),
-        step_rows_(pick_step_rows()), plane_(padded_plane(g_.cells())), populations_(2 * kQ * plane_ + kSecondArrayShift),
+        step_rows_(pick_isa(kIsas<T>, "the flow's host loop")), plane_(padded_plane(g_.cells())),
+        populations_((2 * kQ * plane_ + kSecondArrayShift) * sizeof(T) / sizeof(float) + 1),
         rows_(host_threads(halo != nullptr)) {
-    f_ = populations_.data(), f2_ = f_ + kQ * plane_ + kSecondArrayShift;
-    if (halo_) halo_rows_.resize(4 * row_floats());
+    f_ = reinterpret_cast<T*>(populations_.data()), f2_ = f_ + kQ * plane_ + kSecondArrayShift;
+    if (halo_) halo_rows_.resize(4 * row_values());
   }
   std::vector<FieldSpec> fields() const override { return lbm::fields(); }
   std::vector<ParamSpec> params() const override { return lbm::params(); }
@@ -232,17 +238,17 @@ class LbmHost final : public Simulation {
   }
   std::vector<InputSpec> inputs() const override { return lbm::inputs(); }
   void draw(const Stroke& s) override { (void)lbm::draw(s, solid_, flags_, g_, o_); }
-  std::vector<StateSpec> state() const override { return lbm::state(g_.width, g_.rows); }
+  std::vector<StateSpec> state() const override { return lbm::state(g_.width, g_.rows, o_); }
   void save_state(const std::vector<void*>& out) override {
-    auto* f = static_cast<float*>(out[0]);
+    auto* f = static_cast<T*>(out[0]);
     for (int i = 0; i < kQ; ++i)
-      std::memcpy(f + i * g_.owned_cells(), plane(f_, i) + g_.width, g_.owned_cells() * sizeof(float));
+      std::memcpy(f + i * g_.owned_cells(), plane(f_, i) + g_.width, g_.owned_cells() * sizeof(T));
     std::memcpy(out[1], solid_.data() + g_.width, g_.owned_cells());
   }
   void load_state(const std::vector<const void*>& in) override {
-    const auto* f = static_cast<const float*>(in[0]);
+    const auto* f = static_cast<const T*>(in[0]);
     for (int i = 0; i < kQ; ++i)
-      std::memcpy(plane(f_, i) + g_.width, f + i * g_.owned_cells(), g_.owned_cells() * sizeof(float));
+      std::memcpy(plane(f_, i) + g_.width, f + i * g_.owned_cells(), g_.owned_cells() * sizeof(T));
     std::memcpy(solid_.data() + g_.width, in[1], g_.owned_cells());
     exchange_mask_ghosts(halo_, g_, solid_);
     flags_ = cell_flags(solid_, g_, o_);
@@ -261,23 +267,23 @@ class LbmHost final : public Simulation {
  private:
   /// Fewer rows than this run on one thread: a wake-up costs more than they do.
   [[nodiscard]] std::int64_t min_rows() const { return std::max(1, 8192 / g_.width); }
-  [[nodiscard]] std::size_t row_floats() const { return static_cast<std::size_t>(kQ) * g_.width; }
-  [[nodiscard]] float* plane(float* f, int i) const { return f + i * plane_; }
+  [[nodiscard]] std::size_t row_values() const { return static_cast<std::size_t>(kQ) * g_.width; }
+  [[nodiscard]] T* plane(T* f, int i) const { return f + i * plane_; }
   /// Sends the first and last owned rows of every population plane to the parts above and below
   /// and receives their edge rows into the ghost rows (packed: the planes are far apart).
   void exchange_populations() {
     if (!halo_) return;
-    float *to_up = halo_rows_.data(), *to_down = to_up + row_floats(), *from_up = to_down + row_floats(),
-          *from_down = from_up + row_floats();
+    T *to_up = halo_rows_.data(), *to_down = to_up + row_values(), *from_up = to_down + row_values(),
+      *from_down = from_up + row_values();
     const std::size_t w = static_cast<std::size_t>(g_.width), last = w * g_.rows, below = w * (g_.rows + 1);
     for (int i = 0; i < kQ; ++i) {
-      std::memcpy(to_up + i * w, plane(f_, i) + w, w * sizeof(float));
-      std::memcpy(to_down + i * w, plane(f_, i) + last, w * sizeof(float));
+      std::memcpy(to_up + i * w, plane(f_, i) + w, w * sizeof(T));
+      std::memcpy(to_down + i * w, plane(f_, i) + last, w * sizeof(T));
     }
-    halo_->exchange(to_up, from_up, to_down, from_down, row_floats() * sizeof(float), false, cuda::StreamRef{});
+    halo_->exchange(to_up, from_up, to_down, from_down, row_values() * sizeof(T), false, cuda::StreamRef{});
     for (int i = 0; i < kQ; ++i) {
-      if (halo_->has_up()) std::memcpy(plane(f_, i), from_up + i * w, w * sizeof(float));
-      if (halo_->has_down()) std::memcpy(plane(f_, i) + below, from_down + i * w, w * sizeof(float));
+      if (halo_->has_up()) std::memcpy(plane(f_, i), from_up + i * w, w * sizeof(T));
+      if (halo_->has_down()) std::memcpy(plane(f_, i) + below, from_down + i * w, w * sizeof(T));
     }
   }
   Window g_;
@@ -286,18 +292,18 @@ class LbmHost final : public Simulation {
   LbmParams p_;
   std::vector<std::uint8_t> solid_;
   std::vector<std::uint16_t> flags_;
-  StepRows step_rows_;               ///< for this CPU's widest vectors (pick_step_rows)
-  std::size_t plane_;                ///< floats between two populations' planes (padded_plane)
+  StepRows<T> step_rows_;            ///< for this CPU's widest vectors (kIsas)
+  std::size_t plane_;                ///< values (T) between two populations' planes (padded_plane)
   HostArray populations_;  ///< both arrays of nine planes, f_ and f2_ (which swap each step)
-  float* f_;
-  float* f2_;
-  std::vector<float> halo_rows_;  ///< to up, to down, from up, from down: one row of every plane each
+  T* f_;
+  T* f2_;
+  std::vector<T> halo_rows_;  ///< to up, to down, from up, from down: one row of every plane each
   RowPool rows_;
 };
 
 }  // namespace
 
-std::vector<std::string> host_isas() { return usable_isas(kIsas); }
+std::vector<std::string> host_isas() { return usable_isas(kIsas<float>); }
 
 std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& config) {
   const LbmOptions o = options_from(config.options);
@@ -321,7 +327,8 @@ std::unique_ptr<Simulation> make(Executor& executor, const SimulationConfig& con
   if (executor.kind() == Executor::Kind::cuda) return make_cuda(executor, g, halo, o);
 #endif
   (void)executor;
-  return std::make_unique<LbmHost>(g, halo, o);
+  if (o.fp16s) return std::make_unique<LbmHost<std::uint16_t>>(g, halo, o);
+  return std::make_unique<LbmHost<float>>(g, halo, o);
 }
 
 }  // namespace cuview::sim::lbm

@@ -1,4 +1,4 @@
-// Lattice Boltzmann flow, D2Q9 with BGK collision, float32: one fused stream-and-collide update
+// Lattice Boltzmann flow, D2Q9 with BGK collision, float32 arithmetic: one fused stream-and-collide update
 // per cell (pull scheme: each cell gathers the populations streaming into it, then relaxes them
 // towards equilibrium). Boundaries: solid cells (walls, obstacles) bounce back half-way; with
 // flow=channel a velocity inlet half a cell left of the first column (a moving wall: gather)
@@ -9,8 +9,10 @@
 //
 // Layout: populations f[i * plane + y * width + x] (one plane per direction; `plane` is at least
 // width × stored rows: the host pads it, see padded_plane), stored shifted by their rest weight
-// (f_i − w_i, as FluidX3D does) so that float32 keeps its digits for the
-// deviations that carry the flow; `flags` one 16-bit word per cell: bit i (0-8) says the
+// (f_i − w_i, as FluidX3D does) so that the stored number keeps its digits for the
+// deviations that carry the flow: as float32 (storage=fp32) or as FP16S, binary16 of (f_i − w_i)·2^15
+// (storage=fp16s: half the bytes; sims/fp16s.hpp). The functions below take the stored type T
+// (float or std::uint16_t) and read and write through decode and encode<T>. `flags` one 16-bit word per cell: bit i (0-8) says the
 // population arriving in direction i bounces back (its source is solid, or beyond the top or
 // bottom edge), bit kSolidBit that the cell itself is solid. One load per cell instead of nine.
 // A part of a y-decomposed grid (sims/slab.hpp) stores its rows between two ghost rows, copies of
@@ -18,13 +20,11 @@
 // know where the rows lie in the global grid.
 #pragma once
 
-#if !defined(__CUDACC__)
-#include <bit>
-#endif
 #include <cstddef>
 #include <cstdint>
 
 #include "cuview/host_device.hpp"
+#include "sims/fp16s.hpp"
 
 namespace cuview::sim::lbm {
 
@@ -90,28 +90,29 @@ CUVIEW_HD inline void lbm_collide(const float* ft, const LbmParams& p, float* ou
 /// 6 w_i ρ c_i·u (ρ the cell's), so that every row takes in exactly ρ u_in a step whatever the
 /// flow inside; with flow=periodic a source beyond an x edge wraps. A channel's outlet column is
 /// open_edge's and gathers nothing here.
-CUVIEW_HD inline void gather(const float* __restrict__ f, unsigned fl, std::size_t here, int x, int y, int width,
+template <class T>
+CUVIEW_HD inline void gather(const T* __restrict__ f, unsigned fl, std::size_t here, int x, int y, int width,
                              std::size_t plane, const LbmParams& p, float* ft) {
   float inlet_rho = 1.0f;
   if (x == 0 && !p.periodic) {
     CUVIEW_UNROLL
-    for (int i = 0; i < kQ; ++i) inlet_rho += f[i * plane + here];
+    for (int i = 0; i < kQ; ++i) inlet_rho += decode(f[i * plane + here]);
   }
   CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
     if (fl & (1u << i)) {  // w_i = w_opposite: the shifted populations bounce back as they are
-      ft[i] = f[opposite(i) * plane + here];
+      ft[i] = decode(f[opposite(i) * plane + here]);
       continue;
     }
     int sx = x - cx(i);
     const int sy = y - cy(i);
     if (sx < 0 && !p.periodic) {  // c_x = 1: w_i ρ (6 c·u)
-      ft[i] = f[opposite(i) * plane + here] + weight(i) * inlet_rho * (6.0f * p.u_in);
+      ft[i] = decode(f[opposite(i) * plane + here]) + weight(i) * inlet_rho * (6.0f * p.u_in);
       continue;
     }
     if (sx < 0) sx = width - 1;
     else if (sx >= width) sx = 0;
-    ft[i] = f[i * plane + static_cast<std::size_t>(sy) * width + sx];
+    ft[i] = decode(f[i * plane + static_cast<std::size_t>(sy) * width + sx]);
   }
 }
 
@@ -122,7 +123,8 @@ CUVIEW_HD inline void gather(const float* __restrict__ f, unsigned fl, std::size
 /// that neighbour receives this step. The cell then collides as any other, which keeps both: the
 /// outlet holds the pressure, and what reaches it leaves. A solid neighbour gives the rest state.
 /// Reads only row y and the rows beside it, as any update: parts stay bit-identical.
-CUVIEW_HD inline void open_edge(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int y,
+template <class T>
+CUVIEW_HD inline void open_edge(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int y,
                                 int width, std::size_t plane, const LbmParams& p, float* ft) {
   const int inner = width - 2;
   const std::size_t at = static_cast<std::size_t>(y) * width + inner;
@@ -146,7 +148,8 @@ CUVIEW_HD inline void open_edge(const float* __restrict__ f, const std::uint16_t
 /// false for a solid cell (kept at rest: it stores zeros, and `out` is left alone). Population i
 /// of cell c is at [i * plane + c]: `plane` is the stored cells (width × stored rows) or more (the
 /// host pads its planes).
-CUVIEW_HD inline bool lbm_update(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x, int y,
+template <class T>
+CUVIEW_HD inline bool lbm_update(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int x, int y,
                                  int width, std::size_t plane, const LbmParams& p, float* out) {
   const std::size_t here = static_cast<std::size_t>(y) * width + x;
   const unsigned fl = flags[here];
@@ -161,36 +164,33 @@ CUVIEW_HD inline bool lbm_update(const float* __restrict__ f, const std::uint16_
 }
 
 /// One update of cell (x, y) (lbm_update), stored into `fo` (zeros for a solid cell).
-CUVIEW_HD inline void lbm_cell(const float* __restrict__ f, float* __restrict__ fo,
+template <class T>
+CUVIEW_HD inline void lbm_cell(const T* __restrict__ f, T* __restrict__ fo,
                                const std::uint16_t* __restrict__ flags, int x, int y, int width, std::size_t plane,
                                const LbmParams& p) {
   const std::size_t here = static_cast<std::size_t>(y) * width + x;
   float out[kQ];
   const bool fluid = lbm_update(f, flags, x, y, width, plane, p, out);
   CUVIEW_UNROLL
-  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = fluid ? out[i] : 0.0f;
+  for (int i = 0; i < kQ; ++i) fo[i * plane + here] = encode<T>(fluid ? out[i] : 0.0f);
 }
 
 #if !defined(__CUDACC__)
-/// `mask` all ones: a, all zeros: b; bit for bit (a select the compiler vectorises as and/or).
-inline float select_bits(std::uint32_t mask, float a, float b) {
-  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & mask) | (std::bit_cast<std::uint32_t>(b) & ~mask));
-}
-
 /// lbm_cell for every cell of row y but the first and last column (which lbm_cell does: the
 /// inlet, outlet or wrap), written for the host compiler to vectorize: away from the x edges
 /// every source is affine in x, and a bounced population or a solid cell is a select rather than
 /// a branch. The same arithmetic as lbm_cell, so the same bits. Reads rows y − 1 and y + 1, which
 /// the host loop always stores (edge or ghost rows).
-[[gnu::always_inline]] inline void lbm_row_interior(const float* __restrict__ f, float* __restrict__ fo,
+template <class T>
+[[gnu::always_inline]] inline void lbm_row_interior(const T* __restrict__ f, T* __restrict__ fo,
                              const std::uint16_t* __restrict__ flags, int y, int width, std::size_t plane,
                              const LbmParams& p) {
   const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(y) * width;
   // Per direction, the row its populations stream from and the row they bounce back from: then
   // every load of the loop below is [x] of one of them.
-  const float* streamed[kQ];
-  const float* bounced[kQ];
-  float* out_row[kQ];
+  const T* streamed[kQ];
+  const T* bounced[kQ];
+  T* out_row[kQ];
   CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
     streamed[i] = f + i * plane + row - static_cast<std::ptrdiff_t>(cy(i)) * width - cx(i);
@@ -208,11 +208,11 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
     for (int x = 1; x < width - 1; ++x) {
       float ft[kQ];
       CUVIEW_UNROLL
-      for (int i = 0; i < kQ; ++i) ft[i] = streamed[i][x];
+      for (int i = 0; i < kQ; ++i) ft[i] = decode(streamed[i][x]);
       float out[kQ];
       lbm_collide(ft, q, out);
       CUVIEW_UNROLL
-      for (int i = 0; i < kQ; ++i) out_row[i][x] = out[i];
+      for (int i = 0; i < kQ; ++i) out_row[i][x] = encode<T>(out[i]);
     }
     return;
   }
@@ -223,12 +223,13 @@ inline float select_bits(std::uint32_t mask, float a, float b) {
     const std::uint32_t fl = fl_row[x];
     float ft[kQ];
     CUVIEW_UNROLL
-    for (int i = 0; i < kQ; ++i) ft[i] = select_bits(0u - ((fl >> i) & 1u), bounced[i][x], streamed[i][x]);
+    for (int i = 0; i < kQ; ++i)
+      ft[i] = select_bits(0u - ((fl >> i) & 1u), decode(bounced[i][x]), decode(streamed[i][x]));
     float out[kQ];
     lbm_collide(ft, q, out);
     const std::uint32_t solid = 0u - ((fl >> 9) & 1u);  // kSolidBit
     CUVIEW_UNROLL
-    for (int i = 0; i < kQ; ++i) out_row[i][x] = select_bits(solid, 0.0f, out[i]);
+    for (int i = 0; i < kQ; ++i) out_row[i][x] = encode<T>(select_bits(solid, 0.0f, out[i]));
   }
 }
 
@@ -248,13 +249,14 @@ CUVIEW_HD inline void stored_moments(bool fluid, const float* ft, float force, f
 }
 
 /// Density and velocity of cell `at` from stored populations (solid cells: 1 and 0).
-CUVIEW_HD inline void cell_moments(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, std::size_t at,
+template <class T>
+CUVIEW_HD inline void cell_moments(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, std::size_t at,
                                    std::size_t plane, float force, float& rho, float& ux, float& uy) {
   const bool fluid = (flags[at] & kSolidBit) == 0;
   float ft[kQ];
   if (fluid) {
     CUVIEW_UNROLL
-    for (int i = 0; i < kQ; ++i) ft[i] = f[i * plane + at];
+    for (int i = 0; i < kQ; ++i) ft[i] = decode(f[i * plane + at]);
   }
   stored_moments(fluid, ft, force, rho, ux, uy);
 }
@@ -276,7 +278,8 @@ CUVIEW_HD inline float vorticity_of(float uyl, float uyr, float uxd, float uxu, 
 struct Observed {
   float ux, uy, speed, vorticity, rho;
 };
-CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
+template <class T>
+CUVIEW_HD inline Observed observe_cell(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
                                        int y, int width, std::size_t plane, int global_y, int global_height,
                                        float force) {
   const std::size_t at = static_cast<std::size_t>(y) * width + x;
@@ -297,7 +300,8 @@ CUVIEW_HD inline Observed observe_cell(const float* __restrict__ f, const std::u
 
 /// Writes the published fields of stored cell (x, y) (observe_cell's arguments) at cell `out` of
 /// the published frame: velocity (2 floats), speed, vorticity and density; returns what it wrote.
-CUVIEW_HD inline Observed lbm_observe(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
+template <class T>
+CUVIEW_HD inline Observed lbm_observe(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
                                       int y, int width, std::size_t plane, int global_y, int global_height, float force,
                                       std::size_t out, float* velocity, float* speed, float* vorticity,
                                       float* density) {

@@ -1,4 +1,5 @@
-// The lattice-Boltzmann flow on the CUDA executor: populations double-buffered on the device, one
+// The lattice-Boltzmann flow on the CUDA executor: populations (float32, or FP16S with
+// storage=fp16s: the kernels take the stored type T) double-buffered on the device, one
 // thread per cell running lbm_cell (lbm.hpp) per step; the published fields are written by the
 // last step before a frame, from the moments its collision holds (step_and_write), or by a second
 // kernel straight into the ring slot (write_fields: a frame without a step, e.g. while paused). A part of a decomposed grid (sims/slab.hpp) steps
@@ -33,9 +34,9 @@ using FrameOut = FlowFrameOut;
 /// Steps `count` stored rows: first, first + stride, … (every owned row, the two edge rows, or the
 /// rows between them: the same lbm_cell whichever, so the results do not depend on the split).
 /// kFrame: the last step before a frame, also writing `out` (FrameOut).
-template <bool kFrame>
+template <class T, bool kFrame>
 __global__ void __launch_bounds__(kBlockX* kBlockY)
-    lbm_step_kernel(const float* __restrict__ f, float* __restrict__ fo, const std::uint16_t* __restrict__ flags,
+    lbm_step_kernel(const T* __restrict__ f, T* __restrict__ fo, const std::uint16_t* __restrict__ flags,
                     int width, int height, int first, int stride, int count, LbmParams p, FrameOut out) {
   const int x = blockIdx.x * kBlockX + threadIdx.x, j = blockIdx.y * kBlockY + threadIdx.y;
   const std::size_t plane = static_cast<std::size_t>(width) * height;
@@ -49,7 +50,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
       float ft[kQ];
       const bool fluid = lbm_update(f, flags, x, y, width, plane, p, ft);
       CUVIEW_UNROLL
-      for (int i = 0; i < kQ; ++i) fo[i * plane + here] = fluid ? ft[i] : 0.0f;
+      for (int i = 0; i < kQ; ++i) fo[i * plane + here] = encode<T>(fluid ? ft[i] : 0.0f);
       float rho, ux, uy;
       stored_moments(fluid, ft, p.force, rho, ux, uy);
       const std::size_t at = here - width;  // in the published frame: owned rows only
@@ -75,8 +76,9 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 /// The vorticity of the owned rows after a frame's step, from the velocities it wrote (owned rows)
 /// and the ghost rows' populations (a part's neighbours' rows): the same differences, the same bits
 /// as lbm_observe_kernel.
+template <class T>
 __global__ void __launch_bounds__(256)
-    lbm_vorticity_kernel(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, Window g, float force,
+    lbm_vorticity_kernel(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, Window g, float force,
                          const float* __restrict__ velocity, float* __restrict__ vorticity, std::uint64_t w_vorticity,
                          std::uint64_t* sum) {
   const std::size_t cells = g.owned_cells();
@@ -122,19 +124,20 @@ struct Equilibrium {
 };
 /// The initial populations: `eq` (computed on the host, so both backends start from the same bits)
 /// in fluid cells, 0 in solid ones.
+template <class T>
 __global__ void lbm_initial_kernel(const std::uint16_t* __restrict__ flags, std::size_t cells, Equilibrium eq,
-                                   float* __restrict__ f) {
+                                   T* __restrict__ f) {
   for (std::size_t c = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; c < cells;
        c += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const bool solid = (flags[c] & kSolidBit) != 0;
-    for (int i = 0; i < kQ; ++i) f[i * cells + c] = solid ? 0.0f : eq.f[i];
+    for (int i = 0; i < kQ; ++i) f[i * cells + c] = encode<T>(solid ? 0.0f : eq.f[i]);
   }
 }
 
 /// The first and last owned rows of every population plane, packed one after the other into
-/// `to_up` and `to_down` (kQ × width floats each): what the halo sends.
-__global__ void lbm_pack_kernel(const float* __restrict__ f, float* __restrict__ to_up, float* __restrict__ to_down,
-                                Window g) {
+/// `to_up` and `to_down` (kQ × width values each): what the halo sends.
+template <class T>
+__global__ void lbm_pack_kernel(const T* __restrict__ f, T* __restrict__ to_up, T* __restrict__ to_down, Window g) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
                     w = static_cast<std::size_t>(g.width);
   if (k >= kQ * w) return;
@@ -143,8 +146,9 @@ __global__ void lbm_pack_kernel(const float* __restrict__ f, float* __restrict__
   to_down[k] = f[plane + w * g.rows + x];
 }
 /// What the halo received, into the ghost rows of a side that has a neighbour.
-__global__ void lbm_unpack_kernel(float* __restrict__ f, const float* __restrict__ from_up,
-                                  const float* __restrict__ from_down, Window g, bool up, bool down) {
+template <class T>
+__global__ void lbm_unpack_kernel(T* __restrict__ f, const T* __restrict__ from_up, const T* __restrict__ from_down,
+                                  Window g, bool up, bool down) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x,
                     w = static_cast<std::size_t>(g.width);
   if (k >= kQ * w) return;
@@ -166,8 +170,9 @@ struct ObserveTargets {
 };
 constexpr int kTileW = 32, kTileH = 8;
 
+template <class T>
 __global__ void __launch_bounds__(kTileW* kTileH)
-    lbm_observe_kernel(const float* __restrict__ f, const std::uint16_t* __restrict__ flags, Window g, float force,
+    lbm_observe_kernel(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, Window g, float force,
                        ObserveTargets t) {
   const int tiles_x = (g.width + kTileW - 1) / kTileW, tiles = tiles_x * ((g.rows + kTileH - 1) / kTileH);
   std::uint64_t partial = 0;
@@ -185,7 +190,8 @@ __global__ void __launch_bounds__(kTileW* kTileH)
   add_checksum(partial, t.sum);
 }
 
-
+/// Populations of type T (float, or FP16S's binary16 bits).
+template <class T>
 class LbmCuda final : public Simulation {
  public:
   LbmCuda(Executor& executor, const Window& g, Halo* halo, const LbmOptions& o)
@@ -200,12 +206,12 @@ class LbmCuda final : public Simulation {
     mask_ = obstacle_mask(g_, o_);
     flags_ = cuda::DeviceBuffer(g_.cells() * sizeof(std::uint16_t));
     for (auto& f : f_) {
-      f = cuda::DeviceBuffer(g_.cells() * kQ * sizeof(float));
+      f = cuda::DeviceBuffer(g_.cells() * kQ * sizeof(T));
       // The ghost rows of a grid's outer edges are never written: zeros, not whatever was there.
       cuda::check(cudaMemsetAsync(f.get(), 0, f.size(), stream_), "clearing the populations");
     }
     if (halo_) {
-      halo_rows_ = cuda::DeviceBuffer(4 * row_floats() * sizeof(float));
+      halo_rows_ = cuda::DeviceBuffer(4 * row_values() * sizeof(T));
       overlap_.emplace("the lattice-Boltzmann flow");
     }
     upload_mask();
@@ -221,9 +227,9 @@ class LbmCuda final : public Simulation {
     for (int i = 0; i < kQ; ++i) eq.f[i] = shifted_equilibrium(i, 0.0f, 1.0f, o_.periodic ? 0.0f : p_.u_in, 0.0f);
     cur_ = 0;
     lbm_initial_kernel<<<std::max(1, 8 * sms_), 256, 0, stream_>>>(static_cast<const std::uint16_t*>(flags_.get()),
-                                                                   g_.cells(), eq, static_cast<float*>(f_[0].get()));
+                                                                   g_.cells(), eq, static_cast<T*>(f_[0].get()));
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann initial-state kernel");
-    exchange_populations(static_cast<float*>(f_[0].get()), stream_);
+    exchange_populations(static_cast<T*>(f_[0].get()), stream_);
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after reset");
   }
 
@@ -242,7 +248,7 @@ class LbmCuda final : public Simulation {
     sums_.add_into(frame.sum, stream_);
     if (t[2].read)  // after the step and its exchange: the ghost rows hold the neighbours' new rows
       lbm_vorticity_kernel<<<std::max(1, 8 * sms_), 256, 0, stream_>>>(
-          static_cast<const float*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), g_, p_.force,
+          static_cast<const T*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), g_, p_.force,
           static_cast<const float*>(t[0].data), static_cast<float*>(t[2].data), frame.vorticity.first_word,
           frame.vorticity.sum);
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann frame kernels");
@@ -269,15 +275,15 @@ class LbmCuda final : public Simulation {
                 "uploading an obstacle edit");
   }
 
-  std::vector<StateSpec> state() const override { return lbm::state(g_.width, g_.rows); }
+  std::vector<StateSpec> state() const override { return lbm::state(g_.width, g_.rows, o_); }
   void save_state(const std::vector<void*>& out) override {
     cuda::DeviceGuard guard(device_);
     // The owned rows of each plane, one after the other (a whole grid's rows, in a checkpoint).
     // One copy per plane: a plane's pitch may exceed what cudaMemcpy2D takes (cudaDevAttrMaxPitch).
-    const auto* f = static_cast<const float*>(f_[cur_].get());
+    const auto* f = static_cast<const T*>(f_[cur_].get());
     for (int i = 0; i < kQ; ++i)
-      cuda::check(cudaMemcpyAsync(static_cast<float*>(out[0]) + i * g_.owned_cells(), f + i * g_.cells() + g_.width,
-                                  g_.owned_cells() * sizeof(float), cudaMemcpyDeviceToHost, stream_),
+      cuda::check(cudaMemcpyAsync(static_cast<T*>(out[0]) + i * g_.owned_cells(), f + i * g_.cells() + g_.width,
+                                  g_.owned_cells() * sizeof(T), cudaMemcpyDeviceToHost, stream_),
                   "saving the populations");
     // The host copy is the truth (draw() keeps it).
     std::memcpy(out[1], mask_.data() + g_.width, g_.owned_cells());
@@ -289,11 +295,11 @@ class LbmCuda final : public Simulation {
     exchange_mask_ghosts(halo_, g_, mask_);
     upload_mask();
     cur_ = 0;
-    auto* f = static_cast<float*>(f_[0].get());
+    auto* f = static_cast<T*>(f_[0].get());
     for (int i = 0; i < kQ; ++i)
       cuda::check(
-          cudaMemcpyAsync(f + i * g_.cells() + g_.width, static_cast<const float*>(in[0]) + i * g_.owned_cells(),
-                          g_.owned_cells() * sizeof(float), cudaMemcpyHostToDevice, stream_),
+          cudaMemcpyAsync(f + i * g_.cells() + g_.width, static_cast<const T*>(in[0]) + i * g_.owned_cells(),
+                          g_.owned_cells() * sizeof(T), cudaMemcpyHostToDevice, stream_),
           "restoring the populations");
     exchange_populations(f, stream_);
     cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after restoring the state");
@@ -316,19 +322,19 @@ class LbmCuda final : public Simulation {
                                  (t[0].read ? 1u : 0u) | (t[1].read ? 2u : 0u) | (t[2].read ? 4u : 0u) | (t[3].read ? 8u : 0u)};
     const int tiles = ((g_.width + kTileW - 1) / kTileW) * ((g_.rows + kTileH - 1) / kTileH);
     lbm_observe_kernel<<<std::min(tiles, 8 * sms_), dim3(kTileW, kTileH), 0, stream_>>>(
-        static_cast<const float*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), g_, p_.force,
+        static_cast<const T*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), g_, p_.force,
         targets);
     cuda::check(cudaGetLastError(), "launching the lattice-Boltzmann field kernel");
   }
 
  private:
-  [[nodiscard]] std::size_t row_floats() const { return static_cast<std::size_t>(kQ) * g_.width; }
+  [[nodiscard]] std::size_t row_values() const { return static_cast<std::size_t>(kQ) * g_.width; }
   /// `steps` steps; the last writes `out`'s fields when given (a frame's step).
   void advance(std::uint32_t steps, const FrameOut* out) {
     const int rows = g_.rows;
     for (std::uint32_t s = 0; s < steps; ++s) {
-      const auto* f = static_cast<const float*>(f_[cur_].get());
-      auto* fo = static_cast<float*>(f_[1 - cur_].get());
+      const auto* f = static_cast<const T*>(f_[cur_].get());
+      auto* fo = static_cast<T*>(f_[1 - cur_].get());
       const FrameOut* o = s + 1 == steps ? out : nullptr;
       if (!halo_ || !o_.overlap) {
         step_rows(f, fo, 1, 1, rows, o);
@@ -345,26 +351,26 @@ class LbmCuda final : public Simulation {
   }
   /// Steps `count` stored rows from `first`, `stride` apart, on the executor's stream, writing
   /// `out` when given.
-  void step_rows(const float* f, float* fo, int first, int stride, int count, const FrameOut* out) {
+  void step_rows(const T* f, T* fo, int first, int stride, int count, const FrameOut* out) {
     const dim3 block(kBlockX, kBlockY), grid((g_.width + kBlockX - 1) / kBlockX, (count + kBlockY - 1) / kBlockY);
     const auto* flags = static_cast<const std::uint16_t*>(flags_.get());
     if (out)
-      lbm_step_kernel<true><<<grid, block, 0, stream_>>>(f, fo, flags, g_.width, g_.stored_rows(), first, stride, count,
+      lbm_step_kernel<T, true><<<grid, block, 0, stream_>>>(f, fo, flags, g_.width, g_.stored_rows(), first, stride, count,
                                                          p_, *out);
     else
-      lbm_step_kernel<false><<<grid, block, 0, stream_>>>(f, fo, flags, g_.width, g_.stored_rows(), first, stride,
+      lbm_step_kernel<T, false><<<grid, block, 0, stream_>>>(f, fo, flags, g_.width, g_.stored_rows(), first, stride,
                                                           count, p_, FrameOut{});
   }
   /// Queued on `stream`: sends the edge rows of `f` to the neighbouring parts and writes what they
   /// send into its ghost rows. Nothing without a halo (the whole grid).
-  void exchange_populations(float* f, cudaStream_t stream) {
+  void exchange_populations(T* f, cudaStream_t stream) {
     if (!halo_) return;
-    auto* to_up = static_cast<float*>(halo_rows_.get());
-    float *to_down = to_up + row_floats(), *from_up = to_down + row_floats(), *from_down = from_up + row_floats();
-    const unsigned blocks = static_cast<unsigned>((row_floats() + 255) / 256);
+    auto* to_up = static_cast<T*>(halo_rows_.get());
+    T *to_down = to_up + row_values(), *from_up = to_down + row_values(), *from_down = from_up + row_values();
+    const unsigned blocks = static_cast<unsigned>((row_values() + 255) / 256);
     lbm_pack_kernel<<<blocks, 256, 0, stream>>>(f, to_up, to_down, g_);
     cuda::check(cudaGetLastError(), "launching the halo pack kernel");
-    halo_->exchange(to_up, from_up, to_down, from_down, row_floats() * sizeof(float), true, stream);
+    halo_->exchange(to_up, from_up, to_down, from_down, row_values() * sizeof(T), true, stream);
     lbm_unpack_kernel<<<blocks, 256, 0, stream>>>(f, from_up, from_down, g_, halo_->has_up(), halo_->has_down());
     cuda::check(cudaGetLastError(), "launching the halo unpack kernel");
   }
@@ -401,7 +407,8 @@ class LbmCuda final : public Simulation {
 }  // namespace
 
 std::unique_ptr<Simulation> make_cuda(Executor& executor, const Window& g, Halo* halo, const LbmOptions& o) {
-  return std::make_unique<LbmCuda>(executor, g, halo, o);
+  if (o.fp16s) return std::make_unique<LbmCuda<std::uint16_t>>(executor, g, halo, o);
+  return std::make_unique<LbmCuda<float>>(executor, g, halo, o);
 }
 
 }  // namespace cuview::sim::lbm

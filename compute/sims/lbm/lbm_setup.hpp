@@ -21,6 +21,9 @@ struct LbmOptions {
   /// overlap=on (default): on CUDA, a part of a decomposed grid exchanges its edge rows while it
   /// computes its inner ones; off: one launch, then the exchange (the same results either way).
   bool overlap = true;
+  /// storage=fp32 (default): the populations as float32; fp16s: as binary16 of (f − w)·2^15, half
+  /// the memory and bandwidth (sims/fp16s.hpp), float32 arithmetic either way.
+  bool fp16s = false;
 };
 /// Throws Error(bad_value) naming an unknown option or value and the ones there are.
 LbmOptions options_from(const std::map<std::string, std::string>& options);
@@ -41,9 +44,10 @@ struct Window {
 };
 
 [[nodiscard]] std::vector<FieldSpec> fields();
-/// What a checkpoint holds: the populations {9, rows, width} (stored shifted by their weights) and
-/// the obstacle mask {rows, width} of the owned rows; the flags follow from the mask.
-[[nodiscard]] std::vector<StateSpec> state(int width, int rows);
+/// What a checkpoint holds: the populations {9, rows, width} as stored (f − w as float32, or
+/// float16 (f − w)·2^15 with storage=fp16s) and the obstacle mask {rows, width} of the owned rows;
+/// the flags follow from the mask.
+[[nodiscard]] std::vector<StateSpec> state(int width, int rows, const LbmOptions& o);
 [[nodiscard]] std::vector<ParamSpec> params();
 [[nodiscard]] std::vector<Preset> presets();
 [[nodiscard]] LbmParams from(const std::map<std::string, double>& values, const LbmOptions& o);
@@ -102,8 +106,13 @@ struct Touched {
 Touched draw(const Stroke& s, std::vector<std::uint8_t>& solid, std::vector<std::uint16_t>& flags, const Window& g,
              const LbmOptions& o);
 /// Equilibrium at density 1 and velocity (u0, 0) in the fluid, at rest in solid cells (stored
-/// shifted by the weights, as lbm.hpp keeps them), in every stored row of `g`.
-void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, float* f, std::size_t plane);
+/// shifted by the weights, as lbm.hpp keeps them, as T), in every stored row of `g`.
+template <class T>
+void initial_state(const Window& g, const std::vector<std::uint8_t>& solid, float u0, T* f, std::size_t plane) {
+  const std::size_t cells = g.cells();
+  for (std::size_t c = 0; c < cells; ++c)
+    for (int i = 0; i < kQ; ++i) f[i * plane + c] = encode<T>(solid[c] ? 0.0f : shifted_equilibrium(i, 0.0f, 1.0f, u0, 0.0f));
+}
 /// Refreshes the ghost rows of the mask `solid` (host memory) from the neighbouring parts: after
 /// a restore, where each part loaded its own rows only. Nothing without a halo.
 void exchange_mask_ghosts(Halo* halo, const Window& g, std::vector<std::uint8_t>& solid);
