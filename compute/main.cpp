@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> sim_options;
   app.add_option("--sim-option", sim_options,
                  "KEY=VALUE for the simulation, repeatable (lbm: flow=channel|periodic, obstacle=cylinder|none, "
-                 "overlap=on|off; lbm3d: the same with obstacle=sphere|none; nbody: bodies=N, setup=disc|galaxies)");
+                 "overlap=on|off, storage=fp32|fp16s; lbm3d: the same with obstacle=sphere|none; nbody: bodies=N, "
+                 "setup=disc|galaxies)");
   std::string every, verify;
   app.add_option("--checkpoint-dir", o.checkpoint_dir,
                  "where checkpoints go (default: $XDG_STATE_HOME/cuview/NAME, else ~/.local/state/cuview/NAME)");

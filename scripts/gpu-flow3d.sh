@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The 3-D flow's storage modes and in-place streaming on a GPU host (issue 57): the CUDA tests
-# (bits against the host, the analytic flows, checkpoints, parts over two GPUs where there are
-# two), the D3Q19 rates at 256³, 512³ and 1024³ in each storage (cuview-bench --sections flow3d),
+# The flows' storage modes and the 3-D flow's in-place streaming on a GPU host (issue 57): the
+# CUDA tests of lbm3d and lbm (bits against the host, the analytic flows, checkpoints, parts over
+# two GPUs where there are two), the D3Q19 rates at 256³, 512³ and 1024³ and the D2Q9 rates at
+# 4096² and 8192² in each storage (cuview-bench --sections flow3d),
 # and 1024³ runs of cuview-compute: float32 (the ring fitted beside it) and FP16S, watched by a
 # reader and a viewer's pictures. SKIP_TESTS=1, SKIP_BENCH=1, SKIP_BIG=1 leave a part out. Logs
 # and summary.txt under $OUT.
@@ -13,9 +14,12 @@ gpus=$(nvidia-smi -L | wc -l)
 if [[ ${SKIP_TESTS:-0} != 1 ]]; then
 log_run unit-lbm3d cuview-unit-tests "[lbm3d]"
 log_run numerics cuview-integration-tests "the 3-D flow computes the same bits*"
+log_run unit-lbm cuview-unit-tests "[lbm]"
+log_run numerics-2d cuview-integration-tests "the 2-D flow computes the same bits*"
 log_run checkpoints cuview-integration-tests "a run continued from a checkpoint equals*"
 if (( gpus >= 2 )); then
   log_run parts cuview-parts-tests "a 3-D flow*(cuda)"
+  log_run parts-2d cuview-parts-tests "a 2-D flow stored as FP16S*(cuda)"
 else
   echo "parts: skipped (one GPU; the CUDA parts tests need two)" | tee -a "$out/summary.txt"
 fi

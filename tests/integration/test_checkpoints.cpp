@@ -56,6 +56,10 @@ struct Case {
 const Case kCases[] = {
     {"grayscott", "64x48", {"--sim", "grayscott"}, {"set", "F=0.05"}},
     {"lbm", "96x40", {"--sim", "lbm"}, {"draw", "obstacles", "60", "20", "--radius", "4"}},
+    {"lbm-fp16s",
+     "96x40",
+     {"--sim", "lbm", "--sim-option", "storage=fp16s"},
+     {"draw", "obstacles", "60", "20", "--radius", "4"}},
     {"nbody", "64x64", {"--sim", "nbody", "--sim-option", "bodies=700"}, {"draw", "bodies", "20", "20"}},
     {"grayscott3d", "24x16x12", {"--sim", "grayscott3d"}, {"set", "F=0.05"}},
     {"lbm3d", "48x20x16", {"--sim", "lbm3d"}, {"draw", "obstacles", "30", "10", "8", "--radius", "3"}},

@@ -186,6 +186,10 @@ TEST_CASE("a decomposed periodic channel equals the one-process run", "[mpi]") {
   decomposed_equals_whole(Backend::host, "periodic");
 }
 
+BACKEND_TEST("a 2-D flow stored as FP16S in row slabs equals the one-process run bit for bit", "[mpi]") {
+  decomposed_equals_whole(backend, "channel", with_fp16s(kPlane));
+}
+
 BACKEND_TEST("a 3-D flow in z-slabs over mpirun -n 2 and -n 3 equals the one-process run bit for bit",
              "[mpi]") {
   decomposed_equals_whole(backend, "channel", kVolume);

@@ -1,23 +1,23 @@
-// Lattice Boltzmann flow, D2Q9 with BGK collision, float32 arithmetic: one fused stream-and-collide update
-// per cell (pull scheme: each cell gathers the populations streaming into it, then relaxes them
-// towards equilibrium). Boundaries: solid cells (walls, obstacles) bounce back half-way; with
-// flow=channel a velocity inlet half a cell left of the first column (a moving wall: gather)
-// and a pressure outlet (density 1) in the last column (non-equilibrium extrapolation:
-// open_edge); with `periodic` the x edges wrap instead. A body force along x (Guo's forcing,
-// second order) drives a periodic channel. The per-cell update below is the only copy of the physics: the CUDA kernel and the
-// host loop both call it. docs/physics.md says what it models, for a CFD user.
+// Lattice Boltzmann flow, D2Q9 with BGK collision, float32 arithmetic: one fused stream-and-collide
+// update per cell (pull scheme: each cell gathers the populations streaming into it, then relaxes
+// them towards equilibrium). Boundaries: solid cells (walls, obstacles) bounce back half-way; with
+// flow=channel a velocity inlet half a cell left of the first column (a moving wall: gather) and a
+// pressure outlet (density 1) in the last column (non-equilibrium extrapolation: open_edge); with
+// `periodic` the x edges wrap instead. A body force along x (Guo's forcing, second order) drives a
+// periodic channel. The per-cell update below is the only copy of the physics: the CUDA kernel and
+// the host loop both call it. docs/physics.md says what it models, for a CFD user.
 //
 // Layout: populations f[i * plane + y * width + x] (one plane per direction; `plane` is at least
 // width × stored rows: the host pads it, see padded_plane), stored shifted by their rest weight
-// (f_i − w_i, as FluidX3D does) so that the stored number keeps its digits for the
-// deviations that carry the flow: as float32 (storage=fp32) or as FP16S, binary16 of (f_i − w_i)·2^15
+// (f_i − w_i, as FluidX3D does) so that the stored number keeps its digits for the deviations that
+// carry the flow: as float32 (storage=fp32) or as FP16S, binary16 of (f_i − w_i)·2^15
 // (storage=fp16s: half the bytes; sims/fp16s.hpp). The functions below take the stored type T
-// (float or std::uint16_t) and read and write through decode and encode<T>. `flags` one 16-bit word per cell: bit i (0-8) says the
-// population arriving in direction i bounces back (its source is solid, or beyond the top or
-// bottom edge), bit kSolidBit that the cell itself is solid. One load per cell instead of nine.
-// A part of a y-decomposed grid (sims/slab.hpp) stores its rows between two ghost rows, copies of
-// its neighbours' edge rows: `y` below is a stored row, and only the published values need to
-// know where the rows lie in the global grid.
+// (float or std::uint16_t) and read and write through decode and encode<T>. `flags` one 16-bit word
+// per cell: bit i (0-8) says the population arriving in direction i bounces back (its source is
+// solid, or beyond the top or bottom edge), bit kSolidBit that the cell itself is solid. One load
+// per cell instead of nine. A part of a y-decomposed grid (sims/slab.hpp) stores its rows between
+// two ghost rows, copies of its neighbours' edge rows: `y` below is a stored row, and only the
+// published values need to know where the rows lie in the global grid.
 #pragma once
 
 #include <cstddef>
@@ -38,14 +38,20 @@ struct LbmParams {
 // D2Q9: rest, the four axes, the four diagonals.
 inline constexpr int kQ = 9;
 inline constexpr std::uint16_t kSolidBit = 1u << 9;
-CUVIEW_HD inline int cx(int i) { return i == 1 || i == 5 || i == 8 ? 1 : (i == 3 || i == 6 || i == 7 ? -1 : 0); }
-CUVIEW_HD inline int cy(int i) { return i == 2 || i == 5 || i == 6 ? 1 : (i == 4 || i == 7 || i == 8 ? -1 : 0); }
-CUVIEW_HD inline int opposite(int i) { return i == 0 ? 0 : (i <= 4 ? (i + 1) % 4 + 1 : (i - 3) % 4 + 5); }
-CUVIEW_HD inline float weight(int i) { return i == 0 ? 4.0f / 9.0f : (i <= 4 ? 1.0f / 9.0f : 1.0f / 36.0f); }
+CUVIEW_HD CUVIEW_CELL_INLINE int cx(int i) {
+  return i == 1 || i == 5 || i == 8 ? 1 : (i == 3 || i == 6 || i == 7 ? -1 : 0);
+}
+CUVIEW_HD CUVIEW_CELL_INLINE int cy(int i) {
+  return i == 2 || i == 5 || i == 6 ? 1 : (i == 4 || i == 7 || i == 8 ? -1 : 0);
+}
+CUVIEW_HD CUVIEW_CELL_INLINE int opposite(int i) { return i == 0 ? 0 : (i <= 4 ? (i + 1) % 4 + 1 : (i - 3) % 4 + 5); }
+CUVIEW_HD CUVIEW_CELL_INLINE float weight(int i) {
+  return i == 0 ? 4.0f / 9.0f : (i <= 4 ? 1.0f / 9.0f : 1.0f / 36.0f);
+}
 
 /// The equilibrium population i at density rho and velocity (ux, uy), minus its rest weight:
 /// w_i (ρ − 1 + ρ (3 c·u + 4.5 (c·u)² − 1.5 u²)), computed without ever forming ρ f-sized sums.
-CUVIEW_HD inline float shifted_equilibrium(int i, float drho, float rho, float ux, float uy) {
+CUVIEW_HD CUVIEW_CELL_INLINE float shifted_equilibrium(int i, float drho, float rho, float ux, float uy) {
   const float cu = 3.0f * (static_cast<float>(cx(i)) * ux + static_cast<float>(cy(i)) * uy);
   const float uu = 1.5f * (ux * ux + uy * uy);
   return weight(i) * (drho + rho * (cu + 0.5f * cu * cu - uu));
@@ -53,7 +59,7 @@ CUVIEW_HD inline float shifted_equilibrium(int i, float drho, float rho, float u
 
 /// Density deviation (ρ − 1) and velocity of one cell's shifted populations (f_i − w_i), the
 /// force's half-step shift included. Σ w_i = 1 and Σ w_i c_i = 0, so the shifted sums are exact.
-CUVIEW_HD inline void moments(const float* ft, float force, float& drho, float& ux, float& uy) {
+CUVIEW_HD CUVIEW_CELL_INLINE void moments(const float* ft, float force, float& drho, float& ux, float& uy) {
   drho = 0.0f, ux = 0.0f, uy = 0.0f;
   CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
@@ -69,7 +75,7 @@ CUVIEW_HD inline void moments(const float* ft, float force, float& drho, float& 
 /// The collision of one cell's incoming (shifted) populations `ft`: BGK towards the equilibrium,
 /// plus Guo's forcing, into `out`. All arithmetic on deviations from rest, which float32 resolves
 /// finely. The only copy of it: lbm_cell and lbm_row_interior both end here.
-CUVIEW_HD inline void lbm_collide(const float* ft, const LbmParams& p, float* out) {
+CUVIEW_HD CUVIEW_CELL_INLINE void lbm_collide(const float* ft, const LbmParams& p, float* out) {
   float drho, ux, uy;
   moments(ft, p.force, drho, ux, uy);
   const float rho = 1.0f + drho;
@@ -91,8 +97,8 @@ CUVIEW_HD inline void lbm_collide(const float* ft, const LbmParams& p, float* ou
 /// flow inside; with flow=periodic a source beyond an x edge wraps. A channel's outlet column is
 /// open_edge's and gathers nothing here.
 template <class T>
-CUVIEW_HD inline void gather(const T* __restrict__ f, unsigned fl, std::size_t here, int x, int y, int width,
-                             std::size_t plane, const LbmParams& p, float* ft) {
+CUVIEW_HD CUVIEW_CELL_INLINE void gather(const T* __restrict__ f, unsigned fl, std::size_t here, int x, int y,
+                                         int width, std::size_t plane, const LbmParams& p, float* ft) {
   float inlet_rho = 1.0f;
   if (x == 0 && !p.periodic) {
     CUVIEW_UNROLL
@@ -110,8 +116,10 @@ CUVIEW_HD inline void gather(const T* __restrict__ f, unsigned fl, std::size_t h
       ft[i] = decode(f[opposite(i) * plane + here]) + weight(i) * inlet_rho * (6.0f * p.u_in);
       continue;
     }
-    if (sx < 0) sx = width - 1;
-    else if (sx >= width) sx = 0;
+    if (sx < 0)
+      sx = width - 1;
+    else if (sx >= width)
+      sx = 0;
     ft[i] = decode(f[i * plane + static_cast<std::size_t>(sy) * width + sx]);
   }
 }
@@ -124,8 +132,8 @@ CUVIEW_HD inline void gather(const T* __restrict__ f, unsigned fl, std::size_t h
 /// outlet holds the pressure, and what reaches it leaves. A solid neighbour gives the rest state.
 /// Reads only row y and the rows beside it, as any update: parts stay bit-identical.
 template <class T>
-CUVIEW_HD inline void open_edge(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int y,
-                                int width, std::size_t plane, const LbmParams& p, float* ft) {
+CUVIEW_HD CUVIEW_CELL_INLINE void open_edge(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int y,
+                                            int width, std::size_t plane, const LbmParams& p, float* ft) {
   const int inner = width - 2;
   const std::size_t at = static_cast<std::size_t>(y) * width + inner;
   const unsigned fl = flags[at];
@@ -149,8 +157,8 @@ CUVIEW_HD inline void open_edge(const T* __restrict__ f, const std::uint16_t* __
 /// of cell c is at [i * plane + c]: `plane` is the stored cells (width × stored rows) or more (the
 /// host pads its planes).
 template <class T>
-CUVIEW_HD inline bool lbm_update(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int x, int y,
-                                 int width, std::size_t plane, const LbmParams& p, float* out) {
+CUVIEW_HD CUVIEW_CELL_INLINE bool lbm_update(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
+                                             int y, int width, std::size_t plane, const LbmParams& p, float* out) {
   const std::size_t here = static_cast<std::size_t>(y) * width + x;
   const unsigned fl = flags[here];
   if (fl & kSolidBit) return false;  // solid: kept at rest, so that density and velocity read 1 and 0 there
@@ -165,9 +173,9 @@ CUVIEW_HD inline bool lbm_update(const T* __restrict__ f, const std::uint16_t* _
 
 /// One update of cell (x, y) (lbm_update), stored into `fo` (zeros for a solid cell).
 template <class T>
-CUVIEW_HD inline void lbm_cell(const T* __restrict__ f, T* __restrict__ fo,
-                               const std::uint16_t* __restrict__ flags, int x, int y, int width, std::size_t plane,
-                               const LbmParams& p) {
+CUVIEW_HD CUVIEW_CELL_INLINE void lbm_cell(const T* __restrict__ f, T* __restrict__ fo,
+                                           const std::uint16_t* __restrict__ flags, int x, int y, int width,
+                                           std::size_t plane, const LbmParams& p) {
   const std::size_t here = static_cast<std::size_t>(y) * width + x;
   float out[kQ];
   const bool fluid = lbm_update(f, flags, x, y, width, plane, p, out);
@@ -183,8 +191,8 @@ CUVIEW_HD inline void lbm_cell(const T* __restrict__ f, T* __restrict__ fo,
 /// the host loop always stores (edge or ghost rows).
 template <class T>
 [[gnu::always_inline]] inline void lbm_row_interior(const T* __restrict__ f, T* __restrict__ fo,
-                             const std::uint16_t* __restrict__ flags, int y, int width, std::size_t plane,
-                             const LbmParams& p) {
+                                                    const std::uint16_t* __restrict__ flags, int y, int width,
+                                                    std::size_t plane, const LbmParams& p) {
   const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(y) * width;
   // Per direction, the row its populations stream from and the row they bounce back from: then
   // every load of the loop below is [x] of one of them.
@@ -238,7 +246,8 @@ template <class T>
 /// Density and velocity of a cell whose stored populations are `ft` (`fluid`), or of a solid cell
 /// (1 and 0): what is published, from the populations in memory or from those a step just made
 /// in registers (the same bits).
-CUVIEW_HD inline void stored_moments(bool fluid, const float* ft, float force, float& rho, float& ux, float& uy) {
+CUVIEW_HD CUVIEW_CELL_INLINE void stored_moments(bool fluid, const float* ft, float force, float& rho, float& ux,
+                                                 float& uy) {
   if (!fluid) {
     rho = 1.0f, ux = 0.0f, uy = 0.0f;
     return;
@@ -250,8 +259,9 @@ CUVIEW_HD inline void stored_moments(bool fluid, const float* ft, float force, f
 
 /// Density and velocity of cell `at` from stored populations (solid cells: 1 and 0).
 template <class T>
-CUVIEW_HD inline void cell_moments(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, std::size_t at,
-                                   std::size_t plane, float force, float& rho, float& ux, float& uy) {
+CUVIEW_HD CUVIEW_CELL_INLINE void cell_moments(const T* __restrict__ f, const std::uint16_t* __restrict__ flags,
+                                               std::size_t at, std::size_t plane, float force, float& rho, float& ux,
+                                               float& uy) {
   const bool fluid = (flags[at] & kSolidBit) == 0;
   float ft[kQ];
   if (fluid) {
@@ -262,11 +272,11 @@ CUVIEW_HD inline void cell_moments(const T* __restrict__ f, const std::uint16_t*
 }
 
 /// The speed of velocity (ux, uy), as published.
-CUVIEW_HD inline float speed_of(float ux, float uy) { return sqrtf(ux * ux + uy * uy); }
+CUVIEW_HD CUVIEW_CELL_INLINE float speed_of(float ux, float uy) { return sqrtf(ux * ux + uy * uy); }
 
 /// The vorticity ∂uy/∂x − ∂ux/∂y from the velocities left, right, down and up of a cell (central
 /// differences over dx and dy cells; 0 along an axis of a single cell), as published.
-CUVIEW_HD inline float vorticity_of(float uyl, float uyr, float uxd, float uxu, float dx, float dy) {
+CUVIEW_HD CUVIEW_CELL_INLINE float vorticity_of(float uyl, float uyr, float uxd, float uxu, float dx, float dy) {
   return (dx > 0 ? (uyr - uyl) / dx : 0.0f) - (dy > 0 ? (uxu - uxd) / dy : 0.0f);
 }
 
@@ -279,9 +289,9 @@ struct Observed {
   float ux, uy, speed, vorticity, rho;
 };
 template <class T>
-CUVIEW_HD inline Observed observe_cell(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
-                                       int y, int width, std::size_t plane, int global_y, int global_height,
-                                       float force) {
+CUVIEW_HD CUVIEW_CELL_INLINE Observed observe_cell(const T* __restrict__ f, const std::uint16_t* __restrict__ flags,
+                                                   int x, int y, int width, std::size_t plane, int global_y,
+                                                   int global_height, float force) {
   const std::size_t at = static_cast<std::size_t>(y) * width + x;
   Observed o{};
   cell_moments(f, flags, at, plane, force, o.rho, o.ux, o.uy);
@@ -301,10 +311,10 @@ CUVIEW_HD inline Observed observe_cell(const T* __restrict__ f, const std::uint1
 /// Writes the published fields of stored cell (x, y) (observe_cell's arguments) at cell `out` of
 /// the published frame: velocity (2 floats), speed, vorticity and density; returns what it wrote.
 template <class T>
-CUVIEW_HD inline Observed lbm_observe(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, int x,
-                                      int y, int width, std::size_t plane, int global_y, int global_height, float force,
-                                      std::size_t out, float* velocity, float* speed, float* vorticity,
-                                      float* density) {
+CUVIEW_HD CUVIEW_CELL_INLINE Observed lbm_observe(const T* __restrict__ f, const std::uint16_t* __restrict__ flags,
+                                                  int x, int y, int width, std::size_t plane, int global_y,
+                                                  int global_height, float force, std::size_t out, float* velocity,
+                                                  float* speed, float* vorticity, float* density) {
   const Observed o = observe_cell(f, flags, x, y, width, plane, global_y, global_height, force);
   velocity[2 * out] = o.ux;
   velocity[2 * out + 1] = o.uy;

@@ -50,7 +50,10 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
       float ft[kQ];
       const bool fluid = lbm_update(f, flags, x, y, width, plane, p, ft);
       CUVIEW_UNROLL
-      for (int i = 0; i < kQ; ++i) fo[i * plane + here] = encode<T>(fluid ? ft[i] : 0.0f);
+      for (int i = 0; i < kQ; ++i) {
+        fo[i * plane + here] = encode<T>(fluid ? ft[i] : 0.0f);
+        ft[i] = stored<T>(ft[i]);  // the moments of what is stored, as write_fields reads them
+      }
       float rho, ux, uy;
       stored_moments(fluid, ft, p.force, rho, ux, uy);
       const std::size_t at = here - width;  // in the published frame: owned rows only
