@@ -219,13 +219,18 @@ std::optional<std::string> Frame::verify() const {
   // 26 GB: copying it whole, or only the fields a reader did not ask for, would take minutes);
   // the trailer after them, so that a slot overwritten meanwhile shows as another frame's.
   constexpr std::size_t kPiece = std::size_t{64} << 20;
-  std::unique_ptr<std::byte[]> buf;
-  std::uint64_t sum = 0;
+  std::vector<SlotLayout::Field> held;
+  std::size_t largest = 0;
   for (std::size_t i = 0; i < l.fields.size(); ++i) {
     if (!has_block(info_.fields, i)) continue;
     auto f = l.fields[i];  // a packed frame's fields cover their packed cells only
     if (info_.every > 1 && i < imports_->fields.size()) f.bytes = proto::packed_field(imports_->fields[i], info_.every).bytes;
-    if (!buf && f.bytes > 0) buf.reset(new std::byte[std::min(kPiece, f.bytes)]);
+    held.push_back(f);
+    largest = std::max(largest, f.bytes);
+  }
+  const std::unique_ptr<std::byte[]> buf(new std::byte[std::max<std::size_t>(1, std::min(kPiece, largest))]);
+  std::uint64_t sum = 0;
+  for (const auto& f : held) {
     for (std::size_t at = 0; at < f.bytes; at += kPiece) {
       const auto n = std::min(kPiece, f.bytes - at);
       copy_to_host(f.offset + at, {buf.get(), n});
