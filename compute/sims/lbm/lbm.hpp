@@ -67,9 +67,9 @@ CUVIEW_HD CUVIEW_CELL_INLINE void moments(const float* ft, float force, float& d
     ux += ft[i] * static_cast<float>(cx(i));
     uy += ft[i] * static_cast<float>(cy(i));
   }
-  const float rho = 1.0f + drho;
-  ux = (ux + 0.5f * force * rho) / rho;
-  uy = uy / rho;
+  const float rho = 1.0f + drho, inverse = 1.0f / rho;  // one division, not two
+  ux = (ux + 0.5f * force * rho) * inverse;
+  uy = uy * inverse;
 }
 
 /// The collision of one cell's incoming (shifted) populations `ft`: BGK towards the equilibrium,
@@ -79,6 +79,11 @@ CUVIEW_HD CUVIEW_CELL_INLINE void lbm_collide(const float* ft, const LbmParams& 
   float drho, ux, uy;
   moments(ft, p.force, drho, ux, uy);
   const float rho = 1.0f + drho;
+  if (p.force == 0.0f) {  // no body force (a channel): BGK alone, without the forcing's arithmetic
+    CUVIEW_UNROLL
+    for (int i = 0; i < kQ; ++i) out[i] = ft[i] - p.omega * (ft[i] - shifted_equilibrium(i, drho, rho, ux, uy));
+    return;
+  }
   const float guo = (1.0f - 0.5f * p.omega) * p.force * rho;
   CUVIEW_UNROLL
   for (int i = 0; i < kQ; ++i) {
