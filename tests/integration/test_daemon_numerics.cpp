@@ -108,6 +108,26 @@ TEST_CASE("the 3-D Gray-Scott computes the same bits on CUDA as on the host", "[
   }
 }
 
+namespace {
+/// A flow (`sim`) in each storage and each x boundary, `steps` steps of `size` on both backends
+/// with `steer` halfway: every field of the last frame the same bits on CUDA as on the host.
+void check_flow_bits(const std::string& sim, const std::string& size, const std::vector<std::uint32_t>& dims,
+                     std::uint64_t steps, const std::vector<std::vector<std::string>>& steer) {
+  for (const std::string storage : {"fp32", "fp16s"})
+    for (const std::string flow : {"channel", "periodic"}) {
+      INFO(sim << " storage=" << storage << " flow=" << flow);
+      const auto both = stepped_on_both(
+          {"--sim", sim, "--paused", "--sim-option", "storage=" + storage, "--sim-option", "flow=" + flow}, size,
+          steps, steer);
+      CHECK(both.cuda.dims == dims);
+      for (const auto& f : both.host.fields) {
+        INFO("field " << f.name);
+        CHECK(std::memcmp(both.host_slot.data() + f.offset, both.cuda_slot.data() + f.offset, f.bytes) == 0);
+      }
+    }
+}
+}  // namespace
+
 TEST_CASE("the 3-D flow computes the same bits on CUDA (in place) as on the host (A to B), in either storage",
           "[integration][gpu]") {
   require_backend(Backend::cuda);
@@ -119,18 +139,7 @@ TEST_CASE("the 3-D flow computes the same bits on CUDA (in place) as on the host
                                                       {"draw", "obstacles", "40", "14", "12", "--radius", "4"},
                                                       {"draw", "obstacles", "42", "14", "12", "--radius", "2",
                                                        "--erase"}};
-  for (const std::string storage : {"fp32", "fp16s"})
-    for (const std::string flow : {"channel", "periodic"}) {
-      INFO("storage=" << storage << " flow=" << flow);
-      const auto both = stepped_on_both({"--sim", "lbm3d", "--paused", "--sim-option", "storage=" + storage,
-                                         "--sim-option", "flow=" + flow},
-                                        "70x30x26", 300, strokes);
-      CHECK(both.cuda.dims == std::vector<std::uint32_t>{26, 30, 70});
-      for (const auto& f : both.host.fields) {
-        INFO("field " << f.name);
-        CHECK(std::memcmp(both.host_slot.data() + f.offset, both.cuda_slot.data() + f.offset, f.bytes) == 0);
-      }
-    }
+  check_flow_bits("lbm3d", "70x30x26", {26, 30, 70}, 300, strokes);
 }
 
 TEST_CASE("the 2-D flow computes the same bits on CUDA as on the host, in either storage", "[integration][gpu]") {
@@ -142,18 +151,7 @@ TEST_CASE("the 2-D flow computes the same bits on CUDA as on the host, in either
   const std::vector<std::vector<std::string>> strokes{{"set", "force=0.0001"},
                                                       {"draw", "obstacles", "150", "30", "--radius", "6"},
                                                       {"draw", "obstacles", "153", "30", "--radius", "3", "--erase"}};
-  for (const std::string storage : {"fp32", "fp16s"})
-    for (const std::string flow : {"channel", "periodic"}) {
-      INFO("storage=" << storage << " flow=" << flow);
-      const auto both = stepped_on_both({"--sim", "lbm", "--paused", "--sim-option", "storage=" + storage,
-                                         "--sim-option", "flow=" + flow},
-                                        "300x61", 400, strokes);
-      CHECK(both.cuda.dims == std::vector<std::uint32_t>{61, 300});
-      for (const auto& f : both.host.fields) {
-        INFO("field " << f.name);
-        CHECK(std::memcmp(both.host_slot.data() + f.offset, both.cuda_slot.data() + f.offset, f.bytes) == 0);
-      }
-    }
+  check_flow_bits("lbm", "300x61", {61, 300}, 400, strokes);
 }
 
 TEST_CASE("every steps-per-launch setting gives the same bits, on any grid size", "[integration][gpu]") {

@@ -104,6 +104,16 @@ CUVIEW_HD CUVIEW_CELL_INLINE void lbm_collide(const float* ft, const LbmParams& 
 template <class T>
 CUVIEW_HD CUVIEW_CELL_INLINE void gather(const T* __restrict__ f, unsigned fl, std::size_t here, int x, int y,
                                          int width, std::size_t plane, const LbmParams& p, float* ft) {
+  if (fl == 0 && x > 0 && x < width - 1) {
+    // A plain cell (nothing bounces, no x edge): every population streams from its neighbour, the
+    // same loads as below without their branches (on the GPU most cells, and most of the time).
+    const T* at = f + here;
+    CUVIEW_UNROLL
+    for (int i = 0; i < kQ; ++i)
+      ft[i] = decode(at[static_cast<std::ptrdiff_t>(i) * static_cast<std::ptrdiff_t>(plane) -
+                        static_cast<std::ptrdiff_t>(cy(i)) * width - cx(i)]);
+    return;
+  }
   float inlet_rho = 1.0f;
   if (x == 0 && !p.periodic) {
     CUVIEW_UNROLL
@@ -168,19 +178,10 @@ CUVIEW_HD CUVIEW_CELL_INLINE bool lbm_update(const T* __restrict__ f, const std:
   const unsigned fl = flags[here];
   if (fl & kSolidBit) return false;  // solid: kept at rest, so that density and velocity read 1 and 0 there
   float ft[kQ];
-  if (fl == 0 && x > 0 && x < width - 1) {
-    // A plain cell (nothing bounces, no x edge): every population streams from its neighbour, as
-    // gather would take it, without its branches (on the GPU most cells, and most of the time).
-    const T* at = f + here;
-    CUVIEW_UNROLL
-    for (int i = 0; i < kQ; ++i)
-      ft[i] = decode(at[static_cast<std::ptrdiff_t>(i) * static_cast<std::ptrdiff_t>(plane) -
-                        static_cast<std::ptrdiff_t>(cy(i)) * width - cx(i)]);
-  } else if (!p.periodic && x == width - 1) {
+  if (!p.periodic && x == width - 1)
     open_edge(f, flags, y, width, plane, p, ft);
-  } else {
+  else
     gather(f, fl, here, x, y, width, plane, p, ft);
-  }
   lbm_collide(ft, p, out);
   return true;
 }
