@@ -1,16 +1,41 @@
 // The D3Q19 update's memory schemes side by side on a box of plain cells (no walls, no flags):
 // two arrays (A → B pull) against one array in place (Esoteric Pull, lbm3d.hpp Esoteric), each in
-// float32 and FP16S, over block shapes, blocks per SM and streaming stores; cell updates/s. What
+// float32 and FP16S, over block shapes, blocks per SM and streaming stores, and the collision as
+// it was before 2026-11-29 (each direction's equilibrium on its own, no fused multiply-adds:
+// collide_v1) against lbm3d.hpp's (pairs, fused, FP16S unscaled); cell updates/s. What
 // lbm3d_cuda.cu's choices rest on (docs/benchmarks.md "The D3Q19 flow in place"). Not part of the
 // build: on a GPU host,
 //   nvcc -O3 -std=c++17 --ftz=true --fmad=false --expt-relaxed-constexpr -arch=sm_90 \
-//     -Icompute -Icommon/include bench/flow3d_variants.cu -o flow3d-variants && ./flow3d-variants
+//     -Icompute -Icommon/include bench/flow3d_variants.cu -o flow3d-variants && ./flow3d-variants [collide]
 #include <cstdio>
 #include <cstdint>
+#include <string>
 #include <vector>
 #include <cuda_runtime.h>
 #include "sims/lbm3d/lbm3d.hpp"
 using namespace cuview::sim::lbm3d;
+using cuview::sim::decode;
+using cuview::sim::decode_raw;
+using cuview::sim::encode;
+using cuview::sim::encode_raw;
+
+/// The collision before 2026-11-29, for comparison (BGK only: the box has no force).
+__device__ __forceinline__ void collide_v1(float* ft, const Params& p) {
+  float drho, ux, uy, uz;
+  moments(ft, p.force, drho, ux, uy, uz);
+  const float rho = 1.0f + drho;
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) ft[i] = ft[i] - p.omega * (ft[i] - shifted_equilibrium(i, drho, rho, ux, uy, uz));
+}
+/// Collision kC of the box's cells: 0 collide_v1, 1 collide, 2 collide on FP16S's values unscaled.
+template <class T, int kC>
+__device__ __forceinline__ float load(const T* a) { return kC == 2 ? decode_raw(__ldg(a)) : decode(__ldg(a)); }
+template <class T, int kC>
+__device__ __forceinline__ T save(float v) { return kC == 2 ? encode_raw<T>(v) : encode<T>(v); }
+template <int kC>
+__device__ __forceinline__ void run_collision(float* ft, const Params& p) {
+  if constexpr (kC == 0) collide_v1(ft, p); else collide<kC == 2>(ft, p);
+}
 
 /// The box cell of this thread (blocks of kB cells along x, a block row per (y, z), the box's
 /// faces left out), or false beyond the row.
@@ -22,7 +47,7 @@ __device__ __forceinline__ bool box_cell(int w, int h, size_t& here, ptrdiff_t& 
   return x < w - 1;
 }
 
-template <class T, int kT, int kB, int kMin, int kStoreMode>
+template <class T, int kT, int kB, int kMin, int kStoreMode, int kC>
 __global__ void __launch_bounds__(kB, kMin) ep_kernel(T* __restrict__ pops, size_t plane, int w, int h, Params p) {
   size_t here;
   ptrdiff_t row, layer;
@@ -31,15 +56,15 @@ __global__ void __launch_bounds__(kB, kMin) ep_kernel(T* __restrict__ pops, size
 #pragma unroll
   for (int i = 0; i < kQ; ++i) {
     const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-    ft[i] = decode(__ldg(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
+    ft[i] = load<T, kC>(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off));
   }
-  collide(ft, p);
+  run_collision<kC>(ft, p);
 #pragma unroll
   for (int i = 0; i < kQ; ++i) {
     const int o = opposite(i);
     const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
     T* a = pops + Esoteric<T>::slot_at(o, kT, false) * plane + ((o & 1) ? here : here + off);
-    if constexpr (kStoreMode == 1) __stcs(a, encode<T>(ft[i])); else *a = encode<T>(ft[i]);
+    if constexpr (kStoreMode == 1) __stcs(a, save<T, kC>(ft[i])); else *a = save<T, kC>(ft[i]);
   }
 }
 
@@ -51,14 +76,14 @@ __global__ void __launch_bounds__(kB, kMin) ab_kernel(const T* __restrict__ f, T
   float ft[kQ];
 #pragma unroll
   for (int i = 0; i < kQ; ++i) ft[i] = decode(__ldg(f + i * plane + (here - cx(i) - row * cy(i) - layer * cz(i))));
-  collide(ft, p);
+  collide_v1(ft, p);
 #pragma unroll
   for (int i = 0; i < kQ; ++i) fo[i * plane + here] = encode<T>(ft[i]);
 }
 
 template <class T> __global__ void fill(T* f, size_t n, T v) { for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) f[i] = v; }
 
-template <class T, int kB, int kMin, int kMode>
+template <class T, int kB, int kMin, int kMode, int kC = 0>
 void run(const char* name, int n, bool ab, int reps) {
   const size_t cells = (size_t)n * n * n, plane = cells;
   T* f = nullptr; T* g = nullptr;
@@ -71,7 +96,7 @@ void run(const char* name, int n, bool ab, int reps) {
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   auto step = [&](int s) {
     if (ab) { if (s & 1) ab_kernel<T, kB, kMin><<<grid, kB>>>(g, f, plane, n, n, p); else ab_kernel<T, kB, kMin><<<grid, kB>>>(f, g, plane, n, n, p); }
-    else { if (s & 1) ep_kernel<T, 1, kB, kMin, kMode><<<grid, kB>>>(f, plane, n, n, p); else ep_kernel<T, 0, kB, kMin, kMode><<<grid, kB>>>(f, plane, n, n, p); }
+    else { if (s & 1) ep_kernel<T, 1, kB, kMin, kMode, kC><<<grid, kB>>>(f, plane, n, n, p); else ep_kernel<T, 0, kB, kMin, kMode, kC><<<grid, kB>>>(f, plane, n, n, p); }
   };
   for (int s = 0; s < 4; ++s) step(s);
   const int steps = n >= 1024 ? 10 : n >= 512 ? 40 : 200;
@@ -87,7 +112,21 @@ void run(const char* name, int n, bool ab, int reps) {
   cudaFree(f); if (g) cudaFree(g);
 }
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "collide") {  // the collisions against each other
+    for (int n : {512, 1024}) {
+      run<float, 128, 6, 0, 0>("ep fp32 128x6 v1", n, false, 5);
+      run<float, 128, 6, 0, 1>("ep fp32 128x6 fused", n, false, 5);
+      run<float, 128, 8, 0, 1>("ep fp32 128x8 fused", n, false, 5);
+      run<float, 256, 4, 0, 1>("ep fp32 256x4 fused", n, false, 5);
+      run<std::uint16_t, 128, 8, 0, 0>("ep fp16s 128x8 v1", n, false, 5);
+      run<std::uint16_t, 128, 8, 0, 1>("ep fp16s 128x8 fused", n, false, 5);
+      run<std::uint16_t, 128, 8, 0, 2>("ep fp16s 128x8 fused raw", n, false, 5);
+      run<std::uint16_t, 128, 12, 0, 2>("ep fp16s 128x12 fused raw", n, false, 5);
+      run<std::uint16_t, 128, 16, 0, 2>("ep fp16s 128x16 fused raw", n, false, 5);
+    }
+    return 0;
+  }
   for (int n : {256, 512}) {
     run<float, 128, 8, 0>("ab fp32 128x8", n, true, 5);
     run<float, 128, 8, 0>("ep fp32 128x8", n, false, 5);

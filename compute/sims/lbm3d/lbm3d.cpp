@@ -173,7 +173,7 @@ void step_row_generic(const T* f, T* fo, const std::uint8_t* flags, int y, int l
 }
 #ifdef CUVIEW_HOST_ISAS
 template <class T>
-__attribute__((target("avx2,f16c"))) void step_row_avx2(const T* f, T* fo, const std::uint8_t* flags, int y, int lz,
+__attribute__((target("avx2,fma,f16c"))) void step_row_avx2(const T* f, T* fo, const std::uint8_t* flags, int y, int lz,
                                                    const Window& g, std::size_t plane, const Params& p) {
   step_row_body(f, fo, flags, y, lz, g, plane, p);
 }
@@ -184,13 +184,18 @@ __attribute__((target("avx512f,f16c"))) void step_row_avx512f(const T* f, T* fo,
   step_row_body(f, fo, flags, y, lz, g, plane, p);
 }
 #endif
-/// Widest first, as lbm's (the same names: sim::lbm::host_isas()).
+/// Widest first, as lbm's (the same names: sim::lbm::host_isas()); AVX-512F implies FMA, the AVX2
+/// build asks for it (collide's `fused`: one instruction, not a call of libm's fmaf).
 template <class T>
 constexpr IsaBuild<StepRow<T>> kIsas[] = {
 #ifdef CUVIEW_HOST_ISAS
     {"avx512f", step_row_avx512f<T>,
      [] { return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("f16c") != 0; }},
-    {"avx2", step_row_avx2<T>, [] { return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("f16c") != 0; }},
+    {"avx2", step_row_avx2<T>,
+     [] {
+       return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0 &&
+              __builtin_cpu_supports("f16c") != 0;
+     }},
     {"sse2", step_row_generic<T>, [] { return true; }},
 #else
     {"generic", step_row_generic<T>, [] { return true; }},

@@ -171,24 +171,28 @@ __device__ __forceinline__ std::uint64_t step_cell(const Esoteric<T>& f, const s
     return 0;
   }
   if (!plain(fl, x, g)) return 0;
+  // FP16S's values as stored, unscaled: the collision carries the scale (collide<true>).
+  constexpr bool kRaw = sizeof(T) == 2;
   float ft[kQ];
   T* __restrict__ pops = f.f;
 #pragma unroll
   for (int i = 0; i < kQ; ++i) {
     // Through the read-only cache: no other cell writes this slot in this step.
     const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-    ft[i] = decode(__ldg(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
+    ft[i] = decode_raw(__ldg(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
   }
-  collide(ft, p);
+  collide<kRaw>(ft, p);
 #pragma unroll
   for (int i = 0; i < kQ; ++i) {  // where the incoming opposite one was read
     const int o = opposite(i);
     const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-    pops[Esoteric<T>::slot_at(o, kT, false) * plane + ((o & 1) ? here : here + off)] = encode<T>(ft[i]);
+    const T v = encode_raw<T>(ft[i]);
+    pops[Esoteric<T>::slot_at(o, kT, false) * plane + ((o & 1) ? here : here + off)] = v;
+    if constexpr (kFrame) ft[i] = decode(v);  // as stored
   }
   if constexpr (kFrame) {
     float rho, ux, uy, uz;
-    stored_moments_of<T>(ft, p.force, rho, ux, uy, uz);
+    stored_moments(true, ft, p.force, rho, ux, uy, uz);
     return write_frame(out, g, x, y, lz, rho, ux, uy, uz);
   }
   return 0;
