@@ -433,7 +433,8 @@ void check_open_channel(Backend backend, const std::string& sim, int w, int h, i
                mass = std::accumulate(f[3].begin(), f[3].end(), 0.0);  // solid cells at 1
   const auto [lowest, highest] = std::minmax_element(f[3].begin(), f[3].end());
   INFO("dρ/dx " << gradient << " against " << expected << "; outlet density " << outlet.rho << "; density in ["
-                << *lowest << ", " << *highest << "]; mass " << mass_before << " → " << mass);
+                << *lowest << ", " << *highest << "]; mass " << mass_before << " → " << mass << " (relative change "
+                << std::abs(mass - mass_before) / mass << ")");
   CHECK(std::abs(gradient - expected) / std::abs(expected) < gradient_tolerance);
   CHECK(std::abs(outlet.rho - 1) < 1e-3);
   // The inlet's pressure is the channel's drop, plus the entrance's (where the plug develops);
