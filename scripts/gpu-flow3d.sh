@@ -4,8 +4,9 @@
 # two GPUs where there are two), the D3Q19 rates at 256³, 512³ and 1024³ and the D2Q9 rates at
 # 4096² and 8192² in each storage (cuview-bench --sections flow3d),
 # and 1024³ runs of cuview-compute: float32 (the ring fitted beside it) and FP16S, watched by a
-# reader and a viewer's pictures. SKIP_TESTS=1, SKIP_BENCH=1, SKIP_BIG=1 leave a part out. Logs
-# and summary.txt under $OUT.
+# reader and a viewer's pictures. SKIP_TESTS=1, SKIP_BENCH=1, SKIP_BIG=1 leave a part out; NCU=1
+# adds Nsight Compute's duration, instructions and DRAM bytes of each kernel of a 512³ step, in
+# each storage (docs/benchmarks.md "Where a step's time goes"). Logs and summary.txt under $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-env.sh
@@ -23,6 +24,19 @@ if (( gpus >= 2 )); then
 else
   echo "parts: skipped (one GPU; the CUDA parts tests need two)" | tee -a "$out/summary.txt"
 fi
+fi
+if [[ ${NCU:-0} == 1 ]]; then
+  for st in fp32 fp16s; do
+    timeout 150 "${NCU_BIN:-/usr/local/cuda/bin/ncu}" --kernel-name regex:"_kernel" --launch-skip 60 --launch-count 8 \
+      --metrics gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes.sum \
+      cuview-compute --name ncu-$st --backend cuda --sim lbm3d --size 512x512x512 --sim-option storage=$st \
+      --no-final-checkpoint >"$out/ncu-$st.txt" 2>&1 &
+    ncu_pid=$!
+    sleep 40; cuview-ctl --name ncu-$st shutdown >/dev/null 2>&1; wait $ncu_pid
+    # each kernel's name, then its three figures: one line a kernel
+    awk '/^  [a-z].*_kernel/{k=$0; sub(/\(.*/,"",k); sub(/.*::/,"",k)} /gpu__time|inst_exec|dram__bytes/{v=v" "$NF" "$(NF-1)} /inst_exec/{print "ncu '"$st"' " k ":" v; v=""}' \
+      "$out/ncu-$st.txt" | sort | uniq -c | tee -a "$out/summary.txt"
+  done
 fi
 [[ ${SKIP_BENCH:-0} == 1 ]] || cuview-bench --sections flow3d --backends cuda --reps 5 >"$out/flow3d.md" 2>"$out/flow3d.log"
 [[ ${SKIP_BIG:-0} == 1 ]] && exit 0
