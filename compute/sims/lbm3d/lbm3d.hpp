@@ -5,8 +5,9 @@
 // x = 0 face (a moving wall: gather) and a pressure outlet (density 1) in the last layer along x
 // (non-equilibrium extrapolation: open_face); with `periodic` the x faces wrap, driven by a body
 // force along x. The per-cell update below is the only copy of the physics: the CUDA kernel and
-// the host loops both call it, both compiled without contraction (the collision's multiply-adds are
-// spelt out: fused) and with subnormals flushed: the same bits. docs/physics.md says what it models, for a CFD user.
+// the host loops both call it, both compiled without contraction (the collision's multiply-adds
+// are spelt out: fused) and with subnormals flushed: the same bits. docs/physics.md says what it
+// models, for a CFD user.
 //
 // Layout: populations f[i * plane + n], n = x + width·(y + height·lz), one plane per direction
 // (structure of arrays: a warp's 32 cells read 128 contiguous bytes per direction), stored shifted
@@ -133,7 +134,7 @@ CUVIEW_HD CUVIEW_CELL_INLINE void moments(const float* ft, float force, float& d
 /// share the even part of their equilibrium: ω f_eq = S ± A, S = ω w (δρ + ρ (4.5 (c·u)² − 1.5 u²)),
 /// A = 3 ω w ρ c·u — each operation written out, the multiply-adds `fused` (rounded once, on both
 /// backends): ~100 operations a cell where the equilibrium of each direction on its own took ~250
-/// (the 3-D kernel is bound by instructions, not bytes). kRaw: the populations are FP16S's values
+/// (FP16S's in-place kernel is bound by instructions, not bytes). kRaw: the populations are FP16S's values
 /// as stored (decode_raw: f · 2^15); the sums are scaled back and the equilibrium's factors
 /// scaled up, by a power of two — exact: the same bits as decoding each population first.
 /// Returns nothing else: the moments are recomputed where they are published.
