@@ -38,6 +38,7 @@ ControlOps::ControlOps(const ControlContext& context) : c_(context) {
   started_ns_ = monotonic_ns();
   window_ = open_window(started_ns_);
   cost_window_ = window_;
+  steps_from_ = {c_.progress.step.load(), 0, started_ns_};
 }
 
 // ---------------------------------------------------------------- the transport's calls
@@ -162,7 +163,7 @@ Error ControlOps::stale_session_error(const std::string& theirs) const {
 // ---------------------------------------------------------------- rates
 
 ControlOps::RateWindow ControlOps::open_window(std::int64_t now) const {
-  return {now, c_.progress.step.load(), c_.ring.published(), c_.progress.restarts.load(),
+  return {now, c_.ring.published(), c_.progress.restarts.load(),
           c_.progress.publish_seconds.load(std::memory_order_relaxed)};
 }
 
@@ -176,13 +177,25 @@ void ControlOps::update_rates() {
     cost_window_ = end;
     first_cost_window_ = false;
   }
-  if (end.restarts0 != window_.restarts0) {  // reset within the window: begin a new one
+  const Progress::Stamp stamp = c_.progress.stamped();
+  if (end.restarts0 != window_.restarts0 || stamp.step < steps_from_.step) {  // a reset: begin new windows
     window_ = end;
+    steps_from_ = stamp;
     return;
   }
+  // Steps/s between two records of the step, at least half a second apart: a run that records
+  // its steps a batch at a time shows its rate, not how many batches a half-second happened to
+  // hold (32 or 64 steps/s for a run doing 41).
+  if (stamp.records != steps_from_.records && stamp.ns - steps_from_.ns >= 500'000'000) {
+    const double ds = static_cast<double>(stamp.ns - steps_from_.ns) * 1e-9;
+    steps_per_s_ = static_cast<double>(stamp.step - steps_from_.step) / ds;
+    record_interval_ = ds / static_cast<double>(stamp.records - steps_from_.records);
+    steps_from_ = stamp;
+  }
+  // No step recorded for half a second and two of the run's intervals between records: paused or held.
+  if (static_cast<double>(now - stamp.ns) * 1e-9 > std::max(0.5, 2 * record_interval_)) steps_per_s_ = 0;
   const double dt = static_cast<double>(now - window_.t0) * 1e-9;
   if (dt < 0.5) return;
-  steps_per_s_ = static_cast<double>(end.step0 - window_.step0) / dt;
   frames_per_s_ = static_cast<double>(end.frames0 - window_.frames0) / dt;
   window_ = end;
   first_window_ = false;
@@ -281,9 +294,9 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
     s.limited_by = to_string(static_cast<RateLimit>(c_.progress.limit.load(std::memory_order_relaxed)));
   if (const RateWindow now = open_window(monotonic_ns());
       first_window_ && now.restarts0 == window_.restarts0 && now.t0 - window_.t0 > 50'000'000) {
-    // The first half-second window is not closed yet: report what it has measured so far.
+    // The first half-second window is not closed yet: report what it has measured so far (the
+    // steps' window closes at the first record half a second in).
     const double dt = static_cast<double>(now.t0 - window_.t0) * 1e-9;
-    s.steps_per_second = static_cast<double>(now.step0 - window_.step0) / dt;
     s.frames_per_second = static_cast<double>(now.frames0 - window_.frames0) / dt;
   }
   s.rss_kib = resident_kib();

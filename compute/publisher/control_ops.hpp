@@ -57,7 +57,7 @@ class ControlOps final : public ControlHandler {
   // (a reset) is dropped and a new one begins, so a rate is never a difference across a reset.
   struct RateWindow {
     std::int64_t t0 = 0;
-    std::uint64_t step0 = 0, frames0 = 0, restarts0 = 0;
+    std::uint64_t frames0 = 0, restarts0 = 0;
     double cost0 = 0;  // Progress::publish_seconds
   };
 
@@ -89,7 +89,9 @@ class ControlOps final : public ControlHandler {
   ControlContext c_;
   std::map<std::string, Peer> peers_;
   std::int64_t started_ns_ = 0;
-  RateWindow window_;
+  RateWindow window_;         // frames/s's
+  Progress::Stamp steps_from_;  // steps/s's window: from one record of a step to another
+  double record_interval_ = 0;  // seconds between two records, over the last closed steps window
   bool first_window_ = true;  // no window has closed yet: stats reports the open one
   double steps_per_s_ = 0, frames_per_s_ = 0, cost_ = 0;
   RateWindow cost_window_;  // the cost's, of at least 5 s (t0 and cost0 only)

@@ -392,6 +392,7 @@ void Publisher::State::record(std::uint64_t at_step, double at_time) {
   // sees the smaller step also sees the restart.
   if (at_step < progress.step.load()) progress.restarts.fetch_add(1);
   progress.step.store(at_step);
+  progress.stamp(at_step, monotonic_ns());
   progress.sim_time.store(at_time, std::memory_order_relaxed);
   start();  // after the step: the first client to attach sees it, never the step before
 }

@@ -84,6 +84,24 @@ std::uint64_t frame_blocks(std::uint32_t readers, std::uint64_t reads, const std
 
 /// Where the program is: written by its thread at each publish(), read by the control thread.
 struct Progress {
+  /// A recorded step and the monotonic time it was recorded at, and how many records so far: a
+  /// step rate taken between two records is the run's, however coarsely its steps are recorded
+  /// (a batch of 16 a launch, at 30 steps/s, is two records a second).
+  struct Stamp {
+    std::uint64_t step = 0, records = 0;
+    std::int64_t ns = 0;
+  };
+  void stamp(std::uint64_t at_step, std::int64_t ns) {
+    std::lock_guard lock(stamp_m);
+    last = {at_step, last.records + 1, ns};
+  }
+  [[nodiscard]] Stamp stamped() const {
+    std::lock_guard lock(stamp_m);
+    return last;
+  }
+  mutable std::mutex stamp_m;
+  Stamp last;
+
   std::atomic<std::uint64_t> step{0};
   std::atomic<std::uint64_t> restarts{0};  // times the published step went backwards (a reset)
   std::atomic<double> sim_time{0};

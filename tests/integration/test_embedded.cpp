@@ -1,10 +1,13 @@
 // The embedded publisher: a program with its own loop (examples/embed-wave, or this test process
 // itself) is attached, verified and steered exactly like cuview-compute; steering reaches the
 // program only when it polls; every misuse is refused with a message naming what is wrong.
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -153,6 +156,59 @@ TEST_CASE("an embedded publisher publishes the program's buffers and hands steer
   // Closing tells the attached client at once.
   pub.close();
   CHECK_THROWS_AS(c.next_frame(2s), Error);
+}
+
+TEST_CASE("a program that records its steps a batch at a time is shown its step rate, not a count of batches",
+          "[integration][embedded][host]") {
+  // 100 steps every 0.3 s: a half-second window holds one record or two, which read as 200 or
+  // 400 steps/s; the rate shown must be the steps between two records over the time between
+  // them. The publisher stamps a record inside record_step, so the stamp lies between the
+  // program's clock readings either side of the call (the same monotonic clock).
+  RuntimeDir rt;
+  Publisher pub({.name = "batches", .backend = "host", .max_fps = 0, .max_cost = 1});
+  std::vector<float> u(16 * 8, 1.0f);
+  pub.add_field(host_field("u", u, 16, 8));
+  struct Record {
+    std::uint64_t step;
+    std::chrono::steady_clock::time_point before, after;
+  };
+  std::vector<Record> records;
+  std::mutex m;
+  std::atomic<bool> stop{false};
+  std::thread program([&] {
+    for (std::uint64_t step = 100; !stop; step += 100) {
+      const auto before = std::chrono::steady_clock::now();
+      pub.record_step(step, static_cast<double>(step));
+      const auto after = std::chrono::steady_clock::now();
+      {
+        std::lock_guard lock(m);
+        records.push_back({step, before, after});
+      }
+      std::this_thread::sleep_for(300ms);
+    }
+  });
+  auto c = Client::attach(AttachOptions{.name = "batches", .client = "test", .import = Import::control_only});
+  std::vector<double> shown;
+  for (int k = 0; k < 4; ++k) {  // several readings, each from a later window
+    std::this_thread::sleep_for(k == 0 ? 2000ms : 700ms);
+    shown.push_back(c.stats().steps_per_second);
+  }
+  stop = true;
+  program.join();
+  const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  for (const double rate : shown) {
+    INFO("shown " << rate << " steps/s; the program recorded 100 steps every ~0.3 s, " << records.size()
+                  << " records");
+    bool some_pair = false;  // the steps between two records over the time between them
+    for (std::size_t i = 0; i < records.size(); ++i)
+      for (std::size_t j = i + 1; j < records.size(); ++j) {
+        const double steps = static_cast<double>(records[j].step - records[i].step);
+        const double fastest = steps / seconds(records[j].before - records[i].after);
+        const double slowest = steps / seconds(records[j].after - records[i].before);
+        some_pair = some_pair || (rate >= slowest * (1 - 1e-9) && rate <= fastest * (1 + 1e-9));
+      }
+    CHECK(some_pair);
+  }
 }
 
 TEST_CASE("a publisher of a volume describes its dims and a client reads it cell for cell",
