@@ -1,13 +1,14 @@
 // The embedded publisher: a program with its own loop (examples/embed-wave, or this test process
 // itself) is attached, verified and steered exactly like cuview-compute; steering reaches the
 // program only when it polls; every misuse is refused with a message naming what is wrong.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <thread>
 
@@ -196,9 +197,16 @@ TEST_CASE("a program that records its steps a batch at a time is shown its step 
   stop = true;
   program.join();
   const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  double longest_gap = 0;  // a machine under load may hold the program back: then 0 is its rate
+  for (std::size_t i = 1; i < records.size(); ++i)
+    longest_gap = std::max(longest_gap, seconds(records[i].after - records[i - 1].before));
   for (const double rate : shown) {
     INFO("shown " << rate << " steps/s; the program recorded 100 steps every ~0.3 s, " << records.size()
-                  << " records");
+                  << " records, at most " << longest_gap << " s apart");
+    if (rate == 0) {
+      CHECK(longest_gap > 0.5);
+      continue;
+    }
     bool some_pair = false;  // the steps between two records over the time between them
     for (std::size_t i = 0; i < records.size(); ++i)
       for (std::size_t j = i + 1; j < records.size(); ++j) {
