@@ -38,7 +38,6 @@ ControlOps::ControlOps(const ControlContext& context) : c_(context) {
   started_ns_ = monotonic_ns();
   window_ = open_window(started_ns_);
   cost_window_ = window_;
-  steps_from_ = {c_.progress.step.load(), 0, started_ns_};
 }
 
 // ---------------------------------------------------------------- the transport's calls
@@ -186,7 +185,9 @@ void ControlOps::update_rates() {
   // Steps/s between two records of the step, at least half a second apart: a run that records
   // its steps a batch at a time shows its rate, not how many batches a half-second happened to
   // hold (32 or 64 steps/s for a run doing 41).
-  if (stamp.records != steps_from_.records && stamp.ns - steps_from_.ns >= 500'000'000) {
+  if (steps_from_.records == 0) {
+    steps_from_ = stamp;  // the first record opens the first window: every window runs record to record
+  } else if (stamp.records != steps_from_.records && stamp.ns - steps_from_.ns >= 500'000'000) {
     const double ds = static_cast<double>(stamp.ns - steps_from_.ns) * 1e-9;
     steps_per_s_ = static_cast<double>(stamp.step - steps_from_.step) / ds;
     record_interval_ = ds / static_cast<double>(stamp.records - steps_from_.records);

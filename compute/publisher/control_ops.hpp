@@ -90,7 +90,7 @@ class ControlOps final : public ControlHandler {
   std::map<std::string, Peer> peers_;
   std::int64_t started_ns_ = 0;
   RateWindow window_;         // frames/s's
-  Progress::Stamp steps_from_;  // steps/s's window: from one record of a step to another
+  Progress::Stamp steps_from_;  // steps/s's window: from one record of a step to another (none yet: records 0)
   double record_interval_ = 0;  // seconds between two records, over the last closed steps window
   bool first_window_ = true;  // no window has closed yet: stats reports the open one
   double steps_per_s_ = 0, frames_per_s_ = 0, cost_ = 0;
