@@ -1,12 +1,12 @@
 // The D3Q19 update's memory schemes side by side on a box of plain cells (no walls, no flags):
 // two arrays (A → B pull) against one array in place (Esoteric Pull, lbm3d.hpp Esoteric), each in
-// float32 and FP16S, over block shapes, blocks per SM and streaming stores, and the collision as
+// float32 and FP16S, over block shapes, blocks per SM, streaming stores and the loads' cache hints (`hints`), and the collision as
 // it was before 2026-11-29 (each direction's equilibrium on its own, no fused multiply-adds:
 // collide_v1) against lbm3d.hpp's (pairs, fused, FP16S unscaled); cell updates/s. What
 // lbm3d_cuda.cu's choices rest on (docs/benchmarks.md "The D3Q19 flow in place"). Not part of the
 // build: on a GPU host,
 //   nvcc -O3 -std=c++17 --ftz=true --fmad=false --expt-relaxed-constexpr -arch=sm_90 \
-//     -Icompute -Icommon/include bench/flow3d_variants.cu -o flow3d-variants && ./flow3d-variants [collide]
+//     -Icompute -Icommon/include bench/flow3d_variants.cu -o flow3d-variants && ./flow3d-variants [collide|hints]
 #include <cstdio>
 #include <cstdint>
 #include <string>
@@ -28,8 +28,28 @@ __device__ __forceinline__ void collide_v1(float* ft, const Params& p) {
   for (int i = 0; i < kQ; ++i) ft[i] = ft[i] - p.omega * (ft[i] - shifted_equilibrium(i, drho, rho, ux, uy, uz));
 }
 /// Collision kC of the box's cells: 0 collide_v1, 1 collide, 2 collide on FP16S's values unscaled.
-template <class T, int kC>
-__device__ __forceinline__ float load(const T* a) { return kC == 2 ? decode_raw(__ldg(a)) : decode(__ldg(a)); }
+/// A load through the read-only path with cache hint kL: 0 none (__ldg), 1 L2::256B (the L2 fetches
+/// the whole 256-byte block a miss falls in), 2 L2::128B, 3 L1::no_allocate with L2::256B.
+template <int kL>
+__device__ __forceinline__ float ld(const float* a) {
+  float v;
+  if constexpr (kL == 0) v = __ldg(a);
+  else if constexpr (kL == 1) asm("ld.global.nc.L2::256B.f32 %0, [%1];" : "=f"(v) : "l"(a));
+  else if constexpr (kL == 2) asm("ld.global.nc.L2::128B.f32 %0, [%1];" : "=f"(v) : "l"(a));
+  else asm("ld.global.nc.L1::no_allocate.L2::256B.f32 %0, [%1];" : "=f"(v) : "l"(a));
+  return v;
+}
+template <int kL>
+__device__ __forceinline__ std::uint16_t ld(const std::uint16_t* a) {
+  unsigned short v;
+  if constexpr (kL == 0) v = __ldg(a);
+  else if constexpr (kL == 1) asm("ld.global.nc.L2::256B.u16 %0, [%1];" : "=h"(v) : "l"(a));
+  else if constexpr (kL == 2) asm("ld.global.nc.L2::128B.u16 %0, [%1];" : "=h"(v) : "l"(a));
+  else asm("ld.global.nc.L1::no_allocate.L2::256B.u16 %0, [%1];" : "=h"(v) : "l"(a));
+  return v;
+}
+template <class T, int kC, int kL = 0>
+__device__ __forceinline__ float load(const T* a) { return kC == 2 ? decode_raw(ld<kL>(a)) : decode(ld<kL>(a)); }
 template <class T, int kC>
 __device__ __forceinline__ T save(float v) { return kC == 2 ? encode_raw<T>(v) : encode<T>(v); }
 template <int kC>
@@ -47,7 +67,7 @@ __device__ __forceinline__ bool box_cell(int w, int h, size_t& here, ptrdiff_t& 
   return x < w - 1;
 }
 
-template <class T, int kT, int kB, int kMin, int kStoreMode, int kC>
+template <class T, int kT, int kB, int kMin, int kStoreMode, int kC, int kL = 0>
 __global__ void __launch_bounds__(kB, kMin) ep_kernel(T* __restrict__ pops, size_t plane, int w, int h, Params p) {
   size_t here;
   ptrdiff_t row, layer;
@@ -56,7 +76,7 @@ __global__ void __launch_bounds__(kB, kMin) ep_kernel(T* __restrict__ pops, size
 #pragma unroll
   for (int i = 0; i < kQ; ++i) {
     const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-    ft[i] = load<T, kC>(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off));
+    ft[i] = load<T, kC, kL>(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off));
   }
   run_collision<kC>(ft, p);
 #pragma unroll
@@ -83,7 +103,7 @@ __global__ void __launch_bounds__(kB, kMin) ab_kernel(const T* __restrict__ f, T
 
 template <class T> __global__ void fill(T* f, size_t n, T v) { for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) f[i] = v; }
 
-template <class T, int kB, int kMin, int kMode, int kC = 0>
+template <class T, int kB, int kMin, int kMode, int kC = 0, int kL = 0>
 void run(const char* name, int n, bool ab, int reps) {
   const size_t cells = (size_t)n * n * n, plane = cells;
   T* f = nullptr; T* g = nullptr;
@@ -96,7 +116,7 @@ void run(const char* name, int n, bool ab, int reps) {
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   auto step = [&](int s) {
     if (ab) { if (s & 1) ab_kernel<T, kB, kMin><<<grid, kB>>>(g, f, plane, n, n, p); else ab_kernel<T, kB, kMin><<<grid, kB>>>(f, g, plane, n, n, p); }
-    else { if (s & 1) ep_kernel<T, 1, kB, kMin, kMode, kC><<<grid, kB>>>(f, plane, n, n, p); else ep_kernel<T, 0, kB, kMin, kMode, kC><<<grid, kB>>>(f, plane, n, n, p); }
+    else { if (s & 1) ep_kernel<T, 1, kB, kMin, kMode, kC, kL><<<grid, kB>>>(f, plane, n, n, p); else ep_kernel<T, 0, kB, kMin, kMode, kC, kL><<<grid, kB>>>(f, plane, n, n, p); }
   };
   for (int s = 0; s < 4; ++s) step(s);
   const int steps = n >= 1024 ? 10 : n >= 512 ? 40 : 200;
@@ -113,6 +133,20 @@ void run(const char* name, int n, bool ab, int reps) {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "hints") {  // the loads' cache hints (the product's collision)
+    for (int n : {512, 1024}) {
+      run<float, 128, 6, 0, 1, 0>("ep fp32 128x6 ldg", n, false, 5);
+      run<float, 128, 6, 0, 1, 1>("ep fp32 128x6 L2::256B", n, false, 5);
+      run<float, 128, 6, 0, 1, 2>("ep fp32 128x6 L2::128B", n, false, 5);
+      run<float, 128, 6, 0, 1, 3>("ep fp32 128x6 noL1 L2::256B", n, false, 5);
+      run<float, 128, 8, 0, 1, 1>("ep fp32 128x8 L2::256B", n, false, 5);
+      run<std::uint16_t, 128, 8, 0, 2, 0>("ep fp16s 128x8 ldg", n, false, 5);
+      run<std::uint16_t, 128, 8, 0, 2, 1>("ep fp16s 128x8 L2::256B", n, false, 5);
+      run<std::uint16_t, 128, 8, 0, 2, 2>("ep fp16s 128x8 L2::128B", n, false, 5);
+      run<std::uint16_t, 128, 8, 0, 2, 3>("ep fp16s 128x8 noL1 L2::256B", n, false, 5);
+    }
+    return 0;
+  }
   if (argc > 1 && std::string(argv[1]) == "collide") {  // the collisions against each other
     for (int n : {512, 1024}) {
       run<float, 128, 6, 0, 0>("ep fp32 128x6 v1", n, false, 5);

@@ -67,7 +67,7 @@ if wait_for_daemon big; then
     --ctl "$(command -v cuview-ctl)" 2>&1 | sed 's/^/big watched: /' | tee -a "$out/summary.txt"
   timeout 90 cuview-ctl --name big attach --frames 5 --verify --read speed >>"$out/big-status.txt" 2>&1 || echo "attach failed: $?" >>"$out/big-status.txt"
   cuview-ctl --name big status >>"$out/big-status.txt" 2>&1
-  echo "big attach: $(grep -m1 -i 'verified\|frames' "$out/big-status.txt")" | tee -a "$out/summary.txt"
+  echo "big attach: $(grep -m1 -i 'verified' "$out/big-status.txt" || echo 'no frame verified')" | tee -a "$out/summary.txt"
 else
   echo "big: did not start" | tee -a "$out/summary.txt"; tail -20 "$out/big.log" >>"$out/summary.txt"
 fi
