@@ -257,6 +257,8 @@ struct Pulled {
   CUVIEW_HD CUVIEW_CELL_INLINE float back(int i, std::size_t here, std::size_t) const {
     return decode(f[opposite(i) * plane + here]);
   }
+  /// v as this storage holds it.
+  CUVIEW_HD CUVIEW_CELL_INLINE static float as_stored(float v) { return decode(encode<T>(v)); }
 };
 
 /// A step's view in place (Esoteric Pull; Lehmann, Computation 10, 92 (2022)), at step parity
@@ -290,6 +292,8 @@ struct Esoteric {
   CUVIEW_HD CUVIEW_CELL_INLINE float back(int i, std::size_t here, std::size_t source) const {
     return decode(f[back_at(i, here, source)]);
   }
+  /// v as this storage holds it.
+  CUVIEW_HD CUVIEW_CELL_INLINE static float as_stored(float v) { return decode(encode<T>(v)); }
 };
 
 /// Where the populations of stored cell (x, y, lz) left by the last step lie: outgoing population
@@ -353,6 +357,9 @@ CUVIEW_HD inline void open_face(const Pops& f, const std::uint8_t* __restrict__ 
 }
 
 /// The incoming populations of fluid cell (x, y, lz): gather, or open_face at a channel's outlet.
+/// A channel's x-face cell takes them in as the storage holds them (in FP16S, rounded to it): the
+/// CUDA kernel gathers them before the step into an array of that storage and steps the face
+/// cells with the rest, loading them from there (lbm3d_cuda.cu face_kernel).
 template <class Pops>
 CUVIEW_HD inline void incoming(const Pops& f, const std::uint8_t* __restrict__ flags, unsigned fl, int x, int y,
                                int lz, const Window& g, const Params& p, float* ft) {
@@ -360,6 +367,10 @@ CUVIEW_HD inline void incoming(const Pops& f, const std::uint8_t* __restrict__ f
     open_face(f, flags, y, lz, g, p, ft);
   else
     gather(f, flags, fl, x, y, lz, g, p, ft);
+  if (!p.periodic && (x == 0 || x == g.width - 1)) {
+    CUVIEW_UNROLL19
+    for (int i = 0; i < kQ; ++i) ft[i] = Pops::as_stored(ft[i]);
+  }
 }
 
 /// One update of cell (x, y, lz) without storing it: its incoming populations, collided, into

@@ -3,9 +3,10 @@
 // flag byte, 153 bytes in float32 and 77 with storage=fp16s), one thread per cell per step; the
 // published fields are written by the last step before a frame, from the populations it stores
 // (step_and_write), or by a second kernel straight into the ring slot (write_fields: a frame
-// without a step). The cells beside an obstacle or a wall and on the x faces step from a list
-// before the rest (other_kernel); those of a channel's x faces, which read slots their neighbours
-// write in the same step, are gathered before that (face_kernel). A part of a z-decomposed grid steps its two
+// without a step). The cells beside an obstacle or a wall, and a periodic duct's x faces, step
+// from a list before the rest (other_kernel); a channel's x faces, which read slots their
+// neighbours write in the same step, are gathered before that (face_kernel) and then stepped with
+// the plain cells in float32, from the list in FP16S (kFacesInStepKernel). A part of a z-decomposed grid steps its two
 // edge layers first and exchanges, on a high-priority stream while it steps the layers between
 // (overlap=on), the five populations a side crosses to its neighbour and its edge layer's velocity
 // (for the vorticity beside it). Compiled without FMA contraction and with flush-to-zero, as the
@@ -80,10 +81,12 @@ struct GhostVelocity {
 /// The incoming populations of a channel's x-face cells (x = 0: the moving wall; x = width − 1:
 /// open_face), gathered before the step: they read slots that other cells write in it (the inlet
 /// its own outgoing populations, left in the cells beyond the face; the outlet its neighbour's).
-/// face[((i · 2 + side) · layers + lz − 1) · height + y], side 0 the inlet, 1 the outlet.
+/// face[((i · 2 + side) · layers + lz − 1) · height + y], side 0 the inlet, 1 the outlet, in the
+/// populations' storage (incoming() rounds a face's to it): step_kernel loads them as it loads a
+/// population.
 template <class T>
 __global__ void face_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, Params p,
-                            float* __restrict__ face) {
+                            T* __restrict__ face) {
   const int y = blockIdx.x * blockDim.x + threadIdx.x, lz = 1 + blockIdx.y, side = blockIdx.z;
   if (y >= g.height) return;
   const int x = side == 0 ? 0 : g.width - 1;
@@ -92,13 +95,23 @@ __global__ void face_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flag
   float ft[kQ];
   incoming(f, flags, fl, x, y, lz, g, p, ft);
   for (int i = 0; i < kQ; ++i)
-    face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y] = ft[i];
+    face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y] = encode<T>(ft[i]);
 }
 
-/// Whether fluid cell (x, flags fl) is a plain one: no bounce beside it, away from the x faces.
-/// The others are stepped by other_kernel, from a list (OtherCells).
-__device__ __forceinline__ bool plain(unsigned fl, int x, const Window& g) {
-  return fl == 0 && x != 0 && x != g.width - 1;
+/// Whether step_kernel steps a channel's x-face cells (their incoming populations gathered by
+/// face_kernel), loading them by the same instruction as a plain cell's, its address chosen: in
+/// float32 (H200, 2026-11-29: 2.29 → 2.40 × 10¹⁰ cell updates/s at 1024³, 2.07 → 2.25 at 512³),
+/// not in FP16S, which fell from 3.63 to 2.43 × 10¹⁰ that way (as it did with the faces on a
+/// branch of their own): other_kernel steps them there, from the list.
+template <class T>
+constexpr bool kFacesInStepKernel = sizeof(T) == 4;
+
+/// Whether fluid cell (x, flags fl) is step_kernel's: a plain one (no bounce beside it, away from
+/// the x faces) or, where kFacesInStepKernel, a channel's x-face cell. The others (beside a
+/// bounce; a periodic duct's x faces; in FP16S a channel's) are stepped by other_kernel, from a list.
+template <class T>
+__device__ __forceinline__ bool stepped_by_step_kernel(unsigned fl, int x, const Window& g, int periodic) {
+  return (x == 0 || x == g.width - 1) ? kFacesInStepKernel<T> && !periodic : fl == 0;
 }
 
 /// Writes a frame's values of owned cell (x, y, lz) — density, speed and velocity from the
@@ -168,7 +181,7 @@ __device__ __forceinline__ std::uint16_t load_population(const std::uint16_t* a)
 #endif
 }
 
-/// Steps the plain cells (plain()) of `count` stored layers: first, first + stride, … (every owned
+/// Steps the plain cells (stepped_by_step_kernel) of `count` stored layers: first, first + stride, … (every owned
 /// layer, the two edge layers, or the layers between them: the same update whichever, so the
 /// split changes no result), in place, at step parity kT (f.t). Blocks of kBlockX cells along x,
 /// one block row per (y, layer): no division anywhere. A cell reads its 19 slots unconditionally,
@@ -180,13 +193,13 @@ __device__ __forceinline__ std::uint16_t load_population(const std::uint16_t* a)
 /// Blocks per SM (a box of plain cells, 512³, H200, 2026-11-29): float32 2.33 × 10¹⁰ at 6 (85
 /// registers), 2.16 at 8 (64); FP16S 3.63 × 10¹⁰ at 8, 3.51 at 16 or with 256-thread blocks;
 /// streaming stores (__stcs) lost 7 % and 27 %.
-/// kFrame: the last step before a frame, also writing `out` (FrameOut) for its plain and solid
-/// cells.
+/// kFrame: the last step before a frame, also writing `out` (FrameOut) for its cells, solid ones
+/// included.
 /// step_kernel's work for cell (x, y, lz); returns its frame's checksum terms (kFrame).
 template <class T, bool kFrame, int kT>
 __device__ __forceinline__ std::uint64_t step_cell(const Esoteric<T>& f, const std::uint8_t* __restrict__ flags,
-                                                   const Window& g, int x, int y, int lz, const Params& p,
-                                                   const FrameOut& out) {
+                                                   const T* __restrict__ face, const Window& g, int x, int y, int lz,
+                                                   const Params& p, const FrameOut& out) {
   if (x >= g.width) return 0;
   const std::size_t here = g.at(x, y, lz), plane = f.plane;
   const std::ptrdiff_t row = g.width, layer = static_cast<std::ptrdiff_t>(g.width) * g.height;
@@ -195,15 +208,24 @@ __device__ __forceinline__ std::uint64_t step_cell(const Esoteric<T>& f, const s
     if constexpr (kFrame) return write_frame(out, g, x, y, lz, 1.0f, 0.0f, 0.0f, 0.0f);
     return 0;
   }
-  if (!plain(fl, x, g)) return 0;
+  const bool at_face = kFacesInStepKernel<T> && (x == 0 || x == g.width - 1);
+  if (!stepped_by_step_kernel<T>(fl, x, g, p.periodic)) return 0;
   // FP16S's values as stored, unscaled: the collision carries the scale (collide<true>).
   constexpr bool kRaw = sizeof(T) == 2;
   float ft[kQ];
   T* __restrict__ pops = f.f;
+  // A channel's face cell loads what face_kernel gathered, by the same load instruction as the
+  // others (its address chosen, not its path: a branch here made the face cell's warp wait for
+  // two rounds of loads).
+  const std::size_t face_stride = 2 * static_cast<std::size_t>(g.layers) * g.height;
+  const T* __restrict__ gathered =
+      face + ((x == 0 ? 0 : static_cast<std::size_t>(g.layers)) + (lz - 1)) * static_cast<std::size_t>(g.height) + y;
 #pragma unroll
   for (int i = 0; i < kQ; ++i) {
     const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-    ft[i] = decode_raw(load_population(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
+    const T* a = at_face ? gathered + i * face_stride
+                         : pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off);
+    ft[i] = decode_raw(load_population(a));
   }
   collide<kRaw>(ft, p);
 #pragma unroll
@@ -223,9 +245,9 @@ __device__ __forceinline__ std::uint64_t step_cell(const Esoteric<T>& f, const s
 }
 template <class T, bool kFrame, int kT>
 __global__ void __launch_bounds__(kBlockX, sizeof(T) == 2 ? 8 : 6)
-    step_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, int first, int stride, Params p,
-                FrameOut out, int first_row = 0, int row_stride = 1) {
-  const std::uint64_t partial = step_cell<T, kFrame, kT>(f, flags, g, blockIdx.x * kBlockX + threadIdx.x,
+    step_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, const T* __restrict__ face, Window g, int first,
+                int stride, Params p, FrameOut out, int first_row = 0, int row_stride = 1) {
+  const std::uint64_t partial = step_cell<T, kFrame, kT>(f, flags, face, g, blockIdx.x * kBlockX + threadIdx.x,
                                                           first_row + blockIdx.y * row_stride,
                                                           first + blockIdx.z * stride, p, out);
   // Every thread of the block, once: the sum synchronises the block.
@@ -239,7 +261,7 @@ __global__ void __launch_bounds__(kBlockX, sizeof(T) == 2 ? 8 : 6)
 /// `frame` (the frame's step), also the frame's values of those of its rows (FrameOut::frame_row).
 template <class T>
 __device__ __forceinline__ std::uint64_t other_cell(const Esoteric<T>& f, const std::uint8_t* __restrict__ flags,
-                                                    const Window& g, const Params& p, const float* __restrict__ face,
+                                                    const Window& g, const Params& p, const T* __restrict__ face,
                                                     const std::uint32_t* __restrict__ cells, std::uint32_t count,
                                                     bool frame, const FrameOut& out) {
   const std::uint32_t k = blockIdx.x * kBlockX + threadIdx.x;
@@ -249,10 +271,10 @@ __device__ __forceinline__ std::uint64_t other_cell(const Esoteric<T>& f, const 
             lz = static_cast<int>(c / g.layer_cells());
   const unsigned fl = flags[c];
   float ft[kQ];
-  if ((x == 0 || x == g.width - 1) && !p.periodic) {
+  if (!p.periodic && (x == 0 || x == g.width - 1)) {  // a channel's face (FP16S): face_kernel's gathered
     const int side = x == 0 ? 0 : 1;
     for (int i = 0; i < kQ; ++i)
-      ft[i] = face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y];
+      ft[i] = decode(face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y]);
   } else {
     incoming(f, flags, fl, x, y, lz, g, p, ft);
   }
@@ -265,21 +287,21 @@ __device__ __forceinline__ std::uint64_t other_cell(const Esoteric<T>& f, const 
 }
 template <class T>
 __global__ void __launch_bounds__(kBlockX)
-    other_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, Params p,
-                 const float* __restrict__ face, const std::uint32_t* __restrict__ cells, std::uint32_t count,
-                 bool frame, FrameOut out) {
+    other_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, Params p, const T* __restrict__ face,
+                 const std::uint32_t* __restrict__ cells, std::uint32_t count, bool frame, FrameOut out) {
   const std::uint64_t partial = other_cell(f, flags, g, p, face, cells, count, frame, out);
   if (frame) add_checksum_spread(partial, out.sums);  // every thread of the block, once
 }
 
 /// The owned fluid cells that are not plain (other_kernel's), counted (`cells` null) or listed.
-__global__ void list_other_kernel(const std::uint8_t* __restrict__ flags, Window g, std::uint32_t* __restrict__ count,
-                                  std::uint32_t* __restrict__ cells) {
+template <class T>
+__global__ void list_other_kernel(const std::uint8_t* __restrict__ flags, Window g, int periodic,
+                                  std::uint32_t* __restrict__ count, std::uint32_t* __restrict__ cells) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, lz = 1 + blockIdx.z;
   if (x >= g.width) return;
   const std::size_t c = g.at(x, y, lz);
   const unsigned fl = flags[c];
-  if ((fl & kSolid) || plain(fl, x, g)) return;
+  if ((fl & kSolid) || stepped_by_step_kernel<T>(fl, x, g, periodic)) return;
   const std::uint32_t k = atomicAdd(count, 1u);
   if (cells) cells[k] = static_cast<std::uint32_t>(c);
 }
@@ -592,7 +614,7 @@ class Lbm3dCuda final : public Simulation {
   [[nodiscard]] Esoteric<T> pops() const { return {static_cast<T*>(f_.get()), g_.cells(), t_}; }
   [[nodiscard]] GhostVelocity ghost() const { return {static_cast<const float*>(ghost_velocity_.get()), g_}; }
   [[nodiscard]] std::size_t face_bytes() const {
-    return 2 * kQ * static_cast<std::size_t>(g_.height) * g_.layers * sizeof(float);
+    return 2 * kQ * static_cast<std::size_t>(g_.height) * g_.layers * sizeof(T);
   }
   /// One side's halo message: 3 floats and 5 populations a cell of a layer.
   [[nodiscard]] std::size_t message_bytes() const { return g_.layer_cells() * (3 * sizeof(float) + 5 * sizeof(T)); }
@@ -642,11 +664,11 @@ class Lbm3dCuda final : public Simulation {
       const FrameOut* o = s + 1 == steps ? out : nullptr;
       if (!o_.periodic) {  // the channel's faces first: they read slots the step writes
         const dim3 grid((g_.height + kBlockX - 1) / kBlockX, layers, 2);
-        face_kernel<<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, p_, static_cast<float*>(face_.get()));
+        face_kernel<<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, p_, static_cast<T*>(face_.get()));
       }
       if (other_count_ > 0)  // then the cells that are not plain, every layer (edges included: before the exchange)
         other_kernel<<<(other_count_ + kBlockX - 1) / kBlockX, kBlockX, 0, stream_>>>(
-            pops(), flags(), g_, p_, static_cast<const float*>(face_.get()),
+            pops(), flags(), g_, p_, static_cast<const T*>(face_.get()),
             static_cast<const std::uint32_t*>(other_.get()), other_count_, o != nullptr, o ? *o : FrameOut{});
       if (o != nullptr && o->packed.every > 1) {
         // A packed frame (a whole grid: parts publish whole frames): the layers that hold its
@@ -698,7 +720,8 @@ class Lbm3dCuda final : public Simulation {
     const dim3 grid((g_.width + kBlockX - 1) / kBlockX, rows < 0 ? g_.height : rows, count);
     const FrameOut none{};
     const auto launch = [&](auto kernel, const FrameOut& o) {
-      kernel<<<grid, kBlockX, 0, stream_>>>(pops(), flags(), g_, first, stride, p_, o, first_row, row_stride);
+      kernel<<<grid, kBlockX, 0, stream_>>>(pops(), flags(), static_cast<const T*>(face_.get()), g_, first, stride, p_,
+                                            o, first_row, row_stride);
     };
     if (out)
       t_ ? launch(step_kernel<T, true, 1>, *out) : launch(step_kernel<T, true, 0>, *out);
@@ -748,7 +771,7 @@ class Lbm3dCuda final : public Simulation {
     std::uint32_t count = 0;
     for (const bool fill : {false, true}) {
       cuda::check(cudaMemsetAsync(counter, 0, sizeof(std::uint32_t), stream_), "clearing the other cells' count");
-      list_other_kernel<<<grid, kBlockX, 0, stream_>>>(flags(), g_, counter,
+      list_other_kernel<T><<<grid, kBlockX, 0, stream_>>>(flags(), g_, periodic(), counter,
                                                        fill ? static_cast<std::uint32_t*>(other_.get()) : nullptr);
       cuda::check(cudaGetLastError(), "launching the kernel that lists the cells beside obstacles");
       if (!fill) {
