@@ -92,13 +92,21 @@ TEST_CASE("at 1100 px the status bar shows every short label whole, and the volu
   auto* volume = w.findChild<StatusLabel*>("volume");
   REQUIRE(volume != nullptr);
   const QStringList names{"connection", "fps", "latency", "steps", "cost", "skipped", "backend", "checkpoint", "volume"};
-  REQUIRE(wait_for([&] {
+  std::string seen;  // what the bar said when last looked at: a failure names the label that is missing
+  const bool all_there = wait_for([&] {
+    seen = "connection '" + w.connection_text().toStdString() + "'";
+    bool ok = true;
     for (const QString& name : names) {
       auto* label = w.findChild<StatusLabel*>(name);
-      if (label == nullptr || !label->isVisible() || label->text().isEmpty()) return false;
+      seen += "; " + name.toStdString() + ": " +
+              (label == nullptr ? std::string("none")
+                                : (label->isVisible() ? "'" + label->text().toStdString() + "'" : std::string("hidden")));
+      ok = ok && label != nullptr && label->isVisible() && !label->text().isEmpty();
     }
-    return w.connection_text() == "connected to gray-scott-volume" && volume->text().startsWith("MIP · brick");
-  }));
+    return ok && w.connection_text() == "connected to gray-scott-volume" && volume->text().startsWith("MIP · brick");
+  });
+  INFO("the status bar: " << seen);
+  REQUIRE(all_there);
   REQUIRE(wait_for([&] { return settled(w); }));
   CHECK(shown_labels(w).size() >= static_cast<std::size_t>(names.size()));
   keep_picture(w, pictures, "status-bar-1100.png");
