@@ -214,9 +214,8 @@ __device__ __forceinline__ std::uint64_t step_cell(const Esoteric<T>& f, const s
   constexpr bool kRaw = sizeof(T) == 2;
   float ft[kQ];
   T* __restrict__ pops = f.f;
-  // A channel's face cell loads what face_kernel gathered, by the same load instruction as the
-  // others (its address chosen, not its path: a branch here made the face cell's warp wait for
-  // two rounds of loads).
+  // A channel's face cell (kFacesInStepKernel) loads what face_kernel gathered, by the same load
+  // instruction as the others: its address is chosen, it takes no path of its own.
   const std::size_t face_stride = 2 * static_cast<std::size_t>(g.layers) * g.height;
   const T* __restrict__ gathered =
       face + ((x == 0 ? 0 : static_cast<std::size_t>(g.layers)) + (lz - 1)) * static_cast<std::size_t>(g.height) + y;
