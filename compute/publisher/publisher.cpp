@@ -493,7 +493,7 @@ void Publisher::State::describe() {
   description.slots = opts.slots;
   description.slot_bytes = layout.slot_bytes;
   description.trailer_offset = layout.trailer_offset;
-  auto block = [&](const FieldDecl& f, std::vector<std::uint32_t> shape, std::size_t index) {
+  auto block = [&](const FieldDecl& f, std::vector<std::uint32_t> shape, std::size_t index, std::string grid) {
     const std::uint64_t value = size_of(f.dtype), cell = value * f.components;
     std::vector<std::uint64_t> strides(shape.size());
     std::uint64_t stride = cell;
@@ -506,19 +506,17 @@ void Publisher::State::describe() {
                             std::move(strides),
                             layout.fields[index].offset,
                             layout.fields[index].bytes,
-                            f.help};
+                            f.help,
+                            std::move(grid)};
   };
   std::size_t index = 0;
-  for (const auto& f : declared.fields) {
-    description.fields.push_back(block(f, f.dims, index++));
-    description.fields.back().grid = f.grid;
-  }
+  for (const auto& f : declared.fields) description.fields.push_back(block(f, f.dims, index++, f.grid));
   for (const auto& g : declared.grids)
     description.grids.push_back({g.name, g.dims, g.origin, g.spacing, g.axes, g.units});
   for (const auto& p : declared.particles) {
     proto::ParticleSetDesc pd{p.name, p.count, {}, p.help, p.bounds};
     for (const auto& a : p.attributes)
-      pd.attributes.push_back(block(a, {static_cast<std::uint32_t>(p.count)}, index++));
+      pd.attributes.push_back(block(a, {static_cast<std::uint32_t>(p.count)}, index++, {}));  // an attribute lies on no grid
     description.particles.push_back(std::move(pd));
   }
   for (const auto& i : declared.inputs) description.inputs.push_back({i.name, i.kind, i.help});
