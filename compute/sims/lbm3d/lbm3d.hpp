@@ -249,6 +249,7 @@ CUVIEW_HD CUVIEW_CELL_INLINE Source source_of(int i, int x, int y, int lz, const
 /// outgoing one, at the source; a bounced one is the cell's own outgoing opposite one.
 template <class T>
 struct Pulled {
+  using Stored = T;  ///< the storage's type (fp16s.hpp)
   const T* __restrict__ f;
   std::size_t plane;
   CUVIEW_HD CUVIEW_CELL_INLINE float in(int i, std::size_t, std::size_t source) const {
@@ -257,8 +258,6 @@ struct Pulled {
   CUVIEW_HD CUVIEW_CELL_INLINE float back(int i, std::size_t here, std::size_t) const {
     return decode(f[opposite(i) * plane + here]);
   }
-  /// v as this storage holds it.
-  CUVIEW_HD CUVIEW_CELL_INLINE static float as_stored(float v) { return decode(encode<T>(v)); }
 };
 
 /// A step's view in place (Esoteric Pull; Lehmann, Computation 10, 92 (2022)), at step parity
@@ -270,6 +269,7 @@ struct Pulled {
 /// slots, and no two cells share one, so every cell can step at once in one array.
 template <class T>
 struct Esoteric {
+  using Stored = T;  ///< the storage's type (fp16s.hpp)
   T* f;
   std::size_t plane;
   int t;  ///< the step's parity: 0 or 1
@@ -292,8 +292,6 @@ struct Esoteric {
   CUVIEW_HD CUVIEW_CELL_INLINE float back(int i, std::size_t here, std::size_t source) const {
     return decode(f[back_at(i, here, source)]);
   }
-  /// v as this storage holds it.
-  CUVIEW_HD CUVIEW_CELL_INLINE static float as_stored(float v) { return decode(encode<T>(v)); }
 };
 
 /// Where the populations of stored cell (x, y, lz) left by the last step lie: outgoing population
@@ -369,7 +367,7 @@ CUVIEW_HD inline void incoming(const Pops& f, const std::uint8_t* __restrict__ f
     gather(f, flags, fl, x, y, lz, g, p, ft);
   if (!p.periodic && (x == 0 || x == g.width - 1)) {
     CUVIEW_UNROLL19
-    for (int i = 0; i < kQ; ++i) ft[i] = Pops::as_stored(ft[i]);
+    for (int i = 0; i < kQ; ++i) ft[i] = stored<typename Pops::Stored>(ft[i]);
   }
 }
 
