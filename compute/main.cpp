@@ -143,7 +143,9 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
-  app.add_flag("--check-cuda", check_cuda, "say whether the CUDA backend can run here, and exit (0 = yes)");
+  app.add_flag("--check-cuda", check_cuda,
+               "say whether the CUDA backend can run here (on the --device given, else the first GPU), and exit "
+               "(0 = yes)");
   app.set_config("--config", "",
                  "read options from this file first: one per line, `option = value` (TOML; `sim = \"lbm\"`, "
                  "`size = \"1600x400\"`, `paused = true`); the systemd unit reads ~/.config/cuview/NAME.conf");
@@ -202,7 +204,7 @@ int main(int argc, char** argv) {
 
   if (check_cuda) {
 #ifdef CUVIEW_HAVE_CUDA
-    const auto p = cuview::cuda::probe();
+    const auto p = cuview::cuda::probe(o.device < 0 ? 0 : o.device);
     if (p.usable) {
       std::printf("cuda: usable: %s (PCI %s), driver %d, runtime %d\n", p.name.c_str(), p.pci_bus_id.c_str(),
                   p.driver_version, p.runtime_version);

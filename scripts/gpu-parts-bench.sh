@@ -7,7 +7,9 @@
 # Run on the GPU host after scripts/gpu-check.sh has unpacked the bundle (or with it on PATH).
 # PER_GPU="8192x8192 4096x4096" GPUS=2 WINDOW=2 PAIRS=2; writes $OUT/parts-bench.md.
 # SIM=lbm3d PER_GPU=512x512x512: the 3-D flow, cut into z-slabs (the N-GPU grid is N times deeper).
-# MAX_COST=0.3% runs the daemons under that budget; READ=speed has the viewer read that field only;
+# SIM_OPTIONS="storage=fp16s" gives every run those --sim-option values; OVERLAP=on measures the
+# decomposed runs with that overlap only (default: on and off). MAX_COST=0.3% runs the daemons
+# under that budget; READ=speed has the viewer read that field only;
 # the frames/s column is what the viewer was offered (frames published while it watched).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -72,23 +74,25 @@ PY
 }
 
 {
-echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) × $gpus, $(date -u +%Y-%m-%dT%H:%MZ), --sim ${SIM:-lbm}${MAX_COST:+, --max-cost $MAX_COST}${READ:+, the viewer reads $READ}"
+echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) × $gpus, $(date -u +%Y-%m-%dT%H:%MZ), --sim ${SIM:-lbm}${SIM_OPTIONS:+, --sim-option $SIM_OPTIONS}${MAX_COST:+, --max-cost $MAX_COST}${READ:+, the viewer reads $READ}"
 echo
 echo "| run | steps/s, no viewer | steps/s, 1 viewer | viewer cost | frames/s to the viewer | ctl attach → first frame(s) |"
 echo "| --- | --- | --- | --- | --- | --- |"
 } | tee "$out/parts-bench.md"
 sim=${SIM:-lbm}
+options=()
+for o in ${SIM_OPTIONS:-}; do options+=(--sim-option "$o"); done
 for per in ${PER_GPU:-8192x8192 4096x4096}; do
   IFS=x read -r w h d <<<"$per"
   if [ -n "${d:-}" ]; then whole="${w}x${h}x$((d * gpus))"; else whole="${w}x$((h * gpus))"; fi
-  cuview-compute --sim "$sim" --backend cuda --device 0 --size "$per" --name one --no-final-checkpoint \
+  cuview-compute --sim "$sim" --backend cuda --device 0 --size "$per" --name one --no-final-checkpoint "${options[@]}" \
     ${MAX_COST:+--max-cost "$MAX_COST"} >"$out/one-$per.log" 2>&1 &
   pid=$!
   measure "1 GPU, $per" one | tee -a "$out/parts-bench.md"
   kill -TERM $pid; wait $pid
-  for overlap in on off; do
+  for overlap in ${OVERLAP:-on off}; do
     "${mpi[@]}" -n "$gpus" cuview-compute --sim "$sim" --backend cuda --size "$whole" --name many \
-      --sim-option overlap=$overlap --no-final-checkpoint ${MAX_COST:+--max-cost "$MAX_COST"} \
+      --sim-option overlap=$overlap "${options[@]}" --no-final-checkpoint ${MAX_COST:+--max-cost "$MAX_COST"} \
       >"$out/many-$per-$overlap.log" 2>&1 &
     pid=$!
     measure "$gpus GPUs, $per each ($whole), overlap=$overlap" many | tee -a "$out/parts-bench.md"

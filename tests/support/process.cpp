@@ -266,6 +266,12 @@ bool cuda_usable(std::string* reason) {
   return cached->first;
 }
 
+bool cuda_device_usable(int device) {
+  ChildProcess p({bin("cuview-compute"), "--check-cuda", "--device", std::to_string(device)});
+  const auto code = p.wait_for(60s);
+  return code && *code == 0;
+}
+
 bool shm_exists(const std::string& name) {
   const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
   if (fd >= 0) ::close(fd);

@@ -134,5 +134,7 @@ std::optional<int> skip_without_gpu(int argc, char** argv);
 
 /// Whether `cuview-compute --check-cuda` says the CUDA backend can run here; `reason` gets its words.
 bool cuda_usable(std::string* reason = nullptr);
+/// Whether the CUDA backend can run on GPU `device` (`cuview-compute --check-cuda --device N`).
+bool cuda_device_usable(int device);
 
 }  // namespace cuview::test
