@@ -35,8 +35,8 @@ rate() {  # NAME SECONDS: steps per second over a window
   s1=$(step_of "$1"); t1=$(date +%s.%N)
   python3 -c "print(f'{($s1-$s0)/($t1-$t0):.2f}')"
 }
-wait_up() {  # NAME: until it answers and steps
-  for _ in $(seq 200); do
+wait_up() {  # NAME: until it answers and steps (a 4 x 1024³ run takes some 20 s to start)
+  for _ in $(seq 900); do
     s=$(step_of "$1") && [ "${s:-0}" -gt 0 ] && return 0
     sleep 0.1
   done

@@ -216,6 +216,32 @@ TEST_CASE("a simulation that cannot be decomposed is refused by every rank with 
   CHECK(list_running_instances().empty());
 }
 
+TEST_CASE("a decomposed volume may be deeper than one process may hold; each part is held to the caps", "[mpi]") {
+  if (!have_mpirun()) return;
+  RuntimeDir rt;
+  auto args = [](const std::string& name, const std::string& size) {
+    return std::vector<std::string>{"--name", name, "--size", size, "--backend", "host", "--sim", "lbm3d", "--paused"};
+  };
+  // 4096 layers: too deep for one process, two parts of 2048 each.
+  auto alone = args("one", "8x8x4096");
+  alone.insert(alone.begin(), bin("cuview-compute"));
+  ChildProcess one(alone, -1, true);
+  REQUIRE(one.wait_for(60s).value_or(0) != 0);
+  CHECK_THAT(one.err(), Catch::Contains("--size 8x8x4096 is out of range: each side of the grid must be 8 to 2048"));
+  {
+    auto run = start_parts("deep", 2, Backend::host, {"--sim", "lbm3d", "--paused", "--no-final-checkpoint"}, "8x8x4096");
+    auto c = Client::attach({.name = "deep", .client = "test", .import = Import::control_only, .part = 0});
+    CHECK(c.description().part->count == 2u);
+    c.shutdown();
+    wait_exit(run, "mpirun");
+  }
+  ChildProcess over(mpirun_argv(2, bin("cuview-compute"), args("over", "8x8x4098")), -1, true);
+  REQUIRE(over.wait_for(60s).value_or(0) != 0);
+  CHECK_THAT(over.err(), Catch::Contains("--size 8x8x4098 over 2 ranks is out of range: each side of each rank's "
+                                         "part must be 8 to 2048 cells"));
+  CHECK(list_running_instances().empty());
+}
+
 TEST_CASE("parts other than 0 answer what they show and send steering to part 0", "[mpi]") {
   if (!have_mpirun()) return;
   RuntimeDir rt;
