@@ -78,12 +78,22 @@ struct GhostVelocity {
   }
 };
 
+/// Where face_kernel's array holds face cell (side, y, lz)'s population i: at
+/// ((i · 2 + side) · layers + lz − 1) · height + y, side 0 the inlet (x = 0), 1 the outlet.
+struct FaceAt {
+  std::size_t first;   ///< direction 0's
+  std::size_t stride;  ///< from one direction to the next
+  __device__ FaceAt(const Window& g, int side, int y, int lz)
+      : first(((side == 0 ? 0 : static_cast<std::size_t>(g.layers)) + (lz - 1)) * static_cast<std::size_t>(g.height) + y),
+        stride(2 * static_cast<std::size_t>(g.layers) * g.height) {}
+  __device__ std::size_t operator()(int i) const { return first + i * stride; }
+};
+
 /// The incoming populations of a channel's x-face cells (x = 0: the moving wall; x = width − 1:
 /// open_face), gathered before the step: they read slots that other cells write in it (the inlet
 /// its own outgoing populations, left in the cells beyond the face; the outlet its neighbour's).
-/// face[((i · 2 + side) · layers + lz − 1) · height + y], side 0 the inlet, 1 the outlet, in the
-/// populations' storage (incoming() rounds a face's to it): step_kernel loads them as it loads a
-/// population.
+/// Laid out as FaceAt says, in the populations' storage (incoming() rounds a face's to it):
+/// step_kernel loads them as it loads a population.
 template <class T>
 __global__ void face_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, Params p,
                             T* __restrict__ face) {
@@ -94,8 +104,8 @@ __global__ void face_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flag
   if (fl & kSolid) return;
   float ft[kQ];
   incoming(f, flags, fl, x, y, lz, g, p, ft);
-  for (int i = 0; i < kQ; ++i)
-    face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y] = encode<T>(ft[i]);
+  const FaceAt at(g, side, y, lz);
+  for (int i = 0; i < kQ; ++i) face[at(i)] = encode<T>(ft[i]);
 }
 
 /// Whether step_kernel steps a channel's x-face cells (their incoming populations gathered by
@@ -216,13 +226,11 @@ __device__ __forceinline__ std::uint64_t step_cell(const Esoteric<T>& f, const s
   T* __restrict__ pops = f.f;
   // A channel's face cell (kFacesInStepKernel) loads what face_kernel gathered, by the same load
   // instruction as the others: its address is chosen, it takes no path of its own.
-  const std::size_t face_stride = 2 * static_cast<std::size_t>(g.layers) * g.height;
-  const T* __restrict__ gathered =
-      face + ((x == 0 ? 0 : static_cast<std::size_t>(g.layers)) + (lz - 1)) * static_cast<std::size_t>(g.height) + y;
+  const FaceAt gathered(g, x == 0 ? 0 : 1, y, lz);
 #pragma unroll
   for (int i = 0; i < kQ; ++i) {
     const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-    const T* a = at_face ? gathered + i * face_stride
+    const T* a = at_face ? face + gathered(i)
                          : pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off);
     ft[i] = decode_raw(load_population(a));
   }
@@ -271,9 +279,8 @@ __device__ __forceinline__ std::uint64_t other_cell(const Esoteric<T>& f, const 
   const unsigned fl = flags[c];
   float ft[kQ];
   if (!p.periodic && (x == 0 || x == g.width - 1)) {  // a channel's face (FP16S): face_kernel's gathered
-    const int side = x == 0 ? 0 : 1;
-    for (int i = 0; i < kQ; ++i)
-      ft[i] = decode(face[((static_cast<std::size_t>(i) * 2 + side) * g.layers + (lz - 1)) * g.height + y]);
+    const FaceAt at(g, x == 0 ? 0 : 1, y, lz);
+    for (int i = 0; i < kQ; ++i) ft[i] = decode(face[at(i)]);
   } else {
     incoming(f, flags, fl, x, y, lz, g, p, ft);
   }
