@@ -1,12 +1,13 @@
 // The D3Q19 update's memory schemes side by side on a box of plain cells (no walls, no flags):
 // two arrays (A → B pull) against one array in place (Esoteric Pull, lbm3d.hpp Esoteric), each in
-// float32 and FP16S, over block shapes, blocks per SM, streaming stores and the loads' cache hints (`hints`), and the collision as
+// float32 and FP16S, over block shapes, blocks per SM, streaming stores, the loads' cache hints
+// (`hints`), the populations' layout (`layout`: planes, or bricks of cells), and the collision as
 // it was before 2026-11-29 (each direction's equilibrium on its own, no fused multiply-adds:
 // collide_v1) against lbm3d.hpp's (pairs, fused, FP16S unscaled); cell updates/s. What
 // lbm3d_cuda.cu's choices rest on (docs/benchmarks.md "The D3Q19 flow in place"). Not part of the
 // build: on a GPU host,
 //   nvcc -O3 -std=c++17 --ftz=true --fmad=false --expt-relaxed-constexpr -arch=sm_90 \
-//     -Icompute -Icommon/include bench/flow3d_variants.cu -o flow3d-variants && ./flow3d-variants [collide|hints]
+//     -Icompute -Icommon/include bench/flow3d_variants.cu -o flow3d-variants && ./flow3d-variants [collide|hints|layout]
 #include <cstdio>
 #include <cstdint>
 #include <string>
@@ -88,6 +89,38 @@ __global__ void __launch_bounds__(kB, kMin) ep_kernel(T* __restrict__ pops, size
   }
 }
 
+/// Where population slot `slot` of cell `cell` lies, by layout kLay: 0 planes of the whole grid
+/// (the product's), k > 0 bricks of 2^k cells along x, every slot of a brick together (AoSoA: a
+/// warp's 19 loads then fall in a few kilobytes instead of 19 planes a grid apart).
+template <int kLay>
+__device__ __forceinline__ size_t at(int slot, size_t cell, size_t plane) {
+  if constexpr (kLay == 0) return slot * plane + cell;
+  else return (((cell >> kLay) * kQ + slot) << kLay) | (cell & ((size_t{1} << kLay) - 1));
+}
+/// ep_kernel in layout kLay, the product's collision and L2::256B loads; kAlign: a block's first
+/// thread at x = 0 (warps on 128-byte boundaries; the faces' threads idle) instead of x = 1.
+template <class T, int kLay, bool kAlign, int kB, int kMin>
+__global__ void __launch_bounds__(kB, kMin) layout_kernel(T* __restrict__ pops, size_t plane, int w, int h, Params p, int t) {
+  const int x = (kAlign ? 0 : 1) + blockIdx.x * kB + threadIdx.x, y = 1 + blockIdx.y, z = 1 + blockIdx.z;
+  if (x < 1 || x >= w - 1) return;
+  const size_t here = x + (size_t)w * (y + (size_t)h * z);
+  const ptrdiff_t row = w, layer = (ptrdiff_t)w * h;
+  constexpr int kC = sizeof(T) == 2 ? 2 : 1;
+  float ft[kQ];
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) {
+    const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+    ft[i] = load<T, kC, 1>(pops + at<kLay>(Esoteric<T>::slot_at(i, t, false), (i & 1) ? here : here - off, plane));
+  }
+  run_collision<kC>(ft, p);
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) {
+    const int o = opposite(i);
+    const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+    pops[at<kLay>(Esoteric<T>::slot_at(o, t, false), (o & 1) ? here : here + off, plane)] = save<T, kC>(ft[i]);
+  }
+}
+
 template <class T, int kB, int kMin>
 __global__ void __launch_bounds__(kB, kMin) ab_kernel(const T* __restrict__ f, T* __restrict__ fo, size_t plane, int w, int h, Params p) {
   size_t here;
@@ -132,6 +165,46 @@ void run(const char* name, int n, bool ab, int reps) {
   cudaFree(f); if (g) cudaFree(g);
 }
 
+template <class T, int kLay, bool kAlign, int kB, int kMin>
+void run_layout(const char* name, int n, int reps) {
+  const size_t cells = (size_t)n * n * n, plane = cells;
+  T* f = nullptr;
+  if (cudaMalloc(&f, cells * kQ * sizeof(T)) != cudaSuccess) { printf("%s %d: no memory\n", name, n); cudaGetLastError(); return; }
+  fill<<<1024, 256>>>(f, cells * kQ, encode<T>(0.001f));
+  Params p; p.periodic = 1;
+  dim3 grid((n - (kAlign ? 0 : 2) + kB - 1) / kB, n - 2, n - 2);
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  auto step = [&](int s) { layout_kernel<T, kLay, kAlign, kB, kMin><<<grid, kB>>>(f, plane, n, n, p, s & 1); };
+  for (int s = 0; s < 4; ++s) step(s);
+  const int steps = n >= 1024 ? 10 : 40;
+  float best = 1e30f;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(a);
+    for (int s = 0; s < steps; ++s) step(s);
+    cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b); if (ms < best) best = ms;
+  }
+  const double cups = (double)(n - 2) * (n - 2) * (n - 2) * steps / (best * 1e-3);
+  printf("%-28s %5d^3  %.3g cell updates/s  %.2f TB/s at %d B  err=%s\n", name, n, cups, cups * (kQ * 2 * sizeof(T) + 1) / 1e12, (int)(kQ * 2 * sizeof(T) + 1), cudaGetErrorString(cudaGetLastError()));
+  cudaFree(f);
+}
+
+/// A device-to-device copy of 1 GiB: the bound (read + written).
+void copy_bound() {
+  const size_t bytes = size_t{1} << 30;
+  void *a = nullptr, *b = nullptr;
+  cudaMalloc(&a, bytes); cudaMalloc(&b, bytes);
+  cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
+  cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  float best = 1e30f;
+  for (int r = 0; r < 10; ++r) {
+    cudaEventRecord(e0); cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice); cudaEventRecord(e1); cudaEventSynchronize(e1);
+    float ms; cudaEventElapsedTime(&ms, e0, e1); if (ms < best) best = ms;
+  }
+  printf("copy 1 GiB: %.2f TB/s (read + written)\n", 2.0 * bytes / (best * 1e-3) / 1e12);
+  cudaFree(a); cudaFree(b);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "hints") {  // the loads' cache hints (the product's collision)
     for (int n : {512, 1024}) {
@@ -144,6 +217,21 @@ int main(int argc, char** argv) {
       run<std::uint16_t, 128, 8, 0, 2, 1>("ep fp16s 128x8 L2::256B", n, false, 5);
       run<std::uint16_t, 128, 8, 0, 2, 2>("ep fp16s 128x8 L2::128B", n, false, 5);
       run<std::uint16_t, 128, 8, 0, 2, 3>("ep fp16s 128x8 noL1 L2::256B", n, false, 5);
+    }
+    return 0;
+  }
+  if (argc > 1 && std::string(argv[1]) == "layout") {  // planes against bricks of cells (AoSoA), aligned or not
+    copy_bound();
+    for (int n : {512, 1024}) {
+      run_layout<float, 0, false, 128, 6>("fp32 planes x from 1", n, 5);
+      run_layout<float, 0, true, 128, 6>("fp32 planes aligned", n, 5);
+      run_layout<float, 5, true, 128, 6>("fp32 bricks of 32", n, 5);
+      run_layout<float, 7, true, 128, 6>("fp32 bricks of 128", n, 5);
+      run_layout<float, 9, true, 128, 6>("fp32 bricks of 512", n, 5);
+      run_layout<std::uint16_t, 0, false, 128, 8>("fp16s planes x from 1", n, 5);
+      run_layout<std::uint16_t, 0, true, 128, 8>("fp16s planes aligned", n, 5);
+      run_layout<std::uint16_t, 6, true, 128, 8>("fp16s bricks of 64", n, 5);
+      run_layout<std::uint16_t, 7, true, 128, 8>("fp16s bricks of 128", n, 5);
     }
     return 0;
   }

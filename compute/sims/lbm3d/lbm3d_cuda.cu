@@ -273,9 +273,11 @@ __device__ __forceinline__ std::uint64_t other_cell(const Esoteric<T>& f, const 
                                                     bool frame, const FrameOut& out) {
   const std::uint32_t k = blockIdx.x * kBlockX + threadIdx.x;
   if (k >= count) return 0;
-  const std::size_t c = cells[k];
-  const int x = static_cast<int>(c % g.width), y = static_cast<int>(c / g.width % g.height),
-            lz = static_cast<int>(c / g.layer_cells());
+  // A part's stored cells fit 32 bits (the list holds them so): two 32-bit divisions, not three of 64.
+  const std::uint32_t c = cells[k], row = c / static_cast<std::uint32_t>(g.width);
+  const int x = static_cast<int>(c - row * static_cast<std::uint32_t>(g.width)),
+            y = static_cast<int>(row % static_cast<std::uint32_t>(g.height)),
+            lz = static_cast<int>(row / static_cast<std::uint32_t>(g.height));
   const unsigned fl = flags[c];
   float ft[kQ];
   if (!p.periodic && (x == 0 || x == g.width - 1)) {  // a channel's face (FP16S): face_kernel's gathered
