@@ -1,13 +1,14 @@
 // The D3Q19 update's memory schemes side by side on a box of plain cells (no walls, no flags):
 // two arrays (A → B pull) against one array in place (Esoteric Pull, lbm3d.hpp Esoteric), each in
 // float32 and FP16S, over block shapes, blocks per SM, streaming stores, the loads' cache hints
-// (`hints`), the populations' layout (`layout`: planes, or bricks of cells), and the collision as
+// (`hints`), the populations' layout (`layout`: planes, or bricks of cells), the x faces' loads
+// (`faces`), and the collision as
 // it was before 2026-11-29 (each direction's equilibrium on its own, no fused multiply-adds:
 // collide_v1) against lbm3d.hpp's (pairs, fused, FP16S unscaled); cell updates/s. What
 // lbm3d_cuda.cu's choices rest on (docs/benchmarks.md "The D3Q19 flow in place"). Not part of the
 // build: on a GPU host,
 //   nvcc -O3 -std=c++17 --ftz=true --fmad=false --expt-relaxed-constexpr -arch=sm_90 \
-//     -Icompute -Icommon/include bench/flow3d_variants.cu -o flow3d-variants && ./flow3d-variants [collide|hints|layout]
+//     -Icompute -Icommon/include bench/flow3d_variants.cu -o flow3d-variants && ./flow3d-variants [collide|hints|layout|faces]
 #include <cstdio>
 #include <cstdint>
 #include <string>
@@ -165,6 +166,85 @@ void run(const char* name, int n, bool ab, int reps) {
   cudaFree(f); if (g) cudaFree(g);
 }
 
+/// The product's x faces in the box (`faces`): cells x = 1 and x = w − 2 load their populations from
+/// a gathered array (face[((i · 2 + side) · n + z) · n + y], as face_kernel's) instead of their slots.
+/// kWay 0: no faces (the aligned box); 1: each load's pointer chosen (step_cell's form); 2: a branch
+/// of its own; 3: one base pointer, the face array placed after the planes, each load's index chosen;
+/// 4: every cell loads its slots as a plain cell does, then a face cell loads the gathered ones over them.
+template <class T, int kWay, int kB, int kMin>
+__global__ void __launch_bounds__(kB, kMin) face_way_kernel(T* __restrict__ pops, const T* __restrict__ face, size_t plane, int w, int h, Params p, int t) {
+  const int x = blockIdx.x * kB + threadIdx.x, y = 1 + blockIdx.y, z = 1 + blockIdx.z;
+  if (x < 1 || x >= w - 1) return;
+  const size_t here = x + (size_t)w * (y + (size_t)h * z);
+  const ptrdiff_t row = w, layer = (ptrdiff_t)w * h;
+  constexpr int kC = sizeof(T) == 2 ? 2 : 1;
+  const bool at_face = kWay != 0 && (x == 1 || x == w - 2);
+  const size_t fstride = 2 * (size_t)h * h, first = ((x == 1 ? 0 : (size_t)h) + z) * (size_t)h + y;
+  float ft[kQ];
+  if constexpr (kWay == 4) {
+#pragma unroll
+    for (int i = 0; i < kQ; ++i) {
+      const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+      ft[i] = load<T, kC, 1>(pops + Esoteric<T>::slot_at(i, t, false) * plane + ((i & 1) ? here : here - off));
+    }
+    if (at_face) {
+#pragma unroll
+      for (int i = 0; i < kQ; ++i) ft[i] = load<T, kC, 1>(face + first + i * fstride);
+    }
+  } else if constexpr (kWay == 2) {
+    if (at_face) {
+#pragma unroll
+      for (int i = 0; i < kQ; ++i) ft[i] = load<T, kC, 1>(face + first + i * fstride);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kQ; ++i) {
+        const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+        ft[i] = load<T, kC, 1>(pops + Esoteric<T>::slot_at(i, t, false) * plane + ((i & 1) ? here : here - off));
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kQ; ++i) {
+      const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+      const size_t in_pops = Esoteric<T>::slot_at(i, t, false) * plane + ((i & 1) ? here : here - off);
+      if constexpr (kWay == 3)
+        ft[i] = load<T, kC, 1>(pops + (at_face ? kQ * plane + first + i * fstride : in_pops));
+      else
+        ft[i] = load<T, kC, 1>(at_face ? face + first + i * fstride : pops + in_pops);
+    }
+  }
+  run_collision<kC>(ft, p);
+#pragma unroll
+  for (int i = 0; i < kQ; ++i) {
+    const int o = opposite(i);
+    const ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
+    pops[Esoteric<T>::slot_at(o, t, false) * plane + ((o & 1) ? here : here + off)] = save<T, kC>(ft[i]);
+  }
+}
+template <class T, int kWay, int kB, int kMin>
+void run_faces(const char* name, int n, int reps) {
+  const size_t cells = (size_t)n * n * n, plane = cells, faces = 2 * (size_t)n * n * kQ;
+  T* f = nullptr;
+  if (cudaMalloc(&f, (cells * kQ + faces) * sizeof(T)) != cudaSuccess) { printf("%s %d: no memory\n", name, n); cudaGetLastError(); return; }
+  fill<<<1024, 256>>>(f, cells * kQ + faces, encode<T>(0.001f));
+  Params p; p.periodic = 1;
+  dim3 grid((n + kB - 1) / kB, n - 2, n - 2);
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  auto step = [&](int s) { face_way_kernel<T, kWay, kB, kMin><<<grid, kB>>>(f, f + cells * kQ, plane, n, n, p, s & 1); };
+  for (int s = 0; s < 4; ++s) step(s);
+  const int steps = n >= 1024 ? 10 : 40;
+  float best = 1e30f;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(a);
+    for (int s = 0; s < steps; ++s) step(s);
+    cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b); if (ms < best) best = ms;
+  }
+  const double cups = (double)(n - 2) * (n - 2) * (n - 2) * steps / (best * 1e-3);
+  printf("%-28s %5d^3  %.3g cell updates/s  err=%s\n", name, n, cups, cudaGetErrorString(cudaGetLastError()));
+  cudaFree(f);
+}
+
 template <class T, int kLay, bool kAlign, int kB, int kMin>
 void run_layout(const char* name, int n, int reps) {
   const size_t cells = (size_t)n * n * n, plane = cells;
@@ -232,6 +312,21 @@ int main(int argc, char** argv) {
       run_layout<std::uint16_t, 0, true, 128, 8>("fp16s planes aligned", n, 5);
       run_layout<std::uint16_t, 6, true, 128, 8>("fp16s bricks of 64", n, 5);
       run_layout<std::uint16_t, 7, true, 128, 8>("fp16s bricks of 128", n, 5);
+    }
+    return 0;
+  }
+  if (argc > 1 && std::string(argv[1]) == "faces") {  // the x faces' loads: none, chosen pointer, branch, chosen index
+    for (int n : {512, 1024}) {
+      run_faces<float, 0, 128, 6>("fp32 no faces", n, 5);
+      run_faces<float, 1, 128, 6>("fp32 faces, pointer chosen", n, 5);
+      run_faces<float, 2, 128, 6>("fp32 faces, branch", n, 5);
+      run_faces<float, 3, 128, 6>("fp32 faces, index chosen", n, 5);
+      run_faces<std::uint16_t, 0, 128, 8>("fp16s no faces", n, 5);
+      run_faces<std::uint16_t, 1, 128, 8>("fp16s faces, pointer chosen", n, 5);
+      run_faces<std::uint16_t, 2, 128, 8>("fp16s faces, branch", n, 5);
+      run_faces<std::uint16_t, 3, 128, 8>("fp16s faces, index chosen", n, 5);
+      run_faces<std::uint16_t, 4, 128, 8>("fp16s faces, loaded over", n, 5);
+      run_faces<float, 4, 128, 6>("fp32 faces, loaded over", n, 5);
     }
     return 0;
   }

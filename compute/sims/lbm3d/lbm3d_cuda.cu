@@ -6,8 +6,7 @@
 // without a step). The cells beside an obstacle or a wall, and a periodic duct's x faces, step
 // from a list before the rest (other_kernel); a channel's x faces, which read slots their
 // neighbours write in the same step, are gathered before that (face_kernel) and then stepped with
-// the plain cells in float32, from the list in FP16S (kFacesInStepKernel). A part of a z-decomposed grid steps its two
-// edge layers first and exchanges, on a high-priority stream while it steps the layers between
+// the plain cells. A part of a z-decomposed grid steps its two edge layers first and exchanges, on a high-priority stream while it steps the layers between
 // (overlap=on), the five populations a side crosses to its neighbour and its edge layer's velocity
 // (for the vorticity beside it). Compiled without FMA contraction and with flush-to-zero, as the
 // host loop runs: the same bits.
@@ -108,20 +107,11 @@ __global__ void face_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flag
   for (int i = 0; i < kQ; ++i) face[at(i)] = encode<T>(ft[i]);
 }
 
-/// Whether step_kernel steps a channel's x-face cells (their incoming populations gathered by
-/// face_kernel), loading them by the same instruction as a plain cell's, its address chosen: in
-/// float32 (H200, 2026-11-29: 2.29 → 2.40 × 10¹⁰ cell updates/s at 1024³, 2.07 → 2.25 at 512³),
-/// not in FP16S, which fell from 3.63 to 2.43 × 10¹⁰ that way (as it did with the faces on a
-/// branch of their own): other_kernel steps them there, from the list.
-template <class T>
-constexpr bool kFacesInStepKernel = sizeof(T) == 4;
-
 /// Whether fluid cell (x, flags fl) is step_kernel's: a plain one (no bounce beside it, away from
-/// the x faces) or, where kFacesInStepKernel, a channel's x-face cell. The others (beside a
-/// bounce; a periodic duct's x faces; in FP16S a channel's) are stepped by other_kernel, from a list.
-template <class T>
+/// the x faces) or a channel's x-face cell (its incoming populations gathered by face_kernel). The
+/// others (beside a bounce; a periodic duct's x faces) are stepped by other_kernel, from a list.
 __device__ __forceinline__ bool stepped_by_step_kernel(unsigned fl, int x, const Window& g, int periodic) {
-  return (x == 0 || x == g.width - 1) ? kFacesInStepKernel<T> && !periodic : fl == 0;
+  return (x == 0 || x == g.width - 1) ? !periodic : fl == 0;
 }
 
 /// Writes a frame's values of owned cell (x, y, lz) — density, speed and velocity from the
@@ -218,21 +208,26 @@ __device__ __forceinline__ std::uint64_t step_cell(const Esoteric<T>& f, const s
     if constexpr (kFrame) return write_frame(out, g, x, y, lz, 1.0f, 0.0f, 0.0f, 0.0f);
     return 0;
   }
-  const bool at_face = kFacesInStepKernel<T> && (x == 0 || x == g.width - 1);
-  if (!stepped_by_step_kernel<T>(fl, x, g, p.periodic)) return 0;
+  if (!stepped_by_step_kernel(fl, x, g, p.periodic)) return 0;
   // FP16S's values as stored, unscaled: the collision carries the scale (collide<true>).
   constexpr bool kRaw = sizeof(T) == 2;
   float ft[kQ];
   T* __restrict__ pops = f.f;
-  // A channel's face cell (kFacesInStepKernel) loads what face_kernel gathered, by the same load
-  // instruction as the others: its address is chosen, it takes no path of its own.
-  const FaceAt gathered(g, x == 0 ? 0 : 1, y, lz);
 #pragma unroll
   for (int i = 0; i < kQ; ++i) {
     const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-    const T* a = at_face ? face + gathered(i)
-                         : pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off);
-    ft[i] = decode_raw(load_population(a));
+    ft[i] = decode_raw(load_population(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
+  }
+  // A channel's face cell (the check above returned for a periodic duct's) loads its slots as any
+  // cell does (in bounds: the y and z faces are walls, and a part has its ghost layers), then what
+  // face_kernel gathered over them. Every other warp passes by, and no cell's 19 loads wait on a
+  // choice. (H200, 2026-11-29, a box of plain cells with faces, bench/flow3d_variants.cu faces, at
+  // 1024³: FP16S 4.42 × 10¹⁰ this way against 4.62 without faces, 4.17 on a branch of their own,
+  // 1.82 with each load's pointer chosen; float32 2.50, 2.54, 2.53, 2.51.)
+  if (x == 0 || x == g.width - 1) {
+    const FaceAt gathered(g, x == 0 ? 0 : 1, y, lz);
+#pragma unroll
+    for (int i = 0; i < kQ; ++i) ft[i] = decode_raw(load_population(face + gathered(i)));
   }
   collide<kRaw>(ft, p);
 #pragma unroll
@@ -261,14 +256,14 @@ __global__ void __launch_bounds__(kBlockX, sizeof(T) == 2 ? 8 : 6)
   if constexpr (kFrame) add_checksum_spread(partial, out.sums);
 }
 
-/// Steps the fluid cells that are not plain (`cells`, stored indices: beside a bounce, or on an x
-/// face), all owned layers, before step_kernel (each cell reads and writes only its own slots, so
-/// the order changes nothing): their incoming populations through lbm3d.hpp (bounces, the wrap of
-/// a periodic duct), or a channel face's from face_kernel; collided and stored in place. With
+/// Steps the fluid cells that are not plain (`cells`, stored indices: beside a bounce, or on a
+/// periodic duct's x face), all owned layers, before step_kernel (each cell reads and writes only
+/// its own slots, so the order changes nothing): their incoming populations through lbm3d.hpp
+/// (bounces, the wrap of a periodic duct); collided and stored in place. With
 /// `frame` (the frame's step), also the frame's values of those of its rows (FrameOut::frame_row).
 template <class T>
 __device__ __forceinline__ std::uint64_t other_cell(const Esoteric<T>& f, const std::uint8_t* __restrict__ flags,
-                                                    const Window& g, const Params& p, const T* __restrict__ face,
+                                                    const Window& g, const Params& p,
                                                     const std::uint32_t* __restrict__ cells, std::uint32_t count,
                                                     bool frame, const FrameOut& out) {
   const std::uint32_t k = blockIdx.x * kBlockX + threadIdx.x;
@@ -280,12 +275,7 @@ __device__ __forceinline__ std::uint64_t other_cell(const Esoteric<T>& f, const 
             lz = static_cast<int>(row / static_cast<std::uint32_t>(g.height));
   const unsigned fl = flags[c];
   float ft[kQ];
-  if (!p.periodic && (x == 0 || x == g.width - 1)) {  // a channel's face (FP16S): face_kernel's gathered
-    const FaceAt at(g, x == 0 ? 0 : 1, y, lz);
-    for (int i = 0; i < kQ; ++i) ft[i] = decode(face[at(i)]);
-  } else {
-    incoming(f, flags, fl, x, y, lz, g, p, ft);
-  }
+  incoming(f, flags, fl, x, y, lz, g, p, ft);
   collide(ft, p);
   store_in_place(f, x, y, lz, g, p.periodic, ft);
   if (!frame || !out.frame_row(y, lz - 1)) return 0;
@@ -295,21 +285,20 @@ __device__ __forceinline__ std::uint64_t other_cell(const Esoteric<T>& f, const 
 }
 template <class T>
 __global__ void __launch_bounds__(kBlockX)
-    other_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, Params p, const T* __restrict__ face,
+    other_kernel(Esoteric<T> f, const std::uint8_t* __restrict__ flags, Window g, Params p,
                  const std::uint32_t* __restrict__ cells, std::uint32_t count, bool frame, FrameOut out) {
-  const std::uint64_t partial = other_cell(f, flags, g, p, face, cells, count, frame, out);
+  const std::uint64_t partial = other_cell(f, flags, g, p, cells, count, frame, out);
   if (frame) add_checksum_spread(partial, out.sums);  // every thread of the block, once
 }
 
 /// The owned fluid cells that are not plain (other_kernel's), counted (`cells` null) or listed.
-template <class T>
 __global__ void list_other_kernel(const std::uint8_t* __restrict__ flags, Window g, int periodic,
                                   std::uint32_t* __restrict__ count, std::uint32_t* __restrict__ cells) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y, lz = 1 + blockIdx.z;
   if (x >= g.width) return;
   const std::size_t c = g.at(x, y, lz);
   const unsigned fl = flags[c];
-  if ((fl & kSolid) || stepped_by_step_kernel<T>(fl, x, g, periodic)) return;
+  if ((fl & kSolid) || stepped_by_step_kernel(fl, x, g, periodic)) return;
   const std::uint32_t k = atomicAdd(count, 1u);
   if (cells) cells[k] = static_cast<std::uint32_t>(c);
 }
@@ -676,8 +665,8 @@ class Lbm3dCuda final : public Simulation {
       }
       if (other_count_ > 0)  // then the cells that are not plain, every layer (edges included: before the exchange)
         other_kernel<<<(other_count_ + kBlockX - 1) / kBlockX, kBlockX, 0, stream_>>>(
-            pops(), flags(), g_, p_, static_cast<const T*>(face_.get()),
-            static_cast<const std::uint32_t*>(other_.get()), other_count_, o != nullptr, o ? *o : FrameOut{});
+            pops(), flags(), g_, p_, static_cast<const std::uint32_t*>(other_.get()), other_count_, o != nullptr,
+            o ? *o : FrameOut{});
       if (o != nullptr && o->packed.every > 1) {
         // A packed frame (a whole grid: parts publish whole frames): the layers that hold its
         // cells, or lie beside them for vorticity, in the frame's kernel; the others as any step.
@@ -779,7 +768,7 @@ class Lbm3dCuda final : public Simulation {
     std::uint32_t count = 0;
     for (const bool fill : {false, true}) {
       cuda::check(cudaMemsetAsync(counter, 0, sizeof(std::uint32_t), stream_), "clearing the other cells' count");
-      list_other_kernel<T><<<grid, kBlockX, 0, stream_>>>(flags(), g_, periodic(), counter,
+      list_other_kernel<<<grid, kBlockX, 0, stream_>>>(flags(), g_, periodic(), counter,
                                                        fill ? static_cast<std::uint32_t*>(other_.get()) : nullptr);
       cuda::check(cudaGetLastError(), "launching the kernel that lists the cells beside obstacles");
       if (!fill) {
