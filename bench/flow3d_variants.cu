@@ -137,6 +137,24 @@ __global__ void __launch_bounds__(kB, kMin) ab_kernel(const T* __restrict__ f, T
 
 template <class T> __global__ void fill(T* f, size_t n, T v) { for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) f[i] = v; }
 
+/// Times `step` (a launch of step s): 4 warm-up steps, then the best of `reps` runs of a size's
+/// steps; prints the box's cell updates/s and the traffic they mean.
+template <class T, class Step>
+void time_box(const char* name, int n, int reps, int steps, Step step) {
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int s = 0; s < 4; ++s) step(s);
+  float best = 1e30f;
+  for (int r = 0; r < reps; ++r) {
+    cudaEventRecord(a);
+    for (int s = 0; s < steps; ++s) step(s);
+    cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b); if (ms < best) best = ms;
+  }
+  const double cups = (double)(n - 2) * (n - 2) * (n - 2) * steps / (best * 1e-3);
+  printf("%-28s %5d^3  %.3g cell updates/s  %.2f TB/s at %d B  err=%s\n", name, n, cups, cups * (kQ * 2 * sizeof(T) + 1) / 1e12, (int)(kQ * 2 * sizeof(T) + 1), cudaGetErrorString(cudaGetLastError()));
+  cudaEventDestroy(a); cudaEventDestroy(b);
+}
+
 template <class T, int kB, int kMin, int kMode, int kC = 0, int kL = 0>
 void run(const char* name, int n, bool ab, int reps) {
   const size_t cells = (size_t)n * n * n, plane = cells;
@@ -147,22 +165,11 @@ void run(const char* name, int n, bool ab, int reps) {
   if (ab) fill<<<1024, 256>>>(g, cells * kQ, encode<T>(0.001f));
   Params p; p.periodic = 1;
   dim3 grid((n - 2 + kB - 1) / kB, n - 2, n - 2);
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   auto step = [&](int s) {
     if (ab) { if (s & 1) ab_kernel<T, kB, kMin><<<grid, kB>>>(g, f, plane, n, n, p); else ab_kernel<T, kB, kMin><<<grid, kB>>>(f, g, plane, n, n, p); }
     else { if (s & 1) ep_kernel<T, 1, kB, kMin, kMode, kC, kL><<<grid, kB>>>(f, plane, n, n, p); else ep_kernel<T, 0, kB, kMin, kMode, kC, kL><<<grid, kB>>>(f, plane, n, n, p); }
   };
-  for (int s = 0; s < 4; ++s) step(s);
-  const int steps = n >= 1024 ? 10 : n >= 512 ? 40 : 200;
-  float best = 1e30f;
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(a);
-    for (int s = 0; s < steps; ++s) step(s);
-    cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); if (ms < best) best = ms;
-  }
-  const double cups = (double)(n - 2) * (n - 2) * (n - 2) * steps / (best * 1e-3);
-  printf("%-28s %5d^3  %.3g cell updates/s  %.2f TB/s at %d B  err=%s\n", name, n, cups, cups * (kQ * 2 * sizeof(T) + 1) / 1e12, (int)(kQ * 2 * sizeof(T) + 1), cudaGetErrorString(cudaGetLastError()));
+  time_box<T>(name, n, reps, n >= 1024 ? 10 : n >= 512 ? 40 : 200, step);
   cudaFree(f); if (g) cudaFree(g);
 }
 
@@ -229,19 +236,8 @@ void run_faces(const char* name, int n, int reps) {
   fill<<<1024, 256>>>(f, cells * kQ + faces, encode<T>(0.001f));
   Params p; p.periodic = 1;
   dim3 grid((n + kB - 1) / kB, n - 2, n - 2);
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   auto step = [&](int s) { face_way_kernel<T, kWay, kB, kMin><<<grid, kB>>>(f, f + cells * kQ, plane, n, n, p, s & 1); };
-  for (int s = 0; s < 4; ++s) step(s);
-  const int steps = n >= 1024 ? 10 : 40;
-  float best = 1e30f;
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(a);
-    for (int s = 0; s < steps; ++s) step(s);
-    cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); if (ms < best) best = ms;
-  }
-  const double cups = (double)(n - 2) * (n - 2) * (n - 2) * steps / (best * 1e-3);
-  printf("%-28s %5d^3  %.3g cell updates/s  err=%s\n", name, n, cups, cudaGetErrorString(cudaGetLastError()));
+  time_box<T>(name, n, reps, n >= 1024 ? 10 : 40, step);
   cudaFree(f);
 }
 
@@ -253,19 +249,8 @@ void run_layout(const char* name, int n, int reps) {
   fill<<<1024, 256>>>(f, cells * kQ, encode<T>(0.001f));
   Params p; p.periodic = 1;
   dim3 grid((n - (kAlign ? 0 : 2) + kB - 1) / kB, n - 2, n - 2);
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   auto step = [&](int s) { layout_kernel<T, kLay, kAlign, kB, kMin><<<grid, kB>>>(f, plane, n, n, p, s & 1); };
-  for (int s = 0; s < 4; ++s) step(s);
-  const int steps = n >= 1024 ? 10 : 40;
-  float best = 1e30f;
-  for (int r = 0; r < reps; ++r) {
-    cudaEventRecord(a);
-    for (int s = 0; s < steps; ++s) step(s);
-    cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); if (ms < best) best = ms;
-  }
-  const double cups = (double)(n - 2) * (n - 2) * (n - 2) * steps / (best * 1e-3);
-  printf("%-28s %5d^3  %.3g cell updates/s  %.2f TB/s at %d B  err=%s\n", name, n, cups, cups * (kQ * 2 * sizeof(T) + 1) / 1e12, (int)(kQ * 2 * sizeof(T) + 1), cudaGetErrorString(cudaGetLastError()));
+  time_box<T>(name, n, reps, n >= 1024 ? 10 : 40, step);
   cudaFree(f);
 }
 
