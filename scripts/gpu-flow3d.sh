@@ -19,8 +19,7 @@ log_run unit-lbm cuview-unit-tests "[lbm]"
 log_run numerics-2d cuview-integration-tests "the 2-D flow computes the same bits*"
 log_run checkpoints cuview-integration-tests "a run continued from a checkpoint equals*"
 if (( gpus >= 2 )); then
-  log_run parts cuview-parts-tests "a 3-D flow*(cuda)"
-  log_run parts-2d cuview-parts-tests "a 2-D flow stored as FP16S*(cuda)"
+  log_run parts cuview-parts-tests "[gpu]"  # 2 ranks, and 4 where there are 4 GPUs
 else
   echo "parts: skipped (one GPU; the CUDA parts tests need two)" | tee -a "$out/summary.txt"
 fi
