@@ -6,10 +6,10 @@
 // without a step). The cells beside an obstacle or a wall, and a periodic duct's x faces, step
 // from a list before the rest (other_kernel); a channel's x faces, which read slots their
 // neighbours write in the same step, are gathered before that (face_kernel) and then stepped with
-// the plain cells. A part of a z-decomposed grid steps its two edge layers first and exchanges, on a high-priority stream while it steps the layers between
-// (overlap=on), the five populations a side crosses to its neighbour and its edge layer's velocity
-// (for the vorticity beside it). Compiled without FMA contraction and with flush-to-zero, as the
-// host loop runs: the same bits.
+// the plain cells. A part of a z-decomposed grid steps its two edge layers first and exchanges, on
+// a high-priority stream while it steps the layers between (overlap=on), the five populations a
+// side crosses to its neighbour and its edge layer's velocity (for the vorticity beside it).
+// Compiled without FMA contraction and with flush-to-zero, as the host loop runs: the same bits.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -769,7 +769,7 @@ class Lbm3dCuda final : public Simulation {
     for (const bool fill : {false, true}) {
       cuda::check(cudaMemsetAsync(counter, 0, sizeof(std::uint32_t), stream_), "clearing the other cells' count");
       list_other_kernel<<<grid, kBlockX, 0, stream_>>>(flags(), g_, periodic(), counter,
-                                                       fill ? static_cast<std::uint32_t*>(other_.get()) : nullptr);
+                                                    fill ? static_cast<std::uint32_t*>(other_.get()) : nullptr);
       cuda::check(cudaGetLastError(), "launching the kernel that lists the cells beside obstacles");
       if (!fill) {
         cuda::check(cudaMemcpyAsync(&count, counter, sizeof count, cudaMemcpyDeviceToHost, stream_),
