@@ -83,7 +83,7 @@ struct FaceAt {
   std::size_t first;   ///< direction 0's
   std::size_t stride;  ///< from one direction to the next
   __device__ FaceAt(const Window& g, int side, int y, int lz)
-      : first(((side == 0 ? 0 : static_cast<std::size_t>(g.layers)) + (lz - 1)) * static_cast<std::size_t>(g.height) + y),
+      : first((static_cast<std::size_t>(side == 0 ? 0 : g.layers) + (lz - 1)) * g.height + y),
         stride(2 * static_cast<std::size_t>(g.layers) * g.height) {}
   __device__ std::size_t operator()(int i) const { return first + i * stride; }
 };
@@ -216,7 +216,8 @@ __device__ __forceinline__ std::uint64_t step_cell(const Esoteric<T>& f, const s
 #pragma unroll
   for (int i = 0; i < kQ; ++i) {
     const std::ptrdiff_t off = cx(i) + row * cy(i) + layer * cz(i);
-    ft[i] = decode_raw(load_population(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
+    ft[i] =
+        decode_raw(load_population(pops + Esoteric<T>::slot_at(i, kT, false) * plane + ((i & 1) ? here : here - off)));
   }
   // A channel's face cell (the check above returned for a periodic duct's) loads its slots as any
   // cell does (in bounds: the y and z faces are walls, and a part has its ghost layers), then what
