@@ -188,18 +188,18 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
   const auto ranks = static_cast<std::uint32_t>(opts.comm != nullptr ? opts.comm->size() : 1);
   const std::string over = ranks > 1 ? " over " + std::to_string(ranks) + " ranks" : std::string();
   const std::string held = ranks > 1 ? "each rank's part" : "the grid";
+  Axes largest = opts.size;  // the largest part: its slowest axis the ceiling of the slabs (sim::slab_rows)
+  largest[0] = (opts.size[0] + ranks - 1) / ranks;
   for (std::size_t a = 0; a < opts.size.size(); ++a) {
-    const std::uint32_t side = opts.size[a], part_side = a == 0 ? (side + ranks - 1) / ranks : side;
-    if (side < 8 || part_side > max_side)
+    if (opts.size[a] < 8 || largest[a] > max_side)
       throw Error(Errc::out_of_range,
                   "--size " + size + over + " is out of range: each side of " + held + " must be 8 to " +
                       std::to_string(max_side) + " cells" +
                       (ranks > 1 ? " (the slowest axis is cut into the parts; more ranks take a longer one)" : ""));
-    if (side > 32768)  // the protocol's largest side of a whole grid
+    if (opts.size[a] > 32768)  // the protocol's largest side of a whole grid
       throw Error(Errc::out_of_range, "--size " + size + " is out of range: a whole grid's side may be at most 32768");
   }
-  const std::size_t part_cells = Extent{opts.size}.cells() / opts.size[0] * ((opts.size[0] + ranks - 1) / ranks);
-  if (part_cells > (std::size_t{1} << 31))
+  if (Extent{largest}.cells() > (std::size_t{1} << 31))
     throw Error(Errc::out_of_range, "--size " + size + over + " gives " + held +
                                         " more than 2^31 cells; one process may hold up to 2^31 (1290x1290x1290): "
                                         "use a smaller --size, or more ranks (mpirun -n N) to cut it into parts");

@@ -144,7 +144,7 @@ void decomposed_equals_whole(Backend backend, const std::string& flow, const Cas
   const Grid whole = whole_file(dir_of(1) / checkpoint::file_name(180));
   // On CUDA one rank per GPU: 2, and 4 where a fourth GPU is there (31 layers: slabs of 8, 8, 8, 7).
   std::vector<int> ranks{2, 3};
-  if (backend == Backend::cuda) ranks = cuda_device_usable(3) ? std::vector<int>{2, 4} : std::vector<int>{2};
+  if (backend == Backend::cuda) ranks = cuda_usable(nullptr, 3) ? std::vector<int>{2, 4} : std::vector<int>{2};
   for (int n : ranks) {
     DYNAMIC_SECTION(kase.sim << ", mpirun -n " << n << ", flow=" << flow << (kase.options.empty() ? "" : ", ")
                              << (kase.options.empty() ? "" : kase.options[0])) {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -255,21 +256,16 @@ StatsView wait_stats(const std::string& name, const std::function<bool(const Sta
   return v;
 }
 
-bool cuda_usable(std::string* reason) {
-  static std::optional<std::pair<bool, std::string>> cached;
-  if (!cached) {
-    ChildProcess p({bin("cuview-compute"), "--check-cuda"});
+bool cuda_usable(std::string* reason, int device) {
+  static std::map<int, std::pair<bool, std::string>> cached;  // by device: one probe each
+  auto it = cached.find(device);
+  if (it == cached.end()) {
+    ChildProcess p({bin("cuview-compute"), "--check-cuda", "--device", std::to_string(device)});
     auto code = p.wait_for(60s);
-    cached = {code && *code == 0, p.out()};
+    it = cached.emplace(device, std::pair{code && *code == 0, p.out()}).first;
   }
-  if (reason) *reason = cached->second;
-  return cached->first;
-}
-
-bool cuda_device_usable(int device) {
-  ChildProcess p({bin("cuview-compute"), "--check-cuda", "--device", std::to_string(device)});
-  const auto code = p.wait_for(60s);
-  return code && *code == 0;
+  if (reason) *reason = it->second.second;
+  return it->second.first;
 }
 
 bool shm_exists(const std::string& name) {

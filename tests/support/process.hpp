@@ -132,9 +132,8 @@ std::vector<std::string> segments_of(const std::string& name);
 /// no CUDA device is usable here, after saying why; empty otherwise.
 std::optional<int> skip_without_gpu(int argc, char** argv);
 
-/// Whether `cuview-compute --check-cuda` says the CUDA backend can run here; `reason` gets its words.
-bool cuda_usable(std::string* reason = nullptr);
-/// Whether the CUDA backend can run on GPU `device` (`cuview-compute --check-cuda --device N`).
-bool cuda_device_usable(int device);
+/// Whether `cuview-compute --check-cuda --device N` says the CUDA backend can run on GPU `device`;
+/// `reason` gets its words.
+bool cuda_usable(std::string* reason = nullptr, int device = 0);
 
 }  // namespace cuview::test
