@@ -235,7 +235,7 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                        .rank = static_cast<int>(k),
                        .host = ""};
   }
-  phases.next(opts.backend == "host" ? "choosing the backend" : "starting the GPU (CUDA context)");
+  phases.next(opts.backend == "host" ? "choosing the backend" : "starting the GPU (CUDA context, kernels loaded)");
   publisher_.emplace(PublisherOptions{.name = opts.name,
                                       .backend = opts.backend,
                                       .sharing = opts.sharing,

@@ -78,6 +78,13 @@ void set_log_pattern(const std::string& who) {
 int main(int argc, char** argv) {
   cuview::block_shutdown_signals();  // before any thread exists, so SIGTERM reaches the signalfd
   ::umask(077);                      // sockets and files: this user only
+  // Every CUDA kernel is loaded when the GPU starts, not at its first launch (CUDA's lazy loading):
+  // a frame's cost is timed by events around its kernels, and a first launch that loads them (and,
+  // for a GPU the build has no code for, compiles them: seconds) would count as the first frame's
+  // cost, for which the budget holds the next frames back: a fresh viewer of a 512³ flow on an
+  // H200, from a build that held the frame kernels as PTX alone, saw one frame, then none for over
+  // 20 s (2026-11-29). A CUDA_MODULE_LOADING the user set is kept.
+  ::setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 
   cuview::DaemonOptions o;
   std::string size = "512x512", log_level = "info";

@@ -18,6 +18,15 @@ namespace cuview::ctl {
 using namespace std::chrono_literals;
 
 namespace {
+/// Why a client waited in vain: "no frame from 'NAME' within 10 s: is it paused …".
+std::string no_frame_text(const char* what, const std::string& name, double seconds) {
+  char within[32];
+  std::snprintf(within, sizeof within, "%g", seconds);
+  return std::string("no ") + what + " from '" + name + "' within " + within +
+         " s: is it paused (`cuview-ctl --name " + name + " resume`), or are its frames held back " +
+         "(`cuview-ctl --name " + name + " status` names what limits them)?";
+}
+
 bool retryable(const Error& e) {
   return e.code() == Errc::daemon_gone || e.code() == Errc::no_daemon || e.code() == Errc::timeout;
 }
@@ -116,8 +125,7 @@ int attach_views(const OpenOptions& opts, const AttachArgs& a) {
       std::fflush(stdout);
       while (received < a.frames) {
         if (!client.next_view(view, frame_timeout))
-          throw Error(Errc::timeout, "no view from '" + opts.name + "' within " + std::to_string(a.timeout_s) +
-                                         " s; is it paused? (`cuview-ctl resume`)");
+          throw Error(Errc::timeout, no_frame_text("view", opts.name, a.timeout_s));
         if (received == 0) first_seq = view.header.seq;
         last_seq = view.header.seq;
         ++received;
@@ -194,8 +202,7 @@ int attach_frames(const OpenOptions& base, const AttachArgs& a) {
       while (received < a.frames) {
         auto frames = group->next(frame_timeout);
         if (!frames)
-          throw Error(Errc::timeout, "no frame from '" + opts.name + "' within " + std::to_string(a.timeout_s) +
-                                         " s; is it paused? (`cuview-ctl resume`)");
+          throw Error(Errc::timeout, no_frame_text("frame", opts.name, a.timeout_s));
         // Sequence numbers (and so gaps) are part 0's: every part counts its own.
         const auto& info = frames->part(0).info();
         if (received == 0) {

@@ -108,6 +108,12 @@ class CudaExecutor final : public Executor {
     cudaDeviceProp prop{};
     cuda::check(cudaGetDeviceProperties(&prop, probe_.device), "cudaGetDeviceProperties");
     sms_ = prop.multiProcessorCount;
+    // A frame's cost is timed by events around its kernels: loaded at their first launch, they
+    // would count the load as the first frame's cost (a program that embeds the publisher loads its
+    // own kernels, docs/sdk.md; cuview-compute loads every kernel at start).
+    cuda::load_kernels("the frame kernels (copies and checksums)", checksum_kernel, copy_sum_kernel,
+                       copy_section_sum_kernel<uint4>, copy_section_sum_kernel<uint2>,
+                       copy_section_sum_kernel<std::uint32_t>, trailer_kernel, add_checksum_slots_kernel<>);
     stream_ = cuda::Stream::create();
     for (auto& e : batch_done_) e = cuda::Event(cuda::EventKind::blocking_sync);
     timings_.resize(kTimedFrames);

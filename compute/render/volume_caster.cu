@@ -56,10 +56,7 @@ VolumeCaster::VolumeCaster() : impl_(std::make_unique<Impl>()) {
   // time is measured between events on its stream, and a first launch that loads the module left
   // the stream idle meanwhile — 393 ms counted as the first picture's cost of a 768³ run on an
   // H200, which held its 1 % budget's frames back for half a minute (docs/benchmarks.md).
-  cudaFuncAttributes attributes{};
-  cuda::check(cudaFuncGetAttributes(&attributes, cast_kernel), "loading the volume caster's kernels");
-  cuda::check(cudaFuncGetAttributes(&attributes, blocks_kernel), "loading the volume caster's kernels");
-  cuda::check(cudaFuncGetAttributes(&attributes, plane_kernel), "loading the volume caster's kernels");
+  cuda::load_kernels("the volume caster's kernels", cast_kernel, blocks_kernel, plane_kernel);
 }
 VolumeCaster::~VolumeCaster() = default;
 

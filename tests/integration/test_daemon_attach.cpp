@@ -134,6 +134,11 @@ BACKEND_TEST("a reader attaching to a paused daemon gets its frame at once", "[i
     CHECK(f->info().step == 0);
     CHECK_FALSE(f->verify());
   }
+  // A second frame does not come while it is paused: cuview-ctl says so and what to look at.
+  auto r = ctl("t", {"attach", "--frames", "2", "--frame-timeout", "0.5"});
+  CHECK(r.code != 0);
+  CHECK_THAT(r.err, Catch::Contains("no frame from 't' within 0.5 s") && Catch::Contains("cuview-ctl --name t resume") &&
+                        Catch::Contains("cuview-ctl --name t status"));
 }
 
 BACKEND_TEST("50 attach/detach cycles leave no client, lease or held slot behind", "[integration][attach]") {

@@ -27,22 +27,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
-/// Sets an environment variable for this test, restoring it afterwards.
-struct ScopedEnv {
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 /// Stops the gateway `--ensure` started in the background (it outlives the ssh session by design).
 struct StopEnsuredGateway {
   ~StopEnsuredGateway() {

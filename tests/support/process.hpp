@@ -81,6 +81,24 @@ auto on_host(const std::filesystem::path& dir, F&& f) {
   return f();
 }
 
+/// Sets an environment variable (for the processes this test starts), restoring it afterwards.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 /// Creates `dir` (0700): the runtime directory of one of the "hosts" of such a test.
 std::filesystem::path host_dir(const std::filesystem::path& dir);
 
