@@ -271,7 +271,7 @@ std::string ControlOps::op_stats(Peer&, const proto::Request& req) {
   s.dims = d.dims, s.slots = d.slots;
   s.name = c_.opts.name;
   s.sharing = c_.slots.mechanism();
-  s.step = c_.progress.step.load();
+  s.step = c_.progress.step();
   s.sim_time = c_.progress.sim_time.load();
   s.frames_published = c_.ring.published();
   s.frames_skipped = c_.ring.block().frames_skipped.load();
@@ -321,7 +321,7 @@ void ControlOps::pause_or_resume(Peer& p, bool pause) {
     c_.steering.pending_steps = c_.steering.polled_steps = 0;
     c_.steering.note_request();
   }
-  publisher_log().info("{} by '{}' at step {}", pause ? "paused" : "resumed", p.client, c_.progress.step.load());
+  publisher_log().info("{} by '{}' at step {}", pause ? "paused" : "resumed", p.client, c_.progress.step());
 }
 
 std::string ControlOps::op_pause(Peer& p, const proto::Request& req) {

@@ -584,7 +584,7 @@ void Publisher::State::close(const std::string& reason) noexcept {
   server.reset();  // closes the sockets and removes their files
   std::error_code ec;
   fs::remove(paths.segments, ec);
-  publisher_log().info("{} stopped at step {} after {} frames ({})", where(opts.name), progress.step.load(),
+  publisher_log().info("{} stopped at step {} after {} frames ({})", where(opts.name), progress.step(),
                        ring->published(), reason);
 }
 

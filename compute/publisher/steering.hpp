@@ -99,10 +99,11 @@ struct Progress {
     std::lock_guard lock(stamp_m);
     return last;
   }
+  /// The newest recorded step.
+  [[nodiscard]] std::uint64_t step() const { return stamped().step; }
   mutable std::mutex stamp_m;
   Stamp last;
 
-  std::atomic<std::uint64_t> step{0};
   std::atomic<std::uint64_t> restarts{0};  // times the published step went backwards (a reset)
   std::atomic<double> sim_time{0};
   std::atomic<double> publish_seconds{0};  // measured cost of every frame so far (FramePacer::cost_seconds)
