@@ -235,7 +235,9 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
                        .rank = static_cast<int>(k),
                        .host = ""};
   }
-  phases.next(opts.backend == "host" ? "choosing the backend" : "starting the GPU (CUDA context, kernels loaded)");
+  phases.next(opts.backend == "host"   ? "choosing the backend"
+              : opts.backend == "cuda" ? "starting the GPU (CUDA context, kernels loaded)"
+                                       : "choosing the backend (on a GPU: its CUDA context, kernels loaded)");
   publisher_.emplace(PublisherOptions{.name = opts.name,
                                       .backend = opts.backend,
                                       .sharing = opts.sharing,
@@ -261,6 +263,11 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
   try {
     phases.next("allocating the simulation's " + grid.text() + " grid");
     sim_ = plugin_ ? plugin_->make(executor, config) : factory->make(executor, config);
+    if (!opts.sim_options.empty()) {  // what the run is, beyond its name and size (storage=fp16s, flow=periodic)
+      std::string given;
+      for (const auto& [key, value] : opts.sim_options) given += (given.empty() ? "" : " ") + key + "=" + value;
+      spdlog::info("simulation '{}' on a {} grid with --sim-option {}", sim_name_, grid.text(), given);
+    }
     const auto fields = in_simulation("fields", [&] { return sim_->fields(); });
     if (fields.empty())
       throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");
