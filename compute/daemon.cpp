@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "checkpoint/checkpoint_file.hpp"
 #include "cuview/error.hpp"
 #include "cuview/ring.hpp"
 #include "executor/executor.hpp"
@@ -263,11 +264,9 @@ Daemon::Daemon(const DaemonOptions& opts) : opts_(opts) {
   try {
     phases.next("allocating the simulation's " + grid.text() + " grid");
     sim_ = plugin_ ? plugin_->make(executor, config) : factory->make(executor, config);
-    if (!opts.sim_options.empty()) {  // what the run is, beyond its name and size (storage=fp16s, flow=periodic)
-      std::string given;
-      for (const auto& [key, value] : opts.sim_options) given += (given.empty() ? "" : " ") + key + "=" + value;
-      spdlog::info("simulation '{}' on a {} grid with --sim-option {}", sim_name_, grid.text(), given);
-    }
+    if (!opts.sim_options.empty())  // what the run is, beyond its name and size (storage=fp16s, flow=periodic)
+      spdlog::info("simulation '{}' on a {} grid with --sim-option {}", sim_name_, grid.text(),
+                   checkpoint::join_options(opts.sim_options));
     const auto fields = in_simulation("fields", [&] { return sim_->fields(); });
     if (fields.empty())
       throw Error(Errc::bad_value, "simulation '" + sim_name_ + "' declares no fields: nothing to show");

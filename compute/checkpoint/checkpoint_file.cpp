@@ -115,12 +115,6 @@ std::string canonical(const Meta& m, const std::vector<Block>& blocks) {
   return s.str();
 }
 
-std::string join_options(const std::map<std::string, std::string>& o) {
-  std::string s;
-  for (const auto& [k, v] : o) s += (s.empty() ? "" : " ") + k + "=" + v;
-  return s;
-}
-
 // ---- attributes ----
 void put(hid_t obj, const char* name, const std::string& value, const std::string& file) {
   Id type(H5Tcopy(H5T_C_S1), H5Tclose);
@@ -199,6 +193,12 @@ void fsync_path(const fs::path& p, int flags, const std::string& what) {
   if (rc != 0) throw_errno("fsync of " + p.string() + " (" + what + ")", err);
 }
 }  // namespace
+
+std::string join_options(const std::map<std::string, std::string>& options) {
+  std::string s;
+  for (const auto& [k, v] : options) s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s;
+}
 
 std::string file_name(std::uint64_t step) {
   char buf[40];

@@ -44,6 +44,9 @@ struct Block {
   std::shared_ptr<std::byte> data;
 };
 
+/// --sim-option values as the file's `options` attribute holds them: "KEY=VALUE KEY=VALUE", by key.
+[[nodiscard]] std::string join_options(const std::map<std::string, std::string>& options);
+
 /// Writes `meta` and `blocks` to `path` atomically. Throws Error(system) naming the file and what
 /// failed (the temporary file is removed).
 void write(const std::filesystem::path& path, const Meta& meta, const std::vector<Block>& blocks);
