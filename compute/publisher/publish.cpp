@@ -388,10 +388,7 @@ void Publisher::State::look_for_arrivals() {
 
 void Publisher::State::record(std::uint64_t at_step, double at_time) {
   if (closed) throw Error(Errc::bad_value, where(opts.name) + " is closed; make a new Publisher");
-  // The restart is counted before the smaller step is stamped: a rate window that sees the smaller
-  // step (under the stamp's lock) also sees the restart.
-  if (at_step < progress.step()) progress.restarts.fetch_add(1);
-  progress.stamp(at_step, monotonic_ns());
+  progress.stamp(at_step, monotonic_ns());  // and a restart, where the step went back
   progress.sim_time.store(at_time, std::memory_order_relaxed);
   start();  // after the step: the first client to attach sees it, never the step before
 }

@@ -91,8 +91,11 @@ struct Progress {
     std::uint64_t step = 0, records = 0;
     std::int64_t ns = 0;
   };
+  /// Records `at_step`; a step smaller than the last (a reset) counts a restart first, under the
+  /// same lock, so a rate window that sees the smaller step also sees the restart.
   void stamp(std::uint64_t at_step, std::int64_t ns) {
     std::lock_guard lock(stamp_m);
+    if (at_step < last.step) restarts.fetch_add(1);
     last = {at_step, last.records + 1, ns};
   }
   [[nodiscard]] Stamp stamped() const {
