@@ -209,6 +209,7 @@ int attach_frames(const OpenOptions& base, const AttachArgs& a) {
           first_seq = info.seq;
           // Where the time to the first frame went (attach_phases), as a daemon's start log says it.
           std::printf("first frame after %s\n", group->part(0).attach_phases().c_str());
+          std::fflush(stdout);  // for whoever waits on it, e.g. through a pipe or file
         }
         if (prev != 0 && info.seq != prev + 1) ++gaps;
         prev = last_seq = info.seq;

@@ -49,8 +49,10 @@ measure() {  # LABEL NAME: rates without and with a viewer (ABBA), viewer cost, 
   local frames=0 seconds=0
   for _ in $(seq "$pairs"); do
     none+=("$(rate "$name" "$window")")
-    cuview-ctl --name "$name" attach --frames 1000000 --frame-timeout 10 ${READ:+--read "$READ"} >/dev/null 2>&1 &
+    cuview-ctl --name "$name" attach --frames 1000000 --frame-timeout 10 ${READ:+--read "$READ"} >"$out/viewer.txt" 2>&1 &
     local viewer=$!
+    # Timed from its first frame on: the attach itself (imports of every part's slots) is not watching.
+    for _ in $(seq 600); do grep -q "^first frame" "$out/viewer.txt" 2>/dev/null && break; sleep 0.1; done
     sleep 0.5
     local f0 f1 t0 t1
     f0=$(stat_of "$name" frames_published); t0=$(date +%s.%N)

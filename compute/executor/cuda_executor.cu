@@ -13,22 +13,11 @@
 #include "cuview/cuda/probe.hpp"
 #include "cuview/cuda/stream.hpp"
 #include "cuview/error.hpp"
-#include "executor/checksum.cuh"
+#include "cuview/cuda/checksum.cuh"
 #include "executor/executor.hpp"
 
 namespace cuview {
 namespace {
-
-/// Sums the frame checksum over one field's 32-bit words (index: the word's byte offset in the
-/// slot / 4) into `sum`, reading the slot once: for fields not summed as they were written.
-__global__ void checksum_kernel(const std::uint32_t* __restrict__ words, std::size_t count, std::size_t first_index,
-                                std::uint64_t* sum) {
-  std::uint64_t partial = 0;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    partial += checksum_term(words[i], first_index + i);
-  add_checksum(partial, sum);
-}
 
 /// Copies one field into the slot and adds its checksum terms: one read and one write per word.
 /// `vec`: both pointers 16-byte aligned and the count a multiple of 4 (uint4 loads and stores).
@@ -111,7 +100,7 @@ class CudaExecutor final : public Executor {
     // A frame's cost is timed by events around its kernels: loaded at their first launch, they
     // would count the load as the first frame's cost (a program that embeds the publisher loads its
     // own kernels, docs/sdk.md; cuview-compute loads every kernel at start).
-    cuda::load_kernels("the frame kernels (copies and checksums)", checksum_kernel, copy_sum_kernel,
+    cuda::load_kernels("the frame kernels (copies and checksums)", checksum_kernel<>, copy_sum_kernel,
                        copy_section_sum_kernel<uint4>, copy_section_sum_kernel<uint2>,
                        copy_section_sum_kernel<std::uint32_t>, trailer_kernel, add_checksum_slots_kernel<>);
     stream_ = cuda::Stream::create();
@@ -252,7 +241,7 @@ class CudaExecutor final : public Executor {
       if (frame_.summed[i]) continue;
       const auto& f = layout.fields[i];
       const std::size_t words = f.bytes / 4;
-      checksum_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
+      checksum_kernel<><<<blocks_for(words), kThreads, 0, stream>>>(
           reinterpret_cast<const std::uint32_t*>(frame_.base + f.offset), words, f.offset / 4, checksum_sink());
     }
     trailer_kernel<<<1, 1, 0, stream>>>(trailer(), seq, step);

@@ -67,7 +67,7 @@ class Executor {
   virtual void copy(void* dst, const void* src, std::size_t bytes, cuda::StreamRef stream) = 0;
   /// For a writer whose own kernel writes the whole field `target` of the frame begun: where
   /// that kernel adds checksum_term(bits, first_word + i) of every 32-bit word i it writes, each
-  /// exactly once (add_checksum() in executor/checksum.cuh sums a block's terms with one atomic).
+  /// exactly once (add_checksum() in cuview/cuda/checksum.cuh sums a block's terms with one atomic).
   /// seal() then leaves that field alone. Throws Error(bad_value) when `target` is not a field of
   /// the frame begun; with no frame begun (fields written elsewhere, as tests do) the terms go to
   /// a scratch word.

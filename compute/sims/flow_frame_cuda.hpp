@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "executor/checksum.cuh"
+#include "cuview/cuda/checksum.cuh"
 #include "executor/executor.hpp"
 
 namespace cuview::sim {

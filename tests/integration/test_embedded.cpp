@@ -412,6 +412,34 @@ TEST_CASE("a publisher copies only the fields its readers read, and a frame says
   CHECK(all->verify() == std::nullopt);
 }
 
+TEST_CASE("a frame changed after it was published fails verify(), which names the frame and the checksum",
+          "[integration][embedded][host]") {
+  // A writer that keeps writing after publish() returned (its own thread, a stream it forgot to
+  // order): the reader's verify() is how it finds out. The CUDA path: tests/python/test_client.py.
+  RuntimeDir rt;
+  Publisher pub({.name = "late", .backend = "host", .max_fps = 0, .max_cost = 1});
+  pub.add_field({"u", nullptr, 256, {8, 8}, DType::float32, 1, Memory::host, "written by the writer"});
+  pub.start();
+  std::vector<float> u(64, 1.5f);
+  void* slot_field = nullptr;
+  const FieldWriter writer = [&](const std::vector<FieldTarget>& t) {
+    std::memcpy(t[0].data, u.data(), 256);
+    slot_field = t[0].data;
+  };
+  auto c = Client::attach(AttachOptions{.name = "late", .client = "verifier"});
+  REQUIRE(pub.publish(1, 0, writer));
+  auto f = c.next_frame(5s);
+  REQUIRE(f);
+  CHECK(f->verify() == std::nullopt);
+  const float late = 2.5f;
+  std::memcpy(static_cast<std::byte*>(slot_field) + 4 * 17, &late, sizeof late);  // the reader still holds the slot
+  const auto problem = f->verify();
+  REQUIRE(problem);
+  CHECK_THAT(*problem, Contains("frame " + std::to_string(f->info().seq)) && Contains("checksum mismatch"));
+  std::memcpy(static_cast<std::byte*>(slot_field) + 4 * 17, &u[17], sizeof late);  // as it was: intact again
+  CHECK(f->verify() == std::nullopt);
+}
+
 TEST_CASE("a publisher keeps to its cost budget and says when the budget sets the frame rate",
           "[integration][embedded][host]") {
   RuntimeDir rt;

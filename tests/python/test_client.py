@@ -200,6 +200,30 @@ class PythonClient(unittest.TestCase):
         unmoved("detach")
         self.assertEqual(held.device.index, mine)
 
+    def test_a_frame_changed_on_its_gpu_fails_verify(self):
+        if BACKEND == "host":
+            self.skipTest("readers map a host-backend slot read-only (test_embedded.cpp changes one in C++)")
+        import cupy
+        rt = cupy.cuda.runtime
+        with cuview.attach("py") as sim:
+            frame = None
+            while frame is None:
+                frame = sim.next_frame(timeout=2)
+            with frame as f:
+                f.verify()  # summed on the frame's GPU, where it lies
+                at = f["v"].data + 4 * 100
+                was, changed = np.zeros(1, np.uint32), np.zeros(1, np.uint32)
+                rt.memcpy(was.ctypes.data, at, 4, rt.memcpyDeviceToHost)
+                changed[0] = was[0] ^ 1
+                rt.memcpy(at, changed.ctypes.data, 4, rt.memcpyHostToDevice)
+                try:
+                    with self.assertRaises(cuview.CuviewError) as e:
+                        f.verify()
+                    self.assertIn("checksum mismatch", str(e.exception))
+                finally:
+                    rt.memcpy(at, was.ctypes.data, 4, rt.memcpyHostToDevice)  # as it was, for the other tests
+                f.verify()
+
     def test_no_publisher_is_a_clear_error(self):
         with self.assertRaises(cuview.CuviewError) as e:
             cuview.attach("nobody-here")

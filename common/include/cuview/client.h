@@ -103,7 +103,8 @@ CUVIEW_API int cuview_frame_device(const cuview_frame* frame);
 CUVIEW_API cuview_status cuview_frame_wait_on(const cuview_frame* frame, void* stream);
 /* Blocks until all GPU work this process queued on the frame's device is done (before release). */
 CUVIEW_API cuview_status cuview_frame_synchronize(const cuview_frame* frame);
-/* Checks trailer and checksum: CUVIEW_OK, or CUVIEW_BAD_VALUE with the problem in cuview_last_error. */
+/* Checks trailer and checksum (summed on the frame's GPU on CUDA): CUVIEW_OK, or CUVIEW_BAD_VALUE
+ * with the problem in cuview_last_error. */
 CUVIEW_API cuview_status cuview_frame_verify(const cuview_frame* frame);
 
 /* ---- Remote clients (cuview_attach_remote) ---- */

@@ -91,15 +91,16 @@ Part attach_part(const AttachOptions& base, std::uint32_t k, const proto::Descri
   }
 }
 
-/// Parts 1..count-1, attached in parallel (through gateways[k] when given); the first failure (in
-/// part order) is thrown.
+/// Parts first..count-1 (`first`: 1, or 0 to attach part 0 again with the others), attached in
+/// parallel (through gateways[k] when given); the first failure (in part order) is thrown.
 template <class Part>
 std::vector<Part> attach_others(const AttachOptions& base, const proto::DescribeResult& d0,
-                                std::chrono::steady_clock::time_point deadline, const std::vector<std::string>& gateways) {
+                                std::chrono::steady_clock::time_point deadline, const std::vector<std::string>& gateways,
+                                std::uint32_t first = 1) {
   const std::uint32_t count = d0.part->count;
   std::vector<std::optional<Part>> attached(count);
   std::vector<std::exception_ptr> failed(count);
-  std::atomic<std::uint32_t> next{1};
+  std::atomic<std::uint32_t> next{first};
   auto worker = [&] {
     for (std::uint32_t k; (k = next.fetch_add(1)) < count;) {
       try {
@@ -110,12 +111,12 @@ std::vector<Part> attach_others(const AttachOptions& base, const proto::Describe
     }
   };
   std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < std::min<std::size_t>(count - 1, kAttachThreads); ++i) threads.emplace_back(worker);
+  for (std::size_t i = 0; i < std::min<std::size_t>(count - first, kAttachThreads); ++i) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   for (const auto& e : failed)
     if (e) std::rethrow_exception(e);
   std::vector<Part> out;
-  for (std::uint32_t k = 1; k < count; ++k) out.push_back(std::move(*attached[k]));
+  for (std::uint32_t k = first; k < count; ++k) out.push_back(std::move(*attached[k]));
   return out;
 }
 

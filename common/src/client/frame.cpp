@@ -10,6 +10,7 @@
 #include "cuview/frame.hpp"
 #include "cuview/schema.hpp"
 #ifdef CUVIEW_HAVE_CUDA
+#include "client/device_checksum.hpp"
 #include "cuview/cuda/check.hpp"
 #endif
 
@@ -215,30 +216,30 @@ void Frame::synchronize_device() const {
 std::optional<std::string> Frame::verify() const {
   if (!imports_) throw Error(Errc::bad_value, "verify() on a moved-from Frame");
   const auto& l = imports_->layout;
-  // The fields the frame holds, a piece at a time through one buffer (a 1024³ flow's slot is
-  // 26 GB: copying it whole, or only the fields a reader did not ask for, would take minutes);
-  // the trailer after them, so that a slot overwritten meanwhile shows as another frame's.
-  constexpr std::size_t kPiece = std::size_t{64} << 20;
+  // The fields the frame holds, summed where they lie: on CUDA by the GPU that holds them (a
+  // 1024³ flow's slot is 26 GB, half a minute through the host); in shared memory a piece at a
+  // time. The trailer after them, so that a slot overwritten meanwhile shows as another frame's.
+  const std::string frame = "frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
   std::vector<SlotLayout::Field> held;
-  std::size_t largest = 0;
   for (std::size_t i = 0; i < l.fields.size(); ++i) {
     if (!has_block(info_.fields, i)) continue;
     auto f = l.fields[i];  // a packed frame's fields cover their packed cells only
     if (info_.every > 1 && i < imports_->fields.size()) f.bytes = proto::packed_field(imports_->fields[i], info_.every).bytes;
     held.push_back(f);
-    largest = std::max(largest, f.bytes);
   }
-  const std::unique_ptr<std::byte[]> buf(new std::byte[std::max<std::size_t>(1, std::min(kPiece, largest))]);
   std::uint64_t sum = 0;
-  for (const auto& f : held) {
-    for (std::size_t at = 0; at < f.bytes; at += kPiece) {
-      const auto n = std::min(kPiece, f.bytes - at);
-      copy_to_host(f.offset + at, {buf.get(), n});
-      sum += span_checksum(buf.get(), n, f.offset + at);
-    }
+#ifdef CUVIEW_HAVE_CUDA
+  if (imports_->is_cuda()) {
+    wait();
+    cuda::DeviceGuard guard(imports_->device);
+    sum = detail::device_checksum(imports_->slots->slot(info_.slot), held, imports_->stream.get(), frame);
+  }
+#endif
+  if (!imports_->is_cuda()) {
+    const auto* slot = imports_->slots->slot(info_.slot);
+    for (const auto& f : held) sum += span_checksum(slot + f.offset, f.bytes, f.offset);
   }
   const SlotTrailer t = trailer();
-  const std::string frame = "frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
   if (t.seq != info_.seq)
     return frame + ": the slot's trailer says frame " + std::to_string(t.seq) + ", so the data was overwritten";
   if (t.step != info_.step)

@@ -86,16 +86,27 @@ Group Group::attach(const AttachOptions& options) {
   if (!run->decomposed) {
     run->parts.push_back(std::make_unique<Client>(Client::attach(opts)));
   } else {
+    // Part 0's description first (how many parts, which run); then every part's ring at once. A
+    // part starts offering frames when this reader's lease opens there: leases opened one import
+    // apart (0.5 s at 1024³ a GPU) let part 0 spend its budget on a step the others never offered,
+    // and the first group waited a whole budget period for the next step they all agree on.
     auto o = opts;
     o.part = 0;
-    run->parts.push_back(std::make_unique<Client>(Client::attach(o)));
-    const auto& d0 = run->parts[0]->description();
+    if (options.import == Import::frames) o.import = Import::control_only;
+    auto first = std::make_unique<Client>(Client::attach(o));
+    const auto d0 = first->description();
     if (!d0.part || d0.part->index != 0 || d0.part->count == 0)
       throw Error(Errc::bad_message, detail::part_who(options.name, 0) + " (pid " +
-                                         std::to_string(run->parts[0]->hello().daemon_pid) +
+                                         std::to_string(first->hello().daemon_pid) +
                                          ") does not describe itself as part 0 of a run; is it from an older cuview?");
-    for (auto& c : detail::attach_others<Client>(opts, d0, deadline, {}))
-      run->parts.push_back(std::make_unique<Client>(std::move(c)));
+    if (options.import == Import::frames) {
+      for (auto& c : detail::attach_others<Client>(opts, d0, deadline, {}, 0))
+        run->parts.push_back(std::make_unique<Client>(std::move(c)));
+    } else {
+      run->parts.push_back(std::move(first));
+      for (auto& c : detail::attach_others<Client>(opts, d0, deadline, {}))
+        run->parts.push_back(std::make_unique<Client>(std::move(c)));
+    }
   }
   run->lay_out();
   run->last_seq.assign(run->parts.size(), 0);

@@ -6,7 +6,7 @@
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
-#include "executor/checksum.cuh"
+#include "cuview/cuda/checksum.cuh"
 #include "executor/executor.hpp"
 #include "sims/simulation.hpp"
 

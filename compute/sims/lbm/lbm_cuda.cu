@@ -14,7 +14,7 @@
 #include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/error.hpp"
-#include "executor/checksum.cuh"
+#include "cuview/cuda/checksum.cuh"
 #include "executor/executor.hpp"
 #include "sims/flow_frame_cuda.hpp"
 #include "sims/lbm/lbm_setup.hpp"

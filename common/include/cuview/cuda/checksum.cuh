@@ -1,6 +1,7 @@
 // Device helpers for kernels that add frame checksum terms while they write a field
-// (Executor::sum_into): a block's terms become one atomic add, so a kernel that writes a whole
-// frame costs a few thousand atomics, not one per warp.
+// (Executor::sum_into) or sum a slot's words (the executor's seal, a client's Frame::verify): a
+// block's terms become one atomic add, so a kernel over a whole frame costs a few thousand
+// atomics, not one per warp.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,19 @@ __device__ inline void add_checksum(std::uint64_t partial, std::uint64_t* sum) {
     for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
     if (thread == 0 && v != 0) atomicAdd(reinterpret_cast<unsigned long long*>(sum), static_cast<unsigned long long>(v));
   }
+}
+
+/// Sums the frame checksum over `count` 32-bit words of a slot (`first_index`: the first word's
+/// byte offset in the slot / 4) into `sum`, reading them once: the executor's for fields not
+/// summed as they were written, a client's to verify a frame where it lies (Frame::verify).
+template <int = 0>  // a template: defined in every file that includes this one, without a clash
+__global__ void checksum_kernel(const std::uint32_t* __restrict__ words, std::size_t count, std::size_t first_index,
+                                std::uint64_t* sum) {
+  std::uint64_t partial = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    partial += checksum_term(words[i], first_index + i);
+  add_checksum(partial, sum);
 }
 
 /// For a kernel of very many blocks (one thread per cell, as a simulation's step): each block adds
