@@ -217,8 +217,8 @@ std::optional<std::string> Frame::verify() const {
   if (!imports_) throw Error(Errc::bad_value, "verify() on a moved-from Frame");
   const auto& l = imports_->layout;
   // The fields the frame holds, summed where they lie: on CUDA by the GPU that holds them (a
-  // 1024³ flow's slot is 26 GB, half a minute through the host); in shared memory a piece at a
-  // time. The trailer after them, so that a slot overwritten meanwhile shows as another frame's.
+  // 1024³ flow's slot is 26 GB, half a minute through the host), in host memory as mapped. The
+  // trailer after them, so that a slot overwritten meanwhile shows as another frame's.
   const std::string frame = "frame " + std::to_string(info_.seq) + " (slot " + std::to_string(info_.slot) + ")";
   std::vector<SlotLayout::Field> held;
   for (std::size_t i = 0; i < l.fields.size(); ++i) {
