@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# What a frame of the 3-D flow costs (docs/benchmarks.md "What a frame of the 3-D flow costs"):
+# the FP16S run without a budget or frame-rate limit (a frame every batch), steps/s and frames/s
+# over 4-s windows with no viewer, a viewer of every field and one of `speed` (SIZE, 1024³ by
+# default); then Nsight Compute's duration and DRAM bytes of 60 kernels of a 512³ run with a
+# viewer of every field, a frame among them. Run on the GPU host after the bundle is unpacked.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/gpu-env.sh
+export XDG_RUNTIME_DIR=/tmp/xdg-frame-cost; mkdir -p $XDG_RUNTIME_DIR; chmod 700 $XDG_RUNTIME_DIR
+run_flow() {  # NAME SIZE [LAUNCHER...]: the run, in the background ($pid)
+  local name=$1 size=$2; shift 2
+  "$@" cuview-compute --sim lbm3d --backend cuda --size "$size" --sim-option storage=fp16s --name "$name" \
+    --max-cost 100% --fps 0 --no-final-checkpoint >"$out/$name.log" 2>&1 &
+  pid=$!
+}
+st() { cuview-ctl --name f status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["step"], d["frames_published"])'; }
+win() {  # LABEL: steps/s and frames/s over 4 s
+  read -r s0 f0 < <(st); t0=$(date +%s.%N); sleep 4; read -r s1 f1 < <(st); t1=$(date +%s.%N)
+  python3 -c "dt=$t1-$t0; print(f'$1: {($s1-$s0)/dt:.2f} steps/s, {($f1-$f0)/dt:.2f} frames/s')" | tee -a "$out/summary.txt"
+}
+{ date -u; nvidia-smi -L; } >>"$out/summary.txt"
+run_flow f "${SIZE:-1024x1024x1024}"
+wait_for_daemon f; sleep 3
+win "no viewer"
+for read in "" speed; do
+  cuview-ctl --name f attach --frames 100000000 --frame-timeout 20 ${read:+--read $read} >"$out/viewer.txt" 2>&1 &
+  v=$!
+  for _ in $(seq 200); do grep -q "^first frame" "$out/viewer.txt" && break; sleep 0.1; done
+  sleep 1; win "a viewer of ${read:-every field}"
+  kill $v; wait $v 2>/dev/null; sleep 1
+done
+win "no viewer again"
+kill -TERM $pid; wait $pid
+# Nsight Compute: the kernels after the first 4000 launches (the viewer is attached by then).
+run_flow n 512x512x512 timeout 170 "${NCU_BIN:-/usr/local/cuda/bin/ncu}" --kernel-name regex:"_kernel" \
+  --launch-skip 4000 --launch-count 60 --metrics gpu__time_duration.sum,dram__bytes.sum
+wait_for_daemon n
+cuview-ctl --name n attach --frames 100000000 --frame-timeout 100 >"$out/ncu-viewer.txt" 2>&1 &
+v=$!
+sleep 100; kill $v; cuview-ctl --name n shutdown >/dev/null 2>&1; wait $pid
+# each kernel's name, its DRAM bytes and its duration: one line a kernel, counted
+awk '/^  [a-zA-Z].*_kernel/{k=$0; sub(/\(.*/,"",k); sub(/.*::/,"",k)} /gpu__time|dram__bytes/{v=v" "$NF" "$(NF-1)} /gpu__time/{print k ":" v; v=""}' \
+  "$out/n.log" | sort | uniq -c | sort -rn | tee -a "$out/summary.txt"
