@@ -207,8 +207,9 @@ class PythonClient(unittest.TestCase):
         rt = cupy.cuda.runtime
         with cuview.attach("py") as sim:
             frame = None
-            while frame is None:
-                frame = sim.next_frame(timeout=2)
+            for _ in range(5):
+                frame = frame or sim.next_frame(timeout=2)
+            self.assertIsNotNone(frame, "no frame in 10 s")
             with frame as f:
                 f.verify()  # summed on the frame's GPU, where it lies
                 at = f["v"].data + 4 * 100
