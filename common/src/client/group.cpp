@@ -99,14 +99,11 @@ Group Group::attach(const AttachOptions& options) {
       throw Error(Errc::bad_message, detail::part_who(options.name, 0) + " (pid " +
                                          std::to_string(first->hello().daemon_pid) +
                                          ") does not describe itself as part 0 of a run; is it from an older cuview?");
-    if (options.import == Import::frames) {
-      for (auto& c : detail::attach_others<Client>(opts, d0, deadline, {}, 0))
-        run->parts.push_back(std::make_unique<Client>(std::move(c)));
-    } else {
-      run->parts.push_back(std::move(first));
-      for (auto& c : detail::attach_others<Client>(opts, d0, deadline, {}))
-        run->parts.push_back(std::make_unique<Client>(std::move(c)));
-    }
+    // A control-only run keeps that connection as its part 0; a reader's attaches part 0 again.
+    const std::uint32_t from = options.import == Import::frames ? 0 : 1;
+    if (from == 1) run->parts.push_back(std::move(first));
+    for (auto& c : detail::attach_others<Client>(opts, d0, deadline, {}, from))
+      run->parts.push_back(std::make_unique<Client>(std::move(c)));
   }
   run->lay_out();
   run->last_seq.assign(run->parts.size(), 0);
