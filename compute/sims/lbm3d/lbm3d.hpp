@@ -459,8 +459,12 @@ CUVIEW_HD inline float speed_of(float ux, float uy, float uz) { return sqrtf((ux
 /// published.
 CUVIEW_HD inline float vorticity_of(const float* ax, const float* bx, const float* ay, const float* by, const float* az,
                                     const float* bz, float dx, float dy, float dz) {
-  // ∂u_c/∂axis for component c: 0 where the axis has a single cell.
-  auto d = [](const float* a, const float* b, int c, float h) { return h > 0 ? (b[c] - a[c]) / h : 0.0f; };
+  // ∂u_c/∂axis for component c: 0 where the axis has a single cell. h is 1 or 2 cells, so the
+  // product by its reciprocal is the quotient, bit for bit, without a division (~9 instructions
+  // each on a GPU: the vorticity kernel's largest cost).
+  auto d = [](const float* a, const float* b, int c, float h) {
+    return h > 0 ? (b[c] - a[c]) * (h > 1 ? 0.5f : 1.0f) : 0.0f;
+  };
   const float wx = d(ay, by, 2, dy) - d(az, bz, 1, dz);
   const float wy = d(az, bz, 0, dz) - d(ax, bx, 2, dx);
   const float wz = d(ax, bx, 1, dx) - d(ay, by, 0, dy);

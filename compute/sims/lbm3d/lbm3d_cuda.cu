@@ -304,34 +304,64 @@ __global__ void list_other_kernel(const std::uint8_t* __restrict__ flags, Window
   if (cells) cells[k] = static_cast<std::uint32_t>(c);
 }
 
+/// The packed layers one thread of vorticity_kernel walks down its column.
+constexpr int kVorticityLayers = 16;
 /// The vorticity of the owned layers after a frame's step, from the velocities it wrote (owned
 /// layers) and the ghost layers' (a part's neighbours', sent with the halo): the same
-/// differences, the same bits as observe_kernel.
+/// differences, the same bits as observe_kernel. A tile is kBlockX cells of a row of the packed
+/// grid, walked down kVorticityLayers of its layers: a thread keeps its column's velocities below,
+/// at and above its cell, so that a whole frame's next layer reads one velocity of the column,
+/// not three (the rows beside it, read by the tiles beside, are still in L2).
 __global__ void __launch_bounds__(kBlockX)
     vorticity_kernel(Window g, const float* __restrict__ velocity, GhostVelocity ghost, float* __restrict__ vorticity,
                      std::uint64_t w_vorticity, std::uint64_t* sum, Packed k) {
-  // The frame's cells (every k-th of a packed frame), a row of the packed grid per tile row.
-  const int tiles_x = (k.width + kBlockX - 1) / kBlockX;
-  const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * k.height * k.layers;
+  const int tiles_x = (k.width + kBlockX - 1) / kBlockX, marches = (k.layers + kVorticityLayers - 1) / kVorticityLayers;
+  const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * k.height * marches;
+  // The velocity of stored cell (cx, cy, cl): the frame's, or a ghost layer's.
+  const auto read = [&](int cx, int cy, int cl, float* v) {
+    if (cl >= 1 && cl <= g.layers) {
+      const std::size_t c = g.at(cx, cy, cl - 1);
+      v[0] = velocity[3 * c], v[1] = velocity[3 * c + 1], v[2] = velocity[3 * c + 2];
+    } else {
+      ghost(cx, cy, cl, v);
+    }
+  };
   std::uint64_t partial = 0;
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int i = static_cast<int>(tile % tiles_x) * kBlockX + threadIdx.x;
     const std::int64_t r = tile / tiles_x;
     if (i >= k.width) continue;
-    const int x = i * k.every, y = static_cast<int>(r % k.height) * k.every,
-              lz = 1 + static_cast<int>(r / k.height) * k.every;
-    // The velocity of stored cell (cx, cy, cl): the frame's, or a ghost layer's.
-    const float w = vorticity_at(x, y, lz, g, [&](int cx_, int cy_, int cl, float* v) {
-      if (cl >= 1 && cl <= g.layers) {
-        const std::size_t c = g.at(cx_, cy_, cl - 1);
-        v[0] = velocity[3 * c], v[1] = velocity[3 * c + 1], v[2] = velocity[3 * c + 2];
+    const int x = i * k.every, packed_y = static_cast<int>(r % k.height), y = packed_y * k.every;
+    const int first = static_cast<int>(r / k.height) * kVorticityLayers,
+              last = ::min(first + kVorticityLayers, k.layers);
+    // The column's velocities at layers lz − 1, lz and lz + 1 (those that exist); `held`, the lz
+    // they were read around.
+    float below[3] = {}, here[3] = {}, above[3] = {};
+    int held = -1;
+    for (int m = first; m < last; ++m) {
+      const int lz = 1 + m * k.every, z = g.global_layer(lz);
+      if (held == lz - 1) {  // the layer before's: its cell and the one above
+        for (int c = 0; c < 3; ++c) below[c] = here[c], here[c] = above[c];
       } else {
-        ghost(cx_, cy_, cl, v);
+        if (z > 0) read(x, y, lz - 1, below);
+        read(x, y, lz, here);
       }
-    });
-    const std::size_t at = static_cast<std::size_t>(r) * k.width + i;  // g.at(x, y, lz - 1) when whole
-    vorticity[at] = w;
-    partial += float_term(w, w_vorticity + at);
+      if (z < g.global_depth - 1) read(x, y, lz + 1, above);
+      held = lz;
+      // Its neighbours along x and y lie in its own layer, an owned one: offsets from its own cell.
+      const float* at_cell = velocity + 3 * g.at(x, y, lz - 1);
+      const float w = vorticity_at(x, y, lz, g, [&](int cx, int cy, int cl, float* v) {
+        if (cx == x && cy == y) {
+          for (int c = 0; c < 3; ++c) v[c] = cl < lz ? below[c] : cl > lz ? above[c] : here[c];
+        } else {
+          const float* u = at_cell + 3 * ((cx - x) + (cy - y) * g.width);
+          v[0] = u[0], v[1] = u[1], v[2] = u[2];
+        }
+      });
+      const std::size_t at = (static_cast<std::size_t>(m) * k.height + packed_y) * k.width + i;
+      vorticity[at] = w;
+      partial += float_term(w, w_vorticity + at);
+    }
   }
   add_checksum(partial, sum);
 }
@@ -543,7 +573,8 @@ class Lbm3dCuda final : public Simulation {
     sums_.add_into(frame.sum, stream_);
     if (t[2].read) {  // after the step and its exchange: the ghost velocities are the neighbours' new ones
       const Packed& k = out.packed;
-      const std::int64_t tiles = static_cast<std::int64_t>((k.width + kBlockX - 1) / kBlockX) * k.height * k.layers;
+      const std::int64_t tiles = static_cast<std::int64_t>((k.width + kBlockX - 1) / kBlockX) * k.height *
+                                 ((k.layers + kVorticityLayers - 1) / kVorticityLayers);
       vorticity_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(tiles, 16 * sms_)), kBlockX, 0, stream_>>>(
           g_, out.velocity_full ? out.velocity_full : static_cast<const float*>(t[0].data), ghost(),
           static_cast<float*>(t[2].data), frame.vorticity.first_word, frame.vorticity.sum, k);
