@@ -311,10 +311,7 @@ class CudaExecutor final : public Executor {
 
  private:
   static constexpr int kThreads = 256;
-  [[nodiscard]] int blocks_for(std::size_t items) const {
-    return static_cast<int>(std::max<std::size_t>(
-        1, std::min<std::size_t>((items + kThreads - 1) / kThreads, static_cast<std::size_t>(sms_) * 8)));
-  }
+  [[nodiscard]] unsigned blocks_for(std::size_t items) const { return stride_blocks(items, kThreads, sms_); }
   [[nodiscard]] SlotTrailer* trailer() const {
     return reinterpret_cast<SlotTrailer*>(frame_.base + frame_.layout->trailer_offset);
   }

@@ -1,28 +1,22 @@
 #include "client/device_checksum.hpp"
 
-#include <algorithm>
-
 #include "cuview/cuda/check.hpp"
 #include "cuview/cuda/checksum.cuh"
-#include "cuview/cuda/device_buffer.hpp"
 
 namespace cuview::detail {
 
 std::uint64_t device_checksum(const std::byte* slot, const std::vector<SlotLayout::Field>& fields, cudaStream_t stream,
-                              const std::string& what) {
+                              std::uint64_t* total, const std::string& what) {
   constexpr int kThreads = 256;
   int device = 0, sms = 0;
   cuda::check(cudaGetDevice(&device), "cudaGetDevice, verifying " + what);
   cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
               "reading GPU " + std::to_string(device) + "'s multiprocessor count, verifying " + what);
-  cuda::DeviceBuffer sum(sizeof(std::uint64_t));
-  auto* total = static_cast<std::uint64_t*>(sum.get());
   cuda::check(cudaMemsetAsync(total, 0, sizeof(std::uint64_t), stream), "clearing the checksum of " + what);
   for (const auto& f : fields) {
     const std::size_t words = f.bytes / 4;
     if (words == 0) continue;
-    const auto blocks = std::min<std::size_t>((words + kThreads - 1) / kThreads, static_cast<std::size_t>(sms) * 8);
-    checksum_kernel<><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+    checksum_kernel<><<<stride_blocks(words, kThreads, sms), kThreads, 0, stream>>>(
         reinterpret_cast<const std::uint32_t*>(slot + f.offset), words, f.offset / 4, total);
     cuda::check(cudaGetLastError(), "launching the checksum of " + what + " on GPU " + std::to_string(device));
   }

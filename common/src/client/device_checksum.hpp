@@ -4,8 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -14,9 +14,10 @@
 namespace cuview::detail {
 
 /// The checksum terms (checksum_term) of `fields` of the slot at `slot` — device memory of the
-/// current GPU, each field's offset and bytes as a frame holds them — summed on `stream`; returns
-/// when the sum is back on the host. `what` names the frame in errors (Error(cuda)).
+/// current GPU, each field's offset and bytes as a frame holds them — summed on `stream` into
+/// `total` (a word of that GPU's memory, nobody else's meanwhile); returns when the sum is back on
+/// the host. `what` names the frame in errors (Error(cuda)).
 std::uint64_t device_checksum(const std::byte* slot, const std::vector<SlotLayout::Field>& fields, cudaStream_t stream,
-                              const std::string& what);
+                              std::uint64_t* total, const std::string& what);
 
 }  // namespace cuview::detail

@@ -232,7 +232,10 @@ std::optional<std::string> Frame::verify() const {
   if (imports_->is_cuda()) {
     wait();
     cuda::DeviceGuard guard(imports_->device);
-    sum = detail::device_checksum(imports_->slots->slot(info_.slot), held, imports_->stream.get(), frame);
+    const std::lock_guard lock(imports_->verify_mutex);
+    if (!imports_->verify_sum.get()) imports_->verify_sum = cuda::DeviceBuffer(sizeof(std::uint64_t));
+    sum = detail::device_checksum(imports_->slots->slot(info_.slot), held, imports_->stream.get(),
+                                  static_cast<std::uint64_t*>(imports_->verify_sum.get()), frame);
   }
 #endif
   if (!imports_->is_cuda()) {

@@ -15,6 +15,7 @@
 #include "cuview/ring.hpp"
 #include "cuview/share/imported_slots.hpp"
 #ifdef CUVIEW_HAVE_CUDA
+#include "cuview/cuda/device_buffer.hpp"
 #include "cuview/cuda/device_guard.hpp"
 #include "cuview/cuda/event.hpp"
 #include "cuview/cuda/stream.hpp"
@@ -51,6 +52,10 @@ struct Imports {
   std::vector<cudaIpcEventHandle_t> event_handles;  ///< one per slot
   mutable std::vector<cuda::Event> events;           ///< opened on demand (event())
   mutable std::mutex events_mutex;
+  /// The word Frame::verify sums a frame into on the GPU: made by the first verify, used under
+  /// verify_mutex (one verify at a time shares the stream and the word).
+  mutable cuda::DeviceBuffer verify_sum;
+  mutable std::mutex verify_mutex;
 #endif
   [[nodiscard]] bool is_cuda() const { return backend == "cuda"; }
   /// Maps slot `slot`'s memory (and, on CUDA, opens its event) if not yet. Throws Error.
@@ -81,6 +86,7 @@ struct Imports {
 #ifdef CUVIEW_HAVE_CUDA
   void release_cuda() noexcept {
     events.clear();
+    verify_sum = cuda::DeviceBuffer();
     slots.reset();
     stream = cuda::Stream();
   }

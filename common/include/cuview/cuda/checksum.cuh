@@ -28,6 +28,14 @@ __device__ inline void add_checksum(std::uint64_t partial, std::uint64_t* sum) {
   }
 }
 
+/// The blocks of `threads` threads a grid-stride kernel over `items` items launches on a GPU of
+/// `sms` multiprocessors: one item per thread, up to 8 blocks a multiprocessor; their threads
+/// then stride. The executor's frame kernels and a client's checksum (Frame::verify) size so.
+inline unsigned stride_blocks(std::size_t items, int threads, int sms) {
+  const std::size_t wanted = (items + threads - 1) / threads, most = static_cast<std::size_t>(sms > 0 ? sms : 1) * 8;
+  return static_cast<unsigned>(wanted < 1 ? 1 : wanted < most ? wanted : most);
+}
+
 /// Sums the frame checksum over `count` 32-bit words of a slot (`first_index`: the first word's
 /// byte offset in the slot / 4) into `sum`, reading them once: the executor's for fields not
 /// summed as they were written, a client's to verify a frame where it lies (Frame::verify).
