@@ -1,12 +1,16 @@
 # Sourced by the GPU scripts on the GPU host: unpacks the bundle (scripts/gpu-bundle.sh) into
 # /tmp/rt and sets PATH, LD_LIBRARY_PATH and friends; makes $out for the logs.
+# A script sourced from one that has already sourced it (its environment exported) only gets
+# the helpers below.
 out=${OUT:-/tmp/cuview-gpu}
 mkdir -p "$out" /tmp/rt
-tar xJf .device/runtime.txz -C /tmp/rt && . /tmp/rt/env.sh
-# The host's own Open MPI serves mpirun's ranks (same soname; its plugins match its libraries):
-# the bundled copy of the build machine's would shadow it. NCCL is the host's too (dlopen).
-rm -f /tmp/rt/lib/libmpi* /tmp/rt/lib/libopen-rte* /tmp/rt/lib/libopen-pal* /tmp/rt/lib/libpmix* \
-  /tmp/rt/lib/libhwloc* /tmp/rt/lib/libevent*
+if [[ ${CUVIEW_BIN_DIR:-} != /tmp/rt/bin ]]; then
+  tar xJf .device/runtime.txz -C /tmp/rt && . /tmp/rt/env.sh
+  # The host's own Open MPI serves mpirun's ranks (same soname; its plugins match its libraries):
+  # the bundled copy of the build machine's would shadow it. NCCL is the host's too (dlopen).
+  rm -f /tmp/rt/lib/libmpi* /tmp/rt/lib/libopen-rte* /tmp/rt/lib/libopen-pal* /tmp/rt/lib/libpmix* \
+    /tmp/rt/lib/libhwloc* /tmp/rt/lib/libevent*
+fi
 export CUVIEW_BIN_DIR=/tmp/rt/bin
 # The Python package's libraries: the bundle's (build-gpu/ does not travel to the GPU host).
 export CUVIEW_LIBRARY=/tmp/rt/lib CUVIEW_PUBLISHER_LIBRARY=/tmp/rt/lib
@@ -28,6 +32,17 @@ log_run() {
 wait_for_daemon() {
   local _
   for _ in $(seq 300); do cuview-ctl --name "$1" status >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}
+# stat_of NAME KEY: a key of run NAME's `cuview-ctl status --json` (part 0's when decomposed).
+stat_of() {
+  cuview-ctl --name "$1" status --json 2>/dev/null |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); d=d["parts"][0] if isinstance(d,dict) and "parts" in d else (d[0] if isinstance(d,list) else d); print(d[sys.argv[1]])' "$2" 2>/dev/null
+}
+# wait_first_frame FILE: until `cuview-ctl attach` writing to FILE has printed its first frame (at most 60 s).
+wait_first_frame() {
+  local _
+  for _ in $(seq 600); do grep -q "^first frame" "$1" 2>/dev/null && return 0; sleep 0.1; done
   return 1
 }
 # start_web_flow: the web viewer's GPU figures and screenshot (scripts/gpu-web*.sh): a CUDA lbm3d

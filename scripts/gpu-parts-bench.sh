@@ -4,7 +4,7 @@
 # rank per GPU, NCCL halos), steps per second read from `cuview-ctl status` over timed windows;
 # the cost of one viewer of every part (cuview-ctl attach, frames at the daemon's 60 Hz) in
 # alternating windows; the time a fresh viewer takes to its first group of frames.
-# Run on the GPU host after scripts/gpu-check.sh has unpacked the bundle (or with it on PATH).
+# Run on the GPU host with the bundle (scripts/gpu-env.sh unpacks it, or has already).
 # PER_GPU="8192x8192 4096x4096" GPUS=2 WINDOW=2 PAIRS=2; writes $OUT/parts-bench.md.
 # SIM=lbm3d PER_GPU=512x512x512: the 3-D flow, cut into z-slabs (the N-GPU grid is N times deeper).
 # SIM_OPTIONS="storage=fp16s" gives every run those --sim-option values; OVERLAP=on measures the
@@ -13,20 +13,14 @@
 # the frames/s column is what the viewer was offered (frames published while it watched).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/cuview-gpu}
-mkdir -p "$out"
+. scripts/gpu-env.sh
 gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
 window=${WINDOW:-2}
 pairs=${PAIRS:-2}
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/xdg-bench}
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 mpi=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x XDG_RUNTIME_DIR -x NCCL_NVLS_ENABLE)
-export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 
-stat_of() {  # NAME KEY: a key of the run's stats (part 0's when decomposed)
-  cuview-ctl --name "$1" status --json 2>/dev/null |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); d=d["parts"][0] if isinstance(d,dict) and "parts" in d else (d[0] if isinstance(d,list) else d); print(d[sys.argv[1]])' "$2" 2>/dev/null
-}
 step_of() { stat_of "$1" step; }  # NAME: the run's step
 rate() {  # NAME SECONDS: steps per second over a window
   local s0 s1 t0 t1
@@ -52,7 +46,7 @@ measure() {  # LABEL NAME: rates without and with a viewer (ABBA), viewer cost, 
     cuview-ctl --name "$name" attach --frames 1000000 --frame-timeout 10 ${READ:+--read "$READ"} >"$out/viewer.txt" 2>&1 &
     local viewer=$!
     # Timed from its first frame on: the attach itself (imports of every part's slots) is not watching.
-    for _ in $(seq 600); do grep -q "^first frame" "$out/viewer.txt" 2>/dev/null && break; sleep 0.1; done
+    wait_first_frame "$out/viewer.txt"
     sleep 0.5
     local f0 f1 t0 t1
     f0=$(stat_of "$name" frames_published); t0=$(date +%s.%N)
