@@ -290,9 +290,12 @@ CUVIEW_HD CUVIEW_CELL_INLINE void cell_moments(const T* __restrict__ f, const st
 CUVIEW_HD CUVIEW_CELL_INLINE float speed_of(float ux, float uy) { return sqrtf(ux * ux + uy * uy); }
 
 /// The vorticity ∂uy/∂x − ∂ux/∂y from the velocities left, right, down and up of a cell (central
-/// differences over dx and dy cells; 0 along an axis of a single cell), as published.
+/// differences over dx and dy cells; 0 along an axis of a single cell), as published. dx and dy
+/// are 1 or 2 cells, so the product by the reciprocal is the quotient, bit for bit, without a
+/// division.
 CUVIEW_HD CUVIEW_CELL_INLINE float vorticity_of(float uyl, float uyr, float uxd, float uxu, float dx, float dy) {
-  return (dx > 0 ? (uyr - uyl) / dx : 0.0f) - (dy > 0 ? (uxu - uxd) / dy : 0.0f);
+  return (dx > 0 ? (uyr - uyl) * (dx > 1 ? 0.5f : 1.0f) : 0.0f) -
+         (dy > 0 ? (uxu - uxd) * (dy > 1 ? 0.5f : 1.0f) : 0.0f);
 }
 
 /// The published values of cell (x, y): velocity, speed, vorticity (∂uy/∂x − ∂ux/∂y, central

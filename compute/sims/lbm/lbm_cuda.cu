@@ -78,28 +78,28 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 
 /// The vorticity of the owned rows after a frame's step, from the velocities it wrote (owned rows)
 /// and the ghost rows' populations (a part's neighbours' rows): the same differences, the same bits
-/// as lbm_observe_kernel.
+/// as lbm_observe_kernel. Blocks of 256 cells of a row; blockIdx.x picks the block of the row,
+/// blockIdx.y and the stride the rows (no 64-bit division a cell).
 template <class T>
 __global__ void __launch_bounds__(256)
     lbm_vorticity_kernel(const T* __restrict__ f, const std::uint16_t* __restrict__ flags, Window g, float force,
                          const float* __restrict__ velocity, float* __restrict__ vorticity, std::uint64_t w_vorticity,
                          std::uint64_t* sum) {
-  const std::size_t cells = g.owned_cells();
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
   std::uint64_t partial = 0;
-  for (std::size_t at = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; at < cells;
-       at += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const int x = static_cast<int>(at % g.width), y = static_cast<int>(at / g.width) + 1;  // a stored row
-    const int gy = g.first_row + y - 1;
+  for (int row = blockIdx.y; row < g.rows && x < g.width; row += gridDim.y) {
+    const int y = row + 1, gy = g.first_row + row;  // y: a stored row
     const int xl = x > 0 ? x - 1 : x, xr = x < g.width - 1 ? x + 1 : x;
     const int yd = gy > 0 ? y - 1 : y, yu = gy < g.global_height - 1 ? y + 1 : y;
+    const std::size_t at = static_cast<std::size_t>(row) * g.width + x;
     // A stored row's velocity at column c: the frame's, or a ghost row's from its populations.
-    auto u = [&](int c, int row, float& ux, float& uy) {
-      if (row >= 1 && row <= g.rows) {
-        const std::size_t k = static_cast<std::size_t>(row - 1) * g.width + c;
-        ux = velocity[2 * k], uy = velocity[2 * k + 1];
+    auto u = [&](int c, int stored, float& ux, float& uy) {
+      if (stored >= 1 && stored <= g.rows) {
+        const float* v = velocity + 2 * (at + (c - x) + static_cast<std::ptrdiff_t>(stored - y) * g.width);
+        ux = v[0], uy = v[1];
       } else {
         float r;
-        cell_moments(f, flags, static_cast<std::size_t>(row) * g.width + c, g.cells(), force, r, ux, uy);
+        cell_moments(f, flags, static_cast<std::size_t>(stored) * g.width + c, g.cells(), force, r, ux, uy);
       }
     };
     float uxl, uyl, uxr, uyr, uxd, uyd, uxu, uyu;
@@ -250,7 +250,7 @@ class LbmCuda final : public Simulation {
     advance(1, &frame.out);
     sums_.add_into(frame.sum, stream_);
     if (t[2].read)  // after the step and its exchange: the ghost rows hold the neighbours' new rows
-      lbm_vorticity_kernel<<<std::max(1, 8 * sms_), 256, 0, stream_>>>(
+      lbm_vorticity_kernel<<<vorticity_grid(), 256, 0, stream_>>>(
           static_cast<const T*>(f_[cur_].get()), static_cast<const std::uint16_t*>(flags_.get()), g_, p_.force,
           static_cast<const float*>(t[0].data), static_cast<float*>(t[2].data), frame.vorticity.first_word,
           frame.vorticity.sum);
@@ -331,6 +331,11 @@ class LbmCuda final : public Simulation {
   }
 
  private:
+  /// lbm_vorticity_kernel's grid: the blocks across a row, by enough rows for 8 blocks an SM.
+  [[nodiscard]] dim3 vorticity_grid() const {
+    const int across = (g_.width + 255) / 256;
+    return dim3(across, std::clamp(8 * sms_ / across, 1, std::clamp(g_.rows, 1, 65535)));
+  }
   [[nodiscard]] std::size_t row_values() const { return static_cast<std::size_t>(kQ) * g_.width; }
   /// `steps` steps; the last writes `out`'s fields when given (a frame's step).
   void advance(std::uint32_t steps, const FrameOut* out) {
