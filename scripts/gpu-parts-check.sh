@@ -34,7 +34,7 @@ PYTHONPATH=python python3 - <<'PY' 2>&1 | tee -a "$out/summary.txt"
 import cupy, cuview
 one, big = cuview.attach("one"), cuview.attach("big")
 f1, g = one.next_frame(10), big.next_frame(10)
-print("big:", type(big).__name__, [ (p["rank"], p["device"], p["offset_y"]) for p in big.parts_info ], "step", g.step, "vs", f1.step)
+print("big:", type(big).__name__, [(p["rank"], p["device"], p["offset"]) for p in big.parts_info], "step", g.step, "vs", f1.step)
 for name in one.fields:
     a = cupy.asarray(f1[name]); b = g.assemble(name)
     print(f"field {name}: 2 GPUs == 1 GPU bit for bit: {bool(cupy.array_equal(a.view(cupy.uint8), b.view(cupy.uint8)))}")
