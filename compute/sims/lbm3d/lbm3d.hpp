@@ -460,8 +460,8 @@ CUVIEW_HD inline float speed_of(float ux, float uy, float uz) { return sqrtf((ux
 CUVIEW_HD inline float vorticity_of(const float* ax, const float* bx, const float* ay, const float* by, const float* az,
                                     const float* bz, float dx, float dy, float dz) {
   // ∂u_c/∂axis for component c: 0 where the axis has a single cell. h is 1 or 2 cells, so the
-  // product by its reciprocal is the quotient, bit for bit, without a division (~9 instructions
-  // each on a GPU: the vorticity kernel's largest cost).
+  // product by its reciprocal is the quotient, bit for bit, without a division (a sequence of
+  // instructions on a GPU, six a cell in the vorticity kernel).
   auto d = [](const float* a, const float* b, int c, float h) {
     return h > 0 ? (b[c] - a[c]) * (h > 1 ? 0.5f : 1.0f) : 0.0f;
   };
