@@ -6,9 +6,31 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QSet>
+#include <QStyledItemDelegate>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace cuview::gui {
+namespace {
+/// The daemons' entries: each one's text wrapped at the width it is drawn in (the list's, less its
+/// spacing). Qt's own size for an entry wraps the text at a width it was given earlier, and an
+/// entry a few pixels narrower then draws its text in fewer lines than it needs: the last one (the
+/// daemon's state) unseen.
+class EntryDelegate : public QStyledItemDelegate {
+ public:
+  explicit EntryDelegate(QListView* list) : QStyledItemDelegate(list), list_(list) {}
+  [[nodiscard]] QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    QStyleOptionViewItem at(option);
+    at.rect.setWidth(std::max(list_->viewport()->width() - 2 * list_->spacing(), 1));
+    QSize s = QStyledItemDelegate::sizeHint(at, index);
+    s.setWidth(std::min(s.width(), at.rect.width()));
+    return s;
+  }
+
+ private:
+  QListView* list_;
+};
+}  // namespace
 
 DaemonsPanel::DaemonsPanel(QWidget* window, quint16 announce_port) : QDockWidget("Daemons", window) {
   setObjectName("daemons");
@@ -23,6 +45,11 @@ DaemonsPanel::DaemonsPanel(QWidget* window, quint16 announce_port) : QDockWidget
   list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   list_->setResizeMode(QListView::Adjust);
   list_->setSpacing(2);
+  list_->setItemDelegate(new EntryDelegate(list_));
+  // Room for two entries of three lines (name, what it runs, its state) in a short window: the
+  // list scrolls beyond them, but never squeezes the one entry there is under a scroll bar.
+  const int entry = 3 * list_->fontMetrics().lineSpacing() + 2 * list_->spacing();
+  list_->setMinimumHeight(2 * entry + 2 * list_->frameWidth());
   column->addWidget(list_);
   auto* attach = new QPushButton("Attach");
   attach->setObjectName("attach");

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "cuview/assembly.hpp"
+#include "panels/dock_scroll.hpp"
 #include "render/point_views.hpp"
 
 namespace cuview::gui {
@@ -151,7 +152,7 @@ DisplayPanel::DisplayPanel(QWidget* window) : QDockWidget("Display", window) {
     Q_EMIT reset_zoom();  // another picture: fit it
     Q_EMIT view_changed();
   });
-  setWidget(box);
+  set_scrolling_widget(this, box);
 }
 
 Slice DisplayPanel::slice() const {

@@ -7,6 +7,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "panels/dock_scroll.hpp"
+
 namespace cuview::gui {
 
 SimulationPanel::SimulationPanel(QWidget* window) : QDockWidget("Simulation", window) {
@@ -60,7 +62,7 @@ SimulationPanel::SimulationPanel(QWidget* window) : QDockWidget("Simulation", wi
   params_form_ = new QFormLayout;
   column->addLayout(params_form_);
   column->addStretch(1);
-  setWidget(box);
+  set_scrolling_widget(this, box);
 }
 
 void SimulationPanel::stroke(double x, double y, int value) {

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "panels/dock_scroll.hpp"
+
 namespace cuview::gui {
 
 namespace {
@@ -144,7 +146,7 @@ VolumePanel::VolumePanel(QWidget* window) : QDockWidget("Volume", window) {
   form_->addRow("Level", level_);
   form_->addRow("Brick", brick_);
   form_->addRow("", show_plane_);
-  setWidget(body);
+  set_scrolling_widget(this, body);
   connect(mode_, &QComboBox::currentIndexChanged, this, [this] {
     show_rows();
     Q_EMIT active_changed(active());

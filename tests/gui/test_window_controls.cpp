@@ -72,10 +72,19 @@ TEST_CASE("the real window fits its text at its default size and resized", "[.wi
     QApplication::processEvents();
     INFO("window " << w.width() << "×" << w.height() << " (asked " << size.width() << "×" << size.height() << ")");
 
-    // The daemon's entry: as wide as the list's viewport at most, tall enough for its wrapped text.
-    const QRect item = list->visualItemRect(list->item(0));
+    // The daemon's entry: as wide as the list's viewport at most, tall enough for its wrapped text
+    // (once the list has laid its entries out for its new width: Qt does that on a later turn).
     const QFontMetrics fm(list->font());
-    const QRect text = fm.boundingRect(QRect(0, 0, item.width() - 8, 10000), Qt::TextWordWrap, list->item(0)->text());
+    const auto text_of = [&](const QRect& item) {
+      return fm.boundingRect(QRect(0, 0, item.width() - 8, 10000), Qt::TextWordWrap, list->item(0)->text());
+    };
+    (void)wait_for(
+        [&] {
+          const QRect item = list->visualItemRect(list->item(0));
+          return item.right() <= list->viewport()->width() && text_of(item).height() <= item.height();
+        });
+    const QRect item = list->visualItemRect(list->item(0));
+    const QRect text = text_of(item);
     INFO("entry '" << list->item(0)->text().toStdString() << "' in " << item.width() << "×" << item.height());
     CHECK(item.right() <= list->viewport()->width());
     CHECK(text.height() <= item.height());

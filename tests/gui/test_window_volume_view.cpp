@@ -7,6 +7,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
+#include <QScreen>
+#include <QScrollArea>
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <cmath>
@@ -345,4 +347,36 @@ TEST_CASE("through a gateway the same: the brick while the camera moves, at rest
           "compressed on the link",
           "[.window][window][remote]") {
   watch_big_ball(true);
+}
+
+TEST_CASE("a 3-D flow seen whole keeps the window its size; the docks' rows scroll and the opacity editor is drawn on",
+          "[.window][window]") {
+  // The flow's Simulation rows, the Display rows and the Volume dock's opacity editor are taller
+  // together than the default window: the docks scroll, and the window stays the size it was given
+  // (it used to grow past the bottom of an 800-pixel screen, and with the rows the docks showed).
+  RuntimeDir rt;
+  auto daemon = start_daemon("flow", Backend::host, {"--sim", "lbm3d", "--paused"}, "24x16x16");
+  forget_window_geometry();
+  MainWindow w(attach_options("flow"));
+  show_real(w);
+  REQUIRE(shows_frames(w));
+  pick(w.findChild<QComboBox*>("volume_mode"), "emission–absorption");
+  auto* editor = w.volume_panel()->editor();
+  REQUIRE(wait_for([&] { return editor->isVisible() && drawn_as(w, VolumeMode::emission); }));
+  CHECK(w.size() == kDefaultWindowSize);
+  CHECK(w.frameGeometry().bottom() < w.screen()->geometry().bottom());
+
+  // The editor's whole rectangle can be brought into view, and drawn on with the mouse.
+  QScrollArea* area = nullptr;
+  for (QWidget* p = editor->parentWidget(); p && !area; p = p->parentWidget()) area = qobject_cast<QScrollArea*>(p);
+  REQUIRE(area != nullptr);
+  area->ensureWidgetVisible(editor, 0, 0);
+  REQUIRE(wait_for([&] { return editor->visibleRegion().boundingRect() == editor->rect(); }, 5000));
+  const QRect e = editor->rect();
+  x11::drag(editor->mapToGlobal(QPoint(e.left() + 1, e.bottom() - 14)), editor->mapToGlobal(QPoint(e.right() - 1, e.bottom() - 14)),
+            x11::Button::left, 20);
+  REQUIRE(wait_for([&] {
+    return std::all_of(editor->curve().begin(), editor->curve().end(), [](float c) { return c == 0; });
+  }));
+  CHECK(w.size() == kDefaultWindowSize);
 }

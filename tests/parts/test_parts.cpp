@@ -177,7 +177,16 @@ void decomposed_equals_whole(Backend backend, const std::string& flow, const Cas
 
 
 /// A PNG's width and height, as its IHDR holds them (bytes 16–23): two shots of views laid out alike.
-std::string size_of(const std::string& png) { return png.size() > 24 ? png.substr(16, 8) : std::string(); }
+/// A PNG's width and height ("640x480", from its header), or "not a PNG".
+std::string size_of(const std::string& png) {
+  if (png.size() < 24 || png.compare(1, 3, "PNG") != 0) return "not a PNG";
+  const auto be32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<unsigned char>(png[at + i]);
+    return v;
+  };
+  return std::to_string(be32(16)) + "x" + std::to_string(be32(20));
+}
 }  // namespace
 
 BACKEND_TEST("mpirun -n 2 and -n 3 runs equal the one-process run bit for bit, steering included", "[mpi]") {
