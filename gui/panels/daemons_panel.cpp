@@ -46,8 +46,8 @@ DaemonsPanel::DaemonsPanel(QWidget* window, quint16 announce_port) : QDockWidget
   list_->setResizeMode(QListView::Adjust);
   list_->setSpacing(2);
   list_->setItemDelegate(new EntryDelegate(list_));
-  // Room for two entries of three lines (name, what it runs, its state) in a short window: the
-  // list scrolls beyond them, but never squeezes the one entry there is under a scroll bar.
+  // Room for two entries of three lines (name, what it runs, its state) however short the window;
+  // beyond them the list scrolls.
   const int entry = 3 * list_->fontMetrics().lineSpacing() + 2 * list_->spacing();
   list_->setMinimumHeight(2 * entry + 2 * list_->frameWidth());
   column->addWidget(list_);
