@@ -176,8 +176,8 @@ void decomposed_equals_whole(Backend backend, const std::string& flow, const Cas
 }
 
 
-/// A PNG's width and height, as its IHDR holds them (bytes 16–23): two shots of views laid out alike.
-/// A PNG's width and height ("640x480", from its header), or "not a PNG".
+/// A PNG's width and height as its IHDR holds them (bytes 16–23), said "640x480"; or "not a PNG".
+/// Two shots of views laid out alike have the same.
 std::string size_of(const std::string& png) {
   if (png.size() < 24 || png.compare(1, 3, "PNG") != 0) return "not a PNG";
   const auto be32 = [&](std::size_t at) {
