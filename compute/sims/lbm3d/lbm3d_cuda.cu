@@ -306,6 +306,11 @@ __global__ void list_other_kernel(const std::uint8_t* __restrict__ flags, Window
 
 /// The packed layers one thread of vorticity_kernel walks down its column.
 constexpr int kVorticityLayers = 16;
+/// vorticity_kernel's tiles over packed grid `k`: kBlockX cells of a row by kVorticityLayers layers.
+__host__ __device__ inline std::int64_t vorticity_tiles(const Packed& k) {
+  return static_cast<std::int64_t>((k.width + kBlockX - 1) / kBlockX) * k.height *
+         ((k.layers + kVorticityLayers - 1) / kVorticityLayers);
+}
 /// The vorticity of the owned layers after a frame's step, from the velocities it wrote (owned
 /// layers) and the ghost layers' (a part's neighbours', sent with the halo): the same
 /// differences, the same bits as observe_kernel. A tile is kBlockX cells of a row of the packed
@@ -315,8 +320,8 @@ constexpr int kVorticityLayers = 16;
 __global__ void __launch_bounds__(kBlockX)
     vorticity_kernel(Window g, const float* __restrict__ velocity, GhostVelocity ghost, float* __restrict__ vorticity,
                      std::uint64_t w_vorticity, std::uint64_t* sum, Packed k) {
-  const int tiles_x = (k.width + kBlockX - 1) / kBlockX, marches = (k.layers + kVorticityLayers - 1) / kVorticityLayers;
-  const std::int64_t tiles = static_cast<std::int64_t>(tiles_x) * k.height * marches;
+  const int tiles_x = (k.width + kBlockX - 1) / kBlockX;
+  const std::int64_t tiles = vorticity_tiles(k);
   // The velocity of stored cell (cx, cy, cl): the frame's, or a ghost layer's.
   const auto read = [&](int cx, int cy, int cl, float* v) {
     if (cl >= 1 && cl <= g.layers) {
@@ -573,9 +578,8 @@ class Lbm3dCuda final : public Simulation {
     sums_.add_into(frame.sum, stream_);
     if (t[2].read) {  // after the step and its exchange: the ghost velocities are the neighbours' new ones
       const Packed& k = out.packed;
-      const std::int64_t tiles = static_cast<std::int64_t>((k.width + kBlockX - 1) / kBlockX) * k.height *
-                                 ((k.layers + kVorticityLayers - 1) / kVorticityLayers);
-      vorticity_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(tiles, 16 * sms_)), kBlockX, 0, stream_>>>(
+      vorticity_kernel<<<static_cast<unsigned>(std::min<std::int64_t>(vorticity_tiles(k), 16 * sms_)), kBlockX, 0,
+                         stream_>>>(
           g_, out.velocity_full ? out.velocity_full : static_cast<const float*>(t[0].data), ghost(),
           static_cast<float*>(t[2].data), frame.vorticity.first_word, frame.vorticity.sum, k);
     }
