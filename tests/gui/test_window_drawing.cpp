@@ -1,10 +1,14 @@
 // The viewer as a person uses it, in real windows on a private X server (window_test.hpp):
 // drawing obstacles into a flow and placing bodies with the mouse.
+#include <QElapsedTimer>
 #include <QImage>
 #include <QPushButton>
 #include <catch2/catch.hpp>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "cuview/client.hpp"
 #include "field_view.hpp"
@@ -26,6 +30,36 @@ QPoint screen_of_cell(const FieldView* v, double x, double y) {
   const double py = (y + 0.5 - f.center_y) * f.pixels_per_cell + f.image.height() * 0.5;
   return v->mapToGlobal(QPoint(static_cast<int>(px), static_cast<int>(py)));
 }
+
+/// The same once the view has stopped moving: the same place in looks over 300 ms (rows arriving
+/// in the docks, or their scroll bar appearing, can still resize the view after the first frame).
+QPoint settled_screen_of_cell(const FieldView* v, double x, double y) {
+  QPoint last = screen_of_cell(v, x, y);
+  QElapsedTimer still;
+  still.start();
+  wait_for(
+      [&] {
+        if (const QPoint now = screen_of_cell(v, x, y); now != last) last = now, still.restart();
+        return still.elapsed() >= 300;
+      },
+      5000);
+  return last;
+}
+
+/// The grid cells the view's strokes were drawn at, as it emitted them.
+struct Strokes {
+  std::vector<std::array<double, 3>> seen;  // x, y, value
+  explicit Strokes(FieldView* v) {
+    QObject::connect(v, &FieldView::stroke, v, [this](double x, double y, int value) {
+      seen.push_back({x, y, static_cast<double>(value)});
+    });
+  }
+  [[nodiscard]] std::string last() const {
+    if (seen.empty()) return "none";
+    const auto& s = seen.back();
+    return "(" + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ") value " + std::to_string(int(s[2]));
+  }
+};
 }  // namespace
 
 TEST_CASE("a vector field is shown as its magnitude, and an obstacle drawn with the mouse stops the flow there",
@@ -56,7 +90,14 @@ TEST_CASE("a vector field is shown as its magnitude, and an obstacle drawn with 
   CHECK(draw->text() == "Draw obstacles");
   x11::click(centre_of(draw));
   REQUIRE(wait_for([&] { return draw->isChecked(); }, 5000));
-  x11::click(screen_of_cell(w.view(), 110, 32));  // a left click draws a disc of the brush's radius
+  Strokes strokes(w.view());
+  x11::click(settled_screen_of_cell(w.view(), 110, 32));  // a left click draws a disc of the brush's radius
+  // The view drew where it was clicked: a stroke at cell (110, 32).
+  REQUIRE(wait_for([&] { return !strokes.seen.empty(); }, 5000));
+  INFO("the click drew at " << strokes.last());
+  CHECK(std::abs(strokes.seen.back()[0] - 110.5) < 1.0);
+  CHECK(std::abs(strokes.seen.back()[1] - 32.5) < 1.0);
+  CHECK(strokes.seen.back()[2] == 1.0);
   auto c = Client::attach(AttachOptions{.name = "flow", .client = "test"});
   // The stroke reaches the daemon, which applies it at its next step.
   double speed = 1;
@@ -70,7 +111,9 @@ TEST_CASE("a vector field is shown as its magnitude, and an obstacle drawn with 
       },
       10000));
   CHECK(speed == 0.0f);
-  x11::click(screen_of_cell(w.view(), 110, 32), 1, x11::Button::right);  // the right button erases
+  x11::click(settled_screen_of_cell(w.view(), 110, 32), 1, x11::Button::right);  // the right button erases
+  REQUIRE(wait_for([&] { return strokes.seen.size() >= 2; }, 5000));
+  CHECK(strokes.seen.back()[2] == 0.0);
   REQUIRE(wait_for(
       [&] {
         c.step(20);
@@ -108,7 +151,7 @@ TEST_CASE("bodies are drawn as points in a real window, and a click with the dra
   REQUIRE(wait_for([&] { return draw->text() == "Draw bodies"; }));
   x11::click(centre_of(draw));
   REQUIRE(wait_for([&] { return draw->isChecked(); }, 5000));
-  x11::click(screen_of_cell(w.view(), 50, 150));
+  x11::click(settled_screen_of_cell(w.view(), 50, 150));
   auto c = Client::attach(AttachOptions{.name = "nb", .client = "test"});
   const auto& set = c.description().particles.at(0);
   const auto& b = set.bounds;
